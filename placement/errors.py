@@ -1,0 +1,30 @@
+"""The one exception family of the package.
+
+Every error a user can cause (a bad file, a bad option) is a :class:`PlacementError`
+whose message is one line naming the file, the node/edge/field and the rule broken.
+"Infeasible" is never an exception: it is a result status.
+"""
+
+
+class PlacementError(Exception):
+    """Base class of every error raised by :mod:`placement`."""
+
+
+class InvalidGraphError(PlacementError, ValueError):
+    """A graph file or graph object breaks a rule of the model."""
+
+
+class InvalidSplitError(PlacementError, ValueError):
+    """A split (placement) file or object does not fit its graph."""
+
+
+class InvalidDevicesError(PlacementError, ValueError):
+    """A device inventory is malformed (negative counts, bad memory, ...)."""
+
+
+class TooManyIdealsError(PlacementError):
+    """The graph has more ideals than the DP may enumerate within its limit."""
+
+
+class SolverError(PlacementError):
+    """An integer-programming solver failed or is unavailable."""

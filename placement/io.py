@@ -1,0 +1,406 @@
+"""Reading and writing the paper's JSON format (and its extension with device kinds).
+
+Graph file (the paper's format; other keys are kept)::
+
+    {"maxFPGAs": k, "maxCPUs": l, "maxSizePerFPGA": bytes,
+     "nodes": [{"id", "supportedOnFpga", "cpuLatency", "fpgaLatency", "isBackwardNode",
+                "colorClass"?, "size"?, "name"?, "latencies"?: {kind: t}, "kinds"?: [kind]}],
+     "edges": [{"sourceId", "destId", "cost", "size"?}],
+     "deviceKinds"?: [{"name", "count", "memory", "speed"?, "bandwidth"?, "pricePerHour"?}],
+     "bandwidthFactor"?: f, "overlap"?: bool}
+
+Split file: ``{"fpgas": [{"nodes": [...]}, ...], "cpus": [{"nodes": [...]}, ...]}``;
+the extension ``{"accelerators": [{"kind", "nodes", "calls"?}], "cpus": [...]}`` names kinds.
+
+Every error is one line ``<source>: <where>: <rule broken>``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError
+from .model import CPU_KIND, AcceleratorKind, DeviceSlot, Devices, Edge, Graph, Node, Placement, Problem, Stage
+
+#: Largest graph or split file accepted (bytes).
+MAX_FILE_BYTES = 50 * 1024 * 1024
+
+_NODE_KEYS = {"id", "supportedOnFpga", "cpuLatency", "fpgaLatency", "isBackwardNode", "colorClass", "size", "name",
+              "latencies", "kinds"}
+_EDGE_KEYS = {"sourceId", "destId", "cost", "size"}
+_TOP_KEYS = {"maxFPGAs", "maxCPUs", "maxSizePerFPGA", "nodes", "edges", "deviceKinds", "bandwidthFactor", "overlap",
+             "cpuPricePerHour"}
+
+
+def _load_json(data: bytes | str, source: str, error: type[PlacementError]) -> Any:
+    if isinstance(data, bytes):
+        if len(data) > MAX_FILE_BYTES:
+            raise error(f"{source}: file is {len(data):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise error(f"{source}: not UTF-8 text (is it a JSON file?)") from None
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise error(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise error(f"{source}: not valid JSON (nested too deeply)") from None
+
+
+def _read_file(path: str | Path, error: type[PlacementError]) -> bytes:
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise error(f"{path}: file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, not a file") from None
+    except PermissionError:
+        raise error(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _field(obj: Mapping[str, Any], key: str, where: str, kind: str, default: Any = ..., error=InvalidGraphError) -> Any:
+    """Fetch ``obj[key]`` checking its JSON type; ``kind`` is 'int', 'number', 'bool', 'str', 'list', 'object'."""
+    if key not in obj:
+        if default is ...:
+            raise error(f"{where}: missing field '{key}'")
+        return default
+    value = obj[key]
+    ok = {
+        "int": isinstance(value, int) and not isinstance(value, bool)
+        or isinstance(value, float) and value.is_integer(),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "bool": isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)),
+        "str": isinstance(value, str),
+        "list": isinstance(value, list),
+        "object": isinstance(value, dict),
+    }[kind]
+    if not ok:
+        names = {"int": "an integer", "number": "a number", "bool": "a boolean (true/false or 0/1)",
+                 "str": "a string", "list": "a list", "object": "an object"}
+        raise error(f"{where}: field '{key}' must be {names[kind]} (got {json.dumps(value)[:40]})")
+    if kind == "int":
+        return int(value)
+    if kind == "bool":
+        return bool(value)
+    if kind == "number":
+        number = float(value)
+        if not math.isfinite(number):
+            raise error(f"{where}: field '{key}' must be finite")
+        return number
+    return value
+
+
+def graph_from_dict(data: Any, source: str = "<graph>") -> tuple[Graph, Devices]:
+    """Build a validated graph and its file's device inventory from parsed JSON.
+
+    Raises
+    ------
+    InvalidGraphError
+        One line naming ``source``, the node/edge/field and the rule broken.
+    """
+    try:
+        return _graph_from_dict(data, source)
+    except (InvalidGraphError, InvalidDevicesError) as exc:
+        message = str(exc)
+        if not message.startswith(f"{source}:"):
+            message = f"{source}: {message}"
+        raise InvalidGraphError(message) from None
+
+
+def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
+    if not isinstance(data, dict):
+        raise InvalidGraphError("the top level must be a JSON object with 'nodes' and 'edges'")
+    raw_nodes = _field(data, "nodes", "graph", "list")
+    raw_edges = _field(data, "edges", "graph", "list")
+    nodes = []
+    for position, raw in enumerate(raw_nodes):
+        if not isinstance(raw, dict):
+            raise InvalidGraphError(f"nodes[{position}]: must be an object")
+        where = f"node {raw['id']}" if isinstance(raw.get("id"), int) and not isinstance(raw.get("id"), bool) else f"nodes[{position}]"
+        node_id = _field(raw, "id", where, "int")
+        latencies = _field(raw, "latencies", where, "object", {})
+        for kind, value in latencies.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InvalidGraphError(f"{where}: field 'latencies.{kind}' must be a number")
+        kinds = _field(raw, "kinds", where, "list", None)
+        if kinds is not None and not all(isinstance(k, str) for k in kinds):
+            raise InvalidGraphError(f"{where}: field 'kinds' must be a list of kind names")
+        color = _field(raw, "colorClass", where, "int", None)
+        nodes.append(
+            Node(
+                id=node_id,
+                cpu_latency=_field(raw, "cpuLatency", where, "number"),
+                accelerator_latency=_field(raw, "fpgaLatency", where, "number"),
+                supported_on_accelerator=_field(raw, "supportedOnFpga", where, "bool"),
+                is_backward=_field(raw, "isBackwardNode", where, "bool"),
+                color_class=color,
+                size=_field(raw, "size", where, "number", 0.0),
+                name=str(_field(raw, "name", where, "str", "")),
+                kind_latency=tuple(latencies.items()),
+                allowed_kinds=tuple(kinds) if kinds is not None else None,
+                extra={k: v for k, v in raw.items() if k not in _NODE_KEYS},
+            )
+        )
+    edges = []
+    for position, raw in enumerate(raw_edges):
+        if not isinstance(raw, dict):
+            raise InvalidGraphError(f"edges[{position}]: must be an object")
+        where = f"edges[{position}]"
+        source_id = _field(raw, "sourceId", where, "int")
+        target_id = _field(raw, "destId", where, "int")
+        where = f"edge {source_id}->{target_id}"
+        size = _field(raw, "size", where, "number", None)
+        edges.append(
+            Edge(source_id, target_id, _field(raw, "cost", where, "number"), size,
+                 extra={k: v for k, v in raw.items() if k not in _EDGE_KEYS})
+        )
+    graph = Graph(tuple(nodes), tuple(edges), name=Path(source).stem if source else "",
+                  extra={k: v for k, v in data.items() if k not in _TOP_KEYS})
+    return graph, _devices_from_dict(data)
+
+
+def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
+    cpus = _field(data, "maxCPUs", "graph", "int", 0)
+    bandwidth = _field(data, "bandwidthFactor", "graph", "number", 1.0)
+    overlap = _field(data, "overlap", "graph", "bool", False)
+    cpu_price = _field(data, "cpuPricePerHour", "graph", "number", 0.0)
+    raw_kinds = _field(data, "deviceKinds", "graph", "list", None)
+    if raw_kinds is None:
+        count = _field(data, "maxFPGAs", "graph", "int", 0)
+        memory = data.get("maxSizePerFPGA", math.inf)
+        if memory is None:
+            memory = math.inf
+        if isinstance(memory, bool) or not isinstance(memory, (int, float)):
+            raise InvalidGraphError("graph: field 'maxSizePerFPGA' must be a number")
+        if count < 0 or cpus < 0:
+            raise InvalidGraphError("graph: fields 'maxFPGAs' and 'maxCPUs' must be non-negative")
+        kinds = (AcceleratorKind("accelerator", count, float(memory)),)
+    else:
+        kinds = []
+        for position, raw in enumerate(raw_kinds):
+            where = f"deviceKinds[{position}]"
+            if not isinstance(raw, dict):
+                raise InvalidGraphError(f"{where}: must be an object")
+            memory = raw.get("memory", math.inf)
+            if memory is None:
+                memory = math.inf
+            kinds.append(
+                AcceleratorKind(
+                    name=_field(raw, "name", where, "str"),
+                    count=_field(raw, "count", where, "int"),
+                    memory=memory,
+                    speed=_field(raw, "speed", where, "number", 1.0),
+                    bandwidth=_field(raw, "bandwidth", where, "number", 1.0),
+                    price_per_hour=_field(raw, "pricePerHour", where, "number", 0.0),
+                )
+            )
+        kinds = tuple(kinds)
+    return Devices(accelerators=kinds, cpus=cpus, bandwidth=bandwidth, overlap=overlap, cpu_price_per_hour=cpu_price)
+
+
+def parse_problem(data: bytes | str, source: str = "<upload>") -> Problem:
+    """Parse the bytes/text of a graph file into a :class:`Problem` (graph + the file's devices)."""
+    graph, devices = graph_from_dict(_load_json(data, source, InvalidGraphError), source)
+    return Problem(graph, devices)
+
+
+def load_problem(path: str | Path) -> Problem:
+    """Read a graph file from disk into a :class:`Problem` (size-limited; one-line errors)."""
+    return parse_problem(_read_file(path, InvalidGraphError), str(path))
+
+
+def load_graph(path: str | Path) -> Graph:
+    """Read only the graph of a graph file."""
+    return load_problem(path).graph
+
+
+def graph_to_dict(graph: Graph, devices: Devices | None = None) -> dict[str, Any]:
+    """The graph (and optionally its devices) in the paper's JSON format; unknown keys are kept."""
+    out: dict[str, Any] = dict(graph.extra)
+    if devices is not None:
+        out.update(devices_to_dict(devices))
+    nodes = []
+    for node in graph.nodes:
+        raw: dict[str, Any] = dict(node.extra)
+        raw.update(id=node.id, supportedOnFpga=int(node.supported_on_accelerator), cpuLatency=node.cpu_latency,
+                   fpgaLatency=node.accelerator_latency, isBackwardNode=int(node.is_backward), size=node.size)
+        if node.name:
+            raw["name"] = node.name
+        if node.color_class is not None:
+            raw["colorClass"] = node.color_class
+        if node.kind_latency:
+            raw["latencies"] = dict(node.kind_latency)
+        if node.allowed_kinds is not None:
+            raw["kinds"] = list(node.allowed_kinds)
+        nodes.append(raw)
+    edges = []
+    for edge in graph.edges:
+        raw = dict(edge.extra)
+        raw.update(sourceId=edge.source, destId=edge.target, cost=edge.cost)
+        if edge.size is not None:
+            raw["size"] = edge.size
+        edges.append(raw)
+    out["nodes"] = nodes
+    out["edges"] = edges
+    return out
+
+
+def devices_to_dict(devices: Devices) -> dict[str, Any]:
+    """Device fields of the file format: the paper's keys, plus ``deviceKinds`` when not the paper's case."""
+    first = devices.accelerators[0] if devices.accelerators else AcceleratorKind("accelerator", 0)
+    out: dict[str, Any] = {
+        "maxFPGAs": devices.accelerator_count,
+        "maxCPUs": devices.cpus,
+        "maxSizePerFPGA": first.memory if math.isfinite(first.memory) else 1e300,
+    }
+    paper_case = (
+        len(devices.accelerators) == 1 and first.name == "accelerator" and first.speed == 1 and first.bandwidth == 1
+        and first.price_per_hour == 0 and devices.bandwidth == 1 and not devices.overlap
+    )
+    if not paper_case:
+        out["deviceKinds"] = [
+            {"name": k.name, "count": k.count, "memory": k.memory if math.isfinite(k.memory) else None,
+             "speed": k.speed, "bandwidth": k.bandwidth, "pricePerHour": k.price_per_hour}
+            for k in devices.accelerators
+        ]
+        out["bandwidthFactor"] = devices.bandwidth
+        out["overlap"] = devices.overlap
+        out["cpuPricePerHour"] = devices.cpu_price_per_hour
+    return out
+
+
+def problem_to_json(problem: Problem) -> str:
+    """The problem as JSON text (round-trips through :func:`parse_problem`)."""
+    return json.dumps(graph_to_dict(problem.graph, problem.devices), indent=1)
+
+
+# ----------------------------------------------------------------------------- splits
+def placement_from_dict(data: Any, graph: Graph, devices: Devices, source: str = "<split>") -> Placement:
+    """Read a split (``fpgas``/``cpus`` or ``accelerators``/``cpus``) for ``graph``.
+
+    Backward nodes not listed follow the device of a forward node of their colour class;
+    a node that is still unplaced is an error.
+    """
+    try:
+        return _placement_from_dict(data, graph, devices)
+    except InvalidSplitError as exc:
+        raise InvalidSplitError(f"{source}: {exc}") from None
+
+
+def _node_list(raw: Any, where: str) -> list[int]:
+    if not isinstance(raw, dict):
+        raise InvalidSplitError(f"{where}: must be an object with a 'nodes' list")
+    nodes = raw.get("nodes")
+    if not isinstance(nodes, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in nodes):
+        raise InvalidSplitError(f"{where}: field 'nodes' must be a list of node ids")
+    return nodes
+
+
+def _placement_from_dict(data: Any, graph: Graph, devices: Devices) -> Placement:
+    if not isinstance(data, dict):
+        raise InvalidSplitError("the top level must be a JSON object with 'fpgas' (or 'accelerators') and 'cpus'")
+    stages: list[Stage] = []
+    if "accelerators" in data:
+        raw_list = data["accelerators"]
+        if not isinstance(raw_list, list):
+            raise InvalidSplitError("field 'accelerators' must be a list")
+        counters: dict[str, int] = {}
+        for position, raw in enumerate(raw_list):
+            where = f"accelerators[{position}]"
+            nodes = _node_list(raw, where)
+            kind = raw.get("kind", devices.accelerators[0].name if devices.accelerators else "accelerator")
+            if not isinstance(kind, str) or kind == CPU_KIND:
+                raise InvalidSplitError(f"{where}: field 'kind' must name an accelerator kind")
+            index = counters.get(kind, 0)
+            counters[kind] = index + 1
+            calls = raw.get("calls")
+            if calls is not None and (not isinstance(calls, list) or not all(isinstance(c, list) for c in calls)):
+                raise InvalidSplitError(f"{where}: field 'calls' must be a list of node-id lists")
+            stages.append(Stage(DeviceSlot(kind, index), tuple(nodes), tuple(tuple(c) for c in calls) if calls else None))
+    else:
+        raw_list = data.get("fpgas", [])
+        if not isinstance(raw_list, list):
+            raise InvalidSplitError("field 'fpgas' must be a list")
+        kind = devices.accelerators[0].name if devices.accelerators else "accelerator"
+        for position, raw in enumerate(raw_list):
+            stages.append(Stage(DeviceSlot(kind, position), tuple(_node_list(raw, f"fpgas[{position}]"))))
+    raw_cpus = data.get("cpus", [])
+    if not isinstance(raw_cpus, list):
+        raise InvalidSplitError("field 'cpus' must be a list")
+    for position, raw in enumerate(raw_cpus):
+        stages.append(Stage(DeviceSlot(CPU_KIND, position), tuple(_node_list(raw, f"cpus[{position}]"))))
+    # Unknown ids, then completion of backward nodes by colour class.
+    device_of: dict[int, DeviceSlot] = {}
+    for stage in stages:
+        for node in stage.nodes:
+            if node not in graph.node_by_id:
+                raise InvalidSplitError(f"node {node}: not in the graph")
+            if node in device_of:
+                raise InvalidSplitError(f"node {node}: placed on both {device_of[node]} and {stage.device}")
+            device_of[node] = stage.device
+    added: dict[DeviceSlot, list[int]] = {}
+    for node in graph.nodes:
+        if node.id in device_of:
+            continue
+        partners = [m for m in graph.color_classes.get(node.color_class, ()) if m in device_of] \
+            if node.color_class is not None else []
+        if not partners:
+            raise InvalidSplitError(f"node {node.id}: not placed (and no placed node shares its colour class)")
+        device = device_of[partners[0]]
+        added.setdefault(device, []).append(node.id)
+    completed = []
+    for stage in stages:
+        extra = tuple(added.get(stage.device, ()))
+        calls = stage.calls
+        if calls is not None and extra:
+            calls = calls[:-1] + (calls[-1] + extra,)
+        completed.append(Stage(stage.device, stage.nodes + extra, calls))
+    return Placement(tuple(s for s in completed if s.nodes))
+
+
+def parse_placement(data: bytes | str, graph: Graph, devices: Devices, source: str = "<split>") -> Placement:
+    """Parse the bytes/text of a split file for ``graph``."""
+    return placement_from_dict(_load_json(data, source, InvalidSplitError), graph, devices, source)
+
+
+def load_placement(path: str | Path, graph: Graph, devices: Devices) -> Placement:
+    """Read a split file from disk."""
+    return parse_placement(_read_file(path, InvalidSplitError), graph, devices, str(path))
+
+
+def placement_to_dict(placement: Placement, devices: Devices, loads: Mapping[DeviceSlot, float] | None = None) -> dict:
+    """A placement as a split file: the paper's ``fpgas``/``cpus`` (one kind) or ``accelerators``/``cpus``.
+
+    Every device of the inventory gets an entry (empty devices have empty node lists).
+    """
+    loads = loads or {}
+    stage_of = {stage.device: stage for stage in placement.stages}
+    slots = list(devices.slots()) + [s.device for s in placement.stages if s.device not in devices.slots()]
+
+    def entry(slot: DeviceSlot, with_kind: bool) -> dict:
+        stage = stage_of.get(slot)
+        out: dict[str, Any] = {"load": loads.get(slot, 0.0), "nodes": list(stage.nodes) if stage else []}
+        if with_kind:
+            out = {"kind": slot.kind, **out}
+        if stage is not None and stage.calls is not None and len(stage.calls) > 1:
+            out["calls"] = [list(call) for call in stage.calls]
+        return out
+
+    accelerator_slots = [s for s in slots if not s.is_cpu]
+    out: dict[str, Any] = {}
+    if len({s.kind for s in accelerator_slots}) <= 1 and len(devices.accelerators) <= 1:
+        out["fpgas"] = [entry(s, False) for s in accelerator_slots]
+    else:
+        out["accelerators"] = [entry(s, True) for s in accelerator_slots]
+    out["cpus"] = [entry(s, False) for s in slots if s.is_cpu]
+    return out
