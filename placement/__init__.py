@@ -41,6 +41,10 @@ from .model import (
     Stage,
 )
 from .solve import METHODS, available_methods, solve
+from .builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
+from .onnx_import import coarsen, coarsen_by_prefix, import_onnx
+from .roofline import PRESETS as DEVICE_PRESETS, CostModel, DeviceSpec
+from .training import training_graph
 
 __all__ = [
     "AcceleratorKind", "CPU_KIND", "DeviceLoad", "DeviceSlot", "Devices", "Edge", "Evaluation", "Graph",
@@ -50,3 +54,24 @@ __all__ = [
     "graph_to_dict", "is_contiguous", "latency", "load_placement", "load_problem", "parse_placement",
     "parse_problem", "placement_to_dict", "problem_to_json", "solve", "solve_dp",
 ]
+
+__all__ += [
+    "CnnConfig", "CostModel", "DEVICE_PRESETS", "DeviceSpec", "TransformerConfig", "build_cnn", "build_transformer",
+    "coarsen", "coarsen_by_prefix", "import_onnx", "training_graph",
+]
+
+# Pipeline schedules, memory over time, memory-aware planning, trace export.
+from .memory import MemoryProfile, memory_profile, peak_table
+from .memory_aware import solve_memory_aware
+from .schedule import SCHEDULES, Event, Schedule, simulate
+from .trace import chrome_trace, chrome_trace_json
+
+__all__ += [
+    "Event", "MemoryProfile", "SCHEDULES", "Schedule", "chrome_trace", "chrome_trace_json", "memory_profile",
+    "peak_table", "simulate", "solve_memory_aware",
+]
+
+# Sweeps, Pareto frontiers and sensitivity of the optimal plan.
+from .sweep import Sensitivity, SweepPoint, executor_for, pareto_front, sensitivity, sweep
+
+__all__ += ["Sensitivity", "SweepPoint", "executor_for", "pareto_front", "sensitivity", "sweep"]

@@ -12,7 +12,9 @@ compute, memory and communication up to date node by node (no table of pairs is 
 A search branch stops once the stage is too slow on every device type even without
 communication, or breaks memory/support everywhere: both only grow with ``J``. "Too slow"
 is measured against an upper bound from the same DP restricted to one topological order
-(a chain of ideals), so no optimal split is cut.
+(a chain of ideals), so no optimal split is cut. Once ``best[I]`` is final it is closed
+under "more devices never hurt", and only states that beat every state with one device
+fewer are extended (the others are dominated).
 
 Before the search, groups that can be merged with a neighbour without raising any load are
 merged (:func:`placement.ideals.reduce_groups`); their memory is first ignored (a
@@ -33,78 +35,70 @@ from .errors import TooManyIdealsError
 from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
 from .model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage
 
-INF = np.inf
-
-
-@njit(cache=True)
-def _stage_comm(node_in_stage, in_stage_succ, node_cost, out_degree, u):
-    """Whether node ``u`` is counted (crosses the stage boundary): returns its cost or 0."""
-    if node_in_stage[u]:
-        if in_stage_succ[u] < out_degree[u]:
-            return node_cost[u]
-        return 0.0
-    if in_stage_succ[u] > 0:
-        return node_cost[u]
-    return 0.0
-
-
-@njit(cache=True)
-def _toggle_group(g, add, group_start, group_nodes, pred_start, preds, node_in_stage, in_stage_succ, node_cost,
-                  out_degree):
-    """Add (``add``) or remove group ``g`` to/from the stage; return the change in communication."""
-    delta = 0.0
-    for k in range(group_start[g], group_start[g + 1]):
-        x = group_nodes[k]
-        delta -= _stage_comm(node_in_stage, in_stage_succ, node_cost, out_degree, x)
-        node_in_stage[x] = add
-        delta += _stage_comm(node_in_stage, in_stage_succ, node_cost, out_degree, x)
-        for m in range(pred_start[x], pred_start[x + 1]):
-            u = preds[m]
-            delta -= _stage_comm(node_in_stage, in_stage_succ, node_cost, out_degree, u)
-            if add:
-                in_stage_succ[u] += 1
-            else:
-                in_stage_succ[u] -= 1
-            delta += _stage_comm(node_in_stage, in_stage_succ, node_cost, out_degree, u)
-    return delta
+#: parent_type values >= INHERIT mean "same value as the state with one device of type (value - INHERIT) fewer".
+INHERIT = 64
 
 
 @njit(cache=True)
 def _dp_kernel(up_start, up_group, up_target, n_ideals,
                group_start, group_nodes, pred_start, preds, node_cost, out_degree,
-               kind_compute, kind_memory_cap, kind_comm_scale, cpu_compute, group_memory,
-               next_state, n_states, overlap, upper_bound, count_only):
+               kind_compute, kind_blocked, kind_memory_cap, kind_comm_scale, cpu_compute, group_memory,
+               next_state, prev_state, n_states, overlap, upper_bound, count_only):
     """Fill the DP table; see the module docstring for its axes.
 
     Returns (best, parent_ideal, parent_type, pairs): best[n_ideals, n_states]; the parent
-    arrays give, per cell, the ideal I of the last stage and its device type (-1: none).
+    arrays give, per cell, the ideal I of the last stage and its device type.
+
+    The stage J \\ I is maintained incrementally: ``in_stage[u]`` marks its nodes and
+    ``stage_succ[u]`` counts u's successors inside it, so that u is counted in the stage's
+    communication iff (u inside and some successor outside) or (u outside and some
+    successor inside). Every push of the search adds one group, every pop removes it.
+    (The toggle is written inline: as a separate jitted function it ran ~10x slower.)
     """
     n_kinds = kind_compute.shape[0]
     n_nodes = node_cost.shape[0]
+    has_cpu = next_state[n_kinds, 0] >= 0
     best = np.full((n_ideals, n_states), np.inf)
     parent_ideal = np.full((n_ideals, n_states), -1, dtype=np.int32)
     parent_type = np.full((n_ideals, n_states), -1, dtype=np.int8)
     for s in range(n_states):
         best[0, s] = 0.0
     stamp = np.full(n_ideals, -1, dtype=np.int64)
-    node_in_stage = np.zeros(n_nodes, dtype=np.bool_)
-    in_stage_succ = np.zeros(n_nodes, dtype=np.int64)
+    in_stage = np.zeros(n_nodes, dtype=np.int64)
+    stage_succ = np.zeros(n_nodes, dtype=np.int64)
     stack_ideal = np.empty(n_ideals + 1, dtype=np.int64)
     stack_pos = np.empty(n_ideals + 1, dtype=np.int64)
     stack_group = np.empty(n_ideals + 1, dtype=np.int64)
     active = np.empty(n_states, dtype=np.int64)
     compute = np.zeros(n_kinds)
+    blocked = np.zeros(n_kinds, dtype=np.int64)  # nodes in the stage that cannot run on kind t
     loads = np.zeros(n_kinds)
     pairs = 0
+    n_types = next_state.shape[0]
     for i in range(n_ideals):
+        # best[i] is final: close it under "more devices never hurt" (states in increasing
+        # order, so inheritance chains resolve), then push only from states that beat every
+        # state with one device fewer - pushes from the others are dominated.
         n_active = 0
         for s in range(n_states):
+            for d in range(n_types):
+                back = prev_state[d, s]
+                if back >= 0 and best[i, back] < best[i, s]:
+                    best[i, s] = best[i, back]
+                    parent_ideal[i, s] = -1
+                    parent_type[i, s] = INHERIT + d
             if best[i, s] <= upper_bound:
-                active[n_active] = s
-                n_active += 1
+                dominated = False
+                for d in range(n_types):
+                    back = prev_state[d, s]
+                    if back >= 0 and best[i, back] <= best[i, s]:
+                        dominated = True
+                if not dominated:
+                    active[n_active] = s
+                    n_active += 1
         if n_active == 0 and not count_only:
             continue
-        # Depth-first search over supersets J of I; the stage is J \ I.
+        # Depth-first search over supersets J of I; the stage is J \\ I.
         depth = 0
         stack_ideal[0] = i
         stack_pos[0] = up_start[i]
@@ -112,11 +106,13 @@ def _dp_kernel(up_start, up_group, up_target, n_ideals,
         stamp[i] = i
         for t in range(n_kinds):
             compute[t] = 0.0
+            blocked[t] = 0
         cpu = 0.0
         memory = 0.0
         comm = 0.0
         while depth >= 0:
             top = stack_ideal[depth]
+            j = -1
             if stack_pos[depth] < up_start[top + 1]:
                 e = stack_pos[depth]
                 stack_pos[depth] = e + 1
@@ -125,69 +121,94 @@ def _dp_kernel(up_start, up_group, up_target, n_ideals,
                     continue
                 stamp[j] = i
                 g = up_group[e]
-                comm += _toggle_group(g, True, group_start, group_nodes, pred_start, preds, node_in_stage,
-                                      in_stage_succ, node_cost, out_degree)
-                for t in range(n_kinds):
-                    compute[t] += kind_compute[t, g]
-                cpu += cpu_compute[g]
-                memory += group_memory[g]
-                pairs += 1
-                alive = False
-                for t in range(n_kinds):
-                    loads[t] = np.inf
-                    if next_state[t, 0] >= 0 and compute[t] <= upper_bound and memory <= kind_memory_cap[t] and compute[t] < np.inf:
-                        alive = True
-                        c = comm * kind_comm_scale[t]
-                        if overlap:
-                            loads[t] = compute[t] if compute[t] > c else c
-                        else:
-                            loads[t] = compute[t] + c
-                cpu_ok = next_state[n_kinds, 0] >= 0 and cpu <= upper_bound
-                if cpu_ok:
-                    alive = True
-                if alive:
-                    if not count_only:
-                        for a in range(n_active):
-                            s = active[a]
-                            base = best[i, s]
-                            for t in range(n_kinds):
-                                nxt = next_state[t, s]
-                                if nxt >= 0 and loads[t] <= upper_bound:
-                                    value = base if base > loads[t] else loads[t]
-                                    if value < best[j, nxt]:
-                                        best[j, nxt] = value
-                                        parent_ideal[j, nxt] = i
-                                        parent_type[j, nxt] = t
-                            if cpu_ok:
-                                nxt = next_state[n_kinds, s]
-                                if nxt >= 0:
-                                    value = base if base > cpu else cpu
-                                    if value < best[j, nxt]:
-                                        best[j, nxt] = value
-                                        parent_ideal[j, nxt] = i
-                                        parent_type[j, nxt] = n_kinds
-                    depth += 1
-                    stack_ideal[depth] = j
-                    stack_pos[depth] = up_start[j]
-                    stack_group[depth] = g
-                else:
-                    comm += _toggle_group(g, False, group_start, group_nodes, pred_start, preds, node_in_stage,
-                                          in_stage_succ, node_cost, out_degree)
-                    for t in range(n_kinds):
-                        compute[t] -= kind_compute[t, g]
-                    cpu -= cpu_compute[g]
-                    memory -= group_memory[g]
+                step = 1
             else:
                 g = stack_group[depth]
-                if g >= 0:
-                    comm += _toggle_group(g, False, group_start, group_nodes, pred_start, preds, node_in_stage,
-                                          in_stage_succ, node_cost, out_degree)
-                    for t in range(n_kinds):
-                        compute[t] -= kind_compute[t, g]
-                    cpu -= cpu_compute[g]
-                    memory -= group_memory[g]
                 depth -= 1
-        comm = 0.0
+                if g < 0:
+                    continue
+                step = -1
+            # ---- toggle group g into (step=1) or out of (step=-1) the stage
+            for k in range(group_start[g], group_start[g + 1]):
+                x = group_nodes[k]
+                c = stage_succ[x]
+                if in_stage[x]:
+                    if c < out_degree[x]:
+                        comm -= node_cost[x]
+                elif c > 0:
+                    comm -= node_cost[x]
+                in_stage[x] = 1 if step == 1 else 0
+                if in_stage[x]:
+                    if c < out_degree[x]:
+                        comm += node_cost[x]
+                elif c > 0:
+                    comm += node_cost[x]
+                for m in range(pred_start[x], pred_start[x + 1]):
+                    u = preds[m]
+                    c = stage_succ[u]
+                    inside = in_stage[u]
+                    if inside:
+                        if c < out_degree[u]:
+                            comm -= node_cost[u]
+                    elif c > 0:
+                        comm -= node_cost[u]
+                    c += step
+                    stage_succ[u] = c
+                    if inside:
+                        if c < out_degree[u]:
+                            comm += node_cost[u]
+                    elif c > 0:
+                        comm += node_cost[u]
+            for t in range(n_kinds):
+                compute[t] += step * kind_compute[t, g]
+                blocked[t] += step * kind_blocked[t, g]
+            cpu += step * cpu_compute[g]
+            memory += step * group_memory[g]
+            if step == -1:
+                continue
+            # ---- the pair (I, J): relax best[J, .] from best[I, .]
+            pairs += 1
+            alive = False
+            for t in range(n_kinds):
+                loads[t] = np.inf
+                if next_state[t, 0] >= 0 and blocked[t] == 0 and compute[t] <= upper_bound \
+                        and memory <= kind_memory_cap[t]:
+                    alive = True
+                    scaled = comm * kind_comm_scale[t]
+                    if scaled < 0.0:
+                        scaled = 0.0  # float noise of the incremental sum
+                    if overlap:
+                        loads[t] = compute[t] if compute[t] > scaled else scaled
+                    else:
+                        loads[t] = compute[t] + scaled
+            cpu_ok = has_cpu and cpu <= upper_bound
+            if cpu_ok:
+                alive = True
+            if alive and not count_only:
+                for a in range(n_active):
+                    s = active[a]
+                    base = best[i, s]
+                    for t in range(n_kinds):
+                        nxt = next_state[t, s]
+                        if nxt >= 0 and loads[t] <= upper_bound:
+                            value = base if base > loads[t] else loads[t]
+                            if value < best[j, nxt]:
+                                best[j, nxt] = value
+                                parent_ideal[j, nxt] = i
+                                parent_type[j, nxt] = t
+                    if cpu_ok:
+                        nxt = next_state[n_kinds, s]
+                        if nxt >= 0:
+                            value = base if base > cpu else cpu
+                            if value < best[j, nxt]:
+                                best[j, nxt] = value
+                                parent_ideal[j, nxt] = i
+                                parent_type[j, nxt] = n_kinds
+            # Push J; a dead stage is pushed with no edges left so that the pop undoes it.
+            depth += 1
+            stack_ideal[depth] = j
+            stack_group[depth] = g
+            stack_pos[depth] = up_start[j] if alive else up_start[j + 1]
     return best, parent_ideal, parent_type, pairs
 
 
@@ -201,12 +222,14 @@ class _Arrays:
     preds: np.ndarray
     node_cost: np.ndarray
     out_degree: np.ndarray
-    kind_compute: np.ndarray  # [kind, group]; inf where the group cannot run on the kind
+    kind_compute: np.ndarray  # [kind, group]: latency of the group's runnable nodes on the kind
+    kind_blocked: np.ndarray  # [kind, group]: number of the group's nodes that cannot run on the kind
     kind_memory_cap: np.ndarray
     kind_comm_scale: np.ndarray
     cpu_compute: np.ndarray
     group_memory: np.ndarray
     next_state: np.ndarray  # [device type, state] -> state with one more device of that type, or -1
+    prev_state: np.ndarray  # [device type, state] -> state with one device of that type fewer, or -1
     n_states: int
 
 
@@ -224,13 +247,15 @@ def _build_arrays(problem: Problem, groups: Groups, ignore_size: frozenset = fro
     out_degree = np.asarray([len(graph.successors[node.id]) for node in graph.nodes], dtype=np.int64)
     kinds = devices.accelerators
     kind_compute = np.zeros((len(kinds), groups.count))
+    kind_blocked = np.zeros((len(kinds), groups.count), dtype=np.int64)
     for t, kind in enumerate(kinds):
         for g, members in enumerate(groups.members):
-            total = 0.0
             for n in members:
                 node = graph.node_by_id[n]
-                total = total + node.latency_on(kind) if node.runs_on(kind) else math.inf
-            kind_compute[t, g] = total
+                if node.runs_on(kind):
+                    kind_compute[t, g] += node.latency_on(kind)
+                else:
+                    kind_blocked[t, g] += 1
     cpu_compute = np.asarray([sum(graph.node_by_id[n].cpu_latency for n in m) for m in groups.members], dtype=np.float64)
     group_memory = np.asarray(
         [sum(graph.node_by_id[n].size for n in m if n not in ignore_size) for m in groups.members], dtype=np.float64
@@ -239,15 +264,19 @@ def _build_arrays(problem: Problem, groups: Groups, ignore_size: frozenset = fro
     strides = np.cumprod([1] + [c + 1 for c in counts])
     n_states = int(strides[-1])
     next_state = np.full((len(counts), n_states), -1, dtype=np.int64)
+    prev_state = np.full((len(counts), n_states), -1, dtype=np.int64)
     for s in range(n_states):
         for d, count in enumerate(counts):
-            if (s // strides[d]) % (count + 1) < count:
+            digit = (s // strides[d]) % (count + 1)
+            if digit < count:
                 next_state[d, s] = s + strides[d]
+            if digit > 0:
+                prev_state[d, s] = s - strides[d]
     return _Arrays(
-        group_start, group_nodes, pred_start, preds, node_cost, out_degree, kind_compute,
+        group_start, group_nodes, pred_start, preds, node_cost, out_degree, kind_compute, kind_blocked,
         np.asarray([kind.memory for kind in kinds], dtype=np.float64),
         np.asarray([devices.transfer_scale(kind) for kind in kinds], dtype=np.float64),
-        cpu_compute, group_memory, next_state, n_states,
+        cpu_compute, group_memory, next_state, prev_state, n_states,
     )
 
 
@@ -265,8 +294,8 @@ def _run(arrays: _Arrays, lattice: tuple, overlap: bool, upper_bound: float, cou
     return _dp_kernel(
         up_start, up_group, up_target, n_ideals,
         arrays.group_start, arrays.group_nodes, arrays.pred_start, arrays.preds, arrays.node_cost, arrays.out_degree,
-        arrays.kind_compute, arrays.kind_memory_cap, arrays.kind_comm_scale,
-        arrays.cpu_compute, arrays.group_memory, arrays.next_state, arrays.n_states, overlap, upper_bound, count_only,
+        arrays.kind_compute, arrays.kind_blocked, arrays.kind_memory_cap, arrays.kind_comm_scale,
+        arrays.cpu_compute, arrays.group_memory, arrays.next_state, arrays.prev_state, arrays.n_states, overlap, upper_bound, count_only,
     )
 
 
@@ -276,25 +305,26 @@ def _solve_lattice(problem: Problem, groups: Groups, lattice: IdealLattice, igno
     overlap = problem.devices.overlap
     chain = _run(arrays, _chain_lattice(groups.count), overlap, math.inf)
     upper_bound = float(chain[0][-1, arrays.n_states - 1])
-    # A hair above the chain's value so that float noise never cuts the optimum.
+    # Stages whose compute alone exceeds the chain's value cannot be in an optimal split.
+    # A hair above it, so that float noise never cuts the optimum.
     bound = upper_bound * (1 + 1e-9) + 1e-12 if math.isfinite(upper_bound) else math.inf
     best, parent_ideal, parent_type, pairs = _run(
         arrays, (lattice.up_start, lattice.up_group, lattice.up_target, lattice.count), overlap, bound
     )
+    pairs = int(pairs)
     value = float(best[lattice.full, arrays.n_states - 1])
     if not math.isfinite(value):
-        return math.inf, None, int(pairs)
+        return math.inf, None, pairs
 
     def groups_in(index: int) -> set[int]:
         return set(lattice.groups_of(index))
 
-    # Make every cell reachable by parent pointers: the "at most" semantics means the optimum
-    # may sit in a smaller state; find the smallest state reaching the same value.
     placement = _walk(problem, groups, groups_in, best, parent_ideal, parent_type, lattice.full, arrays.n_states)
-    return value, placement, int(pairs)
+    return value, placement, pairs
 
 
-def _walk(problem, groups, groups_in, best, parent_ideal, parent_type, full, n_states):
+def _walk(problem, groups, groups_in, best, parent_ideal, parent_type, full, n_states) -> Placement:
+    """Follow parent pointers from (full ideal, every device) back to the empty ideal."""
     counts = [kind.count for kind in problem.devices.accelerators] + [problem.devices.cpus]
     strides = np.cumprod([1] + [c + 1 for c in counts])
     stages_back = []
@@ -302,6 +332,9 @@ def _walk(problem, groups, groups_in, best, parent_ideal, parent_type, full, n_s
     while ideal != 0:
         before = int(parent_ideal[ideal, state])
         device_type = int(parent_type[ideal, state])
+        if device_type >= INHERIT:  # same value with one device of this type fewer
+            state -= int(strides[device_type - INHERIT])
+            continue
         stage_groups = groups_in(ideal) - groups_in(before)
         stages_back.append((device_type, stage_groups))
         state -= int(strides[device_type])
@@ -404,6 +437,7 @@ def count_pairs(problem: Problem, reduce: bool = True, max_ideals: int = DEFAULT
     lattice = enumerate_ideals(groups, max_ideals)
     arrays = _build_arrays(problem, groups)
     arrays = replace(arrays, kind_compute=np.zeros_like(arrays.kind_compute),
+                     kind_blocked=np.zeros_like(arrays.kind_blocked),
                      kind_memory_cap=np.full_like(arrays.kind_memory_cap, np.inf))
     *_, pairs = _run(arrays, (lattice.up_start, lattice.up_group, lattice.up_target, lattice.count), False,
                      math.inf, count_only=True)

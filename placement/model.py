@@ -145,12 +145,14 @@ class Graph:
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
-    name: str = ""
+    name: str = field(default="", compare=False)
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(self.nodes))
         object.__setattr__(self, "edges", tuple(self.edges))
+        if not self.nodes:
+            raise InvalidGraphError("the graph has no nodes")
         by_id: dict[int, Node] = {}
         for node in self.nodes:
             if node.id in by_id:

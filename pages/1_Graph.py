@@ -1,0 +1,106 @@
+"""Graph page: pick a sample or upload a graph; its DAG, statistics and node table."""
+
+import pandas as pd
+import streamlit as st
+
+import placement
+from placement import viz
+from ui import state
+
+st.set_page_config(page_title="Graph - device placement", layout="wide")
+state.ensure_default_graph()
+
+st.title("Graph")
+
+# ----------------------------------------------------------------------------- choose a graph
+samples = sorted(state.sample_files(), key=lambda p: (state.sample_group(p), state.sample_label(p)))
+labels = [state.sample_label(p) for p in samples]
+by_label = dict(zip(labels, samples))
+groups = {label: state.sample_group(path) for label, path in by_label.items()}
+
+
+def _load_selected_sample() -> None:
+    label = st.session_state.get("graph_sample")
+    if label in by_label:
+        state.load_sample(by_label[label])
+        st.session_state.pop("_graph_upload_error", None)
+
+
+source = state.current_graph_source()
+current_label = source.removeprefix("sample:") if source.startswith("sample:") else None
+if current_label in by_label:
+    # Keep the picker on the loaded sample (also after another page loaded one).
+    if st.session_state.get("graph_sample") != current_label:
+        st.session_state["graph_sample"] = current_label
+else:
+    state.init_widget("graph_sample", labels[0])
+
+col_pick, col_upload = st.columns(2)
+with col_pick:
+    st.selectbox(
+        "Sample graph (granularity · phase — file)", labels, key="graph_sample",
+        format_func=lambda label: f"{groups[label]} — {label}", on_change=_load_selected_sample,
+        help="Every graph in sample_graphs/, grouped by granularity (layer / operator) and phase "
+             "(inference / training). throughput/ files come with the paper's throughput devices, latency/ files "
+             "with its latency devices.",
+    )
+with col_upload:
+    uploaded = st.file_uploader(
+        f"...or upload a graph in the paper's JSON format (at most {placement.MAX_FILE_BYTES // 2**20} MiB)",
+        type=["json"], key="graph_upload",
+    )
+    if uploaded is not None:
+        file_key = (uploaded.file_id, uploaded.name, uploaded.size)
+        if st.session_state.get("_graph_upload_seen") != file_key:
+            st.session_state["_graph_upload_seen"] = file_key
+            st.session_state.pop("_graph_upload_error", None)
+            if uploaded.size > placement.MAX_FILE_BYTES:
+                st.session_state["_graph_upload_error"] = (
+                    f"{uploaded.name}: file is {uploaded.size:,} bytes, over the "
+                    f"{placement.MAX_FILE_BYTES:,}-byte limit")
+            else:
+                try:
+                    problem = placement.parse_problem(uploaded.getvalue(), uploaded.name)
+                except placement.PlacementError as exc:
+                    st.session_state["_graph_upload_error"] = str(exc)
+                else:
+                    state.set_graph(problem, uploaded.name, source=f"upload:{uploaded.name}")
+        error = st.session_state.get("_graph_upload_error")
+        if error:
+            st.error(f"{error} — the previous graph stays loaded.")
+
+# --- model import section ---
+from ui.model_import import render_model_import  # noqa: E402
+
+render_model_import()
+# --- end of model import section ---
+
+# ----------------------------------------------------------------------------- the loaded graph
+problem = state.current_problem()
+graph = problem.graph
+st.subheader(f"{state.current_graph_name()}")
+if state.latency_rules():
+    st.caption("Latency multipliers from the Devices page are applied: "
+               + ", ".join(f"`{p}` x{f:g}" for p, f in state.latency_rules()))
+
+stats = viz.graph_stats(graph)
+ideals = state.ideal_count(graph)
+cols = st.columns(6)
+cols[0].metric("Nodes", f"{stats['nodes']:,}", help=f"{stats['forward nodes']} forward, "
+               f"{stats['backward nodes']} backward, {stats['CPU-only nodes']} CPU-only")
+cols[1].metric("Edges", f"{stats['edges']:,}")
+cols[2].metric("Colour classes", f"{stats['colour classes']:,}")
+cols[3].metric("Total compute", f"{stats['total accelerator compute']:.6g}",
+               help=f"Sum of accelerator latencies; CPU: {stats['total CPU compute']:.6g}")
+cols[4].metric("Memory", viz.format_bytes(stats["total memory (bytes)"]), help="Sum of node sizes")
+cols[5].metric("Ideals", f"{ideals:,}" if ideals is not None else f"> {state.IDEALS_CAP:,}",
+               help="Ideals (downward-closed node sets) of the graph after contracting colour classes; "
+                    "the DP's search space before its own reductions.")
+
+st.plotly_chart(viz.graph_figure(graph, layout=state.graph_layout(graph)), key="graph_dag",
+                config={"scrollZoom": True, "displaylogo": False})
+st.caption("Left to right in longest-path layers; circles are forward nodes, diamonds backward nodes. "
+           "Drag to pan, scroll to zoom, hover for latencies and size.")
+
+with st.expander(f"Node table ({len(graph.nodes)} nodes)", expanded=len(graph.nodes) <= 40):
+    st.dataframe(pd.DataFrame(viz.node_rows(graph)), key="graph_nodes", hide_index=True)

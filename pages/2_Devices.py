@@ -1,0 +1,226 @@
+"""Devices page: accelerators, CPU cores, memory, bandwidth and speed; presets; inventory; latency multipliers.
+
+The current :class:`placement.Devices` lives in :mod:`ui.state`; the widgets here are
+re-initialised from it whenever it changes elsewhere (a preset, the inventory editor, a new
+graph) and write it back when moved. Every change applies live: the summary at the top
+re-solves with the chosen method (cached).
+"""
+
+import math
+import re
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+import placement
+from placement import viz
+from ui import state
+
+st.set_page_config(page_title="Devices - device placement", layout="wide")
+state.ensure_default_graph()
+
+st.title("Devices")
+summary = st.container()
+
+devices = state.current_devices()
+first = devices.accelerators[0] if devices.accelerators else placement.AcceleratorKind("accelerator", 0)
+file_devices = state.base_problem().devices
+
+# ----------------------------------------------------------------------------- widget <-> devices
+WIDGETS = ("dev_count", "dev_cpus", "dev_memory_limited", "dev_memory_gib", "dev_speed", "dev_bandwidth",
+           "dev_overlap")
+
+
+def widget_values(devices: placement.Devices) -> dict:
+    kind = devices.accelerators[0] if devices.accelerators else placement.AcceleratorKind("accelerator", 0)
+    limited = math.isfinite(kind.memory)
+    return {
+        "dev_count": kind.count,
+        "dev_cpus": devices.cpus,
+        "dev_memory_limited": limited,
+        "dev_memory_gib": kind.memory / 2**30 if limited else 16.0,
+        "dev_speed": kind.speed,
+        "dev_bandwidth": devices.bandwidth,
+        "dev_overlap": devices.overlap,
+    }
+
+
+values = widget_values(devices)
+version = state.devices_version()
+if st.session_state.get("_dev_synced_version") != version:
+    for key, value in values.items():  # devices changed elsewhere: show them
+        st.session_state[key] = value
+    st.session_state["_dev_synced_version"] = version
+else:
+    for key, value in values.items():  # back on this page: widgets were dropped
+        state.init_widget(key, value)
+
+many_kinds = len(devices.accelerators) > 1
+kind_note = f" (kind '{first.name}')" if many_kinds else ""
+max_count = max(16, 2 * first.count, st.session_state["dev_count"])
+max_cpus = max(16, 2 * devices.cpus, st.session_state["dev_cpus"])
+
+col_a, col_b = st.columns(2)
+with col_a:
+    st.slider(f"Number of accelerators{kind_note}", 0, max_count, key="dev_count")
+    st.slider("CPU cores", 0, max_cpus, key="dev_cpus",
+              help="Each core runs its nodes at their CPU latency and pays no communication.")
+    st.checkbox(f"Limit memory per accelerator{kind_note}", key="dev_memory_limited")
+    st.number_input("Memory per accelerator (GiB)", min_value=0.0, step=0.5, format="%.3f", key="dev_memory_gib",
+                    disabled=not st.session_state["dev_memory_limited"])
+with col_b:
+    st.slider(f"Accelerator speed factor{kind_note}", 0.05, 8.0, step=0.05, key="dev_speed",
+              help="Nodes run their accelerator latency divided by this factor "
+                   "(unless the graph gives a latency for this kind).")
+    st.slider("Bandwidth factor", 0.05, 8.0, step=0.05, key="dev_bandwidth",
+              help="Transfers take cost / bandwidth factor (x the kind's own bandwidth).")
+    st.toggle("Overlap compute and communication", key="dev_overlap",
+              help="An accelerator's load becomes max(compute, communication) instead of their sum "
+                   "(the paper's appendix variant).")
+
+memory = st.session_state["dev_memory_gib"] * 2**30 if st.session_state["dev_memory_limited"] else math.inf
+if st.session_state["dev_memory_limited"] and st.session_state["dev_memory_gib"] == values["dev_memory_gib"] \
+        and math.isfinite(first.memory):
+    memory = first.memory  # untouched: keep the exact byte count of the file
+new_first = replace(first, count=int(st.session_state["dev_count"]), memory=memory,
+                    speed=float(st.session_state["dev_speed"]))
+kinds = (new_first,) + tuple(devices.accelerators[1:])
+if not devices.accelerators and new_first.count == 0:
+    kinds = ()  # the inventory table removed every kind: do not bring one back
+from_widgets = devices.with_changes(
+    accelerators=kinds,
+    cpus=int(st.session_state["dev_cpus"]),
+    bandwidth=float(st.session_state["dev_bandwidth"]),
+    overlap=bool(st.session_state["dev_overlap"]),
+)
+if from_widgets != devices:
+    state.set_devices(from_widgets)
+    st.session_state["_dev_synced_version"] = state.devices_version()  # the widgets already show them
+    devices = from_widgets
+
+# ----------------------------------------------------------------------------- presets
+st.subheader("Presets")
+preset_cols = st.columns(len(state.PRESETS))
+for i, (col, name) in enumerate(zip(preset_cols, state.PRESETS)):
+    if col.button(name, key=f"dev_preset_{i}", width="stretch"):
+        state.set_devices(state.device_preset(name, devices, file_devices))
+        st.rerun()
+st.caption("File's own settings: the inventory in the graph file. Paper model: identical accelerators "
+           "(current count, first kind's memory), current CPU cores, bandwidth x1, no overlap. "
+           "The others scale the current settings.")
+
+# ----------------------------------------------------------------------------- inventory (issue 5)
+st.subheader("Accelerator inventory")
+st.caption("One row per accelerator kind. Memory empty = unlimited. Speed divides node latencies, bandwidth "
+           "divides transfer costs on that kind. Add rows for heterogeneous devices.")
+COLUMNS = ["name", "count", "memory (GiB)", "speed", "bandwidth", "price/hour"]
+source_key = "_dev_inventory_source"
+if st.session_state.get(source_key, (None,))[0] != state.devices_version():
+    frame = pd.DataFrame(
+        [{"name": k.name, "count": k.count, "memory (GiB)": k.memory / 2**30 if math.isfinite(k.memory) else None,
+          "speed": k.speed, "bandwidth": k.bandwidth, "price/hour": k.price_per_hour} for k in devices.accelerators],
+        columns=COLUMNS,
+    ).astype({"name": "string", "count": "int64", "memory (GiB)": "float64", "speed": "float64",
+              "bandwidth": "float64", "price/hour": "float64"})
+    st.session_state[source_key] = (state.devices_version(), frame, tuple(devices.accelerators))
+_, source_frame, source_kinds = st.session_state[source_key]
+edited = st.data_editor(
+    source_frame, key=f"dev_inventory_{st.session_state[source_key][0]}", num_rows="dynamic", hide_index=True,
+    column_config={
+        "name": st.column_config.TextColumn("name", required=True),
+        "count": st.column_config.NumberColumn("count", min_value=0, step=1, required=True),
+        "memory (GiB)": st.column_config.NumberColumn("memory (GiB)", min_value=0.0, format="%.3f"),
+        "speed": st.column_config.NumberColumn("speed", min_value=0.01, format="%.3f"),
+        "bandwidth": st.column_config.NumberColumn("bandwidth", min_value=0.01, format="%.3f"),
+        "price/hour": st.column_config.NumberColumn("price/hour", min_value=0.0, format="%.2f"),
+    },
+)
+
+
+def kinds_from_frame(frame: pd.DataFrame, before: tuple) -> tuple:
+    """Accelerator kinds from the edited table (unchanged rows keep their exact values)."""
+    kinds = []
+    for position, row in enumerate(frame.to_dict("records")):
+        def value(column, default):
+            item = row.get(column)
+            return default if item is None or (isinstance(item, float) and math.isnan(item)) or item is pd.NA \
+                else item
+
+        name = str(value("name", "")).strip()
+        if not name:
+            raise placement.InvalidDevicesError(f"inventory row {position + 1}: a name is required")
+        memory_gib = value("memory (GiB)", None)
+        kind = placement.AcceleratorKind(
+            name=name, count=int(value("count", 0)),
+            memory=float(memory_gib) * 2**30 if memory_gib is not None else math.inf,
+            speed=float(value("speed", 1.0)), bandwidth=float(value("bandwidth", 1.0)),
+            price_per_hour=float(value("price/hour", 0.0)),
+        )
+        for old in before:  # the table rounds nothing, but GiB <-> bytes may: keep the original bytes
+            if old.name == kind.name and math.isfinite(old.memory) and math.isfinite(kind.memory) \
+                    and abs(old.memory - kind.memory) <= 1e-9 * old.memory:
+                kind = replace(kind, memory=old.memory)
+        kinds.append(kind)
+    return tuple(kinds)
+
+
+try:
+    edited_kinds = kinds_from_frame(edited, source_kinds)
+    if edited_kinds != source_kinds:
+        state.set_devices(devices.with_changes(accelerators=edited_kinds))
+        st.rerun()
+except (placement.PlacementError, ValueError, TypeError) as exc:
+    st.error(f"Inventory not applied: {exc}")
+
+# ----------------------------------------------------------------------------- latency multipliers (issue 5)
+st.subheader("Latency multipliers")
+st.caption("Scale the latency (accelerator and CPU) of every node whose name matches a pattern "
+           "(a substring or regular expression, case-insensitive), e.g. `attention` x0.6 for a faster kernel.")
+rules = list(state.latency_rules())
+col_p, col_f, col_add, col_clear = st.columns([3, 1, 1, 1], vertical_alignment="bottom")
+col_p.text_input("Node name pattern", key="lat_pattern", placeholder="e.g. attention|softmax")
+col_f.number_input("Factor", min_value=0.0, value=0.5, step=0.1, key="lat_factor")
+if col_add.button("Add multiplier", key="lat_add"):
+    pattern = st.session_state.get("lat_pattern", "").strip()
+    if not pattern:
+        st.error("Enter a pattern first.")
+    else:
+        try:
+            state.set_latency_rules(rules + [(pattern, float(st.session_state["lat_factor"]))])
+            rules = list(state.latency_rules())
+        except placement.PlacementError as exc:
+            st.error(str(exc))
+if col_clear.button("Clear multipliers", key="lat_clear", disabled=not rules):
+    state.set_latency_rules(())
+    rules = []
+if rules:
+    names = [node.name or "" for node in state.base_problem().graph.nodes]
+    st.dataframe(pd.DataFrame([{"pattern": p, "factor": f,
+                                "matching nodes": sum(1 for n in names if re.search(p, n, re.IGNORECASE))}
+                               for p, f in rules]), key="lat_rules", hide_index=True)
+
+# ----------------------------------------------------------------------------- live summary (top of page)
+with summary:
+    devices = state.current_devices()
+    st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
+    problem = state.current_problem()
+    method = state.live_method()
+    result = state.solve_cached(problem, method)
+    if method != state.current_method():
+        st.caption(f"Live numbers use the exact DP; the Placement page runs {state.current_method()} "
+                   f"(up to {state.current_time_limit():g} s).")
+    cols = st.columns(4)
+    if result.ok:
+        evaluation = placement.evaluate(problem, result.placement)
+        cols[0].metric("Time per sample", f"{evaluation.max_load:.6g}", help=f"max device load ({method})")
+        cols[1].metric("Throughput", f"{evaluation.throughput:.6g}", help="samples per time unit")
+        cols[2].metric("Devices used", f"{len(result.placement.stages)}")
+        cols[3].metric("Solve status", result.status)
+        order = [stage.device for stage in result.placement.stages]
+        slots = order + [slot for slot in devices.slots() if slot not in order]
+        st.plotly_chart(viz.load_figure(evaluation, slots=slots, overlap=devices.overlap,
+                                        title="Load per device (details on the Placement page)"),
+                        key="dev_load")
+    else:
+        st.error(f"{method}: {result.status}: {result.reason}")

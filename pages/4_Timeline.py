@@ -1,0 +1,209 @@
+"""Timeline page: the pipeline schedule of the current plan over time, and memory over time.
+
+Slider for the number of microbatches, schedule select (streaming inference, GPipe, 1F1B),
+the Gantt chart with bubbles, steady-state period against the max-load, fill & drain and
+idle time; memory per device over time against its cap with the first OOM marked; a
+Perfetto / Chrome trace download; and the memory-aware plan for the chosen schedule.
+"""
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+import placement
+from placement import viz
+from placement.memory import memory_profile
+from placement.memory_aware import solve_memory_aware
+from placement.schedule import SCHEDULES, simulate
+from placement.trace import chrome_trace_json
+from ui import state
+
+st.set_page_config(page_title="Timeline - device placement", layout="wide")
+state.ensure_default_graph()
+
+st.title("Timeline")
+st.caption(
+    "The plan's stages run as a pipeline: every device works on one microbatch at a time, in the schedule's "
+    "order. Each device is busy per microbatch for exactly its load (compute + communication), split into a "
+    "forward and (in training) a backward unit, so the steady-state time per sample equals the max-load."
+)
+
+SCHEDULE_LABELS = {
+    "inference": "streaming inference (forward only)",
+    "gpipe": "GPipe (all forwards, then all backwards)",
+    "1f1b": "1F1B (PipeDream-Flush)",
+}
+PLANS = ("current plan", "memory-aware plan")
+
+
+def _remember(key: str, default):
+    """Initialise widget ``key`` from its saved copy (widget values are dropped when the page is left)."""
+    state.init_widget(key, st.session_state.get("_tl_saved_" + key, default))
+
+
+def _save(*keys: str) -> None:
+    for key in keys:
+        if key in st.session_state:
+            st.session_state["_tl_saved_" + key] = st.session_state[key]
+
+
+@st.cache_data(show_spinner="Planning with the schedule's memory...", max_entries=32)
+def _memory_aware(key, schedule: str, microbatches: int, optimizer: float, recompute: bool,
+                  _problem: placement.Problem) -> placement.Result:
+    # A lower ideal cap than the default keeps the rare fallback to the unreduced lattice to a few seconds
+    # (the result is then "feasible" with a bound and gap instead of a minute-long proof).
+    return solve_memory_aware(_problem, schedule=schedule, microbatches=microbatches,
+                              optimizer_multiplier=optimizer, recompute=recompute, max_ideals=200_000)
+
+
+problem = state.result_problem()
+result = state.current_result()
+if problem is None or result is None or not result.ok:
+    reason = "" if result is None else f" ({result.status}{': ' + result.reason if result.reason else ''})"
+    st.warning(f"No plan to show{reason}. Pick a graph and devices on the Graph and Devices pages.")
+    st.stop()
+plan_note = state.selected_plan()
+if plan_note is not None:
+    st.info(f"Showing the picked plan: {plan_note[2]}")
+
+training_graph = problem.graph.is_training
+
+# ----------------------------------------------------------------------------- controls
+_remember("timeline_schedule", "1f1b" if training_graph else "inference")
+_remember("timeline_microbatches", 8)
+_remember("timeline_optimizer", 2.0)
+_remember("timeline_recompute", False)
+_remember("timeline_plan", PLANS[0])
+col_schedule, col_m, col_opt, col_re = st.columns([2, 2, 1.2, 1.2])
+with col_schedule:
+    schedule_kind = st.selectbox("Schedule", SCHEDULES, key="timeline_schedule",
+                                 format_func=lambda s: SCHEDULE_LABELS[s],
+                                 help="Streaming inference runs forward units only; GPipe and 1F1B run a forward "
+                                      "and a backward unit per microbatch and flush at the end of the batch.")
+with col_m:
+    microbatches = st.slider("Samples / microbatches (N)", 1, 64, key="timeline_microbatches")
+training = schedule_kind != "inference"
+with col_opt:
+    optimizer = st.number_input("Optimizer state (x weights)", 0.0, 8.0, step=0.5, key="timeline_optimizer",
+                                disabled=not training,
+                                help="Bytes of optimizer state per byte of forward weights (Adam: 2 moments).")
+with col_re:
+    recompute = st.toggle("Recompute activations", key="timeline_recompute", disabled=not training,
+                          help="Stash only each stage's input; re-run the forward pass in the backward pass.")
+_save("timeline_schedule", "timeline_microbatches", "timeline_optimizer", "timeline_recompute")
+if training and not training_graph:
+    st.info("This graph has no backward nodes: the backward units are empty.")
+if not training and training_graph:
+    st.info("Streaming inference runs only the forward nodes of this training graph.")
+
+plan_kind = st.radio("Plan", PLANS, key="timeline_plan", horizontal=True,
+                     help="The memory-aware plan is the optimal split whose devices hold this schedule's peak "
+                          "memory (weights + optimizer state + in-flight activations).")
+_save("timeline_plan")
+shown_result = result
+aware = None
+if plan_kind == PLANS[1]:
+    aware = _memory_aware(state.problem_key(problem), schedule_kind, microbatches,
+                          float(optimizer) if training else 0.0, bool(recompute and training), problem)
+    if aware is None or not aware.ok:
+        why = "" if aware is None else f": {aware.status}{' - ' + aware.reason if aware.reason else ''}"
+        st.error(f"No memory-aware plan{why}")
+        st.stop()
+    shown_result = aware
+    if aware.status == "feasible":
+        st.warning(f"Memory-aware plan not proven optimal: within {aware.gap:.1%} of the bound {aware.bound:.6g}."
+                   if aware.gap is not None else f"Memory-aware plan not proven optimal ({aware.reason}).")
+
+plan = shown_result.placement
+try:
+    schedule = simulate(problem, plan, microbatches, schedule_kind, recompute=bool(recompute and training))
+except placement.PlacementError as exc:
+    st.error(str(exc))
+    st.stop()
+evaluation = placement.evaluate(problem, plan)
+
+# ----------------------------------------------------------------------------- numbers
+m1, m2, m3, m4, m5 = st.columns(5)
+m1.metric("Period (steady state)", f"{schedule.period:.6g}",
+          help="Steady-state time per sample: the period of the schedule once the pipeline is full.")
+m2.metric("Max-load (evaluator)", f"{evaluation.max_load:.6g}",
+          help="The largest per-sample load of any device, from the independent evaluator.")
+m3.metric("Makespan", f"{schedule.makespan:.6g}", help=f"All {microbatches} microbatches, fill to drain.")
+m4.metric("Fill & drain", f"{schedule.fill_drain:.6g}", help="Makespan minus N x steady-state time per sample.")
+m5.metric("Bubble", f"{schedule.bubble_fraction:.1%}", help="Idle device-time / (devices x makespan).")
+if schedule_kind == "gpipe":
+    st.caption("GPipe's steady-state time per sample is the slowest forward unit plus the slowest backward unit, "
+               "which exceeds the max-load when different devices are the bottleneck of each pass.")
+elif not (schedule_kind == "inference" and training_graph) and not recompute:
+    same = math.isclose(schedule.period, evaluation.max_load, rel_tol=1e-9, abs_tol=1e-12)
+    st.caption(("Steady-state time per sample = max-load." if same else
+                "Steady-state time per sample differs from the max-load."))
+
+st.plotly_chart(viz.timeline_figure(schedule), key="timeline_gantt")
+
+idle_rows = [{"device": str(device), "busy": schedule.makespan - idle, "idle": idle,
+              "idle %": 100 * idle / schedule.makespan if schedule.makespan else 0.0,
+              "forward unit": schedule.work_of(device).forward, "backward unit": schedule.work_of(device).backward}
+             for device, idle in schedule.idle]
+st.dataframe(pd.DataFrame(idle_rows), hide_index=True, key="timeline_idle_table")
+
+# ----------------------------------------------------------------------------- memory
+st.subheader("Memory over time")
+profile = memory_profile(problem, schedule, float(optimizer) if training else 0.0)
+st.plotly_chart(viz.memory_timeline_figure(profile), key="timeline_memory_chart")
+oom = profile.first_oom
+peak_device = max(profile.devices, key=lambda d: d.peak)
+if oom is None:
+    st.success(f"Every device fits. Highest peak: {viz.format_bytes(peak_device.peak)} on {peak_device.device} "
+               f"at t = {peak_device.peak_time:.6g}.")
+else:
+    device, when = oom
+    entry = profile.of(device)
+    st.error(f"First OOM: {device} goes over its {viz.format_bytes(entry.cap)} at t = {when:.6g} "
+             f"(peak {viz.format_bytes(entry.peak)}).")
+st.dataframe(pd.DataFrame(viz.peak_memory_rows(profile)), hide_index=True, key="timeline_peak_table")
+
+# ----------------------------------------------------------------------------- memory-aware comparison
+if training:
+    with st.expander("Memory-aware planning for this schedule", expanded=plan_kind == PLANS[1]):
+        st.markdown(
+            "The plain plan checks memory as the nodes' sizes only. The memory-aware plan is the optimal split "
+            "whose devices hold the schedule's peak (weights + optimizer state + in-flight activations: 1F1B keeps "
+            "min(K - k, N) microbatches on the stage at position k of K, GPipe all N). Lower the accelerator memory "
+            "on the Devices page to see them differ."
+        )
+        if aware is None:
+            aware = _memory_aware(state.problem_key(problem), schedule_kind, microbatches, float(optimizer),
+                                  bool(recompute), problem)
+        plain_profile = profile if plan_kind == PLANS[0] else memory_profile(
+            problem, simulate(problem, result.placement, microbatches, schedule_kind, recompute=bool(recompute)),
+            float(optimizer))
+        rows = [
+            {"plan": "current plan", "status": result.status, "time per sample": result.objective,
+             "stages": len(result.placement.stages), "fits this schedule's memory": plain_profile.fits},
+            {"plan": "memory-aware plan", "status": aware.status, "time per sample": aware.objective,
+             "stages": len(aware.placement.stages) if aware.ok else None, "fits this schedule's memory": aware.ok},
+        ]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key="timeline_aware_table")
+
+# ----------------------------------------------------------------------------- trace download
+st.download_button(
+    "Download Perfetto / Chrome trace (JSON)",
+    data=chrome_trace_json(schedule, profile),
+    file_name=f"schedule_{schedule_kind}_{microbatches}.json", mime="application/json", key="timeline_trace_download",
+    help="Open it in https://ui.perfetto.dev or chrome://tracing (graph times taken as milliseconds).",
+)
+with st.expander("How the schedule is computed"):
+    st.markdown(
+        "* Each device runs, per microbatch, a **forward unit** (incoming transfers, forward compute, outgoing "
+        "transfers) and in training a **backward unit** (the same for the backward nodes, plus the forward compute "
+        "again with recomputation). Forward + backward unit = the device's load from the evaluator.\n"
+        "* A unit starts when the device is free and the units it depends on (graph edges between devices, same "
+        "microbatch) have ended.\n"
+        "* **Inference** streams F0, F1, ...; **GPipe** runs all forwards then all backwards; **1F1B** runs "
+        "min(K - k - 1, N) warm-up forwards on the stage at position k of K, then alternates one forward and one "
+        "backward, then drains.\n"
+        "* Memory: weights always; optimizer state (training); each microbatch's activations (output bytes of the "
+        "stage's forward nodes, from the edge sizes) from its forward unit to the end of its backward unit."
+    )

@@ -1,0 +1,387 @@
+"""The paper's baselines and a local search, for side-by-side comparisons.
+
+* ``one_accelerator`` - every node on one accelerator (the paper's single-device figure);
+* ``greedy_latency`` - the paper's greedy for latency: groups that must stay together, in
+  topological order, fill the accelerators one after another up to memory; what does not fit
+  (or cannot run on an accelerator) goes to the CPU;
+* ``pipedream`` - PipeDream-style: linearise the groups into a chain in topological order and
+  split the chain optimally (the DP over the chain of prefixes, with the full model's costs);
+* ``local_search`` - seeded random restarts moving colour-class groups between devices.
+
+Every function returns a :class:`~placement.model.Result` whose objective is the evaluator's
+value (:func:`placement.evaluate.evaluate`) of the returned placement; status "feasible"
+(a valid placement, optimality not claimed) or "infeasible" with a reason.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from typing import Any, Sequence
+
+import networkx as nx
+
+from .errors import PlacementError
+from .evaluate import evaluate
+from .ideals import contract
+from .model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage
+
+
+def _done(method: str, problem: Problem, placement: Placement | None, started: float, objective_kind: str,
+          reason: str | None = None, stats: dict | None = None) -> Result:
+    stats = dict(stats or {})
+    seconds = time.perf_counter() - started
+    if placement is None:
+        return Result("infeasible", method, None, None, seconds, objective_kind, reason=reason,
+                      stats=tuple(stats.items()))
+    evaluation = evaluate(problem, placement)
+    if not evaluation.feasible:
+        return Result("infeasible", method, None, None, seconds, objective_kind,
+                      reason=reason or "; ".join(evaluation.violations[:3]), stats=tuple(stats.items()))
+    value = evaluation.max_load if objective_kind == "throughput" else evaluation.latency
+    stats.setdefault("max_load", evaluation.max_load)
+    stats.setdefault("latency", evaluation.latency)
+    return Result("feasible", method, value, placement, seconds, objective_kind, stats=tuple(stats.items()))
+
+
+# ----------------------------------------------------------------------------- one accelerator
+
+def one_accelerator(problem: Problem, ignore_memory: bool = False, **_ignored: Any) -> Result:
+    """Everything on one accelerator (nodes it cannot run on go to a CPU core).
+
+    The kind chosen is the one with the smallest load among kinds that can hold the graph.
+
+    Parameters
+    ----------
+    problem : Problem
+    ignore_memory : bool
+        Report the load even when the graph does not fit one accelerator's memory (the paper's
+        figure); the result then has status "infeasible" unless memory fits, and the load
+        ignoring memory is given in ``stats["load_ignoring_memory"]`` either way.
+
+    Returns
+    -------
+    Result
+        Method ``"one-accelerator"``, objective kind ``"throughput"``.
+    """
+    started = time.perf_counter()
+    method = "one-accelerator"
+    graph, devices = problem.graph, problem.devices
+    best = None
+    notes = []
+    for kind in devices.accelerators:
+        if kind.count == 0:
+            continue
+        on_cpu = tuple(node.id for node in graph.nodes if not node.runs_on(kind))
+        if on_cpu and devices.cpus == 0:
+            notes.append(f"kind {kind.name!r}: {len(on_cpu)} node(s) cannot run on it and there are no CPU cores")
+            continue
+        nodes = tuple(node.id for node in graph.nodes if node.runs_on(kind))
+        stages = [Stage(DeviceSlot(kind.name, 0), nodes)]
+        if on_cpu:
+            stages.append(Stage(DeviceSlot(CPU_KIND, 0), on_cpu))
+        placement = Placement(tuple(stages))
+        evaluation = evaluate(problem, placement)
+        memory = sum(graph.node_by_id[n].size for n in nodes)
+        fits = memory <= kind.memory
+        if not fits:
+            notes.append(f"kind {kind.name!r}: the graph needs {memory:,.0f} bytes, one device holds "
+                         f"{kind.memory:,.0f}")
+        key = (not fits, evaluation.max_load)
+        if best is None or key < best[0]:
+            best = (key, placement, evaluation.max_load, fits)
+    if best is None:
+        return _done(method, problem, None, started, "throughput",
+                     reason="no accelerator kind can run the graph: " + "; ".join(notes or ["no accelerators"]))
+    _, placement, load, fits = best
+    stats = {"load_ignoring_memory": load}
+    if not fits:
+        reason = "the graph does not fit one accelerator: " + "; ".join(notes)
+        if ignore_memory:
+            return Result("infeasible", method, load, placement, time.perf_counter() - started, "throughput",
+                          reason=reason + f" (load ignoring memory: {load:g})", stats=tuple(stats.items()))
+        return _done(method, problem, None, started, "throughput",
+                     reason=reason + f" (load ignoring memory: {load:g})", stats=stats)
+    return _done(method, problem, placement, started, "throughput", stats=stats)
+
+
+# ----------------------------------------------------------------------------- greedy latency
+
+def greedy_latency(problem: Problem, order: str = "paper", **_ignored: Any) -> Result:
+    """The paper's greedy for latency.
+
+    Groups (contracted colour classes, :func:`placement.ideals.contract`) are taken in
+    topological order and put on the current accelerator while its memory lasts, then on the
+    next one (kinds in inventory order); a group that cannot run on the current accelerator's
+    kind, or that fits on no remaining accelerator, goes to a CPU core.
+
+    Parameters
+    ----------
+    order : {"paper", "lexicographic"}
+        Tie-break of the topological order of the groups: ``"paper"`` takes, among the ready
+        groups, the one holding the largest node id (this reproduces the reference figures
+        100.219 and 416.204 of the paper's latency workloads); ``"lexicographic"`` the one
+        holding the smallest.
+
+    Returns
+    -------
+    Result
+        Method ``"greedy-latency"``, objective kind ``"latency"`` (infeasible when a group
+        needs the CPU and there is none).
+    """
+    started = time.perf_counter()
+    method = "greedy-latency"
+    graph, devices = problem.graph, problem.devices
+    if order not in ("paper", "lexicographic"):
+        raise PlacementError(f"unknown greedy order {order!r}; choose 'paper' or 'lexicographic'")
+    contracted = contract(graph)
+    order_graph = nx.DiGraph()
+    order_graph.add_nodes_from(range(contracted.count))
+    order_graph.add_edges_from(contracted.order_edges)
+    sign = -1 if order == "paper" else 1
+    sequence = nx.lexicographical_topological_sort(order_graph, key=lambda g: sign * max(contracted.members[g]))
+    groups = [contracted.members[g] for g in sequence]
+    accels = [(slot, devices.kind(slot.kind)) for slot in devices.slots() if not slot.is_cpu]
+    current = 0
+    used = 0.0
+    assignment: dict[int, DeviceSlot] = {}
+    cpu_nodes: list[int] = []
+    for members in groups:
+        size = sum(graph.node_by_id[n].size for n in members)
+        placed = False
+        while current < len(accels):
+            slot, kind = accels[current]
+            if not all(graph.node_by_id[n].runs_on(kind) for n in members):
+                break
+            if used + size <= kind.memory:
+                for n in members:
+                    assignment[n] = slot
+                used += size
+                placed = True
+                break
+            if used == 0.0:  # does not fit even an empty device of this kind
+                break
+            current += 1
+            used = 0.0
+        if not placed:
+            if devices.cpus == 0:
+                label = graph.node_by_id[members[0]].label
+                return _done(method, problem, None, started, "latency",
+                             reason=f"node {label} fits no remaining accelerator and there are no CPU cores")
+            cpu_nodes.extend(members)
+    stages = []
+    for slot, _ in accels:
+        nodes = tuple(n for n, s in assignment.items() if s == slot)
+        if nodes:
+            stages.append(Stage(slot, nodes))
+    if cpu_nodes:
+        stages.append(Stage(DeviceSlot(CPU_KIND, 0), tuple(cpu_nodes)))
+    return _done(method, problem, Placement(tuple(stages)), started, "latency")
+
+
+# ----------------------------------------------------------------------------- PipeDream-style chain DP
+
+def pipedream(problem: Problem, **_ignored: Any) -> Result:
+    """PipeDream-style split: the optimal split of the groups linearised in topological order.
+
+    The groups of :func:`placement.ideals.contract` are numbered topologically; only prefixes
+    of that order are cut points, so every stage is a consecutive run of the chain (the
+    full model's loads, memory and device kinds are used for each stage).
+
+    Returns
+    -------
+    Result
+        Method ``"pipedream"``, objective kind ``"throughput"``; stages in pipeline order.
+    """
+    from .dp import _build_arrays, _chain_lattice, _run, _walk  # numba kernel, shared with the DP
+
+    started = time.perf_counter()
+    method = "pipedream"
+    groups = contract(problem.graph)
+    arrays = _build_arrays(problem, groups)
+    best, parent_ideal, parent_type, _ = _run(arrays, _chain_lattice(groups.count), problem.devices.overlap, math.inf)
+    value = float(best[groups.count, arrays.n_states - 1])
+    if not math.isfinite(value):
+        return _done(method, problem, None, started, "throughput",
+                     reason="no split of the topological chain fits the memory and support rules")
+    placement = _walk(problem, groups, lambda i: set(range(i)), best, parent_ideal, parent_type, groups.count,
+                      arrays.n_states)
+    return _done(method, problem, placement, started, "throughput", stats={"groups": groups.count})
+
+
+# ----------------------------------------------------------------------------- local search
+
+class _State:
+    """Assignment of groups to devices with incrementally maintained loads."""
+
+    def __init__(self, problem: Problem, groups: Sequence[Sequence[int]], slots: Sequence[DeviceSlot]):
+        graph, devices = problem.graph, problem.devices
+        self.graph = graph
+        self.groups = groups
+        self.slots = slots
+        self.kinds = [None if s.is_cpu else devices.kind(s.kind) for s in slots]
+        self.scale = [0.0 if k is None else devices.transfer_scale(k) for k in self.kinds]
+        self.cap = [math.inf if k is None else k.memory for k in self.kinds]
+        self.overlap = devices.overlap
+        self.size = [sum(graph.node_by_id[n].size for n in m) for m in groups]
+        self.compute = [[self._compute(m, k) for k in self.kinds] for m in groups]
+        self.allowed = [[i for i in range(len(slots)) if math.isfinite(self.compute[g][i]) and self.size[g] <= self.cap[i]]
+                        for g in range(len(groups))]
+        self.group_of = {n: g for g, m in enumerate(groups) for n in m}
+        self.cost = graph.output_cost
+
+    def _compute(self, members, kind) -> float:
+        if kind is None:
+            return sum(self.graph.node_by_id[n].cpu_latency for n in members)
+        if not all(self.graph.node_by_id[n].runs_on(kind) for n in members):
+            return math.inf
+        return sum(self.graph.node_by_id[n].latency_on(kind) for n in members)
+
+    def reset(self, assign: list[int]) -> None:
+        self.assign = list(assign)
+        self.members: list[set[int]] = [set() for _ in self.slots]
+        for g, i in enumerate(assign):
+            self.members[i].add(g)
+        self.memory = [sum(self.size[g] for g in self.members[i]) for i in range(len(self.slots))]
+        self.loads = [self.load(i, self.members[i]) for i in range(len(self.slots))]
+
+    def load(self, i: int, members: set[int]) -> float:
+        compute = sum(self.compute[g][i] for g in members)
+        if self.kinds[i] is None:
+            return compute
+        inside = {n for g in members for n in self.groups[g]}
+        counted = set()
+        graph = self.graph
+        for n in inside:
+            if n not in counted and any(s not in inside for s in graph.successors[n]):
+                counted.add(n)
+            for p in graph.predecessors[n]:
+                if p not in inside:
+                    counted.add(p)
+        comm = sum(self.cost[u] for u in counted) * self.scale[i]
+        return max(compute, comm) if self.overlap else compute + comm
+
+    def key(self, loads: Sequence[float]) -> tuple[float, float]:
+        return max(loads), sum(v * v for v in loads)
+
+
+def _random_assignment(state: _State, rng: random.Random) -> list[int] | None:
+    order = list(range(len(state.groups)))
+    rng.shuffle(order)
+    free = list(state.cap)
+    assign = [-1] * len(state.groups)
+    for g in sorted(order, key=lambda g: -state.size[g]) if rng.random() < 0.5 else order:
+        options = [i for i in state.allowed[g] if state.size[g] <= free[i]]
+        if not options:
+            return None
+        i = rng.choice(options)
+        assign[g] = i
+        free[i] -= state.size[g]
+    return assign
+
+
+def _descend(state: _State, deadline: float, max_moves: int) -> None:
+    """Best-improvement moves of single groups off the busiest devices until none improves."""
+    n_dev = len(state.slots)
+    for _ in range(max_moves):
+        if time.perf_counter() > deadline:
+            return
+        current = state.key(state.loads)
+        top = max(state.loads)
+        best = None
+        for i in range(n_dev):
+            if state.loads[i] < top * (1 - 1e-12):
+                continue
+            for g in list(state.members[i]):
+                without = state.members[i] - {g}
+                load_i = state.load(i, without)
+                for j in state.allowed[g]:
+                    if j == i or state.memory[j] + state.size[g] > state.cap[j]:
+                        continue
+                    load_j = state.load(j, state.members[j] | {g})
+                    loads = list(state.loads)
+                    loads[i], loads[j] = load_i, load_j
+                    key = state.key(loads)
+                    if key < current and (best is None or key < best[0]):
+                        best = (key, g, i, j, load_i, load_j)
+        if best is None:
+            return
+        _, g, i, j, load_i, load_j = best
+        state.members[i].discard(g)
+        state.members[j].add(g)
+        state.assign[g] = j
+        state.memory[i] -= state.size[g]
+        state.memory[j] += state.size[g]
+        state.loads[i], state.loads[j] = load_i, load_j
+
+
+def local_search(problem: Problem, seed: int = 0, restarts: int = 10, time_limit: float | None = 60.0,
+                 max_moves: int = 10_000, **_ignored: Any) -> Result:
+    """Seeded local search over colour-class groups (not restricted to contiguous splits).
+
+    Each restart draws a random memory-feasible assignment of groups to devices, then moves
+    single groups off the busiest device while the (max-load, sum of squared loads) pair
+    improves. Restart 0 starts from the PipeDream-style split when it exists.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the random generator (results are reproducible).
+    restarts : int
+        Number of starting points.
+    time_limit : float, optional
+        Stop starting new restarts (and moving) after this many seconds.
+
+    Returns
+    -------
+    Result
+        Method ``"local-search"``, objective kind ``"throughput"``.
+    """
+    from .ilp import colour_groups
+
+    started = time.perf_counter()
+    method = "local-search"
+    if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 1:
+        raise PlacementError(f"restarts must be a positive integer (got {restarts!r})")
+    deadline = started + (time_limit if time_limit is not None else math.inf)
+    graph = problem.graph
+    groups = colour_groups(graph)
+    slots = problem.devices.slots()
+    state = _State(problem, groups, slots)
+    for g, options in enumerate(state.allowed):
+        if not options:
+            label = graph.node_by_id[groups[g][0]].label
+            return _done(method, problem, None, started, "throughput",
+                         reason=f"node {label} fits no device (unsupported or larger than memory, no CPU cores)")
+    rng = random.Random(seed)
+    best_key, best_assign = None, None
+    starts = []
+    chain = pipedream(problem)
+    if chain.ok:
+        index = {slot: i for i, slot in enumerate(slots)}
+        device_of = chain.placement.device_of
+        starts.append([index[device_of[m[0]]] for m in groups])
+    tried = 0
+    for r in range(restarts):
+        if time.perf_counter() > deadline and best_assign is not None:
+            break
+        assign = starts[r] if r < len(starts) else None
+        attempts = 0
+        while assign is None and attempts < 20:
+            assign = _random_assignment(state, rng)
+            attempts += 1
+        if assign is None:
+            continue
+        tried += 1
+        state.reset(assign)
+        _descend(state, deadline, max_moves)
+        key = state.key(state.loads)
+        if best_key is None or key < best_key:
+            best_key, best_assign = key, list(state.assign)
+    if best_assign is None:
+        return _done(method, problem, None, started, "throughput",
+                     reason="no memory-feasible assignment found (random starts failed)")
+    assignment = {n: slots[best_assign[g]] for g, members in enumerate(groups) for n in members}
+    placement = Placement.from_assignment(assignment, order=slots)
+    return _done(method, problem, placement, started, "throughput", stats={"restarts": tried, "seed": seed})

@@ -1,0 +1,171 @@
+"""Run several methods on one problem and line their results up (the CLI's and the app's Compare).
+
+Every row holds the value of the requested objective for the method's placement as the
+independent evaluator computes it (max-load for ``"throughput"``, single-sample latency for
+``"latency"``), the ratio to the best valid value in the table, and the method's own status,
+bound and gap. A method that optimises the other objective (e.g. the DP in a latency table) is
+shown with status "feasible" and no bound: its placement is valid, nothing is claimed about it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from .errors import PlacementError
+from .evaluate import evaluate
+from .model import Placement, Problem, Result
+from .solve import METHODS, method_function
+
+#: Methods run by default for each objective.
+DEFAULT_METHODS: dict[str, tuple[str, ...]] = {
+    "throughput": ("dp", "ip", "ip-noncontiguous", "pipedream", "local-search", "one-accelerator"),
+    "latency": ("latency-ip", "greedy-latency", "dp"),
+}
+
+OBJECTIVES = ("throughput", "latency")
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One method's line in a comparison.
+
+    Attributes
+    ----------
+    method : str
+        Method name (a key of :data:`placement.solve.METHODS`).
+    objective : float or None
+        The evaluator's max-load (throughput) or latency of the method's placement.
+    ratio_to_best : float or None
+        ``objective`` divided by the best valid objective in the table (1.0 for the best).
+    status : str
+        The method's status ("optimal", "feasible", "infeasible", "no solution", "error").
+    bound, gap : float or None
+        Proven lower bound and relative gap (for the method's own objective only).
+    seconds : float
+        Wall-clock time of the method.
+    objective_kind : str
+        "throughput" or "latency" (the table's objective).
+    reason : str or None
+        Why there is no placement (infeasible, error, no solution).
+    placement : Placement or None
+        The method's placement.
+    """
+
+    method: str
+    objective: float | None
+    ratio_to_best: float | None
+    status: str
+    bound: float | None
+    gap: float | None
+    seconds: float
+    objective_kind: str = "throughput"
+    reason: str | None = None
+    placement: Placement | None = None
+
+
+def _accepted(function, options: dict[str, Any]) -> dict[str, Any]:
+    """The options ``function`` names in its signature (methods ignore the others)."""
+    parameters = inspect.signature(function).parameters
+    return {key: value for key, value in options.items() if key in parameters}
+
+
+def run_method(problem: Problem, method: str, objective: str = "throughput", time_limit: float | None = 60.0,
+               **options: Any) -> CompareRow:
+    """Run one method and turn its result into a :class:`CompareRow` (``ratio_to_best`` left None)."""
+    if objective not in OBJECTIVES:
+        raise PlacementError(f"unknown objective {objective!r}; choose 'throughput' or 'latency'")
+    function = method_function(method)
+    started = time.perf_counter()
+    try:
+        result: Result = function(problem, **_accepted(function, dict(options, time_limit=time_limit)))
+    except PlacementError as exc:
+        return CompareRow(method, None, None, "error", None, None, time.perf_counter() - started, objective,
+                          reason=str(exc))
+    own_kind = METHODS[method][2]
+    value = None
+    status, bound, gap = result.status, result.bound, result.gap
+    if result.ok:
+        evaluation = evaluate(problem, result.placement)
+        value = evaluation.max_load if objective == "throughput" else evaluation.latency
+        if own_kind != objective:
+            status, bound, gap = "feasible", None, None
+        if not math.isfinite(value):
+            status, bound, gap = "infeasible", None, None
+    elif result.objective is not None and own_kind == objective:
+        value = result.objective  # e.g. one accelerator ignoring memory: shown, not ranked
+    reason = result.reason
+    if status == "infeasible" and result.ok and not math.isfinite(value or 0.0):
+        reason = "its placement has no finite latency (calls depend on each other in a cycle)"
+    return CompareRow(method, value, None, status, bound, gap, result.seconds, objective, reason,
+                      result.placement if result.ok else None)
+
+
+def compare(problem: Problem, objective: str = "throughput", methods: Sequence[str] | None = None,
+            time_limit: float | None = 60.0, **options: Any) -> list[CompareRow]:
+    """Run ``methods`` on ``problem`` and return one row per method, in the order given.
+
+    Parameters
+    ----------
+    problem : Problem
+    objective : {"throughput", "latency"}
+        Which value the table compares (max-load, or single-sample latency).
+    methods : sequence of str, optional
+        Method names (default: :data:`DEFAULT_METHODS` for the objective).
+    time_limit : float, optional
+        Seconds for each method that takes a time limit (the IPs, the local search).
+    **options
+        Passed to every method whose signature names them (``gap``, ``solver``,
+        ``subgraphs_per_accelerator``, ``seed``, ``restarts``, ...).
+
+    Returns
+    -------
+    list of CompareRow
+        ``ratio_to_best`` is set on rows with a valid (optimal/feasible, finite) objective.
+    """
+    if objective not in OBJECTIVES:
+        raise PlacementError(f"unknown objective {objective!r}; choose 'throughput' or 'latency'")
+    names = list(DEFAULT_METHODS[objective] if methods is None else methods)
+    for name in names:
+        if name not in METHODS:
+            raise PlacementError(f"unknown method {name!r}; choose from: {', '.join(METHODS)}")
+    rows = [run_method(problem, name, objective, time_limit, **options) for name in names]
+    return with_ratios(rows)
+
+
+def with_ratios(rows: Iterable[CompareRow]) -> list[CompareRow]:
+    """Rows with ``ratio_to_best`` filled in against the best valid objective."""
+    from dataclasses import replace
+
+    rows = list(rows)
+    valid = [r.objective for r in rows if r.status in ("optimal", "feasible") and r.objective is not None
+             and math.isfinite(r.objective)]
+    best = min(valid, default=None)
+    out = []
+    for row in rows:
+        ratio = None
+        if best is not None and row.objective is not None and math.isfinite(row.objective):
+            ratio = row.objective / best if best > 0 else (1.0 if row.objective == 0 else math.inf)
+        out.append(replace(row, ratio_to_best=ratio))
+    return out
+
+
+def rows_to_records(rows: Iterable[CompareRow]) -> list[dict[str, Any]]:
+    """Plain dicts (JSON-ready) of the rows, without the placements."""
+    return [
+        {"method": r.method, "objective_kind": r.objective_kind, "objective": r.objective,
+         "ratio_to_best": r.ratio_to_best, "status": r.status, "bound": r.bound, "gap": r.gap,
+         "seconds": r.seconds, "reason": r.reason}
+        for r in rows
+    ]
+
+
+def rows_to_frame(rows: Iterable[CompareRow]):
+    """A pandas DataFrame of the rows (one line per method; no placements)."""
+    import pandas as pd
+
+    columns = ["method", "objective_kind", "objective", "ratio_to_best", "status", "bound", "gap", "seconds", "reason"]
+    return pd.DataFrame(rows_to_records(rows), columns=columns)

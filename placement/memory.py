@@ -1,0 +1,265 @@
+"""Memory of every device over time under a pipeline schedule, and its peak.
+
+The bytes a device holds at time ``t`` (from a :class:`~placement.schedule.Schedule`):
+
+* **weights** ``W`` - the ``size`` of every node on the device (as in
+  :func:`placement.evaluate.evaluate`; in the shared training graphs the backward nodes'
+  sizes are the gradient buffers), held all the time;
+* **optimizer state** (training schedules only) - ``optimizer_multiplier`` x the sizes of
+  the device's *forward* nodes (the parameters): Adam keeps two moments per parameter
+  (multiplier 2; use 3 if the graph's backward nodes carry no gradient buffers, 1 for SGD
+  with momentum, 0 to leave it out);
+* **activations** ``A`` per microbatch - the output bytes of the device's forward nodes.
+  A node's output bytes are the ``size`` of its outgoing edges where the file gives one
+  (all edges leaving a node carry one tensor: the largest is used); otherwise an estimate:
+  transfer ``cost`` x bytes per cost unit, the ratio being ``bytes_per_cost`` if given, else
+  the median of ``size / cost`` over the graph's edges that have both, else 0 (unknown).
+  In training a microbatch's activations are stashed from the start of its forward unit to
+  the end of its backward unit; in inference they live during the forward unit only;
+* with **recomputation** on a device only the stage input ``I`` (output bytes of the
+  forward nodes outside the device that feed its forward nodes) is stashed from forward
+  to backward; ``A`` is held again from the start of the backward unit (where the forward
+  pass is re-run) to its end.
+
+Peak (the schedule's in-flight count ``n`` on the device: 1 for inference, ``M`` for GPipe,
+``min(K - k, M)`` for 1F1B at position ``k`` of ``K`` stages; see :func:`in_flight`)::
+
+    inference:               W + A
+    training:                W + O + n * A
+    training, recomputation: W + O + n * I + A
+
+:func:`peak_bytes` gives this closed form (the memory-aware planner uses it);
+:func:`memory_profile` sweeps the schedule's events and finds the same peak, when it is
+reached and when a device first goes over its cap (its first OOM).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Iterable
+
+from .errors import PlacementError
+from .model import CPU_KIND, DeviceSlot, Graph, Placement, Problem
+from .schedule import Schedule
+
+
+@dataclass(frozen=True)
+class StageMemory:
+    """The static memory numbers of one device (bytes).
+
+    ``weights`` W, ``optimizer`` O, ``activation`` A (per microbatch), ``stage_input`` I
+    (per microbatch), ``cap`` (``inf`` for CPU cores).
+    """
+
+    device: DeviceSlot
+    weights: float
+    optimizer: float
+    activation: float
+    stage_input: float
+    cap: float
+
+
+@dataclass(frozen=True)
+class DeviceMemory:
+    """Memory of one device over time: a step function ``bytes[i]`` from ``times[i]`` on."""
+
+    device: DeviceSlot
+    static: StageMemory
+    in_flight: int
+    times: tuple[float, ...]
+    bytes: tuple[float, ...]
+    peak: float
+    peak_time: float
+    first_oom: float | None
+
+    @property
+    def cap(self) -> float:
+        return self.static.cap
+
+    @property
+    def fits(self) -> bool:
+        return self.first_oom is None
+
+
+@dataclass(frozen=True)
+class MemoryProfile:
+    """Memory over time of every device of a schedule."""
+
+    schedule: str
+    microbatches: int
+    optimizer_multiplier: float
+    devices: tuple[DeviceMemory, ...]
+
+    @property
+    def fits(self) -> bool:
+        return all(d.fits for d in self.devices)
+
+    @property
+    def first_oom(self) -> tuple[DeviceSlot, float] | None:
+        """The device that first goes over its cap and when (None if none does)."""
+        hits = [(d.first_oom, k, d.device) for k, d in enumerate(self.devices) if d.first_oom is not None]
+        if not hits:
+            return None
+        time, _, device = min(hits)
+        return device, time
+
+    def of(self, device: DeviceSlot) -> DeviceMemory:
+        for entry in self.devices:
+            if entry.device == device:
+                return entry
+        raise PlacementError(f"{device}: not in the memory profile")
+
+
+def output_bytes(graph: Graph, bytes_per_cost: float | None = None) -> dict[int, float]:
+    """Output bytes of every node (edge sizes, else the cost-based estimate of the module docstring)."""
+    sized: dict[int, float] = {}
+    ratios = []
+    for edge in graph.edges:
+        if edge.size is not None:
+            sized[edge.source] = max(sized.get(edge.source, 0.0), edge.size)
+            if edge.cost > 0 and edge.size > 0:
+                ratios.append(edge.size / edge.cost)
+    if bytes_per_cost is None:
+        bytes_per_cost = statistics.median(ratios) if ratios else 0.0
+    out = {}
+    for node in graph.nodes:
+        if node.id in sized:
+            out[node.id] = sized[node.id]
+        else:
+            out[node.id] = graph.output_cost[node.id] * bytes_per_cost if graph.successors[node.id] else 0.0
+    return out
+
+
+def stage_memory(problem: Problem, placement: Placement, optimizer_multiplier: float = 0.0,
+                 bytes_per_cost: float | None = None) -> tuple[StageMemory, ...]:
+    """W, O, A, I and the cap of every device of ``placement`` (pipeline order)."""
+    if not math.isfinite(optimizer_multiplier) or optimizer_multiplier < 0:
+        raise PlacementError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
+    graph = problem.graph
+    caps = {kind.name: kind.memory for kind in problem.devices.accelerators}
+    out_bytes = output_bytes(graph, bytes_per_cost)
+    result = []
+    for stage in placement.stages:
+        nodes = set(stage.nodes)
+        forward = [n for n in stage.nodes if not graph.node_by_id[n].is_backward]
+        weights = sum(graph.node_by_id[n].size for n in stage.nodes)
+        optimizer = optimizer_multiplier * sum(graph.node_by_id[n].size for n in forward)
+        activation = sum(out_bytes[n] for n in forward)
+        inputs = {u for v in forward for u in graph.predecessors[v]
+                  if u not in nodes and not graph.node_by_id[u].is_backward}
+        stage_input = sum(out_bytes[u] for u in inputs)
+        cap = math.inf if stage.device.kind == CPU_KIND else caps.get(stage.device.kind, 0.0)
+        result.append(StageMemory(stage.device, weights, optimizer, activation, stage_input, cap))
+    return tuple(result)
+
+
+def in_flight(schedule: str, position: int, stages: int, microbatches: int) -> int:
+    """Most microbatches whose activations a device holds at once (see the module docstring)."""
+    if schedule == "inference":
+        return 1
+    if schedule == "gpipe":
+        return microbatches
+    if schedule == "1f1b":
+        return min(stages - position, microbatches)
+    raise PlacementError(f"unknown schedule {schedule!r}")
+
+
+def peak_bytes(static: StageMemory, schedule: str, in_flight_count: int, recompute: bool = False) -> float:
+    """The closed-form peak of one device (module docstring)."""
+    if schedule == "inference":
+        return static.weights + static.activation
+    base = static.weights + static.optimizer
+    if recompute:
+        return base + in_flight_count * static.stage_input + static.activation
+    return base + in_flight_count * static.activation
+
+
+def memory_profile(problem: Problem, schedule: Schedule, optimizer_multiplier: float = 0.0,
+                   bytes_per_cost: float | None = None) -> MemoryProfile:
+    """Sweep ``schedule``'s events: bytes held by every device over time, peak, first OOM.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem the schedule was simulated on.
+    schedule : Schedule
+        From :func:`placement.schedule.simulate` (its recompute set is honoured).
+    optimizer_multiplier : float
+        Optimizer state as a multiple of the forward weights (training schedules only).
+    bytes_per_cost : float, optional
+        Bytes per transfer-cost unit for edges without a ``size`` (default: from the graph).
+    """
+    training = schedule.kind != "inference"
+    statics = stage_memory(problem, schedule.placement, optimizer_multiplier if training else 0.0, bytes_per_cost)
+    recompute = set(schedule.recompute)
+    n_stages = len(statics)
+    devices = []
+    for position, static in enumerate(statics):
+        device = static.device
+        # The device's units in its own order (they never overlap, so times never decrease along it).
+        units: list[list] = []
+        index: dict[tuple[str, int], int] = {}
+        for event in schedule.events_of(device):
+            key = (event.phase, event.microbatch)
+            if key not in index:
+                index[key] = len(units)
+                units.append([event.phase, event.microbatch, event.start, event.end])
+            else:
+                unit = units[index[key]]
+                unit[2], unit[3] = min(unit[2], event.start), max(unit[3], event.end)
+        # Changes keyed by (time, order along the device): a unit's allocations at its start,
+        # frees at its end; at equal times the earlier unit's frees come first.
+        changes: list[tuple[float, int, float]] = []
+        for i, (phase, m, start, end) in enumerate(units):
+            if phase == "forward":
+                if not training:
+                    changes += [(start, 2 * i, static.activation), (end, 2 * i + 1, -static.activation)]
+                    continue
+                stash = static.stage_input if device in recompute else static.activation
+                j = index.get(("backward", m), i)
+                changes += [(start, 2 * i, stash), (units[j][3], 2 * j + 1, -stash)]
+            elif device in recompute:
+                changes += [(start, 2 * i, static.activation), (end, 2 * i + 1, -static.activation)]
+        changes = [c for c in changes if c[2] != 0]
+        changes.sort(key=lambda c: (c[0], c[1]))
+        base = static.weights + static.optimizer
+        level = base
+        peak, peak_time = base, 0.0
+        first_oom = 0.0 if base > static.cap else None
+        times, values = [0.0], [base]
+        for time, _, delta in changes:
+            level += delta
+            if delta > 0 and level > peak * (1 + 1e-12):
+                peak, peak_time = level, time
+            if delta > 0 and first_oom is None and level > static.cap:
+                first_oom = time
+            if times[-1] == time:
+                values[-1] = level
+            else:
+                times.append(time)
+                values.append(level)
+        if not times or times[-1] < schedule.makespan:
+            times.append(schedule.makespan)
+            values.append(values[-1])
+        devices.append(DeviceMemory(
+            device, static, in_flight(schedule.kind, position, n_stages, schedule.microbatches),
+            tuple(times), tuple(values), peak, peak_time, first_oom,
+        ))
+    return MemoryProfile(schedule.kind, schedule.microbatches, optimizer_multiplier if training else 0.0,
+                         tuple(devices))
+
+
+def peak_table(problem: Problem, placement: Placement, schedule: str, microbatches: int,
+               optimizer_multiplier: float = 0.0, recompute: Iterable[DeviceSlot] = (),
+               bytes_per_cost: float | None = None) -> tuple[tuple[DeviceSlot, float, float], ...]:
+    """(device, closed-form peak, cap) for every device of ``placement`` without simulating."""
+    training = schedule != "inference"
+    statics = stage_memory(problem, placement, optimizer_multiplier if training else 0.0, bytes_per_cost)
+    recompute = set(recompute)
+    return tuple(
+        (s.device, peak_bytes(s, schedule, in_flight(schedule, k, len(statics), microbatches),
+                              training and s.device in recompute), s.cap)
+        for k, s in enumerate(statics)
+    )

@@ -1,0 +1,86 @@
+"""Benchmark of the exact DP on every sample graph: ideals, pairs, seconds, peak memory.
+
+Each graph runs in a fresh process (so peak memory is that graph's own): the process
+first solves a tiny graph (loading the compiled kernel from numba's cache, or compiling
+it), then times ``solve_dp`` on the graph. Columns:
+
+* ideals - ideals of the lattice the DP searches (after contracting colour classes and
+  merging free nodes, see placement/ideals.py);
+* pairs searched - ideal pairs (I, J) the DP visited (pruned by the chain upper bound);
+* all pairs - every comparable pair I <= J, J non-empty (only with --all-pairs; slow on wide graphs);
+* solve s - wall-clock seconds of solve_dp after warm-up; process s - the whole child
+  process (Python start, imports, kernel load, solve);
+* peak MB - the child's maximum resident set size.
+
+Usage: python scripts/bench_dp.py [--all-pairs] [GRAPH ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs"
+
+
+def _child(path: str, all_pairs: bool) -> None:
+    started = time.perf_counter()
+    from placement import Devices, Edge, Graph, Node, Problem, load_problem, solve_dp
+    from placement.dp import count_pairs
+
+    tiny = Problem(Graph((Node(1, 1, 1), Node(2, 1, 1)), (Edge(1, 2, 1),)), Devices.paper(1, 1))
+    solve_dp(tiny)
+    problem = load_problem(path)
+    t0 = time.perf_counter()
+    result = solve_dp(problem)
+    seconds = time.perf_counter() - t0
+    out = {
+        "nodes": len(problem.graph.nodes), "status": result.status, "objective": result.objective,
+        "ideals": result.stat("ideals"), "pairs": result.stat("pairs"), "seconds": seconds,
+    }
+    if all_pairs:
+        out["all_pairs"] = count_pairs(problem)[1]
+    out["process_seconds"] = time.perf_counter() - started
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("graphs", nargs="*", help="graph files (default: every file in sample_graphs/)")
+    parser.add_argument("--all-pairs", action="store_true", help="also count every comparable ideal pair")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child, args.all_pairs)
+        return
+    graphs = [Path(g) for g in args.graphs] or sorted(
+        p for p in SAMPLES.rglob("*.json") if "expert-splits" not in p.parts
+    )
+    header = f"{'graph':44} {'nodes':>6} {'ideals':>8} {'pairs searched':>15} {'all pairs':>13} " \
+             f"{'solve s':>8} {'process s':>9} {'peak MB':>8}  objective"
+    print(header)
+    print("-" * len(header))
+    for path in graphs:
+        command = [sys.executable, __file__, "--child", str(path)] + (["--all-pairs"] if args.all_pairs else [])
+        done = subprocess.run(command, capture_output=True, text=True)
+        name = str(path.relative_to(SAMPLES)) if path.is_relative_to(SAMPLES) else str(path)
+        if done.returncode != 0:
+            print(f"{name:44} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+            continue
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        all_pairs = f"{row['all_pairs']:,}" if "all_pairs" in row else "-"
+        print(f"{name:44} {row['nodes']:>6} {row['ideals']:>8,} {row['pairs']:>15,} {all_pairs:>13} "
+              f"{row['seconds']:>8.3f} {row['process_seconds']:>9.2f} {row['peak_mb']:>8.0f}  "
+              f"{row['objective']:.10g} ({row['status']})")
+    print(f"\nmachine: {resource.getpagesize()} B pages; python {sys.version.split()[0]}; "
+          "times are wall-clock on this machine, single run")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Create .venv with every Python package the project needs (idempotent).
+# With --browser, also install Debian's Chromium for the real-browser tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -r requirements.txt
+.venv/bin/python -m pip install -q --no-deps -e .

@@ -1,0 +1,78 @@
+"""The CLI as other tools use it: a subprocess, JSON on stdout, one-line errors with status 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from placement import evaluate, load_problem, parse_placement
+
+from .golden import OPTIMAL_MAX_LOAD
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "placement", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+
+
+def test_solve_json_has_the_stable_shape(samples_dir):
+    graph = samples_dir / "throughput/layer/bert24_training.json"
+    out = run("solve", graph, "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["status"] == "optimal" and data["method"] == "dp"
+    assert data["objective"] == pytest.approx(OPTIMAL_MAX_LOAD["throughput/layer/bert24_training.json"], rel=1e-6)
+    assert len(data["accelerators"]) == 6 and len(data["cpus"]) == 1
+    assert isinstance(data["seconds"], float)
+    assert max(d["load"] for d in data["accelerators"] + data["cpus"]) == pytest.approx(data["objective"])
+    # The reported split, read back as a split file, evaluates to the objective.
+    problem = load_problem(graph)
+    placement = parse_placement(json.dumps({"fpgas": data["accelerators"], "cpus": data["cpus"]}), problem.graph,
+                                problem.devices)
+    assert evaluate(problem, placement).max_load == pytest.approx(data["objective"])
+
+
+def test_options_override_the_file(samples_dir):
+    graph = samples_dir / "throughput/layer/bert24_inference.json"
+    data = json.loads(run("solve", graph, "--json", "--accelerators", 2, "--cpus", 0).stdout)
+    assert len(data["accelerators"]) == 2 and data["cpus"] == []
+    infeasible = json.loads(run("solve", graph, "--json", "--memory", 1000, "--cpus", 0).stdout)
+    assert infeasible["status"] == "infeasible" and infeasible["objective"] is None and infeasible["reason"]
+
+
+def test_readable_table_without_json(samples_dir):
+    out = run("solve", samples_dir / "throughput/layer/resnet50_inference.json")
+    assert out.returncode == 0
+    assert "time per sample" in out.stdout and "accelerator 0" in out.stdout
+
+
+def test_evaluate_expert_split(samples_dir):
+    out = run("evaluate", samples_dir / "throughput/layer/bert24_inference.json",
+              samples_dir / "expert-splits/bert24_inference_expert.json", "--json")
+    data = json.loads(out.stdout)
+    assert data["max_load"] == pytest.approx(20.084, rel=5e-5) and data["feasible"]
+
+
+@pytest.mark.parametrize("content,message", [
+    ("{", "not valid JSON"),
+    ('{"nodes": [{"id": 1}], "edges": []}', "node 1: missing field"),
+    ('{"nodes": [{"id": 1, "supportedOnFpga": 1, "cpuLatency": -2, "fpgaLatency": 1, "isBackwardNode": 0}], "edges": []}',
+     "must be non-negative"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    out = run("solve", path, "--json")
+    assert out.returncode == 2
+    assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and message in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_missing_file_and_bad_option(tmp_path):
+    out = run("solve", tmp_path / "nope.json")
+    assert out.returncode == 2 and "no such file" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    out = run("solve", tmp_path / "nope.json", "--accelerators", "-3")
+    assert out.returncode == 2 and "Traceback" not in out.stderr

@@ -1,0 +1,99 @@
+"""The exact DP: golden values on the paper's workloads and brute force on random graphs."""
+
+import math
+
+import pytest
+
+from placement import Devices, Problem, evaluate, is_contiguous, load_problem, solve_dp
+from placement.dp import count_pairs
+
+from .golden import OPTIMAL_MAX_LOAD
+from .randgraphs import brute_force, random_problem
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMAL_MAX_LOAD))
+def test_reproduces_the_papers_optimum_and_the_evaluator_agrees(samples_dir, name):
+    problem = load_problem(samples_dir / name)
+    result = solve_dp(problem)
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(OPTIMAL_MAX_LOAD[name], rel=1e-6)
+    evaluation = evaluate(problem, result.placement)
+    assert evaluation.feasible, evaluation.violations
+    assert evaluation.max_load == pytest.approx(result.objective, rel=1e-9)
+    assert is_contiguous(problem, result.placement)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_inference_graphs_match_brute_force(seed):
+    problem = random_problem(seed)
+    expected, _ = brute_force(problem, contiguous=True)
+    result = solve_dp(problem)
+    if math.isinf(expected):
+        assert result.status == "infeasible" and result.reason
+        return
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    evaluation = evaluate(problem, result.placement)
+    assert evaluation.feasible, evaluation.violations
+    assert evaluation.max_load == pytest.approx(result.objective, rel=1e-9, abs=1e-12)
+    # Non-contiguous splits are a superset: never worse than the DP.
+    assert brute_force(problem, contiguous=False)[0] <= result.objective + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(100, 140))
+def test_training_graphs_match_brute_force(seed):
+    problem = random_problem(seed, training=True, max_forward=4)
+    expected, _ = brute_force(problem, contiguous=True)
+    result = solve_dp(problem)
+    if math.isinf(expected):
+        assert result.status == "infeasible"
+        return
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert evaluate(problem, result.placement).max_load == pytest.approx(result.objective, rel=1e-9, abs=1e-12)
+
+
+def test_tight_memory_on_merged_nodes_is_still_exact(samples_dir):
+    # GNMT's zero-latency sinks are merged into their producers with their memory ignored;
+    # with memory this tight the DP must notice and re-solve with the real sizes.
+    problem = load_problem(samples_dir / "throughput/layer/gnmt_inference.json")
+    total = sum(node.size for node in problem.graph.nodes)
+    devices = Devices.paper(6, 1, total / 5.2)
+    tight = Problem(problem.graph, devices)
+    result = solve_dp(tight)
+    assert result.status in ("optimal", "feasible")
+    evaluation = evaluate(tight, result.placement)
+    assert evaluation.feasible, evaluation.violations
+    assert evaluation.max_load == pytest.approx(result.objective)
+
+
+def test_no_cpu_and_unsupported_node_is_infeasible_with_a_reason(samples_dir):
+    problem = random_problem(3)
+    graph = problem.graph
+    from dataclasses import replace
+
+    nodes = tuple(replace(n, supported_on_accelerator=False) if i == 0 else n for i, n in enumerate(graph.nodes))
+    problem = Problem(replace(graph, nodes=nodes), Devices.paper(2, 0))
+    result = solve_dp(problem)
+    assert result.status == "infeasible"
+    assert "cannot run on any accelerator" in result.reason
+
+
+@pytest.mark.parametrize("name", ["throughput/layer/bert24_inference.json", "throughput/operator/resnet50_inference.json"])
+def test_pairs_are_the_comparable_pairs_of_ideals(samples_dir, name):
+    from placement.ideals import contract, enumerate_ideals, reduce_groups
+
+    problem = load_problem(samples_dir / name)
+    groups, _ = reduce_groups(problem.graph, contract(problem.graph))
+    masks = enumerate_ideals(groups).masks
+    expected = sum(1 for i in masks for j in masks if j and i & j == i)
+    assert count_pairs(problem) == (len(masks), expected)
+
+
+def test_more_devices_never_hurt(samples_dir):
+    problem = load_problem(samples_dir / "throughput/layer/resnet50_inference.json")
+    values = []
+    for k in (1, 2, 4, 8):
+        devices = problem.devices.with_kind(problem.devices.accelerators[0].name, count=k)
+        values.append(solve_dp(Problem(problem.graph, devices)).objective)
+    assert values == sorted(values, reverse=True)

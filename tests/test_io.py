@@ -1,0 +1,122 @@
+"""Reading graph and split files: round trips and one-line errors for every bad input."""
+
+import json
+
+import pytest
+
+from placement import InvalidGraphError, InvalidSplitError, load_placement, load_problem, parse_problem, problem_to_json
+from placement.io import MAX_FILE_BYTES, placement_to_dict
+
+GOOD = {
+    "maxFPGAs": 2, "maxCPUs": 1, "maxSizePerFPGA": 100.0,
+    "nodes": [
+        {"id": 1, "supportedOnFpga": 1, "cpuLatency": 5.0, "fpgaLatency": 1.0, "isBackwardNode": 0, "size": 10},
+        {"id": 2, "supportedOnFpga": True, "cpuLatency": 6.0, "fpgaLatency": 2.0, "isBackwardNode": False,
+         "name": "conv", "layerId": 7},
+        {"id": 3, "supportedOnFpga": 0, "cpuLatency": 1.0, "fpgaLatency": 0.0, "isBackwardNode": 0, "colorClass": 3},
+    ],
+    "edges": [{"sourceId": 1, "destId": 2, "cost": 0.5}, {"sourceId": 1, "destId": 3, "cost": 0.5},
+              {"sourceId": 2, "destId": 3, "cost": 0.25, "size": 64}],
+    "comment": "kept",
+}
+
+
+def write(tmp_path, data, name="g.json"):
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def mutate(change):
+    data = json.loads(json.dumps(GOOD))
+    change(data)
+    return data
+
+
+def test_reads_the_paper_format_and_keeps_other_keys(tmp_path):
+    problem = load_problem(write(tmp_path, GOOD))
+    assert problem.devices.accelerator_count == 2 and problem.devices.cpus == 1
+    assert problem.devices.accelerators[0].memory == 100.0
+    node = problem.graph.node_by_id[2]
+    assert node.name == "conv" and node.extra == {"layerId": 7} and node.size == 0.0
+    assert not problem.graph.node_by_id[3].supported_on_accelerator
+    again = parse_problem(problem_to_json(problem), "again.json")
+    assert again.graph == problem.graph and again.devices == problem.devices
+    assert json.loads(problem_to_json(problem))["comment"] == "kept"
+
+
+def test_every_shared_workload_round_trips(samples_dir):
+    for path in sorted(samples_dir.glob("*/*/*.json")):
+        problem = load_problem(path)
+        assert parse_problem(problem_to_json(problem), "x").graph == problem.graph
+
+
+BAD = [
+    ("not json", "{", "not valid JSON"),
+    ("top level list", [], "top level must be a JSON object"),
+    ("missing nodes", {"edges": []}, "missing field 'nodes'"),
+    ("missing field", mutate(lambda d: d["nodes"][0].pop("cpuLatency")), "node 1: missing field 'cpuLatency'"),
+    ("ill-typed field", mutate(lambda d: d["nodes"][1].update(fpgaLatency="fast")), "node 2: field 'fpgaLatency' must be a number"),
+    ("ill-typed id", mutate(lambda d: d["nodes"][1].update(id="two")), "field 'id' must be an integer"),
+    ("duplicate id", mutate(lambda d: d["nodes"][1].update(id=1)), "node 1: duplicate id"),
+    ("unknown node", mutate(lambda d: d["edges"].append({"sourceId": 3, "destId": 9, "cost": 0})), "edge 3->9: unknown node 9"),
+    ("cycle", mutate(lambda d: d["edges"].append({"sourceId": 3, "destId": 1, "cost": 0})), "cycle through nodes"),
+    ("backward to forward", mutate(lambda d: d["nodes"][0].update(isBackwardNode=1)), "edge from a backward node to a forward node"),
+    ("negative", mutate(lambda d: d["nodes"][2].update(cpuLatency=-1)), "node 3: field 'cpuLatency' must be non-negative"),
+    ("non-finite", '{"maxFPGAs":1,"maxCPUs":0,"maxSizePerFPGA":1,"nodes":[{"id":1,"supportedOnFpga":1,"cpuLatency":NaN,"fpgaLatency":1,"isBackwardNode":0}],"edges":[]}',
+     "node 1: field 'cpuLatency' must be finite"),
+    ("different costs", mutate(lambda d: d["edges"][1].update(cost=0.75)), "edge 1->3: cost 0.75 differs from 0.5"),
+    ("negative cost", mutate(lambda d: d["edges"][2].update(cost=-0.25)), "edge 2->3: field 'cost' must be non-negative"),
+    ("bool count", mutate(lambda d: d.update(maxFPGAs=True)), "field 'maxFPGAs' must be an integer"),
+]
+
+
+@pytest.mark.parametrize("label,data,message", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_gives_one_line_naming_file_and_rule(tmp_path, label, data, message):
+    path = write(tmp_path, data, "bad.json")
+    with pytest.raises(InvalidGraphError) as caught:
+        load_problem(path)
+    text = str(caught.value)
+    assert "\n" not in text
+    assert text.startswith(str(path) + ":")
+    assert message in text
+
+
+def test_missing_file_and_oversized_upload(tmp_path):
+    with pytest.raises(InvalidGraphError, match="no such file"):
+        load_problem(tmp_path / "absent.json")
+    with pytest.raises(InvalidGraphError, match="over the"):
+        parse_problem(b" " * (MAX_FILE_BYTES + 1), "big.json")
+    with pytest.raises(InvalidGraphError, match="not UTF-8"):
+        parse_problem(b"\xff\xfe\x00", "binary.json")
+
+
+def test_expert_split_of_a_training_graph_fills_in_backward_nodes(samples_dir):
+    problem = load_problem(samples_dir / "throughput/layer/bert24_training.json")
+    placement = load_placement(samples_dir / "expert-splits/bert24_training_expert.json", problem.graph, problem.devices)
+    placed = {n for stage in placement.stages for n in stage.nodes}
+    assert placed == {node.id for node in problem.graph.nodes}
+    for members in problem.graph.color_classes.values():
+        assert len({placement.device_of[n] for n in members}) == 1
+
+
+def test_bad_split_files(tmp_path, samples_dir):
+    problem = load_problem(samples_dir / "throughput/layer/bert24_inference.json")
+    cases = [({"fpgas": [{"nodes": [1, 999]}]}, "node 999: not in the graph"),
+             ({"fpgas": [{"nodes": [1]}, {"nodes": [1]}]}, "node 1: placed on both"),
+             ({"fpgas": [{"nodes": [1]}]}, "not placed"),
+             ({"fpgas": [{"nodes": "all"}]}, "must be a list of node ids")]
+    for data, message in cases:
+        path = write(tmp_path, data, "split.json")
+        with pytest.raises(InvalidSplitError, match=message):
+            load_placement(path, problem.graph, problem.devices)
+
+
+def test_placement_round_trips_through_the_split_format(samples_dir):
+    from placement import parse_placement, solve_dp
+
+    problem = load_problem(samples_dir / "throughput/layer/resnet50_inference.json")
+    placement = solve_dp(problem).placement
+    text = json.dumps(placement_to_dict(placement, problem.devices))
+    again = parse_placement(text, problem.graph, problem.devices)
+    assert again.device_of == placement.device_of

@@ -1,0 +1,156 @@
+"""AppTest of the Timeline page: schedules, the memory chart and the memory-aware plan.
+
+Every number asserted is recomputed here with the engine (solve_dp, simulate, memory_profile,
+solve_memory_aware), never copied from the app.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from placement import Problem, evaluate, load_problem, solve_dp
+from placement.memory import memory_profile
+from placement.memory_aware import solve_memory_aware
+from placement.schedule import simulate
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_graphs"
+TRAINING_LABEL = "throughput/layer/bert24_training"
+GIB = 2.0**30
+
+
+@pytest.fixture(autouse=True)
+def clear_streamlit_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def start() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def goto(at: AppTest, page: str) -> AppTest:
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def charts(at: AppTest) -> dict[str, dict]:
+    """Plotly figures on the page by title text."""
+    out = {}
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        title = spec.get("layout", {}).get("title", {})
+        out[title.get("text", "") if isinstance(title, dict) else str(title)] = spec
+    return out
+
+
+def values(array) -> list[float]:
+    """A Plotly array from the figure JSON (plain list or base64 ``{"dtype", "bdata"}``)."""
+    if isinstance(array, dict) and "bdata" in array:
+        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=np.dtype(array["dtype"])).tolist()
+    return list(array)
+
+
+def load_training(at: AppTest) -> None:
+    goto(at, "pages/1_Graph.py")
+    at.selectbox(key="graph_sample").set_value(TRAINING_LABEL).run()
+    assert not at.exception, at.exception
+
+
+def test_schedules_and_memory_chart_on_the_default_graph():
+    at = goto(start(), "pages/4_Timeline.py")
+    problem = load_problem(SAMPLES / "throughput" / "layer" / "bert24_inference.json")
+    placement = solve_dp(problem).placement
+    assert at.selectbox(key="timeline_schedule").value == "inference"
+    at.slider(key="timeline_microbatches").set_value(5).run()
+    expected = simulate(problem, placement, 5, "inference")
+    shown = metrics(at)
+    assert shown["Period (steady state)"] == f"{expected.period:.6g}"
+    assert shown["Max-load (evaluator)"] == f"{evaluate(problem, placement).max_load:.6g}"
+    assert shown["Makespan"] == f"{expected.makespan:.6g}"
+    assert shown["Fill & drain"] == f"{expected.fill_drain:.6g}"
+    assert shown["Bubble"] == f"{expected.bubble_fraction:.1%}"
+    figures = charts(at)
+    gantt = next(spec for title, spec in figures.items() if title.startswith("inference schedule"))
+    forward = next(t for t in gantt["data"] if t["name"] == "forward")
+    assert len(values(forward["base"])) == 5 * len(placement.stages)
+    memory = next(spec for title, spec in figures.items() if title.startswith("memory over time"))
+    profile = memory_profile(problem, expected)
+    line = next(t for t in memory["data"] if t["name"] == str(profile.devices[0].device))
+    assert max(values(line["y"])) == pytest.approx(profile.devices[0].peak / GIB)
+    # Switch the schedule: GPipe with 5 microbatches.
+    at.selectbox(key="timeline_schedule").set_value("gpipe").run()
+    assert not at.exception, at.exception
+    gpipe = simulate(problem, placement, 5, "gpipe")
+    assert metrics(at)["Makespan"] == f"{gpipe.makespan:.6g}"
+    assert any(title.startswith("gpipe schedule") for title in charts(at))
+    assert at.get("download_button")
+
+
+def test_training_graph_oom_and_memory_aware_plan():
+    at = start()
+    load_training(at)
+    # Devices page: accelerators of 1.5e9 bytes.
+    goto(at, "pages/2_Devices.py")
+    at.checkbox(key="dev_memory_limited").check().run()
+    at.number_input(key="dev_memory_gib").set_value(1.5e9 / GIB).run()
+    assert not at.exception, at.exception
+    goto(at, "pages/4_Timeline.py")
+    assert at.selectbox(key="timeline_schedule").value == "1f1b"
+    at.slider(key="timeline_microbatches").set_value(8).run()
+    at.number_input(key="timeline_optimizer").set_value(2.0).run()
+    assert not at.exception, at.exception
+
+    base = load_problem(SAMPLES / "throughput" / "layer" / "bert24_training.json")
+    problem = Problem(base.graph, base.devices.with_kind("accelerator", memory=round(1.5e9 / GIB, 3) * GIB))
+    plain = solve_dp(problem)
+    schedule = simulate(problem, plain.placement, 8, "1f1b")
+    profile = memory_profile(problem, schedule, 2.0)
+    shown = metrics(at)
+    assert shown["Period (steady state)"] == f"{plain.objective:.6g}"
+    assert shown["Max-load (evaluator)"] == f"{plain.objective:.6g}"
+    assert shown["Makespan"] == f"{schedule.makespan:.6g}"
+    # The size-only plan runs out of memory under 1F1B: the first OOM is reported.
+    device, when = profile.first_oom
+    errors = [e.value for e in at.error]
+    assert any(f"First OOM: {device}" in e and f"t = {when:.6g}" in e for e in errors), errors
+    memory = next(spec for title, spec in charts(at).items() if title.startswith("memory over time (1f1b"))
+    oom = next(t for t in memory["data"] if t["name"] == "first OOM")
+    assert min(values(oom["x"])) == pytest.approx(when)
+
+    # The memory-aware plan fits, at a higher time per sample.
+    at.radio(key="timeline_plan").set_value("memory-aware plan").run()
+    assert not at.exception, at.exception
+    aware = solve_memory_aware(problem, "1f1b", 8, optimizer_multiplier=2.0)
+    assert aware.objective > plain.objective
+    shown = metrics(at)
+    assert shown["Period (steady state)"] == f"{aware.objective:.6g}"
+    assert not at.error
+    aware_profile = memory_profile(problem, simulate(problem, aware.placement, 8, "1f1b"), 2.0)
+    assert aware_profile.fits
+    top = max(aware_profile.devices, key=lambda d: d.peak)
+    assert any(f"Highest peak" in s.value and str(top.device) in s.value for s in at.success)
+    # Leaving and coming back keeps the choices.
+    goto(at, "pages/1_Graph.py")
+    goto(at, "pages/4_Timeline.py")
+    assert at.radio(key="timeline_plan").value == "memory-aware plan"
+    assert at.slider(key="timeline_microbatches").value == 8

@@ -1,0 +1,266 @@
+"""Graph page section: import an ONNX model or build a transformer/CNN, then review the estimated costs.
+
+:func:`render_model_import` draws (every widget keyed, prefix ``mi_``):
+
+* the device kind the latencies are estimated for (a preset, every value editable) and the
+  inventory (reference accelerators + CPU cores);
+* an ``.onnx`` uploader (with dimension binding and optional coarsening into layers) and a
+  model builder form (GPT/BERT transformer or ResNet-like CNN);
+* once a model is loaded this way, an editable table of its estimated per-node costs, applied
+  only when "Apply edits" is pressed (the editor's source frame stays fixed meanwhile, see the
+  ``st.data_editor`` note in the ecosystem notes).
+
+Everything numeric comes from :mod:`placement`; a loaded model becomes the current graph
+through :func:`ui.state.set_graph` (source ``"model:<name>"``).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import placement
+from placement.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
+from placement.onnx_import import MAX_ONNX_BYTES, import_onnx
+from placement.roofline import CPU_KIND, EDITABLE_COLUMNS, GiB, PRESETS, CostModel, apply_cost_rows, cost_rows
+from placement.training import training_graph
+from ui import state
+
+SOURCE_PREFIX = "model:"
+_REPORT = "_mi_report"        # (graph digest, list of lines) describing the last import/build
+_TABLE = "_mi_table"          # (graph digest, DataFrame): the editor's fixed source frame
+_TABLE_VERSION = "_mi_table_version"
+_ERROR = "_mi_error"
+
+ACCELERATOR_PRESETS = tuple(name for name in PRESETS if name != CPU_KIND)
+# (widget key suffix, label, DeviceSpec field, display scale)
+_SPEC_FIELDS = (
+    ("fp16", "fp16/bf16 peak (TFLOP/s)", "fp16_flops", 1e12),
+    ("fp32", "fp32 peak (TFLOP/s)", "fp32_flops", 1e12),
+    ("bw", "Memory bandwidth (GB/s)", "memory_bandwidth", 1e9),
+    ("mem", "Memory per device (GiB)", "memory", GiB),
+    ("link", "Link bandwidth (GB/s)", "link_bandwidth", 1e9),
+    ("eff", "Efficiency (0-1]", "efficiency", 1.0),
+)
+
+
+def _fill_spec_widgets() -> None:
+    """Copy the chosen preset's values into the spec widgets (on preset change)."""
+    spec = PRESETS[st.session_state["mi_kind"]]
+    for suffix, _, attr, scale in _SPEC_FIELDS:
+        st.session_state[f"mi_spec_{suffix}"] = float(getattr(spec, attr)) / scale
+
+
+def _cost_model() -> CostModel:
+    """The cost model from the (possibly edited) spec widgets; raises PlacementError on bad values."""
+    base = PRESETS[st.session_state["mi_kind"]]
+    changes = {attr: float(st.session_state[f"mi_spec_{suffix}"]) * scale for suffix, _, attr, scale in _SPEC_FIELDS}
+    reference = base.with_changes(**changes)
+    others = tuple(spec for name, spec in PRESETS.items() if name not in (reference.name, CPU_KIND))
+    return CostModel(reference, PRESETS[CPU_KIND], others)
+
+
+def _device_form() -> None:
+    state.init_widget("mi_kind", "A100")
+    if "mi_spec_fp16" not in st.session_state:
+        _fill_spec_widgets()
+    state.init_widget("mi_accelerators", 4)
+    state.init_widget("mi_cpus", 1)
+    cols = st.columns(3)
+    cols[0].selectbox("Device kind for the estimates", ACCELERATOR_PRESETS, key="mi_kind",
+                      on_change=_fill_spec_widgets,
+                      help="Latencies are estimated for this kind (the reference), for one CPU core and for the "
+                           "other presets (kept per kind in the graph, for mixed inventories).")
+    cols[1].number_input("Accelerators", min_value=0, max_value=64, step=1, key="mi_accelerators")
+    cols[2].number_input("CPU cores", min_value=0, max_value=64, step=1, key="mi_cpus")
+    with st.expander("Device kind values (roofline)", expanded=False):
+        spec_cols = st.columns(len(_SPEC_FIELDS))
+        for col, (suffix, label, _, _) in zip(spec_cols, _SPEC_FIELDS):
+            col.number_input(label, min_value=0.0, format="%.4g", key=f"mi_spec_{suffix}")
+        st.caption("time = max(FLOPs / peak, bytes / memory bandwidth) / efficiency; "
+                   "edge cost = bytes / link bandwidth. Times in milliseconds.")
+
+
+def _load(problem: placement.Problem, name: str, lines: list[str]) -> None:
+    state.set_graph(problem, name, source=f"{SOURCE_PREFIX}{name}")
+    st.session_state[_REPORT] = (problem.graph.digest, lines)
+    st.session_state[_TABLE] = (problem.graph.digest, pd.DataFrame(cost_rows(problem.graph)))
+    st.session_state[_TABLE_VERSION] = st.session_state.get(_TABLE_VERSION, 0) + 1
+    st.session_state.pop(_ERROR, None)
+
+
+def _devices(cost_model: CostModel) -> placement.Devices:
+    return cost_model.devices(int(st.session_state["mi_accelerators"]), int(st.session_state["mi_cpus"]))
+
+
+def _import_onnx_clicked() -> None:
+    uploaded = st.session_state.get("mi_onnx_upload")
+    if uploaded is None:
+        st.session_state[_ERROR] = "Choose an .onnx file first."
+        return
+    if uploaded.size > MAX_ONNX_BYTES:
+        st.session_state[_ERROR] = (f"{uploaded.name}: file is {uploaded.size:,} bytes, over the "
+                                    f"{MAX_ONNX_BYTES:,}-byte limit")
+        return
+    try:
+        cost_model = _cost_model()
+        depth = int(st.session_state["mi_onnx_depth"])
+        report = import_onnx(uploaded.getvalue(), uploaded.name, cost_model=cost_model,
+                             default_dim=int(st.session_state["mi_onnx_dim"]), coarsen_depth=depth or None)
+        graph = training_graph(report.graph) if st.session_state["mi_onnx_training"] else report.graph
+        problem = placement.Problem(graph, _devices(cost_model))
+    except placement.PlacementError as exc:
+        st.session_state[_ERROR] = str(exc)
+        return
+
+    def ideals(value):
+        return f"{value:,}" if value is not None else "over the cap"
+
+    lines = [f"{report.nodes_before} operators, {ideals(report.ideals_before)} ideals"]
+    if depth:
+        lines.append(f"coarsened (depth {depth}): {len(report.graph.nodes)} nodes, "
+                     f"{ideals(report.ideals_after)} ideals")
+    if problem.graph.is_training:
+        lines.append(f"training graph: {len(problem.graph.nodes)} nodes (a backward node per forward node, "
+                     "2x its latency)")
+    lines += list(report.notes)
+    _load(problem, uploaded.name, lines)
+
+
+def _build_clicked() -> None:
+    ss = st.session_state
+    try:
+        cost_model = _cost_model()
+        granularity = ss["mi_granularity"]
+        training = bool(ss["mi_training"])
+        if ss["mi_model"] == "ResNet-like CNN":
+            try:
+                blocks = tuple(int(x) for x in str(ss["mi_cnn_blocks"]).replace(" ", "").split(",") if x)
+            except ValueError:
+                raise placement.InvalidGraphError(
+                    f"blocks per stage must be integers separated by commas (got {ss['mi_cnn_blocks']!r})") from None
+            config = CnnConfig(blocks=blocks, width=int(ss["mi_cnn_width"]), image=int(ss["mi_cnn_image"]),
+                               batch=int(ss["mi_batch"]), dtype=ss["mi_dtype"])
+            problem = build_cnn(config, cost_model, accelerators=int(ss["mi_accelerators"]),
+                                cpus=int(ss["mi_cpus"]), granularity=granularity, training=training)
+        else:
+            config = TransformerConfig(
+                style="gpt" if ss["mi_model"].startswith("GPT") else "bert", layers=int(ss["mi_layers"]),
+                hidden=int(ss["mi_hidden"]), heads=int(ss["mi_heads"]), seq_len=int(ss["mi_seq"]),
+                batch=int(ss["mi_batch"]), dtype=ss["mi_dtype"], vocab=int(ss["mi_vocab"]))
+            problem = build_transformer(config, cost_model, accelerators=int(ss["mi_accelerators"]),
+                                        cpus=int(ss["mi_cpus"]), granularity=granularity, training=training)
+    except placement.PlacementError as exc:
+        st.session_state[_ERROR] = str(exc)
+        return
+    ideals = state.ideal_count(problem.graph)
+    lines = [f"{len(problem.graph.nodes)} nodes, "
+             + (f"{ideals:,} ideals" if ideals is not None else f"over {state.IDEALS_CAP:,} ideals")]
+    _load(problem, problem.graph.name, lines)
+
+
+def _onnx_form() -> None:
+    state.init_widget("mi_onnx_dim", 1)
+    state.init_widget("mi_onnx_depth", 0)
+    state.init_widget("mi_onnx_training", False)
+    st.file_uploader(f"ONNX model (at most {MAX_ONNX_BYTES // 2**20} MiB; tensors must be inside the file)",
+                     type=["onnx"], key="mi_onnx_upload")
+    cols = st.columns(3)
+    cols[0].number_input("Value of symbolic dimensions (batch, sequence...)", min_value=1, step=1, key="mi_onnx_dim")
+    cols[1].number_input("Merge into layers: name components (0 = keep operators)", min_value=0, max_value=20,
+                         step=1, key="mi_onnx_depth",
+                         help="Nodes whose names share their first N components (split on '/' and '.') become one "
+                              "node; e.g. 4 merges '/bert/encoder/layer.0/...' by layer.")
+    cols[2].checkbox("Training graph (backward nodes)", key="mi_onnx_training")
+    st.button("Import ONNX model", key="mi_onnx_import", on_click=_import_onnx_clicked, type="primary")
+
+
+def _builder_form() -> None:
+    defaults = {"mi_model": "GPT transformer", "mi_layers": 12, "mi_hidden": 768, "mi_heads": 12, "mi_seq": 1024,
+                "mi_vocab": 50257, "mi_batch": 1, "mi_dtype": "fp16", "mi_granularity": "operator",
+                "mi_training": False, "mi_cnn_blocks": "3,4,6,3", "mi_cnn_width": 64, "mi_cnn_image": 224}
+    for key, value in defaults.items():
+        state.init_widget(key, value)
+    cols = st.columns(4)
+    cols[0].selectbox("Model", ("GPT transformer", "BERT transformer", "ResNet-like CNN"), key="mi_model")
+    cols[1].selectbox("Data type", ("fp16", "bf16", "fp32", "int8"), key="mi_dtype")
+    cols[2].radio("Granularity", ("operator", "layer"), key="mi_granularity", horizontal=True)
+    cols[3].checkbox("Training graph (backward nodes)", key="mi_training")
+    cols = st.columns(5)
+    if st.session_state["mi_model"] == "ResNet-like CNN":
+        cols[0].text_input("Blocks per stage", key="mi_cnn_blocks")
+        cols[1].number_input("Base width", min_value=1, step=1, key="mi_cnn_width")
+        cols[2].number_input("Image size", min_value=32, step=1, key="mi_cnn_image")
+    else:
+        cols[0].number_input("Layers", min_value=1, max_value=512, step=1, key="mi_layers")
+        cols[1].number_input("Hidden size", min_value=1, step=1, key="mi_hidden")
+        cols[2].number_input("Heads", min_value=1, step=1, key="mi_heads")
+        cols[3].number_input("Sequence length", min_value=1, step=1, key="mi_seq")
+        st.number_input("Vocabulary", min_value=1, step=1, key="mi_vocab")
+    cols[4].number_input("Batch", min_value=1, step=1, key="mi_batch")
+    st.button("Build model", key="mi_build", on_click=_build_clicked, type="primary")
+
+
+def _editor_key() -> str:
+    return f"mi_costs_{st.session_state.get(_TABLE_VERSION, 0)}"
+
+
+def _edited_rows() -> list[dict]:
+    """The source frame with the editor's pending edits (its ``edited_rows`` state) applied."""
+    frame = st.session_state[_TABLE][1].copy()
+    edits = (st.session_state.get(_editor_key()) or {}).get("edited_rows", {})
+    rows = frame.to_dict("records")
+    for position, changes in edits.items():
+        rows[int(position)].update({column: value for column, value in changes.items() if column in EDITABLE_COLUMNS})
+    return rows
+
+
+def _apply_clicked() -> None:
+    problem = state.base_problem()
+    table = st.session_state.get(_TABLE)
+    if problem is None or table is None or table[0] != problem.graph.digest:
+        return
+    try:
+        graph = apply_cost_rows(problem.graph, _edited_rows())
+    except placement.PlacementError as exc:
+        st.session_state[_ERROR] = str(exc)
+        return
+    name = state.current_graph_name()
+    name = name if name.endswith(" (edited)") else f"{name} (edited)"
+    report = st.session_state.get(_REPORT, (None, []))[1]
+    _load(placement.Problem(graph, state.current_devices()), name, list(report) + ["costs edited by hand"])
+
+
+def _cost_table() -> None:
+    problem = state.base_problem()
+    table = st.session_state.get(_TABLE)
+    if problem is None or table is None or table[0] != problem.graph.digest:
+        return
+    if not state.current_graph_source().startswith(SOURCE_PREFIX):
+        return
+    st.markdown("**Estimated costs per node** (edit latencies or weights, then apply before solving)")
+    report = st.session_state.get(_REPORT)
+    if report and report[0] == problem.graph.digest:
+        for line in report[1]:
+            st.caption(line)
+    frame = table[1]
+    disabled = [c for c in frame.columns if c not in EDITABLE_COLUMNS]
+    st.data_editor(frame, key=_editor_key(), hide_index=True, disabled=disabled, num_rows="fixed")
+    st.button("Apply edits", key="mi_apply", on_click=_apply_clicked,
+              help="Make the edited latencies and sizes the current graph (the estimates table restarts from them).")
+
+
+def render_model_import() -> None:
+    """The model import section of the Graph page (ONNX upload, builders, editable cost table)."""
+    with st.expander("Import a model: ONNX file or model builder (roofline cost estimates)",
+                     expanded=state.current_graph_source().startswith(SOURCE_PREFIX)):
+        _device_form()
+        tab_onnx, tab_build = st.tabs(["ONNX file", "Model builder"])
+        with tab_onnx:
+            _onnx_form()
+        with tab_build:
+            _builder_form()
+        error = st.session_state.get(_ERROR)
+        if error:
+            st.error(f"{error} — the previous graph stays loaded.")
+        _cost_table()
