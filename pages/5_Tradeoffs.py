@@ -15,11 +15,6 @@ from placement import PlacementError, viz
 from placement.sweep import count_grid, executor_for, pareto_front, sensitivity, solve_point, sweep
 from ui import state
 
-st.set_page_config(page_title="Tradeoffs - device placement", layout="wide")
-state.ensure_default_graph()
-
-st.title("Tradeoffs")
-
 RUN_MODES = {
     "auto": "Automatic (processes when it pays)",
     "process": "Local process pool",
@@ -28,13 +23,6 @@ RUN_MODES = {
 }
 #: Estimated seconds of solving below which a local process pool is not worth starting.
 POOL_THRESHOLD_S = 2.0
-
-problem = state.current_problem()
-devices = problem.devices
-st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
-if not devices.accelerators:
-    st.warning("The inventory has no accelerator kind: add one on the Devices page to see tradeoffs.")
-    st.stop()
 
 
 # ----------------------------------------------------------------------------- cached computations
@@ -83,81 +71,6 @@ def _base_seconds(digest: str, devices_key: str, _problem) -> float:
     return solve_point(_problem).seconds
 
 
-# ----------------------------------------------------------------------------- settings
-names = [kind.name for kind in devices.accelerators]
-col_kind, col_max, col_run = st.columns([2, 2, 3])
-with col_kind:
-    state.init_widget("to_kind", names[0])
-    if st.session_state["to_kind"] not in names:
-        st.session_state["to_kind"] = names[0]
-    kind_name = st.selectbox("Accelerator kind to vary", names, key="to_kind", disabled=len(names) == 1,
-                             help="Counts, memory and speed sweeps change this kind only.")
-kind = devices.kind(kind_name)
-with col_max:
-    state.init_widget("to_max_count", 16)
-    max_count = st.slider("Accelerators up to", 1, 32, key="to_max_count")
-with col_run:
-    state.init_widget("to_run_mode", "auto")
-    run_mode = st.selectbox("Run the solves on", list(RUN_MODES), format_func=RUN_MODES.get, key="to_run_mode")
-address = ""
-if run_mode == "dask":
-    state.init_widget("to_dask_address", "")
-    address = st.text_input("Dask scheduler address", key="to_dask_address", placeholder="tcp://scheduler:8786",
-                            help="The solves are sent to this Dask cluster (its workers need this project "
-                                 "installed). Leave empty to use a local process pool.").strip()
-
-digest, devices_key = state.problem_key(problem)
-try:
-    base_seconds = _base_seconds(digest, devices_key, problem)
-except PlacementError as exc:
-    st.error(str(exc))
-    st.stop()
-
-total_size = sum(node.size for node in problem.graph.nodes)
-count_values = tuple(range(1, max_count + 1))
-bandwidth_values = tuple(sorted({devices.bandwidth * 2 ** (k / 2) for k in range(-6, 7)}))
-if kind.memory != float("inf"):
-    memory_reference = kind.memory
-else:
-    memory_reference = total_size / max(kind.count, 1)
-memory_values = tuple(sorted({memory_reference * 2 ** (k / 2) for k in range(-6, 7)}
-                             | ({kind.memory} if kind.memory != float("inf") else set()))) if total_size > 0 else ()
-grid_values = count_grid(devices, max_points=120) if len(names) > 1 else ()
-n_solves = len(count_values) + len(bandwidth_values) + len(memory_values) + len(grid_values)
-
-
-def _executor_for_mode():
-    if run_mode == "sequential":
-        return None
-    if run_mode == "auto" and base_seconds * n_solves < POOL_THRESHOLD_S:
-        return None
-    if run_mode == "dask" and address:
-        try:
-            return _executor(address)
-        except PlacementError as exc:
-            st.error(f"{exc}. Using a local process pool instead.")
-    return _executor("")
-
-
-executor = _executor_for_mode()
-where = ("this process" if executor is None else
-         f"the Dask cluster at {address}" if run_mode == "dask" and address else "a local process pool")
-st.caption(f"{n_solves} optimal solves (exact DP; one takes about {base_seconds * 1000:.0f} ms here), run in "
-           f"{where}; results are cached per graph and device settings.")
-
-
-
-def run_sweep(parameter: str, values: tuple, title: str, vary_kind: str | None = kind_name):
-    return _sweep(digest, devices_key, parameter, values, vary_kind, title, problem, executor)
-
-
-with st.spinner("Solving..."):
-    counts_points = run_sweep("accelerators", count_values, f"{kind_name} count sweep")
-    memory_points = run_sweep("memory", memory_values, f"{kind_name} memory sweep") if memory_values else ()
-    bandwidth_points = run_sweep("bandwidth", bandwidth_values, "bandwidth sweep", None)
-    grid_points = run_sweep("counts", grid_values, "device-count grid", None) if grid_values else ()
-
-
 # ----------------------------------------------------------------------------- selection
 def _picked_index(event) -> int | None:
     """The ``customdata`` index of the first selected point of a chart event, if any."""
@@ -176,106 +89,202 @@ def _picked_index(event) -> int | None:
     return None
 
 
-def _pick(points, index: int | None, source: str) -> None:
-    """Make the picked point the plan the Placement page shows."""
-    if index is None:
-        return
-    chosen = next((p for p in points if p.index == index), None)
-    if chosen is None:
-        return
-    if not chosen.ok:
-        st.warning(f"{chosen.label}: no plan ({chosen.result.reason or chosen.status}).")
-        return
-    label = f"Tradeoffs ({source}): {chosen.label}, time per sample {chosen.time_per_sample:.6g}"
-    current = state.selected_plan()
-    if current is None or current[2] != label:
-        state.set_selected_plan(chosen.problem, chosen.result, label)
+def main() -> None:
+    """Draw the page."""
+    st.set_page_config(page_title="Tradeoffs - device placement", layout="wide")
+    state.ensure_default_graph()
+
+    st.title("Tradeoffs")
+
+    problem = state.current_problem()
+    devices = problem.devices
+    st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
+    if not devices.accelerators:
+        st.warning("The inventory has no accelerator kind: add one on the Devices page to see tradeoffs.")
+        st.stop()
 
 
-def _chart(figure, key: str, points, source: str) -> None:
-    event = st.plotly_chart(figure, key=key, on_select="rerun", selection_mode="points")
-    _pick(points, _picked_index(event), source)
+    # ----------------------------------------------------------------------------- settings
+    names = [kind.name for kind in devices.accelerators]
+    col_kind, col_max, col_run = st.columns([2, 2, 3])
+    with col_kind:
+        state.init_widget("to_kind", names[0])
+        if st.session_state["to_kind"] not in names:
+            st.session_state["to_kind"] = names[0]
+        kind_name = st.selectbox("Accelerator kind to vary", names, key="to_kind", disabled=len(names) == 1,
+                                 help="Counts, memory and speed sweeps change this kind only.")
+    kind = devices.kind(kind_name)
+    with col_max:
+        state.init_widget("to_max_count", 16)
+        max_count = st.slider("Accelerators up to", 1, 32, key="to_max_count")
+    with col_run:
+        state.init_widget("to_run_mode", "auto")
+        run_mode = st.selectbox("Run the solves on", list(RUN_MODES), format_func=RUN_MODES.get, key="to_run_mode")
+    address = ""
+    if run_mode == "dask":
+        state.init_widget("to_dask_address", "")
+        address = st.text_input("Dask scheduler address", key="to_dask_address", placeholder="tcp://scheduler:8786",
+                                help="The solves are sent to this Dask cluster (its workers need this project "
+                                     "installed). Leave empty to use a local process pool.").strip()
 
-
-def _sensitivity_note(parameter: str, vary_kind: str | None):
+    digest, devices_key = state.problem_key(problem)
     try:
-        result = _sensitivity(digest, devices_key, parameter, vary_kind, max_count, problem)
+        base_seconds = _base_seconds(digest, devices_key, problem)
     except PlacementError as exc:
-        st.caption(f"Sensitivity not available: {exc}")
-        return None
-    st.info(result.sentence, icon=":material/tune:")
-    return result
+        st.error(str(exc))
+        st.stop()
 
-
-def _table(points, key: str) -> None:
-    with st.expander("Numbers", expanded=False):
-        st.dataframe(pd.DataFrame(viz.sweep_rows(points)), key=key, hide_index=True)
-
-
-def _errors(points) -> None:
-    failed = [p for p in points if p.status == "error"]
-    if failed:
-        st.error(f"{len(failed)} solve(s) failed, e.g. {failed[0].label}: {failed[0].result.reason}")
-
-
-picked_slot = st.container()
-tab_counts, tab_memory, tab_bandwidth, tab_pareto = st.tabs(
-    ["Accelerators", "Memory", "Bandwidth", "Pareto frontier"])
-
-with tab_counts:
-    sens = _sensitivity_note("accelerators", kind_name)
-    _errors(counts_points)
-    _chart(viz.sweep_figure(counts_points, "accelerators", sensitivity=sens,
-                            title="time per sample vs number of "
-                                  + ("accelerators" if kind_name == "accelerator" else f"{kind_name} accelerators")),
-           "to_chart_accelerators", counts_points, "accelerators")
-    _table(counts_points, "to_table_accelerators")
-
-with tab_memory:
-    if not memory_points:
-        st.info("The graph's nodes have no memory sizes, so memory per accelerator changes nothing.")
+    total_size = sum(node.size for node in problem.graph.nodes)
+    count_values = tuple(range(1, max_count + 1))
+    bandwidth_values = tuple(sorted({devices.bandwidth * 2 ** (k / 2) for k in range(-6, 7)}))
+    if kind.memory != float("inf"):
+        memory_reference = kind.memory
     else:
-        sens = _sensitivity_note("memory", kind_name)
-        _errors(memory_points)
-        _chart(viz.sweep_figure(memory_points, "memory", sensitivity=sens, log_x=True,
-                                title=f"time per sample vs memory per {kind_name} accelerator"),
-               "to_chart_memory", memory_points, "memory")
-        _table(memory_points, "to_table_memory")
+        memory_reference = total_size / max(kind.count, 1)
+    memory_values = tuple(sorted({memory_reference * 2 ** (k / 2) for k in range(-6, 7)}
+                                 | ({kind.memory} if kind.memory != float("inf") else set()))) if total_size > 0 else ()
+    grid_values = count_grid(devices, max_points=120) if len(names) > 1 else ()
+    n_solves = len(count_values) + len(bandwidth_values) + len(memory_values) + len(grid_values)
 
-with tab_bandwidth:
-    sens = _sensitivity_note("bandwidth", None)
-    _errors(bandwidth_points)
-    _chart(viz.sweep_figure(bandwidth_points, "bandwidth", sensitivity=sens, log_x=True),
-           "to_chart_bandwidth", bandwidth_points, "bandwidth")
-    _table(bandwidth_points, "to_table_bandwidth")
 
-with tab_pareto:
-    AXES = {"devices": "Devices used", "memory": "Memory provisioned", "price": "Price per hour"}
-    state.init_widget("to_pareto_axis", "devices")
-    axis = st.radio("Cost axis", list(AXES), format_func=AXES.get, key="to_pareto_axis", horizontal=True)
-    # Configurations that differ in what they cost (counts and memory), all at the current bandwidth.
-    sources = list(grid_points) if grid_points else list(counts_points)
-    sources += list(memory_points)
-    pool = tuple(replace(p, index=k) for k, p in enumerate(sources))
-    front = pareto_front(pool, x=axis)
-    if axis == "price" and not any(p.price_per_hour for p in pool):
-        st.info("No device has a price per hour: set prices in the inventory on the Devices page.")
-    st.caption("Configurations: " + ("every combination of per-kind counts" if grid_points else
-                                     f"1 to {max_count} " + ("" if kind_name == "accelerator" else f"{kind_name} ")
-                                     + "accelerators")
-               + (" and the memory sweep" if memory_points else "")
-               + f". {len(front)} of {len(pool)} are on the frontier (no other is both cheaper and faster).")
-    _chart(viz.pareto_figure(pool, x=axis, front=front), "to_chart_pareto", pool, "Pareto frontier")
-    with st.expander("Frontier", expanded=True):
-        st.dataframe(pd.DataFrame(viz.sweep_rows(front)), key="to_table_pareto", hide_index=True)
+    def _executor_for_mode():
+        if run_mode == "sequential":
+            return None
+        if run_mode == "auto" and base_seconds * n_solves < POOL_THRESHOLD_S:
+            return None
+        if run_mode == "dask" and address:
+            try:
+                return _executor(address)
+            except PlacementError as exc:
+                st.error(f"{exc}. Using a local process pool instead.")
+        return _executor("")
 
-# ----------------------------------------------------------------------------- the picked plan
-picked = state.selected_plan()
-with picked_slot:
-    if picked is not None and picked[2].startswith("Tradeoffs"):
-        col_text, col_go = st.columns([4, 1], vertical_alignment="center")
-        col_text.success(f"Selected: {picked[2]}. The Placement page now shows this plan.")
-        if col_go.button("Show on Placement page", key="to_open_placement", type="primary"):
-            st.switch_page("pages/3_Placement.py")
-    else:
-        st.caption("Click a point of any chart to pick its plan for the Placement page.")
+
+    executor = _executor_for_mode()
+    where = ("this process" if executor is None else
+             f"the Dask cluster at {address}" if run_mode == "dask" and address else "a local process pool")
+    st.caption(f"{n_solves} optimal solves (exact DP; one takes about {base_seconds * 1000:.0f} ms here), run in "
+               f"{where}; results are cached per graph and device settings.")
+
+
+    def run_sweep(parameter: str, values: tuple, title: str, vary_kind: str | None = kind_name):
+        return _sweep(digest, devices_key, parameter, values, vary_kind, title, problem, executor)
+
+
+    with st.spinner("Solving..."):
+        counts_points = run_sweep("accelerators", count_values, f"{kind_name} count sweep")
+        memory_points = run_sweep("memory", memory_values, f"{kind_name} memory sweep") if memory_values else ()
+        bandwidth_points = run_sweep("bandwidth", bandwidth_values, "bandwidth sweep", None)
+        grid_points = run_sweep("counts", grid_values, "device-count grid", None) if grid_values else ()
+
+
+    # ----------------------------------------------------------------------------- selection
+    def _pick(points, index: int | None, source: str) -> None:
+        """Make the picked point the plan the Placement page shows."""
+        if index is None:
+            return
+        chosen = next((p for p in points if p.index == index), None)
+        if chosen is None:
+            return
+        if not chosen.ok:
+            st.warning(f"{chosen.label}: no plan ({chosen.result.reason or chosen.status}).")
+            return
+        label = f"Tradeoffs ({source}): {chosen.label}, time per sample {chosen.time_per_sample:.6g}"
+        current = state.selected_plan()
+        if current is None or current[2] != label:
+            state.set_selected_plan(chosen.problem, chosen.result, label)
+
+
+    def _chart(figure, key: str, points, source: str) -> None:
+        event = st.plotly_chart(figure, key=key, on_select="rerun", selection_mode="points")
+        _pick(points, _picked_index(event), source)
+
+
+    def _sensitivity_note(parameter: str, vary_kind: str | None):
+        try:
+            result = _sensitivity(digest, devices_key, parameter, vary_kind, max_count, problem)
+        except PlacementError as exc:
+            st.caption(f"Sensitivity not available: {exc}")
+            return None
+        st.info(result.sentence, icon=":material/tune:")
+        return result
+
+
+    def _table(points, key: str) -> None:
+        with st.expander("Numbers", expanded=False):
+            st.dataframe(pd.DataFrame(viz.sweep_rows(points)), key=key, hide_index=True)
+
+
+    def _errors(points) -> None:
+        failed = [p for p in points if p.status == "error"]
+        if failed:
+            st.error(f"{len(failed)} solve(s) failed, e.g. {failed[0].label}: {failed[0].result.reason}")
+
+
+    picked_slot = st.container()
+    tab_counts, tab_memory, tab_bandwidth, tab_pareto = st.tabs(
+        ["Accelerators", "Memory", "Bandwidth", "Pareto frontier"])
+
+    with tab_counts:
+        sens = _sensitivity_note("accelerators", kind_name)
+        _errors(counts_points)
+        _chart(viz.sweep_figure(counts_points, "accelerators", sensitivity=sens,
+                                title="time per sample vs number of "
+                                      + ("accelerators" if kind_name == "accelerator" else f"{kind_name} accelerators")),
+               "to_chart_accelerators", counts_points, "accelerators")
+        _table(counts_points, "to_table_accelerators")
+
+    with tab_memory:
+        if not memory_points:
+            st.info("The graph's nodes have no memory sizes, so memory per accelerator changes nothing.")
+        else:
+            sens = _sensitivity_note("memory", kind_name)
+            _errors(memory_points)
+            _chart(viz.sweep_figure(memory_points, "memory", sensitivity=sens, log_x=True,
+                                    title=f"time per sample vs memory per {kind_name} accelerator"),
+                   "to_chart_memory", memory_points, "memory")
+            _table(memory_points, "to_table_memory")
+
+    with tab_bandwidth:
+        sens = _sensitivity_note("bandwidth", None)
+        _errors(bandwidth_points)
+        _chart(viz.sweep_figure(bandwidth_points, "bandwidth", sensitivity=sens, log_x=True),
+               "to_chart_bandwidth", bandwidth_points, "bandwidth")
+        _table(bandwidth_points, "to_table_bandwidth")
+
+    with tab_pareto:
+        AXES = {"devices": "Devices used", "memory": "Memory provisioned", "price": "Price per hour"}
+        state.init_widget("to_pareto_axis", "devices")
+        axis = st.radio("Cost axis", list(AXES), format_func=AXES.get, key="to_pareto_axis", horizontal=True)
+        # Configurations that differ in what they cost (counts and memory), all at the current bandwidth.
+        sources = list(grid_points) if grid_points else list(counts_points)
+        sources += list(memory_points)
+        pool = tuple(replace(p, index=k) for k, p in enumerate(sources))
+        front = pareto_front(pool, x=axis)
+        if axis == "price" and not any(p.price_per_hour for p in pool):
+            st.info("No device has a price per hour: set prices in the inventory on the Devices page.")
+        st.caption("Configurations: " + ("every combination of per-kind counts" if grid_points else
+                                         f"1 to {max_count} " + ("" if kind_name == "accelerator" else f"{kind_name} ")
+                                         + "accelerators")
+                   + (" and the memory sweep" if memory_points else "")
+                   + f". {len(front)} of {len(pool)} are on the frontier (no other is both cheaper and faster).")
+        _chart(viz.pareto_figure(pool, x=axis, front=front), "to_chart_pareto", pool, "Pareto frontier")
+        with st.expander("Frontier", expanded=True):
+            st.dataframe(pd.DataFrame(viz.sweep_rows(front)), key="to_table_pareto", hide_index=True)
+
+    # ----------------------------------------------------------------------------- the picked plan
+    picked = state.selected_plan()
+    with picked_slot:
+        if picked is not None and picked[2].startswith("Tradeoffs"):
+            col_text, col_go = st.columns([4, 1], vertical_alignment="center")
+            col_text.success(f"Selected: {picked[2]}. The Placement page now shows this plan.")
+            if col_go.button("Show on Placement page", key="to_open_placement", type="primary"):
+                st.switch_page("pages/3_Placement.py")
+        else:
+            st.caption("Click a point of any chart to pick its plan for the Placement page.")
+
+
+# A spawned process-pool worker re-imports the script that was running when it started
+# (as "__mp_main__"): it must draw nothing there.
+if __name__ != "__mp_main__":
+    main()

@@ -6,6 +6,7 @@ Public API: the data model (:mod:`placement.model`), reading/writing files
 This package never imports Streamlit.
 """
 
+from .compare import CompareRow, rows_to_frame
 from .dp import count_pairs, solve_dp
 from .errors import (
     InvalidDevicesError,
@@ -47,7 +48,7 @@ from .roofline import PRESETS as DEVICE_PRESETS, CostModel, DeviceSpec
 from .training import training_graph
 
 __all__ = [
-    "AcceleratorKind", "CPU_KIND", "DeviceLoad", "DeviceSlot", "Devices", "Edge", "Evaluation", "Graph",
+    "AcceleratorKind", "CPU_KIND", "CompareRow", "rows_to_frame", "DeviceLoad", "DeviceSlot", "Devices", "Edge", "Evaluation", "Graph",
     "InvalidDevicesError", "InvalidGraphError", "InvalidSplitError", "MAX_FILE_BYTES", "METHODS", "Node",
     "Placement", "PlacementError", "Problem", "Result", "SolverError", "Stage", "TooManyIdealsError",
     "available_methods", "contract", "count_ideals", "count_pairs", "enumerate_ideals", "evaluate",

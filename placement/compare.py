@@ -67,9 +67,13 @@ class CompareRow:
     placement: Placement | None = None
 
 
-def _accepted(function, options: dict[str, Any]) -> dict[str, Any]:
-    """The options ``function`` names in its signature (methods ignore the others)."""
-    parameters = inspect.signature(function).parameters
+def method_options(method: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The subset of ``options`` that ``method``'s function names in its signature.
+
+    Lets one set of options (``time_limit``, ``gap``, ``subgraphs_per_accelerator``, ...) be
+    passed to every method: e.g. ``solve(problem, "dp", **method_options("dp", options))``.
+    """
+    parameters = inspect.signature(method_function(method)).parameters
     return {key: value for key, value in options.items() if key in parameters}
 
 
@@ -81,7 +85,7 @@ def run_method(problem: Problem, method: str, objective: str = "throughput", tim
     function = method_function(method)
     started = time.perf_counter()
     try:
-        result: Result = function(problem, **_accepted(function, dict(options, time_limit=time_limit)))
+        result: Result = function(problem, **method_options(method, dict(options, time_limit=time_limit)))
     except PlacementError as exc:
         return CompareRow(method, None, None, "error", None, None, time.perf_counter() - started, objective,
                           reason=str(exc))

@@ -375,6 +375,20 @@ def _infeasible_reason(problem: Problem) -> str:
             "support rules")
 
 
+#: Largest DP table allowed (bytes): best (8) + parent ideal (4) + parent type (1) per cell.
+MAX_TABLE_BYTES = 2 * 1024**3
+
+
+def _check_table_size(problem: Problem, ideals: int) -> None:
+    states = math.prod(kind.count + 1 for kind in problem.devices.accelerators) * (problem.devices.cpus + 1)
+    needed = ideals * states * 13
+    if needed > MAX_TABLE_BYTES:
+        raise TooManyIdealsError(
+            f"the DP table would need {needed / 1024**3:.1f} GiB ({ideals:,} ideals x {states:,} device-count "
+            f"states), over the {MAX_TABLE_BYTES / 1024**3:.0f} GiB limit: use fewer devices or kinds, or coarsen the graph"
+        )
+
+
 def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS) -> Result:
     """The optimal contiguous split of ``problem`` (minimum max-load) by dynamic programming.
 
@@ -396,6 +410,7 @@ def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS) -> Result:
     full_groups = contract(problem.graph)
     groups, moved = reduce_groups(problem.graph, full_groups)
     lattice = enumerate_ideals(groups, max_ideals)
+    _check_table_size(problem, lattice.count)
     stats = {"groups": groups.count, "ideals": lattice.count, "merged_nodes": len(moved)}
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0)
     value, placement, pairs = _solve_lattice(problem, groups, lattice, relaxed)
@@ -416,6 +431,7 @@ def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS) -> Result:
         return done("optimal", upper, upper_placement, bound=value, gap=0.0)
     try:
         full_lattice = enumerate_ideals(full_groups, max_ideals)
+        _check_table_size(problem, full_lattice.count)
     except TooManyIdealsError:
         if upper_placement is None:
             return done("no solution", None, None, bound=value,

@@ -25,7 +25,7 @@ from .errors import TooManyIdealsError
 from .model import Graph
 
 #: Default cap on the number of ideals enumerated before giving up (memory stays ~ 100s of MB).
-DEFAULT_MAX_IDEALS = 3_000_000
+DEFAULT_MAX_IDEALS = 1_000_000
 
 
 @dataclass(frozen=True)

@@ -228,11 +228,21 @@ def _result(method: str, outcome: _Outcome, problem: Problem, placement: Placeme
         return Result("no solution", method, None, None, seconds, objective_kind, bound=outcome.bound,
                       reason="no solution found within the limits", stats=tuple(stats.items()))
     evaluation = evaluate(problem, candidate)
+
+    def value_of(ev):
+        return ev.max_load if objective_kind == "throughput" else ev.latency
+
+    if start_placement is not None and candidate is not start_placement:
+        # Never return worse than the start (a solver may reject a start on tolerances).
+        start_evaluation = evaluate(problem, start_placement)
+        if start_evaluation.feasible and value_of(start_evaluation) < value_of(evaluation) * (1 - 1e-12):
+            candidate, evaluation = start_placement, start_evaluation
+            stats["from_start"] = True
     if not evaluation.feasible:  # pragma: no cover - would be a modelling bug
         return Result("error", method, None, candidate, seconds, objective_kind,
                       reason="the solver's placement breaks a rule: " + "; ".join(evaluation.violations[:3]),
                       stats=tuple(stats.items()))
-    value = evaluation.max_load if objective_kind == "throughput" else evaluation.latency
+    value = value_of(evaluation)
     status = outcome.kind if candidate is placement else "feasible"
     bound = outcome.bound
     if bound is not None:
@@ -298,8 +308,7 @@ def _crossing_nodes(graph: Graph, nodes: set[int]) -> set[int]:
 
 
 def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: float | None = None,
-                        solver: str = "highs", warm_start: bool = True, symmetry: bool = True,
-                        **_ignored: Any) -> Result:
+                        solver: str = "highs", warm_start: bool = True, **_ignored: Any) -> Result:
     """The optimal contiguous split (minimum max-load) by an integer program.
 
     Parameters
@@ -314,8 +323,6 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
         HiGHS (falls back to CBC when ``highspy`` is missing) or PuLP's bundled CBC.
     warm_start : bool
         Start from the chain DP's split (``"pipedream"``).
-    symmetry : bool
-        Add the symmetry-breaking constraint "empty positions come last".
 
     Returns
     -------
@@ -369,16 +376,6 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
     def at(g: int, p: int):
         return [(v, 1) for v in by_gp.get((g, p), [])]
 
-    # Symmetry: empty positions come last (any split can be shifted so).
-    if symmetry:
-        used = {p: prob.add_variable(f"u_{p}", 0, 1) for p in positions}
-        for p in positions:
-            for g in range(len(groups)):
-                if at(g, p):
-                    prob += _lp_sum([(used[p], 1)] + [(v, -1) for v, _ in at(g, p)]) >= 0
-            prob += _lp_sum([(used[p], 1)] + [(v, -1) for g in range(len(groups)) for v, _ in at(g, p)]) <= 0
-            if p + 1 < n_pos:
-                prob += used[p] - used[p + 1] >= 0
     # Contiguity: prefixes form a chain of ideals.
     for a, b in groups_obj.order_edges:
         for p in range(n_pos - 1):
@@ -482,8 +479,6 @@ def _contiguous_start(problem, placement, groups, group_of, types, x, t, c, cros
         start[f"x_{key[0]}_{key[1]}_{key[2]}"] = 0.0
     for key in c:
         start[f"c_{key[0]}_{key[1]}_{key[2]}"] = 0.0
-    for p in range(n_pos):
-        start[f"u_{p}"] = 1.0 if p < len(stages) else 0.0
     graph = problem.graph
     for p, stage in enumerate(stages):
         d = pos_type[p]

@@ -10,7 +10,9 @@ Sections (append new figures to the section they belong to, or add a section at 
 * common helpers (colours, units);
 * graph: DAG layout, graph figure, graph statistics and node table;
 * placement: per-device load and memory figures, placement tables;
-* compare: the methods-comparison bar chart.
+* compare: the methods-comparison bar chart;
+* timeline and memory figures (Gantt chart of a pipeline schedule, memory over time);
+* sweep and Pareto figures (tradeoff curves, Pareto frontier).
 """
 
 from __future__ import annotations
@@ -323,7 +325,8 @@ def memory_figure(evaluation: Evaluation, slots: Sequence[DeviceSlot] | None = N
         figure.add_trace(go.Scatter(x=cap_x, y=cap_y, mode="markers", name="cap",
                                     marker={"symbol": "line-ew", "size": 40, "line": {"width": 3, "color": "black"}},
                                     hovertemplate="%{x}<br>cap %{y:.4g} GiB<extra></extra>"))
-    figure.update_layout(title=title or ("memory per accelerator" + ("" if cap_x else " (unlimited)")),
+    default_title = "Memory per accelerator vs cap" if cap_x else "Memory per accelerator (unlimited)"
+    figure.update_layout(title=title or default_title,
                          height=360, yaxis_title="GiB", margin={"l": 10, "r": 10, "t": 60, "b": 10},
                          legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"})
     return figure

@@ -105,7 +105,8 @@ def bench_engine(repeat: int) -> list[dict]:
             "max": max(totals), "worst": worst_step[0], "solve max": max(solves),
             "statuses": ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())),
         })
-    header = f"{'graph':36} {'nodes':>5} {'changes':>7} {'median s':>9} {'p95 s':>7} {'max s':>7} {'solve max':>9}  worst change / statuses"
+    header = (f"{'graph':36} {'nodes':>5} {'changes':>7} {'median s':>9} {'p95 s':>7} {'max s':>7} "
+              f"{'solve max':>9}  worst change / statuses")
     print(header)
     print("-" * len(header))
     for row in rows:

@@ -339,7 +339,8 @@ def test_placement_page_numbers_come_from_the_engine():
         if not label.startswith("cpu"):
             assert used[label] == pytest.approx(entry.memory / GIB)
     graph_spec = chart(at, "pl_graph")
-    placed = {trace["name"]: sorted(trace["customdata"]) for trace in graph_spec["data"] if trace.get("mode") == "markers"}
+    placed = {trace["name"]: sorted(trace["customdata"])
+              for trace in graph_spec["data"] if trace.get("mode") == "markers"}
     assert placed == {str(stage.device): sorted(stage.nodes) for stage in result.placement.stages}
     downloads = {b.proto.label: b for b in at.get("download_button")}
     assert set(downloads) == {"Placement (paper JSON)", "Placement (CSV)"}

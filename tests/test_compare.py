@@ -82,3 +82,12 @@ def test_frame_and_records(samples_dir):
     assert all("placement" not in r for r in records)
     assert records[0]["ratio_to_best"] == pytest.approx(1.0)
     assert not math.isnan(records[0]["seconds"])
+
+
+def test_method_options_filters_by_signature():
+    from placement.compare import method_options
+
+    options = {"time_limit": 5, "gap": 0.01, "subgraphs_per_accelerator": 2, "seed": 1}
+    assert method_options("dp", options) == {}
+    assert method_options("latency-ip", options) == {"time_limit": 5, "gap": 0.01, "subgraphs_per_accelerator": 2}
+    assert method_options("local-search", options) == {"time_limit": 5, "seed": 1}

@@ -200,7 +200,7 @@ def _check_dp_placement(problem: Problem, result) -> None:
         assert mask in ideals
 
 
-SETTINGS = settings(max_examples=300, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=250, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -157,7 +157,7 @@ def test_process_pool_and_dask_give_the_sequential_numbers(samples_dir):
     assert [p.result.placement for p in pooled] == [p.result.placement for p in sequential]
     assert sorted(calls) == list(range(len(values) + 1))
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0") as cluster:
         executor = executor_for(cluster.scheduler_address)
         try:
             dasked = sweep(problem, "bandwidth", values, executor=executor)
