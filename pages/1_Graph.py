@@ -68,6 +68,11 @@ with col_upload:
         error = st.session_state.get("_graph_upload_error")
         if error:
             st.error(f"{error} — the previous graph stays loaded.")
+with col_pick:
+    if not state.current_graph_source().startswith("sample:"):
+        # The loaded graph is an upload or an imported model: picking the sample shown needs a click.
+        st.caption(f"Loaded now: **{state.current_graph_name()}** (not a sample).")
+        st.button("Load the selected sample", key="graph_load_sample", on_click=_load_selected_sample)
 
 # --- model import section ---
 from ui.model_import import render_model_import  # noqa: E402

@@ -173,19 +173,24 @@ if training:
             "min(K - k, N) microbatches on the stage at position k of K, GPipe all N). Lower the accelerator memory "
             "on the Devices page to see them differ."
         )
-        if aware is None:
+        _remember("timeline_compare", False)
+        compare = st.toggle("Compare the current plan with the memory-aware plan", key="timeline_compare",
+                            help="Solves the memory-aware DP for this schedule (cached; seconds on operator graphs).")
+        _save("timeline_compare")
+        if aware is None and compare:
             aware = _memory_aware(state.problem_key(problem), schedule_kind, microbatches, float(optimizer),
                                   bool(recompute), problem)
-        plain_profile = profile if plan_kind == PLANS[0] else memory_profile(
-            problem, simulate(problem, result.placement, microbatches, schedule_kind, recompute=bool(recompute)),
-            float(optimizer))
-        rows = [
-            {"plan": "current plan", "status": result.status, "time per sample": result.objective,
-             "stages": len(result.placement.stages), "fits this schedule's memory": plain_profile.fits},
-            {"plan": "memory-aware plan", "status": aware.status, "time per sample": aware.objective,
-             "stages": len(aware.placement.stages) if aware.ok else None, "fits this schedule's memory": aware.ok},
-        ]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, key="timeline_aware_table")
+        if aware is not None:
+            plain_profile = profile if plan_kind == PLANS[0] else memory_profile(
+                problem, simulate(problem, result.placement, microbatches, schedule_kind, recompute=bool(recompute)),
+                float(optimizer))
+            rows = [
+                {"plan": "current plan", "status": result.status, "time per sample": result.objective,
+                 "stages": len(result.placement.stages), "fits this schedule's memory": plain_profile.fits},
+                {"plan": "memory-aware plan", "status": aware.status, "time per sample": aware.objective,
+                 "stages": len(aware.placement.stages) if aware.ok else None, "fits this schedule's memory": aware.ok},
+            ]
+            st.dataframe(pd.DataFrame(rows), hide_index=True, key="timeline_aware_table")
 
 # ----------------------------------------------------------------------------- trace download
 st.download_button(

@@ -23,6 +23,8 @@ RUN_MODES = {
 }
 #: Estimated seconds of solving below which a local process pool is not worth starting.
 POOL_THRESHOLD_S = 2.0
+#: Sensitivity analysis runs by default when one solve takes less than this (seconds).
+SENSITIVITY_AUTO_S = 0.05
 
 
 # ----------------------------------------------------------------------------- cached computations
@@ -103,7 +105,6 @@ def main() -> None:
         st.warning("The inventory has no accelerator kind: add one on the Devices page to see tradeoffs.")
         st.stop()
 
-
     # ----------------------------------------------------------------------------- settings
     names = [kind.name for kind in devices.accelerators]
     col_kind, col_max, col_run = st.columns([2, 2, 3])
@@ -146,7 +147,6 @@ def main() -> None:
     grid_values = count_grid(devices, max_points=120) if len(names) > 1 else ()
     n_solves = len(count_values) + len(bandwidth_values) + len(memory_values) + len(grid_values)
 
-
     def _executor_for_mode():
         if run_mode == "sequential":
             return None
@@ -159,24 +159,25 @@ def main() -> None:
                 st.error(f"{exc}. Using a local process pool instead.")
         return _executor("")
 
-
     executor = _executor_for_mode()
     where = ("this process" if executor is None else
              f"the Dask cluster at {address}" if run_mode == "dask" and address else "a local process pool")
     st.caption(f"{n_solves} optimal solves (exact DP; one takes about {base_seconds * 1000:.0f} ms here), run in "
                f"{where}; results are cached per graph and device settings.")
-
+    state.init_widget("to_sensitivity", base_seconds < SENSITIVITY_AUTO_S)
+    show_sensitivity = st.toggle("Sensitivity: find where the current plan stops being optimal",
+                                 key="to_sensitivity",
+                                 help="Bisection with real solves (10 to 30 per parameter). On by default "
+                                      "when one solve is fast.")
 
     def run_sweep(parameter: str, values: tuple, title: str, vary_kind: str | None = kind_name):
         return _sweep(digest, devices_key, parameter, values, vary_kind, title, problem, executor)
-
 
     with st.spinner("Solving..."):
         counts_points = run_sweep("accelerators", count_values, f"{kind_name} count sweep")
         memory_points = run_sweep("memory", memory_values, f"{kind_name} memory sweep") if memory_values else ()
         bandwidth_points = run_sweep("bandwidth", bandwidth_values, "bandwidth sweep", None)
         grid_points = run_sweep("counts", grid_values, "device-count grid", None) if grid_values else ()
-
 
     # ----------------------------------------------------------------------------- selection
     def _pick(points, index: int | None, source: str) -> None:
@@ -194,13 +195,13 @@ def main() -> None:
         if current is None or current[2] != label:
             state.set_selected_plan(chosen.problem, chosen.result, label)
 
-
     def _chart(figure, key: str, points, source: str) -> None:
         event = st.plotly_chart(figure, key=key, on_select="rerun", selection_mode="points")
         _pick(points, _picked_index(event), source)
 
-
     def _sensitivity_note(parameter: str, vary_kind: str | None):
+        if not show_sensitivity:
+            return None
         try:
             result = _sensitivity(digest, devices_key, parameter, vary_kind, max_count, problem)
         except PlacementError as exc:
@@ -209,17 +210,14 @@ def main() -> None:
         st.info(result.sentence, icon=":material/tune:")
         return result
 
-
     def _table(points, key: str) -> None:
         with st.expander("Numbers", expanded=False):
             st.dataframe(pd.DataFrame(viz.sweep_rows(points)), key=key, hide_index=True)
-
 
     def _errors(points) -> None:
         failed = [p for p in points if p.status == "error"]
         if failed:
             st.error(f"{len(failed)} solve(s) failed, e.g. {failed[0].label}: {failed[0].result.reason}")
-
 
     picked_slot = st.container()
     tab_counts, tab_memory, tab_bandwidth, tab_pareto = st.tabs(

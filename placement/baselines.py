@@ -213,7 +213,7 @@ def pipedream(problem: Problem, **_ignored: Any) -> Result:
 # ----------------------------------------------------------------------------- local search
 
 class _State:
-    """Assignment of groups to devices with incrementally maintained loads."""
+    """Assignment of groups to devices with incrementally maintained compute and communication."""
 
     def __init__(self, problem: Problem, groups: Sequence[Sequence[int]], slots: Sequence[DeviceSlot]):
         graph, devices = problem.graph, problem.devices
@@ -226,10 +226,13 @@ class _State:
         self.overlap = devices.overlap
         self.size = [sum(graph.node_by_id[n].size for n in m) for m in groups]
         self.compute = [[self._compute(m, k) for k in self.kinds] for m in groups]
-        self.allowed = [[i for i in range(len(slots)) if math.isfinite(self.compute[g][i]) and self.size[g] <= self.cap[i]]
+        self.allowed = [[i for i in range(len(slots))
+                         if math.isfinite(self.compute[g][i]) and self.size[g] <= self.cap[i]]
                         for g in range(len(groups))]
-        self.group_of = {n: g for g, m in enumerate(groups) for n in m}
         self.cost = graph.output_cost
+        self.succ = graph.successors
+        # Nodes whose "crosses the boundary" status can change when group g moves.
+        self.affected = [sorted({n for n in m} | {p for n in m for p in graph.predecessors[n]}) for m in groups]
 
     def _compute(self, members, kind) -> float:
         if kind is None:
@@ -241,26 +244,65 @@ class _State:
     def reset(self, assign: list[int]) -> None:
         self.assign = list(assign)
         self.members: list[set[int]] = [set() for _ in self.slots]
+        self.device = {}
         for g, i in enumerate(assign):
             self.members[i].add(g)
+            for n in self.groups[g]:
+                self.device[n] = i
         self.memory = [sum(self.size[g] for g in self.members[i]) for i in range(len(self.slots))]
-        self.loads = [self.load(i, self.members[i]) for i in range(len(self.slots))]
+        self.comp = [sum(self.compute[g][i] for g in self.members[i]) for i in range(len(self.slots))]
+        self.comm = [0.0] * len(self.slots)
+        for u, targets in self.succ.items():
+            if not self.cost[u]:
+                continue
+            for i in {self.device[u]} | {self.device[w] for w in targets}:
+                if self._counted(u, i, None, -1):
+                    self.comm[i] += self.cost[u]
+        self.loads = [self.combine(i, self.comp[i], self.comm[i]) for i in range(len(self.slots))]
 
-    def load(self, i: int, members: set[int]) -> float:
-        compute = sum(self.compute[g][i] for g in members)
+    def combine(self, i: int, compute: float, comm: float) -> float:
         if self.kinds[i] is None:
             return compute
-        inside = {n for g in members for n in self.groups[g]}
-        counted = set()
-        graph = self.graph
-        for n in inside:
-            if n not in counted and any(s not in inside for s in graph.successors[n]):
-                counted.add(n)
-            for p in graph.predecessors[n]:
-                if p not in inside:
-                    counted.add(p)
-        comm = sum(self.cost[u] for u in counted) * self.scale[i]
+        comm *= self.scale[i]
         return max(compute, comm) if self.overlap else compute + comm
+
+    def _counted(self, u: int, i: int, moving: set | None, target: int) -> bool:
+        """Whether u's output crosses device i's boundary (with the nodes in ``moving`` on ``target``)."""
+        device = self.device
+
+        def on(n):
+            return (target if moving is not None and n in moving else device[n]) == i
+
+        inside = on(u)
+        return any(on(w) != inside for w in self.succ[u])
+
+    def comm_delta(self, i: int, g: int, target: int) -> float:
+        """Change of device i's (unscaled) communication when group g moves to ``target``."""
+        moving = set(self.groups[g])
+        delta = 0.0
+        for u in self.affected[g]:
+            if not self.cost[u]:
+                continue
+            before = self._counted(u, i, None, -1)
+            after = self._counted(u, i, moving, target)
+            if before != after:
+                delta += self.cost[u] if after else -self.cost[u]
+        return delta
+
+    def move(self, g: int, j: int, comm_i: float, comm_j: float) -> None:
+        i = self.assign[g]
+        self.members[i].discard(g)
+        self.members[j].add(g)
+        self.assign[g] = j
+        for n in self.groups[g]:
+            self.device[n] = j
+        self.memory[i] -= self.size[g]
+        self.memory[j] += self.size[g]
+        self.comp[i] -= self.compute[g][i]
+        self.comp[j] += self.compute[g][j]
+        self.comm[i], self.comm[j] = comm_i, comm_j
+        self.loads[i] = self.combine(i, self.comp[i], comm_i)
+        self.loads[j] = self.combine(j, self.comp[j], comm_j)
 
     def key(self, loads: Sequence[float]) -> tuple[float, float]:
         return max(loads), sum(v * v for v in loads)
@@ -294,26 +336,22 @@ def _descend(state: _State, deadline: float, max_moves: int) -> None:
             if state.loads[i] < top * (1 - 1e-12):
                 continue
             for g in list(state.members[i]):
-                without = state.members[i] - {g}
-                load_i = state.load(i, without)
                 for j in state.allowed[g]:
                     if j == i or state.memory[j] + state.size[g] > state.cap[j]:
                         continue
-                    load_j = state.load(j, state.members[j] | {g})
+                    comm_i = state.comm[i] + state.comm_delta(i, g, j)
+                    comm_j = state.comm[j] + state.comm_delta(j, g, j)
+                    load_i = state.combine(i, state.comp[i] - state.compute[g][i], comm_i)
+                    load_j = state.combine(j, state.comp[j] + state.compute[g][j], comm_j)
                     loads = list(state.loads)
                     loads[i], loads[j] = load_i, load_j
                     key = state.key(loads)
                     if key < current and (best is None or key < best[0]):
-                        best = (key, g, i, j, load_i, load_j)
+                        best = (key, g, j, comm_i, comm_j)
         if best is None:
             return
-        _, g, i, j, load_i, load_j = best
-        state.members[i].discard(g)
-        state.members[j].add(g)
-        state.assign[g] = j
-        state.memory[i] -= state.size[g]
-        state.memory[j] += state.size[g]
-        state.loads[i], state.loads[j] = load_i, load_j
+        _, g, j, comm_i, comm_j = best
+        state.move(g, j, comm_i, comm_j)
 
 
 def local_search(problem: Problem, seed: int = 0, restarts: int = 10, time_limit: float | None = 60.0,

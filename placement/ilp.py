@@ -43,12 +43,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pulp
 
-from .errors import PlacementError, SolverError
+from .errors import PlacementError
 from .evaluate import evaluate
 from .ideals import contract
 from .model import CPU_KIND, DeviceSlot, Graph, Placement, Problem, Result, Stage
@@ -727,7 +727,8 @@ def solve_latency_ip(problem: Problem, time_limit: float | None = None, gap: flo
         subgraphs_per_accelerator = q
     if isinstance(subgraphs_per_accelerator, bool) or not isinstance(subgraphs_per_accelerator, int) \
             or subgraphs_per_accelerator < 1:
-        raise PlacementError(f"subgraphs per accelerator must be a positive integer (got {subgraphs_per_accelerator!r})")
+        raise PlacementError(
+            f"subgraphs per accelerator must be a positive integer (got {subgraphs_per_accelerator!r})")
     n_calls = subgraphs_per_accelerator
     reason = _check_devices(problem)
     if reason:

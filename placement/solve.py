@@ -24,6 +24,7 @@ METHODS: dict[str, tuple[str, str, str]] = {
     "pipedream": ("placement.baselines", "pipedream", "throughput"),
     "local-search": ("placement.baselines", "local_search", "throughput"),
     "one-accelerator": ("placement.baselines", "one_accelerator", "throughput"),
+    "memory-aware": ("placement.memory_aware", "solve_memory_aware", "throughput"),
 }
 
 

@@ -21,6 +21,7 @@ Streamlit page, so that process-pool children can import it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import multiprocessing
 import os
@@ -126,8 +127,6 @@ def count_grid(devices: Devices, max_points: int = 256) -> tuple[tuple[int, ...]
     only one). When the grid has more than ``max_points`` combinations, the counts are
     thinned evenly per kind (0, the maximum and values in between) until it fits.
     """
-    import itertools
-
     maxima = [kind.count for kind in devices.accelerators]
     choices = [list(range(m + 1)) for m in maxima]
     while math.prod(len(c) for c in choices) > max_points and any(len(c) > 2 for c in choices):

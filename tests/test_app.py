@@ -161,6 +161,18 @@ def test_good_upload_replaces_the_graph_and_its_devices():
     assert time_per_sample(at) == pytest.approx(dp_time(problem), rel=1e-5)
 
 
+def test_after_an_upload_the_shown_sample_can_be_loaded_again():
+    path = SAMPLES / "latency" / "layer" / "bert24_inference.json"
+    at = start("pages/1_Graph.py")
+    shown = at.selectbox(key="graph_sample").value
+    at.file_uploader(key="graph_upload").set_value(("mine.json", path.read_bytes(), "application/json")).run()
+    assert at.subheader[0].value == "mine.json"
+    at.button(key="graph_load_sample").click().run()
+    assert not at.exception
+    assert at.subheader[0].value != "mine.json"
+    assert shown.split("/")[-1].removesuffix(".json") in at.subheader[0].value
+
+
 # ----------------------------------------------------------------------------- devices page
 def test_sliders_resolve_live_and_settings_survive_page_switches():
     at = start("pages/2_Devices.py")

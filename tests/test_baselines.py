@@ -168,3 +168,32 @@ def test_local_search_is_reproducible_and_can_beat_contiguous(samples_dir):
     assert _valid(problem, first) <= pipedream(problem).objective * (1 + 1e-9)
     with pytest.raises(PlacementError):
         local_search(problem, restarts=0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_local_search_incremental_loads_match_the_evaluator(random_problem, seed):
+    import random
+
+    from placement.baselines import _State
+    from placement.evaluate import device_loads
+    from placement.ilp import colour_groups
+
+    problem = random_problem(seed, training=seed % 2 == 0, kinds=1 + seed % 2, n_forward=6)
+    groups = colour_groups(problem.graph)
+    slots = problem.devices.slots()
+    state = _State(problem, groups, slots)
+    rng = random.Random(seed)
+    if not all(state.allowed):
+        pytest.skip("a group fits no device")
+    state.reset([rng.choice(state.allowed[g]) for g in range(len(groups))])
+    for _ in range(30):
+        g = rng.randrange(len(groups))
+        j = rng.choice(state.allowed[g])
+        i = state.assign[g]
+        if i == j:
+            continue
+        state.move(g, j, state.comm[i] + state.comm_delta(i, g, j), state.comm[j] + state.comm_delta(j, g, j))
+        placement = Placement.from_assignment({n: slots[state.assign[h]] for h, m in enumerate(groups) for n in m})
+        expected = {entry.device: entry.load for entry in device_loads(problem, placement)}
+        for k, slot in enumerate(slots):
+            assert state.loads[k] == pytest.approx(expected.get(slot, 0.0), abs=1e-9)

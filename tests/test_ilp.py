@@ -16,7 +16,6 @@ from placement import (
     Node,
     Placement,
     Problem,
-    Stage,
     evaluate,
     is_contiguous,
     load_problem,
@@ -303,3 +302,11 @@ def test_zero_duration_cycle_is_ruled_out():
     assert close(_check_result(problem, one, "latency"), expected)
     two = solve_latency_ip(problem, subgraphs_per_accelerator=2)
     assert two.status == "optimal" and close(_check_result(problem, two, "latency"), 0.0)
+
+
+def test_gap_option_stops_early_and_is_not_called_optimal(samples_dir):
+    problem = load_problem(samples_dir / "throughput/layer/bert24_inference.json")
+    result = solve_ip_noncontiguous(problem, gap=0.5, time_limit=30)
+    assert result.status == "feasible"  # the solver's "optimal within 50 %" is not a proof
+    assert result.gap is not None and 0 < result.gap <= 0.5
+    _check_result(problem, result, "throughput")

@@ -16,7 +16,6 @@ from placement.sweep import (
     PARAMETERS,
     count_grid,
     executor_for,
-    make_point,
     pareto_front,
     sensitivity,
     sweep,

@@ -154,3 +154,26 @@ def test_training_graph_oom_and_memory_aware_plan():
     goto(at, "pages/4_Timeline.py")
     assert at.radio(key="timeline_plan").value == "memory-aware plan"
     assert at.slider(key="timeline_microbatches").value == 8
+
+
+def test_compare_table_on_demand():
+    at = start()
+    load_training(at)
+    goto(at, "pages/2_Devices.py")
+    at.checkbox(key="dev_memory_limited").check().run()
+    at.number_input(key="dev_memory_gib").set_value(1.5e9 / GIB).run()
+    goto(at, "pages/4_Timeline.py")
+    at.slider(key="timeline_microbatches").set_value(8).run()
+    before = len(at.dataframe)  # idle and peak tables; the comparison is solved only on demand
+    assert before == 2
+    at.toggle(key="timeline_compare").set_value(True).run()
+    assert not at.exception, at.exception
+    assert len(at.dataframe) == before + 1
+    base = load_problem(SAMPLES / "throughput" / "layer" / "bert24_training.json")
+    problem = Problem(base.graph, base.devices.with_kind("accelerator", memory=round(1.5e9 / GIB, 3) * GIB))
+    aware = solve_memory_aware(problem, "1f1b", 8, optimizer_multiplier=2.0)
+    table = at.dataframe[-1].value
+    assert list(table["plan"]) == ["current plan", "memory-aware plan"]
+    assert list(table["fits this schedule's memory"]) == [False, True]
+    assert table["time per sample"].iloc[1] == pytest.approx(aware.objective)
+    assert table["time per sample"].iloc[0] == pytest.approx(solve_dp(problem).objective)
