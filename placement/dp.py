@@ -446,7 +446,7 @@ def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS) -> Result:
 
 
 def count_pairs(problem: Problem, reduce: bool = True, max_ideals: int = DEFAULT_MAX_IDEALS) -> tuple[int, int]:
-    """(ideals, ideal pairs I <= J with J non-empty) of the lattice the DP searches."""
+    """(ideals, ideal pairs I <= J) of the lattice the DP searches, counted as the paper's code does."""
     groups = contract(problem.graph)
     if reduce:
         groups, _ = reduce_groups(problem.graph, groups)
@@ -457,5 +457,5 @@ def count_pairs(problem: Problem, reduce: bool = True, max_ideals: int = DEFAULT
                      kind_memory_cap=np.full_like(arrays.kind_memory_cap, np.inf))
     *_, pairs = _run(arrays, (lattice.up_start, lattice.up_group, lattice.up_target, lattice.count), False,
                      math.inf, count_only=True)
-    # The kernel counts pairs I < J; add the pairs I = J for non-empty J.
-    return lattice.count, int(pairs) + lattice.count - 1
+    # The kernel counts pairs I < J; add the pairs I = J.
+    return lattice.count, int(pairs) + lattice.count

@@ -7,7 +7,7 @@ it), then times ``solve_dp`` on the graph. Columns:
 * ideals - ideals of the lattice the DP searches (after contracting colour classes and
   merging free nodes, see placement/ideals.py);
 * pairs searched - ideal pairs (I, J) the DP visited (pruned by the chain upper bound);
-* all pairs - every comparable pair I <= J, J non-empty (only with --all-pairs; slow on wide graphs);
+* all pairs - every comparable pair I <= J, as the paper's code counts them (only with --all-pairs; slow on wide graphs);
 * solve s - wall-clock seconds of solve_dp after warm-up; process s - the whole child
   process (Python start, imports, kernel load, solve);
 * peak MB - the child's maximum resident set size.
@@ -69,6 +69,7 @@ def main() -> None:
     for path in graphs:
         command = [sys.executable, __file__, "--child", str(path)] + (["--all-pairs"] if args.all_pairs else [])
         done = subprocess.run(command, capture_output=True, text=True)
+        path = path.resolve()
         name = str(path.relative_to(SAMPLES)) if path.is_relative_to(SAMPLES) else str(path)
         if done.returncode != 0:
             print(f"{name:44} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")

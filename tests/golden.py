@@ -28,6 +28,15 @@ PAPER_IDEALS = {
     "throughput/operator/resnet50_inference.json": 241,
 }
 
+#: Ideal pairs (I <= J) counted by the paper's code, where our lattices agree.
+PAPER_PAIRS = {
+    "throughput/layer/bert24_inference.json": 464,
+    "throughput/layer/resnet50_inference.json": 28_971,
+    "throughput/operator/bert_l-3_inference.json": 675_546,
+    "throughput/operator/bert_l-3_training.json": 1_966_176,
+    "throughput/operator/resnet50_inference.json": 28_729,
+}
+
 #: Max-load of the human-expert splits: (graph, split) -> value (4-6 significant digits in the README).
 EXPERT_MAX_LOAD = {
     ("throughput/layer/bert24_inference.json", "expert-splits/bert24_inference_expert.json"): 20.084,

@@ -7,7 +7,7 @@ import pytest
 from placement import Devices, Problem, evaluate, is_contiguous, load_problem, solve_dp
 from placement.dp import count_pairs
 
-from .golden import OPTIMAL_MAX_LOAD
+from .golden import OPTIMAL_MAX_LOAD, PAPER_PAIRS
 from .randgraphs import brute_force, random_problem
 
 
@@ -86,8 +86,13 @@ def test_pairs_are_the_comparable_pairs_of_ideals(samples_dir, name):
     problem = load_problem(samples_dir / name)
     groups, _ = reduce_groups(problem.graph, contract(problem.graph))
     masks = enumerate_ideals(groups).masks
-    expected = sum(1 for i in masks for j in masks if j and i & j == i)
+    expected = sum(1 for i in masks for j in masks if i & j == i)
     assert count_pairs(problem) == (len(masks), expected)
+
+
+@pytest.mark.parametrize("name", sorted(PAPER_PAIRS))
+def test_pair_counts_match_the_papers_code(samples_dir, name):
+    assert count_pairs(load_problem(samples_dir / name))[1] == PAPER_PAIRS[name]
 
 
 def test_more_devices_never_hurt(samples_dir):

@@ -120,3 +120,33 @@ def test_placement_round_trips_through_the_split_format(samples_dir):
     text = json.dumps(placement_to_dict(placement, problem.devices))
     again = parse_placement(text, problem.graph, problem.devices)
     assert again.device_of == placement.device_of
+
+
+def test_extended_format_with_kinds_round_trips():
+    from placement import Problem
+
+    data = {
+        "deviceKinds": [{"name": "H100", "count": 4, "memory": 80e9, "speed": 2.0, "bandwidth": 1.0, "pricePerHour": 4.0},
+                        {"name": "V100", "count": 8, "memory": None, "speed": 0.7, "bandwidth": 0.5}],
+        "maxCPUs": 2, "cpuPricePerHour": 0.1, "bandwidthFactor": 1.5, "overlap": True,
+        "nodes": [{"id": 7, "supportedOnFpga": 1, "cpuLatency": 3, "fpgaLatency": 1, "isBackwardNode": 0,
+                   "latencies": {"H100": 0.25}, "kinds": ["H100"]},
+                  {"id": 8, "supportedOnFpga": 1, "cpuLatency": 3, "fpgaLatency": 1, "isBackwardNode": 0}],
+        "edges": [{"sourceId": 7, "destId": 8, "cost": 1.0}],
+    }
+    problem = parse_problem(json.dumps(data), "kinds.json")
+    h100, v100 = problem.devices.accelerators
+    assert (h100.name, h100.count, h100.memory, h100.speed, h100.price_per_hour) == ("H100", 4, 80e9, 2.0, 4.0)
+    assert v100.memory == float("inf") and v100.bandwidth == 0.5
+    assert problem.devices.cpus == 2 and problem.devices.bandwidth == 1.5 and problem.devices.overlap
+    node = problem.graph.node_by_id[7]
+    assert node.latency_on(h100) == 0.25 and not node.runs_on(v100)
+    assert problem.graph.node_by_id[8].latency_on(v100) == pytest.approx(1 / 0.7)
+    again = parse_problem(problem_to_json(problem), "again.json")
+    assert again == Problem(problem.graph, problem.devices)
+
+
+def test_bad_device_kind_is_one_line(tmp_path):
+    data = mutate(lambda d: d.update(deviceKinds=[{"name": "cpu", "count": 1}]))
+    with pytest.raises(InvalidGraphError, match="name must be a non-empty string other than 'cpu'"):
+        load_problem(write(tmp_path, data, "kinds.json"))
