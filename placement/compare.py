@@ -13,18 +13,19 @@ import inspect
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import PlacementError
 from .evaluate import evaluate
 from .model import Placement, Problem, Result
 from .solve import METHODS, method_function
 
-#: Methods run by default for each objective.
-DEFAULT_METHODS: dict[str, tuple[str, ...]] = {
+#: Methods run by default for each objective (read-only).
+DEFAULT_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "throughput": ("dp", "ip", "ip-noncontiguous", "pipedream", "local-search", "one-accelerator"),
     "latency": ("latency-ip", "greedy-latency", "dp"),
-}
+})
 
 OBJECTIVES = ("throughput", "latency")
 

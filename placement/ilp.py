@@ -236,7 +236,8 @@ def _result(method: str, outcome: _Outcome, problem: Problem, placement: Placeme
     if start_placement is not None and candidate is not start_placement:
         # Never return worse than the start (a solver may reject a start on tolerances).
         start_evaluation = evaluate(problem, start_placement)
-        if start_evaluation.feasible and value_of(start_evaluation) < value_of(evaluation) * (1 - 1e-12):
+        if start_evaluation.feasible and (value_of(start_evaluation) < value_of(evaluation) * (1 - 1e-12)
+                                          or not math.isfinite(value_of(evaluation))):
             candidate, evaluation = start_placement, start_evaluation
             stats["from_start"] = True
     if not evaluation.feasible:  # pragma: no cover - would be a modelling bug
@@ -244,6 +245,10 @@ def _result(method: str, outcome: _Outcome, problem: Problem, placement: Placeme
                       reason="the solver's placement breaks a rule: " + "; ".join(evaluation.violations[:3]),
                       stats=tuple(stats.items()))
     value = value_of(evaluation)
+    if not math.isfinite(value):  # pragma: no cover - would be a modelling bug
+        return Result("error", method, None, None, seconds, objective_kind,
+                      reason="the solver's placement has no finite value (its calls wait for each other)",
+                      stats=tuple(stats.items()))
     status = outcome.kind if candidate is placement else "feasible"
     bound = outcome.bound
     if bound is not None:

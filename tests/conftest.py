@@ -69,3 +69,15 @@ def _random_problem(seed: int, training: bool = False, n_forward: int | None = N
 def random_problem():
     """Factory ``random_problem(seed, training=False, ...) -> Problem`` of small random problems."""
     return _random_problem
+
+
+@pytest.fixture
+def clear_streamlit_caches():
+    """Streamlit caches are process-global: clear them around each AppTest test."""
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()

@@ -9,7 +9,6 @@ import math
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import placement
@@ -21,13 +20,7 @@ DEFAULT = SAMPLES / "throughput" / "layer" / "bert24_inference.json"
 GIB = 2.0**30
 
 
-@pytest.fixture(autouse=True)
-def clear_streamlit_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
 def start(page: str | None = None) -> AppTest:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from placement import Problem, evaluate, load_problem, solve_dp
@@ -26,13 +25,7 @@ TRAINING_LABEL = "throughput/layer/bert24_training"
 GIB = 2.0**30
 
 
-@pytest.fixture(autouse=True)
-def clear_streamlit_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
 def start() -> AppTest:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from placement import AcceleratorKind, Devices, Problem, load_problem, solve_dp
@@ -22,13 +21,7 @@ DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.js
 PAGE = "pages/5_Tradeoffs.py"
 
 
-@pytest.fixture(autouse=True)
-def clear_streamlit_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
 def open_page(run_mode: str = "sequential", devices: Devices | None = None) -> AppTest:

@@ -17,22 +17,16 @@ from placement.memory import memory_profile
 from placement.schedule import simulate
 from placement.viz import format_bytes
 
+from .helpers import go, wait_idle
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = "throughput/layer/bert24_training"
 
 
-def wait_idle(page, settle: float = 0.3) -> None:
-    time.sleep(settle)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=60_000)
 
 
-def go(page, name: str) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name, exact=True).click()
-    page.wait_for_url(re.compile(rf"/{name}$"))
-    page.get_by_role("heading", name=re.compile(name)).first.wait_for()
-    wait_idle(page)
 
 
 def metric_text(page, label: str) -> str:

@@ -16,16 +16,14 @@ import pytest
 
 from placement import Problem, load_problem, solve_dp
 
+from .helpers import wait_idle
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json"
 
 
-def wait_idle(page, settle: float = 0.3) -> None:
-    """Wait until Streamlit has finished the current script run."""
-    time.sleep(settle)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=60_000)
 
 
 def test_tradeoffs_curve_click_picks_the_plan(page, app_url, artifacts_dir):
