@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve_cmd.add_argument("--gap", type=_number, default=None, help="relative MIP gap to stop at")
     solve_cmd.add_argument("--subgraphs-per-accelerator", type=_count, default=None,
                            help="latency IP: contiguous subgraphs per accelerator (default 1)")
+    solve_cmd.add_argument("--solver", choices=("highs", "cbc"), default=None,
+                           help="integer-program solver (default highs; cbc is PuLP's bundled fallback)")
+    solve_cmd.add_argument("--seed", type=_count, default=None, help="local search: random seed")
     solve_cmd.add_argument("--json", action="store_true", help="print one JSON object")
 
     eval_cmd = commands.add_parser("evaluate", help="max-load and latency of a given split")
@@ -183,13 +186,10 @@ def _print_solution(problem: Problem, result: Result) -> None:
 
 def _cmd_solve(args: argparse.Namespace) -> int:
     problem = _problem(args)
-    options: dict[str, Any] = {}
-    if args.method != "dp":
-        for name in ("time_limit", "gap"):
-            if getattr(args, name) is not None:
-                options[name] = getattr(args, name)
-        if args.subgraphs_per_accelerator is not None:
-            options["subgraphs_per_accelerator"] = args.subgraphs_per_accelerator
+    from .compare import method_options
+
+    given = {name: getattr(args, name) for name in ("time_limit", "gap", "subgraphs_per_accelerator", "solver", "seed")}
+    options = method_options(args.method, {k: v for k, v in given.items() if v is not None})
     result = solve(problem, args.method, **options)
     if args.json:
         print(json.dumps(result_to_json(problem, result)))
@@ -227,19 +227,15 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     problem = _problem(args)
     rows = compare(problem, objective=args.objective, time_limit=args.time_limit)
     if args.json:
-        print(json.dumps({"objective": args.objective, "rows": [_row_dict(r) for r in rows]}))
+        from .compare import rows_to_records
+
+        records = [{k: (_finite(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows_to_records(rows)]
+        print(json.dumps({"objective": args.objective, "rows": records}))
     else:
         table = [(r.method, _fmt(r.objective), _fmt(r.ratio_to_best), r.status,
                   _fmt(r.bound), "-" if r.gap is None else f"{r.gap:.2%}", f"{r.seconds:.2f}") for r in rows]
         print(_table(table, ("method", args.objective, "ratio to best", "status", "bound", "gap", "seconds")))
     return 0
-
-
-def _row_dict(row: Any) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    out = asdict(row)
-    return {k: (_finite(v) if isinstance(v, float) else v) for k, v in out.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

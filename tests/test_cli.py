@@ -76,3 +76,22 @@ def test_missing_file_and_bad_option(tmp_path):
     assert out.returncode == 2 and "no such file" in out.stderr and len(out.stderr.strip().splitlines()) == 1
     out = run("solve", tmp_path / "nope.json", "--accelerators", "-3")
     assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def test_compare_json_lists_every_method_with_ratios(samples_dir):
+    out = run("compare", samples_dir / "throughput/layer/bert24_inference.json", "--json", "--time-limit", 5)
+    assert out.returncode == 0, out.stderr
+    rows = {row["method"]: row for row in json.loads(out.stdout)["rows"]}
+    assert {"dp", "ip", "pipedream", "one-accelerator"} <= set(rows)
+    assert rows["dp"]["status"] == "optimal"
+    assert rows["dp"]["objective"] == pytest.approx(OPTIMAL_MAX_LOAD["throughput/layer/bert24_inference.json"])
+    best = min(row["objective"] for row in rows.values() if row["objective"] is not None)
+    assert rows["dp"]["ratio_to_best"] == pytest.approx(rows["dp"]["objective"] / best)
+
+
+def test_integer_program_through_the_cli_agrees_with_the_dp(samples_dir):
+    out = run("solve", samples_dir / "throughput/layer/bert24_training.json", "--method", "ip", "--time-limit", 60,
+              "--json")
+    data = json.loads(out.stdout)
+    assert data["method"] == "ip" and data["status"] == "optimal"
+    assert data["objective"] == pytest.approx(OPTIMAL_MAX_LOAD["throughput/layer/bert24_training.json"], rel=1e-6)
