@@ -53,27 +53,16 @@ class Groups:
 
 def contract(graph: Graph) -> Groups:
     """Contract colour classes (and the cycles they create) into groups in topological order."""
-    # Union-find over colour classes.
-    parent = {node.id: node.id for node in graph.nodes}
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for members in graph.color_classes.values():
-        for other in members[1:]:
-            parent[find(other)] = find(members[0])
+    unit_of = {node: k for k, unit in enumerate(graph.colour_units) for node in unit}
     has_forward: dict[int, bool] = {}
     for node in graph.nodes:
-        root = find(node.id)
-        has_forward[root] = has_forward.get(root, False) or not node.is_backward
+        unit = unit_of[node.id]
+        has_forward[unit] = has_forward.get(unit, False) or not node.is_backward
     order = nx.DiGraph()
-    order.add_nodes_from({find(n.id) for n in graph.nodes})
+    order.add_nodes_from(range(len(graph.colour_units)))
     node_by_id = graph.node_by_id
     for edge in graph.edges:
-        a, b = find(edge.source), find(edge.target)
+        a, b = unit_of[edge.source], unit_of[edge.target]
         if a == b:
             continue
         source_backward, target_backward = node_by_id[edge.source].is_backward, node_by_id[edge.target].is_backward
@@ -86,11 +75,11 @@ def contract(graph: Graph) -> Groups:
     # Cycles created by contraction: the classes on a cycle must share a device.
     condensed = nx.condensation(order)
     rank = {c: i for i, c in enumerate(nx.lexicographical_topological_sort(condensed, key=lambda c: min(condensed.nodes[c]["members"])))}
-    root_to_group = {root: rank[c] for c in condensed.nodes for root in condensed.nodes[c]["members"]}
+    unit_to_group = {unit: rank[c] for c in condensed.nodes for unit in condensed.nodes[c]["members"]}
     members: list[list[int]] = [[] for _ in rank]
     group_of = {}
     for node in graph.nodes:
-        group = root_to_group[find(node.id)]
+        group = unit_to_group[unit_of[node.id]]
         members[group].append(node.id)
         group_of[node.id] = group
     edges = sorted({(rank[a], rank[b]) for a, b in condensed.edges})

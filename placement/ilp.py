@@ -64,21 +64,7 @@ DEFAULT_GAP = 1e-7
 
 def colour_groups(graph: Graph) -> tuple[tuple[int, ...], ...]:
     """Nodes that must share a device (colour classes; singletons otherwise), by first topological position."""
-    parent = {node.id: node.id for node in graph.nodes}
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for members in graph.color_classes.values():
-        for other in members[1:]:
-            parent[find(other)] = find(members[0])
-    groups: dict[int, list[int]] = {}
-    for node_id in graph.topological_order:
-        groups.setdefault(find(node_id), []).append(node_id)
-    return tuple(tuple(sorted(m)) for m in groups.values())
+    return graph.colour_units
 
 
 # ----------------------------------------------------------------------------- solving

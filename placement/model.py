@@ -237,6 +237,28 @@ class Graph:
         return {key: tuple(value) for key, value in classes.items()}
 
     @cached_property
+    def colour_units(self) -> tuple[tuple[int, ...], ...]:
+        """Node sets that must share a device: colour classes (linked through shared members), else single nodes.
+
+        Ordered by the first topological position of a member; ids sorted within a set.
+        """
+        parent = {node.id: node.id for node in self.nodes}
+
+        def find(x: int) -> int:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for members in self.color_classes.values():
+            for other in members[1:]:
+                parent[find(other)] = find(members[0])
+        units: dict[int, list[int]] = {}
+        for node_id in self.topological_order:
+            units.setdefault(find(node_id), []).append(node_id)
+        return tuple(tuple(sorted(m)) for m in units.values())
+
+    @cached_property
     def digest(self) -> str:
         """A stable content hash (used as a cache key by the app)."""
         from .io import graph_to_dict  # local import: io depends on model
