@@ -29,7 +29,7 @@ file_devices = state.base_problem().devices
 
 # ----------------------------------------------------------------------------- widget <-> devices
 WIDGETS = ("dev_count", "dev_cpus", "dev_memory_limited", "dev_memory_gib", "dev_speed", "dev_bandwidth",
-           "dev_overlap")
+           "dev_overlap", "dev_cpu_pays", "dev_cpu_bandwidth")
 
 
 def widget_values(devices: placement.Devices) -> dict:
@@ -43,6 +43,8 @@ def widget_values(devices: placement.Devices) -> dict:
         "dev_speed": kind.speed,
         "dev_bandwidth": devices.bandwidth,
         "dev_overlap": devices.overlap,
+        "dev_cpu_pays": devices.cpu_bandwidth is not None,
+        "dev_cpu_bandwidth": devices.cpu_bandwidth if devices.cpu_bandwidth is not None else 1.0,
     }
 
 
@@ -65,7 +67,15 @@ col_a, col_b = st.columns(2)
 with col_a:
     st.slider(f"Number of accelerators{kind_note}", 0, max_count, key="dev_count")
     st.slider("CPU cores", 0, max_cpus, key="dev_cpus",
-              help="Each core runs its nodes at their CPU latency and pays no communication.")
+              help="Each core runs its nodes at their CPU latency; it pays no communication unless "
+                   "'CPU cores pay transfers' is on.")
+    st.toggle("CPU cores pay transfers", key="dev_cpu_pays",
+              help="Off (the paper's model): CPU cores pay no communication. On: a core pays the cost of every "
+                   "node whose output crosses its boundary, divided by bandwidth factor x CPU bandwidth "
+                   "(throughput only; single-sample latency ignores it).")
+    st.number_input("CPU bandwidth", min_value=0.01, step=0.1, format="%.3f", key="dev_cpu_bandwidth",
+                    disabled=not st.session_state["dev_cpu_pays"],
+                    help="Transfers to/from a CPU core take cost / (bandwidth factor x CPU bandwidth).")
     st.checkbox(f"Limit memory per accelerator{kind_note}", key="dev_memory_limited")
     st.number_input("Memory per accelerator (GiB)", min_value=0.0, step=0.5, format="%.3f", key="dev_memory_gib",
                     disabled=not st.session_state["dev_memory_limited"])
@@ -93,6 +103,7 @@ from_widgets = devices.with_changes(
     cpus=int(st.session_state["dev_cpus"]),
     bandwidth=float(st.session_state["dev_bandwidth"]),
     overlap=bool(st.session_state["dev_overlap"]),
+    cpu_bandwidth=float(st.session_state["dev_cpu_bandwidth"]) if st.session_state["dev_cpu_pays"] else None,
 )
 if from_widgets != devices:
     state.set_devices(from_widgets)

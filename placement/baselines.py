@@ -221,7 +221,8 @@ class _State:
         self.groups = groups
         self.slots = slots
         self.kinds = [None if s.is_cpu else devices.kind(s.kind) for s in slots]
-        self.scale = [0.0 if k is None else devices.transfer_scale(k) for k in self.kinds]
+        # CPU cores: 0 unless devices.cpu_bandwidth is set (then they pay communication too).
+        self.scale = [devices.cpu_transfer_scale if k is None else devices.transfer_scale(k) for k in self.kinds]
         self.cap = [math.inf if k is None else k.memory for k in self.kinds]
         self.overlap = devices.overlap
         self.size = [sum(graph.node_by_id[n].size for n in m) for m in groups]
@@ -261,7 +262,7 @@ class _State:
         self.loads = [self.combine(i, self.comp[i], self.comm[i]) for i in range(len(self.slots))]
 
     def combine(self, i: int, compute: float, comm: float) -> float:
-        if self.kinds[i] is None:
+        if self.kinds[i] is None and self.scale[i] == 0:
             return compute
         comm *= self.scale[i]
         return max(compute, comm) if self.overlap else compute + comm

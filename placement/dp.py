@@ -42,7 +42,7 @@ INHERIT = 64
 @njit(cache=True)
 def _dp_kernel(up_start, up_group, up_target, n_ideals,
                group_start, group_nodes, pred_start, preds, node_cost, out_degree,
-               kind_compute, kind_blocked, kind_memory_cap, kind_comm_scale, cpu_compute, group_memory,
+               kind_compute, kind_blocked, kind_memory_cap, kind_comm_scale, cpu_compute, cpu_comm_scale, group_memory,
                next_state, prev_state, n_states, overlap, upper_bound, count_only):
     """Fill the DP table; see the module docstring for its axes.
 
@@ -54,6 +54,10 @@ def _dp_kernel(up_start, up_group, up_target, n_ideals,
     communication iff (u inside and some successor outside) or (u outside and some
     successor inside). Every push of the search adds one group, every pop removes it.
     (The toggle is written inline: as a separate jitted function it ran ~10x slower.)
+
+    ``cpu_comm_scale`` (0.0: CPU cores pay no communication) scales the stage's communication
+    on a CPU core; the search is pruned on CPU compute only (monotone in J), while the load
+    compared with the bound and relaxed into the table is the full one.
     """
     n_kinds = kind_compute.shape[0]
     n_nodes = node_cost.shape[0]
@@ -182,8 +186,18 @@ def _dp_kernel(up_start, up_group, up_target, n_ideals,
                     else:
                         loads[t] = compute[t] + scaled
             cpu_ok = has_cpu and cpu <= upper_bound
+            cpu_load = cpu
             if cpu_ok:
                 alive = True
+                if cpu_comm_scale > 0.0:
+                    scaled = comm * cpu_comm_scale
+                    if scaled < 0.0:
+                        scaled = 0.0  # float noise of the incremental sum
+                    if overlap:
+                        cpu_load = cpu if cpu > scaled else scaled
+                    else:
+                        cpu_load = cpu + scaled
+                    cpu_ok = cpu_load <= upper_bound
             if alive and not count_only:
                 for a in range(n_active):
                     s = active[a]
@@ -199,7 +213,7 @@ def _dp_kernel(up_start, up_group, up_target, n_ideals,
                     if cpu_ok:
                         nxt = next_state[n_kinds, s]
                         if nxt >= 0:
-                            value = base if base > cpu else cpu
+                            value = base if base > cpu_load else cpu_load
                             if value < best[j, nxt]:
                                 best[j, nxt] = value
                                 parent_ideal[j, nxt] = i
@@ -231,6 +245,7 @@ class _Arrays:
     next_state: np.ndarray  # [device type, state] -> state with one more device of that type, or -1
     prev_state: np.ndarray  # [device type, state] -> state with one device of that type fewer, or -1
     n_states: int
+    cpu_comm_scale: float = 0.0  # factor on a CPU stage's communication (0: none, the paper's model)
 
 
 def _build_arrays(problem: Problem, groups: Groups, ignore_size: frozenset = frozenset()) -> _Arrays:
@@ -276,7 +291,7 @@ def _build_arrays(problem: Problem, groups: Groups, ignore_size: frozenset = fro
         group_start, group_nodes, pred_start, preds, node_cost, out_degree, kind_compute, kind_blocked,
         np.asarray([kind.memory for kind in kinds], dtype=np.float64),
         np.asarray([devices.transfer_scale(kind) for kind in kinds], dtype=np.float64),
-        cpu_compute, group_memory, next_state, prev_state, n_states,
+        cpu_compute, group_memory, next_state, prev_state, n_states, float(devices.cpu_transfer_scale),
     )
 
 
@@ -295,7 +310,8 @@ def _run(arrays: _Arrays, lattice: tuple, overlap: bool, upper_bound: float, cou
         up_start, up_group, up_target, n_ideals,
         arrays.group_start, arrays.group_nodes, arrays.pred_start, arrays.preds, arrays.node_cost, arrays.out_degree,
         arrays.kind_compute, arrays.kind_blocked, arrays.kind_memory_cap, arrays.kind_comm_scale,
-        arrays.cpu_compute, arrays.group_memory, arrays.next_state, arrays.prev_state, arrays.n_states, overlap, upper_bound, count_only,
+        arrays.cpu_compute, float(arrays.cpu_comm_scale), arrays.group_memory, arrays.next_state, arrays.prev_state,
+        arrays.n_states, overlap, upper_bound, count_only,
     )
 
 
@@ -366,7 +382,7 @@ def _infeasible_reason(problem: Problem) -> str:
         for node in graph.nodes:
             if not any(node.runs_on(kind) for kind in devices.accelerators if kind.count > 0):
                 return f"node {node.label} cannot run on any accelerator and there are no CPU cores"
-    total = sum(node.size for node in graph.nodes if not node.is_backward or True)
+    total = sum(node.size for node in graph.nodes)
     capacity = sum(kind.count * kind.memory for kind in devices.accelerators)
     if devices.cpus == 0 and total > capacity:
         return f"the nodes need {total:,.0f} bytes but the accelerators hold {capacity:,.0f} bytes in all"

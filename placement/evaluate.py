@@ -7,11 +7,17 @@ the solvers, so that it can check them.
   communication: the cost of every node u with an edge crossing the boundary of the
   device's node set, in either direction, counted once per device (scaled by the
   bandwidth factors). With ``overlap`` the load is max(compute, communication).
-* Load of a CPU core = sum of its nodes' ``cpu_latency``; CPU cores pay no communication.
+* Load of a CPU core = sum of its nodes' ``cpu_latency``; CPU cores pay no communication,
+  unless ``devices.cpu_bandwidth`` is set: then a core also pays the cost of every node with
+  an edge crossing its node set's boundary, once per core, divided by
+  ``bandwidth * cpu_bandwidth`` (with ``overlap``, load = max(compute, communication)).
 * Latency: CPU nodes start when their inputs are ready (unbounded cores); an accelerator
   runs each of its calls (by default its whole node set is one call) as one unit that
   starts when its outside inputs are ready and its previous call has ended, and lasts
-  incoming transfers + compute + outgoing transfers.
+  incoming transfers + compute + outgoing transfers. ``cpu_bandwidth`` does not change the
+  latency model: a CPU node's duration stays its ``cpu_latency`` (its transfers are
+  counted only where an accelerator call sends or receives them). This keeps the latency
+  integer program (:func:`placement.ilp.solve_latency_ip`) exact whatever ``cpu_bandwidth`` is.
 """
 
 from __future__ import annotations
@@ -77,7 +83,12 @@ def device_loads(problem: Problem, placement: Placement) -> tuple[DeviceLoad, ..
         memory = sum(graph.node_by_id[n].size for n in stage.nodes if n in graph.node_by_id)
         if stage.device.kind == CPU_KIND:
             compute = sum(graph.node_by_id[n].cpu_latency for n in stage.nodes if n in graph.node_by_id)
-            out.append(DeviceLoad(stage.device, stage.nodes, compute, 0.0, compute, memory, math.inf))
+            if devices.cpu_bandwidth is None:  # the paper's model: no communication on CPU cores
+                out.append(DeviceLoad(stage.device, stage.nodes, compute, 0.0, compute, memory, math.inf))
+                continue
+            communication = _crossing_cost(problem, nodes, 1.0 / (devices.bandwidth * devices.cpu_bandwidth))
+            load = max(compute, communication) if devices.overlap else compute + communication
+            out.append(DeviceLoad(stage.device, stage.nodes, compute, communication, load, memory, math.inf))
             continue
         kind = kinds.get(stage.device.kind)
         if kind is None:

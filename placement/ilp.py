@@ -15,10 +15,13 @@ empty, so every order of device types is allowed. Variables ``x[g, p, d]`` (grou
 position ``p`` on type ``d``), ``t[p, d]`` (position ``p`` has type ``d``) and
 ``c[u, p, k]`` (node ``u`` has an edge crossing the boundary of position ``p``, which is
 of kind ``k``: linearised as ``c >= x[gu, p, k] - X[gw, p]`` and the reverse, ``X`` the
-position's indicator of all types).
+position's indicator of all types). CPU positions pay no communication unless
+``devices.cpu_bandwidth`` is set; then they get the same ``c`` variables, scaled by
+``devices.cpu_transfer_scale`` (and ``overlap`` applies to them as well).
 
 **Non-contiguous (``"ip-noncontiguous"``)** - any assignment of colour-class groups to
-devices (``x[g, device]``), same loads, memory and support rules.
+devices (``x[g, device]``), same loads (CPU communication included when
+``devices.cpu_bandwidth`` is set), memory and support rules.
 
 **Latency (``"latency-ip"``)** - every accelerator runs up to ``q`` calls (subgraphs) one after
 another; CPU nodes run on unbounded cores. Times: a call starts after its outside inputs and
@@ -26,7 +29,8 @@ the previous call on its device; it lasts incoming + outgoing transfers + comput
 finish time is its call's end (or, on CPU, its start + CPU latency). Big-M constants come from
 the starting solution's latency. When the graph has edges of zero cost, integral "ranks"
 (strictly increasing along edges between different units) rule out zero-duration cycles
-that the times alone would allow.
+that the times alone would allow. ``devices.cpu_bandwidth`` does not enter this model, as it
+does not enter the evaluator's latency (:mod:`placement.evaluate`).
 
 Solutions are warm-started (option ``warm_start``) from a cheap method: the chain DP
 (``"pipedream"``) for the contiguous IP, the better of the exact DP and a short local search
@@ -377,11 +381,12 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
     # Communication and loads per position and type.
     c = {}
     for d, (name, kind, _) in enumerate(types):
+        scale = devices.transfer_scale(kind) if kind is not None else devices.cpu_transfer_scale
         for p in positions:
             members = [(g, x[g, p, d]) for g in range(len(groups)) if (g, p, d) in x]
             if not members:
                 continue
-            if kind is None:
+            if kind is None and scale == 0:  # CPU cores pay no communication (cpu_bandwidth None)
                 prob += _lp_sum((var, compute[g, d]) for g, var in members) <= load
                 continue
             comm_terms = []
@@ -397,8 +402,8 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
                     if (gw, p, d) in x:
                         prob += _lp_sum([(var, 1), (x[gw, p, d], -1)] + at(gu, p)) >= 0
             _add_load_constraints(prob, load, [(var, compute[g, d]) for g, var in members], comm_terms,
-                                  devices.transfer_scale(kind), devices.overlap)
-            if math.isfinite(kind.memory):
+                                  scale, devices.overlap)
+            if kind is not None and math.isfinite(kind.memory):
                 prob += _lp_sum((var, memory[g]) for g, var in members) <= kind.memory
     stats = {"groups": len(groups), "positions": n_pos, "variables": prob.numVariables(),
              "constraints": prob.numConstraints()}
@@ -544,7 +549,8 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
         members = [(g, x[g, i]) for g in range(len(groups)) if (g, i) in x]
         if not members:
             continue
-        if kind is None:
+        scale = devices.transfer_scale(kind) if kind is not None else devices.cpu_transfer_scale
+        if kind is None and scale == 0:  # CPU cores pay no communication (cpu_bandwidth None)
             prob += _lp_sum((var, _group_compute(problem, groups[g], None)) for g, var in members) <= load
             continue
         comm_terms = []
@@ -562,8 +568,8 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
                 if xw:
                     prob += _lp_sum([(var, 1), (x[gw, i], -1)] + xu) >= 0
         _add_load_constraints(prob, load, [(var, _group_compute(problem, groups[g], kind)) for g, var in members],
-                              comm_terms, devices.transfer_scale(kind), devices.overlap)
-        if math.isfinite(kind.memory):
+                              comm_terms, scale, devices.overlap)
+        if kind is not None and math.isfinite(kind.memory):
             prob += _lp_sum((var, memory[g]) for g, var in members) <= kind.memory
     stats = {"groups": len(groups), "variables": prob.numVariables(), "constraints": prob.numConstraints()}
 

@@ -7,7 +7,7 @@ Graph file (the paper's format; other keys are kept)::
                 "colorClass"?, "size"?, "name"?, "latencies"?: {kind: t}, "kinds"?: [kind]}],
      "edges": [{"sourceId", "destId", "cost", "size"?}],
      "deviceKinds"?: [{"name", "count", "memory", "speed"?, "bandwidth"?, "pricePerHour"?}],
-     "bandwidthFactor"?: f, "overlap"?: bool}
+     "bandwidthFactor"?: f, "overlap"?: bool, "cpuPricePerHour"?: p, "cpuBandwidth"?: f}
 
 Split file: ``{"fpgas": [{"nodes": [...]}, ...], "cpus": [{"nodes": [...]}, ...]}``;
 the extension ``{"accelerators": [{"kind", "nodes", "calls"?}], "cpus": [...]}`` names kinds.
@@ -32,7 +32,7 @@ _NODE_KEYS = {"id", "supportedOnFpga", "cpuLatency", "fpgaLatency", "isBackwardN
               "latencies", "kinds"}
 _EDGE_KEYS = {"sourceId", "destId", "cost", "size"}
 _TOP_KEYS = {"maxFPGAs", "maxCPUs", "maxSizePerFPGA", "nodes", "edges", "deviceKinds", "bandwidthFactor", "overlap",
-             "cpuPricePerHour"}
+             "cpuPricePerHour", "cpuBandwidth"}
 
 
 def _load_json(data: bytes | str, source: str, error: type[PlacementError]) -> Any:
@@ -174,6 +174,8 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
     bandwidth = _field(data, "bandwidthFactor", "graph", "number", 1.0)
     overlap = _field(data, "overlap", "graph", "bool", False)
     cpu_price = _field(data, "cpuPricePerHour", "graph", "number", 0.0)
+    # Absent or null: CPU cores pay no communication (the paper's model).
+    cpu_bandwidth = None if data.get("cpuBandwidth") is None else _field(data, "cpuBandwidth", "graph", "number")
     raw_kinds = _field(data, "deviceKinds", "graph", "list", None)
     if raw_kinds is None:
         count = _field(data, "maxFPGAs", "graph", "int", 0)
@@ -205,7 +207,8 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
                 )
             )
         kinds = tuple(kinds)
-    return Devices(accelerators=kinds, cpus=cpus, bandwidth=bandwidth, overlap=overlap, cpu_price_per_hour=cpu_price)
+    return Devices(accelerators=kinds, cpus=cpus, bandwidth=bandwidth, overlap=overlap, cpu_price_per_hour=cpu_price,
+                   cpu_bandwidth=cpu_bandwidth)
 
 
 def parse_problem(data: bytes | str, source: str = "<upload>") -> Problem:
@@ -266,6 +269,7 @@ def devices_to_dict(devices: Devices) -> dict[str, Any]:
     paper_case = (
         len(devices.accelerators) == 1 and first.name == "accelerator" and first.speed == 1 and first.bandwidth == 1
         and first.price_per_hour == 0 and devices.bandwidth == 1 and not devices.overlap
+        and devices.cpu_price_per_hour == 0 and devices.cpu_bandwidth is None
     )
     if not paper_case:
         out["deviceKinds"] = [
@@ -276,6 +280,8 @@ def devices_to_dict(devices: Devices) -> dict[str, Any]:
         out["bandwidthFactor"] = devices.bandwidth
         out["overlap"] = devices.overlap
         out["cpuPricePerHour"] = devices.cpu_price_per_hour
+        if devices.cpu_bandwidth is not None:
+            out["cpuBandwidth"] = devices.cpu_bandwidth
     return out
 
 

@@ -97,7 +97,7 @@ def _toggle(g, add, group_start, group_nodes, pred_start, preds, node_in_stage, 
 @njit(cache=True)
 def _kernel(up_start, up_group, up_target, n_ideals,
             group_start, group_nodes, pred_start, preds, node_cost, out_degree, node_forward, node_ob,
-            kind_compute, kind_fcompute, kind_cap, kind_scale, cpu_compute, cpu_fcompute,
+            kind_compute, kind_fcompute, kind_cap, kind_scale, cpu_compute, cpu_fcompute, cpu_scale,
             group_weight, group_param, group_act,
             next_state, digit_sum, n_states, overlap, upper_bound,
             schedule, microbatches, opt_mult, recompute):
@@ -175,7 +175,16 @@ def _kernel(up_start, up_group, up_target, n_ideals,
                 cpu_load = cpu + (cpu_f if recompute else 0.0)
                 cpu_ok = next_state[n_kinds, 0] >= 0 and cpu_load <= upper_bound
                 if cpu_ok:
-                    alive = True
+                    alive = True  # pruned on compute only (monotone); the full load is compared below
+                    if cpu_scale > 0.0:  # CPU cores pay transfers (Devices.cpu_bandwidth)
+                        c = comm * cpu_scale
+                        if c < 0.0:
+                            c = 0.0
+                        if overlap:
+                            cpu_load = (cpu if cpu > c else c) + (cpu_f if recompute else 0.0)
+                        else:
+                            cpu_load = cpu_load + c
+                        cpu_ok = cpu_load <= upper_bound
                 if alive:
                     for s in range(n_states):
                         base = best[j, s]
@@ -298,7 +307,8 @@ def _arrays(problem: Problem, groups: Groups, ignore: frozenset, bytes_per_cost)
         out_degree=out_degree, node_forward=node_forward, node_ob=node_ob, kind_compute=kind_compute,
         kind_fcompute=kind_fcompute, kind_cap=np.asarray([k.memory for k in kinds], dtype=np.float64),
         kind_scale=np.asarray([devices.transfer_scale(k) for k in kinds], dtype=np.float64),
-        cpu_compute=cpu_compute, cpu_fcompute=cpu_fcompute, group_weight=group_weight, group_param=group_param,
+        cpu_compute=cpu_compute, cpu_fcompute=cpu_fcompute, cpu_scale=float(devices.cpu_transfer_scale),
+        group_weight=group_weight, group_param=group_param,
         group_act=group_act, next_state=next_state, digit_sum=digit_sum, n_states=n_states,
     ), strides
 
@@ -316,7 +326,7 @@ def _run(arrays, lattice, problem, options, bound):
         up_start, up_group, up_target, n_ideals,
         a["group_start"], a["group_nodes"], a["pred_start"], a["preds"], a["node_cost"], a["out_degree"],
         a["node_forward"], a["node_ob"], a["kind_compute"], a["kind_fcompute"], a["kind_cap"], a["kind_scale"],
-        a["cpu_compute"], a["cpu_fcompute"], a["group_weight"], a["group_param"], a["group_act"],
+        a["cpu_compute"], a["cpu_fcompute"], a["cpu_scale"], a["group_weight"], a["group_param"], a["group_act"],
         a["next_state"], a["digit_sum"], a["n_states"], problem.devices.overlap, bound,
         options["schedule"], options["microbatches"], options["opt_mult"], options["recompute"],
     )

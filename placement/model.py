@@ -350,7 +350,8 @@ class Devices:
     accelerators : tuple of AcceleratorKind
         The accelerator kinds (the paper's model has exactly one).
     cpus : int
-        Number of CPU cores (each runs nodes at ``cpu_latency`` and pays no communication).
+        Number of CPU cores (each runs nodes at ``cpu_latency``; pays no communication unless
+        ``cpu_bandwidth`` is set).
     bandwidth : float
         Global link-bandwidth multiplier (transfers take ``cost / (bandwidth * kind.bandwidth)``).
     overlap : bool
@@ -358,6 +359,13 @@ class Devices:
         (the paper's appendix variant).
     cpu_price_per_hour : float
         Optional price of one CPU core per hour.
+    cpu_bandwidth : float or None
+        None (default, the paper's model): CPU cores pay no communication. A positive number:
+        a CPU core pays communication like an accelerator - the cost of every node with an
+        edge crossing the boundary of its node set, once per core, divided by
+        ``bandwidth * cpu_bandwidth`` - and with ``overlap`` its load is
+        ``max(compute, communication)``. Single-sample latency ignores it (see
+        :mod:`placement.evaluate`).
     """
 
     accelerators: tuple[AcceleratorKind, ...] = (AcceleratorKind(),)
@@ -365,6 +373,7 @@ class Devices:
     bandwidth: float = 1.0
     overlap: bool = False
     cpu_price_per_hour: float = 0.0
+    cpu_bandwidth: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "accelerators", tuple(self.accelerators))
@@ -377,6 +386,11 @@ class Devices:
         if bandwidth == 0:
             raise InvalidDevicesError("bandwidth factor must be positive")
         object.__setattr__(self, "bandwidth", bandwidth)
+        if self.cpu_bandwidth is not None:
+            cpu_bandwidth = _check_number(self.cpu_bandwidth, "CPU bandwidth", InvalidDevicesError)
+            if cpu_bandwidth == 0:
+                raise InvalidDevicesError("CPU bandwidth must be positive (or None: CPU cores pay no communication)")
+            object.__setattr__(self, "cpu_bandwidth", cpu_bandwidth)
 
     @classmethod
     def paper(cls, accelerators: int, cpus: int, memory: float = math.inf) -> "Devices":
@@ -403,8 +417,15 @@ class Devices:
         """Factor applied to transfer costs on an accelerator of ``kind``."""
         return 1.0 / (self.bandwidth * kind.bandwidth)
 
+    @property
+    def cpu_transfer_scale(self) -> float:
+        """Factor applied to transfer costs on a CPU core: 0 when ``cpu_bandwidth`` is None (no communication)."""
+        if self.cpu_bandwidth is None:
+            return 0.0
+        return 1.0 / (self.bandwidth * self.cpu_bandwidth)
+
     def with_changes(self, **changes: Any) -> "Devices":
-        """A copy with fields replaced (``accelerators=``, ``cpus=``, ``bandwidth=``, ``overlap=``)."""
+        """A copy with fields replaced (``accelerators=``, ``cpus=``, ``bandwidth=``, ``overlap=``, ``cpu_bandwidth=``)."""
         return replace(self, **changes)
 
     def with_kind(self, name: str, **changes: Any) -> "Devices":

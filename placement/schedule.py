@@ -20,7 +20,8 @@ A counted node ``u`` on the device belongs to the phase of ``u`` (its output is 
 then); a counted node ``u`` *outside* the device belongs to the forward unit if some forward
 node of the device consumes it, else to the backward unit. So forward + backward unit =
 compute + communication = the load of :func:`placement.evaluate.evaluate`, exactly. CPU
-cores pay no communication (as in the evaluator). With ``Devices.overlap`` the load is
+cores pay no communication (as in the evaluator), unless ``Devices.cpu_bandwidth`` is set:
+then they pay it like accelerators, scaled by ``Devices.cpu_transfer_scale``. With ``Devices.overlap`` the load is
 ``max(compute, communication)``: every part of both units is then scaled by
 ``load / (compute + communication)``, so the per-sample busy time is again the load.
 Transfers are drawn as ``"transfer"`` events inside the units (the device is busy sending or
@@ -208,7 +209,7 @@ def stage_work(problem: Problem, placement: Placement, recompute: Iterable[Devic
         is_cpu = stage.device.kind == CPU_KIND
         if is_cpu:
             latency = {n: graph.node_by_id[n].cpu_latency for n in nodes}
-            scale = 0.0
+            scale = devices.cpu_transfer_scale  # 0 unless devices.cpu_bandwidth is set
         else:
             kind = kinds.get(stage.device.kind)
             if kind is None:
@@ -219,7 +220,8 @@ def stage_work(problem: Problem, placement: Placement, recompute: Iterable[Devic
         fc = sum(latency[n] for n in nodes - backward)
         bc = sum(latency[n] for n in backward)
         f_in = f_out = b_in = b_out = 0.0
-        if not is_cpu:
+        pays = not is_cpu or scale > 0  # CPU cores pay transfers only with devices.cpu_bandwidth
+        if pays:
             counted: set[int] = set()
             for edge in graph.edges:
                 if (edge.source in nodes) != (edge.target in nodes):
@@ -238,7 +240,7 @@ def stage_work(problem: Problem, placement: Placement, recompute: Iterable[Devic
                     else:
                         b_in += cost
         factor = 1.0
-        if devices.overlap and not is_cpu:
+        if devices.overlap and pays:
             compute, comm = fc + bc, f_in + f_out + b_in + b_out
             total = compute + comm
             factor = max(compute, comm) / total if total > 0 else 0.0

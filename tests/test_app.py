@@ -203,6 +203,31 @@ def test_memory_and_overlap_widgets():
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(base.graph, devices)), rel=1e-5)
 
 
+def test_cpu_transfer_widgets():
+    at = start("pages/2_Devices.py")
+    base = load_problem(DEFAULT)
+    assert at.toggle(key="dev_cpu_pays").value is False and at.number_input(key="dev_cpu_bandwidth").disabled
+    at.slider(key="dev_count").set_value(1).run()
+    at.slider(key="dev_cpus").set_value(2).run()
+    free = base.devices.with_kind("accelerator", count=1).with_changes(cpus=2)
+    assert time_per_sample(at) == pytest.approx(dp_time(Problem(base.graph, free)), rel=1e-5)
+    at.toggle(key="dev_cpu_pays").set_value(True).run()
+    at.number_input(key="dev_cpu_bandwidth").set_value(0.05).run()
+    assert not at.exception
+    paying = free.with_changes(cpu_bandwidth=0.05)
+    assert dp_time(Problem(base.graph, paying)) > dp_time(Problem(base.graph, free))  # the setting matters here
+    assert time_per_sample(at) == pytest.approx(dp_time(Problem(base.graph, paying)), rel=1e-5)
+    assert "CPU cores pay transfers" in state_summary(paying)
+    at.toggle(key="dev_cpu_pays").set_value(False).run()
+    assert time_per_sample(at) == pytest.approx(dp_time(Problem(base.graph, free)), rel=1e-5)
+
+
+def state_summary(devices: Devices) -> str:
+    from ui.state import describe_devices
+
+    return describe_devices(devices)
+
+
 @pytest.mark.parametrize("index, name", [(1, "Paper model"), (2, "2x memory"), (5, "Half bandwidth"),
                                          (7, "2x accelerator speed")])
 def test_presets_apply_and_the_sliders_follow(index, name):

@@ -333,6 +333,8 @@ def describe_devices(devices: placement.Devices) -> str:
     text += f"; bandwidth x{devices.bandwidth:g}"
     if devices.overlap:
         text += "; compute/communication overlap on"
+    if devices.cpu_bandwidth is not None:
+        text += f"; CPU cores pay transfers (CPU bandwidth x{devices.cpu_bandwidth:g})"
     return text
 
 
