@@ -97,7 +97,7 @@ def _toggle(g, add, group_start, group_nodes, pred_start, preds, node_in_stage, 
 @njit(cache=True)
 def _kernel(up_start, up_group, up_target, n_ideals,
             group_start, group_nodes, pred_start, preds, node_cost, out_degree, node_forward, node_ob,
-            kind_compute, kind_fcompute, kind_cap, kind_scale, cpu_compute, cpu_fcompute, cpu_scale,
+            kind_compute, kind_fcompute, kind_blocked, kind_cap, kind_scale, cpu_compute, cpu_fcompute, cpu_scale,
             group_weight, group_param, group_act,
             next_state, digit_sum, n_states, overlap, upper_bound,
             schedule, microbatches, opt_mult, recompute):
@@ -116,6 +116,7 @@ def _kernel(up_start, up_group, up_target, n_ideals,
     stack_group = np.empty(n_ideals + 1, dtype=np.int64)
     compute = np.zeros(n_kinds)
     fcompute = np.zeros(n_kinds)
+    blocked = np.zeros(n_kinds, dtype=np.int64)  # nodes in the stage that cannot run on kind t
     loads = np.zeros(n_kinds)
     min_flight = 1 if schedule != 1 else microbatches
     pairs = 0
@@ -128,6 +129,7 @@ def _kernel(up_start, up_group, up_target, n_ideals,
         for t in range(n_kinds):
             compute[t] = 0.0
             fcompute[t] = 0.0
+            blocked[t] = 0
         cpu = 0.0
         cpu_f = 0.0
         weight = 0.0
@@ -152,6 +154,7 @@ def _kernel(up_start, up_group, up_target, n_ideals,
                 for t in range(n_kinds):
                     compute[t] += kind_compute[t, g]
                     fcompute[t] += kind_fcompute[t, g]
+                    blocked[t] += kind_blocked[t, g]
                 cpu += cpu_compute[g]
                 cpu_f += cpu_fcompute[g]
                 weight += group_weight[g]
@@ -164,7 +167,7 @@ def _kernel(up_start, up_group, up_target, n_ideals,
                     loads[t] = np.inf
                     extra = fcompute[t] if recompute else 0.0
                     low = static + (act if recompute else min_flight * act)
-                    if next_state[t, 0] >= 0 and compute[t] + extra <= upper_bound and compute[t] < np.inf \
+                    if next_state[t, 0] >= 0 and compute[t] + extra <= upper_bound and blocked[t] == 0 \
                             and low <= kind_cap[t]:
                         alive = True
                         c = comm * kind_scale[t]
@@ -229,6 +232,7 @@ def _kernel(up_start, up_group, up_target, n_ideals,
                     for t in range(n_kinds):
                         compute[t] -= kind_compute[t, g]
                         fcompute[t] -= kind_fcompute[t, g]
+                        blocked[t] -= kind_blocked[t, g]
                     cpu -= cpu_compute[g]
                     cpu_f -= cpu_fcompute[g]
                     weight -= group_weight[g]
@@ -244,6 +248,7 @@ def _kernel(up_start, up_group, up_target, n_ideals,
                     for t in range(n_kinds):
                         compute[t] -= kind_compute[t, g]
                         fcompute[t] -= kind_fcompute[t, g]
+                        blocked[t] -= kind_blocked[t, g]
                     cpu -= cpu_compute[g]
                     cpu_f -= cpu_fcompute[g]
                     weight -= group_weight[g]
@@ -271,12 +276,16 @@ def _arrays(problem: Problem, groups: Groups, ignore: frozenset, bytes_per_cost)
     kinds = devices.accelerators
     kind_compute = np.zeros((len(kinds), groups.count))
     kind_fcompute = np.zeros((len(kinds), groups.count))
+    kind_blocked = np.zeros((len(kinds), groups.count), dtype=np.int64)
     for t, kind in enumerate(kinds):
         for g, members in enumerate(groups.members):
             total = forward = 0.0
             for n in members:
                 node = graph.node_by_id[n]
-                latency = node.latency_on(kind) if node.runs_on(kind) else math.inf
+                if not node.runs_on(kind):
+                    kind_blocked[t, g] += 1  # counted, not added as inf: inf - inf would poison the sums
+                    continue
+                latency = node.latency_on(kind)
                 total += latency
                 if not node.is_backward:
                     forward += latency
@@ -305,7 +314,7 @@ def _arrays(problem: Problem, groups: Groups, ignore: frozenset, bytes_per_cost)
     return dict(
         group_start=group_start, group_nodes=group_nodes, pred_start=pred_start, preds=preds, node_cost=node_cost,
         out_degree=out_degree, node_forward=node_forward, node_ob=node_ob, kind_compute=kind_compute,
-        kind_fcompute=kind_fcompute, kind_cap=np.asarray([k.memory for k in kinds], dtype=np.float64),
+        kind_fcompute=kind_fcompute, kind_blocked=kind_blocked, kind_cap=np.asarray([k.memory for k in kinds], dtype=np.float64),
         kind_scale=np.asarray([devices.transfer_scale(k) for k in kinds], dtype=np.float64),
         cpu_compute=cpu_compute, cpu_fcompute=cpu_fcompute, cpu_scale=float(devices.cpu_transfer_scale),
         group_weight=group_weight, group_param=group_param,
@@ -325,7 +334,7 @@ def _run(arrays, lattice, problem, options, bound):
     return _kernel(
         up_start, up_group, up_target, n_ideals,
         a["group_start"], a["group_nodes"], a["pred_start"], a["preds"], a["node_cost"], a["out_degree"],
-        a["node_forward"], a["node_ob"], a["kind_compute"], a["kind_fcompute"], a["kind_cap"], a["kind_scale"],
+        a["node_forward"], a["node_ob"], a["kind_compute"], a["kind_fcompute"], a["kind_blocked"], a["kind_cap"], a["kind_scale"],
         a["cpu_compute"], a["cpu_fcompute"], a["cpu_scale"], a["group_weight"], a["group_param"], a["group_act"],
         a["next_state"], a["digit_sum"], a["n_states"], problem.devices.overlap, bound,
         options["schedule"], options["microbatches"], options["opt_mult"], options["recompute"],

@@ -25,6 +25,7 @@ METHODS: dict[str, tuple[str, str, str]] = {
     "local-search": ("placement.baselines", "local_search", "throughput"),
     "one-accelerator": ("placement.baselines", "one_accelerator", "throughput"),
     "memory-aware": ("placement.memory_aware", "solve_memory_aware", "throughput"),
+    "memory-aware-ip": ("placement.memory_aware_ip", "solve_memory_aware_ip", "throughput"),
 }
 
 
