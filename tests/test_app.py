@@ -20,27 +20,15 @@ DEFAULT = SAMPLES / "throughput" / "layer" / "bert24_inference.json"
 GIB = 2.0**30
 
 
+from .apptest_helpers import goto, metrics, start
+
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
-def start(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    assert not at.exception, at.exception
-    if page:
-        goto(at, page)
-    return at
 
 
-def goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
 
 
 def number(text: str) -> float:

@@ -25,25 +25,15 @@ TRAINING_LABEL = "throughput/layer/bert24_training"
 GIB = 2.0**30
 
 
+from .apptest_helpers import goto, metrics, start
+
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
-def start() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
-def goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
 
 
 def charts(at: AppTest) -> dict[str, dict]:
