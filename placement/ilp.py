@@ -303,6 +303,44 @@ def _crossing_nodes(graph: Graph, nodes: set[int]) -> set[int]:
     return counted
 
 
+def _position_types(prob, types, positions) -> dict:
+    """Binary t[p, d]: position p is a device of type d; each position one type, each type its count."""
+    t = {}
+    for p in positions:
+        for d in range(len(types)):
+            t[p, d] = prob.add_variable(f"t_{p}_{d}", 0, 1, pulp.LpBinary)
+        prob += _lp_sum((t[p, d], 1) for d in range(len(types))) == 1
+    for d, (_, _, count) in enumerate(types):
+        prob += _lp_sum((t[p, d], 1) for p in positions) == count
+    return t
+
+
+def _contiguity(prob, order_edges, n_pos: int, at) -> None:
+    """Prefixes of positions form a chain of ideals: for an order edge a -> b, b is never before a."""
+    for a, b in order_edges:
+        for p in range(n_pos - 1):
+            terms = [(v, 1) for q in range(p + 1) for v, _ in at(a, q)] + [(v, -1) for q in range(p + 1)
+                                                                              for v, _ in at(b, q)]
+            prob += _lp_sum(terms) >= 0
+
+
+def _crossing_vars(prob, crossing, group_of, x, at, p: int, d: int, c: dict) -> list:
+    """c[u, p, d] >= 1 when node u's output crosses the boundary of position p (type d); returns (var, u)."""
+    out = []
+    for u, targets in crossing.items():
+        gu = group_of[u]
+        var = prob.add_variable(f"c_{u}_{p}_{d}", 0, 1)
+        c[u, p, d] = var
+        out.append((var, u))
+        for w in targets:
+            gw = group_of[w]
+            if (gu, p, d) in x:
+                prob += _lp_sum([(var, 1), (x[gu, p, d], -1)] + at(gw, p)) >= 0
+            if (gw, p, d) in x:
+                prob += _lp_sum([(var, 1), (x[gw, p, d], -1)] + at(gu, p)) >= 0
+    return out
+
+
 def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: float | None = None,
                         solver: str = "highs", warm_start: bool = True, **_ignored: Any) -> Result:
     """The optimal contiguous split (minimum max-load) by an integer program.
@@ -340,14 +378,7 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
     prob = pulp.LpProblem("contiguous", pulp.LpMinimize)
     load = prob.add_variable("L", lowBound=0)
     prob += load
-    # t[p, d]: position p has type d (fixed when there is one type only).
-    t = {}
-    for p in positions:
-        for d in range(len(types)):
-            t[p, d] = prob.add_variable(f"t_{p}_{d}", 0, 1, pulp.LpBinary)
-        prob += _lp_sum((t[p, d], 1) for d in range(len(types))) == 1
-    for d, (_, _, count) in enumerate(types):
-        prob += _lp_sum((t[p, d], 1) for p in positions) == count
+    t = _position_types(prob, types, positions)
     compute = {(g, d): _group_compute(problem, groups[g], types[d][1]) for g in range(len(groups))
                for d in range(len(types))}
     memory = [sum(graph.node_by_id[n].size for n in members) for members in groups]
@@ -372,12 +403,7 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
     def at(g: int, p: int):
         return [(v, 1) for v in by_gp.get((g, p), [])]
 
-    # Contiguity: prefixes form a chain of ideals.
-    for a, b in groups_obj.order_edges:
-        for p in range(n_pos - 1):
-            terms = [(v, 1) for q in range(p + 1) for v, _ in at(a, q)] + [(v, -1) for q in range(p + 1)
-                                                                              for v, _ in at(b, q)]
-            prob += _lp_sum(terms) >= 0
+    _contiguity(prob, groups_obj.order_edges, n_pos, at)
     # Communication and loads per position and type.
     c = {}
     for d, (name, kind, _) in enumerate(types):
@@ -389,18 +415,8 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
             if kind is None and scale == 0:  # CPU cores pay no communication (cpu_bandwidth None)
                 prob += _lp_sum((var, compute[g, d]) for g, var in members) <= load
                 continue
-            comm_terms = []
-            for u, targets in crossing.items():
-                gu = group_of[u]
-                var = prob.add_variable(f"c_{u}_{p}_{d}", 0, 1)
-                c[u, p, d] = var
-                comm_terms.append((var, graph.output_cost[u]))
-                for w in targets:
-                    gw = group_of[w]
-                    if (gu, p, d) in x:
-                        prob += _lp_sum([(var, 1), (x[gu, p, d], -1)] + at(gw, p)) >= 0
-                    if (gw, p, d) in x:
-                        prob += _lp_sum([(var, 1), (x[gw, p, d], -1)] + at(gu, p)) >= 0
+            comm_terms = [(var, graph.output_cost[u])
+                          for var, u in _crossing_vars(prob, crossing, group_of, x, at, p, d, c)]
             _add_load_constraints(prob, load, [(var, compute[g, d]) for g, var in members], comm_terms,
                                   scale, devices.overlap)
             if kind is not None and math.isfinite(kind.memory):

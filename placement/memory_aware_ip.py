@@ -50,10 +50,13 @@ from .evaluate import evaluate
 from .ideals import contract
 from .ilp import (
     _check_devices,
+    _contiguity,
+    _crossing_vars,
     _group_compute,
     _group_data,
     _infeasible_result,
     _nowhere,
+    _position_types,
     _read_contiguous,
     _solve_model,
     _types,
@@ -169,13 +172,7 @@ def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches
     prob = pulp.LpProblem("memory_aware_contiguous", pulp.LpMinimize)
     load = prob.add_variable("L", lowBound=0)
     prob += load
-    t = {}
-    for p in positions:
-        for d in range(len(types)):
-            t[p, d] = prob.add_variable(f"t_{p}_{d}", 0, 1, pulp.LpBinary)
-        prob += _lp_sum((t[p, d], 1) for d in range(len(types))) == 1
-    for d, (_, _, count) in enumerate(types):
-        prob += _lp_sum((t[p, d], 1) for p in positions) == count
+    t = _position_types(prob, types, positions)
     y = {p: prob.add_variable(f"y_{p}", 0, 1, pulp.LpBinary) for p in positions}
     for p in range(n_pos - 1):
         prob += y[p] - y[p + 1] >= 0
@@ -207,12 +204,7 @@ def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches
     def at(g: int, p: int):
         return [(v, 1) for v in by_gp.get((g, p), [])]
 
-    # Contiguity: prefixes form a chain of ideals.
-    for a, b in groups_obj.order_edges:
-        for p in range(n_pos - 1):
-            terms = [(v, 1) for q in range(p + 1) for v, _ in at(a, q)] + [(v, -1) for q in range(p + 1)
-                                                                              for v, _ in at(b, q)]
-            prob += _lp_sum(terms) >= 0
+    _contiguity(prob, groups_obj.order_edges, n_pos, at)
     c = {}
     # CPU cores pay communication only when devices.cpu_bandwidth is set (scale 0 otherwise).
     cpu_scale = getattr(devices, "cpu_transfer_scale", 0.0)
@@ -226,18 +218,8 @@ def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches
             if kind is None and scale == 0:
                 prob += _lp_sum([(var, compute[g, d]) for g, var in members] + extra) <= load
                 continue
-            comm_terms = []
-            for u, targets in crossing.items():
-                gu = group_of[u]
-                var = prob.add_variable(f"c_{u}_{p}_{d}", 0, 1)
-                c[u, p, d] = var
-                comm_terms.append((var, graph.output_cost[u] * scale))
-                for w in targets:
-                    gw = group_of[w]
-                    if (gu, p, d) in x:
-                        prob += _lp_sum([(var, 1), (x[gu, p, d], -1)] + at(gw, p)) >= 0
-                    if (gw, p, d) in x:
-                        prob += _lp_sum([(var, 1), (x[gw, p, d], -1)] + at(gu, p)) >= 0
+            comm_terms = [(var, graph.output_cost[u] * scale)
+                          for var, u in _crossing_vars(prob, crossing, group_of, x, at, p, d, c)]
             compute_terms = [(var, compute[g, d]) for g, var in members]
             if devices.overlap:
                 prob += _lp_sum(compute_terms + extra) <= load
