@@ -248,8 +248,13 @@ class _Arrays:
     cpu_comm_scale: float = 0.0  # factor on a CPU stage's communication (0: none, the paper's model)
 
 
-def _build_arrays(problem: Problem, groups: Groups, ignore_size: frozenset = frozenset()) -> _Arrays:
-    graph, devices = problem.graph, problem.devices
+def graph_arrays(graph, groups: Groups) -> tuple[np.ndarray, ...]:
+    """The graph in CSR form for the kernels, nodes numbered by their position in ``graph.nodes``.
+
+    Returns (group_start, group_nodes, pred_start, preds, node_cost, out_degree): the nodes of
+    group g are ``group_nodes[group_start[g]:group_start[g+1]]``, the predecessors of node k are
+    ``preds[pred_start[k]:pred_start[k+1]]``.
+    """
     position = {node.id: k for k, node in enumerate(graph.nodes)}
     group_nodes = np.asarray([position[n] for members in groups.members for n in members], dtype=np.int64)
     group_start = np.zeros(groups.count + 1, dtype=np.int64)
@@ -260,6 +265,12 @@ def _build_arrays(problem: Problem, groups: Groups, ignore_size: frozenset = fro
     preds = np.asarray([p for plist in pred_lists for p in plist], dtype=np.int64)
     node_cost = np.asarray([graph.output_cost[node.id] for node in graph.nodes], dtype=np.float64)
     out_degree = np.asarray([len(graph.successors[node.id]) for node in graph.nodes], dtype=np.int64)
+    return group_start, group_nodes, pred_start, preds, node_cost, out_degree
+
+
+def _build_arrays(problem: Problem, groups: Groups, ignore_size: frozenset = frozenset()) -> _Arrays:
+    graph, devices = problem.graph, problem.devices
+    group_start, group_nodes, pred_start, preds, node_cost, out_degree = graph_arrays(graph, groups)
     kinds = devices.accelerators
     kind_compute = np.zeros((len(kinds), groups.count))
     kind_blocked = np.zeros((len(kinds), groups.count), dtype=np.int64)

@@ -40,6 +40,7 @@ import time
 import numpy as np
 from numba import njit
 
+from .dp import graph_arrays
 from .errors import PlacementError, TooManyIdealsError
 from .ideals import DEFAULT_MAX_IDEALS, Groups, contract, enumerate_ideals, reduce_groups
 from .memory import output_bytes, peak_table
@@ -262,15 +263,7 @@ def _arrays(problem: Problem, groups: Groups, ignore: frozenset, bytes_per_cost)
     graph, devices = problem.graph, problem.devices
     position = {node.id: k for k, node in enumerate(graph.nodes)}
     out_bytes = output_bytes(graph, bytes_per_cost)
-    group_nodes = np.asarray([position[n] for members in groups.members for n in members], dtype=np.int64)
-    group_start = np.zeros(groups.count + 1, dtype=np.int64)
-    group_start[1:] = np.cumsum([len(m) for m in groups.members])
-    pred_lists = [[position[p] for p in graph.predecessors[node.id]] for node in graph.nodes]
-    pred_start = np.zeros(len(graph.nodes) + 1, dtype=np.int64)
-    pred_start[1:] = np.cumsum([len(p) for p in pred_lists])
-    preds = np.asarray([p for plist in pred_lists for p in plist], dtype=np.int64)
-    node_cost = np.asarray([graph.output_cost[node.id] for node in graph.nodes], dtype=np.float64)
-    out_degree = np.asarray([len(graph.successors[node.id]) for node in graph.nodes], dtype=np.int64)
+    group_start, group_nodes, pred_start, preds, node_cost, out_degree = graph_arrays(graph, groups)
     node_forward = np.asarray([not node.is_backward for node in graph.nodes], dtype=np.bool_)
     node_ob = np.asarray([0.0 if node.id in ignore else out_bytes[node.id] for node in graph.nodes], dtype=np.float64)
     kinds = devices.accelerators

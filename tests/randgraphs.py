@@ -87,7 +87,8 @@ def _down_closed(graph: Graph, nodes: set[int]) -> bool:
     return True
 
 
-def _contiguous_order(graph: Graph, stages: dict[DeviceSlot, set[int]]) -> list[DeviceSlot] | None:
+def contiguous_orders(graph: Graph, stages: dict[DeviceSlot, set[int]]):
+    """Every order of the devices whose forward prefixes are down-closed (each is a valid pipeline)."""
     forward = {d: {n for n in s if not graph.node_by_id[n].is_backward} for d, s in stages.items()}
     for order in itertools.permutations(stages):
         prefix: set[int] = set()
@@ -98,8 +99,12 @@ def _contiguous_order(graph: Graph, stages: dict[DeviceSlot, set[int]]) -> list[
                 ok = False
                 break
         if ok:
-            return list(order)
-    return None
+            yield order
+
+
+def _contiguous_order(graph: Graph, stages: dict[DeviceSlot, set[int]]) -> list[DeviceSlot] | None:
+    order = next(contiguous_orders(graph, stages), None)
+    return list(order) if order is not None else None
 
 
 def brute_force(problem: Problem, contiguous: bool) -> tuple[float, Placement | None]:

@@ -17,7 +17,7 @@ from placement import (
 from placement.memory import memory_profile, output_bytes
 from placement.memory_aware import solve_memory_aware
 from placement.schedule import simulate
-from tests.randgraphs import _contiguous_order, _down_closed, _units, random_problem
+from tests.randgraphs import _contiguous_order, _units, contiguous_orders, random_problem
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs"
 TRAINING = sorted((SAMPLES / "throughput").glob("*/*_training.json"))
@@ -48,21 +48,6 @@ def forward_compute(problem: Problem, stage: Stage) -> float:
         return sum(graph.node_by_id[n].cpu_latency for n in stage.nodes if not graph.node_by_id[n].is_backward)
     kind = problem.devices.kind(stage.device.kind)
     return sum(graph.node_by_id[n].latency_on(kind) for n in stage.nodes if not graph.node_by_id[n].is_backward)
-
-
-def contiguous_orders(graph, stages):
-    """Every order of the devices whose forward prefixes are down-closed (any of them is a valid pipeline)."""
-    forward = {d: {n for n in s if not graph.node_by_id[n].is_backward} for d, s in stages.items()}
-    for order in itertools.permutations(stages):
-        prefix: set[int] = set()
-        ok = True
-        for device in order:
-            prefix |= forward[device]
-            if not _down_closed(graph, prefix):
-                ok = False
-                break
-        if ok:
-            yield order
 
 
 def brute_force(problem: Problem, schedule: str, microbatches: int, optimizer: float, recompute: bool):
