@@ -219,6 +219,29 @@ def latency(problem: Problem, placement: Placement) -> float:
     return max(finish, default=0.0)
 
 
+#: Why a training graph has no single-sample latency: the latency model runs forward passes only,
+#: and a training plan's backward flow returns to every device (its calls wait on each other).
+LATENCY_INFERENCE_ONLY = "latency is defined for inference graphs only (this graph has backward nodes)"
+
+
+def latency_note(problem: Problem, evaluation: Evaluation | None = None) -> str | None:
+    """Why the latency of a placement is not a finite number (None when it is finite).
+
+    Parameters
+    ----------
+    problem : Problem
+    evaluation : Evaluation, optional
+        The placement's evaluation (its ``latency`` and ``violations`` are read).
+    """
+    if evaluation is not None and math.isfinite(evaluation.latency):
+        return None
+    if problem.graph.is_training:
+        return LATENCY_INFERENCE_ONLY
+    if evaluation is not None and evaluation.violations:
+        return "the placement breaks a rule: " + evaluation.violations[0]
+    return "the accelerator calls depend on each other in a cycle (no call can start first)"
+
+
 def evaluate(problem: Problem, placement: Placement) -> Evaluation:
     """Recompute max-load, per-device loads, memory, rule violations and latency of ``placement``.
 

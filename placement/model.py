@@ -17,7 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from functools import cached_property
 from typing import Any, Iterable, Mapping
 
@@ -521,7 +523,41 @@ class Placement:
         return cls(tuple(Stage(device, tuple(groups[device])) for device in keys if device in groups))
 
 
-STATUSES = ("optimal", "feasible", "infeasible", "no solution", "error")
+class _StrEnum(str, Enum):
+    """A string enum: members compare, hash, format and JSON-encode as their plain string value."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    __format__ = str.__format__
+
+
+class Status(_StrEnum):
+    """Outcome of a solve (``Status.OPTIMAL == "optimal"``)."""
+
+    OPTIMAL = "optimal"          #: proven optimal
+    FEASIBLE = "feasible"        #: a valid plan, optimality not proven (see bound and gap)
+    INFEASIBLE = "infeasible"    #: proven: no valid plan exists (see reason)
+    NO_SOLUTION = "no solution"  #: none found within the limits
+    ERROR = "error"              #: the method failed (see reason)
+
+
+class Objective(_StrEnum):
+    """What a method minimises."""
+
+    THROUGHPUT = "throughput"  #: the max-load (time per sample)
+    LATENCY = "latency"        #: single-sample latency
+
+
+class ScheduleKind(_StrEnum):
+    """Pipeline schedules (see :mod:`placement.schedule`)."""
+
+    INFERENCE = "inference"
+    GPIPE = "gpipe"
+    ONE_F_ONE_B = "1f1b"
+
+
+STATUSES = tuple(s.value for s in Status)
 
 
 @dataclass(frozen=True)
@@ -548,6 +584,9 @@ class Result:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
+        object.__setattr__(self, "status", Status(self.status))
+        if self.objective_kind in tuple(Objective):
+            object.__setattr__(self, "objective_kind", Objective(self.objective_kind))
         object.__setattr__(self, "stats", tuple(self.stats))
 
     @property
@@ -557,3 +596,25 @@ class Result:
 
     def stat(self, key: str, default: Any = None) -> Any:
         return dict(self.stats).get(key, default)
+
+
+def make_result(method: str, status: str, *, started: float, objective: float | None = None,
+                placement: Placement | None = None, objective_kind: str = "throughput", reason: str | None = None,
+                bound: float | None = None, gap: float | None = None,
+                stats: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> Result:
+    """Build a :class:`Result`, timing it from ``started`` (a :func:`time.perf_counter` reading).
+
+    The one builder new solvers use (``seconds`` is measured here, ``stats`` may be a dict).
+
+    Examples
+    --------
+    >>> import time
+    >>> result = make_result("dp", "infeasible", started=time.perf_counter(), reason="no accelerator")
+    >>> result.status == "infeasible", result.status is Status.INFEASIBLE, result.ok
+    (True, True, False)
+    """
+    if isinstance(stats, Mapping):
+        stats = tuple(stats.items())
+    return Result(status=status, method=method, objective=objective, placement=placement,
+                  seconds=time.perf_counter() - started, objective_kind=objective_kind, reason=reason,
+                  bound=bound, gap=gap, stats=tuple(stats))
