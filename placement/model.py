@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -34,7 +35,11 @@ def _check_number(value: Any, what: str, error=InvalidGraphError, allow_inf: boo
     """Return ``value`` as a float if it is a finite (or +inf if allowed) number >= 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise error(f"{what} must be a number (got {value!r})")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer literal beyond the largest float
+        raise error(f"{what} is too large (over {sys.float_info.max:.4g}, the largest float; "
+                    f"got a {value.bit_length()}-bit integer)") from None
     if math.isnan(number) or (math.isinf(number) and not (allow_inf and number > 0)):
         raise error(f"{what} must be finite (got {value!r})")
     if number < 0:
@@ -439,10 +444,40 @@ class Devices:
 
 @dataclass(frozen=True)
 class Problem:
-    """A graph and the devices to place it on."""
+    """A graph and the devices to place it on.
+
+    Rule checked at construction: no sum of the numbers that make up loads, latencies or
+    memory (all compute times of the nodes on one kind of device, all transfer costs at the
+    slowest link, all sizes) overflows to infinity, so that every load a solver or the
+    evaluator computes is a finite number.
+    """
 
     graph: Graph
     devices: Devices
+
+    def __post_init__(self) -> None:
+        _check_sums(self.graph, self.devices)
+
+
+def _check_sums(graph: Graph, devices: Devices) -> None:
+    largest = f"{sys.float_info.max:.4g}"
+    scales = [devices.transfer_scale(kind) for kind in devices.accelerators] + [devices.cpu_transfer_scale]
+    communication = sum(graph.output_cost.values()) * max(scales)
+    totals = [("cpuLatency", "on a CPU core", sum(node.cpu_latency for node in graph.nodes))]
+    totals += [("fpgaLatency", f"on accelerator kind {kind.name!r} (speed {kind.speed:g})",
+                sum(node.latency_on(kind) for node in graph.nodes)) for kind in devices.accelerators]
+    for field_name, where, compute in totals:
+        if math.isinf(compute) or math.isinf(compute + communication):
+            what = "latencies" if math.isinf(compute) else "latencies plus transfer costs"
+            raise InvalidGraphError(
+                f"graph: the nodes' {what} ('{field_name}', 'cost') sum to more than {largest} {where}: a load "
+                "would overflow to infinity; express times in a larger unit")
+    if math.isinf(communication):
+        raise InvalidGraphError(f"graph: the edges' transfer costs ('cost') sum to more than {largest}: a load would "
+                                "overflow to infinity; express times in a larger unit")
+    if math.isinf(sum(node.size for node in graph.nodes)):
+        raise InvalidGraphError(f"graph: the nodes' sizes ('size') sum to more than {largest}: memory would overflow "
+                                "to infinity; express sizes in a larger unit")
 
 
 @dataclass(frozen=True, order=True)
