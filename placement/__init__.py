@@ -36,12 +36,16 @@ from .model import (
     Edge,
     Graph,
     Node,
+    Objective,
     Placement,
     Problem,
     Result,
+    ScheduleKind,
     Stage,
+    Status,
+    make_result,
 )
-from .solve import METHODS, available_methods, solve
+from .solve import METHODS, MemoryModel, MethodSpec, Option, available_methods, method_spec, solve
 from .builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
 from .onnx_import import coarsen, coarsen_by_prefix, import_onnx
 from .roofline import PRESETS as DEVICE_PRESETS, CostModel, DeviceSpec
@@ -55,6 +59,7 @@ __all__ = [
     "graph_to_dict", "is_contiguous", "latency", "load_placement", "load_problem", "parse_placement",
     "parse_problem", "placement_to_dict", "problem_to_json", "solve", "solve_dp",
 ]
+__all__ += ["MemoryModel", "MethodSpec", "Objective", "Option", "ScheduleKind", "Status", "make_result", "method_spec"]
 
 __all__ += [
     "CnnConfig", "CostModel", "DEVICE_PRESETS", "DeviceSpec", "TransformerConfig", "build_cnn", "build_transformer",

@@ -28,7 +28,7 @@ from .errors import PlacementError
 from .evaluate import Evaluation, evaluate, latency_note
 from .io import load_placement, load_problem
 from .model import CPU_KIND, Problem, Result
-from .solve import METHODS, Option, solve
+from .solve import METHODS, MemoryModel, Option, solve
 
 
 class _Parser(argparse.ArgumentParser):
@@ -209,10 +209,22 @@ def result_to_json(problem: Problem, result: Result) -> dict[str, Any]:
         out["max_load"] = _finite(evaluation.max_load)
         out.update(_latency_fields(problem, evaluation))
         out["order"] = [str(stage.device) for stage in result.placement.stages]
+    model = _memory_model_of(result)
+    if model is not None and result.placement is not None:
+        out["memory_model"] = model.describe()
+        out["peak_memory"] = [{"device": str(device), "bytes": peak, "cap": cap}
+                              for device, peak, cap in model.peaks(problem, result.placement)]
     if result.reason:
         out["reason"] = result.reason
     out["stats"] = {key: value for key, value in result.stats}
     return _strict(out)
+
+
+def _memory_model_of(result: Result) -> MemoryModel | None:
+    """The training memory model a memory-aware result was planned with (from its stats), else None."""
+    if not METHODS[result.method].takes_memory_model or result.stat("schedule") is None:
+        return None
+    return MemoryModel(training=True, **{name: result.stat(name) for name in MemoryModel.OPTION_NAMES})
 
 
 def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:

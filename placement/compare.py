@@ -90,13 +90,16 @@ def run_method(problem: Problem, method: str, objective: str = "throughput", tim
     """Run one method and turn its result into a :class:`CompareRow` (``ratio_to_best`` left None).
 
     ``time_limit`` goes to the methods that take one; ``options`` to those whose registry
-    entry lists them. Under a training ``memory_model`` a plan whose schedule peak does not
-    fit is listed "infeasible" with the device that runs out of memory.
+    entry lists them. Under a training ``memory_model`` a method with a memory-aware variant
+    runs as that variant (the row is named after it), and any other plan whose schedule peak
+    does not fit is listed "infeasible" with the device that runs out of memory.
     """
     if objective not in OBJECTIVES:
         raise PlacementError(f"unknown objective {objective!r}; choose 'throughput' or 'latency'")
-    spec = method_spec(method)
     memory_model = memory_model or MemoryModel()
+    if memory_model.training and method_spec(method).memory_variant:
+        method = method_spec(method).memory_variant  # e.g. the DP plans as the memory-aware DP
+    spec = method_spec(method)
     given = method_options(method, dict(options, time_limit=time_limit))
     if memory_model.training and spec.takes_memory_model:
         given.update(memory_model.options())
