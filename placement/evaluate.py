@@ -219,9 +219,11 @@ def latency(problem: Problem, placement: Placement) -> float:
     return max(finish, default=0.0)
 
 
-#: Why a training graph has no single-sample latency: the latency model runs forward passes only,
-#: and a training plan's backward flow returns to every device (its calls wait on each other).
-LATENCY_INFERENCE_ONLY = "latency is defined for inference graphs only (this graph has backward nodes)"
+#: Why a training plan may have no single-sample latency: each accelerator runs its nodes as one call,
+#: and the backward pass flows back to devices that fed the forward pass, so their calls can wait on
+#: each other. The latency objective (as in the paper) is for inference graphs.
+LATENCY_INFERENCE_ONLY = ("latency is defined for inference graphs only (this graph has backward nodes; in this "
+                          "plan devices wait on each other's forward and backward passes)")
 
 
 def latency_note(problem: Problem, evaluation: Evaluation | None = None) -> str | None:
