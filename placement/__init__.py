@@ -4,6 +4,18 @@ Public API: the data model (:mod:`placement.model`), reading/writing files
 (:mod:`placement.io`), the exact DP (:mod:`placement.dp`), the independent evaluator
 (:mod:`placement.evaluate`) and one entry point for every method (:func:`solve`).
 This package never imports Streamlit.
+
+Examples
+--------
+The exact DP on a paper workload, checked by the independent evaluator:
+
+>>> from placement import evaluate, load_problem, solve_dp
+>>> problem = load_problem("sample_graphs/throughput/layer/bert24_inference.json")
+>>> result = solve_dp(problem)
+>>> str(result.status), round(result.objective, 4)
+('optimal', 17.7899)
+>>> evaluate(problem, result.placement).max_load == result.objective
+True
 """
 
 from .compare import CompareRow, rows_to_frame

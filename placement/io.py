@@ -243,7 +243,34 @@ def parse_problem(data: bytes | str, source: str = "<upload>") -> Problem:
 
 
 def load_problem(path: str | Path) -> Problem:
-    """Read a graph file from disk into a :class:`Problem` (size-limited; one-line errors)."""
+    """Read a graph file from disk into a :class:`Problem` (size-limited; one-line errors).
+
+    Parameters
+    ----------
+    path : str or Path
+        A graph file in the paper's JSON format (or the extended format with device kinds).
+
+    Returns
+    -------
+    Problem
+        The graph and the file's own devices.
+
+    Raises
+    ------
+    InvalidGraphError
+        One line naming the file, the node/edge/field and the rule broken.
+
+    Examples
+    --------
+    >>> from placement import load_problem
+    >>> problem = load_problem("sample_graphs/throughput/layer/bert24_inference.json")
+    >>> len(problem.graph.nodes), problem.devices.accelerator_count, problem.devices.cpus
+    (32, 6, 1)
+    >>> load_problem("no/such/file.json")
+    Traceback (most recent call last):
+    ...
+    placement.errors.InvalidGraphError: no/such/file.json: no such file
+    """
     return parse_problem(_read_file(path, InvalidGraphError), str(path))
 
 

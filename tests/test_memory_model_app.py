@@ -90,3 +90,48 @@ def test_weights_only_plan_picked_elsewhere_is_flagged_out_of_memory():
     assert plain.status == "optimal" and model.violations(problem, plain.placement)
     aware = solve(problem, *[model.method_for("dp")[0]], **model.method_for("dp")[1])
     assert not model.violations(problem, aware.placement)
+
+
+# ----------------------------------------------------------------------------- honest status text in the app
+def test_time_limit_is_enabled_only_for_methods_that_have_one():
+    from placement import METHODS
+
+    at = start("pages/3_Placement.py")
+    at.selectbox(key="pl_method").set_value("ip").run()
+    at.number_input(key="pl_time_limit").set_value(1.0).run()
+    options = at.selectbox(key="pl_method").options
+    assert {"dp", "pipedream", "local-search", "ip"} <= set(options)
+    for method in ("dp", "pipedream", "one-accelerator", "local-search", "ip"):
+        at.selectbox(key="pl_method").set_value(method).run()
+        assert not at.exception
+        assert at.number_input(key="pl_time_limit").disabled == (not METHODS[method].has_time_limit), method
+
+
+def test_a_dp_plan_opened_from_compare_does_not_claim_a_limit():
+    at = start()
+    goto(at, "pages/1_Graph.py")
+    label = next(o for o in at.selectbox(key="graph_sample").options if "latency/layer/bert24" in o)
+    at.selectbox(key="graph_sample").set_value(label).run()
+    goto(at, "pages/6_Compare.py")
+    at.radio(key="cmp_objective").set_value("latency").run()
+    at.multiselect(key="cmp_methods").set_value(["dp"]).run()
+    at.button(key="cmp_run").click().run()
+    assert not at.exception
+    at.selectbox(key="cmp_pick").set_value("dp").run()
+    at.button(key="cmp_show").click().run()
+    goto(at, "pages/3_Placement.py")
+    warnings = " ".join(w.value for w in at.warning)
+    assert "Not proven optimal" in warnings and "optimises throughput" in warnings
+    assert "limit" not in warnings
+
+
+def test_training_graph_latency_is_explained_on_the_placement_page():
+    at = start()
+    goto(at, "pages/1_Graph.py")
+    label = next(o for o in at.selectbox(key="graph_sample").options if "ours/tiny_training" in o)
+    at.selectbox(key="graph_sample").set_value(label).run()
+    goto(at, "pages/3_Placement.py")
+    latency = next(m for m in at.metric if m.label == "Latency (one sample)")
+    assert latency.value != "inf"
+    if latency.value == "n/a":
+        assert "inference graphs only" in latency.proto.help
