@@ -39,6 +39,10 @@ if memory_model.training:
     st.caption(f"Memory model: {memory_model.describe()} (Devices page). Methods plan with it: "
                + ", ".join(f"{m} runs as {state.effective_method(m)}" for m in methods if state.effective_method(m) != m)
                + ".")
+if not methods and memory_model.training:
+    st.warning(f"No method plans the {objective} objective under the training memory model: switch the memory "
+               "model to weights only on the Devices page, or the objective to throughput.")
+    st.stop()
 if not methods:
     st.warning(f"No method for the {objective} objective is available yet (installed methods: "
                f"{', '.join(available_methods()) or 'none'}).")

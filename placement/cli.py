@@ -82,6 +82,18 @@ def build_parser() -> argparse.ArgumentParser:
     compare_cmd.add_argument("--objective", choices=("throughput", "latency"), default="throughput")
     compare_cmd.add_argument("--time-limit", type=_number, default=60.0, help="seconds per method (default 60)")
     _device_options(compare_cmd)
+    group = compare_cmd.add_argument_group(
+        "training memory model (any of these: the DP and the contiguous IP plan with it, other plans are checked)")
+    spec = METHODS["memory-aware"]
+    for name in MemoryModel.OPTION_NAMES:
+        option = spec.option(name)
+        if option.type is bool:
+            group.add_argument(option.flag, dest=name, action="store_const", const=True, default=None, help=option.help)
+        elif option.choices:
+            group.add_argument(option.flag, dest=name, choices=option.choices, default=None, help=option.help)
+        else:
+            group.add_argument(option.flag, dest=name, type=_count if option.type is int else _number, default=None,
+                               help=f"{option.help} (default {option.default})")
     compare_cmd.add_argument("--json", action="store_true")
     return parser
 
@@ -308,7 +320,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare  # imports PuLP lazily
 
     problem = _problem(args)
-    rows = compare(problem, objective=args.objective, time_limit=args.time_limit)
+    given = {name: getattr(args, name) for name in MemoryModel.OPTION_NAMES if getattr(args, name) is not None}
+    model = MemoryModel(training=True, **given) if given else MemoryModel()
+    rows = compare(problem, objective=args.objective, time_limit=args.time_limit, memory_model=model)
     if args.json:
         from .compare import rows_to_records
 

@@ -135,3 +135,22 @@ def test_training_graph_latency_is_explained_on_the_placement_page():
     assert latency.value != "inf"
     if latency.value == "n/a":
         assert "inference graphs only" in latency.proto.help
+
+
+def test_tradeoffs_and_compare_solve_with_the_training_memory_model():
+    at = start()
+    goto(at, "pages/1_Graph.py")
+    label = next(o for o in at.selectbox(key="graph_sample").options if "ours/tiny_training" in o)
+    at.selectbox(key="graph_sample").set_value(label).run()
+    goto(at, "pages/2_Devices.py")
+    at.radio(key="dev_mm_kind").set_value("training").run()
+    at.selectbox(key="dev_mm_schedule").set_value("gpipe").run()
+    goto(at, "pages/5_Tradeoffs.py")
+    assert any("memory model: training" in m.value and "GPipe" in m.value for m in at.markdown)
+    assert any("memory-aware" in c.value for c in at.caption)
+    goto(at, "pages/6_Compare.py")
+    at.multiselect(key="cmp_methods").set_value(["dp", "pipedream"]).run()
+    at.button(key="cmp_run").click().run()
+    assert not at.exception
+    methods = list(at.dataframe[0].value["method"])
+    assert methods == ["memory-aware", "pipedream"]
