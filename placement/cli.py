@@ -279,6 +279,12 @@ def _print_solution(problem: Problem, result: Result) -> None:
         for d in evaluation.devices
     ]
     print(_table(rows, ("device", "nodes", "compute", "comm", "load", "memory")))
+    model = _memory_model_of(result)
+    if model is not None:
+        print(f"memory model: {model.describe()}")
+        peaks = [(str(device), f"{peak:,.0f}", "-" if math.isinf(cap) else f"{cap:,.0f}")
+                 for device, peak, cap in model.peaks(problem, result.placement)]
+        print(_table(peaks, ("device", "peak memory", "capacity")))
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:

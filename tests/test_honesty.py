@@ -22,17 +22,15 @@ from placement import (
     InvalidGraphError,
     MemoryModel,
     Node,
-    Placement,
     PlacementError,
     Problem,
-    Stage,
     Status,
     load_problem,
     parse_problem,
     solve,
 )
 from placement.compare import compare, run_method
-from placement.model import CPU_KIND, DeviceSlot, Objective, Result, ScheduleKind, make_result
+from placement.model import Objective, Result, ScheduleKind, make_result
 from placement.sweep import sensitivity
 
 ROOT = Path(__file__).resolve().parent.parent
