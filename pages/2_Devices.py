@@ -110,6 +110,35 @@ if from_widgets != devices:
     st.session_state["_dev_synced_version"] = state.devices_version()  # the widgets already show them
     devices = from_widgets
 
+# ----------------------------------------------------------------------------- memory model (every page uses it)
+st.subheader("Memory model")
+MEMORY_MODELS = {"weights": "Weights only (the paper's model)",
+                 "training": "Training: weights + optimizer state + activations in flight"}
+model = state.current_memory_model()
+for key, value in (("dev_mm_kind", "training" if model.training else "weights"), ("dev_mm_schedule", model.schedule),
+                   ("dev_mm_microbatches", model.microbatches), ("dev_mm_optimizer", model.optimizer_multiplier),
+                   ("dev_mm_recompute", model.recompute)):
+    state.init_widget(key, value)
+st.radio("What accelerator memory must hold", list(MEMORY_MODELS), format_func=MEMORY_MODELS.get, key="dev_mm_kind",
+         horizontal=True, help="Every page solves and reports with this model. Training: the exact DP (or the "
+                               "contiguous IP) plans with the schedule's peak memory per device.")
+training_model = st.session_state["dev_mm_kind"] == "training"
+col_s, col_m, col_o, col_r = st.columns([2, 2, 1.2, 1.2])
+col_s.selectbox("Schedule", ("1f1b", "gpipe"), key="dev_mm_schedule", disabled=not training_model,
+                format_func={"1f1b": "1F1B (PipeDream-Flush)", "gpipe": "GPipe"}.get)
+col_m.slider("Microbatches (M)", 1, 64, key="dev_mm_microbatches", disabled=not training_model)
+col_o.number_input("Optimizer state (x weights)", 0.0, 8.0, step=0.5, key="dev_mm_optimizer",
+                   disabled=not training_model, help="Bytes of optimizer state per byte of forward weights (Adam: 2).")
+col_r.toggle("Recompute activations", key="dev_mm_recompute", disabled=not training_model)
+try:
+    state.set_memory_model(placement.MemoryModel(
+        training=training_model, schedule=st.session_state["dev_mm_schedule"],
+        microbatches=int(st.session_state["dev_mm_microbatches"]),
+        optimizer_multiplier=float(st.session_state["dev_mm_optimizer"]),
+        recompute=bool(st.session_state["dev_mm_recompute"])))
+except placement.PlacementError as exc:
+    st.error(f"Memory model not applied: {exc}")
+
 # ----------------------------------------------------------------------------- presets
 st.subheader("Presets")
 preset_cols = st.columns(len(state.PRESETS))
@@ -221,6 +250,7 @@ with summary:
     if method != state.current_method():
         st.caption(f"Live numbers use the exact DP; the Placement page runs {state.current_method()} "
                    f"(up to {state.current_time_limit():g} s).")
+    method = result.method  # the method that ran (memory-aware under the training memory model)
     cols = st.columns(4)
     if result.ok:
         evaluation = placement.evaluate(problem, result.placement)

@@ -33,7 +33,16 @@ with col_obj:
     objective = st.radio("Objective", list(OBJECTIVES), format_func=OBJECTIVES.get, key="pl_objective",
                          horizontal=True, disabled=plan is not None)
 state.set_objective(objective)
-methods = available_methods(objective)
+memory_model = state.current_memory_model()
+methods = [m for m in available_methods(objective) if memory_model.supports(m)]
+if memory_model.training:
+    st.caption(f"Memory model: {memory_model.describe()} (Devices page). Methods plan with it: "
+               + ", ".join(f"{m} runs as {state.effective_method(m)}" for m in methods if state.effective_method(m) != m)
+               + ".")
+if not methods and memory_model.training:
+    st.warning(f"No method plans the {objective} objective under the training memory model: switch the memory "
+               "model to weights only on the Devices page, or the objective to throughput.")
+    st.stop()
 if not methods:
     st.warning(f"No method for the {objective} objective is available yet (installed methods: "
                f"{', '.join(available_methods()) or 'none'}).")
@@ -45,12 +54,12 @@ with col_method:
                           help="dp: the exact dynamic program (optimal contiguous split). Integer programs and "
                                "baselines appear as they become available.")
 state.set_method(method)
-takes_limit = "time_limit" in state.method_options(method, time_limit=1.0)
+takes_limit = state.takes_time_limit(method)
 with col_limit:
     limit = st.number_input("Time limit (s)", min_value=1.0, max_value=3600.0, step=5.0, key="pl_time_limit",
                             disabled=not takes_limit or plan is not None,
-                            help="For integer programs: stop after this long and report the best plan found "
-                                 "with its optimality gap.")
+                            help="Only for methods with a time limit (integer programs, local search): stop "
+                                 "after this long and report the best plan found with its optimality gap.")
 state.set_time_limit(limit)
 
 # ----------------------------------------------------------------------------- solve (cached)
@@ -71,17 +80,18 @@ if not result.ok:
 
 evaluation = placement.evaluate(problem, result.placement)
 if result.status == "feasible":
-    gap = f"{result.gap:.2%}" if result.gap is not None else "unknown"
-    st.warning(f"Not proven optimal ({result.method} stopped at its limit): optimality gap {gap}"
-               + (f", lower bound {result.bound:.6g}" if result.bound is not None else "") + ".")
+    st.warning(state.not_optimal_note(result))
 if not evaluation.feasible:
     st.warning("The evaluator finds rule violations: " + "; ".join(evaluation.violations[:5]))
+out_of_memory = memory_model.violations(problem, result.placement) if memory_model.training else ()
+if out_of_memory:
+    st.error("Runs out of memory under the memory model in force: " + "; ".join(out_of_memory[:3]))
 
 cols = st.columns(5)
 numbers = [
     ("Time per sample", f"{evaluation.max_load:.6g}", "The max-load over devices (evaluator)"),
     ("Throughput", f"{evaluation.throughput:.6g}", "Samples per time unit: 1 / time per sample"),
-    ("Latency (one sample)", f"{evaluation.latency:.6g}", "Single-sample latency of this placement (evaluator)"),
+    ("Latency (one sample)", *state.latency_text(problem, evaluation.latency)),
 ]
 if result.objective_kind == "latency":
     numbers = [numbers[2], numbers[0], numbers[1]]
@@ -106,6 +116,14 @@ with col_memory:
     st.plotly_chart(viz.memory_figure(evaluation, slots=slots), key="pl_memory")
 
 st.dataframe(pd.DataFrame(viz.device_rows(evaluation)), key="pl_devices", hide_index=True)
+if memory_model.training:
+    peaks = memory_model.peaks(problem, result.placement)
+    highest = max(peaks, key=lambda row: row[1])
+    st.metric("Peak memory (memory model)", viz.format_bytes(highest[1]),
+              help=f"Highest per-device peak under {memory_model.describe()}: {highest[0]}, "
+                   f"{highest[1]:,.0f} bytes of {highest[2]:,.0f}")
+    st.dataframe(pd.DataFrame([{"device": str(d), "peak bytes": peak, "capacity": cap, "fits": peak <= cap}
+                               for d, peak, cap in peaks]), key="pl_peaks", hide_index=True)
 
 # ----------------------------------------------------------------------------- downloads
 loads = {entry.device: entry.load for entry in evaluation.devices}

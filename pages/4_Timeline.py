@@ -70,10 +70,22 @@ if plan_note is not None:
 training_graph = problem.graph.is_training
 
 # ----------------------------------------------------------------------------- controls
+memory_model = state.current_memory_model()
+if st.session_state.get("_tl_memory_model") != memory_model:  # the model changed: start from its settings
+    st.session_state["_tl_memory_model"] = memory_model
+    if memory_model.training:
+        for key, value in (("timeline_schedule", memory_model.schedule),
+                           ("timeline_microbatches", memory_model.microbatches),
+                           ("timeline_optimizer", memory_model.optimizer_multiplier),
+                           ("timeline_recompute", memory_model.recompute)):
+            st.session_state[key] = st.session_state["_tl_saved_" + key] = value
 _remember("timeline_schedule", "1f1b" if training_graph else "inference")
-_remember("timeline_microbatches", 8)
-_remember("timeline_optimizer", 2.0)
+_remember("timeline_microbatches", memory_model.microbatches)
+_remember("timeline_optimizer", memory_model.optimizer_multiplier)
 _remember("timeline_recompute", False)
+if memory_model.training:
+    st.caption(f"Memory model in force: {memory_model.describe()} (Devices page); the current plan was planned "
+               "with it.")
 _remember("timeline_plan", PLANS[0])
 col_schedule, col_m, col_opt, col_re = st.columns([2, 2, 1.2, 1.2])
 with col_schedule:

@@ -37,7 +37,7 @@ def _executor(address: str):
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _sweep(digest: str, devices_key: str, parameter: str, values: tuple, kind: str | None, title: str,
-           _problem, _executor_value):
+           _problem, _executor_value, method: str = "dp", options: tuple = ()):
     """One sweep, cached on the graph digest, the devices and the values (the executor never changes numbers).
 
     The progress bar is created and removed in here, so that a cache hit replays nothing visible.
@@ -48,12 +48,14 @@ def _sweep(digest: str, devices_key: str, parameter: str, values: tuple, kind: s
         if total:
             bar.progress(done / total, text=f"{title}: {done} of {total} solves")
 
-    points = sweep(_problem, parameter, values, kind=kind, executor=_executor_value, progress=progress)
+    points = sweep(_problem, parameter, values, kind=kind, executor=_executor_value, progress=progress, method=method,
+                   **dict(options))
     broken = [p for p in points if p.status == "error" and (p.result.reason or "").startswith("worker failed")]
     if broken and _executor_value is not None:
         # A broken pool (or lost cluster) must not poison the cache: solve here instead.
         _executor.clear()
-        points = sweep(_problem, parameter, values, kind=kind, executor=None, progress=progress)
+        points = sweep(_problem, parameter, values, kind=kind, executor=None, progress=progress, method=method,
+                       **dict(options))
     bar.empty()
     return points
 
@@ -64,13 +66,13 @@ def _sensitivity(digest: str, devices_key: str, parameter: str, kind: str | None
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _base_seconds(digest: str, devices_key: str, _problem) -> float:
+def _base_seconds(digest: str, devices_key: str, _problem, method: str = "dp", options: tuple = ()) -> float:
     """Seconds one solve of the current problem takes (decides whether a process pool pays).
 
     Solved twice: the first call may include loading the compiled DP kernel.
     """
-    solve_point(_problem)
-    return solve_point(_problem).seconds
+    solve_point(_problem, method, options)
+    return solve_point(_problem, method, options).seconds
 
 
 # ----------------------------------------------------------------------------- selection
@@ -129,8 +131,12 @@ def main() -> None:
                                      "installed). Leave empty to use a local process pool.").strip()
 
     digest, devices_key = state.problem_key(problem)
+    # The memory model in force decides the solver: the exact DP, or the memory-aware DP under training memory.
+    memory_model = state.current_memory_model()
+    method, model_options = memory_model.method_for("dp")
+    model_options = tuple(sorted(model_options.items()))
     try:
-        base_seconds = _base_seconds(digest, devices_key, problem)
+        base_seconds = _base_seconds(digest, devices_key, problem, method, model_options)
     except PlacementError as exc:
         st.error(str(exc))
         st.stop()
@@ -162,16 +168,18 @@ def main() -> None:
     executor = _executor_for_mode()
     where = ("this process" if executor is None else
              f"the Dask cluster at {address}" if run_mode == "dask" and address else "a local process pool")
-    st.caption(f"{n_solves} optimal solves (exact DP; one takes about {base_seconds * 1000:.0f} ms here), run in "
+    solver = "exact DP" if method == "dp" else f"{method}, memory model: {memory_model.describe()}"
+    st.caption(f"{n_solves} optimal solves ({solver}; one takes about {base_seconds * 1000:.0f} ms here), run in "
                f"{where}; results are cached per graph and device settings.")
     state.init_widget("to_sensitivity", base_seconds < SENSITIVITY_AUTO_S)
     show_sensitivity = st.toggle("Sensitivity: find where the current plan stops being optimal",
-                                 key="to_sensitivity",
+                                 key="to_sensitivity", disabled=memory_model.training,
                                  help="Bisection with real solves (10 to 30 per parameter). On by default "
                                       "when one solve is fast.")
 
     def run_sweep(parameter: str, values: tuple, title: str, vary_kind: str | None = kind_name):
-        return _sweep(digest, devices_key, parameter, values, vary_kind, title, problem, executor)
+        return _sweep(digest, devices_key, parameter, values, vary_kind, title, problem, executor, method,
+                      model_options)
 
     with st.spinner("Solving..."):
         counts_points = run_sweep("accelerators", count_values, f"{kind_name} count sweep")
@@ -200,6 +208,9 @@ def main() -> None:
         _pick(points, _picked_index(event), source)
 
     def _sensitivity_note(parameter: str, vary_kind: str | None):
+        if memory_model.training:
+            st.caption("Sensitivity checks plans with weights only: it is off under the training memory model.")
+            return None
         if not show_sensitivity:
             return None
         try:

@@ -46,11 +46,12 @@ with col_limit:
     time_limit = st.number_input("Time limit per method (s)", min_value=1.0, max_value=600.0, step=5.0,
                                  key="cmp_time_limit")
 
-key = (state.problem_key(problem), objective, tuple(chosen), float(time_limit))
+memory_model = state.current_memory_model()
+key = (state.problem_key(problem), objective, tuple(chosen), float(time_limit), memory_model)
 stored = st.session_state.get("_cmp_result")
 if st.button("Run comparison", key="cmp_run", type="primary", disabled=not chosen):
     with st.spinner(f"Running {len(chosen)} method(s), up to {time_limit:g} s each..."):
-        rows = compare(problem, objective, list(chosen), time_limit)
+        rows = compare(problem, objective, list(chosen), time_limit, memory_model=memory_model)
     stored = (key, rows, problem)
     st.session_state["_cmp_result"] = stored
 
@@ -73,16 +74,19 @@ st.dataframe(table, key="cmp_table", hide_index=True,
                             "ratio to best": st.column_config.NumberColumn(format="%.4f")})
 st.plotly_chart(viz.compare_figure(records, stored[0][1]), key="cmp_chart")
 
-with_plans = [row for row in rows if getattr(row, "placement", None) is not None]
+with_plans = [row for row in rows if row.placement is not None and row.status in ("optimal", "feasible")]
 if with_plans:
     col_pick, col_show = st.columns([3, 1], vertical_alignment="bottom")
     picked = col_pick.selectbox("Show a method's plan on the Placement page", [r.method for r in with_plans],
                                 key="cmp_pick")
     if col_show.button("Show plan", key="cmp_show"):
         row = next(r for r in with_plans if r.method == picked)
-        result = placement.Result(status=row.status if row.status in ("optimal", "feasible") else "feasible",
-                                  method=row.method, objective=row.objective, placement=row.placement,
-                                  seconds=row.seconds, objective_kind=row.objective_kind, bound=row.bound,
-                                  gap=row.gap)
+        spec = placement.METHODS[row.method]
+        other = spec.objective != row.objective_kind  # scored on an objective the method does not optimise
+        result = placement.Result(status=row.status, method=row.method, objective=row.objective,
+                                  placement=row.placement, seconds=row.seconds, objective_kind=row.objective_kind,
+                                  bound=row.bound, gap=row.gap,
+                                  reason=f"{row.method} optimises {spec.objective}, this plan is scored on "
+                                         f"{row.objective_kind}" if other and row.status == "feasible" else row.reason)
         state.set_selected_plan(stored[2], result, f"{row.method} from the Compare page")
         st.switch_page("pages/3_Placement.py")

@@ -4,6 +4,18 @@ Public API: the data model (:mod:`placement.model`), reading/writing files
 (:mod:`placement.io`), the exact DP (:mod:`placement.dp`), the independent evaluator
 (:mod:`placement.evaluate`) and one entry point for every method (:func:`solve`).
 This package never imports Streamlit.
+
+Examples
+--------
+The exact DP on a paper workload, checked by the independent evaluator:
+
+>>> from placement import evaluate, load_problem, solve_dp
+>>> problem = load_problem("sample_graphs/throughput/layer/bert24_inference.json")
+>>> result = solve_dp(problem)
+>>> str(result.status), round(result.objective, 4)
+('optimal', 17.7899)
+>>> evaluate(problem, result.placement).max_load == result.objective
+True
 """
 
 from .compare import CompareRow, rows_to_frame
@@ -36,12 +48,16 @@ from .model import (
     Edge,
     Graph,
     Node,
+    Objective,
     Placement,
     Problem,
     Result,
+    ScheduleKind,
     Stage,
+    Status,
+    make_result,
 )
-from .solve import METHODS, available_methods, solve
+from .solve import METHODS, MemoryModel, MethodSpec, Option, available_methods, method_spec, solve
 from .builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
 from .onnx_import import coarsen, coarsen_by_prefix, import_onnx
 from .roofline import PRESETS as DEVICE_PRESETS, CostModel, DeviceSpec
@@ -55,6 +71,7 @@ __all__ = [
     "graph_to_dict", "is_contiguous", "latency", "load_placement", "load_problem", "parse_placement",
     "parse_problem", "placement_to_dict", "problem_to_json", "solve", "solve_dp",
 ]
+__all__ += ["MemoryModel", "MethodSpec", "Objective", "Option", "ScheduleKind", "Status", "make_result", "method_spec"]
 
 __all__ += [
     "CnnConfig", "CostModel", "DEVICE_PRESETS", "DeviceSpec", "TransformerConfig", "build_cnn", "build_transformer",

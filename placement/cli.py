@@ -3,11 +3,16 @@
 The shape of this interface is relied on by other tools; keep it stable:
 
 * ``solve GRAPH [--method dp] [--accelerators K] [--cpus L] [--memory BYTES] [--json]``
+  plus one flag per method option of the registry (:data:`placement.solve.METHODS`):
+  ``--time-limit``, ``--gap``, ``--solver``, ``--schedule``, ``--microbatches``, ... A flag
+  the chosen method does not take is an error (exit 2).
 * ``evaluate GRAPH SPLIT [--json]``
 * ``compare GRAPH [--objective throughput|latency] [--json]``
 
 Bad input exits with status 2 and one line on stderr naming the file, the node/edge/field
-and the rule broken - never a traceback.
+and the rule broken - never a traceback. ``--json`` output is strict JSON (no ``Infinity``:
+a non-finite number is ``null`` with a reason). A closed pipe (``... | head``) ends the
+command quietly.
 """
 
 from __future__ import annotations
@@ -15,14 +20,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Any, Sequence
 
 from .errors import PlacementError
-from .evaluate import Evaluation, evaluate
+from .evaluate import Evaluation, evaluate, latency_note
 from .io import load_placement, load_problem
 from .model import CPU_KIND, Problem, Result
-from .solve import METHODS, solve
+from .solve import METHODS, MemoryModel, Option, solve
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,15 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     solve_cmd = commands.add_parser("solve", help="find a placement of a graph")
     solve_cmd.add_argument("graph", help="graph file in the paper's JSON format")
-    solve_cmd.add_argument("--method", default="dp", choices=sorted(METHODS), help="solver (default: dp)")
+    solve_cmd.add_argument("--method", default="dp", choices=sorted(METHODS),
+                           help="solver (default: dp): " + "; ".join(f"{n}: {m.title}" for n, m in METHODS.items()))
     _device_options(solve_cmd)
-    solve_cmd.add_argument("--time-limit", type=_number, default=None, help="seconds (integer programs)")
-    solve_cmd.add_argument("--gap", type=_number, default=None, help="relative MIP gap to stop at")
-    solve_cmd.add_argument("--subgraphs-per-accelerator", type=_count, default=None,
-                           help="latency IP: contiguous subgraphs per accelerator (default 1)")
-    solve_cmd.add_argument("--solver", choices=("highs", "cbc"), default=None,
-                           help="integer-program solver (default highs; cbc is PuLP's bundled fallback)")
-    solve_cmd.add_argument("--seed", type=_count, default=None, help="local search: random seed")
+    _method_flags(solve_cmd)
     solve_cmd.add_argument("--json", action="store_true", help="print one JSON object")
 
     eval_cmd = commands.add_parser("evaluate", help="max-load and latency of a given split")
@@ -81,8 +82,63 @@ def build_parser() -> argparse.ArgumentParser:
     compare_cmd.add_argument("--objective", choices=("throughput", "latency"), default="throughput")
     compare_cmd.add_argument("--time-limit", type=_number, default=60.0, help="seconds per method (default 60)")
     _device_options(compare_cmd)
+    group = compare_cmd.add_argument_group(
+        "training memory model (any of these: the DP and the contiguous IP plan with it, other plans are checked)")
+    spec = METHODS["memory-aware"]
+    for name in MemoryModel.OPTION_NAMES:
+        option = spec.option(name)
+        if option.type is bool:
+            group.add_argument(option.flag, dest=name, action="store_const", const=True, default=None, help=option.help)
+        elif option.choices:
+            group.add_argument(option.flag, dest=name, choices=option.choices, default=None, help=option.help)
+        else:
+            group.add_argument(option.flag, dest=name, type=_count if option.type is int else _number, default=None,
+                               help=f"{option.help} (default {option.default})")
     compare_cmd.add_argument("--json", action="store_true")
     return parser
+
+
+def _method_options() -> dict[str, Option]:
+    """Every option with a CLI flag, once (by name) across the registry."""
+    options: dict[str, Option] = {}
+    for spec in METHODS.values():
+        for option in spec.options:
+            if option.cli:
+                options.setdefault(option.name, option)
+    return options
+
+
+def _method_flags(command: argparse.ArgumentParser) -> None:
+    """One flag per method option of the registry; the help names the methods taking it."""
+    group = command.add_argument_group("method options (each applies to the methods named)")
+    for name, option in _method_options().items():
+        takers = [m for m, spec in METHODS.items() if name in spec.option_names]
+        default = f"; default {option.default}" if option.default is not None else ""
+        text = f"{option.help} ({', '.join(takers)}{default})"
+        if option.type is bool:
+            group.add_argument(option.flag, dest=name, action="store_const", const=not option.default, default=None,
+                               help=text)
+        elif option.choices:
+            group.add_argument(option.flag, dest=name, choices=option.choices, default=None, help=text)
+        else:
+            parse = _count if option.type is int else _number
+            group.add_argument(option.flag, dest=name, type=parse, default=None, help=text)
+
+
+def _given_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The method options given on the command line; one the method does not take is an error."""
+    spec = METHODS[args.method]
+    given = {}
+    for name, option in _method_options().items():
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        if name not in spec.option_names:
+            takers = ", ".join(m for m, other in METHODS.items() if name in other.option_names)
+            raise PlacementError(f"option {option.flag} does not apply to --method {args.method} "
+                                 f"(it applies to: {takers})")
+        given[name] = value
+    return given
 
 
 def _device_options(command: argparse.ArgumentParser) -> None:
@@ -125,6 +181,29 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def _strict(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by None (strict JSON has no Infinity or NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _strict(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(item) for item in value]
+    return value
+
+
+def _dumps(data: dict[str, Any]) -> str:
+    return json.dumps(_strict(data), allow_nan=False)
+
+
+def _latency_fields(problem: Problem, evaluation: Evaluation) -> dict[str, Any]:
+    """``latency`` (None when not finite) and, then, ``latency_reason``."""
+    out: dict[str, Any] = {"latency": _finite(evaluation.latency)}
+    if out["latency"] is None:
+        out["latency_reason"] = latency_note(problem, evaluation)
+    return out
+
+
 def result_to_json(problem: Problem, result: Result) -> dict[str, Any]:
     """The ``solve --json`` object (loads recomputed by the independent evaluator)."""
     evaluation = evaluate(problem, result.placement) if result.placement is not None else None
@@ -139,13 +218,25 @@ def result_to_json(problem: Problem, result: Result) -> dict[str, Any]:
         "gap": _finite(result.gap),
     }
     if evaluation is not None:
-        out["max_load"] = evaluation.max_load
-        out["latency"] = _finite(evaluation.latency)
+        out["max_load"] = _finite(evaluation.max_load)
+        out.update(_latency_fields(problem, evaluation))
         out["order"] = [str(stage.device) for stage in result.placement.stages]
+    model = _memory_model_of(result)
+    if model is not None and result.placement is not None:
+        out["memory_model"] = model.describe()
+        out["peak_memory"] = [{"device": str(device), "bytes": peak, "cap": cap}
+                              for device, peak, cap in model.peaks(problem, result.placement)]
     if result.reason:
         out["reason"] = result.reason
     out["stats"] = {key: value for key, value in result.stats}
-    return out
+    return _strict(out)
+
+
+def _memory_model_of(result: Result) -> MemoryModel | None:
+    """The training memory model a memory-aware result was planned with (from its stats), else None."""
+    if not METHODS[result.method].takes_memory_model or result.stat("schedule") is None:
+        return None
+    return MemoryModel(training=True, **{name: result.stat(name) for name in MemoryModel.OPTION_NAMES})
 
 
 def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
@@ -164,6 +255,12 @@ def _fmt(value: float | None) -> str:
     return f"{value:.6g}"
 
 
+def _latency_text(problem: Problem, evaluation: Evaluation) -> str:
+    if math.isfinite(evaluation.latency):
+        return _fmt(evaluation.latency)
+    return f"not defined ({latency_note(problem, evaluation)})"
+
+
 def _print_solution(problem: Problem, result: Result) -> None:
     print(f"method: {result.method}   status: {result.status}   seconds: {result.seconds:.3f}")
     if result.reason:
@@ -175,24 +272,26 @@ def _print_solution(problem: Problem, result: Result) -> None:
     print(f"{label}: {_fmt(result.objective)}")
     if result.gap:
         print(f"bound: {_fmt(result.bound)}   gap: {result.gap:.2%}")
-    print(f"evaluator: max-load {_fmt(evaluation.max_load)}, latency {_fmt(evaluation.latency)}")
+    print(f"evaluator: max-load {_fmt(evaluation.max_load)}, latency {_latency_text(problem, evaluation)}")
     rows = [
         (str(d.device), len(d.nodes), _fmt(d.compute), _fmt(d.communication), _fmt(d.load),
          "-" if d.device.kind == CPU_KIND else f"{d.memory:,.0f}")
         for d in evaluation.devices
     ]
     print(_table(rows, ("device", "nodes", "compute", "comm", "load", "memory")))
+    model = _memory_model_of(result)
+    if model is not None:
+        print(f"memory model: {model.describe()}")
+        peaks = [(str(device), f"{peak:,.0f}", "-" if math.isinf(cap) else f"{cap:,.0f}")
+                 for device, peak, cap in model.peaks(problem, result.placement)]
+        print(_table(peaks, ("device", "peak memory", "capacity")))
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
     problem = _problem(args)
-    from .compare import method_options
-
-    given = {name: getattr(args, name) for name in ("time_limit", "gap", "subgraphs_per_accelerator", "solver", "seed")}
-    options = method_options(args.method, {k: v for k, v in given.items() if v is not None})
-    result = solve(problem, args.method, **options)
+    result = solve(problem, args.method, **_given_options(args))
     if args.json:
-        print(json.dumps(result_to_json(problem, result)))
+        print(_dumps(result_to_json(problem, result)))
     else:
         _print_solution(problem, result)
     return 0
@@ -204,16 +303,18 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     evaluation = evaluate(problem, placement)
     if args.json:
         out = {
-            "max_load": evaluation.max_load,
-            "latency": _finite(evaluation.latency),
+            "max_load": _finite(evaluation.max_load),
+            **_latency_fields(problem, evaluation),
             "feasible": evaluation.feasible,
             "violations": list(evaluation.violations),
             **_device_entries(problem, evaluation),
         }
-        print(json.dumps(out))
+        if out["max_load"] is None:
+            out["max_load_reason"] = "some device has an infinite load: " + "; ".join(evaluation.violations[:3])
+        print(_dumps(out))
     else:
         print(f"max-load (time per sample): {_fmt(evaluation.max_load)}")
-        print(f"latency: {_fmt(evaluation.latency)}")
+        print(f"latency: {_latency_text(problem, evaluation)}")
         print("feasible" if evaluation.feasible else "NOT feasible: " + "; ".join(evaluation.violations))
         rows = [(str(d.device), len(d.nodes), _fmt(d.compute), _fmt(d.communication), _fmt(d.load))
                 for d in evaluation.devices]
@@ -225,16 +326,19 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare  # imports PuLP lazily
 
     problem = _problem(args)
-    rows = compare(problem, objective=args.objective, time_limit=args.time_limit)
+    given = {name: getattr(args, name) for name in MemoryModel.OPTION_NAMES if getattr(args, name) is not None}
+    model = MemoryModel(training=True, **given) if given else MemoryModel()
+    rows = compare(problem, objective=args.objective, time_limit=args.time_limit, memory_model=model)
     if args.json:
         from .compare import rows_to_records
 
-        records = [{k: (_finite(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows_to_records(rows)]
-        print(json.dumps({"objective": args.objective, "rows": records}))
+        print(_dumps({"objective": args.objective, "rows": rows_to_records(rows)}))
     else:
         table = [(r.method, _fmt(r.objective), _fmt(r.ratio_to_best), r.status,
-                  _fmt(r.bound), "-" if r.gap is None else f"{r.gap:.2%}", f"{r.seconds:.2f}") for r in rows]
-        print(_table(table, ("method", args.objective, "ratio to best", "status", "bound", "gap", "seconds")))
+                  _fmt(r.bound), "-" if r.gap is None else f"{r.gap:.2%}", f"{r.seconds:.2f}", r.reason or "")
+                 for r in rows]
+        print(_table(table, ("method", args.objective, "ratio to best", "status", "bound", "gap", "seconds",
+                             "note")))
     return 0
 
 
@@ -244,10 +348,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handlers = {"solve": _cmd_solve, "evaluate": _cmd_evaluate, "compare": _cmd_compare}
     try:
-        return handlers[args.command](args)
+        status = handlers[args.command](args)
+        sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below
+        return status
     except PlacementError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, and keep Python from complaining at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:  # pragma: no cover
         sys.stderr.write("interrupted\n")
         return 130

@@ -9,7 +9,6 @@ shown with status "feasible" and no bound: its placement is valid, nothing is cl
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
 from dataclasses import dataclass
@@ -17,9 +16,9 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import PlacementError
-from .evaluate import evaluate
+from .evaluate import LATENCY_INFERENCE_ONLY, evaluate
 from .model import Placement, Problem, Result
-from .solve import METHODS, method_function
+from .solve import METHODS, MemoryModel, method_spec, solve
 
 #: Methods run by default for each objective (read-only).
 DEFAULT_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType({
@@ -43,7 +42,8 @@ class CompareRow:
     ratio_to_best : float or None
         ``objective`` divided by the best valid objective in the table (1.0 for the best).
     status : str
-        The method's status ("optimal", "feasible", "infeasible", "no solution", "error").
+        The method's status ("optimal", "feasible", "infeasible", "no solution", "error"), or
+        "not applicable" (latency of a training graph: see :data:`LATENCY_INFERENCE_ONLY`).
     bound, gap : float or None
         Proven lower bound and relative gap (for the method's own objective only).
     seconds : float
@@ -69,48 +69,71 @@ class CompareRow:
 
 
 def method_options(method: str, options: dict[str, Any]) -> dict[str, Any]:
-    """The subset of ``options`` that ``method``'s function names in its signature.
+    """The subset of ``options`` that ``method`` takes (its registry entry, :data:`placement.solve.METHODS`).
 
     Lets one set of options (``time_limit``, ``gap``, ``subgraphs_per_accelerator``, ...) be
-    passed to every method: e.g. ``solve(problem, "dp", **method_options("dp", options))``.
+    passed to every method of a table: e.g. ``solve(problem, "dp", **method_options("dp", options))``.
+    An option that no method of the registry takes raises :class:`PlacementError` naming it.
     """
-    parameters = inspect.signature(method_function(method)).parameters
-    return {key: value for key, value in options.items() if key in parameters}
+    known = {name for spec in METHODS.values() for name in spec.option_names}
+    for key in options:
+        if key not in known:
+            raise PlacementError(f"no method has an option {key!r}")
+    names = method_spec(method).option_names
+    return {key: value for key, value in options.items() if key in names}
+
+
 
 
 def run_method(problem: Problem, method: str, objective: str = "throughput", time_limit: float | None = 60.0,
-               **options: Any) -> CompareRow:
-    """Run one method and turn its result into a :class:`CompareRow` (``ratio_to_best`` left None)."""
+               memory_model: MemoryModel | None = None, **options: Any) -> CompareRow:
+    """Run one method and turn its result into a :class:`CompareRow` (``ratio_to_best`` left None).
+
+    ``time_limit`` goes to the methods that take one; ``options`` to those whose registry
+    entry lists them. Under a training ``memory_model`` a method with a memory-aware variant
+    runs as that variant (the row is named after it), and any other plan whose schedule peak
+    does not fit is listed "infeasible" with the device that runs out of memory.
+    """
     if objective not in OBJECTIVES:
         raise PlacementError(f"unknown objective {objective!r}; choose 'throughput' or 'latency'")
-    function = method_function(method)
+    memory_model = memory_model or MemoryModel()
+    if memory_model.training and method_spec(method).memory_variant:
+        method = method_spec(method).memory_variant  # e.g. the DP plans as the memory-aware DP
+    spec = method_spec(method)
+    given = method_options(method, dict(options, time_limit=time_limit))
+    if memory_model.training and spec.takes_memory_model:
+        given.update(memory_model.options())
+    if objective == "latency" and problem.graph.is_training:
+        return CompareRow(method, None, None, "not applicable", None, None, 0.0, objective, LATENCY_INFERENCE_ONLY)
     started = time.perf_counter()
     try:
-        result: Result = function(problem, **method_options(method, dict(options, time_limit=time_limit)))
+        result: Result = solve(problem, method, **given)
     except PlacementError as exc:
         return CompareRow(method, None, None, "error", None, None, time.perf_counter() - started, objective,
                           reason=str(exc))
-    own_kind = METHODS[method][2]
     value = None
-    status, bound, gap = result.status, result.bound, result.gap
+    status, bound, gap, reason = result.status, result.bound, result.gap, result.reason
     if result.ok:
         evaluation = evaluate(problem, result.placement)
         value = evaluation.max_load if objective == "throughput" else evaluation.latency
-        if own_kind != objective:
-            status, bound, gap = "feasible", None, None
+        if spec.objective != objective:
+            status, bound, gap = "feasible", None, None  # scored on an objective it does not optimise
         if not math.isfinite(value):
             status, bound, gap = "infeasible", None, None
-    elif result.objective is not None and own_kind == objective:
+            reason = "its placement has no finite latency (calls depend on each other in a cycle)"
+        out_of_memory = memory_model.violations(problem, result.placement) if memory_model.training else ()
+        if out_of_memory:
+            status, bound, gap = "infeasible", None, None
+            reason = "runs out of memory: " + "; ".join(out_of_memory[:2])
+    elif result.objective is not None and spec.objective == objective:
         value = result.objective  # e.g. one accelerator ignoring memory: shown, not ranked
-    reason = result.reason
-    if status == "infeasible" and result.ok and not math.isfinite(value or 0.0):
-        reason = "its placement has no finite latency (calls depend on each other in a cycle)"
     return CompareRow(method, value, None, status, bound, gap, result.seconds, objective, reason,
                       result.placement if result.ok else None)
 
 
 def compare(problem: Problem, objective: str = "throughput", methods: Sequence[str] | None = None,
-            time_limit: float | None = 60.0, **options: Any) -> list[CompareRow]:
+            time_limit: float | None = 60.0, memory_model: MemoryModel | None = None,
+            **options: Any) -> list[CompareRow]:
     """Run ``methods`` on ``problem`` and return one row per method, in the order given.
 
     Parameters
@@ -122,9 +145,13 @@ def compare(problem: Problem, objective: str = "throughput", methods: Sequence[s
         Method names (default: :data:`DEFAULT_METHODS` for the objective).
     time_limit : float, optional
         Seconds for each method that takes a time limit (the IPs, the local search).
+    memory_model : MemoryModel, optional
+        Under a training model the memory-aware methods plan with it and every other plan
+        is checked against it (default: weights only, the paper's model).
     **options
-        Passed to every method whose signature names them (``gap``, ``solver``,
-        ``subgraphs_per_accelerator``, ``seed``, ``restarts``, ...).
+        Passed to every method whose registry entry lists them (``gap``, ``solver``,
+        ``subgraphs_per_accelerator``, ``seed``, ``restarts``, ...); an option no method
+        takes is an error.
 
     Returns
     -------
@@ -135,9 +162,9 @@ def compare(problem: Problem, objective: str = "throughput", methods: Sequence[s
         raise PlacementError(f"unknown objective {objective!r}; choose 'throughput' or 'latency'")
     names = list(DEFAULT_METHODS[objective] if methods is None else methods)
     for name in names:
-        if name not in METHODS:
-            raise PlacementError(f"unknown method {name!r}; choose from: {', '.join(METHODS)}")
-    rows = [run_method(problem, name, objective, time_limit, **options) for name in names]
+        method_spec(name)
+    method_options(names[0] if names else "dp", options)  # an option no method takes is an error
+    rows = [run_method(problem, name, objective, time_limit, memory_model, **options) for name in names]
     return with_ratios(rows)
 
 
@@ -161,8 +188,8 @@ def with_ratios(rows: Iterable[CompareRow]) -> list[CompareRow]:
 def rows_to_records(rows: Iterable[CompareRow]) -> list[dict[str, Any]]:
     """Plain dicts (JSON-ready) of the rows, without the placements."""
     return [
-        {"method": r.method, "objective_kind": r.objective_kind, "objective": r.objective,
-         "ratio_to_best": r.ratio_to_best, "status": r.status, "bound": r.bound, "gap": r.gap,
+        {"method": r.method, "objective_kind": str(r.objective_kind), "objective": r.objective,
+         "ratio_to_best": r.ratio_to_best, "status": str(r.status), "bound": r.bound, "gap": r.gap,
          "seconds": r.seconds, "reason": r.reason}
         for r in rows
     ]

@@ -219,10 +219,49 @@ def latency(problem: Problem, placement: Placement) -> float:
     return max(finish, default=0.0)
 
 
+#: Why a training plan may have no single-sample latency: each accelerator runs its nodes as one call,
+#: and the backward pass flows back to devices that fed the forward pass, so their calls can wait on
+#: each other. The latency objective (as in the paper) is for inference graphs.
+LATENCY_INFERENCE_ONLY = ("latency is defined for inference graphs only (this graph has backward nodes; in this "
+                          "plan devices wait on each other's forward and backward passes)")
+
+
+def latency_note(problem: Problem, evaluation: Evaluation | None = None) -> str | None:
+    """Why the latency of a placement is not a finite number (None when it is finite).
+
+    Parameters
+    ----------
+    problem : Problem
+    evaluation : Evaluation, optional
+        The placement's evaluation (its ``latency`` and ``violations`` are read).
+    """
+    if evaluation is not None and math.isfinite(evaluation.latency):
+        return None
+    if problem.graph.is_training:
+        return LATENCY_INFERENCE_ONLY
+    if evaluation is not None and evaluation.violations:
+        return "the placement breaks a rule: " + evaluation.violations[0]
+    return "the accelerator calls depend on each other in a cycle (no call can start first)"
+
+
 def evaluate(problem: Problem, placement: Placement) -> Evaluation:
     """Recompute max-load, per-device loads, memory, rule violations and latency of ``placement``.
 
     Never raises for a bad placement: what it breaks is listed in ``violations``.
+
+    Examples
+    --------
+    Two nodes ``a -> b`` (transfer cost 0.5) on two accelerators: each device computes its
+    node and pays the crossing transfer once.
+
+    >>> from placement import Devices, Edge, Graph, Node, Placement, Problem, Stage, evaluate
+    >>> from placement.model import DeviceSlot
+    >>> graph = Graph((Node(1, cpu_latency=9.0, accelerator_latency=2.0), Node(2, 9.0, 3.0)), (Edge(1, 2, 0.5),))
+    >>> problem = Problem(graph, Devices.paper(accelerators=2, cpus=0))
+    >>> split = Placement((Stage(DeviceSlot("accelerator", 0), (1,)), Stage(DeviceSlot("accelerator", 1), (2,))))
+    >>> result = evaluate(problem, split)
+    >>> result.max_load, result.latency, result.feasible
+    (3.5, 6.0, True)
     """
     loads = device_loads(problem, placement)
     violations = check(problem, placement)

@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError
 from .model import CPU_KIND, AcceleratorKind, DeviceSlot, Devices, Edge, Graph, Node, Placement, Problem, Stage
+
+#: Largest integer accepted in an integer field (ids, counts): exactly representable as a float.
+MAX_INTEGER = 2**53
 
 #: Largest graph or split file accepted (bytes).
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -49,6 +53,8 @@ def _load_json(data: bytes | str, source: str, error: type[PlacementError]) -> A
         raise error(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise error(f"{source}: not valid JSON (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer literal of more than 4300 digits
+        raise error(f"{source}: not valid JSON ({exc})") from None
 
 
 def _read_file(path: str | Path, error: type[PlacementError]) -> bytes:
@@ -66,6 +72,14 @@ def _read_file(path: str | Path, error: type[PlacementError]) -> bytes:
         raise error(f"{path}: permission denied") from None
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _float(value: int | float, what: str, error: type[PlacementError]) -> float:
+    """``float(value)``; an integer literal beyond the largest float is a one-line error, not an OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise error(f"{what} is too large (over {sys.float_info.max:.4g}, the largest float)") from None
 
 
 def _field(obj: Mapping[str, Any], key: str, where: str, kind: str, default: Any = ..., error=InvalidGraphError) -> Any:
@@ -89,11 +103,13 @@ def _field(obj: Mapping[str, Any], key: str, where: str, kind: str, default: Any
                  "str": "a string", "list": "a list", "object": "an object"}
         raise error(f"{where}: field '{key}' must be {names[kind]} (got {json.dumps(value)[:40]})")
     if kind == "int":
+        if abs(value) > MAX_INTEGER:
+            raise error(f"{where}: field '{key}' is too large (at most {MAX_INTEGER})")
         return int(value)
     if kind == "bool":
         return bool(value)
     if kind == "number":
-        number = float(value)
+        number = _float(value, f"{where}: field '{key}'", error)
         if not math.isfinite(number):
             raise error(f"{where}: field '{key}' must be finite")
         return number
@@ -126,12 +142,15 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
     for position, raw in enumerate(raw_nodes):
         if not isinstance(raw, dict):
             raise InvalidGraphError(f"nodes[{position}]: must be an object")
-        where = f"node {raw['id']}" if isinstance(raw.get("id"), int) and not isinstance(raw.get("id"), bool) else f"nodes[{position}]"
+        raw_id = raw.get("id")
+        where = f"node {raw_id}" if isinstance(raw_id, int) and not isinstance(raw_id, bool) \
+            and abs(raw_id) <= MAX_INTEGER else f"nodes[{position}]"
         node_id = _field(raw, "id", where, "int")
         latencies = _field(raw, "latencies", where, "object", {})
         for kind, value in latencies.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise InvalidGraphError(f"{where}: field 'latencies.{kind}' must be a number")
+            _float(value, f"{where}: field 'latencies.{kind}'", InvalidGraphError)
         kinds = _field(raw, "kinds", where, "list", None)
         if kinds is not None and not all(isinstance(k, str) for k in kinds):
             raise InvalidGraphError(f"{where}: field 'kinds' must be a list of kind names")
@@ -184,6 +203,7 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
             memory = math.inf
         if isinstance(memory, bool) or not isinstance(memory, (int, float)):
             raise InvalidGraphError("graph: field 'maxSizePerFPGA' must be a number")
+        memory = _float(memory, "graph: field 'maxSizePerFPGA'", InvalidGraphError)
         if count < 0 or cpus < 0:
             raise InvalidGraphError("graph: fields 'maxFPGAs' and 'maxCPUs' must be non-negative")
         kinds = (AcceleratorKind("accelerator", count, float(memory)),)
@@ -196,6 +216,8 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
             memory = raw.get("memory", math.inf)
             if memory is None:
                 memory = math.inf
+            elif isinstance(memory, int) and not isinstance(memory, bool):
+                memory = _float(memory, f"{where}: field 'memory'", InvalidGraphError)
             kinds.append(
                 AcceleratorKind(
                     name=_field(raw, "name", where, "str"),
@@ -214,11 +236,41 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
 def parse_problem(data: bytes | str, source: str = "<upload>") -> Problem:
     """Parse the bytes/text of a graph file into a :class:`Problem` (graph + the file's devices)."""
     graph, devices = graph_from_dict(_load_json(data, source, InvalidGraphError), source)
-    return Problem(graph, devices)
+    try:
+        return Problem(graph, devices)
+    except InvalidGraphError as exc:
+        raise InvalidGraphError(f"{source}: {exc}") from None
 
 
 def load_problem(path: str | Path) -> Problem:
-    """Read a graph file from disk into a :class:`Problem` (size-limited; one-line errors)."""
+    """Read a graph file from disk into a :class:`Problem` (size-limited; one-line errors).
+
+    Parameters
+    ----------
+    path : str or Path
+        A graph file in the paper's JSON format (or the extended format with device kinds).
+
+    Returns
+    -------
+    Problem
+        The graph and the file's own devices.
+
+    Raises
+    ------
+    InvalidGraphError
+        One line naming the file, the node/edge/field and the rule broken.
+
+    Examples
+    --------
+    >>> from placement import load_problem
+    >>> problem = load_problem("sample_graphs/throughput/layer/bert24_inference.json")
+    >>> len(problem.graph.nodes), problem.devices.accelerator_count, problem.devices.cpus
+    (32, 6, 1)
+    >>> load_problem("no/such/file.json")
+    Traceback (most recent call last):
+    ...
+    placement.errors.InvalidGraphError: no/such/file.json: no such file
+    """
     return parse_problem(_read_file(path, InvalidGraphError), str(path))
 
 

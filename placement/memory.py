@@ -44,6 +44,10 @@ from .errors import PlacementError
 from .model import CPU_KIND, DeviceSlot, Graph, Placement, Problem
 from .schedule import Schedule
 
+#: Optimizer state per byte of forward weights that every memory-aware method and page assumes by default
+#: (Adam's two moments). One constant, so that the DP, the IP, the CLI and the app agree.
+DEFAULT_OPTIMIZER_MULTIPLIER = 2.0
+
 
 @dataclass(frozen=True)
 class StageMemory:

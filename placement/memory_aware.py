@@ -43,7 +43,7 @@ from numba import njit
 from .dp import graph_arrays
 from .errors import PlacementError, TooManyIdealsError
 from .ideals import DEFAULT_MAX_IDEALS, Groups, contract, enumerate_ideals, reduce_groups
-from .memory import output_bytes, peak_table
+from .memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
 from .model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage
 from .schedule import SCHEDULES
 
@@ -371,7 +371,7 @@ def _fits(problem, placement, schedule, microbatches, opt_mult, recompute, bytes
 
 
 def solve_memory_aware(problem: Problem, schedule: str = "1f1b", microbatches: int = 8,
-                       optimizer_multiplier: float = 0.0, recompute: bool = False,
+                       optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER, recompute: bool = False,
                        bytes_per_cost: float | None = None, max_ideals: int = DEFAULT_MAX_IDEALS) -> Result:
     """The optimal contiguous split whose devices hold the schedule's peak memory.
 

@@ -61,7 +61,7 @@ from .ilp import (
     _solve_model,
     _types,
 )
-from .memory import output_bytes, peak_table
+from .memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
 from .model import Placement, Problem, Result
 from .schedule import SCHEDULES
 
@@ -96,7 +96,7 @@ def plan_value(problem: Problem, placement: Placement, recompute: bool) -> float
 
 
 def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches: int = 8,
-                          optimizer_multiplier: float = 2.0, recompute: bool = False,
+                          optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER, recompute: bool = False,
                           time_limit: float | None = None, gap: float | None = None, solver: str = "highs",
                           bytes_per_cost: float | None = None, **_ignored: Any) -> Result:
     """The optimal contiguous split whose accelerators hold the schedule's peak memory, by an IP.

@@ -17,7 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
+import time
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from functools import cached_property
 from typing import Any, Iterable, Mapping
 
@@ -32,7 +35,11 @@ def _check_number(value: Any, what: str, error=InvalidGraphError, allow_inf: boo
     """Return ``value`` as a float if it is a finite (or +inf if allowed) number >= 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise error(f"{what} must be a number (got {value!r})")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer literal beyond the largest float
+        raise error(f"{what} is too large (over {sys.float_info.max:.4g}, the largest float; "
+                    f"got a {value.bit_length()}-bit integer)") from None
     if math.isnan(number) or (math.isinf(number) and not (allow_inf and number > 0)):
         raise error(f"{what} must be finite (got {value!r})")
     if number < 0:
@@ -437,10 +444,40 @@ class Devices:
 
 @dataclass(frozen=True)
 class Problem:
-    """A graph and the devices to place it on."""
+    """A graph and the devices to place it on.
+
+    Rule checked at construction: no sum of the numbers that make up loads, latencies or
+    memory (all compute times of the nodes on one kind of device, all transfer costs at the
+    slowest link, all sizes) overflows to infinity, so that every load a solver or the
+    evaluator computes is a finite number.
+    """
 
     graph: Graph
     devices: Devices
+
+    def __post_init__(self) -> None:
+        _check_sums(self.graph, self.devices)
+
+
+def _check_sums(graph: Graph, devices: Devices) -> None:
+    largest = f"{sys.float_info.max:.4g}"
+    scales = [devices.transfer_scale(kind) for kind in devices.accelerators] + [devices.cpu_transfer_scale]
+    communication = sum(graph.output_cost.values()) * max(scales)
+    totals = [("cpuLatency", "on a CPU core", sum(node.cpu_latency for node in graph.nodes))]
+    totals += [("fpgaLatency", f"on accelerator kind {kind.name!r} (speed {kind.speed:g})",
+                sum(node.latency_on(kind) for node in graph.nodes)) for kind in devices.accelerators]
+    for field_name, where, compute in totals:
+        if math.isinf(compute) or math.isinf(compute + communication):
+            what = "latencies" if math.isinf(compute) else "latencies plus transfer costs"
+            raise InvalidGraphError(
+                f"graph: the nodes' {what} ('{field_name}', 'cost') sum to more than {largest} {where}: a load "
+                "would overflow to infinity; express times in a larger unit")
+    if math.isinf(communication):
+        raise InvalidGraphError(f"graph: the edges' transfer costs ('cost') sum to more than {largest}: a load would "
+                                "overflow to infinity; express times in a larger unit")
+    if math.isinf(sum(node.size for node in graph.nodes)):
+        raise InvalidGraphError(f"graph: the nodes' sizes ('size') sum to more than {largest}: memory would overflow "
+                                "to infinity; express sizes in a larger unit")
 
 
 @dataclass(frozen=True, order=True)
@@ -521,7 +558,41 @@ class Placement:
         return cls(tuple(Stage(device, tuple(groups[device])) for device in keys if device in groups))
 
 
-STATUSES = ("optimal", "feasible", "infeasible", "no solution", "error")
+class _StrEnum(str, Enum):
+    """A string enum: members compare, hash, format and JSON-encode as their plain string value."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    __format__ = str.__format__
+
+
+class Status(_StrEnum):
+    """Outcome of a solve (``Status.OPTIMAL == "optimal"``)."""
+
+    OPTIMAL = "optimal"          #: proven optimal
+    FEASIBLE = "feasible"        #: a valid plan, optimality not proven (see bound and gap)
+    INFEASIBLE = "infeasible"    #: proven: no valid plan exists (see reason)
+    NO_SOLUTION = "no solution"  #: none found within the limits
+    ERROR = "error"              #: the method failed (see reason)
+
+
+class Objective(_StrEnum):
+    """What a method minimises."""
+
+    THROUGHPUT = "throughput"  #: the max-load (time per sample)
+    LATENCY = "latency"        #: single-sample latency
+
+
+class ScheduleKind(_StrEnum):
+    """Pipeline schedules (see :mod:`placement.schedule`)."""
+
+    INFERENCE = "inference"
+    GPIPE = "gpipe"
+    ONE_F_ONE_B = "1f1b"
+
+
+STATUSES = tuple(s.value for s in Status)
 
 
 @dataclass(frozen=True)
@@ -548,6 +619,9 @@ class Result:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
+        object.__setattr__(self, "status", Status(self.status))
+        if self.objective_kind in tuple(Objective):
+            object.__setattr__(self, "objective_kind", Objective(self.objective_kind))
         object.__setattr__(self, "stats", tuple(self.stats))
 
     @property
@@ -557,3 +631,25 @@ class Result:
 
     def stat(self, key: str, default: Any = None) -> Any:
         return dict(self.stats).get(key, default)
+
+
+def make_result(method: str, status: str, *, started: float, objective: float | None = None,
+                placement: Placement | None = None, objective_kind: str = "throughput", reason: str | None = None,
+                bound: float | None = None, gap: float | None = None,
+                stats: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> Result:
+    """Build a :class:`Result`, timing it from ``started`` (a :func:`time.perf_counter` reading).
+
+    The one builder new solvers use (``seconds`` is measured here, ``stats`` may be a dict).
+
+    Examples
+    --------
+    >>> import time
+    >>> result = make_result("dp", "infeasible", started=time.perf_counter(), reason="no accelerator")
+    >>> result.status == "infeasible", result.status is Status.INFEASIBLE, result.ok
+    (True, True, False)
+    """
+    if isinstance(stats, Mapping):
+        stats = tuple(stats.items())
+    return Result(status=status, method=method, objective=objective, placement=placement,
+                  seconds=time.perf_counter() - started, objective_kind=objective_kind, reason=reason,
+                  bound=bound, gap=gap, stats=tuple(stats))

@@ -1,53 +1,281 @@
-"""One entry point for every method: ``solve(problem, method=...)``.
+"""One entry point for every method: ``solve(problem, method=...)``, and the registry of methods.
 
-Methods are looked up by name in :data:`METHODS` (module path, function name), imported
-lazily so that the DP does not pay for PuLP and vice versa. Every method takes a
-:class:`~placement.model.Problem` and keyword options and returns a
-:class:`~placement.model.Result`.
+Every method is described once, by a :class:`MethodSpec` in :data:`METHODS`: its name, a
+title, the function implementing it (imported lazily, so that the DP does not pay for PuLP
+and vice versa), the objective it optimises, whether it is exact, and its options (name,
+type, default, help). :func:`solve`, the command line (flags and help), :mod:`placement.compare`
+and the app all read this registry, so an option exists everywhere once it is listed here,
+and an unknown or inapplicable option is an error everywhere.
+
+Adding an option to a method is one line in its ``options``::
+
+    Option("progress", Callable, None, "called with (done, total) while the search runs", cli=False),
+
+The function must accept it as a keyword with the same default (a test checks every entry).
+
+The memory model (:class:`MemoryModel`) says what an accelerator's memory must hold: the
+paper's "weights only", or training memory under a pipeline schedule. Under the latter the
+throughput methods are run as their memory-aware variants (:meth:`MemoryModel.method_for`).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from .errors import PlacementError
-from .model import Problem, Result
+from .ideals import DEFAULT_MAX_IDEALS
+from .memory import DEFAULT_OPTIMIZER_MULTIPLIER, peak_table
+from .model import Objective, Placement, Problem, Result, ScheduleKind, Status
 
-#: method name -> (module, function, objective it optimises or reports)
-METHODS: dict[str, tuple[str, str, str]] = {
-    "dp": ("placement.dp", "solve_dp", "throughput"),
-    "ip": ("placement.ilp", "solve_ip_contiguous", "throughput"),
-    "ip-noncontiguous": ("placement.ilp", "solve_ip_noncontiguous", "throughput"),
-    "latency-ip": ("placement.ilp", "solve_latency_ip", "latency"),
-    "greedy-latency": ("placement.baselines", "greedy_latency", "latency"),
-    "pipedream": ("placement.baselines", "pipedream", "throughput"),
-    "local-search": ("placement.baselines", "local_search", "throughput"),
-    "one-accelerator": ("placement.baselines", "one_accelerator", "throughput"),
-    "memory-aware": ("placement.memory_aware", "solve_memory_aware", "throughput"),
-    "memory-aware-ip": ("placement.memory_aware_ip", "solve_memory_aware_ip", "throughput"),
-}
+__all__ = ["DEFAULT_OPTIMIZER_MULTIPLIER", "METHODS", "MemoryModel", "MethodSpec", "Objective", "Option",
+           "ScheduleKind", "Status", "available_methods", "method_function", "method_spec", "solve"]
+
+_TYPE_WORDS = {float: "a number", int: "an integer", bool: "true or false", str: "a string", Callable: "a function"}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One keyword option of a method.
+
+    Parameters
+    ----------
+    name : str
+        Keyword name (the CLI flag is ``--name-with-dashes``).
+    type : type
+        ``float``, ``int``, ``bool``, ``str`` or ``collections.abc.Callable``.
+    default : Any
+        The value the method uses when the option is not given (must equal the function's default).
+    help : str
+        One line for ``--help`` and the app.
+    choices : tuple of str, optional
+        Allowed values of a ``str`` option.
+    minimum : float, optional
+        Smallest allowed value of a number.
+    positive : bool
+        Numbers must be > ``minimum`` (not >=).
+    cli : bool
+        Whether the command line offers a flag for it.
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = 0
+    positive: bool = False
+    cli: bool = True
+
+    def __post_init__(self) -> None:
+        if self.type not in _TYPE_WORDS:
+            raise TypeError(f"option {self.name!r}: unsupported type {self.type!r}")
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag (``--time-limit``); booleans defaulting to True get ``--no-...``."""
+        stem = self.name.replace("_", "-")
+        return f"--no-{stem}" if self.type is bool and self.default is True else f"--{stem}"
+
+    def check(self, value: Any, owner: str) -> Any:
+        """``value`` converted to the option's type, or :class:`PlacementError` naming owner, option and rule.
+
+        ``owner`` is who takes the option, e.g. ``"method 'dp'"``.
+        """
+        where = f"{owner}: option {self.name!r}"
+        if value is None and self.default is None:
+            return None
+        if self.type is Callable:
+            if not callable(value):
+                raise PlacementError(f"{where} must be a function (got {value!r})")
+            return value
+        if self.type is bool:
+            if not isinstance(value, bool):
+                raise PlacementError(f"{where} must be true or false (got {value!r})")
+            return value
+        if self.type is str:
+            if not isinstance(value, str) or (self.choices is not None and value not in self.choices):
+                choose = f"one of: {', '.join(self.choices)}" if self.choices else "a string"
+                raise PlacementError(f"{where} must be {choose} (got {value!r})")
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or (self.type is int and not (isinstance(value, int) or float(value).is_integer())):
+            raise PlacementError(f"{where} must be {_TYPE_WORDS[self.type]} (got {value!r})")
+        number = self.type(value)
+        if isinstance(number, float) and not math.isfinite(number):
+            raise PlacementError(f"{where} must be finite (got {value!r})")
+        if self.minimum is not None and (number <= self.minimum if self.positive else number < self.minimum):
+            bound = ">" if self.positive else ">="
+            raise PlacementError(f"{where} must be {bound} {self.minimum:g} (got {value!r})")
+        return number
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """Everything the package, the CLI and the app know about one method.
+
+    Parameters
+    ----------
+    name : str
+        The method's name (``solve(problem, name)``, ``--method name``).
+    title : str
+        A human title for menus and tables.
+    module, function : str
+        Where the implementing function lives (imported on first use).
+    objective : Objective
+        What it minimises (``"throughput"``: max-load, ``"latency"``).
+    exact : bool
+        Whether an "optimal" status is a proof (False for heuristics, which report "feasible").
+    options : tuple of Option
+        Its keyword options, in help order.
+    memory_variant : str, optional
+        The method that solves the same problem under the training memory model
+        (:class:`MemoryModel`); None when it has none.
+    """
+
+    name: str
+    title: str
+    module: str
+    function: str
+    objective: Objective
+    exact: bool
+    options: tuple[Option, ...] = ()
+    memory_variant: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "objective", Objective(self.objective))
+        names = [option.name for option in self.options]
+        if len(set(names)) != len(names):
+            raise ValueError(f"method {self.name!r}: an option is listed twice")
+
+    @property
+    def has_time_limit(self) -> bool:
+        """Whether the method takes a ``time_limit`` (and may stop with a gap)."""
+        return "time_limit" in self.option_names
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(option.name for option in self.options)
+
+    @property
+    def takes_memory_model(self) -> bool:
+        """Whether the method plans with the training memory model's options (schedule, microbatches, ...)."""
+        return all(name in self.option_names for name in MemoryModel.OPTION_NAMES)
+
+    def option(self, name: str) -> Option:
+        for option in self.options:
+            if option.name == name:
+                return option
+        raise PlacementError(self._unknown(name))
+
+    def _unknown(self, name: str) -> str:
+        known = ", ".join(self.option_names) or "none"
+        return f"method {self.name!r} has no option {name!r} (its options: {known})"
+
+    def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The options validated and converted; :class:`PlacementError` for an unknown or bad one."""
+        return {name: self.option(name).check(value, f"method {self.name!r}") for name, value in options.items()}
+
+    def defaults(self) -> dict[str, Any]:
+        """Option name -> default value."""
+        return {option.name: option.default for option in self.options}
+
+    def load(self) -> Callable[..., Result]:
+        """The implementing function (raises :class:`PlacementError` if its module cannot be imported)."""
+        try:
+            return getattr(importlib.import_module(self.module), self.function)
+        except (ImportError, AttributeError) as exc:
+            raise PlacementError(f"method {self.name!r} is not available ({exc})") from None
+
+
+# ----------------------------------------------------------------------------- the options, once each
+def _time_limit(default: float | None) -> Option:
+    return Option("time_limit", float, default, "seconds before stopping with the best plan found and its gap",
+                  positive=True)
+
+
+_GAP = Option("gap", float, None, "relative optimality gap at which the solver may stop")
+_SOLVER = Option("solver", str, "highs", "integer-program solver (cbc is PuLP's bundled fallback)",
+                 choices=("highs", "cbc"))
+_WARM_START = Option("warm_start", bool, True, "start the integer program from a heuristic plan")
+_MAX_IDEALS = Option("max_ideals", int, DEFAULT_MAX_IDEALS, "give up past this many ideals of the graph", positive=True)
+_SCHEDULE = Option("schedule", str, ScheduleKind.ONE_F_ONE_B.value,
+                   "pipeline schedule deciding the microbatches in flight per stage",
+                   choices=tuple(s.value for s in ScheduleKind))
+_MICROBATCHES = Option("microbatches", int, 8, "microbatches per batch", minimum=1)
+_OPTIMIZER = Option("optimizer_multiplier", float, DEFAULT_OPTIMIZER_MULTIPLIER,
+                    "optimizer state per byte of forward weights (Adam: 2; 0 leaves it out)")
+_RECOMPUTE = Option("recompute", bool, False, "recompute activations in the backward pass (stash stage inputs only)")
+_BYTES_PER_COST = Option("bytes_per_cost", float, None,
+                         "bytes per transfer-cost unit for edges without a size", positive=True)
+_MEMORY_OPTIONS = (_SCHEDULE, _MICROBATCHES, _OPTIMIZER, _RECOMPUTE, _BYTES_PER_COST)
+_IP_OPTIONS = (_time_limit(None), _GAP, _SOLVER, _WARM_START)
+
+
+def _method(name: str, title: str, where: str, objective: str, exact: bool, *options: Option,
+            memory_variant: str | None = None) -> MethodSpec:
+    module, function = where.rsplit(".", 1)
+    return MethodSpec(name, title, module, function, Objective(objective), exact, tuple(options), memory_variant)
+
+
+#: Method name -> its description (read-only). Keep in sync with nothing else: this is the only list.
+METHODS: Mapping[str, MethodSpec] = MappingProxyType({spec.name: spec for spec in (
+    _method("dp", "Exact DP (optimal contiguous split)", "placement.dp.solve_dp", "throughput", True,
+            _MAX_IDEALS, memory_variant="memory-aware"),
+    _method("ip", "Integer program (contiguous)", "placement.ilp.solve_ip_contiguous", "throughput", True,
+            *_IP_OPTIONS, memory_variant="memory-aware-ip"),
+    _method("ip-noncontiguous", "Integer program (non-contiguous)", "placement.ilp.solve_ip_noncontiguous",
+            "throughput", True, *_IP_OPTIONS),
+    _method("latency-ip", "Integer program (single-sample latency)", "placement.ilp.solve_latency_ip", "latency",
+            True, *_IP_OPTIONS,
+            Option("subgraphs_per_accelerator", int, 1, "contiguous subgraphs (calls) per accelerator", minimum=1),
+            Option("q", int, None, "alias of subgraphs_per_accelerator", minimum=1, cli=False)),
+    _method("greedy-latency", "Greedy (the paper's latency baseline)", "placement.baselines.greedy_latency",
+            "latency", False,
+            Option("order", str, "paper", "tie-break of the topological order", choices=("paper", "lexicographic"))),
+    _method("pipedream", "PipeDream-style chain DP", "placement.baselines.pipedream", "throughput", False),
+    _method("local-search", "Local search (seeded)", "placement.baselines.local_search", "throughput", False,
+            Option("seed", int, 0, "random seed"),
+            Option("restarts", int, 10, "random restarts", minimum=1),
+            _time_limit(60.0),
+            Option("max_moves", int, 10_000, "improving moves per restart", minimum=1)),
+    _method("one-accelerator", "Everything on one accelerator", "placement.baselines.one_accelerator",
+            "throughput", False,
+            Option("ignore_memory", bool, False, "report the load even when the graph does not fit")),
+    _method("memory-aware", "Exact DP with training memory (schedule-aware)",
+            "placement.memory_aware.solve_memory_aware", "throughput", True, *_MEMORY_OPTIONS, _MAX_IDEALS,
+            memory_variant="memory-aware"),
+    _method("memory-aware-ip", "Integer program with training memory (schedule-aware)",
+            "placement.memory_aware_ip.solve_memory_aware_ip", "throughput", True, *_MEMORY_OPTIONS, *_IP_OPTIONS[:3],
+            memory_variant="memory-aware-ip"),
+)})
+
+
+def method_spec(method: str) -> MethodSpec:
+    """The registry entry of ``method`` (:class:`PlacementError` for an unknown name)."""
+    spec = METHODS.get(method)
+    if spec is None:
+        raise PlacementError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
+    return spec
 
 
 def method_function(method: str) -> Callable[..., Result]:
     """The function implementing ``method`` (raises :class:`PlacementError` for an unknown name)."""
-    if method not in METHODS:
-        raise PlacementError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
-    module, name, _ = METHODS[method]
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as exc:
-        raise PlacementError(f"method {method!r} is not available ({exc})") from None
+    return method_spec(method).load()
 
 
 def available_methods(objective: str | None = None) -> list[str]:
     """Names of the methods that can be imported (optionally only those for ``objective``)."""
     names = []
-    for name, (_, _, goal) in METHODS.items():
-        if objective is not None and goal != objective:
+    for name, spec in METHODS.items():
+        if objective is not None and spec.objective != objective:
             continue
         try:
-            method_function(name)
+            spec.load()
         except PlacementError:
             continue
         names.append(name)
@@ -55,5 +283,122 @@ def available_methods(objective: str | None = None) -> list[str]:
 
 
 def solve(problem: Problem, method: str = "dp", **options: Any) -> Result:
-    """Solve ``problem`` with ``method``; options (``time_limit``, ``gap``, ...) go to the method."""
-    return method_function(method)(problem, **options)
+    """Solve ``problem`` with ``method``.
+
+    Parameters
+    ----------
+    problem : Problem
+        Graph and devices.
+    method : str
+        A key of :data:`METHODS` (default: the exact DP).
+    **options
+        The method's options (see ``METHODS[method].options``), e.g. ``time_limit`` for the
+        integer programs. An unknown option, one the method does not take, or a value of the
+        wrong type raises :class:`PlacementError` naming it.
+
+    Returns
+    -------
+    Result
+
+    Examples
+    --------
+    >>> from placement import load_problem, solve
+    >>> problem = load_problem("sample_graphs/throughput/layer/bert24_inference.json")
+    >>> result = solve(problem, "dp")
+    >>> result.status, round(result.objective, 4)
+    (<Status.OPTIMAL: 'optimal'>, 17.7899)
+    >>> solve(problem, "dp", time_limit=1)
+    Traceback (most recent call last):
+    ...
+    placement.errors.PlacementError: method 'dp' has no option 'time_limit' (its options: max_ideals)
+    """
+    spec = method_spec(method)
+    checked = spec.check_options(options)
+    return spec.load()(problem, **checked)
+
+
+# ----------------------------------------------------------------------------- the memory model
+@dataclass(frozen=True)
+class MemoryModel:
+    """What an accelerator's memory must hold.
+
+    ``training=False`` is the paper's model: the sizes of its nodes (weights). ``training=True``:
+    weights + optimizer state (``optimizer_multiplier`` x forward weights) + the activations of
+    the microbatches in flight under ``schedule`` with ``microbatches`` microbatches (stage
+    inputs only, plus one microbatch's activations, with ``recompute``); see :mod:`placement.memory`.
+
+    Examples
+    --------
+    >>> MemoryModel().describe()
+    "weights only (the paper's model)"
+    >>> MemoryModel(training=True).method_for("dp")
+    ('memory-aware', {'schedule': '1f1b', 'microbatches': 8, 'optimizer_multiplier': 2.0, 'recompute': False})
+    """
+
+    training: bool = False
+    schedule: str = ScheduleKind.ONE_F_ONE_B.value
+    microbatches: int = 8
+    optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER
+    recompute: bool = False
+    OPTION_NAMES = ("schedule", "microbatches", "optimizer_multiplier", "recompute")
+
+    def __post_init__(self) -> None:
+        spec = METHODS["memory-aware"]
+        if not isinstance(self.training, bool):
+            raise PlacementError(f"memory model: training must be true or false (got {self.training!r})")
+        for name in self.OPTION_NAMES:
+            object.__setattr__(self, name, spec.option(name).check(getattr(self, name), "the memory model"))
+        object.__setattr__(self, "schedule", str(self.schedule))
+
+    def options(self) -> dict[str, Any]:
+        """The memory-aware methods' options for this model (empty for weights only)."""
+        if not self.training:
+            return {}
+        return {name: getattr(self, name) for name in self.OPTION_NAMES}
+
+    def describe(self) -> str:
+        """One line naming the model in force (for headlines)."""
+        if not self.training:
+            return "weights only (the paper's model)"
+        schedule = {"1f1b": "1F1B", "gpipe": "GPipe", "inference": "streaming inference"}[self.schedule]
+        text = (f"training: weights + optimizer state (x{self.optimizer_multiplier:g}) + activations in flight "
+                f"under {schedule}, {self.microbatches} microbatch{'es' if self.microbatches != 1 else ''}")
+        return text + (", recomputation" if self.recompute else "")
+
+    def supports(self, method: str) -> bool:
+        """Whether ``method`` can plan under this model."""
+        return not self.training or method_spec(method).memory_variant is not None
+
+    def method_for(self, method: str) -> tuple[str, dict[str, Any]]:
+        """The method (and its memory options) that solves like ``method`` under this model.
+
+        Weights only: ``method`` unchanged. Training: its memory-aware variant (the DP becomes
+        ``memory-aware``, the contiguous IP ``memory-aware-ip``); :class:`PlacementError` for a
+        method that has none.
+        """
+        if not self.training:
+            return method, {}
+        variant = method_spec(method).memory_variant
+        if variant is None:
+            raise PlacementError(f"method {method!r} plans with weights only; under the training memory model "
+                                 f"use one of: {', '.join(n for n in METHODS if METHODS[n].memory_variant)}")
+        return variant, self.options()
+
+    def peaks(self, problem: Problem, placement: Placement) -> tuple[tuple[Any, float, float], ...]:
+        """(device, peak bytes, cap) of every device of ``placement`` under this model."""
+        if not self.training:
+            return tuple((d.device, d.memory, d.memory_cap) for d in _evaluate(problem, placement).devices)
+        recompute = tuple(stage.device for stage in placement.stages) if self.recompute else ()
+        return peak_table(problem, placement, self.schedule, self.microbatches, self.optimizer_multiplier, recompute)
+
+    def violations(self, problem: Problem, placement: Placement) -> tuple[str, ...]:
+        """One message per device whose peak memory under this model exceeds its capacity."""
+        return tuple(f"{device}: needs {peak:,.0f} bytes under {self.describe()}, holds {cap:,.0f}"
+                     for device, peak, cap in self.peaks(problem, placement) if peak > cap)
+
+
+def _evaluate(problem: Problem, placement: Placement):
+    from .evaluate import evaluate
+
+    return evaluate(problem, placement)
+

@@ -474,15 +474,18 @@ class Sensitivity:
     high: float
     solves: int
     sentence: str
+    tie: float | None = None  # a value where another plan ties with this one (within ``tie_tol``), if seen
 
 
 def sensitivity(problem: Problem, parameter: str, kind: str | None = None, method: str = "dp",
                 result: Result | None = None, max_factor: float = 1024.0, max_count: int = 64,
-                rel_tol: float = 1e-3, **options: Any) -> Sensitivity:
+                rel_tol: float = 1e-3, tie_tol: float = 1e-6, **options: Any) -> Sensitivity:
     """The smallest increase and decrease of ``parameter`` at which the optimal plan changes.
 
     "Changes" means: at the new value the current plan no longer fits (memory, device
-    count) or another plan is strictly faster (found by a real solve). Counts are searched
+    count) or another plan is faster by more than ``tie_tol`` (relative; found by a real
+    solve). Another plan within ``tie_tol`` is a tie, not a change: both are optimal up to
+    rounding, and the first value where one was seen is reported as ``tie``. Counts are searched
     by integer bisection up to ``max_count``; continuous parameters (bandwidth factor,
     memory, speed) by doubling/halving until the change happens (at most ``max_factor``),
     then bisection to ``rel_tol``. Decreases of memory and counts are exact without search:
@@ -502,6 +505,9 @@ def sensitivity(problem: Problem, parameter: str, kind: str | None = None, metho
         The current optimal result (solved here if not given).
     max_factor, max_count, rel_tol : float, int, float
         Search limits.
+    tie_tol : float
+        Relative difference of time per sample below which two plans tie (default 1e-6:
+        far above the rounding of a sum of loads, far below any difference that matters).
 
     Returns
     -------
@@ -532,14 +538,18 @@ def sensitivity(problem: Problem, parameter: str, kind: str | None = None, metho
                            f"No plan to analyse: {result.reason or result.status}.")
     plan = result.placement
 
+    tie_at: list[float] = []
+
     def changed(value) -> Change | None:
         varied, found = solve_at(value)
         ev = evaluate(varied, plan)
         plan_value = ev.max_load if ev.feasible else None
         if plan_value is None:
             return Change(float(value), found.objective if found.ok else None, None, found, "plan does not fit")
-        if found.ok and found.objective < plan_value * (1 - 1e-9) - 1e-12:
+        if found.ok and found.objective < plan_value * (1 - tie_tol) - 1e-12:
             return Change(float(value), found.objective, plan_value, found, "faster plan")
+        if found.ok and found.objective < plan_value and found.placement != plan and not tie_at:
+            tie_at.append(float(value))
         return None
 
     def bisect(good, bad, change):
@@ -618,8 +628,12 @@ def sensitivity(problem: Problem, parameter: str, kind: str | None = None, metho
                     break
                 good = value
     sentence = _sentence(parameter, kind, base, result.objective, down, up, low, high)
+    tie = tie_at[0] if tie_at else None
+    if tie is not None:
+        sentence += (f" At {_format_parameter(parameter, tie)} another plan ties with it (within {tie_tol:g} "
+                     "relative): both are optimal.")
     return Sensitivity(parameter, kind, float(base), result.objective, plan, down, up, float(low), float(high),
-                       solves, sentence)
+                       solves, sentence, tie)
 
 
 def _format_value(value: Any) -> str:
@@ -676,7 +690,7 @@ def _sentence(parameter, kind, base, objective, down, up, low, high) -> str:
         if change.reason == "plan does not fit":
             if change.objective is None:
                 new = "nothing fits"
-            elif math.isclose(change.objective, objective, rel_tol=1e-9):
+            elif math.isclose(change.objective, objective, rel_tol=1e-6):
                 new = "another plan with the same time per sample takes over"
             else:
                 new = f"the best plan takes {change.objective:.4g}"

@@ -1,136 +1,125 @@
-"""Seeded random small graphs and an independent brute force over placements, for property tests.
+"""The one random-problem generator of the property tests, and the brute-force oracle they compare with.
 
-The brute force shares no code with the solvers: it enumerates every assignment of colour
-classes to devices, checks contiguity straight from the definition (some order of the
-used devices makes every prefix of forward nodes down-closed), and scores with the
-evaluator.
+:func:`random_problem` builds small seeded problems (the ``random_problem`` fixture of
+``conftest.py`` is this function); :func:`brute_force` is :func:`tests.oracle.brute_force`,
+which shares no code with the package under test. Hypothesis-driven tests draw a seed and
+call :func:`random_problem` (see :func:`problems`).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import random
 
-from placement import AcceleratorKind, Devices, Edge, Graph, Node, Placement, Problem, Stage, evaluate
-from placement.model import CPU_KIND, DeviceSlot
+from hypothesis import strategies as st
+
+from placement import AcceleratorKind, Devices, Edge, Graph, Node, Problem
+
+from .oracle import brute_force, contiguous_orders, must_share, pipeline_order
+
+# The names the memory-aware tests import (they are the oracle's).
+_units = must_share
+_contiguous_order = pipeline_order
 
 
-def random_problem(seed: int, *, training: bool = False, max_forward: int = 5) -> Problem:
-    """A random DAG with zero-latency nodes, unsupported nodes, multi-node classes and tight memory."""
+def random_problem(seed: int, training: bool = False, n_forward: int | None = None, max_accelerators: int = 2,
+                   kinds: int = 1, zero_cost_edges: bool = False, *, max_forward: int = 5,
+                   rich: bool = False) -> Problem:
+    """A small random problem (the one generator of the property tests; seeded, reproducible).
+
+    A DAG of ``n_forward`` nodes (else 3..``max_forward``), an optional backward mirror with
+    colour classes, tight memory, unsupported nodes, 0-2 CPU cores, zero-latency nodes, and
+    with ``kinds`` 2 a second, faster accelerator kind with per-kind latencies. ``rich`` adds,
+    from a second stream of random numbers (so that the plain problems of a seed never
+    change): a colour class of two forward nodes, per-node allowed kinds, latency overrides,
+    a third kind (``kinds`` 3), unlimited memory, a bandwidth factor and compute/communication
+    overlap.
+    """
     rng = random.Random(seed)
-    n = rng.randint(2, max_forward)
+    n = n_forward if n_forward is not None else rng.randint(min(3, max_forward), max_forward)
     nodes, edges = [], []
-    classes = list(range(n))
-    if n >= 3 and rng.random() < 0.3:  # a multi-node colour class among forward nodes
-        a, b = rng.sample(range(n), 2)
-        classes[b] = classes[a]
+    cost = {}
     for i in range(n):
-        zero = rng.random() < 0.15
-        nodes.append(Node(
-            id=i, cpu_latency=0.0 if zero else round(rng.uniform(1, 20), 2),
-            accelerator_latency=0.0 if zero else round(rng.uniform(0.5, 6), 2),
-            supported_on_accelerator=rng.random() > 0.15, is_backward=False,
-            color_class=classes[i], size=float(rng.choice([0, 1, 2, 3, 5])), name=f"f{i}",
-        ))
-    cost = {i: round(rng.choice([0.0, rng.uniform(0.1, 4)]), 2) for i in range(2 * n)}
+        zero = rng.random() < 0.2
+        supported = rng.random() > 0.15
+        latencies = () if kinds == 1 else (("fast", 0.0 if zero else round(rng.uniform(0.2, 3), 2)),)
+        nodes.append(Node(i, cpu_latency=0.0 if zero else round(rng.uniform(1, 10), 2),
+                          accelerator_latency=0.0 if zero else round(rng.uniform(0.5, 5), 2),
+                          supported_on_accelerator=supported, size=float(rng.randint(1, 4)),
+                          color_class=i if training else None, kind_latency=latencies))
+        cost[i] = 0.0 if zero_cost_edges and rng.random() < 0.3 else round(rng.uniform(0.1, 2), 2)
+    pairs = set()
     for j in range(1, n):
+        pairs.add((rng.randrange(j), j))
         for i in range(j):
-            if rng.random() < 0.45:
-                edges.append(Edge(i, j, cost[i]))
+            if rng.random() < 0.25:
+                pairs.add((i, j))
+    for i, j in sorted(pairs):
+        edges.append(Edge(i, j, cost[i]))
     if training:
         for i in range(n):
-            nodes.append(Node(
-                id=n + i, cpu_latency=round(rng.uniform(0, 30), 2), accelerator_latency=round(rng.uniform(0, 8), 2),
-                supported_on_accelerator=nodes[i].supported_on_accelerator, is_backward=True,
-                color_class=classes[i], size=float(rng.choice([0, 1, 2])), name=f"b{i}",
-            ))
-        for edge in list(edges):
-            edges.append(Edge(n + edge.target, n + edge.source, cost[n + edge.target]))
-        for i in range(n):
-            if rng.random() < 0.4 and (i, n + i) not in {(e.source, e.target) for e in edges}:
-                edges.append(Edge(i, n + i, cost[i]))
-    # Sources of edges must share one cost: rebuild with the first cost seen per source.
-    first: dict[int, float] = {}
-    edges = [Edge(e.source, e.target, first.setdefault(e.source, e.cost)) for e in edges]
-    graph = Graph(tuple(nodes), tuple(edges), name=f"random{seed}")
+            base = nodes[i]
+            nodes.append(Node(n + i, cpu_latency=round(base.cpu_latency * 1.5, 2),
+                              accelerator_latency=round(base.accelerator_latency * 1.5, 2),
+                              supported_on_accelerator=base.supported_on_accelerator, is_backward=True,
+                              size=0.0, color_class=i, kind_latency=tuple((k, v * 1.5) for k, v in base.kind_latency)))
+            back_cost = round(rng.uniform(0.1, 2), 2)
+            cost[n + i] = back_cost
+        for i, j in sorted(pairs):
+            edges.append(Edge(n + j, n + i, cost[n + j]))
+        last = n - 1
+        edges.append(Edge(last, n + last, cost[last]))
     total = sum(node.size for node in nodes)
-    memory = rng.choice([math.inf, max(total / 2, 1.0), max(total / 3, 1.0), 4.0])
-    devices = Devices.paper(rng.randint(1, 3), rng.randint(0, 2), memory)
-    return Problem(graph, devices)
+    memory = float(max(max(node.size for node in nodes), rng.randint(int(total * 0.4), int(total * 0.8) + 1)))
+    accelerator_kinds = [AcceleratorKind("accelerator", rng.randint(1, max_accelerators), memory)]
+    if kinds > 1:
+        accelerator_kinds.append(AcceleratorKind("fast", 1, memory * 0.6, speed=2.0, bandwidth=0.5))
+    devices = Devices(accelerators=tuple(accelerator_kinds), cpus=rng.randint(0, 2),
+                      overlap=rng.random() < 0.2)
+    if rich:
+        return _enrich(random.Random(seed * 7919 + 17), nodes, edges, devices, n, kinds, training, seed)
+    return Problem(Graph(tuple(nodes), tuple(edges), name=f"random-{seed}"), devices)
 
 
-def _units(graph: Graph) -> list[tuple[int, ...]]:
-    """Nodes that must share a device (colour classes; classless nodes alone)."""
-    parent = {node.id: node.id for node in graph.nodes}
+def _enrich(rng: random.Random, nodes: list, edges: list, devices: Devices, n: int, kinds: int, training: bool,
+            seed: int) -> Problem:
+    """The ``rich`` features of :func:`random_problem` (see there)."""
+    from dataclasses import replace
 
-    def find(x):
-        while parent[x] != x:
-            x = parent[x]
-        return x
-
-    for members in graph.color_classes.values():
-        for other in members[1:]:
-            parent[find(other)] = find(members[0])
-    units: dict[int, list[int]] = {}
-    for node in graph.nodes:
-        units.setdefault(find(node.id), []).append(node.id)
-    return [tuple(v) for v in units.values()]
-
-
-def _down_closed(graph: Graph, nodes: set[int]) -> bool:
-    for edge in graph.edges:
-        if graph.node_by_id[edge.source].is_backward or graph.node_by_id[edge.target].is_backward:
-            continue
-        if edge.target in nodes and edge.source not in nodes:
-            return False
-    return True
-
-
-def contiguous_orders(graph: Graph, stages: dict[DeviceSlot, set[int]]):
-    """Every order of the devices whose forward prefixes are down-closed (each is a valid pipeline)."""
-    forward = {d: {n for n in s if not graph.node_by_id[n].is_backward} for d, s in stages.items()}
-    for order in itertools.permutations(stages):
-        prefix: set[int] = set()
-        ok = True
-        for device in order:
-            prefix |= forward[device]
-            if not _down_closed(graph, prefix):
-                ok = False
-                break
-        if ok:
-            yield order
+    names = [kind.name for kind in devices.accelerators]
+    if kinds >= 3:
+        names.append("gamma")
+    if n >= 3 and rng.random() < 0.4:  # two forward nodes (and their backward partners) share a device
+        a, b = sorted(rng.sample(range(n), 2))
+        joined = {a, b} | ({n + a, n + b} if training else set())
+        nodes = [replace(node, color_class=a) if node.id in joined else node for node in nodes]
+    enriched = []
+    for node in nodes:
+        if rng.random() < 0.25:
+            node = replace(node, allowed_kinds=tuple(rng.sample(names, rng.randint(0, len(names)))))
+        if rng.random() < 0.25:
+            node = replace(node, kind_latency=((rng.choice(names), float(rng.choice([0, 1, 2, 3, 5]))),))
+        enriched.append(node)
+    nodes = enriched
+    memory = devices.accelerators[0].memory
+    kinds_list = list(devices.accelerators)
+    if rng.random() < 0.2:
+        kinds_list[0] = replace(kinds_list[0], memory=math.inf)
+    if kinds >= 3:
+        kinds_list.append(AcceleratorKind("gamma", rng.randint(0, 1), memory * rng.choice([0.5, 1.0, 2.0]),
+                                          speed=rng.choice([0.5, 1.0, 2.0]), bandwidth=rng.choice([0.5, 1.0, 2.0])))
+    devices = replace(devices, accelerators=tuple(kinds_list), bandwidth=rng.choice([0.5, 1.0, 1.0, 2.0]),
+                      overlap=rng.random() < 0.3)
+    return Problem(Graph(tuple(nodes), tuple(edges), name=f"random-{seed}-rich"), devices)
 
 
-def _contiguous_order(graph: Graph, stages: dict[DeviceSlot, set[int]]) -> list[DeviceSlot] | None:
-    order = next(contiguous_orders(graph, stages), None)
-    return list(order) if order is not None else None
+def problems(training: bool | None = None, kinds: tuple[int, ...] = (1,), n_forward: int | None = None,
+             max_forward: int = 5, rich: bool = True):
+    """A hypothesis strategy of :func:`random_problem` problems (a drawn seed; training and kinds drawn too)."""
+    return st.builds(
+        lambda seed, train, k: random_problem(seed, training=train, n_forward=n_forward, kinds=k,
+                                              max_forward=max_forward, rich=rich),
+        st.integers(0, 2**31 - 1), st.booleans() if training is None else st.just(training), st.sampled_from(kinds))
 
 
-def brute_force(problem: Problem, contiguous: bool) -> tuple[float, Placement | None]:
-    """Minimum max-load over every valid placement (contiguous ones only if asked)."""
-    graph, devices = problem.graph, problem.devices
-    slots = list(devices.slots())
-    best, best_placement = math.inf, None
-    units = _units(graph)
-    for choice in itertools.product(range(len(slots)), repeat=len(units)):
-        stages: dict[DeviceSlot, set[int]] = {}
-        for unit, index in zip(units, choice):
-            stages.setdefault(slots[index], set()).update(unit)
-        # Symmetry: devices of one kind are interchangeable - keep used indices 0..m-1 per kind.
-        used: dict[str, list[int]] = {}
-        for slot in stages:
-            used.setdefault(slot.kind, []).append(slot.index)
-        if any(sorted(v) != list(range(len(v))) for v in used.values()):
-            continue
-        order = _contiguous_order(graph, stages) if contiguous else list(stages)
-        if order is None:
-            continue
-        placement = Placement(tuple(Stage(d, tuple(stages[d])) for d in order))
-        evaluation = evaluate(problem, placement)
-        if evaluation.feasible and evaluation.max_load < best:
-            best, best_placement = evaluation.max_load, placement
-    return best, best_placement
-
-
-__all__ = ["random_problem", "brute_force", "CPU_KIND", "AcceleratorKind"]
+__all__ = ["brute_force", "contiguous_orders", "must_share", "pipeline_order", "problems", "random_problem"]

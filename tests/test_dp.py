@@ -25,7 +25,7 @@ def test_reproduces_the_papers_optimum_and_the_evaluator_agrees(samples_dir, nam
 
 @pytest.mark.parametrize("seed", range(60))
 def test_inference_graphs_match_brute_force(seed):
-    problem = random_problem(seed)
+    problem = random_problem(seed, rich=True)
     expected, _ = brute_force(problem, contiguous=True)
     result = solve_dp(problem)
     if math.isinf(expected):
@@ -42,7 +42,7 @@ def test_inference_graphs_match_brute_force(seed):
 
 @pytest.mark.parametrize("seed", range(100, 140))
 def test_training_graphs_match_brute_force(seed):
-    problem = random_problem(seed, training=True, max_forward=4)
+    problem = random_problem(seed, training=True, max_forward=4, rich=True)
     expected, _ = brute_force(problem, contiguous=True)
     result = solve_dp(problem)
     if math.isinf(expected):

@@ -6,6 +6,8 @@ Pages read and write the shared state only through these functions:
   :func:`base_problem` (the file as loaded);
 * the devices: :func:`current_devices`, :func:`set_devices` (the Devices page's knobs);
 * latency multipliers: :func:`latency_rules`, :func:`set_latency_rules`;
+* the memory model: :func:`current_memory_model`, :func:`set_memory_model` (a device setting:
+  weights only, or training memory under a schedule; every solve of every page uses it);
 * :func:`current_problem` - the loaded graph (latency multipliers applied) on the current devices;
 * solving: :func:`solve_cached` (cached on the graph digest + devices + method + options),
   :func:`current_method`, :func:`set_method`, :func:`current_result`;
@@ -18,7 +20,6 @@ survive into the private keys below (prefix ``_ui_``) and re-initialises its wid
 
 from __future__ import annotations
 
-import inspect
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ from typing import Any
 import streamlit as st
 
 import placement
-from placement.solve import METHODS, method_function
+from placement.evaluate import LATENCY_INFERENCE_ONLY
+from placement.solve import METHODS, MemoryModel
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = ROOT / "sample_graphs"
@@ -44,6 +46,7 @@ _OBJECTIVE = "_ui_objective"       # "throughput" or "latency"
 _TIME_LIMIT = "_ui_time_limit"     # seconds, for methods that take a time limit
 _PLAN = "_ui_selected_plan"        # (problem, result, label) or None
 _DEVICES_VERSION = "_ui_devices_version"  # bumped whenever devices change from outside the Devices widgets
+_MEMORY_MODEL = "_ui_memory_model"  # MemoryModel every page solves and reports with
 
 DEFAULT_TIME_LIMIT = 30.0
 
@@ -186,21 +189,43 @@ def current_problem() -> placement.Problem | None:
     return placement.Problem(graph, current_devices())
 
 
+# ----------------------------------------------------------------------------- memory model
+def current_memory_model() -> MemoryModel:
+    """The memory model in force on every page (weights only until the Devices page changes it)."""
+    return st.session_state.get(_MEMORY_MODEL) or MemoryModel()
+
+
+def set_memory_model(model: MemoryModel) -> None:
+    """Replace the memory model (a picked plan is dropped when it changes)."""
+    if model != current_memory_model():
+        st.session_state[_MEMORY_MODEL] = model
+        st.session_state[_PLAN] = None
+
+
 # ----------------------------------------------------------------------------- solving
 def method_options(method: str, **options: Any) -> dict[str, Any]:
-    """The subset of ``options`` that ``method``'s function accepts (e.g. ``time_limit`` only for IPs)."""
-    try:
-        parameters = inspect.signature(method_function(method)).parameters
-    except placement.PlacementError:
+    """The subset of ``options`` that ``method`` takes (its registry entry), None values dropped."""
+    spec = METHODS.get(method)
+    if spec is None:
         return {}
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return {k: v for k, v in options.items() if v is not None}
-    return {k: v for k, v in options.items() if k in parameters and v is not None}
+    return {k: v for k, v in options.items() if k in spec.option_names and v is not None}
+
+
+def effective_method(method: str) -> str:
+    """The method that actually runs for ``method`` under the current memory model (e.g. dp -> memory-aware)."""
+    model = current_memory_model()
+    return model.method_for(method)[0] if model.supports(method) else method
 
 
 def method_objective(method: str) -> str:
     """The objective a method optimises: ``"throughput"`` or ``"latency"``."""
-    return METHODS[method][2] if method in METHODS else "throughput"
+    return str(METHODS[method].objective) if method in METHODS else "throughput"
+
+
+def takes_time_limit(method: str) -> bool:
+    """Whether ``method`` (as run under the current memory model) has a time limit."""
+    spec = METHODS.get(effective_method(method))
+    return spec is not None and spec.has_time_limit
 
 
 def _solve_uncached(problem: placement.Problem, method: str, options: dict[str, Any]) -> placement.Result:
@@ -224,13 +249,21 @@ def problem_key(problem: placement.Problem) -> tuple[str, str]:
 
 
 def solve_cached(problem: placement.Problem, method: str = "dp", **options: Any) -> placement.Result:
-    """Solve ``problem`` with ``method``, cached on (graph digest, devices, method, options).
+    """Solve ``problem`` with ``method`` under the current memory model, cached on (graph, devices, method, options).
 
-    Options the method does not take are dropped (see :func:`method_options`); a
-    :class:`placement.PlacementError` becomes a result with status ``"error"`` and its message
-    as ``reason``, so pages never crash on a bad setting.
+    Under the training memory model the method runs as its memory-aware variant with the
+    model's options (:meth:`placement.solve.MemoryModel.method_for`). Options the method
+    does not take are dropped (see :func:`method_options`); a :class:`placement.PlacementError`
+    becomes a result with status ``"error"`` and its message as ``reason``, so pages never
+    crash on a bad setting.
     """
-    options = method_options(method, **options)
+    model = current_memory_model()
+    try:
+        method, model_options = model.method_for(method)
+    except placement.PlacementError as exc:  # the method plans with weights only: say so, solve nothing
+        return placement.make_result(method, "error", started=time.perf_counter(),
+                                     objective_kind=method_objective(method), reason=str(exc))
+    options = dict(method_options(method, **options), **model_options)
     digest, devices_key = problem_key(problem)
     return _solve_cached(digest, devices_key, method, tuple(sorted(options.items())), problem)
 
@@ -272,7 +305,7 @@ def set_time_limit(seconds: float) -> None:
 def live_method() -> str:
     """The method for live previews (Devices page): the chosen one unless it takes a time limit (IPs)."""
     method = current_method()
-    return "dp" if "time_limit" in method_options(method, time_limit=1.0) else method
+    return "dp" if takes_time_limit(method) else method
 
 
 def current_result() -> placement.Result | None:
@@ -335,7 +368,30 @@ def describe_devices(devices: placement.Devices) -> str:
         text += "; compute/communication overlap on"
     if devices.cpu_bandwidth is not None:
         text += f"; CPU cores pay transfers (CPU bandwidth x{devices.cpu_bandwidth:g})"
-    return text
+    return text + f"; memory model: {current_memory_model().describe()}"
+
+
+def latency_text(problem: placement.Problem, latency: float) -> tuple[str, str]:
+    """(value, help) of a single-sample latency metric: ``n/a`` with the reason when it is not finite."""
+    if latency != float("inf"):
+        return f"{latency:.6g}", "Single-sample latency of this placement (evaluator)"
+    if problem.graph.is_training:
+        return "n/a", LATENCY_INFERENCE_ONLY
+    return "n/a", "The accelerator calls of this placement depend on each other in a cycle: no finite latency"
+
+
+def not_optimal_note(result: placement.Result) -> str:
+    """Why a "feasible" result is not proven optimal, in words true for its method."""
+    spec = METHODS.get(result.method)
+    bound = f", lower bound {result.bound:.6g}" if result.bound is not None else ""
+    gap = f": optimality gap {result.gap:.2%}{bound}" if result.gap is not None else ""
+    if result.reason:
+        return f"Not proven optimal ({result.reason}){gap}."
+    if spec is not None and not spec.exact:
+        return f"Not proven optimal: {result.method} is a heuristic (no bound)."
+    if spec is not None and spec.has_time_limit:
+        return f"Not proven optimal ({result.method} stopped at its time limit){gap}."
+    return f"Not proven optimal{gap or f' ({result.method} reports no proof)'}."
 
 
 #: Device presets of the Devices page, in button order.
