@@ -50,7 +50,7 @@ from typing import Iterable
 
 from .errors import PlacementError
 from .model import CPU_KIND, DeviceSlot, Graph, Placement, Problem
-from .schedule import SCHEDULES, Action, Schedule, device_actions
+from .schedule import SCHEDULES, Schedule, device_actions, gradients_flow_forward
 
 
 @dataclass(frozen=True)
@@ -168,11 +168,13 @@ def stage_memory(problem: Problem, placement: Placement, optimizer_multiplier: f
     return tuple(result)
 
 
-def in_flight(schedule: str, position: int, stages: int, microbatches: int, virtual: int = 1) -> int:
+def in_flight(schedule: str, position: int, stages: int, microbatches: int, virtual: int = 1,
+              flow_forward: bool = False) -> int:
     """Most microbatches whose activations a device holds at once (see the module docstring).
 
     For ``"interleaved"`` and ``"zbh1"``, ``stages`` is the number of devices and ``position``
-    the device; the count is over (stage, microbatch) stashes along the device's order.
+    the device; the count is over (stage, microbatch) stashes along the device's order
+    (``flow_forward``: see :func:`placement.schedule.gradients_flow_forward`).
     """
     if schedule == "inference":
         return 1
@@ -181,7 +183,8 @@ def in_flight(schedule: str, position: int, stages: int, microbatches: int, virt
     if schedule == "1f1b":
         return min(stages - position, microbatches)
     if schedule in ("interleaved", "zbh1"):
-        return _sweep_order(device_actions(schedule, position, stages, microbatches, virtual), {}, 0.0, False)[1]
+        return _sweep_order(device_actions(schedule, position, stages, microbatches, virtual, flow_forward),
+                            {}, 0.0, False)[1]
     raise PlacementError(f"unknown schedule {schedule!r}")
 
 
@@ -335,12 +338,13 @@ def peak_table(problem: Problem, placement: Placement, schedule: str, microbatch
             raise PlacementError(f"{n_stages} stages cannot run with {virtual} virtual stages per device")
         ranks = n_stages // virtual
         caps = {kind.name: kind.memory for kind in problem.devices.accelerators}
+        flow = schedule == "zbh1" and gradients_flow_forward(problem, placement)
         rows = []
         for r in range(ranks):
             device = statics[r].device
             mine = {k: statics[k] for k in range(r, n_stages, ranks)}
             base = sum(s.weights + s.optimizer for s in mine.values())
-            peak, _ = _sweep_order(device_actions(schedule, r, ranks, microbatches, virtual), mine, base,
+            peak, _ = _sweep_order(device_actions(schedule, r, ranks, microbatches, virtual, flow), mine, base,
                                    device in recompute)
             rows.append((device, peak, math.inf if device.kind == CPU_KIND else caps.get(device.kind, 0.0)))
         return tuple(rows)

@@ -62,7 +62,10 @@ On one device units run one at a time in the schedule's order:
   1F1B warm-up ``(v - 1) x microbatches_per_round + D - 1 - d`` forwards; then ``F, I``
   pairs, each followed by the oldest pending ``W`` once ``d`` pairs have run (device ``d``
   defers ``d`` weight passes); then the remaining ``I`` (each followed by a ``W`` likewise);
-  then the deferred ``W`` - they fill the drain bubble that 1F1B leaves.
+  then the deferred ``W`` - they fill the drain bubble that 1F1B leaves. Where the graph's
+  gradient edges run from earlier to later stages (:func:`gradients_flow_forward`; the paper's
+  training workloads are drawn so), the drain is at the other end and device ``d`` defers
+  ``D - 1 - d`` weight passes instead.
 
   The **split ratio**: a backward node's ``weightGradFraction`` field (extra JSON field in
   [0, 1]: the share of its latency that computes weight gradients) if given, else the graph's
@@ -468,12 +471,15 @@ def unit_order(schedule: str, position: int, stages: int, microbatches: int) -> 
     return order
 
 
-def _torch_rank_ops(rank: int, ranks: int, virtual: int, microbatches: int, zero_bubble: bool) -> list[Action]:
+def _torch_rank_ops(rank: int, ranks: int, virtual: int, microbatches: int, zero_bubble: bool,
+                    gradients_flow_forward: bool = False) -> list[Action]:
     """torch.distributed.pipelining's interleaved 1F1B / interleaved zero-bubble order for one rank.
 
     The same arithmetic as torch's ``ScheduleInterleaved1F1B`` / ``ScheduleInterleavedZeroBubble``
     with ``_get_1f1b_rank_ops`` (the lock-step padding with ``None`` dropped): see the module docstring.
+    With ``gradients_flow_forward`` rank ``r`` defers ``ranks - 1 - r`` weight passes instead of ``r``.
     """
+    deferred = ranks - 1 - rank if gradients_flow_forward else rank
     # With one stage per device the rounds play no part (ZB-H1 proper): any M is fine.
     rounds = max(1, microbatches // ranks) if virtual > 1 else 1
     per_round = microbatches // rounds
@@ -512,7 +518,7 @@ def _torch_rank_ops(rank: int, ranks: int, virtual: int, microbatches: int, zero
         ops.append(take(backward_op, backward_stage(step)))
         backward_steps.append(step)
         # Rank r defers its first r weight passes (ZB-H1: they fill the drain bubble).
-        if zero_bubble and step - warmup >= rank:
+        if zero_bubble and step - warmup >= deferred:
             ops.append(take("W", backward_stage(backward_steps[weights_done])))
             weights_done += 1
     while zero_bubble and weights_done < len(backward_steps):
@@ -521,11 +527,13 @@ def _torch_rank_ops(rank: int, ranks: int, virtual: int, microbatches: int, zero
     return ops
 
 
-def device_actions(schedule: str, rank: int, ranks: int, microbatches: int, virtual: int = 1) -> list[Action]:
+def device_actions(schedule: str, rank: int, ranks: int, microbatches: int, virtual: int = 1,
+                   gradients_flow_forward: bool = False) -> list[Action]:
     """The order in which device ``rank`` (of ``ranks``) runs its units under ``schedule``.
 
     With ``virtual`` stages per device, device ``rank`` runs stages ``rank, rank + ranks, ...``
     (``"interleaved"`` and ``"zbh1"`` only; the others need ``virtual == 1``).
+    ``gradients_flow_forward`` (ZB-H1): see :func:`gradients_flow_forward`.
     """
     if schedule not in ALL_SCHEDULES:
         raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(ALL_SCHEDULES)}")
@@ -533,7 +541,26 @@ def device_actions(schedule: str, rank: int, ranks: int, microbatches: int, virt
         if virtual != 1:
             raise PlacementError(f"the {schedule} schedule runs one stage per device (got {virtual} virtual stages)")
         return [Action(rank, op, m) for op, m in unit_order(schedule, rank, ranks, microbatches)]
-    return _torch_rank_ops(rank, ranks, virtual, microbatches, schedule == "zbh1")
+    return _torch_rank_ops(rank, ranks, virtual, microbatches, schedule == "zbh1", gradients_flow_forward)
+
+
+def gradients_flow_forward(problem: Problem, placement: Placement) -> bool:
+    """True if the graph's backward edges between stages mostly run from earlier to later stages.
+
+    Real pipelines pass gradients from the last stage back to the first, and ZB-H1 lets device
+    ``d`` defer ``d`` weight passes to fill the drain bubble at its end. Some graphs (the
+    paper's training workloads) orient the gradient edges like the forward ones (gradient of
+    layer k -> gradient of layer k + 1); their backward pass then drains towards the last
+    stage, and ZB-H1 mirrors the deferral: device ``d`` of ``D`` defers ``D - 1 - d``.
+    """
+    forward = backward = 0
+    for a, pa, b, pb in _unit_dependencies(problem, placement, True):
+        if pa == pb == "B":
+            if a < b:
+                forward += 1
+            else:
+                backward += 1
+    return forward > backward
 
 
 def _check_virtual(schedule: str, virtual, n_stages: int) -> int:
@@ -606,7 +633,8 @@ def simulate(problem: Problem, placement: Placement, microbatches: int, schedule
     recompute = tuple(d for d in ranks if d in chosen) if training else ()
     work = stage_work(problem, placement, recompute, run_on, weight_fraction)
     deps = _unit_dependencies(problem, placement, training)
-    orders = [device_actions(schedule, r, n_ranks, microbatches, virtual) for r in range(n_ranks)]
+    flow = zero_bubble and gradients_flow_forward(problem, placement)
+    orders = [device_actions(schedule, r, n_ranks, microbatches, virtual, flow) for r in range(n_ranks)]
     backward_op = "I" if zero_bubble else "B"
     # Unit keys (stage, op, microbatch); a graph dependency on phase "B" means the unit that
     # produces the stage's outgoing gradients (B, or I under ZB-H1).
