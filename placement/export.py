@@ -404,5 +404,5 @@ def export_plan(problem: Problem, placement: Placement, target: str, *, virtual:
 
 
 def export_json(export: Export) -> str:
-    """The export's configuration as a JSON document."""
-    return json.dumps(export.as_dict(), indent=1)
+    """The export's configuration as a JSON document (with the paste-ready text as ``"snippet"``)."""
+    return json.dumps({**export.as_dict(), "snippet": export.text}, indent=1)
