@@ -18,6 +18,7 @@ from placement import viz
 from placement.memory import memory_profile
 from placement.memory_aware import solve_memory_aware
 from placement.schedule import ALL_SCHEDULES, SCHEDULES, compare_schedules, format_actions, simulate
+from placement.schedule import SCHEDULE_LABELS as SHORT_LABELS
 from placement.trace import chrome_trace_json
 from ui import state
 
@@ -199,11 +200,11 @@ for kind, other, reason in compared:
     other_profile = None
     if other is not None:
         other_profile = memory_profile(problem, other, float(optimizer) if kind != "inference" else 0.0)
-    entries.append((SCHEDULE_LABELS[kind], other, other_profile, reason))
+    entries.append((SHORT_LABELS[kind], other, other_profile, reason))
 comparison_rows = viz.schedule_comparison_rows(entries)
 st.plotly_chart(viz.schedule_comparison_figure(comparison_rows), key="timeline_compare_chart")
 table = pd.DataFrame(comparison_rows)
-table["bubble"] = [None if b is None else f"{b:.1%}" for b in table["bubble"]]
+table["bubble"] = ["" if pd.isna(b) else f"{b:.1%}" for b in table["bubble"]]
 st.dataframe(table, hide_index=True, key="timeline_compare_schedules")
 _remember("timeline_compare_gantts", False)
 show_all = st.toggle("Show every schedule's Gantt chart", key="timeline_compare_gantts")
@@ -214,8 +215,9 @@ if show_all:
         columns = st.columns(2)
         for column, (kind, other) in zip(columns, charts[start:start + 2]):
             with column:
-                st.plotly_chart(viz.schedule_figure(other, height=max(240, 60 + 36 * len(other.devices))),
-                                key=f"timeline_compare_gantt_{kind}")
+                st.plotly_chart(viz.schedule_figure(
+                    other, title=f"{SHORT_LABELS[kind]}: makespan {other.makespan:.4g}, bubble {other.bubble_fraction:.1%}",
+                    height=max(240, 60 + 36 * len(other.devices))), key=f"timeline_compare_gantt_{kind}")
 
 # ----------------------------------------------------------------------------- memory-aware comparison
 if training and plannable:

@@ -44,11 +44,9 @@ def test_zbh1_and_every_schedule_side_by_side():
     assert f"{zb.devices[0]} | " + " ".join(str(a) for a in zb.actions[0]) in code
     # The comparison table: every schedule, bubble and peak memory from the engine.
     table = next(d.value for d in at.dataframe if "schedule" in d.value.columns)
-    assert list(table["schedule"]) == ["streaming inference (forward only)", "GPipe (all forwards, then all backwards)",
-                                       "1F1B (PipeDream-Flush)", "interleaved 1F1B (virtual stages)",
-                                       "zero bubble ZB-H1 (split backward)"]
+    assert list(table["schedule"]) == ["streaming inference", "GPipe", "1F1B", "interleaved 1F1B", "zero bubble ZB-H1"]
     rows = dict(zip(table["schedule"], table.to_dict("records")))
-    for label, schedule in (("1F1B (PipeDream-Flush)", one), ("zero bubble ZB-H1 (split backward)", zb)):
+    for label, schedule in (("1F1B", one), ("zero bubble ZB-H1", zb)):
         row = rows[label]
         assert row["bubble"] == f"{schedule.bubble_fraction:.1%}"
         assert row["makespan"] == pytest.approx(schedule.makespan)
@@ -56,11 +54,10 @@ def test_zbh1_and_every_schedule_side_by_side():
         assert row["peak memory (GiB)"] == pytest.approx(peak / GIB)
     assert zb.bubble_fraction < one.bubble_fraction
     # bert24's gradient edges run from the first stage to the last: interleaving deadlocks and says why.
-    assert "deadlocks" in rows["interleaved 1F1B (virtual stages)"]["note"]
+    assert "deadlocks" in rows["interleaved 1F1B"]["note"] and rows["interleaved 1F1B"]["bubble"] in (None, "")
     chart = next(c for c in at.get("plotly_chart") if "schedules side by side" in c.proto.spec)
     spec = json.loads(chart.proto.spec)
-    assert spec["data"][0]["x"] == ["streaming inference (forward only)", "GPipe (all forwards, then all backwards)",
-                                    "1F1B (PipeDream-Flush)", "zero bubble ZB-H1 (split backward)"]
+    assert spec["data"][0]["x"] == ["streaming inference", "GPipe", "1F1B", "zero bubble ZB-H1"]
     # Every schedule's Gantt chart on demand.
     before = len(at.get("plotly_chart"))
     at.toggle(key="timeline_compare_gantts").set_value(True).run()
