@@ -60,7 +60,7 @@ def test_zbh1_and_the_schedules_side_by_side(page, app_url, artifacts_dir):
         assert comparison.locator("text", has_text=value).count() >= 1, value
     page.get_by_text("Show every schedule's Gantt chart").click()
     wait_idle(page)
-    page.locator('[data-testid="stPlotlyChart"]').filter(has_text="gpipe schedule").first.wait_for()
+    page.locator('[data-testid="stPlotlyChart"]').filter(has_text="GPipe: makespan").first.wait_for()
     assert not page.locator('[data-testid="stException"]').count()
     heading.scroll_into_view_if_needed()
     page.screenshot(path=artifacts_dir / "schedules_side_by_side.png", full_page=True)
