@@ -135,3 +135,34 @@ col_json.download_button("Placement (paper JSON)", split_json, file_name=f"{stem
                          mime="application/json", key="pl_download_json")
 col_csv.download_button("Placement (CSV)", split_csv, file_name=f"{stem}_{result.method}_split.csv",
                         mime="text/csv", key="pl_download_csv")
+
+# ----------------------------------------------------------------------------- export to training frameworks
+with st.container(key="pl_export"):
+    st.subheader("Export to a training framework")
+    st.caption("The plan as a pipeline configuration: Megatron-LM's --pipeline-model-parallel-layout (transformer "
+               "layer graphs), torch.distributed.pipelining / torchtitan split points (module FQNs from the node names "
+               "or a 'module' field), DeepSpeed PipelineModule partition boundaries. Plans with CPU stages, mixed "
+               "accelerator kinds or non-contiguous stages cannot be expressed; the reason is shown instead.")
+    from placement.export import EXPORT_TARGETS, export_json, export_plan
+
+    state.init_widget("pl_export_virtual", 1)
+    col_v, col_tp, col_dp, _ = st.columns([1, 1, 1, 2])
+    export_virtual = col_v.number_input("Virtual stages / device", 1, 8, step=1, key="pl_export_virtual",
+                                        help="Stage i runs on device i mod (stages / v) (interleaved pipelines).")
+    export_tp = col_tp.number_input("Tensor parallel (Megatron)", 1, 64, step=1, key="pl_export_tp")
+    export_dp = col_dp.number_input("Data parallel (Megatron)", 1, 4096, step=1, key="pl_export_dp")
+    labels = {"megatron": "Megatron-LM", "torch": "torch / torchtitan", "deepspeed": "DeepSpeed"}
+    columns = st.columns(len(EXPORT_TARGETS))
+    for column, target in zip(columns, EXPORT_TARGETS):
+        with column:
+            try:
+                export = export_plan(problem, result.placement, target, virtual=int(export_virtual),
+                                     tensor_parallel=int(export_tp), data_parallel=int(export_dp))
+            except placement.PlacementError as exc:
+                st.markdown(f"**{labels[target]}**")
+                st.warning(f"Cannot export: {exc}")
+                continue
+            st.download_button(f"{labels[target]} config (JSON)", export_json(export),
+                               file_name=f"{stem}_{result.method}_{target}.json", mime="application/json",
+                               key=f"pl_export_{target}")
+            st.code(export.text, language="python" if target != "megatron" else "bash")

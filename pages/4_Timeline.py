@@ -1,6 +1,8 @@
 """Timeline page: the pipeline schedule of the current plan over time, and memory over time.
 
-Slider for the number of microbatches, schedule select (streaming inference, GPipe, 1F1B),
+Slider for the number of microbatches, schedule select (streaming inference, GPipe, 1F1B,
+interleaved 1F1B with virtual stages, zero bubble ZB-H1), the per-device action lists, every
+schedule side by side (bubble and peak memory),
 the Gantt chart with bubbles, steady-state period against the max-load, fill & drain and
 idle time; memory per device over time against its cap with the first OOM marked; a
 Perfetto / Chrome trace download; and the memory-aware plan for the chosen schedule.
@@ -15,7 +17,8 @@ import placement
 from placement import viz
 from placement.memory import memory_profile
 from placement.memory_aware import solve_memory_aware
-from placement.schedule import SCHEDULES, simulate
+from placement.schedule import ALL_SCHEDULES, SCHEDULES, compare_schedules, format_actions, simulate
+from placement.schedule import SCHEDULE_LABELS as SHORT_LABELS
 from placement.trace import chrome_trace_json
 from ui import state
 
@@ -33,6 +36,8 @@ SCHEDULE_LABELS = {
     "inference": "streaming inference (forward only)",
     "gpipe": "GPipe (all forwards, then all backwards)",
     "1f1b": "1F1B (PipeDream-Flush)",
+    "interleaved": "interleaved 1F1B (virtual stages)",
+    "zbh1": "zero bubble ZB-H1 (split backward)",
 }
 PLANS = ("current plan", "memory-aware plan")
 
@@ -87,12 +92,21 @@ if memory_model.training:
     st.caption(f"Memory model in force: {memory_model.describe()} (Devices page); the current plan was planned "
                "with it.")
 _remember("timeline_plan", PLANS[0])
-col_schedule, col_m, col_opt, col_re = st.columns([2, 2, 1.2, 1.2])
+_remember("timeline_virtual", 2)
+col_schedule, col_v, col_m, col_opt, col_re = st.columns([2, 1, 2, 1.2, 1.2])
 with col_schedule:
-    schedule_kind = st.selectbox("Schedule", SCHEDULES, key="timeline_schedule",
+    schedule_kind = st.selectbox("Schedule", ALL_SCHEDULES, key="timeline_schedule",
                                  format_func=lambda s: SCHEDULE_LABELS[s],
                                  help="Streaming inference runs forward units only; GPipe and 1F1B run a forward "
-                                      "and a backward unit per microbatch and flush at the end of the batch.")
+                                      "and a backward unit per microbatch and flush at the end of the batch. "
+                                      "Interleaved 1F1B runs several stages per device (stage i on device i mod D); "
+                                      "ZB-H1 splits the backward into input- and weight-gradient parts and lets the "
+                                      "weight parts fill the bubbles.")
+with col_v:
+    virtual = st.number_input("Virtual stages / device", 1, 8, step=1, key="timeline_virtual",
+                              disabled=schedule_kind != "interleaved",
+                              help="Interleaved 1F1B: the plan's S stages run on S / v devices, stage i on the "
+                                   "device of stage i mod (S / v). S must be a multiple of v.")
 with col_m:
     microbatches = st.slider("Samples / microbatches (N)", 1, 64, key="timeline_microbatches")
 training = schedule_kind != "inference"
@@ -103,19 +117,24 @@ with col_opt:
 with col_re:
     recompute = st.toggle("Recompute activations", key="timeline_recompute", disabled=not training,
                           help="Stash only each stage's input; re-run the forward pass in the backward pass.")
-_save("timeline_schedule", "timeline_microbatches", "timeline_optimizer", "timeline_recompute")
+_save("timeline_schedule", "timeline_microbatches", "timeline_optimizer", "timeline_recompute", "timeline_virtual")
+virtual_used = int(virtual) if schedule_kind == "interleaved" else None
 if training and not training_graph:
     st.info("This graph has no backward nodes: the backward units are empty.")
 if not training and training_graph:
     st.info("Streaming inference runs only the forward nodes of this training graph.")
 
-plan_kind = st.radio("Plan", PLANS, key="timeline_plan", horizontal=True,
+plannable = schedule_kind in SCHEDULES
+plan_kind = st.radio("Plan", PLANS, key="timeline_plan", horizontal=True, disabled=not plannable,
                      help="The memory-aware plan is the optimal split whose devices hold this schedule's peak "
-                          "memory (weights + optimizer state + in-flight activations).")
+                          "memory (weights + optimizer state + in-flight activations); it plans for inference, "
+                          "GPipe and 1F1B.")
 _save("timeline_plan")
 shown_result = result
 aware = None
-if plan_kind == PLANS[1]:
+if plan_kind == PLANS[1] and not plannable:
+    st.info("The memory-aware planner plans for inference, GPipe and 1F1B: showing the current plan.")
+if plan_kind == PLANS[1] and plannable:
     aware = _memory_aware(state.problem_key(problem), schedule_kind, microbatches,
                           float(optimizer) if training else 0.0, bool(recompute and training), problem)
     if aware is None or not aware.ok:
@@ -129,7 +148,8 @@ if plan_kind == PLANS[1]:
 
 plan = shown_result.placement
 try:
-    schedule = simulate(problem, plan, microbatches, schedule_kind, recompute=bool(recompute and training))
+    schedule = simulate(problem, plan, microbatches, schedule_kind, recompute=bool(recompute and training),
+                        virtual=virtual_used)
 except placement.PlacementError as exc:
     st.error(str(exc))
     st.stop()
@@ -152,13 +172,18 @@ elif not (schedule_kind == "inference" and training_graph) and not recompute:
     st.caption(("Steady-state time per sample = max-load." if same else
                 "Steady-state time per sample differs from the max-load."))
 
-st.plotly_chart(viz.timeline_figure(schedule), key="timeline_gantt")
+st.plotly_chart(viz.schedule_figure(schedule), key="timeline_gantt")
 
-idle_rows = [{"device": str(device), "busy": schedule.makespan - idle, "idle": idle,
+idle_rows = [{"device": str(device), "stages": ", ".join(map(str, schedule.stages_of(device))),
+              "busy": schedule.makespan - idle, "idle": idle,
               "idle %": 100 * idle / schedule.makespan if schedule.makespan else 0.0,
-              "forward unit": schedule.work_of(device).forward, "backward unit": schedule.work_of(device).backward}
+              "forward unit": schedule.device_work(device)[0], "backward unit": schedule.device_work(device)[1]}
              for device, idle in schedule.idle]
 st.dataframe(pd.DataFrame(idle_rows), hide_index=True, key="timeline_idle_table")
+with st.expander("Action list per device (torch.distributed.pipelining notation)"):
+    st.caption("Each device runs its actions in this order: <stage><F|B|I|W><microbatch>; F forward, B full "
+               "backward, I input-gradient backward, W weight-gradient backward (ZB-H1).")
+    st.code(format_actions(schedule), language=None)
 
 # ----------------------------------------------------------------------------- memory
 st.subheader("Memory over time")
@@ -176,8 +201,38 @@ else:
              f"(peak {viz.format_bytes(entry.peak)}).")
 st.dataframe(pd.DataFrame(viz.peak_memory_rows(profile)), hide_index=True, key="timeline_peak_table")
 
+# ----------------------------------------------------------------------------- every schedule side by side
+st.subheader("Schedules side by side")
+st.caption(f"Every schedule on this plan with {microbatches} microbatch{'es' if microbatches != 1 else ''}: bubble "
+           "(idle share of device time) and the peak memory of the fullest device (weights, optimizer state, "
+           "in-flight activations). Interleaved 1F1B uses the virtual stages set above.")
+compared = compare_schedules(problem, plan, microbatches, recompute=bool(recompute), virtual=int(virtual))
+entries = []
+for kind, other, reason in compared:
+    other_profile = None
+    if other is not None:
+        other_profile = memory_profile(problem, other, float(optimizer) if kind != "inference" else 0.0)
+    entries.append((SHORT_LABELS[kind], other, other_profile, reason))
+comparison_rows = viz.schedule_comparison_rows(entries)
+st.plotly_chart(viz.schedule_comparison_figure(comparison_rows), key="timeline_compare_chart")
+table = pd.DataFrame(comparison_rows)
+table["bubble"] = ["" if pd.isna(b) else f"{b:.1%}" for b in table["bubble"]]
+st.dataframe(table, hide_index=True, key="timeline_compare_schedules")
+_remember("timeline_compare_gantts", False)
+show_all = st.toggle("Show every schedule's Gantt chart", key="timeline_compare_gantts")
+_save("timeline_compare_gantts")
+if show_all:
+    charts = [(kind, other) for kind, other, _ in compared if other is not None]
+    for start in range(0, len(charts), 2):
+        columns = st.columns(2)
+        for column, (kind, other) in zip(columns, charts[start:start + 2]):
+            with column:
+                st.plotly_chart(viz.schedule_figure(
+                    other, title=f"{SHORT_LABELS[kind]}: makespan {other.makespan:.4g}, bubble {other.bubble_fraction:.1%}",
+                    height=max(240, 60 + 36 * len(other.devices))), key=f"timeline_compare_gantt_{kind}")
+
 # ----------------------------------------------------------------------------- memory-aware comparison
-if training:
+if training and plannable:
     with st.expander("Memory-aware planning for this schedule", expanded=plan_kind == PLANS[1]):
         st.markdown(
             "The plain plan checks memory as the nodes' sizes only. The memory-aware plan is the optimal split "
@@ -221,6 +276,13 @@ with st.expander("How the schedule is computed"):
         "* **Inference** streams F0, F1, ...; **GPipe** runs all forwards then all backwards; **1F1B** runs "
         "min(K - k - 1, N) warm-up forwards on the stage at position k of K, then alternates one forward and one "
         "backward, then drains.\n"
+        "* **Interleaved 1F1B** (torch's ScheduleInterleaved1F1B, Megatron's interleaving): with v virtual stages per "
+        "device, stage i runs on the device of stage i mod D; each device cycles through its stages in rounds of "
+        "microbatches.\n"
+        "* **ZB-H1** (zero bubble): the backward unit splits into the input-gradient part I (what the neighbouring "
+        "stage waits for) and the weight-gradient part W; device d defers d W units to fill the drain bubble (mirrored "
+        "when the graph's gradient edges run from the first stage to the last). The split is the backward nodes' "
+        "weightGradFraction field, else 1:1. A microbatch's activations stay until its W ends.\n"
         "* Memory: weights always; optimizer state (training); each microbatch's activations (output bytes of the "
         "stage's forward nodes, from the edge sizes) from its forward unit to the end of its backward unit."
     )

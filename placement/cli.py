@@ -8,6 +8,8 @@ The shape of this interface is relied on by other tools; keep it stable:
   the chosen method does not take is an error (exit 2).
 * ``evaluate GRAPH SPLIT [--json]``
 * ``compare GRAPH [--objective throughput|latency] [--json]``
+* ``export PLAN --graph GRAPH --to megatron|torch|deepspeed [--virtual V] [--tensor-parallel T]
+  [--data-parallel D] [--schedule S] [--json]``
 
 Bad input exits with status 2 and one line on stderr naming the file, the node/edge/field
 and the rule broken - never a traceback. ``--json`` output is strict JSON (no ``Infinity``:
@@ -95,6 +97,17 @@ def build_parser() -> argparse.ArgumentParser:
             group.add_argument(option.flag, dest=name, type=_count if option.type is int else _number, default=None,
                                help=f"{option.help} (default {option.default})")
     compare_cmd.add_argument("--json", action="store_true")
+
+    export_cmd = commands.add_parser("export", help="a plan as Megatron-LM / torch / DeepSpeed pipeline config")
+    export_cmd.add_argument("plan", help="split file of the plan: {fpgas: [{nodes}], cpus: [{nodes}]}")
+    export_cmd.add_argument("--graph", required=True, help="the plan's graph file (module names from node names "
+                                                            "or a 'module' field)")
+    export_cmd.add_argument("--to", required=True, dest="target", help="megatron, torch or deepspeed")
+    export_cmd.add_argument("--virtual", type=_count, default=1, help="virtual stages per device (default 1)")
+    export_cmd.add_argument("--tensor-parallel", type=_count, default=1, help="Megatron tensor-parallel size")
+    export_cmd.add_argument("--data-parallel", type=_count, default=1, help="Megatron data-parallel size")
+    export_cmd.add_argument("--schedule", default="1f1b", help="torch: gpipe, 1f1b, interleaved or zbh1")
+    export_cmd.add_argument("--json", action="store_true", help="print the configuration as JSON")
     return parser
 
 
@@ -342,11 +355,22 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .export import export_json, export_plan
+
+    problem = load_problem(args.graph)
+    placement = load_placement(args.plan, problem.graph, problem.devices)
+    export = export_plan(problem, placement, args.target, virtual=args.virtual, tensor_parallel=args.tensor_parallel,
+                         data_parallel=args.data_parallel, schedule=args.schedule)
+    print(export_json(export) if args.json else export.text, end="" if not args.json else "\n")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (2 for bad input)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers = {"solve": _cmd_solve, "evaluate": _cmd_evaluate, "compare": _cmd_compare}
+    handlers = {"solve": _cmd_solve, "evaluate": _cmd_evaluate, "compare": _cmd_compare, "export": _cmd_export}
     try:
         status = handlers[args.command](args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below

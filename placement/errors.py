@@ -28,3 +28,7 @@ class TooManyIdealsError(PlacementError):
 
 class SolverError(PlacementError):
     """An integer-programming solver failed or is unavailable."""
+
+
+class ExportError(PlacementError):
+    """A plan that a runtime configuration (Megatron-LM, torch, DeepSpeed) cannot express."""

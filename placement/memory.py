@@ -21,6 +21,14 @@ The bytes a device holds at time ``t`` (from a :class:`~placement.schedule.Sched
   to backward; ``A`` is held again from the start of the backward unit (where the forward
   pass is re-run) to its end.
 
+Interleaved schedules (several stages per device): the device holds the weights and optimizer
+state of all its stages, and each (stage, microbatch) stash separately. ZB-H1: a microbatch's
+activations stay until its weight-gradient unit ``W`` ends (``W`` reads the stashed layer
+inputs), not the end of its input-gradient unit; with recomputation the re-run ``A`` is held
+from the start of ``I`` to the end of ``W``. For these schedules :func:`peak_table` sweeps the
+device's action order (memory changes only at unit boundaries and units on a device never
+overlap, so the order alone fixes the peak) and :func:`memory_profile` sweeps the events.
+
 Peak (the schedule's in-flight count ``n`` on the device: 1 for inference, ``M`` for GPipe,
 ``min(K - k, M)`` for 1F1B at position ``k`` of ``K`` stages; see :func:`in_flight`)::
 
@@ -42,7 +50,7 @@ from typing import Iterable
 
 from .errors import PlacementError
 from .model import CPU_KIND, DeviceSlot, Graph, Placement, Problem
-from .schedule import Schedule
+from .schedule import SCHEDULES, Schedule, device_actions, gradients_flow_forward
 
 #: Optimizer state per byte of forward weights that every memory-aware method and page assumes by default
 #: (Adam's two moments). One constant, so that the DP, the IP, the CLI and the app agree.
@@ -67,7 +75,11 @@ class StageMemory:
 
 @dataclass(frozen=True)
 class DeviceMemory:
-    """Memory of one device over time: a step function ``bytes[i]`` from ``times[i]`` on."""
+    """Memory of one device over time: a step function ``bytes[i]`` from ``times[i]`` on.
+
+    ``static`` sums the device's stages (``stages``, pipeline positions) for interleaved
+    schedules; ``in_flight`` is the most (stage, microbatch) stashes alive at once.
+    """
 
     device: DeviceSlot
     static: StageMemory
@@ -77,6 +89,7 @@ class DeviceMemory:
     peak: float
     peak_time: float
     first_oom: float | None
+    stages: tuple[int, ...] = ()
 
     @property
     def cap(self) -> float:
@@ -159,15 +172,57 @@ def stage_memory(problem: Problem, placement: Placement, optimizer_multiplier: f
     return tuple(result)
 
 
-def in_flight(schedule: str, position: int, stages: int, microbatches: int) -> int:
-    """Most microbatches whose activations a device holds at once (see the module docstring)."""
+def in_flight(schedule: str, position: int, stages: int, microbatches: int, virtual: int = 1,
+              flow_forward: bool = False) -> int:
+    """Most microbatches whose activations a device holds at once (see the module docstring).
+
+    For ``"interleaved"`` and ``"zbh1"``, ``stages`` is the number of devices and ``position``
+    the device; the count is over (stage, microbatch) stashes along the device's order
+    (``flow_forward``: see :func:`placement.schedule.gradients_flow_forward`).
+    """
     if schedule == "inference":
         return 1
     if schedule == "gpipe":
         return microbatches
     if schedule == "1f1b":
         return min(stages - position, microbatches)
+    if schedule in ("interleaved", "zbh1"):
+        return _sweep_order(device_actions(schedule, position, stages, microbatches, virtual, flow_forward),
+                            {}, 0.0, False)[1]
     raise PlacementError(f"unknown schedule {schedule!r}")
+
+
+def _sweep_order(order, statics: dict, base: float, recompute: bool) -> tuple[float, int]:
+    """(peak bytes, peak stash count) along a device's action order (module docstring).
+
+    ``statics`` maps stage -> StageMemory (missing stages count 0 bytes). A stash is
+    allocated at the start of F and freed at the end of the stage's last backward unit of
+    that microbatch (W where the order has W units, else B); recomputation holds A from the
+    start of B/I to that same end.
+    """
+    last_op = "W" if any(a.op == "W" for a in order) else "B"
+    level = peak = base
+    alive = most = 0
+    for action in order:
+        static = statics.get(action.stage)
+        act = static.activation if static else 0.0
+        stash = (static.stage_input if recompute else act) if static else 0.0
+        if action.op == "F":
+            level += stash
+            alive += 1
+            most = max(most, alive)
+            peak = max(peak, level)
+        elif action.op in ("B", "I"):
+            if recompute:
+                level += act
+                peak = max(peak, level)
+            if action.op == last_op:
+                level -= stash + (act if recompute else 0.0)
+                alive -= 1
+        else:  # W
+            level -= stash + (act if recompute else 0.0)
+            alive -= 1
+    return peak, most
 
 
 def peak_bytes(static: StageMemory, schedule: str, in_flight_count: int, recompute: bool = False) -> float:
@@ -197,35 +252,44 @@ def memory_profile(problem: Problem, schedule: Schedule, optimizer_multiplier: f
     """
     training = schedule.kind != "inference"
     statics = stage_memory(problem, schedule.placement, optimizer_multiplier if training else 0.0, bytes_per_cost)
+    # Caps are those of the device each stage runs on (interleaved: the rank's device).
+    caps = {kind.name: kind.memory for kind in problem.devices.accelerators}
     recompute = set(schedule.recompute)
-    n_stages = len(statics)
+    zero_bubble = schedule.kind == "zbh1"
+    ranks = schedule.devices
     devices = []
-    for position, static in enumerate(statics):
-        device = static.device
+    for position, device in enumerate(ranks):
+        mine = schedule.stages_of(device)
+        cap = math.inf if device.kind == CPU_KIND else caps.get(device.kind, 0.0)
+        static = StageMemory(device, sum(statics[k].weights for k in mine), sum(statics[k].optimizer for k in mine),
+                             sum(statics[k].activation for k in mine), sum(statics[k].stage_input for k in mine), cap)
         # The device's units in its own order (they never overlap, so times never decrease along it).
         units: list[list] = []
-        index: dict[tuple[str, int], int] = {}
+        index: dict[tuple[int, str, int], int] = {}
         for event in schedule.events_of(device):
-            key = (event.phase, event.microbatch)
+            key = (event.stage, event.phase, event.microbatch)
             if key not in index:
                 index[key] = len(units)
-                units.append([event.phase, event.microbatch, event.start, event.end])
+                units.append([event.stage, event.phase, event.microbatch, event.start, event.end])
             else:
                 unit = units[index[key]]
-                unit[2], unit[3] = min(unit[2], event.start), max(unit[3], event.end)
+                unit[3], unit[4] = min(unit[3], event.start), max(unit[4], event.end)
         # Changes keyed by (time, order along the device): a unit's allocations at its start,
         # frees at its end; at equal times the earlier unit's frees come first.
         changes: list[tuple[float, int, float]] = []
-        for i, (phase, m, start, end) in enumerate(units):
+        release = "weight" if zero_bubble else "backward"
+        for i, (k, phase, m, start, end) in enumerate(units):
+            act = statics[k].activation
             if phase == "forward":
                 if not training:
-                    changes += [(start, 2 * i, static.activation), (end, 2 * i + 1, -static.activation)]
+                    changes += [(start, 2 * i, act), (end, 2 * i + 1, -act)]
                     continue
-                stash = static.stage_input if device in recompute else static.activation
-                j = index.get(("backward", m), i)
-                changes += [(start, 2 * i, stash), (units[j][3], 2 * j + 1, -stash)]
-            elif device in recompute:
-                changes += [(start, 2 * i, static.activation), (end, 2 * i + 1, -static.activation)]
+                stash = statics[k].stage_input if device in recompute else act
+                j = index.get((k, release, m), i)
+                changes += [(start, 2 * i, stash), (units[j][4], 2 * j + 1, -stash)]
+            elif phase == "backward" and device in recompute:
+                j = index.get((k, release, m), i)
+                changes += [(start, 2 * i, act), (units[j][4], 2 * j + 1, -act)]
         changes = [c for c in changes if c[2] != 0]
         changes.sort(key=lambda c: (c[0], c[1]))
         base = static.weights + static.optimizer
@@ -247,21 +311,47 @@ def memory_profile(problem: Problem, schedule: Schedule, optimizer_multiplier: f
         if not times or times[-1] < schedule.makespan:
             times.append(schedule.makespan)
             values.append(values[-1])
-        devices.append(DeviceMemory(
-            device, static, in_flight(schedule.kind, position, n_stages, schedule.microbatches),
-            tuple(times), tuple(values), peak, peak_time, first_oom,
-        ))
+        if schedule.kind in SCHEDULES:
+            flight = in_flight(schedule.kind, position, len(ranks), schedule.microbatches)
+        else:
+            flight = schedule.peak_in_flight[position]
+        devices.append(DeviceMemory(device, static, flight, tuple(times), tuple(values), peak, peak_time, first_oom,
+                                    mine))
     return MemoryProfile(schedule.kind, schedule.microbatches, optimizer_multiplier if training else 0.0,
                          tuple(devices))
 
 
 def peak_table(problem: Problem, placement: Placement, schedule: str, microbatches: int,
                optimizer_multiplier: float = 0.0, recompute: Iterable[DeviceSlot] = (),
-               bytes_per_cost: float | None = None) -> tuple[tuple[DeviceSlot, float, float], ...]:
-    """(device, closed-form peak, cap) for every device of ``placement`` without simulating."""
+               bytes_per_cost: float | None = None,
+               virtual: int | None = None) -> tuple[tuple[DeviceSlot, float, float], ...]:
+    """(device, closed-form peak, cap) for every device of ``placement`` without simulating.
+
+    For ``"interleaved"`` / ``"zbh1"`` (``virtual`` stages per device, as in
+    :func:`placement.schedule.simulate`) the peak comes from the device's action order.
+    """
     training = schedule != "inference"
     statics = stage_memory(problem, placement, optimizer_multiplier if training else 0.0, bytes_per_cost)
     recompute = set(recompute)
+    if schedule not in SCHEDULES:
+        # Sweep each device's action order (module docstring); stage i runs on device i mod D.
+        n_stages = len(statics)
+        if virtual is None:
+            virtual = 2 if schedule == "interleaved" and n_stages % 2 == 0 else 1
+        if virtual < 1 or n_stages % virtual:
+            raise PlacementError(f"{n_stages} stages cannot run with {virtual} virtual stages per device")
+        ranks = n_stages // virtual
+        caps = {kind.name: kind.memory for kind in problem.devices.accelerators}
+        flow = schedule == "zbh1" and gradients_flow_forward(problem, placement)
+        rows = []
+        for r in range(ranks):
+            device = statics[r].device
+            mine = {k: statics[k] for k in range(r, n_stages, ranks)}
+            base = sum(s.weights + s.optimizer for s in mine.values())
+            peak, _ = _sweep_order(device_actions(schedule, r, ranks, microbatches, virtual, flow), mine, base,
+                                   device in recompute)
+            rows.append((device, peak, math.inf if device.kind == CPU_KIND else caps.get(device.kind, 0.0)))
+        return tuple(rows)
     return tuple(
         (s.device, peak_bytes(s, schedule, in_flight(schedule, k, len(statics), microbatches),
                               training and s.device in recompute), s.cap)

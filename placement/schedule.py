@@ -44,20 +44,68 @@ On one device units run one at a time in the schedule's order:
   flight on it. Period = max over devices of forward + backward unit = the max-load (plus the
   recomputation, where enabled).
 
-``bubble_fraction`` = idle device-time / (devices x makespan) over the devices of the
-placement; ``idle`` lists ``makespan - busy`` per device.
+* ``"interleaved"`` - Megatron-LM's / ``torch.distributed.pipelining``'s interleaved 1F1B
+  (``ScheduleInterleaved1F1B``). The plan's ``S`` stages are *virtual* stages: with ``v``
+  virtual stages per device (``virtual``, ``S = v x D``), stage ``i`` runs on the device of
+  stage ``i mod D`` (Megatron's round-robin: device ``d`` holds stages ``d, d + D, d + 2D, ...``,
+  so the devices of stages ``D .. S-1`` of the plan are not used; plan ``S = v x D`` stages
+  with devices of one kind, or the latencies of the rank's device apply). The per-device order is
+  torch's: ``microbatches_per_round = M // max(1, M // D)``, warm-up
+  ``min((v - 1) x microbatches_per_round + 2 (D - 1 - d), v M)`` forwards, then one forward
+  and one full backward, then the remaining backwards; forward chunks cycle
+  ``0, 1, .., v-1`` every ``microbatches_per_round`` forwards, backward chunks ``v-1, .., 0``.
+* ``"zbh1"`` - zero bubble ZB-H1 (Qi et al. 2024; torch's ``ScheduleInterleavedZeroBubble``,
+  with ``v = 1`` by default): the backward unit is split into the **input-gradient** part
+  ``I`` (incoming transfers, recomputation, the input-gradient share of the backward compute,
+  outgoing transfers: everything the previous stage waits for) and the **weight-gradient**
+  part ``W`` (the rest of the backward compute, which nobody waits for). Device ``d`` runs the
+  1F1B warm-up ``(v - 1) x microbatches_per_round + D - 1 - d`` forwards; then ``F, I``
+  pairs, each followed by the oldest pending ``W`` once ``d`` pairs have run (device ``d``
+  defers ``d`` weight passes); then the remaining ``I`` (each followed by a ``W`` likewise);
+  then the deferred ``W`` - they fill the drain bubble that 1F1B leaves. Where the graph's
+  gradient edges run from earlier to later stages (:func:`gradients_flow_forward`; the paper's
+  training workloads are drawn so), the drain is at the other end and device ``d`` defers
+  ``D - 1 - d`` weight passes instead.
+
+  The **split ratio**: a backward node's ``weightGradFraction`` field (extra JSON field in
+  [0, 1]: the share of its latency that computes weight gradients) if given, else the graph's
+  top-level ``weightGradFraction``, else 1/2 (the paper's ``T_B = T_W``, i.e. 1:1);
+  :func:`simulate`'s ``weight_fraction`` overrides all of them.
+
+Every schedule is data: :attr:`Schedule.actions` lists, per device, the :class:`Action` s it
+runs in order, written like ``torch.distributed.pipelining``'s ``_Action`` (``"0F0"``: stage
+0 forward of microbatch 0; ``"1B0"`` full backward; ``"1I0"`` input gradient; ``"1W0"``
+weight gradient); :func:`format_actions` prints them as a table.
+
+``bubble_fraction`` = idle device-time / (devices x makespan) over the devices that run
+stages; ``idle`` lists ``makespan - busy`` per device. ``period`` is the steady-state time per
+microbatch: the slowest device's per-microbatch work (forward + backward of all its stages)
+for 1F1B, interleaved and ZB-H1.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from .errors import InvalidSplitError, PlacementError
 from .model import CPU_KIND, DeviceSlot, Placement, Problem
 
+#: Schedules with one stage per device (the memory-aware planner plans for these).
 SCHEDULES = ("inference", "gpipe", "1f1b")
-EVENT_KINDS = ("forward", "backward", "transfer", "recompute")
+#: Every schedule :func:`simulate` runs.
+ALL_SCHEDULES = SCHEDULES + ("interleaved", "zbh1")
+#: Short names of the schedules, for tables and menus.
+SCHEDULE_LABELS = {
+    "inference": "streaming inference", "gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 1F1B",
+    "zbh1": "zero bubble ZB-H1",
+}
+EVENT_KINDS = ("forward", "backward", "transfer", "recompute", "weight")
+#: Default share of the backward compute that computes weight gradients (1:1 split).
+DEFAULT_WEIGHT_FRACTION = 0.5
+#: Field (node or graph top level) giving the weight-gradient share of backward latency.
+WEIGHT_FRACTION_FIELD = "weightGradFraction"
 #: Largest number of microbatches :func:`simulate` accepts.
 MAX_MICROBATCHES = 4096
 
@@ -71,15 +119,18 @@ class Event:
     device : DeviceSlot
         The device that is busy.
     kind : str
-        ``"forward"``, ``"backward"``, ``"transfer"`` or ``"recompute"``.
+        ``"forward"``, ``"backward"`` (full or input-gradient backward compute), ``"weight"``
+        (weight-gradient compute, ZB-H1), ``"transfer"`` or ``"recompute"``.
     microbatch : int
         The microbatch (sample) index, from 0.
     start, end : float
         Times in the graph's time unit.
     phase : str
-        ``"forward"`` or ``"backward"``: the unit the event belongs to.
+        ``"forward"``, ``"backward"`` or ``"weight"``: the unit the event belongs to.
     direction : str
         For transfers: ``"in"`` (receiving) or ``"out"`` (sending); else ``""``.
+    stage : int
+        Pipeline position of the (virtual) stage the work belongs to.
     """
 
     device: DeviceSlot
@@ -89,6 +140,7 @@ class Event:
     end: float
     phase: str = "forward"
     direction: str = ""
+    stage: int = 0
 
     @property
     def duration(self) -> float:
@@ -100,7 +152,8 @@ class StageWork:
     """Per-microbatch work of one device (see the module docstring for the rule).
 
     All times already include the overlap scaling; ``forward + backward == load``
-    (+ ``recompute`` where the device recomputes).
+    (+ ``recompute`` where the device recomputes). ``weight_compute`` is the weight-gradient
+    share of ``backward_compute`` (the ``W`` unit of ZB-H1).
     """
 
     device: DeviceSlot
@@ -112,6 +165,12 @@ class StageWork:
     backward_compute: float
     backward_out: float
     recompute: float = 0.0
+    weight_compute: float = 0.0
+
+    @property
+    def input_backward(self) -> float:
+        """The ``I`` unit of ZB-H1: the backward unit without the weight-gradient compute."""
+        return self.backward - self.weight_compute
 
     @property
     def forward(self) -> float:
@@ -128,21 +187,56 @@ class StageWork:
 
 
 @dataclass(frozen=True)
+class Action:
+    """One unit of work in a device's order: ``stage`` runs ``op`` on ``microbatch``.
+
+    ``op`` is ``"F"`` (forward), ``"B"`` (full backward), ``"I"`` (input-gradient backward)
+    or ``"W"`` (weight-gradient backward); ``str(action)`` is torch's notation, e.g. ``"1I0"``.
+    """
+
+    stage: int
+    op: str
+    microbatch: int
+
+    def __post_init__(self) -> None:
+        if self.op not in ACTION_OPS:
+            raise PlacementError(f"action op must be one of {', '.join(ACTION_OPS)} (got {self.op!r})")
+
+    def __str__(self) -> str:
+        return f"{self.stage}{self.op}{self.microbatch}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Action":
+        """The inverse of ``str``: ``"12W3"`` -> ``Action(12, "W", 3)``."""
+        for i, char in enumerate(text):
+            if char in ACTION_OPS:
+                head, tail = text[:i], text[i + 1:]
+                if head.isdigit() and tail.isdigit():
+                    return cls(int(head), char, int(tail))
+                break
+        raise PlacementError(f"action {text!r}: expected <stage><F|B|I|W><microbatch>, e.g. '0F1'")
+
+
+ACTION_OPS = ("F", "B", "I", "W")
+
+
+@dataclass(frozen=True)
 class Schedule:
     """The result of :func:`simulate`: every event, and summary numbers.
 
     Attributes
     ----------
     kind : str
-        The schedule (``"inference"``, ``"gpipe"``, ``"1f1b"``).
+        The schedule (one of :data:`ALL_SCHEDULES`).
     microbatches : int
         Number of microbatches simulated.
     placement : Placement
         The placement simulated (stages in pipeline order).
     work : tuple of StageWork
-        Per-device work per microbatch, in pipeline order.
+        Per-stage work per microbatch, in pipeline order (``work[i].device`` is the device
+        stage ``i`` runs on).
     events : tuple of Event
-        Every event, device by device in pipeline order, by start time.
+        Every event, device by device, by start time.
     makespan : float
         End of the last event (fill + steady state + drain).
     period : float
@@ -153,6 +247,10 @@ class Schedule:
         Idle time of each device within the makespan.
     recompute : tuple of DeviceSlot
         Devices that recompute their forward pass in the backward pass.
+    actions : tuple of tuple of Action
+        Per device (in the order of :attr:`devices`), its units in the order it runs them.
+    virtual : int
+        Virtual stages per device (``len(work) == virtual x len(devices)``).
     """
 
     kind: str
@@ -165,10 +263,13 @@ class Schedule:
     bubble_fraction: float
     idle: tuple[tuple[DeviceSlot, float], ...]
     recompute: tuple[DeviceSlot, ...] = ()
+    actions: tuple[tuple[Action, ...], ...] = ()
+    virtual: int = 1
 
     @property
     def devices(self) -> tuple[DeviceSlot, ...]:
-        return tuple(w.device for w in self.work)
+        """The devices that run stages, in the order of their first stage."""
+        return tuple(dict.fromkeys(w.device for w in self.work))
 
     @property
     def time_per_sample(self) -> float:
@@ -187,38 +288,125 @@ class Schedule:
         return tuple(e for e in self.events if e.device == device and (kind is None or e.kind == kind))
 
     def work_of(self, device: DeviceSlot) -> StageWork:
+        """The work of ``device``'s first stage (its only one unless the schedule is interleaved)."""
         for entry in self.work:
             if entry.device == device:
                 return entry
         raise PlacementError(f"{device}: not in the schedule")
 
+    def stages_of(self, device: DeviceSlot) -> tuple[int, ...]:
+        """Pipeline positions of the stages ``device`` runs."""
+        return tuple(k for k, w in enumerate(self.work) if w.device == device)
+
+    def device_work(self, device: DeviceSlot) -> tuple[float, float]:
+        """(forward, backward) work per microbatch of ``device``, summed over its stages."""
+        mine = [w for w in self.work if w.device == device]
+        if not mine:
+            raise PlacementError(f"{device}: not in the schedule")
+        return sum(w.forward for w in mine), sum(w.backward for w in mine)
+
+    @property
+    def peak_in_flight(self) -> tuple[int, ...]:
+        """Per device, the most (stage, microbatch) activation stashes alive at once (from the order)."""
+        return tuple(_order_in_flight(order, self.kind) for order in self.actions)
+
+
+def format_actions(schedule: "Schedule") -> str:
+    """The schedule's per-device action lists as a text table, like torch's pipeline order dump.
+
+    One line per device: ``"accelerator 0 | 0F0 0F1 0B0 ..."``.
+    """
+    names = [str(d) for d in schedule.devices]
+    width = max((len(n) for n in names), default=0)
+    return "\n".join(f"{name:<{width}} | {' '.join(str(a) for a in order)}"
+                     for name, order in zip(names, schedule.actions))
+
+
+def _order_in_flight(order: Sequence[Action], kind: str) -> int:
+    """Most (stage, microbatch) stashes alive along ``order``: alive from F to its last backward unit."""
+    if kind == "inference":
+        return 1 if order else 0
+    zero_bubble = any(a.op == "W" for a in order)
+    alive = best = 0
+    for action in order:
+        if action.op == "F":
+            alive += 1
+            best = max(best, alive)
+        elif action.op == ("W" if zero_bubble else "B"):
+            alive -= 1
+    return best
+
 
 # ----- work per device -----
 
-def stage_work(problem: Problem, placement: Placement, recompute: Iterable[DeviceSlot] = ()) -> tuple[StageWork, ...]:
-    """Per-microbatch forward/backward work of every device, in pipeline order."""
+def weight_fractions(graph, weight_fraction: float | None = None) -> dict[int, float]:
+    """Weight-gradient share of every backward node's latency (module docstring: the split ratio).
+
+    Raises
+    ------
+    PlacementError
+        For a ``weightGradFraction`` (or ``weight_fraction``) that is not a number in [0, 1].
+    """
+    def check(value, where: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or not 0 <= value <= 1:
+            raise PlacementError(f"{where}: field '{WEIGHT_FRACTION_FIELD}' must be a number from 0 to 1 "
+                                 f"(got {value!r})")
+        return float(value)
+
+    if weight_fraction is not None:
+        value = check(weight_fraction, "weight_fraction")
+        return {n.id: value for n in graph.nodes if n.is_backward}
+    default = DEFAULT_WEIGHT_FRACTION
+    if WEIGHT_FRACTION_FIELD in graph.extra:
+        default = check(graph.extra[WEIGHT_FRACTION_FIELD], "graph")
+    return {n.id: (check(n.extra[WEIGHT_FRACTION_FIELD], f"node {n.id}") if WEIGHT_FRACTION_FIELD in n.extra
+                   else default)
+            for n in graph.nodes if n.is_backward}
+
+
+def stage_work(problem: Problem, placement: Placement, recompute: Iterable[DeviceSlot] = (),
+               run_on: Sequence[DeviceSlot] | None = None,
+               weight_fraction: float | None = None) -> tuple[StageWork, ...]:
+    """Per-microbatch forward/backward work of every stage, in pipeline order.
+
+    Parameters
+    ----------
+    problem, placement : Problem, Placement
+        The plan.
+    recompute : iterable of DeviceSlot
+        Devices (of ``run_on``) that recompute their forward pass in the backward pass.
+    run_on : sequence of DeviceSlot, optional
+        The device each stage runs on (default: the stage's own device; interleaved
+        schedules put several stages on one device).
+    weight_fraction : float, optional
+        Overrides the graph's weight-gradient split ratio (see :func:`weight_fractions`).
+    """
     graph, devices = problem.graph, problem.devices
     kinds = {kind.name: kind for kind in devices.accelerators}
     recompute = set(recompute)
+    fractions = weight_fractions(graph, weight_fraction)
     out = []
     for position, stage in enumerate(placement.stages):
+        device = stage.device if run_on is None else run_on[position]
         nodes = set(stage.nodes)
         unknown = nodes - set(graph.node_by_id)
         if unknown:
             raise InvalidSplitError(f"{stage.device}: node {min(unknown)} is not in the graph")
-        is_cpu = stage.device.kind == CPU_KIND
+        is_cpu = device.kind == CPU_KIND
         if is_cpu:
             latency = {n: graph.node_by_id[n].cpu_latency for n in nodes}
             scale = devices.cpu_transfer_scale  # 0 unless devices.cpu_bandwidth is set
         else:
-            kind = kinds.get(stage.device.kind)
+            kind = kinds.get(device.kind)
             if kind is None:
-                raise InvalidSplitError(f"{stage.device}: no such device kind")
+                raise InvalidSplitError(f"{device}: no such device kind")
             latency = {n: graph.node_by_id[n].latency_on(kind) for n in nodes}
             scale = devices.transfer_scale(kind)
         backward = {n for n in nodes if graph.node_by_id[n].is_backward}
         fc = sum(latency[n] for n in nodes - backward)
         bc = sum(latency[n] for n in backward)
+        wc = sum(latency[n] * fractions[n] for n in backward)
         f_in = f_out = b_in = b_out = 0.0
         pays = not is_cpu or scale > 0  # CPU cores pay transfers only with devices.cpu_bandwidth
         if pays:
@@ -245,8 +433,8 @@ def stage_work(problem: Problem, placement: Placement, recompute: Iterable[Devic
             total = compute + comm
             factor = max(compute, comm) / total if total > 0 else 0.0
         out.append(StageWork(
-            stage.device, position, f_in * factor, fc * factor, f_out * factor,
-            b_in * factor, bc * factor, b_out * factor, fc if stage.device in recompute else 0.0,
+            device, position, f_in * factor, fc * factor, f_out * factor,
+            b_in * factor, bc * factor, b_out * factor, fc if device in recompute else 0.0, wc * factor,
         ))
     return tuple(out)
 
@@ -269,7 +457,7 @@ def _unit_dependencies(problem: Problem, placement: Placement, training: bool) -
 
 
 def unit_order(schedule: str, position: int, stages: int, microbatches: int) -> list[tuple[str, int]]:
-    """The order in which the device at ``position`` (of ``stages``) runs its units."""
+    """The order in which the device at ``position`` (of ``stages``) runs its units (one stage per device)."""
     m = microbatches
     if schedule == "inference":
         return [("F", i) for i in range(m)]
@@ -283,8 +471,112 @@ def unit_order(schedule: str, position: int, stages: int, microbatches: int) -> 
     return order
 
 
+def _torch_rank_ops(rank: int, ranks: int, virtual: int, microbatches: int, zero_bubble: bool,
+                    gradients_flow_forward: bool = False) -> list[Action]:
+    """torch.distributed.pipelining's interleaved 1F1B / interleaved zero-bubble order for one rank.
+
+    The same arithmetic as torch's ``ScheduleInterleaved1F1B`` / ``ScheduleInterleavedZeroBubble``
+    with ``_get_1f1b_rank_ops`` (the lock-step padding with ``None`` dropped): see the module docstring.
+    With ``gradients_flow_forward`` rank ``r`` defers ``ranks - 1 - r`` weight passes instead of ``r``.
+    """
+    deferred = ranks - 1 - rank if gradients_flow_forward else rank
+    # With one stage per device the rounds play no part (ZB-H1 proper): any M is fine.
+    rounds = max(1, microbatches // ranks) if virtual > 1 else 1
+    per_round = microbatches // rounds
+    if microbatches % rounds:
+        raise PlacementError(f"the {'zbh1' if zero_bubble else 'interleaved'} schedule needs the number of "
+                             f"microbatches to be a multiple of {rounds} (got {microbatches})")
+    total = virtual * microbatches
+    factor = 1 if zero_bubble else 2
+    warmup = min((virtual - 1) * per_round + factor * (ranks - 1 - rank), total)
+    fwd_bwd = total - warmup
+    cooldown = total - fwd_bwd
+
+    def forward_stage(step: int) -> int:
+        return ((step // per_round) % virtual) * ranks + rank
+
+    def backward_stage(step: int) -> int:
+        return (virtual - 1 - ((step - warmup) // per_round) % virtual) * ranks + rank
+
+    counters: dict[tuple[str, int], int] = {}
+
+    def take(op: str, stage: int) -> Action:
+        index = counters.get((op, stage), 0)
+        counters[(op, stage)] = index + 1
+        return Action(stage, op, index)
+
+    backward_op = "I" if zero_bubble else "B"
+    ops: list[Action] = []
+    backward_steps: list[int] = []
+    weights_done = 0
+    for step in range(warmup + fwd_bwd + cooldown):
+        if step < warmup:
+            ops.append(take("F", forward_stage(step)))
+            continue
+        if step < warmup + fwd_bwd:
+            ops.append(take("F", forward_stage(step)))
+        ops.append(take(backward_op, backward_stage(step)))
+        backward_steps.append(step)
+        # Rank r defers its first r weight passes (ZB-H1: they fill the drain bubble).
+        if zero_bubble and step - warmup >= deferred:
+            ops.append(take("W", backward_stage(backward_steps[weights_done])))
+            weights_done += 1
+    while zero_bubble and weights_done < len(backward_steps):
+        ops.append(take("W", backward_stage(backward_steps[weights_done])))
+        weights_done += 1
+    return ops
+
+
+def device_actions(schedule: str, rank: int, ranks: int, microbatches: int, virtual: int = 1,
+                   gradients_flow_forward: bool = False) -> list[Action]:
+    """The order in which device ``rank`` (of ``ranks``) runs its units under ``schedule``.
+
+    With ``virtual`` stages per device, device ``rank`` runs stages ``rank, rank + ranks, ...``
+    (``"interleaved"`` and ``"zbh1"`` only; the others need ``virtual == 1``).
+    ``gradients_flow_forward`` (ZB-H1): see :func:`gradients_flow_forward`.
+    """
+    if schedule not in ALL_SCHEDULES:
+        raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(ALL_SCHEDULES)}")
+    if schedule in SCHEDULES:
+        if virtual != 1:
+            raise PlacementError(f"the {schedule} schedule runs one stage per device (got {virtual} virtual stages)")
+        return [Action(rank, op, m) for op, m in unit_order(schedule, rank, ranks, microbatches)]
+    return _torch_rank_ops(rank, ranks, virtual, microbatches, schedule == "zbh1", gradients_flow_forward)
+
+
+def gradients_flow_forward(problem: Problem, placement: Placement) -> bool:
+    """True if the graph's backward edges between stages mostly run from earlier to later stages.
+
+    Real pipelines pass gradients from the last stage back to the first, and ZB-H1 lets device
+    ``d`` defer ``d`` weight passes to fill the drain bubble at its end. Some graphs (the
+    paper's training workloads) orient the gradient edges like the forward ones (gradient of
+    layer k -> gradient of layer k + 1); their backward pass then drains towards the last
+    stage, and ZB-H1 mirrors the deferral: device ``d`` of ``D`` defers ``D - 1 - d``.
+    """
+    forward = backward = 0
+    for a, pa, b, pb in _unit_dependencies(problem, placement, True):
+        if pa == pb == "B":
+            if a < b:
+                forward += 1
+            else:
+                backward += 1
+    return forward > backward
+
+
+def _check_virtual(schedule: str, virtual, n_stages: int) -> int:
+    if isinstance(virtual, bool) or not isinstance(virtual, int) or virtual < 1:
+        raise PlacementError(f"virtual stages per device must be a positive integer (got {virtual!r})")
+    if schedule in SCHEDULES and virtual != 1:
+        raise PlacementError(f"the {schedule} schedule runs one stage per device (got {virtual} virtual stages)")
+    if n_stages % virtual:
+        raise PlacementError(f"{n_stages} stages cannot be interleaved with {virtual} virtual stages per device: "
+                             f"the number of stages must be a multiple of {virtual}")
+    return virtual
+
+
 def simulate(problem: Problem, placement: Placement, microbatches: int, schedule: str = "inference",
-             recompute: Iterable[DeviceSlot] | bool = ()) -> Schedule:
+             recompute: Iterable[DeviceSlot] | bool = (), virtual: int | None = None,
+             weight_fraction: float | None = None) -> Schedule:
     """Run ``microbatches`` samples through ``placement`` under ``schedule``.
 
     Parameters
@@ -296,9 +588,15 @@ def simulate(problem: Problem, placement: Placement, microbatches: int, schedule
     microbatches : int
         Number of microbatches (>= 1).
     schedule : str
-        ``"inference"``, ``"gpipe"`` or ``"1f1b"`` (see the module docstring).
+        One of :data:`ALL_SCHEDULES` (see the module docstring).
     recompute : iterable of DeviceSlot, or bool
         Devices that recompute their forward pass during the backward pass (``True``: all).
+    virtual : int, optional
+        Virtual stages per device (interleaved: default 2, ZB-H1: default 1; others: 1). The
+        number of stages must be a multiple of it; stage ``i`` runs on the device of stage
+        ``i mod (stages / virtual)``.
+    weight_fraction : float, optional
+        Weight-gradient share of the backward compute for ZB-H1 (default: from the graph, else 1/2).
 
     Returns
     -------
@@ -307,39 +605,75 @@ def simulate(problem: Problem, placement: Placement, microbatches: int, schedule
     Raises
     ------
     PlacementError
-        For an unknown schedule, a bad microbatch count, a placement that does not fit the
-        graph, or stages whose dependencies deadlock under the schedule (e.g. a
-        non-contiguous split).
+        For an unknown schedule, a bad microbatch count or virtual stage count, a placement
+        that does not fit the graph, or stages whose dependencies deadlock under the schedule
+        (e.g. a non-contiguous split).
     """
-    if schedule not in SCHEDULES:
-        raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(SCHEDULES)}")
+    if schedule not in ALL_SCHEDULES:
+        raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(ALL_SCHEDULES)}")
     if isinstance(microbatches, bool) or not isinstance(microbatches, int) or not 1 <= microbatches <= MAX_MICROBATCHES:
         raise PlacementError(f"microbatches must be an integer from 1 to {MAX_MICROBATCHES} (got {microbatches!r})")
-    training = schedule != "inference"
-    if recompute is True:
-        recompute = tuple(stage.device for stage in placement.stages)
-    elif recompute is False:
-        recompute = ()
-    recompute = tuple(d for d in (stage.device for stage in placement.stages) if d in set(recompute)) if training else ()
-    work = stage_work(problem, placement, recompute)
-    n_stages = len(work)
+    n_stages = len(placement.stages)
     if n_stages == 0:
         raise PlacementError("the placement has no stages")
+    if virtual is None:
+        virtual = 2 if schedule == "interleaved" and n_stages % 2 == 0 else 1
+    virtual = _check_virtual(schedule, virtual, n_stages)
+    n_ranks = n_stages // virtual
+    rank_of = [k % n_ranks for k in range(n_stages)]
+    run_on = [placement.stages[rank_of[k]].device for k in range(n_stages)]
+    ranks = run_on[:n_ranks]
+    training = schedule != "inference"
+    zero_bubble = schedule == "zbh1"
+    if recompute is True:
+        recompute = tuple(ranks)
+    elif recompute is False:
+        recompute = ()
+    chosen = set(recompute)
+    recompute = tuple(d for d in ranks if d in chosen) if training else ()
+    work = stage_work(problem, placement, recompute, run_on, weight_fraction)
     deps = _unit_dependencies(problem, placement, training)
-    orders = [unit_order(schedule, k, n_stages, microbatches) for k in range(n_stages)]
-    # Ops (k, index in order); waiting[k, phase, m] -> list of ops waiting for that unit.
+    flow = zero_bubble and gradients_flow_forward(problem, placement)
+    orders = [device_actions(schedule, r, n_ranks, microbatches, virtual, flow) for r in range(n_ranks)]
+    backward_op = "I" if zero_bubble else "B"
+    # Unit keys (stage, op, microbatch); a graph dependency on phase "B" means the unit that
+    # produces the stage's outgoing gradients (B, or I under ZB-H1).
     waiters: dict[tuple[int, str, int], list[tuple[int, str, int]]] = {}
     needs: dict[tuple[int, str, int], int] = {}
-    for k in range(n_stages):
-        for phase, m in orders[k]:
-            needs[(k, phase, m)] = 0
+    for order in orders:
+        for action in order:
+            needs[(action.stage, action.op, action.microbatch)] = 0
+
+    def depend(before: tuple[int, str, int], after: tuple[int, str, int]) -> None:
+        if before in needs and after in needs:
+            waiters.setdefault(before, []).append(after)
+            needs[after] += 1
+
     for a, pa, b, pb in deps:
+        ops_a = "F" if pa == "F" else backward_op
+        ops_b = "F" if pb == "F" else backward_op
         for m in range(microbatches):
-            waiters.setdefault((a, pa, m), []).append((b, pb, m))
-            needs[(b, pb, m)] += 1
+            depend((a, ops_a, m), (b, ops_b, m))
+    if training:
+        for k in range(n_stages):
+            for m in range(microbatches):
+                depend((k, "F", m), (k, backward_op, m))
+                if zero_bubble:
+                    depend((k, "I", m), (k, "W", m))
+
+    def duration(action: Action) -> float:
+        w = work[action.stage]
+        if action.op == "F":
+            return w.forward
+        if action.op == "B":
+            return w.backward
+        if action.op == "I":
+            return w.input_backward
+        return w.weight_compute
+
     ready_at: dict[tuple[int, str, int], float] = {}
-    device_free = [0.0] * n_stages
-    cursor = [0] * n_stages
+    device_free = [0.0] * n_ranks
+    cursor = [0] * n_ranks
     end_of: dict[tuple[int, str, int], float] = {}
     start_of: dict[tuple[int, str, int], float] = {}
     # Event-driven sweep: a device runs its next unit once all its inputs have ended.
@@ -347,55 +681,62 @@ def simulate(problem: Problem, placement: Placement, microbatches: int, schedule
     remaining = sum(len(o) for o in orders)
     while remaining and progress:
         progress = False
-        for k in range(n_stages):
-            while cursor[k] < len(orders[k]):
-                phase, m = orders[k][cursor[k]]
-                key = (k, phase, m)
+        for r in range(n_ranks):
+            while cursor[r] < len(orders[r]):
+                action = orders[r][cursor[r]]
+                key = (action.stage, action.op, action.microbatch)
                 if needs[key]:
                     break
-                w = work[k]
-                start = max(device_free[k], ready_at.get(key, 0.0))
-                end = start + (w.forward if phase == "F" else w.backward)
+                start = max(device_free[r], ready_at.get(key, 0.0))
+                end = start + duration(action)
                 start_of[key], end_of[key] = start, end
-                device_free[k] = end
-                cursor[k] += 1
+                device_free[r] = end
+                cursor[r] += 1
                 remaining -= 1
                 progress = True
                 for waiter in waiters.get(key, ()):
                     needs[waiter] -= 1
                     ready_at[waiter] = max(ready_at.get(waiter, 0.0), end)
     if remaining:
-        stuck = [str(work[k].device) for k in range(n_stages) if cursor[k] < len(orders[k])]
+        stuck = [str(ranks[r]) for r in range(n_ranks) if cursor[r] < len(orders[r])]
         raise PlacementError(
             f"the {schedule} schedule deadlocks on this placement (devices {', '.join(stuck)} wait for each other): "
-            "the stages are not in pipeline order"
+            "the stages' dependencies do not follow the schedule's order (stages out of pipeline order, or backward "
+            "edges that do not run from the last stage back to the first)"
         )
     events: list[Event] = []
     busy = []
-    for k, w in enumerate(work):
+    for r, order in enumerate(orders):
         total = 0.0
-        for phase, m in orders[k]:
-            t = start_of[(k, phase, m)]
-            if phase == "F":
+        for action in order:
+            k, m = action.stage, action.microbatch
+            key = (k, action.op, m)
+            w = work[k]
+            t = start_of[key]
+            if action.op == "F":
                 parts = [("transfer", w.forward_in, "in"), ("forward", w.forward_compute, ""),
                          ("transfer", w.forward_out, "out")]
                 name = "forward"
+            elif action.op == "W":
+                parts = [("weight", w.weight_compute, "")]
+                name = "weight"
             else:
+                compute = w.backward_compute - (w.weight_compute if action.op == "I" else 0.0)
                 parts = [("transfer", w.backward_in, "in"), ("recompute", w.recompute, ""),
-                         ("backward", w.backward_compute, ""), ("transfer", w.backward_out, "out")]
+                         ("backward", compute, ""), ("transfer", w.backward_out, "out")]
                 name = "backward"
             unit_events = []
-            for kind, duration, direction in parts:
-                if duration <= 0 and kind in ("transfer", "recompute"):
+            for kind, length, direction in parts:
+                if length <= 0 and kind in ("transfer", "recompute"):
                     continue
-                unit_events.append(Event(w.device, kind, m, t, t + duration, name, direction))
-                t += duration
+                unit_events.append(Event(w.device, kind, m, t, t + length, name, direction, k))
+                t += length
             # The unit's last event ends exactly when the simulation says the unit ends (no float drift).
             last = unit_events[-1]
-            unit_events[-1] = Event(last.device, last.kind, m, min(last.start, end_of[(k, phase, m)]),
-                                    end_of[(k, phase, m)], name, last.direction)
+            unit_events[-1] = Event(last.device, last.kind, m, min(last.start, end_of[key]), end_of[key], name,
+                                    last.direction, k)
             events.extend(unit_events)
-            total += end_of[(k, phase, m)] - start_of[(k, phase, m)]
+            total += end_of[key] - start_of[key]
         busy.append(total)
     makespan = max(end_of.values(), default=0.0)
     if schedule == "inference":
@@ -403,10 +744,36 @@ def simulate(problem: Problem, placement: Placement, microbatches: int, schedule
     elif schedule == "gpipe":
         period = max(w.forward for w in work) + max(w.backward for w in work)
     else:
-        period = max(w.forward + w.backward for w in work)
-    idle = tuple((w.device, makespan - busy[k]) for k, w in enumerate(work))
-    bubble = sum(i for _, i in idle) / (n_stages * makespan) if makespan > 0 else 0.0
+        per_rank = [0.0] * n_ranks
+        for k, w in enumerate(work):
+            per_rank[rank_of[k]] += w.forward + w.backward
+        period = max(per_rank)
+    idle = tuple((ranks[r], makespan - busy[r]) for r in range(n_ranks))
+    bubble = sum(i for _, i in idle) / (n_ranks * makespan) if makespan > 0 else 0.0
     return Schedule(
         kind=schedule, microbatches=microbatches, placement=placement, work=work, events=tuple(events),
         makespan=makespan, period=period, bubble_fraction=bubble, idle=idle, recompute=recompute,
+        actions=tuple(tuple(order) for order in orders), virtual=virtual,
     )
+
+
+def compare_schedules(problem: Problem, placement: Placement, microbatches: int,
+                      schedules: Iterable[str] | None = None, recompute: Iterable[DeviceSlot] | bool = (),
+                      virtual: int = 2, weight_fraction: float | None = None,
+                      ) -> tuple[tuple[str, Schedule | None, str], ...]:
+    """Simulate ``placement`` under several schedules (default: all that apply to the graph).
+
+    Returns ``(schedule name, Schedule, "")`` per schedule, or ``(name, None, reason)`` where
+    the schedule cannot run this plan (e.g. a stage count that is not a multiple of
+    ``virtual``, the virtual stages per device of interleaved 1F1B).
+    """
+    if schedules is None:
+        schedules = ALL_SCHEDULES if problem.graph.is_training else ("inference",)
+    out: list[tuple[str, Schedule | None, str]] = []
+    for kind in schedules:
+        try:
+            out.append((kind, simulate(problem, placement, microbatches, kind, recompute,
+                                       virtual if kind == "interleaved" else None, weight_fraction), ""))
+        except PlacementError as exc:
+            out.append((kind, None, str(exc)))
+    return tuple(out)

@@ -7,8 +7,9 @@ The JSON object format of the Trace Event Format: ``{"traceEvents": [...], "disp
 * two *threads* per device: ``tid`` 1 "compute" (forward, backward and recompute events) and
   ``tid`` 2 "transfers", named by ``thread_name`` metadata events;
 * every schedule event is a complete event (``ph: "X"``) with ``ts`` and ``dur`` in
-  microseconds, ``name`` like ``"F3"`` / ``"B3"`` / ``"recompute 3"`` / ``"send 3"`` / ``"recv 3"``,
-  ``cat`` the event kind and ``args`` with the microbatch and the times in graph units;
+  microseconds, ``name`` like ``"F3"`` / ``"B3"`` / ``"W3"`` (ZB-H1 weight gradient) / ``"recompute 3"`` /
+  ``"send 3"`` / ``"recv 3"``, ``cat`` the event kind and ``args`` with the microbatch, the stage
+  and the times in graph units (interleaved schedules name every stage of a device's process);
 * with a memory profile, a counter event (``ph: "C"``, name ``"memory"``, ``args`` {"GiB": value}) at
   every step of each device's memory.
 
@@ -34,6 +35,8 @@ def _event_name(kind: str, direction: str, microbatch: int) -> str:
         return f"F{microbatch}"
     if kind == "backward":
         return f"B{microbatch}"
+    if kind == "weight":
+        return f"W{microbatch}"
     if kind == "recompute":
         return f"recompute {microbatch}"
     return f"{'send' if direction == 'out' else 'recv'} {microbatch}"
@@ -58,8 +61,10 @@ def chrome_trace(schedule: Schedule, memory=None, microseconds_per_unit: float =
     pid_of = {device: k + 1 for k, device in enumerate(schedule.devices)}
     events: list[dict[str, Any]] = []
     for device, pid in pid_of.items():
+        stages = schedule.stages_of(device)
         events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-                       "args": {"name": f"{device} (stage {pid - 1})"}})
+                       "args": {"name": f"{device} (stage{'s' if len(stages) > 1 else ''} "
+                                        f"{', '.join(map(str, stages))})"}})
         events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
         events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": COMPUTE_TID, "args": {"name": "compute"}})
         events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": TRANSFER_TID,
@@ -69,7 +74,8 @@ def chrome_trace(schedule: Schedule, memory=None, microseconds_per_unit: float =
             "ph": "X", "name": _event_name(event.kind, event.direction, event.microbatch), "cat": event.kind,
             "pid": pid_of[event.device], "tid": TRANSFER_TID if event.kind == "transfer" else COMPUTE_TID,
             "ts": event.start * scale, "dur": event.duration * scale,
-            "args": {"microbatch": event.microbatch, "phase": event.phase, "start": event.start, "end": event.end},
+            "args": {"microbatch": event.microbatch, "stage": event.stage, "phase": event.phase, "start": event.start,
+                     "end": event.end},
         })
     if memory is not None:
         for entry in memory.devices:

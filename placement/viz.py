@@ -699,3 +699,121 @@ def sweep_rows(points: Sequence[Any]) -> list[dict[str, Any]]:
             "memory provisioned": format_bytes(p.total_memory), "price per hour": p.price_per_hour,
         })
     return rows
+
+
+# --- schedule comparison figures ---
+# Gantt charts that know every schedule of placement.schedule (interleaved stages, ZB-H1's
+# weight-gradient units) and a side-by-side comparison of bubble and peak memory per schedule.
+
+SCHEDULE_EVENT_COLOURS = {**EVENT_COLOURS, "weight": "#2ca02c"}
+_OP_LETTER = {"forward": "F", "backward": "B", "weight": "W"}
+
+
+def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, height: int | None = None) -> go.Figure:
+    """Gantt chart of any :class:`~placement.schedule.Schedule`: one row per device.
+
+    Like :func:`timeline_figure` (traces named by event kind, idle time shaded, makespan
+    marked, first device on top), plus the ``"weight"`` units of ZB-H1 and rows that name
+    every stage a device runs (interleaved schedules). Bars of interleaved schedules are
+    labelled ``<stage>F<microbatch>`` like the action lists; others by the microbatch.
+    """
+    devices = list(schedule.devices)
+    labels = {d: f"{d} (stage{'s' if len(schedule.stages_of(d)) > 1 else ''} "
+                 f"{', '.join(map(str, schedule.stages_of(d)))})" for d in devices}
+    interleaved = schedule.virtual > 1
+    figure = go.Figure()
+    for kind in ("forward", "backward", "weight", "recompute", "transfer"):
+        events = [e for e in schedule.events if e.kind == kind]
+        if not events:
+            continue
+        if kind in _OP_LETTER:
+            op = {"backward": "I" if schedule.kind == "zbh1" else "B"}.get(kind, _OP_LETTER[kind])
+            text = [f"{e.stage}{op}{e.microbatch}" if interleaved else str(e.microbatch) for e in events]
+        else:
+            text = ["" for _ in events]
+        hover = [f"{e.device} · stage {e.stage} · {kind}{' ' + e.direction if e.direction else ''} ({e.phase}) · "
+                 f"microbatch {e.microbatch}<br>{e.start:.6g} → {e.end:.6g} (duration {e.duration:.6g})"
+                 for e in events]
+        figure.add_trace(go.Bar(
+            y=[labels[e.device] for e in events], x=[float(e.duration) for e in events],
+            base=[float(e.start) for e in events], orientation="h",
+            name="weight gradient" if kind == "weight" else kind,
+            marker={"color": SCHEDULE_EVENT_COLOURS[kind], "line": {"width": 0.5, "color": "white"}},
+            text=text, textposition="inside", insidetextanchor="middle", hovertext=hover, hoverinfo="text",
+        ))
+    if show_idle:
+        idle_y, idle_x, idle_base = [], [], []
+        for device in devices:
+            for start, end in _idle_intervals(schedule, device):
+                idle_y.append(labels[device])
+                idle_x.append(float(end - start))
+                idle_base.append(float(start))
+        if idle_y:
+            figure.add_trace(go.Bar(
+                y=idle_y, x=idle_x, base=idle_base, orientation="h", name="idle (bubble)",
+                marker={"color": IDLE_COLOUR, "pattern": {"shape": "/", "fgcolor": "rgba(214, 39, 40, 0.5)"}},
+                hovertext=[f"idle {x:.6g}" for x in idle_x], hoverinfo="text",
+            ))
+    figure.add_vline(x=float(schedule.makespan), line_dash="dash", line_color="black",
+                     annotation_text=f"makespan {schedule.makespan:.6g}", annotation_position="top")
+    figure.update_layout(
+        barmode="overlay", height=height or max(260, 70 + 48 * len(devices)),
+        title=title or (f"{schedule.kind} schedule, {schedule.microbatches} microbatch"
+                        f"{'es' if schedule.microbatches != 1 else ''}: period {schedule.period:.6g}, "
+                        f"bubble {schedule.bubble_fraction:.1%}"),
+        xaxis={"title": "time", "type": "linear", "range": [0, float(schedule.makespan) * 1.02 or 1.0]},
+        yaxis={"title": "", "categoryorder": "array", "categoryarray": [labels[d] for d in reversed(devices)]},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        bargap=0.25,
+    )
+    return figure
+
+
+def schedule_comparison_rows(entries: Sequence[tuple[str, Any, Any, str]]) -> list[dict[str, Any]]:
+    """One row per schedule from ``(label, Schedule or None, MemoryProfile or None, reason)``.
+
+    Columns: schedule, makespan, steady-state period, bubble (fraction), peak memory (GiB, the
+    highest device), fits (every device within its cap), devices and the reason a schedule
+    does not apply (blank otherwise).
+    """
+    rows = []
+    for label, schedule, profile, reason in entries:
+        if schedule is None:
+            rows.append({"schedule": label, "makespan": None, "period": None, "bubble": None,
+                         "peak memory (GiB)": None, "fits": None, "devices": None, "note": reason})
+            continue
+        peak = max((d.peak for d in profile.devices), default=0.0) if profile is not None else None
+        rows.append({"schedule": label, "makespan": schedule.makespan, "period": schedule.period,
+                     "bubble": schedule.bubble_fraction,
+                     "peak memory (GiB)": None if peak is None else peak / GIB,
+                     "fits": None if profile is None else profile.fits, "devices": len(schedule.devices),
+                     "note": reason})
+    return rows
+
+
+def schedule_comparison_figure(rows: Sequence[Mapping[str, Any]], title: str | None = None) -> go.Figure:
+    """Bubble fraction and peak memory per schedule, side by side (two bar panels).
+
+    Takes :func:`schedule_comparison_rows`; schedules that do not apply are left out.
+    """
+    from plotly.subplots import make_subplots
+
+    shown = [r for r in rows if r.get("bubble") is not None]
+    names = [str(r["schedule"]) for r in shown]
+    figure = make_subplots(rows=1, cols=2, subplot_titles=("bubble (idle share of device time)",
+                                                           "peak memory of the fullest device (GiB)"))
+    figure.add_trace(go.Bar(x=names, y=[100.0 * float(r["bubble"]) for r in shown], name="bubble %",
+                            marker_color="#d62728", text=[f"{100 * float(r['bubble']):.1f}%" for r in shown],
+                            textposition="outside", hovertemplate="%{x}: bubble %{y:.2f}%<extra></extra>"),
+                     row=1, col=1)
+    figure.add_trace(go.Bar(x=names, y=[float(r["peak memory (GiB)"] or 0.0) for r in shown], name="peak memory",
+                            marker_color="#1f77b4",
+                            text=[f"{float(r['peak memory (GiB)'] or 0.0):.3g}" for r in shown],
+                            textposition="outside", hovertemplate="%{x}: peak %{y:.4g} GiB<extra></extra>"),
+                     row=1, col=2)
+    figure.update_yaxes(title_text="%", row=1, col=1, rangemode="tozero")
+    figure.update_yaxes(title_text="GiB", row=1, col=2, rangemode="tozero")
+    figure.update_layout(title=title or "schedules side by side", showlegend=False, height=380,
+                         margin={"l": 10, "r": 10, "t": 80, "b": 10})
+    return figure

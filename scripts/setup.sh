@@ -13,4 +13,6 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r requirements.txt
+# Optional extra (CPU torch, megatron-core, deepspeed) for the export round-trip tests.
+.venv/bin/python -m pip install -q -r requirements-export.txt
 .venv/bin/python -m pip install -q --no-deps -e .
