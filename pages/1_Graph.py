@@ -7,8 +7,6 @@ import placement
 from placement import viz
 from ui import state
 
-st.set_page_config(page_title="Graph - device placement", layout="wide")
-state.ensure_default_graph()
 
 st.title("Graph")
 
@@ -46,8 +44,8 @@ with col_pick:
     )
 with col_upload:
     uploaded = st.file_uploader(
-        f"...or upload a graph in the paper's JSON format (at most {placement.MAX_FILE_BYTES // 2**20} MiB)",
-        type=["json"], key="graph_upload",
+        f"...or upload a graph in the paper's JSON format (at most {placement.MAX_FILE_BYTES // 2**20} MB)",
+        type=["json"], key="graph_upload", max_upload_size=max(1, -(-placement.MAX_FILE_BYTES // 2**20)),
     )
     if uploaded is not None:
         file_key = (uploaded.file_id, uploaded.name, uploaded.size)

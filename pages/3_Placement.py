@@ -10,8 +10,6 @@ from placement import viz
 from placement.solve import available_methods
 from ui import state
 
-st.set_page_config(page_title="Placement - device placement", layout="wide")
-state.ensure_default_graph()
 
 st.title("Placement")
 
@@ -42,8 +40,9 @@ if st.session_state.get("pl_method") not in methods:
     st.session_state["pl_method"] = state.current_method() if state.current_method() in methods else methods[0]
 with col_method:
     method = st.selectbox("Method", methods, key="pl_method", disabled=plan is not None,
-                          help="dp: the exact dynamic program (optimal contiguous split). Integer programs and "
-                               "baselines appear as they become available.")
+                          format_func=state.method_name,
+                          help="Exact DP: the optimal contiguous split. Integer programs also place "
+                               "non-contiguously or optimise latency; the baselines are for comparison.")
 state.set_method(method)
 takes_limit = "time_limit" in state.method_options(method, time_limit=1.0)
 with col_limit:
@@ -79,9 +78,10 @@ if not evaluation.feasible:
 
 cols = st.columns(5)
 numbers = [
-    ("Time per sample", f"{evaluation.max_load:.6g}", "The max-load over devices (evaluator)"),
-    ("Throughput", f"{evaluation.throughput:.6g}", "Samples per time unit: 1 / time per sample"),
-    ("Latency (one sample)", f"{evaluation.latency:.6g}", "Single-sample latency of this placement (evaluator)"),
+    ("Time per sample", state.format_time(evaluation.max_load), "The max-load over devices (evaluator)"),
+    ("Throughput", f"{evaluation.throughput * 1000:.6g} /s", "Samples per second: 1000 / time per sample in ms"),
+    ("Latency (one sample)", state.format_time(evaluation.latency),
+     "Single-sample latency of this placement (evaluator)"),
 ]
 if result.objective_kind == "latency":
     numbers = [numbers[2], numbers[0], numbers[1]]

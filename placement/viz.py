@@ -297,7 +297,7 @@ def load_figure(evaluation: Evaluation, slots: Sequence[DeviceSlot] | None = Non
     if max_load is not None:
         figure.add_hline(y=max_load, line_dash="dash", line_color="#d62728",
                          annotation_text=f"max load {max_load:.6g}", annotation_position="top left")
-    figure.update_layout(barmode="stack", title=title, height=360, yaxis_title="time per sample",
+    figure.update_layout(barmode="stack", title=title, height=360, yaxis_title="time per sample (ms)",
                          margin={"l": 10, "r": 10, "t": 60, "b": 10},
                          legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right",
                                  "traceorder": "normal"})
@@ -371,7 +371,7 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], objective: str = "throughp
     figure = go.Figure(go.Bar(x=methods, y=[v if v is not None else 0.0 for v in values], marker_color=colours,
                               text=text, textposition="outside",
                               hovertemplate="%{x}<br>%{y:.6g}<extra></extra>"))
-    figure.update_layout(height=360, yaxis_title="time per sample" if objective == "throughput" else "latency",
+    figure.update_layout(height=360, yaxis_title="time per sample (ms)" if objective == "throughput" else "latency (ms)",
                          margin={"l": 10, "r": 10, "t": 30, "b": 10})
     return figure
 
@@ -534,13 +534,21 @@ def _sweep_x(point, parameter: str) -> float | None:
     value = float(value)
     if not math.isfinite(value):
         return None
-    return value / GIB if parameter == "memory" else value
+    return value / _memory_scale([point])[0] if parameter == "memory" else value
+
+
+def _memory_scale(points: Sequence[Any]) -> tuple[float, str]:
+    """Bytes per axis unit and the unit's name for memory values: GiB, or MiB when all are under 1 GiB."""
+    values = [float(p.value) for p in points if isinstance(p.value, (int, float)) and math.isfinite(float(p.value))]
+    if values and max(values) < GIB:
+        return 2.0**20, "MiB"
+    return GIB, "GiB"
 
 
 def _point_hover(point) -> str:
     price = f"{point.price_per_hour:,.4g}" if point.price_per_hour else "0"
     memory = format_bytes(point.total_memory)
-    return (f"{point.label}<br>time per sample {point.time_per_sample:.6g}<br>devices used {point.devices_used} "
+    return (f"{point.label}<br>time per sample {point.time_per_sample:.6g} ms<br>devices used {point.devices_used} "
             f"({point.accelerators_used} accelerators, {point.cpus_used} CPU cores)<br>memory provisioned {memory}"
             f"<br>price per hour {price}")
 
@@ -565,20 +573,33 @@ def sweep_figure(points: Sequence[Any], parameter: str | None = None, title: str
         Logarithmic x axis (for memory and bandwidth factors).
     """
     parameter = parameter or (points[0].parameter if points else "")
-    good = [(p, _sweep_x(p, parameter)) for p in points if p.ok]
+    scale, unit = _memory_scale(points)
+
+    def x_of(point):
+        x = _sweep_x(point, "")
+        return x / scale if parameter == "memory" and x is not None else x
+
+    good = [(p, x_of(p)) for p in points if p.ok]
     good = [(p, x) for p, x in good if x is not None]
-    bad = [(p, _sweep_x(p, parameter)) for p in points if not p.ok]
+    bad = [(p, x_of(p)) for p in points if not p.ok]
     bad = [(p, x) for p, x in bad if x is not None]
+    axis_title = f"memory per accelerator ({unit})" if parameter == "memory" else \
+        _SWEEP_AXIS_TITLES.get(parameter, parameter)
     figure = go.Figure()
     figure.add_trace(go.Scatter(
         x=[x for _, x in good], y=[float(p.time_per_sample) for p, _ in good], mode="lines+markers",
+        line_shape="hv" if parameter == "memory" else "linear",
         name="optimal time per sample", customdata=[[p.index] for p, _ in good],
         text=[_point_hover(p) for p, _ in good], hovertemplate="%{text}<extra></extra>",
         marker={"size": 10, "color": _CURVE_COLOUR}, line={"color": _CURVE_COLOUR},
     ))
     if bad:
+        # No plan means no time per sample: the markers sit on their own hidden axis at the bottom of the plot
+        # (not at a time of 0), over a grey band.
+        for _, x in bad:
+            figure.add_vline(x=x, line={"color": "rgba(127,127,127,0.35)", "width": 6})
         figure.add_trace(go.Scatter(
-            x=[x for _, x in bad], y=[0.0] * len(bad), mode="markers", name="no plan fits",
+            x=[x for _, x in bad], y=[0.04] * len(bad), yaxis="y2", mode="markers", name="no plan fits",
             customdata=[[p.index] for p, _ in bad],
             text=[f"{p.label}<br>{p.status}: {p.result.reason or ''}" for p, _ in bad],
             hovertemplate="%{text}<extra></extra>", marker={"symbol": "x", "size": 10, "color": "#7f7f7f"},
@@ -592,10 +613,12 @@ def sweep_figure(points: Sequence[Any], parameter: str | None = None, title: str
                 marker={"size": 18, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
             ))
     figure.update_layout(
-        title=title or f"time per sample vs {_SWEEP_AXIS_TITLES.get(parameter, parameter)}",
-        height=400, xaxis={"title": _SWEEP_AXIS_TITLES.get(parameter, parameter), "type": "log" if log_x else "linear"},
-        yaxis={"title": "time per sample", "rangemode": "tozero"}, margin={"l": 10, "r": 10, "t": 80, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0}, clickmode="event+select",
+        title={"text": title or f"time per sample vs {axis_title}", "y": 0.97, "yanchor": "top"},
+        height=420, xaxis={"title": axis_title, "type": "log" if log_x else "linear"},
+        yaxis={"title": "time per sample (ms)", "rangemode": "tozero"},
+        yaxis2={"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}, clickmode="event+select",
     )
     if sensitivity is not None:
         add_sensitivity_markers(figure, sensitivity)
@@ -608,7 +631,10 @@ def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
     ``sensitivity`` is a :class:`placement.sweep.Sensitivity`; memory values are drawn in GiB.
     Returns the same figure.
     """
-    scale = GIB if sensitivity.parameter == "memory" else 1.0
+    scale = 1.0
+    if sensitivity.parameter == "memory":
+        unit = str(figure.layout.xaxis.title.text or "")
+        scale = 2.0**20 if unit.endswith("(MiB)") else GIB
     marks = [(sensitivity.value, "now", "solid", "#2ca02c")]
     if sensitivity.down is not None:
         marks.append((sensitivity.down.value, "plan changes", "dash", "#ff7f0e"))
@@ -617,9 +643,10 @@ def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
     for value, label, dash, colour in marks:
         if value is None or not math.isfinite(value):
             continue
+        # Labels inside the plot, at the bottom, so they never collide with the title or legend above.
         figure.add_vline(x=float(value) / scale, line={"dash": dash, "color": colour, "width": 1.5},
-                         annotation={"text": label, "textangle": -90, "font": {"color": colour}},
-                         annotation_position="top left")
+                         annotation={"text": label, "font": {"color": colour}, "bgcolor": "rgba(255,255,255,0.8)"},
+                         annotation_position="bottom right")
     return figure
 
 
@@ -675,10 +702,10 @@ def pareto_figure(points: Sequence[Any], x: str = "devices", front: Sequence[Any
             ))
     axis = {"devices": "devices used", "memory": "memory provisioned (GiB)", "price": "price per hour"}.get(x, x)
     figure.update_layout(
-        title=title or f"Pareto frontier: time per sample vs {axis}", height=420,
-        xaxis={"title": axis}, yaxis={"title": "time per sample", "rangemode": "tozero"},
-        margin={"l": 10, "r": 10, "t": 80, "b": 10}, clickmode="event+select",
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+        title={"text": title or f"Pareto frontier: time per sample vs {axis}", "y": 0.97, "yanchor": "top"},
+        height=420, xaxis={"title": axis}, yaxis={"title": "time per sample (ms)", "rangemode": "tozero"},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10}, clickmode="event+select",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
     return figure
 
@@ -691,11 +718,24 @@ def sweep_rows(points: Sequence[Any]) -> list[dict[str, Any]]:
         if p.parameter == "memory" and isinstance(value, (int, float)):
             value = format_bytes(float(value))
         elif isinstance(value, tuple):
-            value = " + ".join(str(v) for v in value)
+            value = p.label
         rows.append({
             "#": p.index, p.parameter: value if isinstance(value, str) else float(value), "status": p.status,
-            "time per sample": p.time_per_sample, "devices used": p.devices_used,
+            "time per sample (ms)": p.time_per_sample, "devices used": p.devices_used,
             "accelerators used": p.accelerators_used, "CPU cores used": p.cpus_used,
             "memory provisioned": format_bytes(p.total_memory), "price per hour": p.price_per_hour,
         })
     return rows
+
+
+def sweep_summary(points: Sequence[Any]) -> str:
+    """One line counting a sweep's solves: how many found an optimal plan, another plan, or none."""
+    optimal = sum(1 for p in points if p.ok and p.status == "optimal")
+    other = sum(1 for p in points if p.ok and p.status != "optimal")
+    none = sum(1 for p in points if not p.ok)
+    parts = [f"{len(points)} points: {optimal} optimal"]
+    if other:
+        parts.append(f"{other} with a plan not proven optimal")
+    if none:
+        parts.append(f"{none} where no plan fits (drawn at the bottom, they have no time per sample)")
+    return ", ".join(parts) + "."

@@ -395,3 +395,49 @@ def _ideals(digest: str, _graph: placement.Graph) -> int | None:
 def ideal_count(graph: placement.Graph) -> int | None:
     """Number of ideals of the contracted graph, or None when over :data:`IDEALS_CAP` (cached)."""
     return _ideals(graph.digest, graph)
+
+
+# ----------------------------------------------------------------------------- time units
+#: Unit of every latency and transfer cost: the paper's graph format and the model importer use milliseconds.
+TIME_UNIT = "ms"
+
+
+def time_unit() -> str:
+    """The unit of the loaded graph's times (``"ms"``: the paper's format and imported models use it)."""
+    return TIME_UNIT
+
+
+def time_unit_note() -> str:
+    """One sentence saying which unit the numbers are in, and why."""
+    if current_graph_source().startswith("upload:"):
+        return ("Times are in the file's own unit; the paper's graph format uses milliseconds, so this app "
+                "labels them ms.")
+    return "Times are in milliseconds (ms), the unit of the paper's graph files and of imported models."
+
+
+def format_time(value: float | None, digits: int = 6) -> str:
+    """A time with its unit, e.g. ``12.5 ms`` ("—" for None)."""
+    if value is None:
+        return "—"
+    return f"{value:.{digits}g} {TIME_UNIT}"
+
+
+# ----------------------------------------------------------------------------- method names
+#: Display names of the solver methods (ids are the keys of placement.solve.METHODS).
+METHOD_NAMES = {
+    "dp": "Exact DP (contiguous split)",
+    "ip": "Integer program (contiguous)",
+    "ip-noncontiguous": "Integer program (non-contiguous)",
+    "latency-ip": "Integer program (latency)",
+    "greedy-latency": "Greedy (latency)",
+    "pipedream": "PipeDream planner",
+    "local-search": "Local search",
+    "one-accelerator": "One accelerator",
+    "memory-aware": "Memory-aware DP (schedule)",
+    "memory-aware-ip": "Memory-aware integer program",
+}
+
+
+def method_name(method: str) -> str:
+    """The display name of a method id (the id itself when it has none)."""
+    return METHOD_NAMES.get(method, method)
