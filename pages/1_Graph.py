@@ -87,7 +87,8 @@ if state.latency_rules():
                + ", ".join(f"`{p}` x{f:g}" for p, f in state.latency_rules()))
 
 stats = viz.graph_stats(graph)
-ideals = state.ideal_count(graph)
+with st.spinner("Counting ideals..."):
+    ideals = state.ideal_count(graph)
 cols = st.columns(6)
 cols[0].metric("Nodes", f"{stats['nodes']:,}", help=f"{stats['forward nodes']} forward, "
                f"{stats['backward nodes']} backward, {stats['CPU-only nodes']} CPU-only")
@@ -98,7 +99,8 @@ cols[3].metric("Total compute", f"{stats['total accelerator compute']:.6g}",
 cols[4].metric("Memory", viz.format_bytes(stats["total memory (bytes)"]), help="Sum of node sizes")
 cols[5].metric("Ideals", f"{ideals:,}" if ideals is not None else f"> {state.IDEALS_CAP:,}",
                help="Ideals (downward-closed node sets) of the graph after contracting colour classes; "
-                    "the DP's search space before its own reductions.")
+                    f"the DP's search space before its own reductions (counted up to the DP's limit, "
+                    f"{state.IDEALS_CAP:,}).")
 
 st.plotly_chart(viz.graph_figure(graph, layout=state.graph_layout(graph)), key="graph_dag",
                 config={"scrollZoom": True, "displaylogo": False})

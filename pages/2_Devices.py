@@ -110,7 +110,7 @@ if from_widgets != devices:
 
 # ----------------------------------------------------------------------------- presets
 st.subheader("Presets")
-preset_cols = st.columns(len(state.PRESETS))
+preset_cols = st.columns(4) + st.columns(4)  # two rows, so that no button label is clipped
 for i, (col, name) in enumerate(zip(preset_cols, state.PRESETS)):
     if col.button(name, key=f"dev_preset_{i}", width="stretch"):
         state.set_devices(state.device_preset(name, devices, file_devices))

@@ -381,7 +381,8 @@ def graph_layout(graph: placement.Graph) -> dict[int, tuple[float, float]]:
     return _layout(graph.digest, graph)
 
 
-IDEALS_CAP = 20_000
+#: Ideals are counted up to the DP's own limit (placement.ideals.DEFAULT_MAX_IDEALS), not a display cap.
+from placement.ideals import DEFAULT_MAX_IDEALS as IDEALS_CAP  # noqa: E402
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
