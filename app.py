@@ -24,6 +24,8 @@ PAGES = (
      "time per sample against devices, memory and cost"),
     ("pages/6_Compare.py", "Compare", ":material/compare_arrows:", "Compare",
      "every method on the current graph and devices"),
+    ("pages/7_Purchase.py", "Plan a purchase", ":material/shopping_cart:", "Purchase",
+     "the cheapest configuration for a speed, what more cards are worth, the cost/speed frontier"),
 )
 
 

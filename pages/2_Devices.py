@@ -227,7 +227,7 @@ with summary:
     if method != state.current_method():
         st.caption(f"Live numbers use the exact DP; the Placement page runs {state.current_method()} "
                    f"(up to {state.current_time_limit():g} s).")
-    cols = st.columns(4)
+    cols = st.columns(5)
     if result.ok:
         evaluation = placement.evaluate(problem, result.placement)
         cols[0].metric("Time per sample", state.format_time(evaluation.max_load),
@@ -235,6 +235,8 @@ with summary:
         cols[1].metric("Throughput", f"{evaluation.throughput * 1000:.6g} /s", help="samples per second")
         cols[2].metric("Devices used", f"{len(result.placement.stages)}")
         cols[3].metric("Solve status", result.status)
+        cost_value, cost_help = state.plan_cost_line(problem, result)
+        cols[4].metric("Cost per 1M samples", cost_value, help=cost_help)
         order = [stage.device for stage in result.placement.stages]
         slots = order + [slot for slot in devices.slots() if slot not in order]
         st.plotly_chart(viz.load_figure(evaluation, slots=slots, overlap=devices.overlap,

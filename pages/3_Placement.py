@@ -76,7 +76,7 @@ if result.status == "feasible":
 if not evaluation.feasible:
     st.warning("The evaluator finds rule violations: " + "; ".join(evaluation.violations[:5]))
 
-cols = st.columns(5)
+cols = st.columns(6)
 numbers = [
     ("Time per sample", state.format_time(evaluation.max_load), "The max-load over devices (evaluator)"),
     ("Throughput", f"{evaluation.throughput * 1000:.6g} /s", "Samples per second: 1000 / time per sample in ms"),
@@ -88,7 +88,9 @@ if result.objective_kind == "latency":
 for col, (label, value, help_text) in zip(cols, numbers):
     col.metric(label, value, help=help_text)
 cols[3].metric("Devices used", f"{len(result.placement.stages)} of {len(problem.devices.slots())}")
-cols[4].metric("Status", result.status, help=f"{result.method} in {result.seconds:.3f} s")
+cols[4].metric("Status", result.status, help=f"{state.method_name(result.method)} in {result.seconds:.3f} s")
+cost_value, cost_help = state.plan_cost_line(problem, result)
+cols[5].metric("Cost per 1M samples", cost_value, help=cost_help)
 
 # ----------------------------------------------------------------------------- figures
 device_of = result.placement.device_of

@@ -222,7 +222,7 @@ class Worth:
     @property
     def sentence(self) -> str:
         """The answer in words."""
-        name = self.kind
+        name = f"cards of kind {self.kind}"
         if not self.after.ok:
             return f"Even with {self.added} more {name}, no plan fits."
         if not self.before.ok:

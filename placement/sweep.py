@@ -226,9 +226,9 @@ class SweepPoint:
 
 
 def count_label(devices: Devices, counts: Sequence[int]) -> str:
-    """Per-kind counts with their kind names, e.g. ``"2 x V100 + 3 x T4"`` (``"no accelerators"`` if all 0)."""
+    """Per-kind counts with their kind names, e.g. ``"2 x V100 + 3 x T4"`` (``"no accelerators (CPU only)"`` if all 0)."""
     parts = [f"{count} x {kind.name}" for kind, count in zip(devices.accelerators, counts) if count]
-    return " + ".join(parts) if parts else "no accelerators"
+    return " + ".join(parts) if parts else "no accelerators (CPU only)"
 
 
 def make_point(index: int, parameter: str, value: Any, problem: Problem, result: Result) -> SweepPoint:

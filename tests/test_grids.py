@@ -49,4 +49,4 @@ def test_count_labels_name_the_kinds(random_problem):
     devices = Devices((AcceleratorKind("V100", 2, 1.0), AcceleratorKind("T4", 3, 1.0)), cpus=0)
     assert count_label(devices, (2, 3)) == "2 x V100 + 3 x T4"
     assert count_label(devices, (0, 1)) == "1 x T4"
-    assert count_label(devices, (0, 0)) == "no accelerators"
+    assert count_label(devices, (0, 0)) == "no accelerators (CPU only)"

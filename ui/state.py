@@ -442,3 +442,22 @@ METHOD_NAMES = {
 def method_name(method: str) -> str:
     """The display name of a method id (the id itself when it has none)."""
     return METHOD_NAMES.get(method, method)
+
+
+def plan_cost_line(problem: placement.Problem, result: placement.Result) -> tuple[str, str]:
+    """``(value, help)`` of the "Cost per 1M samples" metric: price per hour of the plan's devices x time per sample.
+
+    The devices counted are those that get work in the plan (kind ``price/hour`` on the Devices page,
+    CPU cores at the inventory's CPU price); "—" when no device has a price.
+    """
+    from placement.purchase import cost_per_sample
+    from placement.sweep import make_point
+
+    point = make_point(0, "plan", None, problem, result)
+    cost = cost_per_sample(point.price_per_hour, point.time_per_sample)
+    help_text = (f"Price per hour of the {point.devices_used} devices the plan uses ({point.price_per_hour:,.4g}) "
+                 f"x time per sample ({format_time(point.time_per_sample)}) / 3,600,000 ms per hour, per million "
+                 "samples. Set prices in the Devices page's inventory.")
+    if cost is None or point.price_per_hour == 0:
+        return "—", help_text
+    return f"{cost * 1e6:,.4g}", help_text
