@@ -26,6 +26,8 @@ PAGES = (
      "every method on the current graph and devices"),
     ("pages/7_Purchase.py", "Plan a purchase", ":material/shopping_cart:", "Purchase",
      "the cheapest configuration for a speed, what more cards are worth, the cost/speed frontier"),
+    ("pages/8_Uncertainty.py", "Uncertainty", ":material/casino:", "Uncertainty",
+     "latency error bars: Monte Carlo of time per sample, out-of-memory risk and bottlenecks"),
 )
 
 

@@ -815,3 +815,47 @@ def purchase_rows(options: Sequence[Any], time_unit: str = "ms") -> list[dict[st
             "status": o.point.status,
         })
     return rows
+
+
+# --- uncertainty figures ---
+
+def monte_carlo_figure(mc: Any, time_unit: str = "ms", title: str | None = None) -> go.Figure:
+    """Histogram of the time per sample over the draws of a :class:`placement.uncertainty.MonteCarlo`.
+
+    The chosen plan's times and (when present) the re-optimised optima are overlaid; dashed
+    lines mark the chosen plan's P10, P50 and P90.
+    """
+    figure = go.Figure()
+    figure.add_trace(go.Histogram(x=list(mc.plan_times), name="chosen plan", opacity=0.65,
+                                  marker_color=_CURVE_COLOUR, nbinsx=30))
+    reopt = [t for t in mc.reopt_times if t is not None]
+    if reopt:
+        figure.add_trace(go.Histogram(x=reopt, name="re-optimised for each draw", opacity=0.55,
+                                      marker_color="#2ca02c", nbinsx=30))
+    for label, value in zip(("P10", "P50", "P90"), mc.plan_quantiles):
+        figure.add_vline(x=value, line={"dash": "dash", "color": "#444", "width": 1.2},
+                         annotation={"text": label, "bgcolor": "rgba(255,255,255,0.8)"},
+                         annotation_position="top right")
+    figure.update_layout(
+        barmode="overlay", height=400,
+        title={"text": title or f"Time per sample over {mc.samples} draws (seed {mc.seed})", "y": 0.97,
+               "yanchor": "top"},
+        xaxis={"title": f"time per sample ({time_unit})"}, yaxis={"title": "draws"},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
+    return figure
+
+
+def bottleneck_figure(mc: Any, title: str | None = None) -> go.Figure:
+    """Bar chart: share of draws in which each device is the chosen plan's bottleneck."""
+    shares = mc.bottleneck_shares
+    figure = go.Figure(go.Bar(
+        x=[device for device, _ in shares], y=[share * 100 for _, share in shares],
+        text=[f"{share:.0%}" for _, share in shares], textposition="outside", marker_color="#d62728",
+        hovertemplate="%{x}: bottleneck in %{y:.1f} % of draws<extra></extra>"))
+    figure.update_layout(
+        height=360, title={"text": title or "Which device is the bottleneck (share of draws)", "y": 0.96,
+                           "yanchor": "top"},
+        xaxis={"title": "device", "type": "category"}, yaxis={"title": "% of draws", "range": [0, 110]},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    return figure
