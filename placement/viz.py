@@ -826,12 +826,15 @@ def monte_carlo_figure(mc: Any, time_unit: str = "ms", title: str | None = None)
     lines mark the chosen plan's P10, P50 and P90.
     """
     figure = go.Figure()
-    figure.add_trace(go.Histogram(x=list(mc.plan_times), name="chosen plan", opacity=0.65,
-                                  marker_color=_CURVE_COLOUR, nbinsx=30))
     reopt = [t for t in mc.reopt_times if t is not None]
-    if reopt:
+    every = list(mc.plan_times) + reopt
+    low, high = min(every), max(every)
+    bins = {"start": low, "end": high + (high - low) * 1e-9 + 1e-12, "size": (high - low) / 30 or 1.0}
+    figure.add_trace(go.Histogram(x=list(mc.plan_times), name="chosen plan", opacity=0.65,
+                                  marker_color=_CURVE_COLOUR, xbins=bins))
+    if reopt:  # the same bins, so that the two distributions compare bar by bar
         figure.add_trace(go.Histogram(x=reopt, name="re-optimised for each draw", opacity=0.55,
-                                      marker_color="#2ca02c", nbinsx=30))
+                                      marker_color="#2ca02c", xbins=bins))
     for label, value in zip(("P10", "P50", "P90"), mc.plan_quantiles):
         figure.add_vline(x=value, line={"dash": "dash", "color": "#444", "width": 1.2},
                          annotation={"text": label, "bgcolor": "rgba(255,255,255,0.8)"},
