@@ -223,7 +223,8 @@ with summary:
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
     problem = state.current_problem()
     method = state.live_method()
-    result = state.solve_cached(problem, method)
+    with st.spinner(f"Solving with {state.method_name(method)}..."):
+        result = state.solve_cached(problem, method)
     if method != state.current_method():
         st.caption(f"Live numbers use the exact DP; the Placement page runs {state.current_method()} "
                    f"(up to {state.current_time_limit():g} s).")

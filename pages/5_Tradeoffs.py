@@ -142,7 +142,8 @@ def main() -> None:
 
     digest, devices_key = state.problem_key(problem)
     try:
-        base_seconds = _base_seconds(digest, devices_key, problem)
+        with st.spinner("Timing one solve..."):
+            base_seconds = _base_seconds(digest, devices_key, problem)
     except PlacementError as exc:
         st.error(str(exc))
         st.stop()

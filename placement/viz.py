@@ -197,9 +197,13 @@ def graph_figure(
         groups = [(str(slot), colours[slot], members[slot]) for slot in order if members[slot]]
         if unplaced:
             groups.append(("unplaced", UNPLACED_COLOUR, unplaced))
+    label_chars = node_label_chars(layout, window_layers)
     for label, colour, ids in groups:
         figure.add_trace(go.Scatter(
-            x=[layout[n][0] for n in ids], y=[layout[n][1] for n in ids], mode="markers", name=label,
+            x=[layout[n][0] for n in ids], y=[layout[n][1] for n in ids], name=label,
+            mode="markers+text" if label_chars else "markers",
+            text=[node_label(graph, n, label_chars) for n in ids] if label_chars else None,
+            textposition="top center", textfont={"size": 9, "color": "#333"},
             marker={"size": marker_size, "color": colour, "line": {"width": 0.5, "color": "#333"},
                     "symbol": ["diamond" if graph.node_by_id[n].is_backward else "circle" for n in ids]},
             hovertext=[node_hover(graph, n, device_of.get(n) if device_of else None) for n in ids],
@@ -862,3 +866,32 @@ def bottleneck_figure(mc: Any, title: str | None = None) -> go.Figure:
         xaxis={"title": "device", "type": "category"}, yaxis={"title": "% of draws", "range": [0, 110]},
         margin={"l": 10, "r": 10, "t": 60, "b": 10})
     return figure
+
+
+# --- node labels on the graph figure ---
+
+def node_label_chars(layout: Mapping[int, tuple[float, float]], window_layers: int = 60, width_px: int = 1100,
+                     height_px: int = 640) -> int:
+    """How many characters of a node label fit next to each node of a :func:`graph_figure` (0 = no labels).
+
+    Labels fit when a layer column is wide enough for at least 4 characters (about 6 px each at
+    9 pt, over ``width_px`` split among the visible layers) and neighbouring nodes of one layer are
+    at least 16 px apart vertically (the layout puts them one unit apart within the figure height).
+    """
+    if not layout:
+        return 0
+    n_layers = int(max(x for x, _ in layout.values())) + 1
+    visible = n_layers if n_layers <= 1.5 * window_layers else window_layers
+    chars = int(width_px / max(visible, 1) / 6) - 1
+    half_height = max(max(abs(y) for _, y in layout.values()), 2.0) + 0.8
+    figure_height = min(height_px, max(340, 200 + 70 * half_height))
+    row_px = figure_height / (2 * half_height)
+    return min(chars, 24) if chars >= 4 and row_px >= 16 else 0
+
+
+def node_label(graph: Graph, node_id: int, chars: int) -> str:
+    """A node's short label: the last part of its name (after '/'), cut to ``chars`` characters."""
+    name = graph.node_by_id[node_id].name or str(node_id)
+    short = [part for part in name.replace("\\", "/").split("/") if part]
+    text = short[-1] if short else name
+    return text if len(text) <= chars else text[: max(chars - 1, 1)] + "…"
