@@ -94,8 +94,9 @@ cols[0].metric("Nodes", f"{stats['nodes']:,}", help=f"{stats['forward nodes']} f
                f"{stats['backward nodes']} backward, {stats['CPU-only nodes']} CPU-only")
 cols[1].metric("Edges", f"{stats['edges']:,}")
 cols[2].metric("Colour classes", f"{stats['colour classes']:,}")
-cols[3].metric("Total compute", f"{stats['total accelerator compute']:.6g}",
-               help=f"Sum of accelerator latencies; CPU: {stats['total CPU compute']:.6g}")
+cols[3].metric("Total compute", state.format_time(stats['total accelerator compute']),
+               help=f"Sum of accelerator latencies; CPU: {state.format_time(stats['total CPU compute'])}. "
+                    + state.time_unit_note())
 cols[4].metric("Memory", viz.format_bytes(stats["total memory (bytes)"]), help="Sum of node sizes")
 cols[5].metric("Ideals", f"{ideals:,}" if ideals is not None else f"> {state.IDEALS_CAP:,}",
                help="Ideals (downward-closed node sets) of the graph after contracting colour classes; "

@@ -639,18 +639,19 @@ def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
     if sensitivity.parameter == "memory":
         unit = str(figure.layout.xaxis.title.text or "")
         scale = 2.0**20 if unit.endswith("(MiB)") else GIB
-    marks = [(sensitivity.value, "now", "solid", "#2ca02c")]
+    # "now" at the top; the change points at the bottom, outside the interval they bound: labels never overlap.
+    marks = [(sensitivity.value, "now", "solid", "#2ca02c", "top right")]
     if sensitivity.down is not None:
-        marks.append((sensitivity.down.value, "plan changes", "dash", "#ff7f0e"))
+        marks.append((sensitivity.down.value, "plan changes", "dash", "#ff7f0e", "bottom left"))
     if sensitivity.up is not None:
-        marks.append((sensitivity.up.value, "plan changes", "dash", "#ff7f0e"))
-    for value, label, dash, colour in marks:
+        marks.append((sensitivity.up.value, "plan changes", "dash", "#ff7f0e", "bottom right"))
+    for value, label, dash, colour, position in marks:
         if value is None or not math.isfinite(value):
             continue
         # Labels inside the plot, at the bottom, so they never collide with the title or legend above.
         figure.add_vline(x=float(value) / scale, line={"dash": dash, "color": colour, "width": 1.5},
                          annotation={"text": label, "font": {"color": colour}, "bgcolor": "rgba(255,255,255,0.8)"},
-                         annotation_position="bottom right")
+                         annotation_position=position)
     return figure
 
 
