@@ -1,20 +1,38 @@
-"""Home page of the what-if explorer: what the tool does, the current graph and devices, links.
+"""Entry point of the what-if explorer: page config, the default graph and the navigation, once.
 
-Run with ``streamlit run app.py``; the pages in ``pages/`` are discovered automatically.
+Run with ``streamlit run app.py``. The pages live in ``pages/`` but are listed explicitly in
+:data:`PAGES` and shown through ``st.navigation`` (so ``pages/`` is not auto-discovered and the
+pages themselves neither set the page config nor load the default graph).
 """
-
-from pathlib import Path
 
 import streamlit as st
 
 from ui import state
 
+#: The pages in sidebar order: (file or None for the home page, title, icon, url path, what it shows).
+PAGES = (
+    (None, "Home", ":material/home:", "home", "what the tool does, the current graph and devices"),
+    ("pages/1_Graph.py", "Graph", ":material/account_tree:", "Graph",
+     "choose a sample or upload a graph; see its DAG, nodes and statistics"),
+    ("pages/2_Devices.py", "Devices", ":material/memory:", "Devices",
+     "accelerators, CPU cores, memory, bandwidth and speed, presets, inventory"),
+    ("pages/3_Placement.py", "Placement", ":material/splitscreen:", "Placement",
+     "the optimal split, per-device load and memory, downloads"),
+    ("pages/4_Timeline.py", "Timeline", ":material/timeline:", "Timeline",
+     "the pipeline schedule and memory over time"),
+    ("pages/5_Tradeoffs.py", "Tradeoffs", ":material/show_chart:", "Tradeoffs",
+     "time per sample against devices, memory and cost"),
+    ("pages/6_Compare.py", "Compare", ":material/compare_arrows:", "Compare",
+     "every method on the current graph and devices"),
+    ("pages/7_Purchase.py", "Plan a purchase", ":material/shopping_cart:", "Purchase",
+     "the cheapest configuration for a speed, what more cards are worth, the cost/speed frontier"),
+    ("pages/8_Uncertainty.py", "Uncertainty", ":material/casino:", "Uncertainty",
+     "latency error bars: Monte Carlo of time per sample, out-of-memory risk and bottlenecks"),
+)
 
-def main() -> None:
+
+def home() -> None:
     """Draw the home page."""
-    st.set_page_config(page_title="Device placement explorer", page_icon=":material/account_tree:", layout="wide")
-    state.ensure_default_graph()
-
     st.title("Device placement explorer")
     st.markdown(
         "This tool splits a DNN operator graph over accelerators and CPU cores so that a pipeline runs as fast as "
@@ -30,6 +48,7 @@ def main() -> None:
         st.subheader("Current graph")
         st.markdown(f"**{state.current_graph_name()}**: {len(problem.graph.nodes)} nodes, {len(problem.graph.edges)} "
                     f"edges, {'training' if problem.graph.is_training else 'inference'}")
+        st.caption(state.time_unit_note())
         rules = state.latency_rules()
         if rules:
             st.caption("Latency multipliers: " + ", ".join(f"`{p}` x{f:g}" for p, f in rules))
@@ -38,18 +57,18 @@ def main() -> None:
         st.markdown(state.describe_devices(problem.devices))
 
     st.subheader("Pages")
-    pages = (
-        ("pages/1_Graph.py", "Graph", "choose a sample or upload a graph; see its DAG, nodes and statistics"),
-        ("pages/2_Devices.py", "Devices", "accelerators, CPU cores, memory, bandwidth and speed, presets, inventory"),
-        ("pages/3_Placement.py", "Placement", "the optimal split, per-device load and memory, downloads"),
-        ("pages/4_Timeline.py", "Timeline", "the pipeline schedule and memory over time"),
-        ("pages/5_Tradeoffs.py", "Tradeoffs", "time per sample against devices, memory and cost"),
-        ("pages/6_Compare.py", "Compare", "every method on the current graph and devices"),
-    )
-    root = Path(__file__).resolve().parent
-    for path, label, what in pages:
-        if (root / path).exists():
-            st.page_link(path, label=f"{label}: {what}")
+    for path, title, icon, _, what in PAGES:
+        if path is not None:
+            st.page_link(path, label=f"{title}: {what}", icon=icon)
+
+
+def main() -> None:
+    """Set the page config, load the default graph, and run the page picked in the sidebar."""
+    st.set_page_config(page_title="Device placement explorer", page_icon=":material/account_tree:", layout="wide")
+    state.ensure_default_graph()
+    pages = [st.Page(home if path is None else path, title=title, icon=icon, url_path=url, default=path is None)
+             for path, title, icon, url, _ in PAGES]
+    st.navigation(pages).run()
 
 
 # Process-pool workers (sweeps) re-import the running script as __mp_main__: draw nothing there.

@@ -7,8 +7,6 @@ import placement
 from placement import viz
 from ui import state
 
-st.set_page_config(page_title="Graph - device placement", layout="wide")
-state.ensure_default_graph()
 
 st.title("Graph")
 
@@ -46,8 +44,8 @@ with col_pick:
     )
 with col_upload:
     uploaded = st.file_uploader(
-        f"...or upload a graph in the paper's JSON format (at most {placement.MAX_FILE_BYTES // 2**20} MiB)",
-        type=["json"], key="graph_upload",
+        f"...or upload a graph in the paper's JSON format (at most {placement.MAX_FILE_BYTES // 2**20} MB)",
+        type=["json"], key="graph_upload", max_upload_size=max(1, -(-placement.MAX_FILE_BYTES // 2**20)),
     )
     if uploaded is not None:
         file_key = (uploaded.file_id, uploaded.name, uploaded.size)
@@ -89,18 +87,21 @@ if state.latency_rules():
                + ", ".join(f"`{p}` x{f:g}" for p, f in state.latency_rules()))
 
 stats = viz.graph_stats(graph)
-ideals = state.ideal_count(graph)
+with st.spinner("Counting ideals..."):
+    ideals = state.ideal_count(graph)
 cols = st.columns(6)
 cols[0].metric("Nodes", f"{stats['nodes']:,}", help=f"{stats['forward nodes']} forward, "
                f"{stats['backward nodes']} backward, {stats['CPU-only nodes']} CPU-only")
 cols[1].metric("Edges", f"{stats['edges']:,}")
 cols[2].metric("Colour classes", f"{stats['colour classes']:,}")
-cols[3].metric("Total compute", f"{stats['total accelerator compute']:.6g}",
-               help=f"Sum of accelerator latencies; CPU: {stats['total CPU compute']:.6g}")
+cols[3].metric("Total compute", state.format_time(stats['total accelerator compute']),
+               help=f"Sum of accelerator latencies; CPU: {state.format_time(stats['total CPU compute'])}. "
+                    + state.time_unit_note())
 cols[4].metric("Memory", viz.format_bytes(stats["total memory (bytes)"]), help="Sum of node sizes")
 cols[5].metric("Ideals", f"{ideals:,}" if ideals is not None else f"> {state.IDEALS_CAP:,}",
                help="Ideals (downward-closed node sets) of the graph after contracting colour classes; "
-                    "the DP's search space before its own reductions.")
+                    f"the DP's search space before its own reductions (counted up to the DP's limit, "
+                    f"{state.IDEALS_CAP:,}).")
 
 st.plotly_chart(viz.graph_figure(graph, layout=state.graph_layout(graph)), key="graph_dag",
                 config={"scrollZoom": True, "displaylogo": False})

@@ -17,8 +17,6 @@ import placement
 from placement import viz
 from ui import state
 
-st.set_page_config(page_title="Devices - device placement", layout="wide")
-state.ensure_default_graph()
 
 st.title("Devices")
 summary = st.container()
@@ -141,7 +139,7 @@ except placement.PlacementError as exc:
 
 # ----------------------------------------------------------------------------- presets
 st.subheader("Presets")
-preset_cols = st.columns(len(state.PRESETS))
+preset_cols = st.columns(4) + st.columns(4)  # two rows, so that no button label is clipped
 for i, (col, name) in enumerate(zip(preset_cols, state.PRESETS)):
     if col.button(name, key=f"dev_preset_{i}", width="stretch"):
         state.set_devices(state.device_preset(name, devices, file_devices))
@@ -171,8 +169,8 @@ edited = st.data_editor(
         "name": st.column_config.TextColumn("name", required=True),
         "count": st.column_config.NumberColumn("count", min_value=0, step=1, required=True),
         "memory (GiB)": st.column_config.NumberColumn("memory (GiB)", min_value=0.0, format="%.3f"),
-        "speed": st.column_config.NumberColumn("speed", min_value=0.01, format="%.3f"),
-        "bandwidth": st.column_config.NumberColumn("bandwidth", min_value=0.01, format="%.3f"),
+        "speed": st.column_config.NumberColumn("speed", min_value=0.01, format="%.3f", required=True),
+        "bandwidth": st.column_config.NumberColumn("bandwidth", min_value=0.01, format="%.3f", required=True),
         "price/hour": st.column_config.NumberColumn("price/hour", min_value=0.0, format="%.2f"),
     },
 )
@@ -191,6 +189,10 @@ def kinds_from_frame(frame: pd.DataFrame, before: tuple) -> tuple:
         if not name:
             raise placement.InvalidDevicesError(f"inventory row {position + 1}: a name is required")
         memory_gib = value("memory (GiB)", None)
+        for column in ("speed", "bandwidth"):  # no silent default for a new row
+            if value(column, None) is None:
+                raise placement.InvalidDevicesError(
+                    f"inventory row {position + 1} ({name}): enter a {column} (1 = like the reference accelerator)")
         kind = placement.AcceleratorKind(
             name=name, count=int(value("count", 0)),
             memory=float(memory_gib) * 2**30 if memory_gib is not None else math.inf,
@@ -212,6 +214,10 @@ try:
         st.rerun()
 except (placement.PlacementError, ValueError, TypeError) as exc:
     st.error(f"Inventory not applied: {exc}")
+unlimited = [k.name for k in state.current_devices().accelerators if not math.isfinite(k.memory)]
+if unlimited:
+    st.caption(":material/info: Unlimited memory (memory left empty) on: " + ", ".join(unlimited)
+               + ". Enter GiB to limit it.")
 
 # ----------------------------------------------------------------------------- latency multipliers (issue 5)
 st.subheader("Latency multipliers")
@@ -246,18 +252,22 @@ with summary:
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
     problem = state.current_problem()
     method = state.live_method()
-    result = state.solve_cached(problem, method)
+    with st.spinner(f"Solving with {state.method_name(method)}..."):
+        result = state.solve_cached(problem, method)
     if method != state.current_method():
         st.caption(f"Live numbers use the exact DP; the Placement page runs {state.current_method()} "
                    f"(up to {state.current_time_limit():g} s).")
     method = result.method  # the method that ran (memory-aware under the training memory model)
-    cols = st.columns(4)
+    cols = st.columns(5)
     if result.ok:
         evaluation = placement.evaluate(problem, result.placement)
-        cols[0].metric("Time per sample", f"{evaluation.max_load:.6g}", help=f"max device load ({method})")
-        cols[1].metric("Throughput", f"{evaluation.throughput:.6g}", help="samples per time unit")
+        cols[0].metric("Time per sample", state.format_time(evaluation.max_load),
+                       help=f"max device load ({state.method_name(method)})")
+        cols[1].metric("Throughput", f"{evaluation.throughput * 1000:.6g} /s", help="samples per second")
         cols[2].metric("Devices used", f"{len(result.placement.stages)}")
         cols[3].metric("Solve status", result.status)
+        cost_value, cost_help = state.plan_cost_line(problem, result)
+        cols[4].metric("Cost per 1M samples", cost_value, help=cost_help)
         order = [stage.device for stage in result.placement.stages]
         slots = order + [slot for slot in devices.slots() if slot not in order]
         st.plotly_chart(viz.load_figure(evaluation, slots=slots, overlap=devices.overlap,

@@ -10,8 +10,6 @@ from placement import viz
 from placement.solve import available_methods
 from ui import state
 
-st.set_page_config(page_title="Placement - device placement", layout="wide")
-state.ensure_default_graph()
 
 st.title("Placement")
 
@@ -51,8 +49,9 @@ if st.session_state.get("pl_method") not in methods:
     st.session_state["pl_method"] = state.current_method() if state.current_method() in methods else methods[0]
 with col_method:
     method = st.selectbox("Method", methods, key="pl_method", disabled=plan is not None,
-                          help="dp: the exact dynamic program (optimal contiguous split). Integer programs and "
-                               "baselines appear as they become available.")
+                          format_func=state.method_name,
+                          help="Exact DP: the optimal contiguous split. Integer programs also place "
+                               "non-contiguously or optimise latency; the baselines are for comparison.")
 state.set_method(method)
 takes_limit = state.takes_time_limit(method)
 with col_limit:
@@ -87,10 +86,10 @@ out_of_memory = memory_model.violations(problem, result.placement) if memory_mod
 if out_of_memory:
     st.error("Runs out of memory under the memory model in force: " + "; ".join(out_of_memory[:3]))
 
-cols = st.columns(5)
+cols = st.columns(6)
 numbers = [
-    ("Time per sample", f"{evaluation.max_load:.6g}", "The max-load over devices (evaluator)"),
-    ("Throughput", f"{evaluation.throughput:.6g}", "Samples per time unit: 1 / time per sample"),
+    ("Time per sample", state.format_time(evaluation.max_load), "The max-load over devices (evaluator)"),
+    ("Throughput", f"{evaluation.throughput * 1000:.6g} /s", "Samples per second: 1000 / time per sample in ms"),
     ("Latency (one sample)", *state.latency_text(problem, evaluation.latency)),
 ]
 if result.objective_kind == "latency":
@@ -98,7 +97,9 @@ if result.objective_kind == "latency":
 for col, (label, value, help_text) in zip(cols, numbers):
     col.metric(label, value, help=help_text)
 cols[3].metric("Devices used", f"{len(result.placement.stages)} of {len(problem.devices.slots())}")
-cols[4].metric("Status", result.status, help=f"{result.method} in {result.seconds:.3f} s")
+cols[4].metric("Status", result.status, help=f"{state.method_name(result.method)} in {result.seconds:.3f} s")
+cost_value, cost_help = state.plan_cost_line(problem, result)
+cols[5].metric("Cost per 1M samples", cost_value, help=cost_help)
 
 # ----------------------------------------------------------------------------- figures
 device_of = result.placement.device_of

@@ -22,8 +22,6 @@ from placement.schedule import SCHEDULE_LABELS as SHORT_LABELS
 from placement.trace import chrome_trace_json
 from ui import state
 
-st.set_page_config(page_title="Timeline - device placement", layout="wide")
-state.ensure_default_graph()
 
 st.title("Timeline")
 st.caption(

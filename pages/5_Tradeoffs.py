@@ -12,6 +12,9 @@ import pandas as pd
 import streamlit as st
 
 from placement import PlacementError, viz
+from placement.grids import bandwidth_values as bandwidth_grid
+from placement.grids import count_values as count_grid_1d
+from placement.grids import memory_grid, use_pool
 from placement.sweep import count_grid, executor_for, pareto_front, sensitivity, solve_point, sweep
 from ui import state
 
@@ -21,8 +24,6 @@ RUN_MODES = {
     "sequential": "This process, one after another",
     "dask": "Dask cluster",
 }
-#: Estimated seconds of solving below which a local process pool is not worth starting.
-POOL_THRESHOLD_S = 2.0
 #: Sensitivity analysis runs by default when one solve takes less than this (seconds).
 SENSITIVITY_AUTO_S = 0.05
 
@@ -56,6 +57,20 @@ def _sweep(digest: str, devices_key: str, parameter: str, values: tuple, kind: s
         _executor.clear()
         points = sweep(_problem, parameter, values, kind=kind, executor=None, progress=progress, method=method,
                        **dict(options))
+    bar.empty()
+    return points
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _memory_grid(digest: str, devices_key: str, kind: str, title: str, _problem, _executor_value):
+    """The memory sweep (:func:`placement.grids.memory_grid`), cached like :func:`_sweep`, with its own progress bar."""
+    bar = st.progress(0.0, text=f"{title}: starting")
+
+    def progress(done: int, total: int) -> None:
+        if total:
+            bar.progress(min(done / total, 1.0), text=f"{title}: {done} of about {total} solves")
+
+    points = memory_grid(_problem, kind, executor=_executor_value, progress=progress)
     bar.empty()
     return points
 
@@ -95,9 +110,6 @@ def _picked_index(event) -> int | None:
 
 def main() -> None:
     """Draw the page."""
-    st.set_page_config(page_title="Tradeoffs - device placement", layout="wide")
-    state.ensure_default_graph()
-
     st.title("Tradeoffs")
 
     problem = state.current_problem()
@@ -136,27 +148,23 @@ def main() -> None:
     method, model_options = memory_model.method_for("dp")
     model_options = tuple(sorted(model_options.items()))
     try:
-        base_seconds = _base_seconds(digest, devices_key, problem, method, model_options)
+        with st.spinner("Timing one solve..."):
+            base_seconds = _base_seconds(digest, devices_key, problem, method, model_options)
     except PlacementError as exc:
         st.error(str(exc))
         st.stop()
 
     total_size = sum(node.size for node in problem.graph.nodes)
-    count_values = tuple(range(1, max_count + 1))
-    bandwidth_values = tuple(sorted({devices.bandwidth * 2 ** (k / 2) for k in range(-6, 7)}))
-    if kind.memory != float("inf"):
-        memory_reference = kind.memory
-    else:
-        memory_reference = total_size / max(kind.count, 1)
-    memory_values = tuple(sorted({memory_reference * 2 ** (k / 2) for k in range(-6, 7)}
-                                 | ({kind.memory} if kind.memory != float("inf") else set()))) if total_size > 0 else ()
+    count_values = count_grid_1d(max_count)
+    bandwidth_values = bandwidth_grid(devices.bandwidth)
+    memory_solves = 14 if total_size > 0 else 0  # about; placed around where the plan changes
     grid_values = count_grid(devices, max_points=120) if len(names) > 1 else ()
-    n_solves = len(count_values) + len(bandwidth_values) + len(memory_values) + len(grid_values)
+    n_solves = len(count_values) + len(bandwidth_values) + memory_solves + len(grid_values)
 
     def _executor_for_mode():
         if run_mode == "sequential":
             return None
-        if run_mode == "auto" and base_seconds * n_solves < POOL_THRESHOLD_S:
+        if run_mode == "auto" and not use_pool(base_seconds, n_solves):
             return None
         if run_mode == "dask" and address:
             try:
@@ -183,7 +191,8 @@ def main() -> None:
 
     with st.spinner("Solving..."):
         counts_points = run_sweep("accelerators", count_values, f"{kind_name} count sweep")
-        memory_points = run_sweep("memory", memory_values, f"{kind_name} memory sweep") if memory_values else ()
+        memory_points = _memory_grid(digest, devices_key, kind_name, f"{kind_name} memory sweep", problem,
+                                     executor) if total_size > 0 else ()
         bandwidth_points = run_sweep("bandwidth", bandwidth_values, "bandwidth sweep", None)
         grid_points = run_sweep("counts", grid_values, "device-count grid", None) if grid_values else ()
 
@@ -198,7 +207,7 @@ def main() -> None:
         if not chosen.ok:
             st.warning(f"{chosen.label}: no plan ({chosen.result.reason or chosen.status}).")
             return
-        label = f"Tradeoffs ({source}): {chosen.label}, time per sample {chosen.time_per_sample:.6g}"
+        label = f"Tradeoffs ({source}): {chosen.label}, time per sample {state.format_time(chosen.time_per_sample)}"
         current = state.selected_plan()
         if current is None or current[2] != label:
             state.set_selected_plan(chosen.problem, chosen.result, label)
@@ -229,6 +238,9 @@ def main() -> None:
         failed = [p for p in points if p.status == "error"]
         if failed:
             st.error(f"{len(failed)} solve(s) failed, e.g. {failed[0].label}: {failed[0].result.reason}")
+        st.caption(viz.sweep_summary(points))
+
+    prefix = "" if kind_name == "accelerator" else f"{kind_name} "
 
     picked_slot = st.container()
     tab_counts, tab_memory, tab_bandwidth, tab_pareto = st.tabs(
@@ -238,20 +250,22 @@ def main() -> None:
         sens = _sensitivity_note("accelerators", kind_name)
         _errors(counts_points)
         _chart(viz.sweep_figure(counts_points, "accelerators", sensitivity=sens,
-                                title="time per sample vs number of "
-                                      + ("accelerators" if kind_name == "accelerator" else f"{kind_name} accelerators")),
+                                title=f"time per sample vs number of {prefix}accelerators"),
                "to_chart_accelerators", counts_points, "accelerators")
         _table(counts_points, "to_table_accelerators")
 
     with tab_memory:
         if not memory_points:
-            st.info("The graph's nodes have no memory sizes, so memory per accelerator changes nothing.")
+            st.info("Memory per accelerator changes nothing here: the graph's nodes have no memory sizes, or the "
+                    f"fastest plan puts nothing on {kind_name} devices.")
         else:
             sens = _sensitivity_note("memory", kind_name)
             _errors(memory_points)
-            _chart(viz.sweep_figure(memory_points, "memory", sensitivity=sens, log_x=True,
-                                    title=f"time per sample vs memory per {kind_name} accelerator"),
+            _chart(viz.sweep_figure(memory_points, "memory", sensitivity=sens,
+                                    title=f"time per sample vs memory per {prefix}accelerator"),
                    "to_chart_memory", memory_points, "memory")
+            st.caption("Memory values are placed around where the optimal plan changes: every solve also shows "
+                       "the least memory its plan needs, where the same time per sample still holds.")
             _table(memory_points, "to_table_memory")
 
     with tab_bandwidth:

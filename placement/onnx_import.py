@@ -591,3 +591,32 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
         for target in sorted({group_of[s] for n in leaving for s in graph.successors[n] if group_of[s] != g}):
             edges.append(Edge(g, target, cost, size))
     return Graph(tuple(nodes), tuple(edges), name=graph.name, extra=dict(graph.extra))
+
+
+def symbolic_dims(data: bytes, source: str = "<upload>") -> tuple[str, ...]:
+    """Names of the symbolic (or unknown) dimensions of a model's graph inputs, in input order.
+
+    These are the keys :func:`import_onnx` reads from ``dims``: the ``dim_param`` name (e.g.
+    ``"batch"``, ``"sequence"``), or ``"<input>[<axis>]"`` for an unnamed unknown dimension.
+
+    Raises
+    ------
+    InvalidGraphError
+        As :func:`load_onnx`.
+    """
+    model = load_onnx(data, source)
+    initializers = {t.name for t in model.graph.initializer}
+    names: list[str] = []
+    for value in model.graph.input:
+        if value.name in initializers or not value.type.HasField("tensor_type"):
+            continue
+        tensor_type = value.type.tensor_type
+        if not tensor_type.HasField("shape"):
+            continue
+        for i, dim in enumerate(tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                continue
+            key = dim.dim_param or f"{value.name}[{i}]"
+            if key not in names:
+                names.append(key)
+    return tuple(names)

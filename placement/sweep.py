@@ -217,8 +217,18 @@ class SweepPoint:
 
     @property
     def label(self) -> str:
-        """A short label, e.g. ``"accelerators = 4"``."""
+        """A short label, e.g. ``"accelerators = 4"``, ``"memory = 672 MiB"`` or ``"2 x V100 + 3 x T4"``."""
+        if self.parameter == "counts" and isinstance(self.value, tuple):
+            return count_label(self.problem.devices, self.value)
+        if self.parameter == "memory" and isinstance(self.value, (int, float)):
+            return f"memory = {_format_parameter('memory', float(self.value))}"
         return f"{self.parameter} = {_format_value(self.value)}"
+
+
+def count_label(devices: Devices, counts: Sequence[int]) -> str:
+    """Per-kind counts with their kind names, e.g. ``"2 x V100 + 3 x T4"`` (``"no accelerators (CPU only)"`` if all 0)."""
+    parts = [f"{count} x {kind.name}" for kind, count in zip(devices.accelerators, counts) if count]
+    return " + ".join(parts) if parts else "no accelerators (CPU only)"
 
 
 def make_point(index: int, parameter: str, value: Any, problem: Problem, result: Result) -> SweepPoint:

@@ -197,9 +197,13 @@ def graph_figure(
         groups = [(str(slot), colours[slot], members[slot]) for slot in order if members[slot]]
         if unplaced:
             groups.append(("unplaced", UNPLACED_COLOUR, unplaced))
+    label_chars = node_label_chars(layout, window_layers)
     for label, colour, ids in groups:
         figure.add_trace(go.Scatter(
-            x=[layout[n][0] for n in ids], y=[layout[n][1] for n in ids], mode="markers", name=label,
+            x=[layout[n][0] for n in ids], y=[layout[n][1] for n in ids], name=label,
+            mode="markers+text" if label_chars else "markers",
+            text=[node_label(graph, n, label_chars) for n in ids] if label_chars else None,
+            textposition="top center", textfont={"size": 9, "color": "#333"},
             marker={"size": marker_size, "color": colour, "line": {"width": 0.5, "color": "#333"},
                     "symbol": ["diamond" if graph.node_by_id[n].is_backward else "circle" for n in ids]},
             hovertext=[node_hover(graph, n, device_of.get(n) if device_of else None) for n in ids],
@@ -297,7 +301,7 @@ def load_figure(evaluation: Evaluation, slots: Sequence[DeviceSlot] | None = Non
     if max_load is not None:
         figure.add_hline(y=max_load, line_dash="dash", line_color="#d62728",
                          annotation_text=f"max load {max_load:.6g}", annotation_position="top left")
-    figure.update_layout(barmode="stack", title=title, height=360, yaxis_title="time per sample",
+    figure.update_layout(barmode="stack", title=title, height=360, yaxis_title="time per sample (ms)",
                          margin={"l": 10, "r": 10, "t": 60, "b": 10},
                          legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right",
                                  "traceorder": "normal"})
@@ -371,7 +375,7 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], objective: str = "throughp
     figure = go.Figure(go.Bar(x=methods, y=[v if v is not None else 0.0 for v in values], marker_color=colours,
                               text=text, textposition="outside",
                               hovertemplate="%{x}<br>%{y:.6g}<extra></extra>"))
-    figure.update_layout(height=360, yaxis_title="time per sample" if objective == "throughput" else "latency",
+    figure.update_layout(height=360, yaxis_title="time per sample (ms)" if objective == "throughput" else "latency (ms)",
                          margin={"l": 10, "r": 10, "t": 30, "b": 10})
     return figure
 
@@ -534,13 +538,21 @@ def _sweep_x(point, parameter: str) -> float | None:
     value = float(value)
     if not math.isfinite(value):
         return None
-    return value / GIB if parameter == "memory" else value
+    return value / _memory_scale([point])[0] if parameter == "memory" else value
+
+
+def _memory_scale(points: Sequence[Any]) -> tuple[float, str]:
+    """Bytes per axis unit and the unit's name for memory values: GiB, or MiB when all are under 1 GiB."""
+    values = [float(p.value) for p in points if isinstance(p.value, (int, float)) and math.isfinite(float(p.value))]
+    if values and max(values) < GIB:
+        return 2.0**20, "MiB"
+    return GIB, "GiB"
 
 
 def _point_hover(point) -> str:
     price = f"{point.price_per_hour:,.4g}" if point.price_per_hour else "0"
     memory = format_bytes(point.total_memory)
-    return (f"{point.label}<br>time per sample {point.time_per_sample:.6g}<br>devices used {point.devices_used} "
+    return (f"{point.label}<br>time per sample {point.time_per_sample:.6g} ms<br>devices used {point.devices_used} "
             f"({point.accelerators_used} accelerators, {point.cpus_used} CPU cores)<br>memory provisioned {memory}"
             f"<br>price per hour {price}")
 
@@ -565,20 +577,33 @@ def sweep_figure(points: Sequence[Any], parameter: str | None = None, title: str
         Logarithmic x axis (for memory and bandwidth factors).
     """
     parameter = parameter or (points[0].parameter if points else "")
-    good = [(p, _sweep_x(p, parameter)) for p in points if p.ok]
+    scale, unit = _memory_scale(points)
+
+    def x_of(point):
+        x = _sweep_x(point, "")
+        return x / scale if parameter == "memory" and x is not None else x
+
+    good = [(p, x_of(p)) for p in points if p.ok]
     good = [(p, x) for p, x in good if x is not None]
-    bad = [(p, _sweep_x(p, parameter)) for p in points if not p.ok]
+    bad = [(p, x_of(p)) for p in points if not p.ok]
     bad = [(p, x) for p, x in bad if x is not None]
+    axis_title = f"memory per accelerator ({unit})" if parameter == "memory" else \
+        _SWEEP_AXIS_TITLES.get(parameter, parameter)
     figure = go.Figure()
     figure.add_trace(go.Scatter(
         x=[x for _, x in good], y=[float(p.time_per_sample) for p, _ in good], mode="lines+markers",
+        line_shape="hv" if parameter == "memory" else "linear",
         name="optimal time per sample", customdata=[[p.index] for p, _ in good],
         text=[_point_hover(p) for p, _ in good], hovertemplate="%{text}<extra></extra>",
         marker={"size": 10, "color": _CURVE_COLOUR}, line={"color": _CURVE_COLOUR},
     ))
     if bad:
+        # No plan means no time per sample: the markers sit on their own hidden axis at the bottom of the plot
+        # (not at a time of 0), over a grey band.
+        for _, x in bad:
+            figure.add_vline(x=x, line={"color": "rgba(127,127,127,0.35)", "width": 6})
         figure.add_trace(go.Scatter(
-            x=[x for _, x in bad], y=[0.0] * len(bad), mode="markers", name="no plan fits",
+            x=[x for _, x in bad], y=[0.04] * len(bad), yaxis="y2", mode="markers", name="no plan fits",
             customdata=[[p.index] for p, _ in bad],
             text=[f"{p.label}<br>{p.status}: {p.result.reason or ''}" for p, _ in bad],
             hovertemplate="%{text}<extra></extra>", marker={"symbol": "x", "size": 10, "color": "#7f7f7f"},
@@ -592,10 +617,12 @@ def sweep_figure(points: Sequence[Any], parameter: str | None = None, title: str
                 marker={"size": 18, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
             ))
     figure.update_layout(
-        title=title or f"time per sample vs {_SWEEP_AXIS_TITLES.get(parameter, parameter)}",
-        height=400, xaxis={"title": _SWEEP_AXIS_TITLES.get(parameter, parameter), "type": "log" if log_x else "linear"},
-        yaxis={"title": "time per sample", "rangemode": "tozero"}, margin={"l": 10, "r": 10, "t": 80, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0}, clickmode="event+select",
+        title={"text": title or f"time per sample vs {axis_title}", "y": 0.97, "yanchor": "top"},
+        height=420, xaxis={"title": axis_title, "type": "log" if log_x else "linear"},
+        yaxis={"title": "time per sample (ms)", "rangemode": "tozero"},
+        yaxis2={"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}, clickmode="event+select",
     )
     if sensitivity is not None:
         add_sensitivity_markers(figure, sensitivity)
@@ -608,18 +635,23 @@ def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
     ``sensitivity`` is a :class:`placement.sweep.Sensitivity`; memory values are drawn in GiB.
     Returns the same figure.
     """
-    scale = GIB if sensitivity.parameter == "memory" else 1.0
-    marks = [(sensitivity.value, "now", "solid", "#2ca02c")]
+    scale = 1.0
+    if sensitivity.parameter == "memory":
+        unit = str(figure.layout.xaxis.title.text or "")
+        scale = 2.0**20 if unit.endswith("(MiB)") else GIB
+    # "now" at the top; the change points at the bottom, outside the interval they bound: labels never overlap.
+    marks = [(sensitivity.value, "now", "solid", "#2ca02c", "top right")]
     if sensitivity.down is not None:
-        marks.append((sensitivity.down.value, "plan changes", "dash", "#ff7f0e"))
+        marks.append((sensitivity.down.value, "plan changes", "dash", "#ff7f0e", "bottom left"))
     if sensitivity.up is not None:
-        marks.append((sensitivity.up.value, "plan changes", "dash", "#ff7f0e"))
-    for value, label, dash, colour in marks:
+        marks.append((sensitivity.up.value, "plan changes", "dash", "#ff7f0e", "bottom right"))
+    for value, label, dash, colour, position in marks:
         if value is None or not math.isfinite(value):
             continue
+        # Labels inside the plot, at the bottom, so they never collide with the title or legend above.
         figure.add_vline(x=float(value) / scale, line={"dash": dash, "color": colour, "width": 1.5},
-                         annotation={"text": label, "textangle": -90, "font": {"color": colour}},
-                         annotation_position="top left")
+                         annotation={"text": label, "font": {"color": colour}, "bgcolor": "rgba(255,255,255,0.8)"},
+                         annotation_position=position)
     return figure
 
 
@@ -675,10 +707,10 @@ def pareto_figure(points: Sequence[Any], x: str = "devices", front: Sequence[Any
             ))
     axis = {"devices": "devices used", "memory": "memory provisioned (GiB)", "price": "price per hour"}.get(x, x)
     figure.update_layout(
-        title=title or f"Pareto frontier: time per sample vs {axis}", height=420,
-        xaxis={"title": axis}, yaxis={"title": "time per sample", "rangemode": "tozero"},
-        margin={"l": 10, "r": 10, "t": 80, "b": 10}, clickmode="event+select",
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+        title={"text": title or f"Pareto frontier: time per sample vs {axis}", "y": 0.97, "yanchor": "top"},
+        height=420, xaxis={"title": axis}, yaxis={"title": "time per sample (ms)", "rangemode": "tozero"},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10}, clickmode="event+select",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
     return figure
 
@@ -691,10 +723,10 @@ def sweep_rows(points: Sequence[Any]) -> list[dict[str, Any]]:
         if p.parameter == "memory" and isinstance(value, (int, float)):
             value = format_bytes(float(value))
         elif isinstance(value, tuple):
-            value = " + ".join(str(v) for v in value)
+            value = p.label
         rows.append({
             "#": p.index, p.parameter: value if isinstance(value, str) else float(value), "status": p.status,
-            "time per sample": p.time_per_sample, "devices used": p.devices_used,
+            "time per sample (ms)": p.time_per_sample, "devices used": p.devices_used,
             "accelerators used": p.accelerators_used, "CPU cores used": p.cpus_used,
             "memory provisioned": format_bytes(p.total_memory), "price per hour": p.price_per_hour,
         })
@@ -817,3 +849,168 @@ def schedule_comparison_figure(rows: Sequence[Mapping[str, Any]], title: str | N
     figure.update_layout(title=title or "schedules side by side", showlegend=False, height=380,
                          margin={"l": 10, "r": 10, "t": 80, "b": 10})
     return figure
+
+
+def sweep_summary(points: Sequence[Any]) -> str:
+    """One line counting a sweep's solves: how many found an optimal plan, another plan, or none."""
+    optimal = sum(1 for p in points if p.ok and p.status == "optimal")
+    other = sum(1 for p in points if p.ok and p.status != "optimal")
+    none = sum(1 for p in points if not p.ok)
+    parts = [f"{len(points)} points: {optimal} optimal"]
+    if other:
+        parts.append(f"{other} with a plan not proven optimal")
+    if none:
+        parts.append(f"{none} where no plan fits (drawn at the bottom, they have no time per sample)")
+    return ", ".join(parts) + "."
+
+
+# --- purchase figures ---
+
+def purchase_figure(options: Sequence[Any], front: Sequence[Any] | None = None, answer: Any = None,
+                    title: str | None = None, time_unit: str = "ms") -> go.Figure:
+    """Time per sample against price per hour of every candidate inventory; the frontier as a step line.
+
+    Parameters
+    ----------
+    options : sequence of placement.purchase.Option
+        Every candidate (those without a plan are left out).
+    front : sequence of Option, optional
+        The frontier (default: :func:`placement.purchase.price_frontier` of ``options``).
+    answer : Option, optional
+        A candidate to ring (the answer to the question asked).
+    title : str, optional
+        Figure title.
+    time_unit : str
+        Unit of the times (for the axis title).
+    """
+    from .purchase import price_frontier
+
+    if front is None:
+        front = price_frontier(options)
+    on_front = {o.counts for o in front}
+
+    def hover(o) -> str:
+        per_million = o.cost_per_sample * 1e6 if o.cost_per_sample is not None else 0.0
+        return (f"{o.label}<br>time per sample {o.time_per_sample:.6g} {time_unit}<br>price per hour "
+                f"{o.price_per_hour:,.4g}<br>cost per million samples {per_million:,.4g}")
+
+    others = [o for o in options if o.ok and o.counts not in on_front]
+    best = [o for o in front if o.ok]
+    figure = go.Figure()
+    figure.add_trace(go.Scatter(
+        x=[o.price_per_hour for o in others], y=[o.time_per_sample for o in others], mode="markers",
+        name="other inventories", text=[hover(o) for o in others], hovertemplate="%{text}<extra></extra>",
+        marker={"size": 8, "color": "#b0b0b0"}))
+    figure.add_trace(go.Scatter(
+        x=[o.price_per_hour for o in best], y=[o.time_per_sample for o in best], mode="lines+markers",
+        name="frontier (cheapest for its speed)", text=[hover(o) for o in best],
+        hovertemplate="%{text}<extra></extra>", line={"shape": "hv", "color": _FRONT_COLOUR, "width": 2},
+        marker={"size": 11, "color": _FRONT_COLOUR}))
+    if answer is not None and answer.ok:
+        figure.add_trace(go.Scatter(
+            x=[answer.price_per_hour], y=[answer.time_per_sample], mode="markers", name="answer",
+            text=[hover(answer)], hovertemplate="%{text}<extra></extra>",
+            marker={"size": 22, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}}))
+    figure.update_layout(
+        title={"text": title or "Time per sample vs price per hour of every candidate inventory", "y": 0.97,
+               "yanchor": "top"},
+        height=440, xaxis={"title": "price per hour (all devices of the inventory)", "rangemode": "tozero"},
+        yaxis={"title": f"time per sample ({time_unit})", "rangemode": "tozero"},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
+    times = [o.time_per_sample for o in options if o.ok and o.time_per_sample > 0]
+    if times and max(times) > 20 * min(times):  # e.g. CPU only next to many cards: a log axis shows both
+        figure.update_yaxes(type="log", rangemode=None, title=f"time per sample ({time_unit}, log scale)")
+    return figure
+
+
+def purchase_rows(options: Sequence[Any], time_unit: str = "ms") -> list[dict[str, Any]]:
+    """One row per candidate inventory: counts, cards to buy, price, time and cost per sample."""
+    rows = []
+    for o in options:
+        rows.append({
+            "inventory": o.label,
+            "cards to buy": " + ".join(f"{n} x {k.name}" for n, k in zip(o.added, o.point.problem.devices.accelerators)
+                                      if n) or "none",
+            "price per hour": o.price_per_hour,
+            f"time per sample ({time_unit})": o.time_per_sample,
+            "cost per million samples": o.cost_per_sample * 1e6 if o.cost_per_sample is not None else None,
+            "status": o.point.status,
+        })
+    return rows
+
+
+# --- uncertainty figures ---
+
+def monte_carlo_figure(mc: Any, time_unit: str = "ms", title: str | None = None) -> go.Figure:
+    """Histogram of the time per sample over the draws of a :class:`placement.uncertainty.MonteCarlo`.
+
+    The chosen plan's times and (when present) the re-optimised optima are overlaid; dashed
+    lines mark the chosen plan's P10, P50 and P90.
+    """
+    figure = go.Figure()
+    reopt = [t for t in mc.reopt_times if t is not None]
+    every = list(mc.plan_times) + reopt
+    low, high = min(every), max(every)
+    bins = {"start": low, "end": high + (high - low) * 1e-9 + 1e-12, "size": (high - low) / 30 or 1.0}
+    figure.add_trace(go.Histogram(x=list(mc.plan_times), name="chosen plan", opacity=0.65,
+                                  marker_color=_CURVE_COLOUR, xbins=bins))
+    if reopt:  # the same bins, so that the two distributions compare bar by bar
+        figure.add_trace(go.Histogram(x=reopt, name="re-optimised for each draw", opacity=0.55,
+                                      marker_color="#2ca02c", xbins=bins))
+    for label, value in zip(("P10", "P50", "P90"), mc.plan_quantiles):
+        figure.add_vline(x=value, line={"dash": "dash", "color": "#444", "width": 1.2},
+                         annotation={"text": label, "bgcolor": "rgba(255,255,255,0.8)"},
+                         annotation_position="top right")
+    figure.update_layout(
+        barmode="overlay", height=400,
+        title={"text": title or f"Time per sample over {mc.samples} draws (seed {mc.seed})", "y": 0.97,
+               "yanchor": "top"},
+        xaxis={"title": f"time per sample ({time_unit})"}, yaxis={"title": "draws"},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
+    return figure
+
+
+def bottleneck_figure(mc: Any, title: str | None = None) -> go.Figure:
+    """Bar chart: share of draws in which each device is the chosen plan's bottleneck."""
+    shares = mc.bottleneck_shares
+    figure = go.Figure(go.Bar(
+        x=[device for device, _ in shares], y=[share * 100 for _, share in shares],
+        text=[f"{share:.0%}" for _, share in shares], textposition="outside", marker_color="#d62728",
+        hovertemplate="%{x}: bottleneck in %{y:.1f} % of draws<extra></extra>"))
+    figure.update_layout(
+        height=360, title={"text": title or "Which device is the bottleneck (share of draws)", "y": 0.96,
+                           "yanchor": "top"},
+        xaxis={"title": "device", "type": "category"}, yaxis={"title": "% of draws", "range": [0, 110]},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    return figure
+
+
+# --- node labels on the graph figure ---
+
+def node_label_chars(layout: Mapping[int, tuple[float, float]], window_layers: int = 60, width_px: int = 1100,
+                     height_px: int = 640) -> int:
+    """How many characters of a node label fit next to each node of a :func:`graph_figure` (0 = no labels).
+
+    Labels fit when a layer column is wide enough for at least 4 characters (about 6 px each at
+    9 pt, over ``width_px`` split among the visible layers) and neighbouring nodes of one layer are
+    at least 16 px apart vertically (the layout puts them one unit apart within the figure height).
+    """
+    if not layout:
+        return 0
+    n_layers = int(max(x for x, _ in layout.values())) + 1
+    visible = n_layers if n_layers <= 1.5 * window_layers else window_layers
+    chars = int(width_px / max(visible, 1) / 6) - 1
+    half_height = max(max(abs(y) for _, y in layout.values()), 2.0) + 0.8
+    figure_height = min(height_px, max(340, 200 + 70 * half_height))
+    row_px = figure_height / (2 * half_height)
+    return min(chars, 24) if chars >= 4 and row_px >= 16 else 0
+
+
+def node_label(graph: Graph, node_id: int, chars: int) -> str:
+    """A node's short label: the last part of its name (after '/'), cut to ``chars`` characters."""
+    name = graph.node_by_id[node_id].name or str(node_id)
+    short = [part for part in name.replace("\\", "/").split("/") if part]
+    text = short[-1] if short else name
+    return text if len(text) <= chars else text[: max(chars - 1, 1)] + "…"

@@ -32,7 +32,8 @@ pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
 def number(text: str) -> float:
-    return float(text.replace(",", ""))
+    """The number of a shown value, without its unit ("12.5 ms" -> 12.5)."""
+    return float(text.split()[0].replace(",", ""))
 
 
 def time_per_sample(at: AppTest) -> float:
@@ -336,11 +337,14 @@ def test_placement_page_numbers_come_from_the_engine():
     evaluation = evaluate(problem, result.placement)
     shown = metrics(at)
     assert number(shown["Time per sample"]) == pytest.approx(result.objective, rel=1e-5)
-    assert number(shown["Throughput"]) == pytest.approx(1 / result.objective, rel=1e-5)
+    assert number(shown["Throughput"]) == pytest.approx(1000 / result.objective, rel=1e-5)  # per second
+    assert shown["Time per sample"].endswith(" ms")
     assert number(shown["Latency (one sample)"]) == pytest.approx(evaluation.latency, rel=1e-5)
     assert shown["Status"] == "optimal"
     assert at.selectbox(key="pl_method").value == "dp"
-    assert "dp" in at.selectbox(key="pl_method").options
+    from ui.state import method_name
+
+    assert method_name("dp") in at.selectbox(key="pl_method").options  # display names
     load = chart(at, "pl_load")
     bars = {trace["name"]: trace for trace in load["data"] if trace["type"] == "bar"}
     by_device = {str(d.device): d for d in evaluation.devices}
@@ -417,7 +421,9 @@ def test_latency_objective_without_methods_says_so_or_solves():
     if not methods:
         assert any("No method for the latency objective" in w.value for w in at.warning)
     else:
-        assert at.selectbox(key="pl_method").options == methods
+        from ui.state import method_name
+
+        assert at.selectbox(key="pl_method").options == [method_name(m) for m in methods]
 
 
 # ----------------------------------------------------------------------------- compare page
@@ -429,30 +435,37 @@ def test_compare_page_runs_the_chosen_methods_and_hands_a_plan_to_placement():
         assert any("not available yet" in w.value for w in at.warning)
         return
     assert any("Run comparison" in i.value for i in at.info)
-    chosen = [m for m in ("dp", "pipedream", "one-accelerator") if m in at.multiselect(key="cmp_methods").options]
+    from ui.state import method_name
+
+    shown = at.multiselect(key="cmp_methods").options  # display names
+    chosen = [m for m in ("dp", "pipedream", "one-accelerator") if method_name(m) in shown]
     assert "dp" in chosen
     at.multiselect(key="cmp_methods").set_value(chosen).run()
     at.number_input(key="cmp_time_limit").set_value(5.0).run()
     at.button(key="cmp_run").click().run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
-    assert list(table["method"]) == chosen
+    names = [method_name(m) for m in chosen]
+    assert list(table["method"]) == names  # display names, not raw ids
+    assert not any(i.value.startswith("Press **Run comparison**") for i in at.info)  # no stale prompt
+    assert "None" not in table.astype(str)["reason"].tolist()
+    table = table.rename(columns={"time per sample (ms)": "time per sample"})
     problem = load_problem(DEFAULT)
     best = dp_time(problem)
-    dp_row = table[table["method"] == "dp"].iloc[0]
+    dp_row = table[table["method"] == method_name("dp")].iloc[0]
     assert float(dp_row["time per sample"]) == pytest.approx(best, rel=1e-9)
     assert dp_row["status"] == "optimal"
     for _, row in table.iterrows():  # the DP is optimal among contiguous splits: nothing valid beats it here
-        if row["status"] in ("optimal", "feasible") and row["method"] != "ip-noncontiguous":
+        if row["status"] in ("optimal", "feasible") and row["method"] != method_name("ip-noncontiguous"):
             assert float(row["time per sample"]) >= best * (1 - 1e-9)
             assert float(row["ratio to best"]) == pytest.approx(float(row["time per sample"]) / best)
     spec = chart(at, "cmp_chart")
-    assert spec["data"][0]["x"] == chosen
+    assert spec["data"][0]["x"] == names
     # Hand the DP's plan to the Placement page.
     at.selectbox(key="cmp_pick").set_value("dp").run()
     at.button(key="cmp_show").click().run()
     assert not at.exception
-    assert any("dp from the Compare page" in i.value for i in at.info)
+    assert any(f"{method_name('dp')} from the Compare page" in i.value for i in at.info)
     assert time_per_sample(at) == pytest.approx(best, rel=1e-5)
 
 
@@ -502,3 +515,14 @@ def test_deleting_every_inventory_row_leaves_cpus_only():
     devices = Devices(accelerators=(), cpus=base.devices.cpus)
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(base.graph, devices)), rel=1e-5)
     assert at.session_state["_ui_devices"].accelerators == ()
+
+
+def test_a_new_inventory_row_without_speed_is_refused_not_defaulted():
+    at = start("pages/2_Devices.py")
+    before = at.session_state["_ui_devices"]
+    at.session_state[inventory_key(at)] = {"edited_rows": {}, "added_rows": [{"name": "new", "count": 2}],
+                                           "deleted_rows": []}
+    at.run()
+    assert not at.exception, at.exception
+    assert any("enter a speed" in e.value for e in at.error)
+    assert at.session_state["_ui_devices"] == before  # nothing applied silently

@@ -21,7 +21,7 @@ import streamlit as st
 
 import placement
 from placement.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
-from placement.onnx_import import MAX_ONNX_BYTES, import_onnx
+from placement.onnx_import import MAX_ONNX_BYTES, import_onnx, symbolic_dims
 from placement.roofline import CPU_KIND, EDITABLE_COLUMNS, GiB, PRESETS, CostModel, apply_cost_rows, cost_rows
 from placement.training import training_graph
 from ui import state
@@ -105,7 +105,9 @@ def _import_onnx_clicked() -> None:
     try:
         cost_model = _cost_model()
         depth = int(st.session_state["mi_onnx_depth"])
-        report = import_onnx(uploaded.getvalue(), uploaded.name, cost_model=cost_model,
+        dims = {name: int(st.session_state[_dim_key(k)]) for k, name in enumerate(_uploaded_dims())
+                if _dim_key(k) in st.session_state}
+        report = import_onnx(uploaded.getvalue(), uploaded.name, cost_model=cost_model, dims=dims,
                              default_dim=int(st.session_state["mi_onnx_dim"]), coarsen_depth=depth or None)
         graph = training_graph(report.graph) if st.session_state["mi_onnx_training"] else report.graph
         problem = placement.Problem(graph, _devices(cost_model))
@@ -159,14 +161,47 @@ def _build_clicked() -> None:
     _load(problem, problem.graph.name, lines)
 
 
+def _dim_key(position: int) -> str:
+    """Widget key of the value of the uploaded model's ``position``-th symbolic dimension."""
+    return f"mi_onnx_dim_{position}"
+
+
+def _uploaded_dims() -> tuple[str, ...]:
+    """Symbolic input dimension names of the chosen .onnx file (empty when none or unreadable)."""
+    uploaded = st.session_state.get("mi_onnx_upload")
+    if uploaded is None or uploaded.size > MAX_ONNX_BYTES:
+        return ()
+    seen = st.session_state.get("_mi_onnx_dims")
+    file_key = (uploaded.file_id, uploaded.name, uploaded.size)
+    if seen is None or seen[0] != file_key:
+        try:
+            names = symbolic_dims(uploaded.getvalue(), uploaded.name)
+        except placement.PlacementError:
+            names = ()  # the import button reports the error
+        for key in [k for k in st.session_state if str(k).startswith("mi_onnx_dim_")]:
+            del st.session_state[key]  # another model: its dimensions start again from the default
+        seen = (file_key, names)
+        st.session_state["_mi_onnx_dims"] = seen
+    return seen[1]
+
+
 def _onnx_form() -> None:
     state.init_widget("mi_onnx_dim", 1)
     state.init_widget("mi_onnx_depth", 0)
     state.init_widget("mi_onnx_training", False)
-    st.file_uploader(f"ONNX model (at most {MAX_ONNX_BYTES // 2**20} MiB; tensors must be inside the file)",
-                     type=["onnx"], key="mi_onnx_upload")
+    st.file_uploader(f"ONNX model (at most {MAX_ONNX_BYTES // 2**20} MB; tensors must be inside the file)",
+                     type=["onnx"], key="mi_onnx_upload", max_upload_size=MAX_ONNX_BYTES // 2**20)
+    names = _uploaded_dims()
+    if names:  # one value per symbolic dimension: batch and sequence are separate
+        st.caption("Symbolic input dimensions of this model (each gets its own value):")
+        dim_cols = st.columns(min(len(names), 4))
+        for k, name in enumerate(names):
+            state.init_widget(_dim_key(k), int(st.session_state["mi_onnx_dim"]))
+            dim_cols[k % len(dim_cols)].number_input(f"Dimension '{name}'", min_value=1, step=1, key=_dim_key(k))
     cols = st.columns(3)
-    cols[0].number_input("Value of symbolic dimensions (batch, sequence...)", min_value=1, step=1, key="mi_onnx_dim")
+    cols[0].number_input("Value of any other symbolic dimension" if names else
+                         "Value of symbolic dimensions (shown per name once a model is chosen)",
+                         min_value=1, step=1, key="mi_onnx_dim")
     cols[1].number_input("Merge into layers: name components (0 = keep operators)", min_value=0, max_value=20,
                          step=1, key="mi_onnx_depth",
                          help="Nodes whose names share their first N components (split on '/' and '.') become one "

@@ -374,7 +374,7 @@ def describe_devices(devices: placement.Devices) -> str:
 def latency_text(problem: placement.Problem, latency: float) -> tuple[str, str]:
     """(value, help) of a single-sample latency metric: ``n/a`` with the reason when it is not finite."""
     if latency != float("inf"):
-        return f"{latency:.6g}", "Single-sample latency of this placement (evaluator)"
+        return format_time(latency), "Single-sample latency of this placement (evaluator)"
     if problem.graph.is_training:
         return "n/a", LATENCY_INFERENCE_ONLY
     return "n/a", "The accelerator calls of this placement depend on each other in a cycle: no finite latency"
@@ -437,7 +437,8 @@ def graph_layout(graph: placement.Graph) -> dict[int, tuple[float, float]]:
     return _layout(graph.digest, graph)
 
 
-IDEALS_CAP = 20_000
+#: Ideals are counted up to the DP's own limit (placement.ideals.DEFAULT_MAX_IDEALS), not a display cap.
+from placement.ideals import DEFAULT_MAX_IDEALS as IDEALS_CAP  # noqa: E402
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -451,3 +452,68 @@ def _ideals(digest: str, _graph: placement.Graph) -> int | None:
 def ideal_count(graph: placement.Graph) -> int | None:
     """Number of ideals of the contracted graph, or None when over :data:`IDEALS_CAP` (cached)."""
     return _ideals(graph.digest, graph)
+
+
+# ----------------------------------------------------------------------------- time units
+#: Unit of every latency and transfer cost: the paper's graph format and the model importer use milliseconds.
+TIME_UNIT = "ms"
+
+
+def time_unit() -> str:
+    """The unit of the loaded graph's times (``"ms"``: the paper's format and imported models use it)."""
+    return TIME_UNIT
+
+
+def time_unit_note() -> str:
+    """One sentence saying which unit the numbers are in, and why."""
+    if current_graph_source().startswith("upload:"):
+        return ("Times are in the file's own unit; the paper's graph format uses milliseconds, so this app "
+                "labels them ms.")
+    return "Times are in milliseconds (ms), the unit of the paper's graph files and of imported models."
+
+
+def format_time(value: float | None, digits: int = 6) -> str:
+    """A time with its unit, e.g. ``12.5 ms`` ("—" for None)."""
+    if value is None:
+        return "—"
+    return f"{value:.{digits}g} {TIME_UNIT}"
+
+
+# ----------------------------------------------------------------------------- method names
+#: Display names of the solver methods (ids are the keys of placement.solve.METHODS).
+METHOD_NAMES = {
+    "dp": "Exact DP (contiguous split)",
+    "ip": "Integer program (contiguous)",
+    "ip-noncontiguous": "Integer program (non-contiguous)",
+    "latency-ip": "Integer program (latency)",
+    "greedy-latency": "Greedy (latency)",
+    "pipedream": "PipeDream planner",
+    "local-search": "Local search",
+    "one-accelerator": "One accelerator",
+    "memory-aware": "Memory-aware DP (schedule)",
+    "memory-aware-ip": "Memory-aware integer program",
+}
+
+
+def method_name(method: str) -> str:
+    """The display name of a method id (the id itself when it has none)."""
+    return METHOD_NAMES.get(method, method)
+
+
+def plan_cost_line(problem: placement.Problem, result: placement.Result) -> tuple[str, str]:
+    """``(value, help)`` of the "Cost per 1M samples" metric: price per hour of the plan's devices x time per sample.
+
+    The devices counted are those that get work in the plan (kind ``price/hour`` on the Devices page,
+    CPU cores at the inventory's CPU price); "—" when no device has a price.
+    """
+    from placement.purchase import cost_per_sample
+    from placement.sweep import make_point
+
+    point = make_point(0, "plan", None, problem, result)
+    cost = cost_per_sample(point.price_per_hour, point.time_per_sample)
+    help_text = (f"Price per hour of the {point.devices_used} devices the plan uses ({point.price_per_hour:,.4g}) "
+                 f"x time per sample ({format_time(point.time_per_sample)}) / 3,600,000 ms per hour, per million "
+                 "samples. Set prices in the Devices page's inventory.")
+    if cost is None or point.price_per_hour == 0:
+        return "—", help_text
+    return f"{cost * 1e6:,.4g}", help_text

@@ -28,7 +28,7 @@ def engine_time(problem: Problem) -> str:
     """The time per sample as the app formats it (6 significant digits), from solve_dp + evaluate."""
     result = solve_dp(problem)
     assert result.status == "optimal"
-    return f"{evaluate(problem, result.placement).max_load:.6g}"
+    return f"{evaluate(problem, result.placement).max_load:.6g} ms"
 
 
 

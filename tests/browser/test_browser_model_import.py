@@ -153,7 +153,7 @@ def test_build_transformer_then_placement_matches_solve_dp(app_page, artifacts_d
 
     result = solve_dp(problem)
     assert result.status == "optimal"
-    expected = f"{evaluate(problem, result.placement).max_load:.6g}"
+    expected = f"{evaluate(problem, result.placement).max_load:.6g} ms"
     go(page, "Placement")
     wait_for_text(metric(page, "Time per sample"), expected, timeout=60)
     no_exception(page)

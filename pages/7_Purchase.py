@@ -1,0 +1,156 @@
+"""Plan a purchase: direct answers for a capacity-planning meeting.
+
+Every candidate inventory (0 to owned + the most one may buy of each kind) is solved exactly
+with the DP (:mod:`placement.purchase`); the answers pick from those exact optima.
+"""
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from placement import PlacementError, viz
+from placement.purchase import (cheapest_under, fastest_within, price_frontier, purchase_options,
+                                worth_of_more)
+from ui import state
+
+UNIT = state.time_unit()
+
+
+def _catalogue_frame(devices) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"kind": k.name, "owned": k.count, "most to buy": 2, "price/hour": k.price_per_hour}
+         for k in devices.accelerators],
+        columns=["kind", "owned", "most to buy", "price/hour"],
+    ).astype({"kind": "string", "owned": "int64", "most to buy": "int64", "price/hour": "float64"})
+
+
+def main() -> None:
+    """Draw the page."""
+    st.title("Plan a purchase")
+    problem = state.current_problem()
+    devices = problem.devices
+    st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
+    st.caption(state.time_unit_note() + " Prices are per hour per card; a configuration's price is that of "
+               "all its cards and CPU cores; cost per sample = price per hour x time per sample.")
+    if not devices.accelerators:
+        st.warning("The inventory has no accelerator kind: add one on the Devices page (a kind you do not own "
+                   "yet can have count 0).")
+        st.stop()
+
+    # ------------------------------------------------------------------ what may be bought
+    st.subheader("What may be bought")
+    st.caption("Per kind: how many more cards you could buy, and the price per hour of one card. Add kinds you "
+               "do not own yet on the Devices page with count 0.")
+    source_key = "_pu_catalogue_source"
+    if st.session_state.get(source_key, (None,))[0] != state.devices_version():
+        st.session_state[source_key] = (state.devices_version(), _catalogue_frame(devices))
+    version, frame = st.session_state[source_key]
+    edited = st.data_editor(
+        frame, key=f"pu_catalogue_{version}", hide_index=True, num_rows="fixed",
+        column_config={
+            "kind": st.column_config.TextColumn("kind", disabled=True),
+            "owned": st.column_config.NumberColumn("owned", disabled=True),
+            "most to buy": st.column_config.NumberColumn("most to buy", min_value=0, max_value=64, step=1,
+                                                         required=True),
+            "price/hour": st.column_config.NumberColumn("price/hour", min_value=0.0, format="%.2f", required=True),
+        })
+    extra = {str(row["kind"]): int(row["most to buy"]) for row in edited.to_dict("records")}
+    prices = {str(row["kind"]): float(row["price/hour"]) for row in edited.to_dict("records")}
+    if not any(prices.values()):
+        st.info("Every price is 0: enter prices per hour above to compare costs (times are exact either way).")
+
+    key = (state.problem_key(problem), tuple(sorted(extra.items())), tuple(sorted(prices.items())))
+    stored = st.session_state.get("_pu_options")
+    total = math.prod(k.count + extra.get(k.name, 0) + 1 for k in devices.accelerators)
+    col_run, col_note = st.columns([1, 3], vertical_alignment="center")
+    run = col_run.button("Solve every candidate", key="pu_run", type="primary")
+    col_note.caption(f"{total:,} candidate inventories, each solved exactly with the DP.")
+    if run:
+        bar = st.progress(0.0, text="Solving the candidate inventories...")
+
+        def progress(done: int, count: int) -> None:
+            if count:
+                bar.progress(done / count, text=f"Solved {done} of {count} candidate inventories")
+
+        try:
+            options = purchase_options(problem, extra, prices, progress=progress)
+        except PlacementError as exc:
+            bar.empty()
+            st.error(str(exc))
+            st.stop()
+        bar.empty()
+        stored = (key, options)
+        st.session_state["_pu_options"] = stored
+    if stored is None:
+        st.info("Press **Solve every candidate** to answer the questions below.")
+        st.stop()
+    if stored[0] != key:
+        st.caption("The graph, devices or the table changed since the candidates were solved: press "
+                   "Solve every candidate to refresh.")
+    options = stored[1]
+    feasible = [o for o in options if o.ok]
+    if not feasible:
+        st.error("No candidate inventory has a plan that fits: allow more cards or cards with more memory.")
+        st.stop()
+
+    # ------------------------------------------------------------------ the questions
+    st.subheader("Cheapest configuration for a speed, or the fastest for a budget")
+    modes = {"time": f"Cheapest under a time per sample ({UNIT})", "budget": "Fastest within a price per hour"}
+    state.init_widget("pu_mode", "time")
+    mode = st.radio("Question", list(modes), format_func=modes.get, key="pu_mode", horizontal=True)
+    fastest = min(o.time_per_sample for o in feasible)
+    answer = None
+    if mode == "time":
+        state.init_widget("pu_target", float(f"{max(o.time_per_sample for o in feasible):.6g}"))
+        target = st.number_input(f"Time per sample at most ({UNIT})", min_value=0.0, format="%.6g", key="pu_target")
+        answer = cheapest_under(options, target)
+        if answer is None:
+            st.warning(f"No candidate reaches {target:.6g} {UNIT} per sample; the fastest takes {fastest:.6g} {UNIT}.")
+    else:
+        state.init_widget("pu_budget", float(max(o.price_per_hour for o in feasible)))
+        budget = st.number_input("Price per hour at most", min_value=0.0, format="%.4g", key="pu_budget")
+        answer = fastest_within(options, budget)
+        if answer is None:
+            cheapest = min(o.price_per_hour for o in feasible)
+            st.warning(f"No candidate with a plan costs at most {budget:,.4g} per hour; the cheapest costs "
+                       f"{cheapest:,.4g}.")
+    if answer is not None:
+        buy = " + ".join(f"{n} x {k.name}" for n, k in zip(answer.added, devices.accelerators) if n)
+        per_million = answer.cost_per_sample * 1e6
+        st.success(f"**{answer.label}**: {answer.time_per_sample:.6g} {UNIT} per sample, "
+                   f"{answer.price_per_hour:,.4g} per hour, {per_million:,.4g} per million samples. "
+                   + (f"Buy {buy}." if buy else "Nothing to buy: today's cards suffice."),
+                   icon=":material/check_circle:")
+
+    st.subheader("What more cards are worth")
+    names = [k.name for k in devices.accelerators]
+    col_kind, col_n = st.columns(2)
+    state.init_widget("pu_worth_kind", names[0])
+    if st.session_state["pu_worth_kind"] not in names:
+        st.session_state["pu_worth_kind"] = names[0]
+    kind = col_kind.selectbox("Kind", names, key="pu_worth_kind")
+    state.init_widget("pu_worth_n", 1)
+    more = col_n.number_input("How many more cards", min_value=0, max_value=256, step=1, key="pu_worth_n")
+    with st.spinner(f"Solving with {int(more)} more {kind}..."):
+        try:
+            worth = worth_of_more(problem, kind, int(more), prices=prices)
+        except PlacementError as exc:
+            st.error(str(exc))
+            worth = None
+    if worth is not None:
+        st.info(worth.sentence, icon=":material/add_shopping_cart:")
+
+    st.subheader("Cost and speed frontier")
+    front = price_frontier(options)
+    st.caption(f"{len(front)} of {len(feasible)} candidate inventories with a plan are on the frontier "
+               f"(no other is both cheaper and faster); {len(options) - len(feasible)} have no plan that fits.")
+    st.plotly_chart(viz.purchase_figure(options, front=front, answer=answer, time_unit=UNIT), key="pu_chart")
+    with st.expander("Frontier", expanded=True):
+        st.dataframe(pd.DataFrame(viz.purchase_rows(front, UNIT)), key="pu_front", hide_index=True)
+    with st.expander(f"Every candidate ({len(options)})", expanded=False):
+        st.dataframe(pd.DataFrame(viz.purchase_rows(options, UNIT)), key="pu_all", hide_index=True)
+
+
+if __name__ != "__mp_main__":
+    main()
