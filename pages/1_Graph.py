@@ -114,3 +114,8 @@ st.caption("Left to right in longest-path layers; circles are forward nodes, dia
 
 with st.expander(f"Node table ({len(graph.nodes)} nodes)", expanded=len(graph.nodes) <= 40):
     st.dataframe(pd.DataFrame(viz.node_rows(graph)), key="graph_nodes", hide_index=True)
+
+# ----------------------------------------------------------------------------- share (issue 15 item 3)
+from ui.scenario import render_scenario_card  # noqa: E402
+
+render_scenario_card()

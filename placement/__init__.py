@@ -11,6 +11,7 @@ from .dp import count_pairs, solve_dp
 from .errors import (
     InvalidDevicesError,
     InvalidGraphError,
+    InvalidScenarioError,
     InvalidSplitError,
     PlacementError,
     SolverError,
@@ -56,6 +57,7 @@ __all__ = [
     "parse_problem", "placement_to_dict", "problem_to_json", "solve", "solve_dp",
 ]
 
+__all__ += ["InvalidScenarioError"]
 __all__ += [
     "CnnConfig", "CostModel", "DEVICE_PRESETS", "DeviceSpec", "TransformerConfig", "build_cnn", "build_transformer",
     "coarsen", "coarsen_by_prefix", "import_onnx", "training_graph",

@@ -28,3 +28,7 @@ class TooManyIdealsError(PlacementError):
 
 class SolverError(PlacementError):
     """An integer-programming solver failed or is unavailable."""
+
+
+class InvalidScenarioError(PlacementError, ValueError):
+    """A scenario (URL query parameters or a scenario card) is malformed."""

@@ -93,9 +93,25 @@ def load_sample(path: Path) -> None:
 
 # ----------------------------------------------------------------------------- graph
 def ensure_default_graph() -> None:
-    """Load the default sample (BERT-24 inference, layer granularity) on the first visit."""
+    """On the first visit open the URL's scenario, else the default sample (BERT-24 inference, layer).
+
+    Then keep the URL's query parameters on the current scenario (see :mod:`ui.scenario`).
+    """
+    from ui import scenario
+
     if st.session_state.get(_PROBLEM) is None:
-        load_sample(DEFAULT_SAMPLE)
+        if not scenario.restore_from_url():
+            load_sample(DEFAULT_SAMPLE)
+    scenario.mark_restored()
+    scenario.show_restore_error()
+    scenario.sync_url()
+
+
+def _sync_url() -> None:
+    """Put the changed state into the URL at once (a page may change it after the run's first sync)."""
+    from ui import scenario
+
+    scenario.sync_url()
 
 
 def set_graph(problem: placement.Problem, name: str, source: str | None = None) -> None:
@@ -118,6 +134,11 @@ def set_graph(problem: placement.Problem, name: str, source: str | None = None) 
     st.session_state[_SCALED] = None
     st.session_state[_PLAN] = None
     _bump_devices_version()
+    if not st.session_state[_SOURCE].startswith("sample:"):
+        from ui import scenario
+
+        scenario.remember_upload(problem, name)  # a link naming its digest opens it
+    _sync_url()
 
 
 def base_problem() -> placement.Problem | None:
@@ -174,6 +195,7 @@ def set_devices(devices: placement.Devices) -> None:
         st.session_state[_PLAN] = None
         st.session_state[_DEVICES_ORIGIN] = "custom"
         _bump_devices_version()
+        _sync_url()
 
 
 def use_file_devices() -> None:
@@ -185,6 +207,7 @@ def use_file_devices() -> None:
         _bump_devices_version()
     st.session_state[_DEVICES_ORIGIN] = "file"
     st.session_state[_KEPT_NOTE] = None
+    _sync_url()
 
 
 def devices_origin() -> str:
@@ -229,6 +252,7 @@ def set_latency_rules(rules) -> None:
         st.session_state[_RULES] = rules
         st.session_state[_SCALED] = None
         st.session_state[_PLAN] = None
+        _sync_url()
 
 
 def current_problem() -> placement.Problem | None:
@@ -301,7 +325,9 @@ def current_method() -> str:
 
 
 def set_method(method: str) -> None:
-    st.session_state[_METHOD] = method
+    if st.session_state.get(_METHOD) != method:
+        st.session_state[_METHOD] = method
+        _sync_url()
 
 
 def current_objective() -> str:
@@ -310,7 +336,9 @@ def current_objective() -> str:
 
 
 def set_objective(objective: str) -> None:
-    st.session_state[_OBJECTIVE] = objective
+    if st.session_state.get(_OBJECTIVE) != objective:
+        st.session_state[_OBJECTIVE] = objective
+        _sync_url()
 
 
 def current_time_limit() -> float:
@@ -319,7 +347,9 @@ def current_time_limit() -> float:
 
 
 def set_time_limit(seconds: float) -> None:
-    st.session_state[_TIME_LIMIT] = float(seconds)
+    if st.session_state.get(_TIME_LIMIT) != float(seconds):
+        st.session_state[_TIME_LIMIT] = float(seconds)
+        _sync_url()
 
 
 def live_method() -> str:
