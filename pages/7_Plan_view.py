@@ -122,20 +122,24 @@ st.plotly_chart(_linked(viz.graph_figure(plan_problem.graph, device_of=result.pl
                                          layout=state.graph_layout(plan_problem.graph), device_order=order,
                                          title="Partitioned graph (colour = device)")),
                 key="plan_graph", config={"scrollZoom": True, "displaylogo": False})
-col_load, col_gantt = st.columns(2)
-with col_load:
-    st.plotly_chart(_linked(viz.load_figure(evaluation, slots=slots, overlap=plan_problem.devices.overlap,
-                                            title="Load per device (click a bar)")),
-                    key="plan_load", on_select="rerun", selection_mode="points")
 try:
     schedule = simulate(plan_problem, result.placement, int(microbatches), schedule_kind)
     profile = memory_profile(plan_problem, schedule)
 except placement.PlacementError as exc:
     st.error(str(exc))
     st.stop()
-with col_gantt:
-    st.plotly_chart(_linked(viz.timeline_figure(schedule)), key="plan_gantt")
-st.plotly_chart(_linked(viz.memory_timeline_figure(profile)), key="plan_memory")
+col_load, col_memory = st.columns(2)
+with col_load:
+    load_chart = viz.load_figure(evaluation, slots=slots, overlap=plan_problem.devices.overlap,
+                                 title="Load per device (click a bar)")
+    load_chart.update_layout(clickmode="event+select")
+    st.plotly_chart(_linked(load_chart), key="plan_load", on_select="rerun", selection_mode="points")
+with col_memory:
+    memory_chart = viz.memory_timeline_figure(profile)
+    memory_chart.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
+                               margin={"t": 60, "b": 10}, height=420)  # half width: the legend goes below
+    st.plotly_chart(_linked(memory_chart), key="plan_memory")
+st.plotly_chart(_linked(viz.timeline_figure(schedule)), key="plan_gantt")
 
 # ----------------------------------------------------------------------------- compare two plans
 st.subheader("Compare two plans")
