@@ -805,3 +805,64 @@ def plan_diff_rows(diff) -> list[dict[str, Any]]:
              "memory B": format_bytes(d.memory_b),
              "memory Δ": ("+" if d.memory_delta > 0 else "-" if d.memory_delta < 0 else "")
              + format_bytes(abs(d.memory_delta))} for d in diff.devices]
+
+
+# ----------------------------------------------------------------------------- teaching mode
+def lattice_figure(trace, step: int | None = None) -> go.Figure:
+    """The lattice of ideals of a :class:`placement.teaching.DPTrace`, at one step of the recurrence.
+
+    Ideals are drawn left to right by size (number of groups), cover edges as lines. At step
+    ``step``: finished ideals are green, the ideal being finished (J) orange, the ideal it is
+    tried with (I) blue, the stage J \\ I written in the title; ideals not reached yet are grey.
+    """
+    levels: dict[int, list[int]] = {}
+    for index, mask in enumerate(trace.masks):
+        levels.setdefault(bin(mask).count("1"), []).append(index)
+    position = {}
+    for size, members in levels.items():
+        for k, index in enumerate(members):
+            position[index] = (size, k - (len(members) - 1) / 2)
+    current = trace.steps[step] if step is not None and trace.steps else None
+    edge_x: list[float | None] = []
+    edge_y: list[float | None] = []
+    for a, b in trace.covers:
+        edge_x += [position[a][0], position[b][0], None]
+        edge_y += [position[a][1], position[b][1], None]
+    figure = go.Figure()
+    figure.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", hoverinfo="skip", showlegend=False,
+                                line={"color": "rgba(120,120,120,0.5)", "width": 1}))
+
+    def label(index: int) -> str:
+        groups = trace.groups_of(index)
+        return "{" + ",".join(str(g) for g in groups) + "}" if groups else "∅"
+
+    finished_up_to = current.ideal if current is not None else len(trace.masks)
+    categories = [
+        ("finished", "#2ca02c", [i for i in position if i < finished_up_to and (current is None or i != current.previous)]),
+        ("not reached", "#c7c7c7", [i for i in position if current is not None and i > current.ideal]),
+    ]
+    if current is not None:
+        categories += [("J (being finished)", "#ff7f0e", [current.ideal]), ("I (tried)", "#1f77b4", [current.previous])]
+    for name, colour, members in categories:
+        if not members:
+            continue
+        figure.add_trace(go.Scatter(
+            x=[position[i][0] for i in members], y=[position[i][1] for i in members], mode="markers+text",
+            name=name, text=[label(i) for i in members], textposition="top center", textfont={"size": 10},
+            marker={"size": 16 if name.startswith(("J", "I")) else 11, "color": colour,
+                    "line": {"width": 1, "color": "#333"}},
+            hovertext=[f"ideal {i}: groups {label(i)}" for i in members], hoverinfo="text",
+        ))
+    spread = max((abs(y) for _, y in position.values()), default=0.0) + 0.8
+    title = "Lattice of ideals (left to right by number of groups)"
+    if current is not None:
+        stage = "{" + ",".join(str(g) for g in current.stage_groups) + "}"
+        title = f"Finishing J = {label(current.ideal)}: trying I = {label(current.previous)}, stage J \\ I = {stage}"
+    figure.update_layout(
+        title=title, height=int(min(560, max(320, 160 + 60 * spread))), plot_bgcolor="white",
+        xaxis={"title": "groups in the ideal", "dtick": 1, "range": [-0.5, len(levels) - 0.5], "zeroline": False},
+        yaxis={"visible": False, "range": [-spread, spread]},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
+    )
+    return figure
