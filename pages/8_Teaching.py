@@ -63,8 +63,8 @@ with tab_steps:
         st.session_state["teach_step"] = min(max(int(st.session_state["teach_step"]) + delta, 0), last)
 
     col_back, col_slider, col_forward = st.columns([1, 6, 1], vertical_alignment="bottom")
-    col_back.button("◀ Back", key="teach_back", on_click=_move, args=(-1,), disabled=st.session_state["teach_step"] == 0,
-                    width="stretch")
+    col_back.button("◀ Back", key="teach_back", on_click=_move, args=(-1,),
+                    disabled=st.session_state["teach_step"] == 0, width="stretch")
     col_forward.button("Forward ▶", key="teach_forward", on_click=_move, args=(1,),
                        disabled=st.session_state["teach_step"] == last, width="stretch")
     step = col_slider.slider(f"Step (pair I ⊊ J) of {last + 1}", 0, last, key="teach_step",

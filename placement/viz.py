@@ -725,7 +725,8 @@ def count_curve_figure(counts: Sequence[int], times: Sequence[float | None], sel
     chosen = [(c, t) for c, t in feasible if c == selected]
     if chosen:
         figure.add_trace(go.Scatter(x=[chosen[0][0]], y=[chosen[0][1]], mode="markers", name="shown below",
-                                    marker={"size": 20, "color": "rgba(0,0,0,0)", "line": {"width": 3, "color": "#d62728"}},
+                                    marker={"size": 20, "color": "rgba(0,0,0,0)",
+                                            "line": {"width": 3, "color": "#d62728"}},
                                     hoverinfo="skip"))
     figure.update_layout(
         title=f"Time per sample against the number of {kind}s (click a point)", height=320,
@@ -838,7 +839,8 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
 
     finished_up_to = current.ideal if current is not None else len(trace.masks)
     categories = [
-        ("finished", "#2ca02c", [i for i in position if i < finished_up_to and (current is None or i != current.previous)]),
+        ("finished", "#2ca02c",
+         [i for i in position if i < finished_up_to and (current is None or i != current.previous)]),
         ("not reached", "#c7c7c7", [i for i in position if current is not None and i > current.ideal]),
     ]
     if current is not None:

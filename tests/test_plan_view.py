@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import placement
-from placement import Placement, Problem, evaluate, load_problem, solve_dp, viz
+from placement import Problem, evaluate, load_problem, solve_dp, viz
 from placement.diff import plan_diff
 
 from .apptest_helpers import goto, metrics, start
@@ -116,7 +116,8 @@ def test_a_clicked_curve_point_updates_every_linked_view_and_a_clicked_bar_highl
     assert at.selectbox(key="plan_device").value == device
     graph = chart(at, "plan_graph")
     assert all(t.get("opacity") == 0.2 for t in graph["data"] if t.get("name") in used and t["name"] != device)
-    assert any(s.get("fillcolor", "").startswith("rgba(255, 215, 0") for s in chart(at, "plan_gantt")["layout"]["shapes"])
+    bands = chart(at, "plan_gantt")["layout"]["shapes"]
+    assert any(s.get("fillcolor", "").startswith("rgba(255, 215, 0") for s in bands)
     assert f"Load of {device}" in metrics(at)
 
     # The same plan shows on the Placement page.

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import placement
-from placement import Problem, evaluate, load_problem, solve_dp, viz
+from placement import evaluate, load_problem, solve_dp, viz
 from placement.evaluate import check
 from placement.teaching import explain_optimality, lower_bound, trace_dp
 
