@@ -118,3 +118,17 @@ def test_page_widgets_keep_their_values_across_page_switches():
     goto(at, "pages/2_Devices.py")
     goto(at, "pages/6_Compare.py")
     assert at.number_input(key="cmp_time_limit").value == 7.0
+
+
+def test_an_imported_model_brings_the_devices_its_form_chose():
+    at = start("pages/2_Devices.py")
+    at.slider(key="dev_count").set_value(3).run()  # the user's own devices
+    goto(at, "pages/1_Graph.py")
+    at.number_input(key="mi_accelerators").set_value(2)
+    at.number_input(key="mi_layers").set_value(2)
+    at.radio(key="mi_granularity").set_value("layer")
+    at.button(key="mi_build").click().run()
+    assert not at.exception
+    assert any("the file's own" in c.value for c in at.caption)
+    goto(at, "pages/2_Devices.py")
+    assert at.slider(key="dev_count").value == 2
