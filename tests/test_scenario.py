@@ -215,3 +215,10 @@ def test_the_link_carries_the_timeline_settings():
     assert json.loads(query["settings"])["timeline_schedule"] == "gpipe"
     other = fresh(query, "pages/4_Timeline.py")
     assert other.selectbox(key="timeline_schedule").value == "gpipe"
+
+
+@pytestmark_app
+def test_other_query_parameters_stay():
+    at = fresh({"utm_source": "slides"})
+    query = dict(at.query_params)
+    assert query.get("utm_source") == "slides" and query["graph"].startswith("sample:")

@@ -89,10 +89,13 @@ def sync_url() -> None:
     scenario = current_scenario()
     if scenario is None or st.session_state.get(_RESTORED) is None:
         return  # before the first restore: keep the link the user opened
-    wanted = scenario_to_query(scenario)
     now = {key: st.query_params.get(key) for key in st.query_params}
-    if now != wanted:
-        st.query_params.from_dict(wanted)
+    wanted = scenario_to_query(scenario)
+    if {key: value for key, value in now.items() if key in QUERY_KEYS} != wanted:
+        for key in QUERY_KEYS:  # other parameters (e.g. Streamlit's "embed") stay
+            if key not in wanted and key in st.query_params:
+                del st.query_params[key]
+        st.query_params.update(wanted)
 
 
 def apply_scenario(scenario: Scenario, source: str = "link") -> None:
