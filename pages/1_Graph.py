@@ -82,6 +82,11 @@ render_model_import()
 problem = state.current_problem()
 graph = problem.graph
 st.subheader(f"{state.current_graph_name()}")
+col_origin, col_file = st.columns([4, 1], vertical_alignment="center")
+col_origin.caption(state.devices_origin_text())
+if state.devices_origin() == "custom" and col_file.button("Use the file's own settings", key="graph_file_devices"):
+    state.use_file_devices()
+    st.rerun()
 if state.latency_rules():
     st.caption("Latency multipliers from the Devices page are applied: "
                + ", ".join(f"`{p}` x{f:g}" for p, f in state.latency_rules()))
@@ -110,3 +115,8 @@ st.caption("Left to right in longest-path layers; circles are forward nodes, dia
 
 with st.expander(f"Node table ({len(graph.nodes)} nodes)", expanded=len(graph.nodes) <= 40):
     st.dataframe(pd.DataFrame(viz.node_rows(graph)), key="graph_nodes", hide_index=True)
+
+# ----------------------------------------------------------------------------- share (issue 15 item 3)
+from ui.scenario import render_scenario_card  # noqa: E402
+
+render_scenario_card()

@@ -48,18 +48,13 @@ def widget_values(devices: placement.Devices) -> dict:
 
 values = widget_values(devices)
 version = state.devices_version()
-if st.session_state.get("_dev_synced_version") != version:
-    for key, value in values.items():  # devices changed elsewhere: show them
-        st.session_state[key] = value
-    st.session_state["_dev_synced_version"] = version
-else:
-    for key, value in values.items():  # back on this page: widgets were dropped
-        state.init_widget(key, value)
+if state.sync_widgets("devices", values, version) or "_dev_bounds" not in st.session_state:
+    # Slider bounds follow the state only when it changed elsewhere, never while a slider moves.
+    st.session_state["_dev_bounds"] = (state.stable_maximum(first.count), state.stable_maximum(devices.cpus))
+max_count, max_cpus = st.session_state["_dev_bounds"]
 
 many_kinds = len(devices.accelerators) > 1
 kind_note = f" (kind '{first.name}')" if many_kinds else ""
-max_count = max(16, 2 * first.count, st.session_state["dev_count"])
-max_cpus = max(16, 2 * devices.cpus, st.session_state["dev_cpus"])
 
 col_a, col_b = st.columns(2)
 with col_a:
@@ -105,7 +100,7 @@ from_widgets = devices.with_changes(
 )
 if from_widgets != devices:
     state.set_devices(from_widgets)
-    st.session_state["_dev_synced_version"] = state.devices_version()  # the widgets already show them
+    state.mark_synced("devices", state.devices_version())  # the widgets already show them
     devices = from_widgets
 
 # ----------------------------------------------------------------------------- memory model (every page uses it)
@@ -142,8 +137,12 @@ st.subheader("Presets")
 preset_cols = st.columns(4) + st.columns(4)  # two rows, so that no button label is clipped
 for i, (col, name) in enumerate(zip(preset_cols, state.PRESETS)):
     if col.button(name, key=f"dev_preset_{i}", width="stretch"):
-        state.set_devices(state.device_preset(name, devices, file_devices))
+        if name == "File's own settings":
+            state.use_file_devices()
+        else:
+            state.set_devices(state.device_preset(name, devices, file_devices))
         st.rerun()
+st.caption(state.devices_origin_text())
 st.caption("File's own settings: the inventory in the graph file. Paper model: identical accelerators "
            "(current count, first kind's memory), current CPU cores, bandwidth x1, no overlap. "
            "The others scale the current settings.")

@@ -126,19 +126,19 @@ def main() -> None:
         state.init_widget("to_kind", names[0])
         if st.session_state["to_kind"] not in names:
             st.session_state["to_kind"] = names[0]
-        kind_name = st.selectbox("Accelerator kind to vary", names, key="to_kind", disabled=len(names) == 1,
+        kind_name = st.selectbox("Accelerator kind to vary", names, key="to_kind", persist_state=state.PERSIST, disabled=len(names) == 1,
                                  help="Counts, memory and speed sweeps change this kind only.")
     kind = devices.kind(kind_name)
     with col_max:
         state.init_widget("to_max_count", 16)
-        max_count = st.slider("Accelerators up to", 1, 32, key="to_max_count")
+        max_count = st.slider("Accelerators up to", 1, 32, key="to_max_count", persist_state=state.PERSIST)
     with col_run:
         state.init_widget("to_run_mode", "auto")
-        run_mode = st.selectbox("Run the solves on", list(RUN_MODES), format_func=RUN_MODES.get, key="to_run_mode")
+        run_mode = st.selectbox("Run the solves on", list(RUN_MODES), format_func=RUN_MODES.get, key="to_run_mode", persist_state=state.PERSIST)
     address = ""
     if run_mode == "dask":
         state.init_widget("to_dask_address", "")
-        address = st.text_input("Dask scheduler address", key="to_dask_address", placeholder="tcp://scheduler:8786",
+        address = st.text_input("Dask scheduler address", key="to_dask_address", persist_state=state.PERSIST, placeholder="tcp://scheduler:8786",
                                 help="The solves are sent to this Dask cluster (its workers need this project "
                                      "installed). Leave empty to use a local process pool.").strip()
 
@@ -181,7 +181,7 @@ def main() -> None:
                f"{where}; results are cached per graph and device settings.")
     state.init_widget("to_sensitivity", base_seconds < SENSITIVITY_AUTO_S)
     show_sensitivity = st.toggle("Sensitivity: find where the current plan stops being optimal",
-                                 key="to_sensitivity", disabled=memory_model.training,
+                                 key="to_sensitivity", disabled=memory_model.training, persist_state=state.PERSIST,
                                  help="Bisection with real solves (10 to 30 per parameter). On by default "
                                       "when one solve is fast.")
 
@@ -278,7 +278,7 @@ def main() -> None:
     with tab_pareto:
         AXES = {"devices": "Devices used", "memory": "Memory provisioned", "price": "Price per hour"}
         state.init_widget("to_pareto_axis", "devices")
-        axis = st.radio("Cost axis", list(AXES), format_func=AXES.get, key="to_pareto_axis", horizontal=True)
+        axis = st.radio("Cost axis", list(AXES), format_func=AXES.get, key="to_pareto_axis", persist_state=state.PERSIST, horizontal=True)
         # Configurations that differ in what they cost (counts and memory), all at the current bandwidth.
         sources = list(grid_points) if grid_points else list(counts_points)
         sources += list(memory_points)

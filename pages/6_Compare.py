@@ -28,7 +28,7 @@ OBJECTIVES = {"throughput": "Throughput (time per sample)", "latency": "Latency 
 state.init_widget("cmp_objective", state.current_objective())
 col_obj, col_limit = st.columns([3, 2])
 with col_obj:
-    objective = st.radio("Objective", list(OBJECTIVES), format_func=OBJECTIVES.get, key="cmp_objective",
+    objective = st.radio("Objective", list(OBJECTIVES), format_func=OBJECTIVES.get, key="cmp_objective", persist_state=state.PERSIST,
                          horizontal=True)
 methods = available_methods()  # any method's plan can be scored on either objective
 if not methods:
@@ -42,8 +42,8 @@ if st.session_state.get("_cmp_objective_seen") != objective or "cmp_methods" not
 with col_limit:
     state.init_widget("cmp_time_limit", min(state.current_time_limit(), 60.0))
     time_limit = st.number_input("Time limit per method (s)", min_value=1.0, max_value=600.0, step=5.0,
-                                 key="cmp_time_limit")
-chosen = st.multiselect("Methods", methods, key="cmp_methods", format_func=state.method_name,
+                                 key="cmp_time_limit", persist_state=state.PERSIST)
+chosen = st.multiselect("Methods", methods, key="cmp_methods", persist_state=state.PERSIST, format_func=state.method_name,
                         help="Methods that optimise the other objective are scored on this one too "
                              "(status 'feasible', no bound).")
 

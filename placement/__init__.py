@@ -23,6 +23,7 @@ from .dp import count_pairs, solve_dp
 from .errors import (
     InvalidDevicesError,
     InvalidGraphError,
+    InvalidScenarioError,
     InvalidSplitError,
     PlacementError,
     SolverError,
@@ -73,6 +74,7 @@ __all__ = [
 ]
 __all__ += ["MemoryModel", "MethodSpec", "Objective", "Option", "ScheduleKind", "Status", "make_result", "method_spec"]
 
+__all__ += ["InvalidScenarioError"]
 __all__ += [
     "CnnConfig", "CostModel", "DEVICE_PRESETS", "DeviceSpec", "TransformerConfig", "build_cnn", "build_transformer",
     "coarsen", "coarsen_by_prefix", "import_onnx", "training_graph",

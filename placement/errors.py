@@ -32,3 +32,7 @@ class SolverError(PlacementError):
 
 class ExportError(PlacementError):
     """A plan that a runtime configuration (Megatron-LM, torch, DeepSpeed) cannot express."""
+
+
+class InvalidScenarioError(PlacementError, ValueError):
+    """A scenario (URL query parameters or a scenario card) is malformed."""

@@ -1014,3 +1014,174 @@ def node_label(graph: Graph, node_id: int, chars: int) -> str:
     short = [part for part in name.replace("\\", "/").split("/") if part]
     text = short[-1] if short else name
     return text if len(text) <= chars else text[: max(chars - 1, 1)] + "…"
+
+
+
+
+# ----------------------------------------------------------------------------- linked plan views and plan diff
+def count_curve_figure(counts: Sequence[int], times: Sequence[float | None], selected: int | None = None,
+                       kind: str = "accelerator") -> go.Figure:
+    """Time per sample against the number of accelerators of one kind; click a point to pick its plan.
+
+    ``times[i]`` is None where ``counts[i]`` has no feasible plan (drawn as a cross on the
+    axis floor, not at 0). The point for ``selected`` is ringed.
+    """
+    feasible = [(c, float(t)) for c, t in zip(counts, times) if t is not None and math.isfinite(t)]
+    missing = [c for c, t in zip(counts, times) if t is None or not math.isfinite(t)]
+    figure = go.Figure()
+    figure.add_trace(go.Scatter(
+        x=[c for c, _ in feasible], y=[t for _, t in feasible], mode="lines+markers", name="optimal plan",
+        marker={"size": 11, "color": "#1f77b4"}, customdata=[c for c, _ in feasible],
+        hovertemplate=f"%{{x}} x {kind}<br>time per sample %{{y:.6g}}<br>click to show this plan<extra></extra>",
+    ))
+    floor = min((t for _, t in feasible), default=0.0)
+    if missing:
+        figure.add_trace(go.Scatter(x=missing, y=[floor] * len(missing), mode="markers", name="infeasible",
+                                    marker={"symbol": "x", "size": 10, "color": "#d62728"},
+                                    hovertemplate="%{x}: infeasible<extra></extra>"))
+    chosen = [(c, t) for c, t in feasible if c == selected]
+    if chosen:
+        figure.add_trace(go.Scatter(x=[chosen[0][0]], y=[chosen[0][1]], mode="markers", name="shown below",
+                                    marker={"size": 20, "color": "rgba(0,0,0,0)",
+                                            "line": {"width": 3, "color": "#d62728"}},
+                                    hoverinfo="skip"))
+    figure.update_layout(
+        title=f"Time per sample against the number of {kind}s (click a point)", height=320,
+        xaxis={"title": f"{kind}s", "dtick": 1, "type": "linear"},
+        yaxis={"title": "time per sample", "rangemode": "tozero"},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10}, clickmode="event+select",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
+    )
+    return figure
+
+
+def highlight_device(figure: go.Figure, device: str, devices: Iterable[str]) -> go.Figure:
+    """Emphasise one device (its ``str``) among ``devices`` in a figure of this module; returns the figure.
+
+    Traces named after another device are faded (graph, memory over time); a bar chart with the
+    device on its category axis gets a band behind that bar (loads, memory), a Gantt chart
+    a band along that device's row.
+    """
+    device_names = set(devices)
+    for trace in figure.data:
+        owner = str(trace.name).removesuffix(" peak")  # memory over time: a peak marker per device
+        if owner in device_names and owner != device:
+            trace.opacity = 0.2
+    for trace in figure.data:
+        if getattr(trace, "type", "") != "bar":
+            continue
+        horizontal = trace.orientation == "h"
+        labels = list(trace.y if horizontal else trace.x) if (trace.y if horizontal else trace.x) is not None else []
+        matches = [label for label in labels if str(label) == device or str(label).startswith(f"{device} (")]
+        if not matches:
+            continue
+        if horizontal:
+            figure.add_hrect(y0=_category_index(figure, matches[0], "y") - 0.5,
+                             y1=_category_index(figure, matches[0], "y") + 0.5,
+                             fillcolor="rgba(255, 215, 0, 0.25)", line_width=0, layer="below")
+        else:
+            index = labels.index(matches[0])
+            figure.add_vrect(x0=index - 0.5, x1=index + 0.5, fillcolor="rgba(255, 215, 0, 0.35)", line_width=0,
+                             layer="below")
+        break
+    return figure
+
+
+def _category_index(figure: go.Figure, label: str, axis: str) -> int:
+    layout_axis = figure.layout.yaxis if axis == "y" else figure.layout.xaxis
+    order = list(layout_axis.categoryarray or [])
+    return order.index(label) if label in order else 0
+
+
+def plan_diff_figure(diff, title: str | None = None) -> go.Figure:
+    """Per-device load in plan A (pinned) and plan B (current), grouped bars, with both max-loads.
+
+    Takes a :class:`placement.diff.PlanDiff`.
+    """
+    labels = [str(d.device) for d in diff.devices]
+    figure = go.Figure()
+    figure.add_trace(go.Bar(x=labels, y=[d.load_a for d in diff.devices], name="pinned plan (A)",
+                            marker_color="#9e9e9e", hovertemplate="%{x}<br>A: %{y:.6g}<extra></extra>"))
+    figure.add_trace(go.Bar(x=labels, y=[d.load_b for d in diff.devices], name="current plan (B)",
+                            marker_color="#1f77b4", hovertemplate="%{x}<br>B: %{y:.6g}<extra></extra>"))
+    for value, name, colour, position in ((diff.time_a, "A", "#616161", "top left"),
+                                          (diff.time_b, "B", "#d62728", "top right")):
+        if _finite(value) is not None:
+            figure.add_hline(y=value, line_dash="dash", line_color=colour,
+                             annotation_text=f"time per sample {name} {value:.6g}", annotation_position=position)
+    figure.update_layout(barmode="group", height=360, yaxis_title="load (time per sample)",
+                         title=title or "Load per device: pinned plan (A) and current plan (B)",
+                         margin={"l": 10, "r": 10, "t": 60, "b": 10},
+                         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"})
+    return figure
+
+
+def plan_diff_rows(diff) -> list[dict[str, Any]]:
+    """One row per device: load and memory in both plans, and the deltas (B - A)."""
+    return [{"device": str(d.device), "nodes A": d.nodes_a, "nodes B": d.nodes_b, "load A": d.load_a,
+             "load B": d.load_b, "load Δ": d.load_delta, "memory A": format_bytes(d.memory_a),
+             "memory B": format_bytes(d.memory_b),
+             "memory Δ": ("+" if d.memory_delta > 0 else "-" if d.memory_delta < 0 else "")
+             + format_bytes(abs(d.memory_delta))} for d in diff.devices]
+
+
+# ----------------------------------------------------------------------------- teaching mode
+def lattice_figure(trace, step: int | None = None) -> go.Figure:
+    """The lattice of ideals of a :class:`placement.teaching.DPTrace`, at one step of the recurrence.
+
+    Ideals are drawn left to right by size (number of groups), cover edges as lines. At step
+    ``step``: finished ideals are green, the ideal being finished (J) orange, the ideal it is
+    tried with (I) blue, the stage J \\ I written in the title; ideals not reached yet are grey.
+    """
+    levels: dict[int, list[int]] = {}
+    for index, mask in enumerate(trace.masks):
+        levels.setdefault(bin(mask).count("1"), []).append(index)
+    position = {}
+    for size, members in levels.items():
+        for k, index in enumerate(members):
+            position[index] = (size, k - (len(members) - 1) / 2)
+    current = trace.steps[step] if step is not None and trace.steps else None
+    edge_x: list[float | None] = []
+    edge_y: list[float | None] = []
+    for a, b in trace.covers:
+        edge_x += [position[a][0], position[b][0], None]
+        edge_y += [position[a][1], position[b][1], None]
+    figure = go.Figure()
+    figure.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", hoverinfo="skip", showlegend=False,
+                                line={"color": "rgba(120,120,120,0.5)", "width": 1}))
+
+    def label(index: int) -> str:
+        groups = trace.groups_of(index)
+        return "{" + ",".join(str(g) for g in groups) + "}" if groups else "∅"
+
+    finished_up_to = current.ideal if current is not None else len(trace.masks)
+    categories = [
+        ("finished", "#2ca02c",
+         [i for i in position if i < finished_up_to and (current is None or i != current.previous)]),
+        ("not reached", "#c7c7c7", [i for i in position if current is not None and i > current.ideal]),
+    ]
+    if current is not None:
+        categories += [("J (being finished)", "#ff7f0e", [current.ideal]), ("I (tried)", "#1f77b4", [current.previous])]
+    for name, colour, members in categories:
+        if not members:
+            continue
+        figure.add_trace(go.Scatter(
+            x=[position[i][0] for i in members], y=[position[i][1] for i in members], mode="markers+text",
+            name=name, text=[label(i) for i in members], textposition="top center", textfont={"size": 10},
+            marker={"size": 16 if name.startswith(("J", "I")) else 11, "color": colour,
+                    "line": {"width": 1, "color": "#333"}},
+            hovertext=[f"ideal {i}: groups {label(i)}" for i in members], hoverinfo="text",
+        ))
+    spread = max((abs(y) for _, y in position.values()), default=0.0) + 0.8
+    title = "Lattice of ideals (left to right by number of groups)"
+    if current is not None:
+        stage = "{" + ",".join(str(g) for g in current.stage_groups) + "}"
+        title = f"Finishing J = {label(current.ideal)}: trying I = {label(current.previous)}, stage J \\ I = {stage}"
+    figure.update_layout(
+        title=title, height=int(min(560, max(320, 160 + 60 * spread))), plot_bgcolor="white",
+        xaxis={"title": "groups in the ideal", "dtick": 1, "range": [-0.5, len(levels) - 0.5], "zeroline": False},
+        yaxis={"visible": False, "range": [-spread, spread]},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
+    )
+    return figure

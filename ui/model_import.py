@@ -83,6 +83,7 @@ def _device_form() -> None:
 
 def _load(problem: placement.Problem, name: str, lines: list[str]) -> None:
     state.set_graph(problem, name, source=f"{SOURCE_PREFIX}{name}")
+    state.use_file_devices()  # the import form chose these devices: they apply even over the user's own
     st.session_state[_REPORT] = (problem.graph.digest, lines)
     st.session_state[_TABLE] = (problem.graph.digest, pd.DataFrame(cost_rows(problem.graph)))
     st.session_state[_TABLE_VERSION] = st.session_state.get(_TABLE_VERSION, 0) + 1

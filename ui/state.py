@@ -14,12 +14,23 @@ Pages read and write the shared state only through these functions:
 * a plan picked elsewhere (e.g. a Tradeoffs point): :func:`set_selected_plan`,
   :func:`selected_plan`, :func:`clear_selected_plan`, :func:`result_problem`.
 
-Widget values are dropped by Streamlit when a page is left, so every page copies what must
-survive into the private keys below (prefix ``_ui_``) and re-initialises its widgets from them.
+Widget state (one way for every page): Streamlit drops a widget's value when its page is left.
+
+* A widget whose value belongs to its page (a sweep range, a chosen option) is created with a
+  ``key`` and ``persist_state=state.PERSIST``, its first value given by :func:`init_widget`
+  (never ``value=`` as well); Streamlit then keeps it across page switches.
+* A widget that shows shared state (the devices, the graph) is re-synced from that state with
+  :func:`sync_widgets` whenever the state changed elsewhere, and writes it back when moved.
+* Widget bounds never depend on the widget's own value (a slider whose ``max_value`` moves
+  becomes a new widget and falls back to its minimum): use :func:`stable_maximum`.
+
+Shared state lives in the private keys below (prefix ``_ui_``).
 """
 
 from __future__ import annotations
 
+import inspect
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -47,6 +58,8 @@ _TIME_LIMIT = "_ui_time_limit"     # seconds, for methods that take a time limit
 _PLAN = "_ui_selected_plan"        # (problem, result, label) or None
 _DEVICES_VERSION = "_ui_devices_version"  # bumped whenever devices change from outside the Devices widgets
 _MEMORY_MODEL = "_ui_memory_model"  # MemoryModel every page solves and reports with
+_DEVICES_ORIGIN = "_ui_devices_origin"    # "file" (the loaded file's own devices) or "custom" (set by the user)
+_KEPT_NOTE = "_ui_devices_kept_note"      # the graph name whose file devices were not applied (kept custom ones)
 
 DEFAULT_TIME_LIMIT = 30.0
 
@@ -84,21 +97,52 @@ def load_sample(path: Path) -> None:
 
 # ----------------------------------------------------------------------------- graph
 def ensure_default_graph() -> None:
-    """Load the default sample (BERT-24 inference, layer granularity) on the first visit."""
+    """On the first visit open the URL's scenario, else the default sample (BERT-24 inference, layer).
+
+    Then keep the URL's query parameters on the current scenario (see :mod:`ui.scenario`).
+    """
+    from ui import scenario
+
     if st.session_state.get(_PROBLEM) is None:
-        load_sample(DEFAULT_SAMPLE)
+        if not scenario.restore_from_url():
+            load_sample(DEFAULT_SAMPLE)
+    scenario.mark_restored()
+    scenario.show_restore_error()
+    scenario.sync_url()
+
+
+def _sync_url() -> None:
+    """Put the changed state into the URL at once (a page may change it after the run's first sync)."""
+    from ui import scenario
+
+    scenario.sync_url()
 
 
 def set_graph(problem: placement.Problem, name: str, source: str | None = None) -> None:
-    """Load a graph; the devices reset to the file's own, latency multipliers and any picked plan are cleared."""
+    """Load a graph; latency multipliers and any picked plan are cleared.
+
+    The devices become the file's own unless the user set their own (:func:`devices_origin` is
+    ``"custom"``): those are kept (a hand-made inventory survives loading another graph) until
+    the user picks "File's own settings" (:func:`use_file_devices`).
+    """
     st.session_state[_PROBLEM] = problem
     st.session_state[_NAME] = name
     st.session_state[_SOURCE] = source or f"upload:{name}"
-    st.session_state[_DEVICES] = problem.devices
+    if devices_origin() == "custom" and st.session_state.get(_DEVICES) is not None:
+        st.session_state[_KEPT_NOTE] = name
+    else:
+        st.session_state[_DEVICES] = problem.devices
+        st.session_state[_DEVICES_ORIGIN] = "file"
+        st.session_state[_KEPT_NOTE] = None
     st.session_state[_RULES] = ()
     st.session_state[_SCALED] = None
     st.session_state[_PLAN] = None
     _bump_devices_version()
+    if not st.session_state[_SOURCE].startswith("sample:"):
+        from ui import scenario
+
+        scenario.remember_upload(problem, name)  # a link naming its digest opens it
+    _sync_url()
 
 
 def base_problem() -> placement.Problem | None:
@@ -146,11 +190,44 @@ def current_devices() -> placement.Devices:
 
 
 def set_devices(devices: placement.Devices) -> None:
-    """Replace the current devices (a picked plan is dropped when they change)."""
+    """Replace the current devices by the user's own (a picked plan is dropped when they change).
+
+    From now on loading another graph keeps them (see :func:`set_graph`).
+    """
     if devices != st.session_state.get(_DEVICES):
         st.session_state[_DEVICES] = devices
         st.session_state[_PLAN] = None
+        st.session_state[_DEVICES_ORIGIN] = "custom"
         _bump_devices_version()
+        _sync_url()
+
+
+def use_file_devices() -> None:
+    """Use the loaded file's own devices; later graph loads apply each file's own again."""
+    problem = base_problem()
+    if problem is not None and problem.devices != st.session_state.get(_DEVICES):
+        st.session_state[_DEVICES] = problem.devices
+        st.session_state[_PLAN] = None
+        _bump_devices_version()
+    st.session_state[_DEVICES_ORIGIN] = "file"
+    st.session_state[_KEPT_NOTE] = None
+    _sync_url()
+
+
+def devices_origin() -> str:
+    """``"file"`` when the devices in force are the loaded file's own, ``"custom"`` when the user set them."""
+    return st.session_state.get(_DEVICES_ORIGIN, "file")
+
+
+def devices_origin_text() -> str:
+    """One sentence saying which device settings are in force (shown on the Graph and Devices pages)."""
+    if devices_origin() == "file":
+        return "Device settings in force: the file's own (loading another graph applies that file's own)."
+    text = "Device settings in force: your own (kept when another graph is loaded"
+    kept = st.session_state.get(_KEPT_NOTE)
+    if kept:
+        text += f"; {kept}'s own settings are not applied"
+    return text + "). Pick \"File's own settings\" on the Devices page to use the file's."
 
 
 def devices_version() -> int:
@@ -179,6 +256,7 @@ def set_latency_rules(rules) -> None:
         st.session_state[_RULES] = rules
         st.session_state[_SCALED] = None
         st.session_state[_PLAN] = None
+        _sync_url()
 
 
 def current_problem() -> placement.Problem | None:
@@ -281,7 +359,9 @@ def current_method() -> str:
 
 
 def set_method(method: str) -> None:
-    st.session_state[_METHOD] = method
+    if st.session_state.get(_METHOD) != method:
+        st.session_state[_METHOD] = method
+        _sync_url()
 
 
 def current_objective() -> str:
@@ -290,7 +370,9 @@ def current_objective() -> str:
 
 
 def set_objective(objective: str) -> None:
-    st.session_state[_OBJECTIVE] = objective
+    if st.session_state.get(_OBJECTIVE) != objective:
+        st.session_state[_OBJECTIVE] = objective
+        _sync_url()
 
 
 def current_time_limit() -> float:
@@ -299,7 +381,9 @@ def current_time_limit() -> float:
 
 
 def set_time_limit(seconds: float) -> None:
-    st.session_state[_TIME_LIMIT] = float(seconds)
+    if st.session_state.get(_TIME_LIMIT) != float(seconds):
+        st.session_state[_TIME_LIMIT] = float(seconds)
+        _sync_url()
 
 
 def live_method() -> str:
@@ -348,10 +432,48 @@ def clear_selected_plan() -> None:
 
 
 # ----------------------------------------------------------------------------- widgets
+#: Pass as ``persist_state=`` to every keyed widget whose value must outlive a page switch.
+PERSIST = "session"
+
+
 def init_widget(key: str, value: Any) -> None:
     """Give widget ``key`` the value ``value`` unless it already has one (call before creating the widget)."""
     if key not in st.session_state:
         st.session_state[key] = value
+
+
+def sync_widgets(group: str, values: dict[str, Any], version: Any) -> bool:
+    """Show shared state in the widgets ``values`` (key -> value) of ``group``.
+
+    When ``version`` (e.g. :func:`devices_version`) differs from the one the group last showed,
+    every widget is set to its value (the state changed elsewhere); otherwise only widgets
+    without a value get one (back on the page). Returns True when the widgets were re-set.
+    Call :func:`mark_synced` after the widgets wrote the state back themselves.
+    """
+    marker = f"_ui_synced_{group}"
+    if st.session_state.get(marker) != version:
+        for key, value in values.items():
+            st.session_state[key] = value
+        st.session_state[marker] = version
+        return True
+    for key, value in values.items():
+        init_widget(key, value)
+    return False
+
+
+def mark_synced(group: str, version: Any) -> None:
+    """Record that the widgets of ``group`` already show the state at ``version``."""
+    st.session_state[f"_ui_synced_{group}"] = version
+
+
+def stable_maximum(value: float, floor: int = 16) -> int:
+    """A slider maximum for ``value`` that a drag cannot move: at least ``floor``, a power of two >= 2 x value.
+
+    Computed from the state when it changed elsewhere (not from the slider), it stays put while
+    the slider moves: a slider whose bounds change is a new widget and falls back to its minimum.
+    """
+    top = max(int(floor), 2 * int(math.ceil(value)))
+    return 1 << (top - 1).bit_length()
 
 
 # ----------------------------------------------------------------------------- display helpers

@@ -1,0 +1,399 @@
+"""Scenarios: everything that defines a view of the explorer, as plain data that can be shared.
+
+A :class:`Scenario` names the graph (a sample label, or the digest of an uploaded graph), the
+devices, the latency multipliers, the method, objective and time limit, and page settings
+such as the pipeline schedule. It travels two ways:
+
+* as URL query parameters (:func:`scenario_to_query` / :func:`scenario_from_query`): short,
+  the graph by reference only;
+* as a "scenario card" JSON file (:func:`scenario_to_json` / :func:`parse_scenario`): the same
+  fields, plus the graph inline when it was uploaded (validated like any uploaded graph).
+
+Every malformed input raises :class:`~placement.errors.InvalidScenarioError` with one line
+naming the source, the field and the rule broken.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .errors import InvalidScenarioError, PlacementError
+from .io import MAX_FILE_BYTES, graph_from_dict, graph_to_dict
+from .model import AcceleratorKind, Devices, Graph
+
+#: Value of the card's ``format`` field.
+CARD_FORMAT = "placement-scenario"
+CARD_VERSION = 1
+OBJECTIVES = ("throughput", "latency")
+MAX_TIME_LIMIT = 3600.0
+MAX_RULES = 50
+MAX_SETTINGS = 50
+MAX_TEXT = 200
+#: Most devices (accelerators of all kinds, or CPU cores) a scenario may ask for.
+MAX_DEVICES = 4096
+_SETTING_KEY = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_SAMPLE_LABEL = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
+_DIGEST = re.compile(r"^[0-9a-f]{8,64}$")
+
+Setting = str | int | float | bool
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One view of the explorer.
+
+    Parameters
+    ----------
+    graph : str
+        ``"sample:<label>"`` (a file under ``sample_graphs/``) or ``"upload:<digest>"`` (a graph
+        the user uploaded or imported; :attr:`Graph.digest`).
+    devices : Devices
+        The device inventory in force.
+    method, objective : str
+        The solver method and objective (``"throughput"`` or ``"latency"``).
+    time_limit : float
+        Seconds, for methods that take a time limit.
+    latency_rules : tuple of (str, float)
+        Latency multipliers ``(pattern, factor)`` in order.
+    settings : tuple of (str, scalar)
+        Page settings (e.g. the pipeline schedule), sorted by key.
+    graph_name : str
+        Display name of the graph.
+    inline_graph : Graph or None
+        The graph itself, carried by a scenario card when the graph was uploaded.
+    """
+
+    graph: str
+    devices: Devices
+    method: str = "dp"
+    objective: str = "throughput"
+    time_limit: float = 30.0
+    latency_rules: tuple[tuple[str, float], ...] = ()
+    settings: tuple[tuple[str, Setting], ...] = ()
+    graph_name: str = ""
+    inline_graph: Graph | None = None
+
+    def __post_init__(self) -> None:
+        where = "scenario"
+        _check_graph_ref(self.graph, f"{where}: field 'graph'")
+        if not isinstance(self.devices, Devices):
+            raise InvalidScenarioError(f"{where}: field 'devices' must be a Devices")
+        _check_text(self.method, f"{where}: field 'method'")
+        if self.objective not in OBJECTIVES:
+            raise InvalidScenarioError(f"{where}: field 'objective' must be one of {', '.join(OBJECTIVES)} "
+                                       f"(got {self.objective!r})")
+        limit = self.time_limit
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_TIME_LIMIT:
+            raise InvalidScenarioError(f"{where}: field 'time_limit' must be a number in (0, {MAX_TIME_LIMIT:g}] s")
+        object.__setattr__(self, "time_limit", float(limit))
+        object.__setattr__(self, "latency_rules", _check_rules(self.latency_rules, f"{where}: field 'latency_rules'"))
+        object.__setattr__(self, "settings", _check_settings(self.settings, f"{where}: field 'settings'"))
+        _check_text(self.graph_name, f"{where}: field 'graph_name'", allow_empty=True)
+        if self.inline_graph is not None and not isinstance(self.inline_graph, Graph):
+            raise InvalidScenarioError(f"{where}: field 'inline_graph' must be a Graph")
+
+    @property
+    def is_sample(self) -> bool:
+        return self.graph.startswith("sample:")
+
+    @property
+    def sample_label(self) -> str | None:
+        """The sample's label (``throughput/layer/bert24_inference``), or None for an uploaded graph."""
+        return self.graph.removeprefix("sample:") if self.is_sample else None
+
+    @property
+    def digest(self) -> str | None:
+        """The uploaded graph's digest, or None for a sample."""
+        return None if self.is_sample else self.graph.removeprefix("upload:")
+
+    def setting(self, key: str, default: Any = None) -> Any:
+        return dict(self.settings).get(key, default)
+
+
+# ----------------------------------------------------------------------------- checks
+def _check_text(value: Any, where: str, allow_empty: bool = False) -> str:
+    if not isinstance(value, str) or (not value and not allow_empty) or len(value) > MAX_TEXT:
+        raise InvalidScenarioError(f"{where} must be a {'' if allow_empty else 'non-empty '}string of at most "
+                                   f"{MAX_TEXT} characters")
+    return value
+
+
+def _check_graph_ref(value: Any, where: str) -> None:
+    _check_text(value, where)
+    kind, _, rest = value.partition(":")
+    if kind == "sample" and _SAMPLE_LABEL.match(rest) and ".." not in rest.split("/"):
+        return
+    if kind == "upload" and _DIGEST.match(rest):
+        return
+    raise InvalidScenarioError(f"{where} must be 'sample:<label>' or 'upload:<hex digest>' (got {value[:60]!r})")
+
+
+def _number(value: Any, where: str) -> float:
+    if value in ("inf", "Infinity"):
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise InvalidScenarioError(f"{where} must be a number")
+    return float(value)
+
+
+def _check_rules(rules: Any, where: str) -> tuple[tuple[str, float], ...]:
+    if not isinstance(rules, (list, tuple)) or len(rules) > MAX_RULES:
+        raise InvalidScenarioError(f"{where} must be a list of at most {MAX_RULES} [pattern, factor] pairs")
+    out = []
+    for position, rule in enumerate(rules):
+        if not isinstance(rule, (list, tuple)) or len(rule) != 2:
+            raise InvalidScenarioError(f"{where}[{position}] must be a [pattern, factor] pair")
+        pattern = _check_text(rule[0], f"{where}[{position}] pattern")
+        factor = _number(rule[1], f"{where}[{position}] factor")
+        if not 0 <= factor < math.inf:
+            raise InvalidScenarioError(f"{where}[{position}] factor must be finite and non-negative")
+        out.append((pattern, factor))
+    return tuple(out)
+
+
+def _check_settings(settings: Any, where: str) -> tuple[tuple[str, Setting], ...]:
+    items = settings.items() if isinstance(settings, Mapping) else settings
+    try:
+        items = list(items)
+    except TypeError:
+        raise InvalidScenarioError(f"{where} must be an object of settings") from None
+    if len(items) > MAX_SETTINGS:
+        raise InvalidScenarioError(f"{where}: at most {MAX_SETTINGS} settings")
+    out = {}
+    for item in items:
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise InvalidScenarioError(f"{where} must be an object of settings")
+        key, value = item
+        if not isinstance(key, str) or not _SETTING_KEY.match(key):
+            raise InvalidScenarioError(f"{where}: setting name {str(key)[:40]!r} must be lower-case letters, "
+                                       "digits and '_'")
+        if isinstance(value, str):
+            _check_text(value, f"{where}: setting '{key}'", allow_empty=True)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise InvalidScenarioError(f"{where}: setting '{key}' must be finite")
+        elif not isinstance(value, (bool, int, float)):
+            raise InvalidScenarioError(f"{where}: setting '{key}' must be a string, number or boolean")
+        out[key] = value
+    return tuple(sorted(out.items()))
+
+
+# ----------------------------------------------------------------------------- devices
+def _plain(value: Any) -> Any:
+    """A JSON-safe copy of a device field (infinite numbers as ``"inf"``, enums by value)."""
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if hasattr(value, "value") and not isinstance(value, (int, float, str, bool)):
+        return value.value
+    return value
+
+
+def devices_to_plain(devices: Devices) -> dict[str, Any]:
+    """Every field of ``devices`` as plain JSON data (exact: :func:`devices_from_plain` gives it back)."""
+    out: dict[str, Any] = {}
+    for field in dataclasses.fields(devices):
+        value = getattr(devices, field.name)
+        if field.name == "accelerators":
+            out["accelerators"] = [{f.name: _plain(getattr(kind, f.name)) for f in dataclasses.fields(kind)}
+                                   for kind in value]
+        else:
+            out[field.name] = _plain(value)
+    return out
+
+
+def _unplain(value: Any) -> Any:
+    if value == "inf":
+        return math.inf
+    if value == "-inf":
+        return -math.inf
+    return value
+
+
+def devices_from_plain(data: Any, where: str = "devices") -> Devices:
+    """The :class:`Devices` written by :func:`devices_to_plain` (one-line errors naming the field)."""
+    if not isinstance(data, dict):
+        raise InvalidScenarioError(f"{where} must be an object")
+    known = {f.name for f in dataclasses.fields(Devices)}
+    kind_fields = {f.name for f in dataclasses.fields(AcceleratorKind)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise InvalidScenarioError(f"{where}: unknown field {unknown[0]!r}")
+    fields = {k: _unplain(v) for k, v in data.items() if k != "accelerators"}
+    kinds_raw = data.get("accelerators", [])
+    if not isinstance(kinds_raw, list) or len(kinds_raw) > 64:
+        raise InvalidScenarioError(f"{where}: field 'accelerators' must be a list of at most 64 kinds")
+    kinds = []
+    for position, raw in enumerate(kinds_raw):
+        if not isinstance(raw, dict):
+            raise InvalidScenarioError(f"{where}.accelerators[{position}] must be an object")
+        unknown = sorted(set(raw) - kind_fields)
+        if unknown:
+            raise InvalidScenarioError(f"{where}.accelerators[{position}]: unknown field {unknown[0]!r}")
+        try:
+            kinds.append(AcceleratorKind(**{k: _unplain(v) for k, v in raw.items()}))
+        except (PlacementError, TypeError, ValueError) as exc:
+            raise InvalidScenarioError(f"{where}.accelerators[{position}]: {exc}") from None
+    try:
+        devices = Devices(accelerators=tuple(kinds), **fields)
+    except (PlacementError, TypeError, ValueError) as exc:
+        raise InvalidScenarioError(f"{where}: {exc}") from None
+    if devices.accelerator_count > MAX_DEVICES or devices.cpus > MAX_DEVICES:
+        raise InvalidScenarioError(f"{where}: at most {MAX_DEVICES} accelerators and {MAX_DEVICES} CPU cores")
+    return devices
+
+
+# ----------------------------------------------------------------------------- plain dict (card body)
+def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
+    """The scenario as a scenario card (plain JSON data); the graph inline when :attr:`inline_graph` is set."""
+    out: dict[str, Any] = {
+        "format": CARD_FORMAT,
+        "version": CARD_VERSION,
+        "graph": scenario.graph,
+        "graphName": scenario.graph_name,
+        "devices": devices_to_plain(scenario.devices),
+        "method": scenario.method,
+        "objective": scenario.objective,
+        "timeLimit": scenario.time_limit,
+        "latencyRules": [list(rule) for rule in scenario.latency_rules],
+        "settings": dict(scenario.settings),
+    }
+    if scenario.inline_graph is not None:
+        out["inlineGraph"] = graph_to_dict(scenario.inline_graph)
+    return out
+
+
+_CARD_KEYS = {"format", "version", "graph", "graphName", "devices", "method", "objective", "timeLimit",
+              "latencyRules", "settings", "inlineGraph"}
+
+
+def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
+    """Read a scenario card's data (see :func:`scenario_to_dict`); one-line errors naming ``source`` and the field."""
+    if not isinstance(data, dict):
+        raise InvalidScenarioError(f"{source}: a scenario card must be a JSON object")
+    if data.get("format") != CARD_FORMAT:
+        raise InvalidScenarioError(f"{source}: field 'format' must be {CARD_FORMAT!r} (is this a scenario card?)")
+    if data.get("version") != CARD_VERSION:
+        raise InvalidScenarioError(f"{source}: field 'version' must be {CARD_VERSION}")
+    unknown = sorted(set(data) - _CARD_KEYS)
+    if unknown:
+        raise InvalidScenarioError(f"{source}: unknown field {unknown[0]!r}")
+    for key in ("graph", "devices"):
+        if key not in data:
+            raise InvalidScenarioError(f"{source}: missing field {key!r}")
+    inline = None
+    if data.get("inlineGraph") is not None:
+        try:
+            inline, _ = graph_from_dict(data["inlineGraph"], f"{source}: inlineGraph")
+        except PlacementError as exc:
+            raise InvalidScenarioError(str(exc)) from None
+    try:
+        return Scenario(
+            graph=data["graph"], devices=devices_from_plain(data["devices"], f"{source}: devices"),
+            method=data.get("method", "dp"), objective=data.get("objective", "throughput"),
+            time_limit=_number(data.get("timeLimit", 30.0), f"{source}: field 'timeLimit'"),
+            latency_rules=data.get("latencyRules", ()), settings=data.get("settings", {}),
+            graph_name=data.get("graphName", ""), inline_graph=inline,
+        )
+    except InvalidScenarioError as exc:
+        raise InvalidScenarioError(str(exc).replace("scenario: ", f"{source}: ", 1)) from None
+
+
+def scenario_to_json(scenario: Scenario) -> str:
+    """The scenario card as JSON text (round-trips through :func:`parse_scenario`)."""
+    return json.dumps(scenario_to_dict(scenario), indent=1)
+
+
+def parse_scenario(data: bytes | str, source: str = "<scenario card>") -> Scenario:
+    """Parse a scenario card (size-limited to :data:`placement.MAX_FILE_BYTES`; one-line errors)."""
+    if isinstance(data, bytes):
+        if len(data) > MAX_FILE_BYTES:
+            raise InvalidScenarioError(f"{source}: file is {len(data):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidScenarioError(f"{source}: not UTF-8 text (is it a JSON file?)") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise InvalidScenarioError(f"{source}: text is over the {MAX_FILE_BYTES:,}-byte limit")
+    try:
+        parsed = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise InvalidScenarioError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") \
+            from None
+    except RecursionError:
+        raise InvalidScenarioError(f"{source}: not valid JSON (nested too deeply)") from None
+    return scenario_from_dict(parsed, source)
+
+
+# ----------------------------------------------------------------------------- URL query parameters
+#: Query parameter names, in URL order.
+QUERY_KEYS = ("graph", "devices", "method", "objective", "limit", "rules", "settings")
+MAX_QUERY_VALUE = 8192
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def scenario_to_query(scenario: Scenario) -> dict[str, str]:
+    """The scenario as URL query parameters (strings); the graph by reference only."""
+    out = {
+        "graph": scenario.graph,
+        "devices": _compact(devices_to_plain(scenario.devices)),
+        "method": scenario.method,
+        "objective": scenario.objective,
+        "limit": f"{scenario.time_limit:g}",
+    }
+    if scenario.latency_rules:
+        out["rules"] = _compact([list(rule) for rule in scenario.latency_rules])
+    if scenario.settings:
+        out["settings"] = _compact(dict(scenario.settings))
+    return out
+
+
+def scenario_from_query(params: Mapping[str, str], source: str = "link") -> Scenario:
+    """Read :func:`scenario_to_query`'s parameters back; one-line errors naming the parameter.
+
+    Missing parameters take their defaults except ``graph`` and ``devices``.
+    """
+    for key in ("graph", "devices"):
+        if key not in params:
+            raise InvalidScenarioError(f"{source}: missing parameter {key!r}")
+
+    def text(key: str) -> str:
+        value = params[key]
+        if isinstance(value, list):  # repeated parameter: the last one wins, as in a browser form
+            value = value[-1]
+        if not isinstance(value, str) or len(value) > MAX_QUERY_VALUE:
+            raise InvalidScenarioError(f"{source}: parameter {key!r} must be text of at most {MAX_QUERY_VALUE} "
+                                       "characters")
+        return value
+
+    def decoded(key: str) -> Any:
+        try:
+            return json.loads(text(key))
+        except (json.JSONDecodeError, RecursionError):
+            raise InvalidScenarioError(f"{source}: parameter {key!r} is not valid JSON") from None
+
+    try:
+        limit = float(text("limit")) if "limit" in params else 30.0
+    except ValueError:
+        raise InvalidScenarioError(f"{source}: parameter 'limit' must be a number of seconds") from None
+    try:
+        return Scenario(
+            graph=text("graph"), devices=devices_from_plain(decoded("devices"), f"{source}: parameter 'devices'"),
+            method=text("method") if "method" in params else "dp",
+            objective=text("objective") if "objective" in params else "throughput",
+            time_limit=limit if math.isfinite(limit) else -1.0,
+            latency_rules=decoded("rules") if "rules" in params else (),
+            settings=decoded("settings") if "settings" in params else {},
+        )
+    except InvalidScenarioError as exc:
+        message = str(exc)
+        for field, parameter in (("'time_limit'", "'limit'"), ("'latency_rules'", "'rules'")):
+            message = message.replace(f"field {field}", f"parameter {parameter}")
+        raise InvalidScenarioError(message.replace("scenario: field", f"{source}: parameter", 1)
+                                   .replace("scenario: ", f"{source}: ", 1)) from None

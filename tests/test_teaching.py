@@ -1,0 +1,144 @@
+"""Teaching mode (issue 15 item 4): the step-by-step trace of the DP's recurrence must end on
+solve_dp's answer (random small graphs), its read-back split must score that answer in the
+evaluator, the lower bound must hold, and the page's controls (AppTest) must work.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+import placement
+from placement import evaluate, load_problem, solve_dp, viz
+from placement.evaluate import check
+from placement.teaching import explain_optimality, lower_bound, trace_dp
+
+from .apptest_helpers import metrics, start
+from .randgraphs import brute_force, random_problem
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ROOT / "sample_graphs" / "ours" / "tiny_training.json"
+PAGE = "pages/8_Teaching.py"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_trace_ends_on_solve_dps_answer(seed):
+    problem = random_problem(seed, training=seed % 2 == 0, max_forward=6)
+    trace = trace_dp(problem)
+    result = solve_dp(problem)
+    if result.status == "infeasible":
+        assert trace.answer == math.inf and trace.placement is None
+        return
+    assert result.status == "optimal"
+    assert trace.answer == pytest.approx(result.objective, rel=1e-12, abs=1e-12)
+    assert not check(problem, trace.placement)
+    assert evaluate(problem, trace.placement).max_load == pytest.approx(trace.answer, rel=1e-12, abs=1e-12)
+    assert lower_bound(problem)[0] <= trace.answer + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_lower_bound_never_exceeds_the_brute_force_optimum(seed):
+    problem = random_problem(100 + seed, max_forward=5)
+    best, _ = brute_force(problem, contiguous=False)  # any split at all, contiguous or not
+    bound, reason = lower_bound(problem)
+    assert reason
+    if best is not None and math.isfinite(best):
+        assert bound <= best + 1e-9
+
+
+def test_replaying_the_steps_gives_the_final_table():
+    problem = load_problem(TINY)
+    trace = trace_dp(problem)
+    table = trace.best_after(len(trace.steps) - 1)
+    for ideal, row in enumerate(trace.best):
+        for k, state in enumerate(trace.states):
+            assert table.get(ideal, {}).get(state, math.inf) == row[k]
+    # Steps visit ideals by size, each J with proper subsets I only.
+    sizes = [bin(trace.masks[s.ideal]).count("1") for s in trace.steps]
+    assert sizes == sorted(sizes)
+    assert all(trace.masks[s.previous] & ~trace.masks[s.ideal] == 0 and s.previous != s.ideal for s in trace.steps)
+
+
+def test_large_graphs_are_refused_with_one_line():
+    problem = load_problem(ROOT / "sample_graphs" / "throughput" / "layer" / "gnmt_inference.json")
+    with pytest.raises(placement.InvalidGraphError, match="teaching mode"):
+        trace_dp(problem)
+
+
+def test_explanation_names_the_bottleneck_and_the_search_space():
+    problem = load_problem(ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json")
+    plan = solve_dp(problem).placement
+    why = explain_optimality(problem, plan)
+    evaluation = evaluate(problem, plan)
+    assert why.time_per_sample == evaluation.max_load
+    assert evaluation.load_of(why.bottleneck).load == evaluation.max_load
+    assert (why.ideals, why.pairs) == placement.count_pairs(problem, reduce=False)
+    assert 0 < why.lower_bound <= why.time_per_sample
+
+
+def test_lattice_figure_marks_j_and_i():
+    trace = trace_dp(load_problem(TINY))
+    figure = viz.lattice_figure(trace, 3)
+    drawn = sum(len(t.x) for t in figure.data[1:])
+    assert drawn == len(trace.masks)
+    names = {t.name: t for t in figure.data[1:]}
+    step = trace.steps[3]
+    assert names["J (being finished)"].hovertext[0].startswith(f"ideal {step.ideal}:")
+    assert names["I (tried)"].hovertext[0].startswith(f"ideal {step.previous}:")
+
+
+# ----------------------------------------------------------------------------- page
+pytestmark_app = pytest.mark.usefixtures("clear_streamlit_caches")
+
+
+@pytestmark_app
+def test_step_forward_and_back_to_the_answer():
+    at = start(PAGE)
+    trace = trace_dp(load_problem(TINY))
+    assert at.slider(key="teach_step").value == 0
+    at.button(key="teach_forward").click().run()
+    at.button(key="teach_forward").click().run()
+    assert at.slider(key="teach_step").value == 2
+    at.button(key="teach_back").click().run()
+    assert at.slider(key="teach_step").value == 1
+    at.slider(key="teach_step").set_value(len(trace.steps) - 1).run()
+    assert not at.exception
+    expected = solve_dp(load_problem(TINY)).objective
+    assert any(f"{expected:.6g}" in s.value and "solve_dp" in s.value for s in at.success)
+    assert at.button(key="teach_forward").disabled
+
+
+@pytestmark_app
+def test_why_is_this_optimal_and_beat_the_solver():
+    at = start(PAGE)
+    tiny = load_problem(TINY)
+    shown = metrics(at)
+    default = load_problem(ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json")
+    why = explain_optimality(default, solve_dp(default).placement)
+    assert shown["Lower bound"] == f"{why.lower_bound:.6g}"
+    assert shown["Bottleneck device"] == str(why.bottleneck)
+
+    # Enter the optimal split by hand: gap 0 and no rule broken.
+    optimal = solve_dp(tiny).placement
+    rows = {i: node.id for i, node in enumerate(tiny.graph.nodes)}
+    edits = {i: {"device": str(optimal.device_of[node])} for i, node in rows.items()}
+    at.session_state["teach_beat_0"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception
+    shown = metrics(at)
+    assert float(shown["Your max-load"]) == pytest.approx(evaluate(tiny, optimal).max_load, rel=1e-5)
+    assert shown["Gap to the optimum"] == "0.0%"
+    assert any("matched the optimum" in s.value for s in at.success)
+
+    # Split a colour class over two devices: the rule is named.
+    node = tiny.graph.nodes[0]
+    partner = next(n for n in tiny.graph.nodes if n.id != node.id and n.color_class == node.color_class)
+    other = next(str(s) for s in tiny.devices.slots() if s != optimal.device_of[node.id])
+    edits = {i: {"device": str(optimal.device_of[n])} for i, n in rows.items()}
+    edits[0] = {"device": other}
+    at.session_state["teach_beat_0"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert any("colour class" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert partner.id != node.id

@@ -1,0 +1,220 @@
+"""The scenario in the URL and in scenario cards (issue 15 item 3; issue 17: a reload keeps the settings).
+
+* :func:`sync_url` writes the current scenario (graph, devices, latency multipliers, method,
+  objective, time limit, page settings such as the schedule) into ``st.query_params``; it runs
+  at the start of every page run and after every change made through :mod:`ui.state`.
+* :func:`restore_from_url` applies the URL's scenario on a session's first run, so a shared link
+  (or a reload) opens the same view.
+* :func:`render_scenario_card` offers the link, a "scenario card" JSON download and an upload
+  for cards (the graph travels inline when it was uploaded).
+
+Uploaded graphs are referred to by digest; the server keeps the most recent ones
+(:data:`UPLOADS_KEPT`) so that a link to one works in another browser while the server runs.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from urllib.parse import urlencode
+
+import streamlit as st
+
+import placement
+from placement.scenario import (
+    QUERY_KEYS,
+    Scenario,
+    parse_scenario,
+    scenario_from_query,
+    scenario_to_json,
+    scenario_to_query,
+)
+from ui import state
+
+#: Widget keys of page settings carried by a scenario, with the private copy a page may keep
+#: when it is left (the Timeline page saves its widgets under ``_tl_saved_<key>``).
+SETTINGS_KEYS = ("timeline_schedule", "timeline_microbatches", "timeline_optimizer", "timeline_recompute",
+                 "timeline_plan")
+_SAVED_PREFIXES = ("_tl_saved_",)
+UPLOADS_KEPT = 32
+_ERROR = "_ui_scenario_error"
+_RESTORED = "_ui_scenario_restored"
+
+
+@st.cache_resource(show_spinner=False)
+def _uploads() -> OrderedDict:
+    """Uploaded graphs by digest, most recent last (shared by the sessions of this server)."""
+    return OrderedDict()
+
+
+def remember_upload(problem: placement.Problem, name: str) -> None:
+    """Keep an uploaded graph so a link naming its digest can open it (bounded, oldest dropped)."""
+    store = _uploads()
+    store[problem.graph.digest] = (name, problem)
+    store.move_to_end(problem.graph.digest)
+    while len(store) > UPLOADS_KEPT:
+        store.popitem(last=False)
+
+
+def _setting(key: str):
+    if key in st.session_state:
+        return st.session_state[key]
+    for prefix in _SAVED_PREFIXES:
+        if prefix + key in st.session_state:
+            return st.session_state[prefix + key]
+    return None
+
+
+def current_scenario(inline: bool = False) -> Scenario | None:
+    """The scenario now in force (``inline``: carry the graph when it is not a sample)."""
+    problem = state.base_problem()
+    if problem is None:
+        return None
+    source = state.current_graph_source()
+    graph = source if source.startswith("sample:") else f"upload:{problem.graph.digest}"
+    settings = {}
+    for key in SETTINGS_KEYS:
+        value = _setting(key)
+        if isinstance(value, (str, int, float, bool)):
+            settings[key] = value
+    return Scenario(
+        graph=graph, devices=state.current_devices(), method=state.current_method(),
+        objective=state.current_objective(), time_limit=min(max(state.current_time_limit(), 1.0), 3600.0),
+        latency_rules=state.latency_rules(), settings=settings, graph_name=state.current_graph_name(),
+        inline_graph=problem.graph if inline and not graph.startswith("sample:") else None,
+    )
+
+
+def sync_url() -> None:
+    """Write the current scenario into the URL's query parameters (only when they differ)."""
+    scenario = current_scenario()
+    if scenario is None or st.session_state.get(_RESTORED) is None:
+        return  # before the first restore: keep the link the user opened
+    now = {key: st.query_params.get(key) for key in st.query_params}
+    wanted = scenario_to_query(scenario)
+    if {key: value for key, value in now.items() if key in QUERY_KEYS} != wanted:
+        for key in QUERY_KEYS:  # other parameters (e.g. Streamlit's "embed") stay
+            if key not in wanted and key in st.query_params:
+                del st.query_params[key]
+        st.query_params.update(wanted)
+
+
+def apply_scenario(scenario: Scenario, source: str = "link") -> None:
+    """Make ``scenario`` the view: load its graph, then its devices, multipliers, method and settings.
+
+    Raises :class:`placement.PlacementError` (one line) when its graph cannot be found or a
+    setting does not fit the graph; nothing is changed then.
+    """
+    if scenario.is_sample:
+        by_label = {state.sample_label(path): path for path in state.sample_files()}
+        if scenario.sample_label not in by_label:
+            raise placement.InvalidScenarioError(f"{source}: no sample graph named {scenario.sample_label!r}")
+        problem = placement.load_problem(by_label[scenario.sample_label])
+        name, graph_source = scenario.sample_label, scenario.graph
+    elif scenario.inline_graph is not None:
+        problem = placement.Problem(scenario.inline_graph, scenario.devices)
+        name = scenario.graph_name or f"upload {scenario.inline_graph.digest}"
+        graph_source = f"upload:{name}"
+        remember_upload(problem, name)
+    else:
+        kept = _uploads().get(scenario.digest)
+        if kept is None:
+            raise placement.InvalidScenarioError(
+                f"{source}: the uploaded graph {scenario.digest} is not on this server (any more); "
+                "upload the graph or its scenario card")
+        name, problem = kept
+        graph_source = f"upload:{name}"
+    graph = problem.graph
+    for pattern, factor in scenario.latency_rules:  # validate before changing anything
+        graph = graph.with_latency_scale(pattern, factor)
+    state.set_graph(problem, name, source=graph_source)
+    state.set_devices(scenario.devices)
+    if scenario.devices == problem.devices:
+        state.use_file_devices()
+    state.set_latency_rules(scenario.latency_rules)
+    state.set_method(scenario.method)
+    state.set_objective(scenario.objective)
+    state.set_time_limit(scenario.time_limit)
+    for key, value in scenario.settings:
+        if key in SETTINGS_KEYS:
+            st.session_state[key] = value
+            for prefix in _SAVED_PREFIXES:
+                st.session_state[prefix + key] = value
+    # Widgets that mirror the method and objective follow the scenario.
+    for key in ("pl_method", "pl_objective", "pl_time_limit", "cmp_objective"):
+        st.session_state.pop(key, None)
+
+
+def restore_from_url() -> bool:
+    """On a session's first run, apply the URL's scenario; True when a graph was loaded.
+
+    A bad link loads nothing and leaves a one-line message for :func:`show_restore_error`.
+    """
+    if st.session_state.get(_RESTORED) is not None:
+        return False
+    st.session_state[_RESTORED] = True
+    params = {key: st.query_params.get(key) for key in st.query_params if key in QUERY_KEYS}
+    if "graph" not in params:
+        return False
+    try:
+        apply_scenario(scenario_from_query(params), "link")
+    except placement.PlacementError as exc:
+        st.session_state[_ERROR] = f"{exc} — the link's settings were not applied."
+        return False
+    return True
+
+
+def mark_restored() -> None:
+    """From now on the URL follows the state (also for sessions that never restored one)."""
+    st.session_state[_RESTORED] = True
+
+
+def show_restore_error() -> None:
+    """Show (once) why the opened link could not be applied."""
+    message = st.session_state.pop(_ERROR, None)
+    if message:
+        st.error(message)
+
+
+def share_link(scenario: Scenario) -> str:
+    """The link to ``scenario`` on this server (the page's own address with the scenario's parameters)."""
+    try:
+        base = str(st.context.url or "").split("?")[0]
+    except Exception:  # noqa: BLE001 - no browser context (tests)
+        base = ""
+    return f"{base}?{urlencode(scenario_to_query(scenario))}"
+
+
+def render_scenario_card() -> None:
+    """The "share this view" section: the link, the card download and a card upload."""
+    scenario = current_scenario(inline=True)
+    if scenario is None:
+        return
+    st.subheader("Share this view")
+    st.caption("The address bar always holds this view (graph, devices, inventory, multipliers, method, "
+               "schedule): copy it, or download a scenario card. A card carries an uploaded graph inline.")
+    st.code(share_link(current_scenario()), language=None, wrap_lines=True)
+    col_down, col_up = st.columns(2)
+    with col_down:
+        st.download_button("Download scenario card", scenario_to_json(scenario), file_name="scenario.json",
+                           mime="application/json", key="scenario_download")
+    with col_up:
+        uploaded = st.file_uploader(f"Upload a scenario card (at most {placement.MAX_FILE_BYTES // 2**20} MiB)",
+                                    type=["json"], key="scenario_upload")
+        if uploaded is not None:
+            seen = (uploaded.file_id, uploaded.name, uploaded.size)
+            if st.session_state.get("_scenario_upload_seen") != seen:
+                st.session_state["_scenario_upload_seen"] = seen
+                st.session_state.pop("_scenario_upload_error", None)
+                try:
+                    if uploaded.size > placement.MAX_FILE_BYTES:
+                        raise placement.InvalidScenarioError(
+                            f"{uploaded.name}: file is {uploaded.size:,} bytes, over the "
+                            f"{placement.MAX_FILE_BYTES:,}-byte limit")
+                    apply_scenario(parse_scenario(uploaded.getvalue(), uploaded.name), uploaded.name)
+                except placement.PlacementError as exc:
+                    st.session_state["_scenario_upload_error"] = str(exc)
+                else:
+                    st.rerun()
+            error = st.session_state.get("_scenario_upload_error")
+            if error:
+                st.error(f"{error} — the current view stays.")
