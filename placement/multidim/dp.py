@@ -1,0 +1,360 @@
+"""Exact multidimensional planner: DP over ideals x sum of data-parallel degrees x devices used.
+
+Stages are built from the last to the first. For a threshold tau, the *decision* DP computes
+
+    h_j[s, c] = fewest devices of the last kind for a plan of the nodes outside ideal j whose stages
+                all take at most tau per sample, with sum of d equal to s and c devices used of each
+                other kind (c is a vector; empty with one kind),
+
+by ``h_j[s + d, c + dt e_K] = min h_i[s, c] (+ d t if K is the last kind)`` over ideals i above j, tensor
+degrees t, kinds K and data-parallel degrees d with ``T(I_i \\ I_j, t, K, d, y) <= tau`` where
+``y = ceil((s + d) / d)``. T, the fastest option choice under the memory cap, comes from exact Pareto
+fronts (:mod:`.options`) and is non-decreasing in y, so the test is ``s + d <= d * ymax(tau)``.
+
+The optimum is one of the finitely many values T takes: a binary search over them, each probe one
+decision DP, finds the smallest tau that is feasible. That tau is the optimal time per sample and the
+plan is read back from the tables of the last feasible probe -- a proof of optimality in the model
+(every smaller candidate was shown infeasible).
+
+Bound: with several kinds and ``count_step`` q > 1, stages on kinds other than the last may only use
+multiples of q devices (the state counts them in steps of q); the result is then optimal within that
+space and says so. With q = 1 (or one kind) nothing is bounded.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ideals import Groups, enumerate_ideals, DEFAULT_MAX_IDEALS
+from ..errors import InvalidDevicesError
+from .model import MultiProblem, Plan, PlanStage
+from . import options as fronts
+
+
+@dataclass(frozen=True)
+class MultiResult:
+    """Outcome of :func:`solve_multidim`.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"`` (proven, within ``bound`` when it is not empty) or ``"infeasible"``.
+    plan : Plan or None
+    time_per_sample : float
+        The optimum (inf when infeasible), as the solver computes it (the evaluator agrees).
+    bound : str
+        Empty, or the restriction the optimum holds within (device-count steps).
+    ideals, probes, candidates : int
+        Lattice size, decision DPs run, distinct stage times searched.
+    seconds : float
+    """
+
+    status: str
+    plan: Plan | None
+    time_per_sample: float
+    bound: str
+    ideals: int
+    probes: int
+    candidates: int
+    seconds: float
+
+
+def divisors(n: int) -> list[int]:
+    """Divisors of n in increasing order."""
+    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def _lattice(problem: MultiProblem, max_ideals: int):
+    n = len(problem.nodes)
+    preds = [[] for _ in range(n)]
+    for e in problem.edges:
+        preds[e.target].append(e.source)
+    # groups are single nodes; the order graph is the node graph (acyclic, checked by MultiProblem)
+    groups = Groups(tuple((v,) for v in range(n)), {v: v for v in range(n)},
+                    tuple(sorted((e.source, e.target) for e in problem.edges)))
+    return enumerate_ideals(groups, max_ideals)
+
+
+def _uniform(problem: MultiProblem) -> bool:
+    """Whether every node's options at each t share sync bytes and parameter bytes."""
+    for node in problem.nodes:
+        for _, opts in node.options:
+            first = opts[0]
+            if any(o.sync_fw != first.sync_fw or o.sync_bw != first.sync_bw or o.parameters != first.parameters
+                   for o in opts[1:]):
+                return False
+    return True
+
+
+def _option_rows(node, t: int) -> np.ndarray:
+    return np.array([[o.time, 0.0, 0.0, o.memory_a, o.memory_b] for o in node.options_for(t)])
+
+
+def general_front(problem: MultiProblem, members: frozenset, t: int, cap: float):
+    """Exact front of stage ``members`` at degree t with each option's own boundary bytes (any options)."""
+    preds = {v: [] for v in members}
+    succs = {v: [] for v in members}
+    for e in problem.edges:
+        if e.target in members and e.source not in members:
+            preds[e.target].append((e.source, e.cost))
+        if e.source in members and e.target not in members:
+            succs[e.source].append((e.target, e.cost))
+    points, choices = fronts.empty_front()
+    for v in sorted(members):
+        rows = []
+        for o in problem.nodes[v].options_for(t):
+            e = sum(2 * (c + o.sync_from(u)) for u, c in preds[v]) + sum(2 * (c + o.sync_to(u)) for u, c in succs[v])
+            rows.append([o.time, e, o.parameters, o.memory_a, o.memory_b])
+        points, choices = fronts.extend_front(points, choices, np.array(rows), cap)
+        if len(points) == 0:
+            break
+    return points, choices
+
+
+class _Tables:
+    """Stage-time tables, one row per (lower ideal j, upper ideal i, t, kind, d): T at y = 1..ymax."""
+
+    def __init__(self, problem: MultiProblem, lattice, s_max: int, step: int):
+        self.problem = problem
+        N = problem.microbatches
+        kinds = problem.kinds
+        cap = max(k.memory for k in kinds)
+        n = len(problem.nodes)
+        degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
+        avail = {t: np.array([bool(node.options_for(t)) for node in problem.nodes]) for t in degrees_t}
+        divs = [d for d in divisors(N) if d <= s_max]
+        last = len(kinds) - 1
+        ds = {(t, k): np.array([d for d in divs if d * t <= kinds[k].count and (k == last or (d * t) % step == 0)],
+                               dtype=np.int64) for t in degrees_t for k in range(len(kinds))}
+        uniform = _uniform(problem)
+        # per-edge forward/backward bytes at each t (option 0; exact in the uniform case)
+        src = np.array([e.source for e in problem.edges], dtype=np.int64)
+        dst = np.array([e.target for e in problem.edges], dtype=np.int64)
+        fw, bw, wv = {}, {}, {}
+        for t in degrees_t:
+            f, b = [], []
+            for e in problem.edges:
+                ot = problem.nodes[e.target].options_for(t)
+                os_ = problem.nodes[e.source].options_for(t)
+                f.append(2 * (e.cost + (ot[0].sync_from(e.source) if ot else 0.0)))
+                b.append(2 * (e.cost + (os_[0].sync_to(e.target) if os_ else 0.0)))
+            fw[t], bw[t] = np.array(f), np.array(b)
+            wv[t] = np.array([node.options_for(t)[0].parameters if node.options_for(t) else 0.0
+                              for node in problem.nodes])
+        masks = lattice.masks
+        member_bits = [np.array([(m >> v) & 1 for v in range(n)], dtype=bool) for m in masks]
+        meta = []  # (j, i, t, k, d, offset, length)
+        chunks = []
+        offset = 0
+        up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
+        for j in range(lattice.count):
+            # walk the supersets of j upwards; parent[i] = (i0, g) with i = i0 + g
+            front_of = {t: {j: fronts.empty_front()} for t in degrees_t} if uniform else None
+            order = [j]
+            seen = {j}
+            parent = {}
+            pos = 0
+            while pos < len(order):
+                i0 = order[pos]
+                pos += 1
+                for e in range(up_start[i0], up_start[i0 + 1]):
+                    i = int(up_target[e])
+                    if i not in seen:
+                        seen.add(i)
+                        parent[i] = (i0, int(up_group[e]))
+                        order.append(i)
+            for i in order[1:]:
+                inS = member_bits[i] & ~member_bits[j]
+                i0, g = parent[i]
+                for t in degrees_t:
+                    if uniform:
+                        prev = front_of[t].get(i0)
+                        if prev is None or not avail[t][g]:
+                            continue
+                        pts, ch = fronts.extend_front(prev[0], prev[1], _option_rows(problem.nodes[g], t), cap)
+                        if len(pts) == 0:
+                            continue  # nothing fits: no larger stage from j fits either
+                        front_of[t][i] = (pts, ch)
+                        pts = pts.copy()
+                        if len(src):
+                            pts[:, fronts.E] = float(fw[t] @ (inS[dst] & ~inS[src]) + bw[t] @ (inS[src] & ~inS[dst]))
+                        pts[:, fronts.W] = float(wv[t] @ inS)
+                    else:
+                        if (inS & ~avail[t]).any():
+                            continue
+                        pts, _ = general_front(problem, frozenset(np.flatnonzero(inS).tolist()), t, cap)
+                        if len(pts) == 0:
+                            continue
+                    for k, kind in enumerate(kinds):
+                        dk = ds[(t, k)]
+                        if len(dk) == 0:
+                            continue
+                        ymax = -(-s_max // dk)
+                        tables = fronts.best_time_table(pts, dk, ymax, kind.memory, kind.bandwidth, kind.speed, N)
+                        for d, ym, tab in zip(dk, ymax, tables):
+                            if not np.isfinite(tab[0]):
+                                continue
+                            meta.append((j, i, t, k, int(d), offset, int(ym)))
+                            chunks.append(tab)
+                            offset += int(ym)
+        self.flat = np.concatenate(chunks) if chunks else np.zeros(0)
+        m = np.array(meta, dtype=np.int64).reshape(-1, 7)
+        self.j, self.i, self.t, self.k, self.d, self.off, self.len = (m[:, c] for c in range(7))
+        self.uniform = uniform
+
+    def ycount(self, tau: float) -> np.ndarray:
+        """Per row: the largest y with T <= tau (0 when none); rows are non-decreasing in y."""
+        if len(self.off) == 0:
+            return np.zeros(0, dtype=np.int64)
+        ok = (self.flat <= tau).astype(np.int64)
+        return np.add.reduceat(ok, self.off)
+
+
+def _decide(tables: _Tables, lattice, problem: MultiProblem, s_max: int, step: int, tau: float):
+    """Decision DP at ``tau``: (feasible, h tables per ideal, ycount per row)."""
+    kinds = problem.kinds
+    last = len(kinds) - 1
+    cdims = tuple(kinds[k].count // step + 1 for k in range(last))
+    ycount = tables.ycount(tau)
+    active = np.flatnonzero(ycount > 0)
+    cap_last = kinds[last].count
+    h = [None] * lattice.count
+    full = lattice.full
+    h_full = np.full((s_max + 1,) + cdims, np.inf)
+    h_full[(0,) + (0,) * len(cdims)] = 0.0
+    h[full] = h_full
+    rows_by_j: dict[int, list[int]] = {}
+    for r in active.tolist():
+        rows_by_j.setdefault(int(tables.j[r]), []).append(r)
+    J, I, T, K, D = tables.j, tables.i, tables.t, tables.k, tables.d
+    for j in range(full - 1, -1, -1):
+        hj = np.full((s_max + 1,) + cdims, np.inf)
+        for r in rows_by_j.get(j, ()):
+            hi = h[I[r]]
+            if hi is None:
+                continue
+            d, t, k = int(D[r]), int(T[r]), int(K[r])
+            top = min(s_max, d * int(ycount[r]))
+            if top < d:
+                continue
+            source = hi[: top - d + 1]
+            if k == last:
+                target = hj[d: top + 1]
+                np.minimum(target, source + d * t, out=target)
+            else:
+                shift = d * t // step
+                size = cdims[k]
+                if shift >= size:
+                    continue
+                cut = [slice(None)] * (1 + len(cdims))
+                put = [slice(d, top + 1)] + [slice(None)] * len(cdims)
+                cut[1 + k] = slice(0, size - shift)
+                put[1 + k] = slice(shift, size)
+                target = hj[tuple(put)]
+                np.minimum(target, source[tuple(cut)], out=target)
+        hj[hj > cap_last] = np.inf
+        if np.isfinite(hj).any():
+            h[j] = hj
+    feasible = h[0] is not None
+    return feasible, h, ycount
+
+
+def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int = DEFAULT_MAX_IDEALS,
+                   **_ignored) -> MultiResult:
+    """Optimal plan (minimum time per sample) of ``problem`` in Piper's model.
+
+    Parameters
+    ----------
+    problem : MultiProblem
+    count_step : int
+        With several device kinds: stages on kinds other than the last use multiples of this many
+        devices (the bound is reported in ``MultiResult.bound``). 1 = unbounded.
+    max_ideals : int
+        Cap on the lattice size (:class:`~placement.errors.TooManyIdealsError` beyond).
+    """
+    start = time.perf_counter()
+    if isinstance(count_step, bool) or not isinstance(count_step, int) or count_step < 1:
+        raise InvalidDevicesError(f"count_step must be a positive integer (got {count_step!r})")
+    lattice = _lattice(problem, max_ideals)
+    s_max = min(problem.microbatches, problem.total_devices)
+    bound = ""
+    if len(problem.kinds) > 1 and count_step > 1:
+        bound = (f"optimal among plans whose stages on kinds "
+                 f"{', '.join(k.name for k in problem.kinds[:-1])} use multiples of {count_step} devices")
+    if s_max == 0 or not problem.nodes:
+        status = "optimal" if not problem.nodes else "infeasible"
+        return MultiResult(status, Plan(()) if not problem.nodes else None, 0.0 if not problem.nodes else np.inf,
+                           bound, lattice.count, 0, 0, time.perf_counter() - start)
+    tables = _Tables(problem, lattice, s_max, count_step)
+    values = np.unique(tables.flat[np.isfinite(tables.flat)])
+    probes = 0
+    best = None
+    if len(values):
+        feasible, h, yc = _decide(tables, lattice, problem, s_max, count_step, float(values[-1]))
+        probes += 1
+        if feasible:
+            best = (len(values) - 1, h, yc)
+            lo, hi = -1, len(values) - 1  # values[lo] infeasible (or none), values[hi] feasible
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                feasible, h, yc = _decide(tables, lattice, problem, s_max, count_step, float(values[mid]))
+                probes += 1
+                if feasible:
+                    hi, best = mid, (mid, h, yc)
+                else:
+                    lo = mid
+    if best is None:
+        return MultiResult("infeasible", None, float("inf"), bound, lattice.count, probes, len(values),
+                           time.perf_counter() - start)
+    index, h, yc = best
+    plan = _read_plan(problem, lattice, tables, h, yc, s_max, count_step)
+    return MultiResult("optimal", plan, float(values[index]), bound, lattice.count, probes, len(values),
+                       time.perf_counter() - start)
+
+
+def _read_plan(problem, lattice, tables, h, ycount, s_max, step) -> Plan:
+    kinds = problem.kinds
+    last = len(kinds) - 1
+    cdims = tuple(kinds[k].count // step + 1 for k in range(last))
+    h0 = h[0]
+    flat = int(np.argmin(h0))
+    state = np.unravel_index(flat, h0.shape)
+    s, c = int(state[0]), tuple(int(x) for x in state[1:])
+    j = 0
+    cap = max(k.memory for k in kinds)
+    stages = []
+    rows_by_j: dict[int, list[int]] = {}
+    for r in np.flatnonzero(ycount > 0).tolist():
+        rows_by_j.setdefault(int(tables.j[r]), []).append(r)
+    while j != lattice.full:
+        value = h[j][(s,) + c]
+        for r in rows_by_j.get(j, ()):
+            i, d, t, k = int(tables.i[r]), int(tables.d[r]), int(tables.t[r]), int(tables.k[r])
+            if h[i] is None or not d <= s <= min(s_max, d * int(ycount[r])):
+                continue
+            if k == last:
+                prev_c, add = c, d * t
+            else:
+                shift = d * t // step
+                if c[k] < shift:
+                    continue
+                prev_c, add = tuple(x - shift if q == k else x for q, x in enumerate(c)), 0
+            if h[i][(s - d,) + prev_c] + add == value:
+                break
+        else:  # pragma: no cover - the tables guarantee a witness
+            raise RuntimeError("plan read-back found no witness")
+        members = lattice.masks[i] & ~lattice.masks[j]
+        nodes = tuple(v for v in range(len(problem.nodes)) if members >> v & 1)
+        y = -(-s // d)
+        kind = kinds[k]
+        pts, choices = general_front(problem, frozenset(nodes), t, cap)
+        _, choice = fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed,
+                                       problem.microbatches)
+        names = tuple(problem.nodes[v].options_for(t)[o].name for v, o in zip(sorted(nodes), choice))
+        stages.append(PlanStage(tuple(sorted(nodes)), d, t, names, kind.name))
+        j, s, c = i, s - d, prev_c
+    return Plan(tuple(stages))
