@@ -59,7 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     solve_cmd = commands.add_parser("solve", help="find a placement of a graph")
     solve_cmd.add_argument("graph", help="graph file in the paper's JSON format")
-    solve_cmd.add_argument("--method", default="dp", choices=sorted(METHODS), help="solver (default: dp)")
+    solve_cmd.add_argument("--method", default="dp", choices=sorted([*METHODS, "multidim"]),
+                           help="solver (default: dp; multidim: Piper-format file, data x tensor x pipeline)")
+    solve_cmd.add_argument("--devices", type=_count, default=None, help="multidim: total devices (override)")
+    solve_cmd.add_argument("--microbatches", type=_count, default=None, help="multidim: N, microbatches per batch")
+    solve_cmd.add_argument("--count-step", type=_count, default=None,
+                           help="multidim, several kinds: stages on all but the last kind use multiples of this")
     _device_options(solve_cmd)
     solve_cmd.add_argument("--time-limit", type=_number, default=None, help="seconds (integer programs)")
     solve_cmd.add_argument("--gap", type=_number, default=None, help="relative MIP gap to stop at")
@@ -185,6 +190,10 @@ def _print_solution(problem: Problem, result: Result) -> None:
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
+    if args.method == "multidim":
+        from .multidim.cli import cmd_solve
+
+        return cmd_solve(args)
     problem = _problem(args)
     from .compare import method_options
 

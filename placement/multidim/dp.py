@@ -205,6 +205,15 @@ class _Tables:
         m = np.array(meta, dtype=np.int64).reshape(-1, 7)
         self.j, self.i, self.t, self.k, self.d, self.off, self.len = (m[:, c] for c in range(7))
         self.uniform = uniform
+        # rows are stored by lower ideal j, then upper ideal i: runs of equal (j, i)
+        groups: dict[int, list] = {}
+        if len(self.j):
+            change = np.flatnonzero((np.diff(self.j) != 0) | (np.diff(self.i) != 0)) + 1
+            starts = np.concatenate(([0], change))
+            ends = np.concatenate((change, [len(self.j)]))
+            for a, b in zip(starts.tolist(), ends.tolist()):
+                groups.setdefault(int(self.j[a]), []).append((a, b))
+        self.groups = groups
 
     def ycount(self, tau: float) -> np.ndarray:
         """Per row: the largest y with T <= tau (0 when none); rows are non-decreasing in y."""
@@ -263,6 +272,76 @@ def _decide(tables: _Tables, lattice, problem: MultiProblem, s_max: int, step: i
     return feasible, h, ycount
 
 
+def _decide_front(tables: _Tables, lattice, problem: MultiProblem, s_max: int, tau: float):
+    """Decision DP at ``tau`` for one device kind, on Pareto fronts.
+
+    With one kind, ``h_j[s]`` only matters through its Pareto points (s, devices): a suffix with a smaller
+    sum of d and no more devices is never worse for the earlier stages (their y only falls). Each front
+    is kept sorted by s with devices strictly decreasing; each point carries (row, source point) to read
+    the plan back. Returns (feasible, fronts, ycount).
+    """
+    cap = problem.kinds[0].count
+    ycount = tables.ycount(tau)
+    fronts_: list = [None] * lattice.count
+    full = lattice.full
+    zero = np.zeros(1, dtype=np.int64)
+    fronts_[full] = (zero, zero, np.full(1, -1), np.full(1, -1))
+    D, DT, I = tables.d, tables.d * tables.t, tables.i
+    for j in range(full - 1, -1, -1):
+        parts_s, parts_v, parts_r, parts_x = [], [], [], []
+        for lo, hi in tables.groups.get(j, ()):
+            i = int(I[lo])
+            f = fronts_[i]
+            if f is None:
+                continue
+            yc = ycount[lo:hi]
+            live = np.flatnonzero(yc > 0)
+            if len(live) == 0:
+                continue
+            rows = lo + live
+            d = D[rows]
+            top = np.minimum(s_max, d * yc[live])
+            cs = f[0][None, :] + d[:, None]
+            cv = f[1][None, :] + DT[rows][:, None]
+            ok = (cs <= top[:, None]) & (cv <= cap)
+            if not ok.any():
+                continue
+            parts_s.append(cs[ok])
+            parts_v.append(cv[ok])
+            parts_r.append(np.broadcast_to(rows[:, None], ok.shape)[ok])
+            parts_x.append(np.broadcast_to(np.arange(len(f[0]))[None, :], ok.shape)[ok])
+        if not parts_s:
+            continue
+        cs, cv = np.concatenate(parts_s), np.concatenate(parts_v)
+        cr, cx = np.concatenate(parts_r), np.concatenate(parts_x)
+        order = np.lexsort((cv, cs))
+        cs, cv, cr, cx = cs[order], cv[order], cr[order], cx[order]
+        prev = np.concatenate(([np.iinfo(np.int64).max], np.minimum.accumulate(cv)[:-1]))
+        keep = cv < prev  # invariant: kept points have s increasing, devices strictly decreasing
+        fronts_[j] = (cs[keep], cv[keep], cr[keep], cx[keep])
+    return fronts_[0] is not None, fronts_, ycount
+
+
+def _read_front_plan(problem, lattice, tables, fronts_) -> Plan:
+    kind = problem.kinds[0]
+    cap = kind.memory
+    stages = []
+    j, x = 0, int(np.argmin(fronts_[0][1]))
+    while j != lattice.full:
+        s = int(fronts_[j][0][x])
+        r = int(fronts_[j][2][x])
+        i, d, t = int(tables.i[r]), int(tables.d[r]), int(tables.t[r])
+        nodes = tuple(v for v in range(len(problem.nodes)) if (lattice.masks[i] & ~lattice.masks[j]) >> v & 1)
+        y = -(-s // d)
+        pts, choices = general_front(problem, frozenset(nodes), t, cap)
+        _, choice = fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed,
+                                       problem.microbatches)
+        names = tuple(problem.nodes[v].options_for(t)[o].name for v, o in zip(nodes, choice))
+        stages.append(PlanStage(nodes, d, t, names, kind.name))
+        j, x = i, int(fronts_[j][3][x])
+    return Plan(tuple(stages))
+
+
 def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int = DEFAULT_MAX_IDEALS,
                    **_ignored) -> MultiResult:
     """Optimal plan (minimum time per sample) of ``problem`` in Piper's model.
@@ -290,29 +369,45 @@ def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int =
         return MultiResult(status, Plan(()) if not problem.nodes else None, 0.0 if not problem.nodes else np.inf,
                            bound, lattice.count, 0, 0, time.perf_counter() - start)
     tables = _Tables(problem, lattice, s_max, count_step)
-    values = np.unique(tables.flat[np.isfinite(tables.flat)])
+    single = len(problem.kinds) == 1
+
+    def decide(tau: float):
+        if single:
+            return _decide_front(tables, lattice, problem, s_max, tau)
+        return _decide(tables, lattice, problem, s_max, count_step, tau)
+
+    values = tables.flat[np.isfinite(tables.flat)]
+    candidates = len(values)
     probes = 0
     best = None
     if len(values):
-        feasible, h, yc = _decide(tables, lattice, problem, s_max, count_step, float(values[-1]))
+        # Binary search over the candidate stage times: invariant lo infeasible, best[0] feasible.
+        top = float(values.max())
+        feasible, h, yc = decide(top)
         probes += 1
         if feasible:
-            best = (len(values) - 1, h, yc)
-            lo, hi = -1, len(values) - 1  # values[lo] infeasible (or none), values[hi] feasible
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                feasible, h, yc = _decide(tables, lattice, problem, s_max, count_step, float(values[mid]))
+            best = (top, h, yc)
+            lo = -np.inf
+            while True:
+                values = values[(values > lo) & (values < best[0])]
+                if len(values) == 0:
+                    break
+                tau = float(np.partition(values, len(values) // 2)[len(values) // 2])
+                feasible, h, yc = decide(tau)
                 probes += 1
                 if feasible:
-                    hi, best = mid, (mid, h, yc)
+                    best = (tau, h, yc)
                 else:
-                    lo = mid
+                    lo = tau
     if best is None:
-        return MultiResult("infeasible", None, float("inf"), bound, lattice.count, probes, len(values),
+        return MultiResult("infeasible", None, float("inf"), bound, lattice.count, probes, candidates,
                            time.perf_counter() - start)
-    index, h, yc = best
-    plan = _read_plan(problem, lattice, tables, h, yc, s_max, count_step)
-    return MultiResult("optimal", plan, float(values[index]), bound, lattice.count, probes, len(values),
+    tau, h, yc = best
+    if single:
+        plan = _read_front_plan(problem, lattice, tables, h)
+    else:
+        plan = _read_plan(problem, lattice, tables, h, yc, s_max, count_step)
+    return MultiResult("optimal", plan, tau, bound, lattice.count, probes, candidates,
                        time.perf_counter() - start)
 
 
