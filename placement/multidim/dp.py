@@ -145,11 +145,15 @@ class _Tables:
             fw[t], bw[t] = np.array(f), np.array(b)
             wv[t] = np.array([node.options_for(t)[0].parameters if node.options_for(t) else 0.0
                               for node in problem.nodes])
-        masks = lattice.masks
-        member_bits = [np.array([(m >> v) & 1 for v in range(n)], dtype=bool) for m in masks]
-        meta = []  # (j, i, t, k, d, offset, length)
-        chunks = []
-        offset = 0
+        member_bits = np.array([[(m >> v) & 1 for v in range(n)] for m in lattice.masks], dtype=bool).reshape(-1, n)
+        # rows of one (j, i, t, k) block: a row per degree d, y = 1..ceil(s_max / d)
+        layout = {}
+        for key, dk in ds.items():
+            ymax = -(-s_max // dk)
+            layout[key] = (dk, ymax, np.concatenate([np.arange(y) for y in ymax]) if len(dk) else np.zeros(0, int),
+                           np.repeat(dk, ymax).astype(np.float64), np.concatenate(([0], np.cumsum(ymax)[:-1])))
+        meta = []  # blocks of rows (j, i, t, k, d, ymax, step block)
+        steps_v, steps_y, bases, scales = [], [], [], []
         up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
         for j in range(lattice.count):
             # walk the supersets of j upwards; parent[i] = (i0, g) with i = i0 + g
@@ -167,8 +171,13 @@ class _Tables:
                         seen.add(i)
                         parent[i] = (i0, int(up_group[e]))
                         order.append(i)
-            for i in order[1:]:
-                inS = member_bits[i] & ~member_bits[j]
+            inside = member_bits[order[1:]] & ~member_bits[j]  # stage membership, one row per upper ideal
+            if uniform:
+                cross_in = inside[:, dst] & ~inside[:, src]
+                cross_out = inside[:, src] & ~inside[:, dst]
+                e_bytes = {t: cross_in @ fw[t] + cross_out @ bw[t] for t in degrees_t}
+                w_bytes = {t: inside @ wv[t] for t in degrees_t}
+            for row, i in enumerate(order[1:]):
                 i0, g = parent[i]
                 for t in degrees_t:
                     if uniform:
@@ -177,33 +186,73 @@ class _Tables:
                             continue
                         pts, ch = fronts.extend_front(prev[0], prev[1], _option_rows(problem.nodes[g], t), cap)
                         if len(pts) == 0:
-                            continue  # nothing fits: no larger stage from j fits either
+                            continue  # nothing fits at y = 1: no larger stage from j fits either
                         front_of[t][i] = (pts, ch)
-                        pts = pts.copy()
-                        if len(src):
-                            pts[:, fronts.E] = float(fw[t] @ (inS[dst] & ~inS[src]) + bw[t] @ (inS[src] & ~inS[dst]))
-                        pts[:, fronts.W] = float(wv[t] @ inS)
+                        by_p = pts[np.argsort(pts[:, fronts.P], kind="stable")]
                     else:
-                        if (inS & ~avail[t]).any():
+                        if (inside[row] & ~avail[t]).any():
                             continue
-                        pts, _ = general_front(problem, frozenset(np.flatnonzero(inS).tolist()), t, cap)
+                        pts, _ = general_front(problem, frozenset(np.flatnonzero(inside[row]).tolist()), t, cap)
                         if len(pts) == 0:
                             continue
                     for k, kind in enumerate(kinds):
-                        dk = ds[(t, k)]
+                        dk, ymax, y_idx, d_rep, rel = layout[(t, k)]
                         if len(dk) == 0:
                             continue
-                        ymax = -(-s_max // dk)
+                        if uniform:
+                            # pmin(y) = min P over front points that fit at y, a step function of y:
+                            # point f fits for y <= yfit_f; by increasing P, a point matters when it
+                            # reaches further than every cheaper point (invariant: steps increase).
+                            a_, b_ = by_p[:, fronts.A], by_p[:, fronts.B]
+                            with np.errstate(divide="ignore", invalid="ignore"):
+                                room = np.where(a_ > 0, np.floor((kind.memory - b_) / np.where(a_ > 0, a_, 1)),
+                                                np.where(b_ <= kind.memory, s_max, -1))
+                            yfit = np.minimum(room, s_max).astype(np.int64)
+                            # exact fit test at the boundary (floor of a float quotient)
+                            yfit -= (a_ * yfit + b_ > kind.memory) & (yfit > 0)
+                            reach = np.maximum.accumulate(yfit)
+                            keep = yfit > np.concatenate(([0], reach[:-1]))
+                            if not keep.any():
+                                continue
+                            dk_f = dk.astype(np.float64)
+                            e, w = float(e_bytes[t][row]), float(w_bytes[t][row])
+                            base = (e / dk_f + 4 * (dk_f - 1) * w / dk_f / N) / kind.bandwidth
+                            steps_v.append(by_p[keep, fronts.P])
+                            steps_y.append(yfit[keep])
+                            nb = len(steps_v) - 1
+                            meta.append(np.column_stack([np.full(len(dk), j), np.full(len(dk), i), np.full(len(dk), t),
+                                                         np.full(len(dk), k), dk, ymax, np.full(len(dk), nb)]))
+                            bases.append(base)
+                            scales.append(1.0 / (kind.speed * dk_f))
+                            continue
                         tables = fronts.best_time_table(pts, dk, ymax, kind.memory, kind.bandwidth, kind.speed, N)
                         for d, ym, tab in zip(dk, ymax, tables):
                             if not np.isfinite(tab[0]):
                                 continue
-                            meta.append((j, i, t, k, int(d), offset, int(ym)))
-                            chunks.append(tab)
-                            offset += int(ym)
-        self.flat = np.concatenate(chunks) if chunks else np.zeros(0)
-        m = np.array(meta, dtype=np.int64).reshape(-1, 7)
-        self.j, self.i, self.t, self.k, self.d, self.off, self.len = (m[:, c] for c in range(7))
+                            finite = tab[np.isfinite(tab)]
+                            ends = np.flatnonzero(np.diff(finite) != 0)
+                            ends = np.concatenate((ends, [len(finite) - 1]))
+                            steps_v.append(finite[ends])
+                            steps_y.append(ends + 1)
+                            meta.append(np.array([[j, i, t, k, int(d), int(ym), len(steps_v) - 1]]))
+                            bases.append(np.zeros(1))
+                            scales.append(np.ones(1))
+        m = np.concatenate(meta).astype(np.int64) if meta else np.zeros((0, 7), dtype=np.int64)
+        self.j, self.i, self.t, self.k, self.d, self.ymax, self.block = (np.ascontiguousarray(m[:, c]) for c in range(7))
+        self.base = np.concatenate(bases) if bases else np.zeros(0)
+        self.scale = np.concatenate(scales) if scales else np.zeros(0)
+        width = max((len(v) for v in steps_v), default=1)
+        # block steps, padded: value PV[b, q] (increasing, inf padding) holds for y up to PY[b, q]
+        self.PV = np.full((len(steps_v), width), np.inf)
+        self.PY = np.zeros((len(steps_v), width), dtype=np.int64)
+        for b_, (v, y) in enumerate(zip(steps_v, steps_y)):
+            self.PV[b_, : len(v)] = v
+            self.PY[b_, : len(y)] = y
+        # candidate stage times: one per (row, step starting at or below the row's ymax)
+        starts = np.concatenate((np.zeros((len(steps_v), 1), dtype=np.int64), self.PY[:, :-1]), axis=1) + 1
+        vals = self.base[:, None] + self.scale[:, None] * self.PV[self.block]
+        valid = np.isfinite(vals) & (starts[self.block] <= self.ymax[:, None])
+        self.candidates = vals[valid]
         self.uniform = uniform
         # rows are stored by lower ideal j, then upper ideal i: runs of equal (j, i)
         groups: dict[int, list] = {}
@@ -214,13 +263,20 @@ class _Tables:
             for a, b in zip(starts.tolist(), ends.tolist()):
                 groups.setdefault(int(self.j[a]), []).append((a, b))
         self.groups = groups
+        # rows of each lower ideal j: one contiguous range (rows are built j by j)
+        starts = np.searchsorted(self.j, np.arange(lattice.count), side="left")
+        ends = np.searchsorted(self.j, np.arange(lattice.count), side="right")
+        self.row_range = list(zip(starts.tolist(), ends.tolist()))
 
     def ycount(self, tau: float) -> np.ndarray:
         """Per row: the largest y with T <= tau (0 when none); rows are non-decreasing in y."""
-        if len(self.off) == 0:
+        if len(self.j) == 0:
             return np.zeros(0, dtype=np.int64)
-        ok = (self.flat <= tau).astype(np.int64)
-        return np.add.reduceat(ok, self.off)
+        # T(row, y) = base + scale * PV[block, q] for y in the q-th step; values increase with q
+        # (same arithmetic as the candidates, so a candidate tau counts its own step)
+        count = (self.base[:, None] + self.scale[:, None] * self.PV[self.block] <= tau).sum(axis=1)
+        reach = self.PY[self.block, np.maximum(count - 1, 0)]
+        return np.where(count > 0, np.minimum(reach, self.ymax), 0)
 
 
 def _decide(tables: _Tables, lattice, problem: MultiProblem, s_max: int, step: int, tau: float):
@@ -282,54 +338,59 @@ def _decide_front(tables: _Tables, lattice, problem: MultiProblem, s_max: int, t
     """
     cap = problem.kinds[0].count
     ycount = tables.ycount(tau)
-    fronts_: list = [None] * lattice.count
+    big = np.int64(1) << 40  # padding: never <= top, never a device count
+    L = lattice.count
+    width = s_max + 1  # a front has distinct sums s in 0..s_max
+    FS = np.full((L, width), big, dtype=np.int64)
+    FV = np.full((L, width), big, dtype=np.int64)
+    BR = np.full((L, width), -1, dtype=np.int64)
+    BX = np.full((L, width), -1, dtype=np.int64)
+    length = np.zeros(L, dtype=np.int64)
     full = lattice.full
-    zero = np.zeros(1, dtype=np.int64)
-    fronts_[full] = (zero, zero, np.full(1, -1), np.full(1, -1))
+    FS[full, 0] = FV[full, 0] = 0
+    length[full] = 1
+    used = 1  # widest front so far
     D, DT, I = tables.d, tables.d * tables.t, tables.i
     for j in range(full - 1, -1, -1):
-        parts_s, parts_v, parts_r, parts_x = [], [], [], []
-        for lo, hi in tables.groups.get(j, ()):
-            i = int(I[lo])
-            f = fronts_[i]
-            if f is None:
-                continue
-            yc = ycount[lo:hi]
-            live = np.flatnonzero(yc > 0)
-            if len(live) == 0:
-                continue
-            rows = lo + live
-            d = D[rows]
-            top = np.minimum(s_max, d * yc[live])
-            cs = f[0][None, :] + d[:, None]
-            cv = f[1][None, :] + DT[rows][:, None]
-            ok = (cs <= top[:, None]) & (cv <= cap)
-            if not ok.any():
-                continue
-            parts_s.append(cs[ok])
-            parts_v.append(cv[ok])
-            parts_r.append(np.broadcast_to(rows[:, None], ok.shape)[ok])
-            parts_x.append(np.broadcast_to(np.arange(len(f[0]))[None, :], ok.shape)[ok])
-        if not parts_s:
+        lo, hi = tables.row_range[j]
+        if hi == lo:
             continue
-        cs, cv = np.concatenate(parts_s), np.concatenate(parts_v)
-        cr, cx = np.concatenate(parts_r), np.concatenate(parts_x)
+        rows = lo + np.flatnonzero((ycount[lo:hi] > 0) & (length[I[lo:hi]] > 0))
+        if len(rows) == 0:
+            continue
+        src = I[rows]
+        d = D[rows]
+        top = np.minimum(s_max, d * ycount[rows])
+        cs = FS[src, :used] + d[:, None]
+        cv = FV[src, :used] + DT[rows][:, None]
+        ok = (cs <= top[:, None]) & (cv <= cap)
+        if not ok.any():
+            continue
+        r_idx, x_idx = np.nonzero(ok)
+        cs, cv = cs[r_idx, x_idx], cv[r_idx, x_idx]
         order = np.lexsort((cv, cs))
-        cs, cv, cr, cx = cs[order], cv[order], cr[order], cx[order]
-        prev = np.concatenate(([np.iinfo(np.int64).max], np.minimum.accumulate(cv)[:-1]))
-        keep = cv < prev  # invariant: kept points have s increasing, devices strictly decreasing
-        fronts_[j] = (cs[keep], cv[keep], cr[keep], cx[keep])
-    return fronts_[0] is not None, fronts_, ycount
+        cs, cv = cs[order], cv[order]
+        prev = np.concatenate(([big], np.minimum.accumulate(cv)[:-1]))
+        keep = np.flatnonzero(cv < prev)  # invariant: s increasing, devices strictly decreasing
+        m = len(keep)
+        FS[j, :m], FV[j, :m] = cs[keep], cv[keep]
+        BR[j, :m], BX[j, :m] = rows[r_idx[order[keep]]], x_idx[order[keep]]
+        length[j] = m
+        used = max(used, m)
+    if length[0] == 0:
+        return False, None, ycount
+    return True, (FS, FV, BR, BX, length), ycount
 
 
 def _read_front_plan(problem, lattice, tables, fronts_) -> Plan:
     kind = problem.kinds[0]
     cap = kind.memory
+    FS, FV, BR, BX, length = fronts_
     stages = []
-    j, x = 0, int(np.argmin(fronts_[0][1]))
+    j, x = 0, int(np.argmin(FV[0, : length[0]]))
     while j != lattice.full:
-        s = int(fronts_[j][0][x])
-        r = int(fronts_[j][2][x])
+        s = int(FS[j, x])
+        r = int(BR[j, x])
         i, d, t = int(tables.i[r]), int(tables.d[r]), int(tables.t[r])
         nodes = tuple(v for v in range(len(problem.nodes)) if (lattice.masks[i] & ~lattice.masks[j]) >> v & 1)
         y = -(-s // d)
@@ -338,7 +399,7 @@ def _read_front_plan(problem, lattice, tables, fronts_) -> Plan:
                                        problem.microbatches)
         names = tuple(problem.nodes[v].options_for(t)[o].name for v, o in zip(nodes, choice))
         stages.append(PlanStage(nodes, d, t, names, kind.name))
-        j, x = i, int(fronts_[j][3][x])
+        j, x = i, int(BX[j, x])
     return Plan(tuple(stages))
 
 
@@ -376,29 +437,24 @@ def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int =
             return _decide_front(tables, lattice, problem, s_max, tau)
         return _decide(tables, lattice, problem, s_max, count_step, tau)
 
-    values = tables.flat[np.isfinite(tables.flat)]
+    values = tables.candidates
     candidates = len(values)
     probes = 0
     best = None
     if len(values):
-        # Binary search over the candidate stage times: invariant lo infeasible, best[0] feasible.
-        top = float(values.max())
-        feasible, h, yc = decide(top)
-        probes += 1
-        if feasible:
-            best = (top, h, yc)
-            lo = -np.inf
-            while True:
-                values = values[(values > lo) & (values < best[0])]
-                if len(values) == 0:
-                    break
-                tau = float(np.partition(values, len(values) // 2)[len(values) // 2])
-                feasible, h, yc = decide(tau)
-                probes += 1
-                if feasible:
-                    best = (tau, h, yc)
-                else:
-                    lo = tau
+        # Binary search over the candidate stage times: every candidate <= lo is infeasible, best[0] feasible.
+        lo, hi = -np.inf, np.inf
+        while True:
+            values = values[(values > lo) & (values < hi)]
+            if len(values) == 0:
+                break
+            tau = float(np.partition(values, len(values) // 2)[len(values) // 2])
+            feasible, h, yc = decide(tau)
+            probes += 1
+            if feasible:
+                best, hi = (tau, h, yc), tau
+            else:
+                lo = tau
     if best is None:
         return MultiResult("infeasible", None, float("inf"), bound, lattice.count, probes, candidates,
                            time.perf_counter() - start)
