@@ -115,128 +115,154 @@ def general_front(problem: MultiProblem, members: frozenset, t: int, cap: float)
     return points, choices
 
 
-class _Tables:
-    """Stage-time tables, one row per (lower ideal j, upper ideal i, t, kind, d): T at y = 1..ymax."""
+def _extend_pab(points: np.ndarray, options: np.ndarray, cap: float) -> np.ndarray:
+    """Uniform-case front step over columns (P, A, B): all sums, drop what cannot fit, drop dominated rows."""
+    comb = (points[:, None, :] + options[None, :, :]).reshape(-1, 3)
+    comb = comb[comb[:, 1] + comb[:, 2] <= cap]
+    if len(comb) <= 1:
+        return comb
+    comb = comb[np.lexsort((comb[:, 2], comb[:, 1], comb[:, 0]))]
+    le = (comb[:, None, 0] <= comb[None, :, 0]) & (comb[:, None, 1] <= comb[None, :, 1]) \
+        & (comb[:, None, 2] <= comb[None, :, 2])
+    # a row is dominated by an earlier (lexicographically smaller or equal) row
+    return comb[~np.triu(le, 1).any(axis=0)]
 
-    def __init__(self, problem: MultiProblem, lattice, s_max: int, step: int):
-        self.problem = problem
+
+def stage_fronts(problem: MultiProblem, lattice, cap: float) -> list:
+    """Every stage (j, i) of the lattice at every degree t with its exact option front.
+
+    Returns a list of ``(j, i, t, front, e, w)``: in the uniform case ``front`` has columns (P, A, B)
+    sorted by P and ``e``, ``w`` are the stage's boundary and parameter bytes; otherwise ``front`` has the
+    five columns of :mod:`.options` and ``e = w = None``. Depends on the problem's nodes and edges and
+    on ``cap`` only (reusable across device counts).
+    """
+    n = len(problem.nodes)
+    degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
+    avail = {t: np.array([bool(node.options_for(t)) for node in problem.nodes]) for t in degrees_t}
+    uniform = _uniform(problem)
+    src = np.array([e.source for e in problem.edges], dtype=np.int64)
+    dst = np.array([e.target for e in problem.edges], dtype=np.int64)
+    fw, bw, wv, rows_of = {}, {}, {}, {}
+    for t in degrees_t:
+        f, b = [], []
+        for e in problem.edges:
+            ot = problem.nodes[e.target].options_for(t)
+            os_ = problem.nodes[e.source].options_for(t)
+            f.append(2 * (e.cost + (ot[0].sync_from(e.source) if ot else 0.0)))
+            b.append(2 * (e.cost + (os_[0].sync_to(e.target) if os_ else 0.0)))
+        fw[t], bw[t] = np.array(f), np.array(b)
+        wv[t] = np.array([node.options_for(t)[0].parameters if node.options_for(t) else 0.0
+                          for node in problem.nodes])
+        rows_of[t] = [np.array([[o.time, o.memory_a, o.memory_b] for o in node.options_for(t)]).reshape(-1, 3)
+                      for node in problem.nodes]
+    member_bits = np.array([[(m >> v) & 1 for v in range(n)] for m in lattice.masks], dtype=bool).reshape(-1, n)
+    up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
+    out = []
+    for j in range(lattice.count):
+        # walk the supersets of j upwards; parent[i] = (i0, g) with i = i0 + g
+        order = [j]
+        seen = {j}
+        parent = {}
+        pos = 0
+        while pos < len(order):
+            i0 = order[pos]
+            pos += 1
+            for e in range(up_start[i0], up_start[i0 + 1]):
+                i = int(up_target[e])
+                if i not in seen:
+                    seen.add(i)
+                    parent[i] = (i0, int(up_group[e]))
+                    order.append(i)
+        inside = member_bits[order[1:]] & ~member_bits[j]  # stage membership, one row per upper ideal
+        if uniform:
+            cross_in = inside[:, dst] & ~inside[:, src]
+            cross_out = inside[:, src] & ~inside[:, dst]
+            e_bytes = {t: cross_in @ fw[t] + cross_out @ bw[t] for t in degrees_t}
+            w_bytes = {t: inside @ wv[t] for t in degrees_t}
+            front_of = {t: {j: np.zeros((1, 3))} for t in degrees_t}
+        for row, i in enumerate(order[1:]):
+            i0, g = parent[i]
+            for t in degrees_t:
+                if uniform:
+                    prev = front_of[t].get(i0)
+                    if prev is None or not avail[t][g]:
+                        continue
+                    pts = _extend_pab(prev, rows_of[t][g], cap)
+                    if len(pts) == 0:
+                        continue  # nothing fits at y = 1: no larger stage from j fits either
+                    front_of[t][i] = pts  # sorted by P (lexsort), so also the P order the tables need
+                    out.append((j, i, t, pts, float(e_bytes[t][row]), float(w_bytes[t][row])))
+                else:
+                    if (inside[row] & ~avail[t]).any():
+                        continue
+                    pts, _ = general_front(problem, frozenset(np.flatnonzero(inside[row]).tolist()), t, cap)
+                    if len(pts):
+                        out.append((j, i, t, pts, None, None))
+    return out
+
+
+class _Tables:
+    """Stage-time tables, one row per (lower ideal j, upper ideal i, t, kind, d), as step functions of y."""
+
+    def __init__(self, problem: MultiProblem, lattice, s_max: int, step: int, stages: list | None = None):
         N = problem.microbatches
         kinds = problem.kinds
         cap = max(k.memory for k in kinds)
-        n = len(problem.nodes)
+        if stages is None:
+            stages = stage_fronts(problem, lattice, cap)
         degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
-        avail = {t: np.array([bool(node.options_for(t)) for node in problem.nodes]) for t in degrees_t}
         divs = [d for d in divisors(N) if d <= s_max]
         last = len(kinds) - 1
         ds = {(t, k): np.array([d for d in divs if d * t <= kinds[k].count and (k == last or (d * t) % step == 0)],
                                dtype=np.int64) for t in degrees_t for k in range(len(kinds))}
-        uniform = _uniform(problem)
-        # per-edge forward/backward bytes at each t (option 0; exact in the uniform case)
-        src = np.array([e.source for e in problem.edges], dtype=np.int64)
-        dst = np.array([e.target for e in problem.edges], dtype=np.int64)
-        fw, bw, wv = {}, {}, {}
-        for t in degrees_t:
-            f, b = [], []
-            for e in problem.edges:
-                ot = problem.nodes[e.target].options_for(t)
-                os_ = problem.nodes[e.source].options_for(t)
-                f.append(2 * (e.cost + (ot[0].sync_from(e.source) if ot else 0.0)))
-                b.append(2 * (e.cost + (os_[0].sync_to(e.target) if os_ else 0.0)))
-            fw[t], bw[t] = np.array(f), np.array(b)
-            wv[t] = np.array([node.options_for(t)[0].parameters if node.options_for(t) else 0.0
-                              for node in problem.nodes])
-        member_bits = np.array([[(m >> v) & 1 for v in range(n)] for m in lattice.masks], dtype=bool).reshape(-1, n)
-        # rows of one (j, i, t, k) block: a row per degree d, y = 1..ceil(s_max / d)
-        layout = {}
-        for key, dk in ds.items():
-            ymax = -(-s_max // dk)
-            layout[key] = (dk, ymax, np.concatenate([np.arange(y) for y in ymax]) if len(dk) else np.zeros(0, int),
-                           np.repeat(dk, ymax).astype(np.float64), np.concatenate(([0], np.cumsum(ymax)[:-1])))
+        layout = {key: (dk, -(-s_max // dk)) for key, dk in ds.items()}
         meta = []  # blocks of rows (j, i, t, k, d, ymax, step block)
         steps_v, steps_y, bases, scales = [], [], [], []
-        up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
-        for j in range(lattice.count):
-            # walk the supersets of j upwards; parent[i] = (i0, g) with i = i0 + g
-            front_of = {t: {j: fronts.empty_front()} for t in degrees_t} if uniform else None
-            order = [j]
-            seen = {j}
-            parent = {}
-            pos = 0
-            while pos < len(order):
-                i0 = order[pos]
-                pos += 1
-                for e in range(up_start[i0], up_start[i0 + 1]):
-                    i = int(up_target[e])
-                    if i not in seen:
-                        seen.add(i)
-                        parent[i] = (i0, int(up_group[e]))
-                        order.append(i)
-            inside = member_bits[order[1:]] & ~member_bits[j]  # stage membership, one row per upper ideal
-            if uniform:
-                cross_in = inside[:, dst] & ~inside[:, src]
-                cross_out = inside[:, src] & ~inside[:, dst]
-                e_bytes = {t: cross_in @ fw[t] + cross_out @ bw[t] for t in degrees_t}
-                w_bytes = {t: inside @ wv[t] for t in degrees_t}
-            for row, i in enumerate(order[1:]):
-                i0, g = parent[i]
-                for t in degrees_t:
-                    if uniform:
-                        prev = front_of[t].get(i0)
-                        if prev is None or not avail[t][g]:
-                            continue
-                        pts, ch = fronts.extend_front(prev[0], prev[1], _option_rows(problem.nodes[g], t), cap)
-                        if len(pts) == 0:
-                            continue  # nothing fits at y = 1: no larger stage from j fits either
-                        front_of[t][i] = (pts, ch)
-                        by_p = pts[np.argsort(pts[:, fronts.P], kind="stable")]
-                    else:
-                        if (inside[row] & ~avail[t]).any():
-                            continue
-                        pts, _ = general_front(problem, frozenset(np.flatnonzero(inside[row]).tolist()), t, cap)
-                        if len(pts) == 0:
-                            continue
-                    for k, kind in enumerate(kinds):
-                        dk, ymax, y_idx, d_rep, rel = layout[(t, k)]
-                        if len(dk) == 0:
-                            continue
-                        if uniform:
-                            # pmin(y) = min P over front points that fit at y, a step function of y:
-                            # point f fits for y <= yfit_f; by increasing P, a point matters when it
-                            # reaches further than every cheaper point (invariant: steps increase).
-                            a_, b_ = by_p[:, fronts.A], by_p[:, fronts.B]
-                            with np.errstate(divide="ignore", invalid="ignore"):
-                                room = np.where(a_ > 0, np.floor((kind.memory - b_) / np.where(a_ > 0, a_, 1)),
-                                                np.where(b_ <= kind.memory, s_max, -1))
-                            yfit = np.minimum(room, s_max).astype(np.int64)
-                            # exact fit test at the boundary (floor of a float quotient)
-                            yfit -= (a_ * yfit + b_ > kind.memory) & (yfit > 0)
-                            reach = np.maximum.accumulate(yfit)
-                            keep = yfit > np.concatenate(([0], reach[:-1]))
-                            if not keep.any():
-                                continue
-                            dk_f = dk.astype(np.float64)
-                            e, w = float(e_bytes[t][row]), float(w_bytes[t][row])
-                            base = (e / dk_f + 4 * (dk_f - 1) * w / dk_f / N) / kind.bandwidth
-                            steps_v.append(by_p[keep, fronts.P])
-                            steps_y.append(yfit[keep])
-                            nb = len(steps_v) - 1
-                            meta.append(np.column_stack([np.full(len(dk), j), np.full(len(dk), i), np.full(len(dk), t),
-                                                         np.full(len(dk), k), dk, ymax, np.full(len(dk), nb)]))
-                            bases.append(base)
-                            scales.append(1.0 / (kind.speed * dk_f))
-                            continue
-                        tables = fronts.best_time_table(pts, dk, ymax, kind.memory, kind.bandwidth, kind.speed, N)
-                        for d, ym, tab in zip(dk, ymax, tables):
-                            if not np.isfinite(tab[0]):
-                                continue
-                            finite = tab[np.isfinite(tab)]
-                            ends = np.flatnonzero(np.diff(finite) != 0)
-                            ends = np.concatenate((ends, [len(finite) - 1]))
-                            steps_v.append(finite[ends])
-                            steps_y.append(ends + 1)
-                            meta.append(np.array([[j, i, t, k, int(d), int(ym), len(steps_v) - 1]]))
-                            bases.append(np.zeros(1))
-                            scales.append(np.ones(1))
+        for j, i, t, by_p, e, w in stages:
+            for k, kind in enumerate(kinds):
+                dk, ymax = layout[(t, k)]
+                if len(dk) == 0:
+                    continue
+                if e is not None:
+                    # pmin(y) = min P over front points that fit at y, a step function of y:
+                    # point f fits for y <= yfit_f; by increasing P, a point matters when it
+                    # reaches further than every cheaper point (invariant: steps increase).
+                    a_, b_ = by_p[:, 1], by_p[:, 2]
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        room = np.where(a_ > 0, np.floor((kind.memory - b_) / np.where(a_ > 0, a_, 1)),
+                                        np.where(b_ <= kind.memory, s_max, -1))
+                    yfit = np.clip(room, -1, s_max).astype(np.int64)
+                    # exact fit test at the boundary (floor of a float quotient)
+                    yfit -= (a_ * yfit + b_ > kind.memory) & (yfit > 0)
+                    yfit += (a_ * (yfit + 1) + b_ <= kind.memory) & (yfit < s_max) & (yfit >= 0)
+                    reach = np.maximum.accumulate(yfit)
+                    keep = yfit > np.concatenate(([0], reach[:-1]))
+                    if not keep.any():
+                        continue
+                    dk_f = dk.astype(np.float64)
+                    steps_v.append(by_p[keep, 0])
+                    steps_y.append(yfit[keep])
+                    nb = len(steps_v) - 1
+                    size = len(dk)
+                    block = np.empty((size, 7), dtype=np.int64)
+                    block[:, 0], block[:, 1], block[:, 2], block[:, 3] = j, i, t, k
+                    block[:, 4], block[:, 5], block[:, 6] = dk, ymax, nb
+                    meta.append(block)
+                    bases.append((e / dk_f + 4 * (dk_f - 1) * w / dk_f / N) / kind.bandwidth)
+                    scales.append(1.0 / (kind.speed * dk_f))
+                    continue
+                tables = fronts.best_time_table(by_p, dk, ymax, kind.memory, kind.bandwidth, kind.speed, N)
+                for d, ym, tab in zip(dk, ymax, tables):
+                    if not np.isfinite(tab[0]):
+                        continue
+                    finite = tab[np.isfinite(tab)]
+                    ends = np.flatnonzero(np.diff(finite) != 0)
+                    ends = np.concatenate((ends, [len(finite) - 1]))
+                    steps_v.append(finite[ends])
+                    steps_y.append(ends + 1)
+                    meta.append(np.array([[j, i, t, k, int(d), int(ym), len(steps_v) - 1]]))
+                    bases.append(np.zeros(1))
+                    scales.append(np.ones(1))
         m = np.concatenate(meta).astype(np.int64) if meta else np.zeros((0, 7), dtype=np.int64)
         self.j, self.i, self.t, self.k, self.d, self.ymax, self.block = (np.ascontiguousarray(m[:, c]) for c in range(7))
         self.base = np.concatenate(bases) if bases else np.zeros(0)
@@ -253,7 +279,6 @@ class _Tables:
         vals = self.base[:, None] + self.scale[:, None] * self.PV[self.block]
         valid = np.isfinite(vals) & (starts[self.block] <= self.ymax[:, None])
         self.candidates = vals[valid]
-        self.uniform = uniform
         # rows are stored by lower ideal j, then upper ideal i: runs of equal (j, i)
         groups: dict[int, list] = {}
         if len(self.j):
@@ -404,7 +429,7 @@ def _read_front_plan(problem, lattice, tables, fronts_) -> Plan:
 
 
 def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int = DEFAULT_MAX_IDEALS,
-                   **_ignored) -> MultiResult:
+                   front_cache: dict | None = None) -> MultiResult:
     """Optimal plan (minimum time per sample) of ``problem`` in Piper's model.
 
     Parameters
@@ -415,6 +440,9 @@ def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int =
         devices (the bound is reported in ``MultiResult.bound``). 1 = unbounded.
     max_ideals : int
         Cap on the lattice size (:class:`~placement.errors.TooManyIdealsError` beyond).
+    front_cache : dict, optional
+        Reuse of the option fronts between solves of the same nodes and edges (e.g. a device-count
+        sweep): pass the same dict; it is keyed on the largest memory cap.
     """
     start = time.perf_counter()
     if isinstance(count_step, bool) or not isinstance(count_step, int) or count_step < 1:
@@ -429,7 +457,14 @@ def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int =
         status = "optimal" if not problem.nodes else "infeasible"
         return MultiResult(status, Plan(()) if not problem.nodes else None, 0.0 if not problem.nodes else np.inf,
                            bound, lattice.count, 0, 0, time.perf_counter() - start)
-    tables = _Tables(problem, lattice, s_max, count_step)
+    cap = max(k.memory for k in problem.kinds)
+    if front_cache is not None:
+        if cap not in front_cache:
+            front_cache[cap] = stage_fronts(problem, lattice, cap)
+        stages = front_cache[cap]
+    else:
+        stages = stage_fronts(problem, lattice, cap)
+    tables = _Tables(problem, lattice, s_max, count_step, stages)
     single = len(problem.kinds) == 1
 
     def decide(tau: float):
