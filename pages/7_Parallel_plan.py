@@ -109,12 +109,12 @@ else:
                f"{'confirms' if evaluation.feasible else 'REJECTS'} the plan.")
     st.subheader("Stages")
     st.dataframe(viz.multidim_stage_rows(problem, result.plan, evaluation), hide_index=True,
-                 use_container_width=True, key="md_stage_table")
-    st.plotly_chart(viz.multidim_timeline_figure(result.plan, evaluation), use_container_width=True,
+                 width="stretch", key="md_stage_table")
+    st.plotly_chart(viz.multidim_timeline_figure(result.plan, evaluation), width="stretch",
                     key="md_timeline")
 
 st.subheader("Time per sample vs devices")
 if st.toggle("draw the curve for 8..1024 devices", value=True, key="md_curve_on"):
     points = _curve(text, name, float(memory_gib), float(bandwidth_gib), int(microbatches))
-    st.plotly_chart(viz.multidim_curve_figure(points, selected=int(devices)), use_container_width=True,
+    st.plotly_chart(viz.multidim_curve_figure(points, selected=int(devices)), width="stretch",
                     key="md_curve")
