@@ -109,7 +109,8 @@ else:
                f"{'confirms' if evaluation.feasible else 'REJECTS'} the plan.")
     st.subheader("Stages")
     st.dataframe(viz.multidim_stage_rows(problem, result.plan, evaluation), hide_index=True,
-                 width="stretch", key="md_stage_table")
+                 width="stretch", key="md_stage_table",
+                 column_config={"time per sample": st.column_config.NumberColumn(format="%.6f s")})
     st.plotly_chart(viz.multidim_timeline_figure(result.plan, evaluation), width="stretch",
                     key="md_timeline")
 

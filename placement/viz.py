@@ -734,7 +734,8 @@ def multidim_curve_figure(points: Sequence[tuple[int, float | None]], selected: 
                                   hovertemplate="%{x} devices<br>time per sample %{y:.4g} s<extra></extra>"))
     missing = [int(n) for n, v in points if v is None or not math.isfinite(v)]
     if missing:
-        figure.add_trace(go.Scatter(x=missing, y=[0.0] * len(missing), mode="markers", name="infeasible",
+        figure.add_trace(go.Scatter(x=missing, y=[min(ys) if ys else 1.0] * len(missing), mode="markers",
+                                    name="infeasible (drawn at the lowest time)",
                                     marker={"symbol": "x", "color": "red", "size": 10}))
     if selected is not None and selected in xs:
         figure.add_trace(go.Scatter(x=[selected], y=[ys[xs.index(selected)]], mode="markers", name="this plan",
@@ -742,7 +743,7 @@ def multidim_curve_figure(points: Sequence[tuple[int, float | None]], selected: 
                                             "line": {"color": "black", "width": 2.5}}))
     figure.update_layout(title=title or "Time per sample vs devices (each point a proven optimum)", height=380,
                          xaxis={"title": "devices", "type": "log", "dtick": math.log10(2)},
-                         yaxis={"title": "time per sample (s)", "rangemode": "tozero"},
+                         yaxis={"title": "time per sample (s, log scale)", "type": "log"},
                          margin={"l": 10, "r": 10, "t": 60, "b": 10})
     return figure
 
