@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ideals import Groups, enumerate_ideals, DEFAULT_MAX_IDEALS
-from ..errors import InvalidDevicesError
+from ..ideals import Groups, enumerate_ideals
+from ..errors import InvalidDevicesError, TooManyIdealsError
 from .model import MultiProblem, Plan, PlanStage
 from . import options as fronts
 
@@ -60,6 +60,11 @@ class MultiResult:
     probes: int
     candidates: int
     seconds: float
+
+
+#: Default cap on the lattice size: the planner builds option fronts for every pair of nested ideals,
+#: so its work grows with the square of the ideal count.
+DEFAULT_MAX_IDEALS = 5_000
 
 
 def divisors(n: int) -> list[int]:
@@ -447,7 +452,11 @@ def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int =
     start = time.perf_counter()
     if isinstance(count_step, bool) or not isinstance(count_step, int) or count_step < 1:
         raise InvalidDevicesError(f"count_step must be a positive integer (got {count_step!r})")
-    lattice = _lattice(problem, max_ideals)
+    try:
+        lattice = _lattice(problem, max_ideals)
+    except TooManyIdealsError as exc:
+        raise TooManyIdealsError(f"multidim planner: {exc} (it builds a table per pair of nested ideals; "
+                                 f"max_ideals={max_ideals})") from None
     s_max = min(problem.microbatches, problem.total_devices)
     bound = ""
     if len(problem.kinds) > 1 and count_step > 1:
