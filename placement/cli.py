@@ -67,8 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     solve_cmd = commands.add_parser("solve", help="find a placement of a graph")
     solve_cmd.add_argument("graph", help="graph file in the paper's JSON format")
-    solve_cmd.add_argument("--method", default="dp", choices=sorted(METHODS),
-                           help="solver (default: dp): " + "; ".join(f"{n}: {m.title}" for n, m in METHODS.items()))
+    solve_cmd.add_argument("--method", default="dp", choices=sorted([*METHODS, "multidim"]),
+                           help="solver (default: dp): " + "; ".join(f"{n}: {m.title}" for n, m in METHODS.items())
+                           + "; multidim: a Piper-format file, data x tensor x pipeline parallelism")
+    solve_cmd.add_argument("--devices", type=_count, default=None, help="multidim: total devices (override)")
+    solve_cmd.add_argument("--count-step", type=_count, default=None,
+                           help="multidim, several kinds: stages on all but the last kind use multiples of this")
     _device_options(solve_cmd)
     _method_flags(solve_cmd)
     solve_cmd.add_argument("--json", action="store_true", help="print one JSON object")
@@ -301,6 +305,10 @@ def _print_solution(problem: Problem, result: Result) -> None:
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
+    if args.method == "multidim":
+        from .multidim.cli import cmd_solve
+
+        return cmd_solve(args)
     problem = _problem(args)
     result = solve(problem, args.method, **_given_options(args))
     if args.json:

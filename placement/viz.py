@@ -1185,3 +1185,81 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
     )
     return figure
+
+
+
+
+# ----------------------------------------------------------------------------- multidimensional plans
+def multidim_stage_rows(problem: Any, plan: Any, evaluation: Any) -> list[dict[str, Any]]:
+    """One row per stage of a multidimensional plan: nodes, d x t, kind, options, memory vs cap, time.
+
+    ``problem``/``plan``/``evaluation`` are :mod:`placement.multidim` values (a
+    :class:`~placement.multidim.model.MultiProblem`, a plan and :func:`~placement.multidim.evaluate.evaluate_plan`'s
+    result).
+    """
+    rows = []
+    for k, (stage, cost) in enumerate(zip(plan.stages, evaluation.stages)):
+        names = [problem.nodes[v].name for v in stage.nodes]
+        counts: dict[str, int] = {}
+        for option in stage.options:
+            counts[option] = counts.get(option, 0) + 1
+        rows.append({
+            "stage": k, "nodes": f"{names[0]} .. {names[-1]}" if len(names) > 1 else names[0],
+            "node count": len(stage.nodes), "d x t": f"{stage.d} x {stage.t}", "devices": stage.d * stage.t,
+            "kind": stage.kind, "options": ", ".join(f"{n} {o}" for o, n in sorted(counts.items())),
+            "in flight (y)": cost.y, "memory": format_bytes(cost.memory), "memory cap": format_bytes(cost.memory_cap),
+            "memory used": f"{cost.memory / cost.memory_cap:.0%}", "time per sample": cost.time,
+        })
+    return rows
+
+
+def multidim_curve_figure(points: Sequence[tuple[int, float | None]], selected: int | None = None,
+                          title: str | None = None) -> go.Figure:
+    """Optimal time per sample against the total device count (log-2 x axis); None = infeasible."""
+    xs = [int(n) for n, v in points if v is not None and math.isfinite(v)]
+    ys = [float(v) for n, v in points if v is not None and math.isfinite(v)]
+    figure = go.Figure(go.Scatter(x=xs, y=ys, mode="lines+markers", name="optimal plan",
+                                  hovertemplate="%{x} devices<br>time per sample %{y:.4g} s<extra></extra>"))
+    missing = [int(n) for n, v in points if v is None or not math.isfinite(v)]
+    if missing:
+        figure.add_trace(go.Scatter(x=missing, y=[min(ys) if ys else 1.0] * len(missing), mode="markers",
+                                    name="infeasible (drawn at the lowest time)",
+                                    marker={"symbol": "x", "color": "red", "size": 10}))
+    if selected is not None and selected in xs:
+        figure.add_trace(go.Scatter(x=[selected], y=[ys[xs.index(selected)]], mode="markers", name="this plan",
+                                    marker={"size": 16, "color": "rgba(0,0,0,0)",
+                                            "line": {"color": "black", "width": 2.5}}))
+    figure.update_layout(title=title or "Time per sample vs devices (each point a proven optimum)", height=380,
+                         xaxis={"title": "devices", "type": "log", "dtick": math.log10(2)},
+                         yaxis={"title": "time per sample (s, log scale)", "type": "log"},
+                         margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    return figure
+
+
+def multidim_timeline_figure(plan: Any, evaluation: Any, microbatches: int = 6, title: str | None = None) -> go.Figure:
+    """Pipeline timeline of a multidimensional plan: one row per stage, labelled with its d x t.
+
+    A stage of d replicas (each of t devices) is one row. Microbatch m enters stage i when stage i - 1 has
+    finished it and stage i has finished microbatch m - 1; each takes the stage's time per sample
+    (times are per sample, so the axis is in units of one sample's processing).
+    """
+    times = [c.time for c in evaluation.stages]
+    labels = [f"stage {k}: {s.d} x {s.t}" + (f" {s.kind}" if s.kind else "") for k, s in enumerate(plan.stages)]
+    ends = [[0.0] * microbatches for _ in times]
+    figure = go.Figure()
+    for m in range(microbatches):
+        xs, bases, ys = [], [], []
+        for i, duration in enumerate(times):
+            begin = max(ends[i - 1][m] if i else 0.0, ends[i][m - 1] if m else 0.0)
+            ends[i][m] = begin + duration
+            xs.append(duration)
+            bases.append(begin)
+            ys.append(labels[i])
+        figure.add_trace(go.Bar(x=xs, base=bases, y=ys, orientation="h", name=f"microbatch {m}",
+                                hovertemplate="%{y}<br>start %{base:.4g} s, %{x:.4g} s<extra>microbatch " + str(m)
+                                + "</extra>"))
+    figure.update_layout(title=title or "Pipeline timeline (a stage of d replicas is one row)", barmode="overlay",
+                         height=max(260, 28 * len(times) + 120), xaxis={"title": "time (s per sample)"},
+                         yaxis={"autorange": "reversed"}, margin={"l": 10, "r": 10, "t": 60, "b": 10},
+                         showlegend=False)
+    return figure

@@ -1,0 +1,64 @@
+"""``python -m placement solve FILE --method multidim``: read a Piper file, plan, print the stages."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import replace
+
+from ..errors import InvalidDevicesError
+from .dp import solve_multidim
+from .evaluate import evaluate_plan
+from .io import read_piper
+from .model import MultiProblem
+
+
+def problem_from_args(args: argparse.Namespace) -> MultiProblem:
+    """The Piper file with ``--devices``, ``--microbatches`` and ``--memory`` overrides applied."""
+    problem = read_piper(args.graph)
+    devices = getattr(args, "devices", None)
+    memory = getattr(args, "memory", None)
+    if devices is not None or memory is not None:
+        if len(problem.kinds) != 1:
+            raise InvalidDevicesError(f"{args.graph}: --devices/--memory need a file with one device kind")
+        kind = problem.kinds[0]
+        kind = replace(kind, count=kind.count if devices is None else devices,
+                       memory=kind.memory if memory is None else memory)
+        problem = replace(problem, kinds=(kind,))
+    if getattr(args, "microbatches", None) is not None:
+        problem = replace(problem, microbatches=args.microbatches)
+    return problem
+
+
+def plan_records(problem: MultiProblem, plan) -> list[dict]:
+    """One JSON-ready record per stage, with the evaluator's numbers."""
+    ev = evaluate_plan(problem, plan)
+    out = []
+    for stage, cost in zip(plan.stages, ev.stages):
+        out.append({"nodes": list(stage.nodes), "d": stage.d, "t": stage.t, "kind": stage.kind,
+                    "options": list(stage.options), "y": cost.y, "memory": cost.memory, "memory_cap": cost.memory_cap,
+                    "time_per_sample": cost.time})
+    return out
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    """Run the planner and print a table (or ``--json``)."""
+    problem = problem_from_args(args)
+    result = solve_multidim(problem, count_step=getattr(args, "count_step", None) or 1)
+    records = plan_records(problem, result.plan) if result.plan is not None else []
+    if getattr(args, "json", False):
+        print(json.dumps({"status": result.status, "time_per_sample": result.time_per_sample if records else None,
+                          "bound": result.bound, "seconds": result.seconds, "stages": records}))
+        return 0
+    print(f"status: {result.status}{' (' + result.bound + ')' if result.bound else ''}")
+    if not records:
+        return 0
+    print(f"time per sample: {result.time_per_sample:.6g} s   stages: {len(records)}   "
+          f"solve: {result.seconds:.2f} s")
+    print(f"{'stage':>5} {'nodes':>12} {'d x t':>9} {'kind':>8} {'recompute':>9} {'memory GiB':>14} {'time/sample':>12}")
+    for k, r in enumerate(records):
+        nodes = f"{r['nodes'][0]}..{r['nodes'][-1]}" if len(r["nodes"]) > 1 else str(r["nodes"][0])
+        recompute = sum("recomp" in o for o in r["options"])
+        print(f"{k:>5} {nodes:>12} {str(r['d']) + ' x ' + str(r['t']):>9} {r['kind']:>8} {recompute:>9} "
+              f"{r['memory'] / 2**30:>6.2f}/{r['memory_cap'] / 2**30:<7.2f} {r['time_per_sample']:>12.6g}")
+    return 0

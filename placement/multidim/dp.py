@@ -1,0 +1,555 @@
+"""Exact multidimensional planner: DP over ideals x sum of data-parallel degrees x devices used.
+
+Stages are built from the last to the first. For a threshold tau, the *decision* DP computes
+
+    h_j[s, c] = fewest devices of the last kind for a plan of the nodes outside ideal j whose stages
+                all take at most tau per sample, with sum of d equal to s and c devices used of each
+                other kind (c is a vector; empty with one kind),
+
+by ``h_j[s + d, c + dt e_K] = min h_i[s, c] (+ d t if K is the last kind)`` over ideals i above j, tensor
+degrees t, kinds K and data-parallel degrees d with ``T(I_i \\ I_j, t, K, d, y) <= tau`` where
+``y = ceil((s + d) / d)``. T, the fastest option choice under the memory cap, comes from exact Pareto
+fronts (:mod:`.options`) and is non-decreasing in y, so the test is ``s + d <= d * ymax(tau)``.
+
+The optimum is one of the finitely many values T takes: a binary search over them, each probe one
+decision DP, finds the smallest tau that is feasible. That tau is the optimal time per sample and the
+plan is read back from the tables of the last feasible probe -- a proof of optimality in the model
+(every smaller candidate was shown infeasible).
+
+Bound: with several kinds and ``count_step`` q > 1, stages on kinds other than the last may only use
+multiples of q devices (the state counts them in steps of q); the result is then optimal within that
+space and says so. With q = 1 (or one kind) nothing is bounded.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ideals import Groups, enumerate_ideals
+from ..errors import InvalidDevicesError, TooManyIdealsError
+from .model import MultiProblem, Plan, PlanStage
+from . import options as fronts
+
+
+@dataclass(frozen=True)
+class MultiResult:
+    """Outcome of :func:`solve_multidim`.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"`` (proven, within ``bound`` when it is not empty) or ``"infeasible"``.
+    plan : Plan or None
+    time_per_sample : float
+        The optimum (inf when infeasible), as the solver computes it (the evaluator agrees).
+    bound : str
+        Empty, or the restriction the optimum holds within (device-count steps).
+    ideals, probes, candidates : int
+        Lattice size, decision DPs run, distinct stage times searched.
+    seconds : float
+    """
+
+    status: str
+    plan: Plan | None
+    time_per_sample: float
+    bound: str
+    ideals: int
+    probes: int
+    candidates: int
+    seconds: float
+
+
+#: Default cap on the lattice size: the planner builds option fronts for every pair of nested ideals,
+#: so its work grows with the square of the ideal count.
+DEFAULT_MAX_IDEALS = 5_000
+
+
+def divisors(n: int) -> list[int]:
+    """Divisors of n in increasing order."""
+    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def _lattice(problem: MultiProblem, max_ideals: int):
+    n = len(problem.nodes)
+    preds = [[] for _ in range(n)]
+    for e in problem.edges:
+        preds[e.target].append(e.source)
+    # groups are single nodes; the order graph is the node graph (acyclic, checked by MultiProblem)
+    groups = Groups(tuple((v,) for v in range(n)), {v: v for v in range(n)},
+                    tuple(sorted((e.source, e.target) for e in problem.edges)))
+    return enumerate_ideals(groups, max_ideals)
+
+
+def _uniform(problem: MultiProblem) -> bool:
+    """Whether every node's options at each t share sync bytes and parameter bytes."""
+    for node in problem.nodes:
+        for _, opts in node.options:
+            first = opts[0]
+            if any(o.sync_fw != first.sync_fw or o.sync_bw != first.sync_bw or o.parameters != first.parameters
+                   for o in opts[1:]):
+                return False
+    return True
+
+
+def _option_rows(node, t: int) -> np.ndarray:
+    return np.array([[o.time, 0.0, 0.0, o.memory_a, o.memory_b] for o in node.options_for(t)])
+
+
+def general_front(problem: MultiProblem, members: frozenset, t: int, cap: float):
+    """Exact front of stage ``members`` at degree t with each option's own boundary bytes (any options)."""
+    preds = {v: [] for v in members}
+    succs = {v: [] for v in members}
+    for e in problem.edges:
+        if e.target in members and e.source not in members:
+            preds[e.target].append((e.source, e.cost))
+        if e.source in members and e.target not in members:
+            succs[e.source].append((e.target, e.cost))
+    points, choices = fronts.empty_front()
+    for v in sorted(members):
+        rows = []
+        for o in problem.nodes[v].options_for(t):
+            e = sum(2 * (c + o.sync_from(u)) for u, c in preds[v]) + sum(2 * (c + o.sync_to(u)) for u, c in succs[v])
+            rows.append([o.time, e, o.parameters, o.memory_a, o.memory_b])
+        points, choices = fronts.extend_front(points, choices, np.array(rows), cap)
+        if len(points) == 0:
+            break
+    return points, choices
+
+
+def _extend_pab(points: np.ndarray, options: np.ndarray, cap: float) -> np.ndarray:
+    """Uniform-case front step over columns (P, A, B): all sums, drop what cannot fit, drop dominated rows."""
+    comb = (points[:, None, :] + options[None, :, :]).reshape(-1, 3)
+    comb = comb[comb[:, 1] + comb[:, 2] <= cap]
+    if len(comb) <= 1:
+        return comb
+    comb = comb[np.lexsort((comb[:, 2], comb[:, 1], comb[:, 0]))]
+    le = (comb[:, None, 0] <= comb[None, :, 0]) & (comb[:, None, 1] <= comb[None, :, 1]) \
+        & (comb[:, None, 2] <= comb[None, :, 2])
+    # a row is dominated by an earlier (lexicographically smaller or equal) row
+    return comb[~np.triu(le, 1).any(axis=0)]
+
+
+def stage_fronts(problem: MultiProblem, lattice, cap: float) -> list:
+    """Every stage (j, i) of the lattice at every degree t with its exact option front.
+
+    Returns a list of ``(j, i, t, front, e, w)``: in the uniform case ``front`` has columns (P, A, B)
+    sorted by P and ``e``, ``w`` are the stage's boundary and parameter bytes; otherwise ``front`` has the
+    five columns of :mod:`.options` and ``e = w = None``. Depends on the problem's nodes and edges and
+    on ``cap`` only (reusable across device counts).
+    """
+    n = len(problem.nodes)
+    degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
+    avail = {t: np.array([bool(node.options_for(t)) for node in problem.nodes]) for t in degrees_t}
+    uniform = _uniform(problem)
+    src = np.array([e.source for e in problem.edges], dtype=np.int64)
+    dst = np.array([e.target for e in problem.edges], dtype=np.int64)
+    fw, bw, wv, rows_of = {}, {}, {}, {}
+    for t in degrees_t:
+        f, b = [], []
+        for e in problem.edges:
+            ot = problem.nodes[e.target].options_for(t)
+            os_ = problem.nodes[e.source].options_for(t)
+            f.append(2 * (e.cost + (ot[0].sync_from(e.source) if ot else 0.0)))
+            b.append(2 * (e.cost + (os_[0].sync_to(e.target) if os_ else 0.0)))
+        fw[t], bw[t] = np.array(f), np.array(b)
+        wv[t] = np.array([node.options_for(t)[0].parameters if node.options_for(t) else 0.0
+                          for node in problem.nodes])
+        rows_of[t] = [np.array([[o.time, o.memory_a, o.memory_b] for o in node.options_for(t)]).reshape(-1, 3)
+                      for node in problem.nodes]
+    member_bits = np.array([[(m >> v) & 1 for v in range(n)] for m in lattice.masks], dtype=bool).reshape(-1, n)
+    up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
+    out = []
+    for j in range(lattice.count):
+        # walk the supersets of j upwards; parent[i] = (i0, g) with i = i0 + g
+        order = [j]
+        seen = {j}
+        parent = {}
+        pos = 0
+        while pos < len(order):
+            i0 = order[pos]
+            pos += 1
+            for e in range(up_start[i0], up_start[i0 + 1]):
+                i = int(up_target[e])
+                if i not in seen:
+                    seen.add(i)
+                    parent[i] = (i0, int(up_group[e]))
+                    order.append(i)
+        inside = member_bits[order[1:]] & ~member_bits[j]  # stage membership, one row per upper ideal
+        if uniform:
+            cross_in = inside[:, dst] & ~inside[:, src]
+            cross_out = inside[:, src] & ~inside[:, dst]
+            e_bytes = {t: cross_in @ fw[t] + cross_out @ bw[t] for t in degrees_t}
+            w_bytes = {t: inside @ wv[t] for t in degrees_t}
+            front_of = {t: {j: np.zeros((1, 3))} for t in degrees_t}
+        for row, i in enumerate(order[1:]):
+            i0, g = parent[i]
+            for t in degrees_t:
+                if uniform:
+                    prev = front_of[t].get(i0)
+                    if prev is None or not avail[t][g]:
+                        continue
+                    pts = _extend_pab(prev, rows_of[t][g], cap)
+                    if len(pts) == 0:
+                        continue  # nothing fits at y = 1: no larger stage from j fits either
+                    front_of[t][i] = pts  # sorted by P (lexsort), so also the P order the tables need
+                    out.append((j, i, t, pts, float(e_bytes[t][row]), float(w_bytes[t][row])))
+                else:
+                    if (inside[row] & ~avail[t]).any():
+                        continue
+                    pts, _ = general_front(problem, frozenset(np.flatnonzero(inside[row]).tolist()), t, cap)
+                    if len(pts):
+                        out.append((j, i, t, pts, None, None))
+    return out
+
+
+class _Tables:
+    """Stage-time tables, one row per (lower ideal j, upper ideal i, t, kind, d), as step functions of y."""
+
+    def __init__(self, problem: MultiProblem, lattice, s_max: int, step: int, stages: list | None = None):
+        N = problem.microbatches
+        kinds = problem.kinds
+        cap = max(k.memory for k in kinds)
+        if stages is None:
+            stages = stage_fronts(problem, lattice, cap)
+        degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
+        divs = [d for d in divisors(N) if d <= s_max]
+        last = len(kinds) - 1
+        ds = {(t, k): np.array([d for d in divs if d * t <= kinds[k].count and (k == last or (d * t) % step == 0)],
+                               dtype=np.int64) for t in degrees_t for k in range(len(kinds))}
+        layout = {key: (dk, -(-s_max // dk)) for key, dk in ds.items()}
+        meta = []  # blocks of rows (j, i, t, k, d, ymax, step block)
+        steps_v, steps_y, bases, scales = [], [], [], []
+        for j, i, t, by_p, e, w in stages:
+            for k, kind in enumerate(kinds):
+                dk, ymax = layout[(t, k)]
+                if len(dk) == 0:
+                    continue
+                if e is not None:
+                    # pmin(y) = min P over front points that fit at y, a step function of y:
+                    # point f fits for y <= yfit_f; by increasing P, a point matters when it
+                    # reaches further than every cheaper point (invariant: steps increase).
+                    a_, b_ = by_p[:, 1], by_p[:, 2]
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        room = np.where(a_ > 0, np.floor((kind.memory - b_) / np.where(a_ > 0, a_, 1)),
+                                        np.where(b_ <= kind.memory, s_max, -1))
+                    yfit = np.clip(room, -1, s_max).astype(np.int64)
+                    # exact fit test at the boundary (floor of a float quotient)
+                    yfit -= (a_ * yfit + b_ > kind.memory) & (yfit > 0)
+                    yfit += (a_ * (yfit + 1) + b_ <= kind.memory) & (yfit < s_max) & (yfit >= 0)
+                    reach = np.maximum.accumulate(yfit)
+                    keep = yfit > np.concatenate(([0], reach[:-1]))
+                    if not keep.any():
+                        continue
+                    dk_f = dk.astype(np.float64)
+                    steps_v.append(by_p[keep, 0])
+                    steps_y.append(yfit[keep])
+                    nb = len(steps_v) - 1
+                    size = len(dk)
+                    block = np.empty((size, 7), dtype=np.int64)
+                    block[:, 0], block[:, 1], block[:, 2], block[:, 3] = j, i, t, k
+                    block[:, 4], block[:, 5], block[:, 6] = dk, ymax, nb
+                    meta.append(block)
+                    bases.append((e / dk_f + 4 * (dk_f - 1) * w / dk_f / N) / kind.bandwidth)
+                    scales.append(1.0 / (kind.speed * dk_f))
+                    continue
+                tables = fronts.best_time_table(by_p, dk, ymax, kind.memory, kind.bandwidth, kind.speed, N)
+                for d, ym, tab in zip(dk, ymax, tables):
+                    if not np.isfinite(tab[0]):
+                        continue
+                    finite = tab[np.isfinite(tab)]
+                    ends = np.flatnonzero(np.diff(finite) != 0)
+                    ends = np.concatenate((ends, [len(finite) - 1]))
+                    steps_v.append(finite[ends])
+                    steps_y.append(ends + 1)
+                    meta.append(np.array([[j, i, t, k, int(d), int(ym), len(steps_v) - 1]]))
+                    bases.append(np.zeros(1))
+                    scales.append(np.ones(1))
+        m = np.concatenate(meta).astype(np.int64) if meta else np.zeros((0, 7), dtype=np.int64)
+        self.j, self.i, self.t, self.k, self.d, self.ymax, self.block = (np.ascontiguousarray(m[:, c]) for c in range(7))
+        self.base = np.concatenate(bases) if bases else np.zeros(0)
+        self.scale = np.concatenate(scales) if scales else np.zeros(0)
+        width = max((len(v) for v in steps_v), default=1)
+        # block steps, padded: value PV[b, q] (increasing, inf padding) holds for y up to PY[b, q]
+        self.PV = np.full((len(steps_v), width), np.inf)
+        self.PY = np.zeros((len(steps_v), width), dtype=np.int64)
+        for b_, (v, y) in enumerate(zip(steps_v, steps_y)):
+            self.PV[b_, : len(v)] = v
+            self.PY[b_, : len(y)] = y
+        # candidate stage times: one per (row, step starting at or below the row's ymax)
+        starts = np.concatenate((np.zeros((len(steps_v), 1), dtype=np.int64), self.PY[:, :-1]), axis=1) + 1
+        vals = self.base[:, None] + self.scale[:, None] * self.PV[self.block]
+        valid = np.isfinite(vals) & (starts[self.block] <= self.ymax[:, None])
+        self.candidates = vals[valid]
+        # rows are stored by lower ideal j, then upper ideal i: runs of equal (j, i)
+        groups: dict[int, list] = {}
+        if len(self.j):
+            change = np.flatnonzero((np.diff(self.j) != 0) | (np.diff(self.i) != 0)) + 1
+            starts = np.concatenate(([0], change))
+            ends = np.concatenate((change, [len(self.j)]))
+            for a, b in zip(starts.tolist(), ends.tolist()):
+                groups.setdefault(int(self.j[a]), []).append((a, b))
+        self.groups = groups
+        # rows of each lower ideal j: one contiguous range (rows are built j by j)
+        starts = np.searchsorted(self.j, np.arange(lattice.count), side="left")
+        ends = np.searchsorted(self.j, np.arange(lattice.count), side="right")
+        self.row_range = list(zip(starts.tolist(), ends.tolist()))
+
+    def ycount(self, tau: float) -> np.ndarray:
+        """Per row: the largest y with T <= tau (0 when none); rows are non-decreasing in y."""
+        if len(self.j) == 0:
+            return np.zeros(0, dtype=np.int64)
+        # T(row, y) = base + scale * PV[block, q] for y in the q-th step; values increase with q
+        # (same arithmetic as the candidates, so a candidate tau counts its own step)
+        count = (self.base[:, None] + self.scale[:, None] * self.PV[self.block] <= tau).sum(axis=1)
+        reach = self.PY[self.block, np.maximum(count - 1, 0)]
+        return np.where(count > 0, np.minimum(reach, self.ymax), 0)
+
+
+def _decide(tables: _Tables, lattice, problem: MultiProblem, s_max: int, step: int, tau: float):
+    """Decision DP at ``tau``: (feasible, h tables per ideal, ycount per row)."""
+    kinds = problem.kinds
+    last = len(kinds) - 1
+    cdims = tuple(kinds[k].count // step + 1 for k in range(last))
+    ycount = tables.ycount(tau)
+    active = np.flatnonzero(ycount > 0)
+    cap_last = kinds[last].count
+    h = [None] * lattice.count
+    full = lattice.full
+    h_full = np.full((s_max + 1,) + cdims, np.inf)
+    h_full[(0,) + (0,) * len(cdims)] = 0.0
+    h[full] = h_full
+    rows_by_j: dict[int, list[int]] = {}
+    for r in active.tolist():
+        rows_by_j.setdefault(int(tables.j[r]), []).append(r)
+    J, I, T, K, D = tables.j, tables.i, tables.t, tables.k, tables.d
+    for j in range(full - 1, -1, -1):
+        hj = np.full((s_max + 1,) + cdims, np.inf)
+        for r in rows_by_j.get(j, ()):
+            hi = h[I[r]]
+            if hi is None:
+                continue
+            d, t, k = int(D[r]), int(T[r]), int(K[r])
+            top = min(s_max, d * int(ycount[r]))
+            if top < d:
+                continue
+            source = hi[: top - d + 1]
+            if k == last:
+                target = hj[d: top + 1]
+                np.minimum(target, source + d * t, out=target)
+            else:
+                shift = d * t // step
+                size = cdims[k]
+                if shift >= size:
+                    continue
+                cut = [slice(None)] * (1 + len(cdims))
+                put = [slice(d, top + 1)] + [slice(None)] * len(cdims)
+                cut[1 + k] = slice(0, size - shift)
+                put[1 + k] = slice(shift, size)
+                target = hj[tuple(put)]
+                np.minimum(target, source[tuple(cut)], out=target)
+        hj[hj > cap_last] = np.inf
+        if np.isfinite(hj).any():
+            h[j] = hj
+    feasible = h[0] is not None
+    return feasible, h, ycount
+
+
+def _decide_front(tables: _Tables, lattice, problem: MultiProblem, s_max: int, tau: float):
+    """Decision DP at ``tau`` for one device kind, on Pareto fronts.
+
+    With one kind, ``h_j[s]`` only matters through its Pareto points (s, devices): a suffix with a smaller
+    sum of d and no more devices is never worse for the earlier stages (their y only falls). Each front
+    is kept sorted by s with devices strictly decreasing; each point carries (row, source point) to read
+    the plan back. Returns (feasible, fronts, ycount).
+    """
+    cap = problem.kinds[0].count
+    ycount = tables.ycount(tau)
+    big = np.int64(1) << 40  # padding: never <= top, never a device count
+    L = lattice.count
+    width = s_max + 1  # a front has distinct sums s in 0..s_max
+    FS = np.full((L, width), big, dtype=np.int64)
+    FV = np.full((L, width), big, dtype=np.int64)
+    BR = np.full((L, width), -1, dtype=np.int64)
+    BX = np.full((L, width), -1, dtype=np.int64)
+    length = np.zeros(L, dtype=np.int64)
+    full = lattice.full
+    FS[full, 0] = FV[full, 0] = 0
+    length[full] = 1
+    used = 1  # widest front so far
+    D, DT, I = tables.d, tables.d * tables.t, tables.i
+    for j in range(full - 1, -1, -1):
+        lo, hi = tables.row_range[j]
+        if hi == lo:
+            continue
+        rows = lo + np.flatnonzero((ycount[lo:hi] > 0) & (length[I[lo:hi]] > 0))
+        if len(rows) == 0:
+            continue
+        src = I[rows]
+        d = D[rows]
+        top = np.minimum(s_max, d * ycount[rows])
+        cs = FS[src, :used] + d[:, None]
+        cv = FV[src, :used] + DT[rows][:, None]
+        ok = (cs <= top[:, None]) & (cv <= cap)
+        if not ok.any():
+            continue
+        r_idx, x_idx = np.nonzero(ok)
+        cs, cv = cs[r_idx, x_idx], cv[r_idx, x_idx]
+        order = np.lexsort((cv, cs))
+        cs, cv = cs[order], cv[order]
+        prev = np.concatenate(([big], np.minimum.accumulate(cv)[:-1]))
+        keep = np.flatnonzero(cv < prev)  # invariant: s increasing, devices strictly decreasing
+        m = len(keep)
+        FS[j, :m], FV[j, :m] = cs[keep], cv[keep]
+        BR[j, :m], BX[j, :m] = rows[r_idx[order[keep]]], x_idx[order[keep]]
+        length[j] = m
+        used = max(used, m)
+    if length[0] == 0:
+        return False, None, ycount
+    return True, (FS, FV, BR, BX, length), ycount
+
+
+def _read_front_plan(problem, lattice, tables, fronts_) -> Plan:
+    kind = problem.kinds[0]
+    cap = kind.memory
+    FS, FV, BR, BX, length = fronts_
+    stages = []
+    j, x = 0, int(np.argmin(FV[0, : length[0]]))
+    while j != lattice.full:
+        s = int(FS[j, x])
+        r = int(BR[j, x])
+        i, d, t = int(tables.i[r]), int(tables.d[r]), int(tables.t[r])
+        nodes = tuple(v for v in range(len(problem.nodes)) if (lattice.masks[i] & ~lattice.masks[j]) >> v & 1)
+        y = -(-s // d)
+        pts, choices = general_front(problem, frozenset(nodes), t, cap)
+        _, choice = fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed,
+                                       problem.microbatches)
+        names = tuple(problem.nodes[v].options_for(t)[o].name for v, o in zip(nodes, choice))
+        stages.append(PlanStage(nodes, d, t, names, kind.name))
+        j, x = i, int(BX[j, x])
+    return Plan(tuple(stages))
+
+
+def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int = DEFAULT_MAX_IDEALS,
+                   front_cache: dict | None = None) -> MultiResult:
+    """Optimal plan (minimum time per sample) of ``problem`` in Piper's model.
+
+    Parameters
+    ----------
+    problem : MultiProblem
+    count_step : int
+        With several device kinds: stages on kinds other than the last use multiples of this many
+        devices (the bound is reported in ``MultiResult.bound``). 1 = unbounded.
+    max_ideals : int
+        Cap on the lattice size (:class:`~placement.errors.TooManyIdealsError` beyond).
+    front_cache : dict, optional
+        Reuse of the option fronts between solves of the same nodes and edges (e.g. a device-count
+        sweep): pass the same dict; it is keyed on the largest memory cap.
+    """
+    start = time.perf_counter()
+    if isinstance(count_step, bool) or not isinstance(count_step, int) or count_step < 1:
+        raise InvalidDevicesError(f"count_step must be a positive integer (got {count_step!r})")
+    try:
+        lattice = _lattice(problem, max_ideals)
+    except TooManyIdealsError as exc:
+        raise TooManyIdealsError(f"multidim planner: {exc} (it builds a table per pair of nested ideals; "
+                                 f"max_ideals={max_ideals})") from None
+    s_max = min(problem.microbatches, problem.total_devices)
+    bound = ""
+    if len(problem.kinds) > 1 and count_step > 1:
+        bound = (f"optimal among plans whose stages on kinds "
+                 f"{', '.join(k.name for k in problem.kinds[:-1])} use multiples of {count_step} devices")
+    if s_max == 0 or not problem.nodes:
+        status = "optimal" if not problem.nodes else "infeasible"
+        return MultiResult(status, Plan(()) if not problem.nodes else None, 0.0 if not problem.nodes else np.inf,
+                           bound, lattice.count, 0, 0, time.perf_counter() - start)
+    cap = max(k.memory for k in problem.kinds)
+    if front_cache is not None:
+        if cap not in front_cache:
+            front_cache[cap] = stage_fronts(problem, lattice, cap)
+        stages = front_cache[cap]
+    else:
+        stages = stage_fronts(problem, lattice, cap)
+    tables = _Tables(problem, lattice, s_max, count_step, stages)
+    single = len(problem.kinds) == 1
+
+    def decide(tau: float):
+        if single:
+            return _decide_front(tables, lattice, problem, s_max, tau)
+        return _decide(tables, lattice, problem, s_max, count_step, tau)
+
+    values = tables.candidates
+    candidates = len(values)
+    probes = 0
+    best = None
+    if len(values):
+        # Binary search over the candidate stage times: every candidate <= lo is infeasible, best[0] feasible.
+        lo, hi = -np.inf, np.inf
+        while True:
+            values = values[(values > lo) & (values < hi)]
+            if len(values) == 0:
+                break
+            tau = float(np.partition(values, len(values) // 2)[len(values) // 2])
+            feasible, h, yc = decide(tau)
+            probes += 1
+            if feasible:
+                best, hi = (tau, h, yc), tau
+            else:
+                lo = tau
+    if best is None:
+        return MultiResult("infeasible", None, float("inf"), bound, lattice.count, probes, candidates,
+                           time.perf_counter() - start)
+    tau, h, yc = best
+    if single:
+        plan = _read_front_plan(problem, lattice, tables, h)
+    else:
+        plan = _read_plan(problem, lattice, tables, h, yc, s_max, count_step)
+    return MultiResult("optimal", plan, tau, bound, lattice.count, probes, candidates,
+                       time.perf_counter() - start)
+
+
+def _read_plan(problem, lattice, tables, h, ycount, s_max, step) -> Plan:
+    kinds = problem.kinds
+    last = len(kinds) - 1
+    cdims = tuple(kinds[k].count // step + 1 for k in range(last))
+    h0 = h[0]
+    flat = int(np.argmin(h0))
+    state = np.unravel_index(flat, h0.shape)
+    s, c = int(state[0]), tuple(int(x) for x in state[1:])
+    j = 0
+    cap = max(k.memory for k in kinds)
+    stages = []
+    rows_by_j: dict[int, list[int]] = {}
+    for r in np.flatnonzero(ycount > 0).tolist():
+        rows_by_j.setdefault(int(tables.j[r]), []).append(r)
+    while j != lattice.full:
+        value = h[j][(s,) + c]
+        for r in rows_by_j.get(j, ()):
+            i, d, t, k = int(tables.i[r]), int(tables.d[r]), int(tables.t[r]), int(tables.k[r])
+            if h[i] is None or not d <= s <= min(s_max, d * int(ycount[r])):
+                continue
+            if k == last:
+                prev_c, add = c, d * t
+            else:
+                shift = d * t // step
+                if c[k] < shift:
+                    continue
+                prev_c, add = tuple(x - shift if q == k else x for q, x in enumerate(c)), 0
+            if h[i][(s - d,) + prev_c] + add == value:
+                break
+        else:  # pragma: no cover - the tables guarantee a witness
+            raise RuntimeError("plan read-back found no witness")
+        members = lattice.masks[i] & ~lattice.masks[j]
+        nodes = tuple(v for v in range(len(problem.nodes)) if members >> v & 1)
+        y = -(-s // d)
+        kind = kinds[k]
+        pts, choices = general_front(problem, frozenset(nodes), t, cap)
+        _, choice = fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed,
+                                       problem.microbatches)
+        names = tuple(problem.nodes[v].options_for(t)[o].name for v, o in zip(sorted(nodes), choice))
+        stages.append(PlanStage(tuple(sorted(nodes)), d, t, names, kind.name))
+        j, s, c = i, s - d, prev_c
+    return Plan(tuple(stages))

@@ -1,0 +1,164 @@
+"""Reading Piper's JSON format (see ``sample_graphs/piper/README.md``).
+
+Top level: ``maxDevices``, ``maxMemoryPerDevice`` (bytes), ``bandwidth`` (bytes/s), ``mbsInBatch`` (N),
+``nodes`` (``id``, ``name``, ``TMPCs``: t -> [{``id``, ``timePerSample``, ``parameterSize``,
+``memoryUsageA``, ``memoryUsageB``, ``syncTimeFw``, ``syncTimeBw``}]) and ``edges`` (``sourceId``,
+``destId``, ``communicationCost``). Extension: ``deviceKinds``: [{``name``, ``count``, ``memory``?,
+``bandwidth``?, ``speed``?}] replaces the single kind given by the top-level fields (missing fields
+take the top-level values, speed 1).
+
+Every error is one line ``<source>: <where>: <rule broken>``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidDevicesError, InvalidGraphError
+from ..io import _field, _load_json, _read_file
+from .model import DeviceKind, MultiProblem, Option, PEdge, PNode
+
+
+def read_piper(path: str | Path) -> MultiProblem:
+    """Read a Piper workload file (raises :class:`InvalidGraphError` with a one-line message)."""
+    return piper_from_json(_read_file(path, InvalidGraphError), str(path))
+
+
+def piper_from_json(data: bytes | str, source: str = "<piper>") -> MultiProblem:
+    """Parse Piper JSON text or bytes."""
+    return piper_from_dict(_load_json(data, source, InvalidGraphError), source)
+
+
+def is_piper_dict(data: Any) -> bool:
+    """Whether parsed JSON looks like Piper's format (has ``maxDevices`` and ``mbsInBatch``)."""
+    return isinstance(data, dict) and "mbsInBatch" in data and "maxDevices" in data
+
+
+def piper_from_dict(data: Any, source: str = "<piper>") -> MultiProblem:
+    """Build a validated :class:`MultiProblem` from parsed Piper JSON."""
+    try:
+        return _from_dict(data, source)
+    except (InvalidGraphError, InvalidDevicesError) as exc:
+        message = str(exc)
+        if not message.startswith(f"{source}:"):
+            message = f"{source}: {message}"
+        raise InvalidGraphError(message) from None
+
+
+def _from_dict(data: Any, source: str) -> MultiProblem:
+    if not isinstance(data, dict):
+        raise InvalidGraphError("top level must be a JSON object")
+    devices = _field(data, "maxDevices", "top level", "int")
+    memory = _field(data, "maxMemoryPerDevice", "top level", "number")
+    bandwidth = _field(data, "bandwidth", "top level", "number")
+    microbatches = _field(data, "mbsInBatch", "top level", "int")
+    if devices < 0:
+        raise InvalidGraphError("top level: maxDevices must be >= 0")
+    if microbatches < 1:
+        raise InvalidGraphError("top level: mbsInBatch must be >= 1")
+    raw_nodes = _field(data, "nodes", "top level", "list")
+    raw_edges = _field(data, "edges", "top level", "list")
+    nodes = []
+    for position, raw in enumerate(raw_nodes):
+        where = f"nodes[{position}]"
+        if not isinstance(raw, dict):
+            raise InvalidGraphError(f"{where}: must be an object")
+        node_id = _field(raw, "id", where, "int")
+        if node_id != position:
+            raise InvalidGraphError(f"{where}: id {node_id} must equal its position {position} (ids are 0..n-1)")
+        where = f"node {node_id}"
+        tmpcs = _field(raw, "TMPCs", where, "object")
+        options = {}
+        for key, lst in tmpcs.items():
+            try:
+                t = int(key)
+            except ValueError:
+                raise InvalidGraphError(f"{where}: TMPCs key {key!r} must be an integer degree") from None
+            if t < 1:
+                raise InvalidGraphError(f"{where}: TMPCs key {key!r} must be >= 1")
+            if not isinstance(lst, list) or not lst:
+                raise InvalidGraphError(f"{where}: TMPCs[{key!r}] must be a non-empty list")
+            opts = []
+            for j, o in enumerate(lst):
+                w = f"{where}: TMPCs[{key!r}][{j}]"
+                if not isinstance(o, dict):
+                    raise InvalidGraphError(f"{w}: must be an object")
+                syncs = []
+                for name in ("syncTimeFw", "syncTimeBw"):
+                    m = _field(o, name, w, "object", {})
+                    pairs = {}
+                    for k, v in m.items():
+                        try:
+                            pairs[int(k)] = v
+                        except ValueError:
+                            raise InvalidGraphError(f"{w}: {name} key {k!r} must be a node id") from None
+                    syncs.append(pairs)
+                opts.append(Option(
+                    name=str(_field(o, "id", w, "str", f"option{j}")),
+                    time=_nonneg(_field(o, "timePerSample", w, "number"), w, "timePerSample"),
+                    parameters=_nonneg(_field(o, "parameterSize", w, "number", 0.0), w, "parameterSize"),
+                    memory_a=_nonneg(_field(o, "memoryUsageA", w, "number", 0.0), w, "memoryUsageA"),
+                    memory_b=_nonneg(_field(o, "memoryUsageB", w, "number", 0.0), w, "memoryUsageB"),
+                    sync_fw=tuple(syncs[0].items()), sync_bw=tuple(syncs[1].items())))
+            names = [o.name for o in opts]
+            if len(set(names)) != len(names):
+                raise InvalidGraphError(f"{where}: TMPCs[{key!r}] has duplicate option ids {names}")
+            options[t] = tuple(opts)
+        if not options:
+            raise InvalidGraphError(f"{where}: TMPCs is empty (at least t = 1 is needed)")
+        nodes.append(PNode(node_id, str(_field(raw, "name", where, "str", f"node{node_id}")), tuple(options.items())))
+    edges = []
+    for position, raw in enumerate(raw_edges):
+        where = f"edges[{position}]"
+        if not isinstance(raw, dict):
+            raise InvalidGraphError(f"{where}: must be an object")
+        s = _field(raw, "sourceId", where, "int")
+        t = _field(raw, "destId", where, "int")
+        c = _nonneg(_field(raw, "communicationCost", where, "number", 0.0), where, "communicationCost")
+        for end in (s, t):
+            if not 0 <= end < len(nodes):
+                raise InvalidGraphError(f"{where}: unknown node {end}")
+        edges.append(PEdge(s, t, c))
+    raw_kinds = _field(data, "deviceKinds", "top level", "list", None)
+    if raw_kinds is None:
+        if memory <= 0 or bandwidth <= 0:
+            raise InvalidGraphError("top level: maxMemoryPerDevice and bandwidth must be positive")
+        kinds = (DeviceKind("device", devices, memory, bandwidth),)
+    else:
+        kinds = []
+        for position, raw in enumerate(raw_kinds):
+            where = f"deviceKinds[{position}]"
+            if not isinstance(raw, dict):
+                raise InvalidGraphError(f"{where}: must be an object")
+            kinds.append(DeviceKind(
+                name=_field(raw, "name", where, "str"), count=_field(raw, "count", where, "int"),
+                memory=_field(raw, "memory", where, "number", memory),
+                bandwidth=_field(raw, "bandwidth", where, "number", bandwidth),
+                speed=_field(raw, "speed", where, "number", 1.0)))
+    return MultiProblem(tuple(nodes), tuple(edges), tuple(kinds), microbatches)
+
+
+def _nonneg(value: float, where: str, name: str) -> float:
+    if value < 0:
+        raise InvalidGraphError(f"{where}: {name} must be >= 0 (got {value})")
+    return value
+
+
+def problem_to_dict(problem: MultiProblem) -> dict:
+    """Piper JSON for ``problem`` (``deviceKinds`` written when there is more than one kind)."""
+    first = problem.kinds[0]
+    out: dict[str, Any] = {
+        "maxDevices": problem.total_devices, "maxMemoryPerDevice": first.memory, "bandwidth": first.bandwidth,
+        "mbsInBatch": problem.microbatches,
+        "nodes": [{"id": n.id, "name": n.name, "TMPCs": {str(t): [
+            {"id": o.name, "timePerSample": o.time, "parameterSize": o.parameters, "memoryUsageA": o.memory_a,
+             "memoryUsageB": o.memory_b, "syncTimeFw": {str(k): v for k, v in o.sync_fw},
+             "syncTimeBw": {str(k): v for k, v in o.sync_bw}} for o in opts] for t, opts in n.options}}
+            for n in problem.nodes],
+        "edges": [{"sourceId": e.source, "destId": e.target, "communicationCost": e.cost} for e in problem.edges],
+    }
+    if len(problem.kinds) > 1 or first.speed != 1.0:
+        out["deviceKinds"] = [{"name": k.name, "count": k.count, "memory": k.memory, "bandwidth": k.bandwidth,
+                               "speed": k.speed} for k in problem.kinds]
+    return out

@@ -1,0 +1,78 @@
+"""Benchmark of the exact multidimensional planner on Piper's workloads.
+
+Each case runs in a fresh subprocess; "seconds" is the in-process solve time (reading the file and
+importing excluded), "peak MiB" the process's maximum resident set. The plan is re-checked by the
+independent evaluator. Usage::
+
+    python -m scripts.bench_multidim [--cases bert-own,bert-512,resnet-own,gnmt-own] [--timeout 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+GiB = 2 ** 30
+CASES = {
+    "bert-own": ("bert32a100.json", {}),
+    "bert-512": ("bert32a100.json", {"count": 512, "memory": 8 * GiB, "bandwidth": 25 * GiB, "N": 1920}),
+    "resnet-own": ("resnet.json", {}),
+    "gnmt-own": ("gnmt.json", {}),
+}
+
+
+def run_case(name: str) -> dict:
+    import resource
+    from dataclasses import replace
+    from pathlib import Path
+
+    from placement.multidim.dp import solve_multidim
+    from placement.multidim.evaluate import evaluate_plan
+    from placement.multidim.io import read_piper
+
+    file, changes = CASES[name]
+    problem = read_piper(Path(__file__).resolve().parent.parent / "sample_graphs" / "piper" / file)
+    kind = problem.kinds[0]
+    if changes:
+        kind = replace(kind, count=changes["count"], memory=changes["memory"], bandwidth=changes["bandwidth"])
+        problem = replace(problem, kinds=(kind,), microbatches=changes["N"])
+    result = solve_multidim(problem)
+    ev = evaluate_plan(problem, result.plan) if result.plan else None
+    return {"case": name, "devices": kind.count, "N": problem.microbatches, "status": result.status,
+            "tps": result.time_per_sample, "evaluated": ev.time_per_sample if ev else None,
+            "feasible": bool(ev and ev.feasible), "stages": len(result.plan.stages) if result.plan else 0,
+            "ideals": result.ideals, "probes": result.probes, "seconds": result.seconds,
+            "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_case(args.one)))
+        return
+    print(f"{'case':<11} {'devices':>7} {'N':>5} {'status':>9} {'TPS (s)':>12} {'evaluated':>12} {'stages':>6} "
+          f"{'ideals':>7} {'probes':>6} {'seconds':>8} {'peak MiB':>9}")
+    for name in args.cases.split(","):
+        try:
+            out = subprocess.run([sys.executable, "-m", "scripts.bench_multidim", "--one", name], capture_output=True,
+                                 text=True, timeout=args.timeout)
+            row = json.loads(out.stdout.strip().splitlines()[-1])
+        except subprocess.TimeoutExpired:
+            print(f"{name:<11} timed out after {args.timeout:.0f} s")
+            continue
+        except (json.JSONDecodeError, IndexError):
+            print(f"{name:<11} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else '?'}")
+            continue
+        print(f"{row['case']:<11} {row['devices']:>7} {row['N']:>5} {row['status']:>9} {row['tps']:>12.6g} "
+              f"{row['evaluated'] or float('nan'):>12.6g} {row['stages']:>6} {row['ideals']:>7} {row['probes']:>6} "
+              f"{row['seconds']:>8.2f} {row['peak_mib']:>9.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Real-browser check of the Parallel plan page: BERT-32 on 512 devices, stage table and curve.
+
+Opens the page, sets 512 devices, 8 GiB and 25 GiB/s, waits for the plan and the curve of 8..1024
+devices, checks the time per sample against the engine and saves screenshots under test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from placement.multidim.dp import solve_multidim
+from placement.multidim.io import read_piper
+
+from .helpers import metric, wait_idle
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+BERT = ROOT / "sample_graphs" / "piper" / "bert32a100.json"
+
+
+def _set_number(page, label: str, value: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(value)
+    box.press("Enter")
+    wait_idle(page)
+
+
+def test_parallel_plan_bert_512(page, app_url, artifacts_dir):
+    p = read_piper(BERT)
+    p = replace(p, kinds=(replace(p.kinds[0], count=512, memory=8 * 2 ** 30, bandwidth=25 * 2 ** 30),))
+    expected = solve_multidim(p)
+
+    page.set_default_timeout(300_000)
+    page.goto(app_url)
+    page.get_by_role("heading", name="Device placement explorer").wait_for()
+    wait_idle(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Parallel plan", exact=True).click()
+    page.wait_for_url(re.compile(r"/Parallel_plan$"))
+    page.get_by_role("heading", name="Parallel plan").first.wait_for()
+    wait_idle(page)
+    _set_number(page, "devices", "512")
+    _set_number(page, "memory per device (GiB)", "8")
+    _set_number(page, "bandwidth (GiB/s)", "25")
+    value = metric(page, "time per sample")
+    value.wait_for()
+    assert value.inner_text().strip() == f"{expected.time_per_sample:.6g} s"
+    table = page.locator('[data-testid="stDataFrame"]').first
+    table.wait_for()
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    charts.nth(1).wait_for()
+    points = charts.nth(1).locator(".scatterlayer .trace").first.locator("path.point")
+    assert points.count() == 8  # 8..1024 devices, all feasible
+    page.screenshot(path=artifacts_dir / "parallel_plan_bert512.png", full_page=True)
