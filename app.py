@@ -28,6 +28,12 @@ PAGES = (
      "the cheapest configuration for a speed, what more cards are worth, the cost/speed frontier"),
     ("pages/8_Uncertainty.py", "Uncertainty", ":material/casino:", "Uncertainty",
      "latency error bars: Monte Carlo of time per sample, out-of-memory risk and bottlenecks"),
+    ("pages/7_Plan_view.py", "Plan view", ":material/dashboard:", "Plan_view",
+     "graph, loads, Gantt and memory of one plan, linked; compare two plans"),
+    ("pages/7_Parallel_plan.py", "Parallel plan", ":material/grid_view:", "Parallel_plan",
+     "data x tensor x pipeline parallelism with recomputation, up to 1024 devices (Piper's model)"),
+    ("pages/8_Teaching.py", "Teaching", ":material/school:", "Teaching",
+     "step through the DP, why a plan is optimal, beat the solver"),
 )
 
 

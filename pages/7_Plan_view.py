@@ -18,8 +18,6 @@ from placement.memory import memory_profile
 from placement.schedule import SCHEDULES, simulate
 from ui import state
 
-st.set_page_config(page_title="Plan view - device placement", layout="wide")
-state.ensure_default_graph()
 
 st.title("Plan view")
 problem = state.current_problem()

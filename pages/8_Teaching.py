@@ -12,8 +12,6 @@ from placement import viz
 from placement.teaching import MAX_TEACHING_GROUPS, explain_optimality, trace_dp
 from ui import state
 
-st.set_page_config(page_title="Teaching - device placement", layout="wide")
-state.ensure_default_graph()
 
 st.title("Teaching mode")
 TINY = Path(state.SAMPLES_DIR) / "ours" / "tiny_training.json"
