@@ -17,15 +17,15 @@ from .model import Problem, Result
 #: method name -> (module, function, objective it optimises or reports)
 METHODS: dict[str, tuple[str, str, str]] = {
     "dp": ("placement.dp", "solve_dp", "throughput"),
-    "ip": ("placement.ilp", "solve_ip_contiguous", "throughput"),
-    "ip-noncontiguous": ("placement.ilp", "solve_ip_noncontiguous", "throughput"),
-    "latency-ip": ("placement.ilp", "solve_latency_ip", "latency"),
+    "ip": ("placement.ip.throughput", "solve_ip_contiguous", "throughput"),
+    "ip-noncontiguous": ("placement.ip.throughput", "solve_ip_noncontiguous", "throughput"),
+    "latency-ip": ("placement.ip.latency", "solve_latency_ip", "latency"),
     "greedy-latency": ("placement.baselines", "greedy_latency", "latency"),
     "pipedream": ("placement.baselines", "pipedream", "throughput"),
     "local-search": ("placement.baselines", "local_search", "throughput"),
     "one-accelerator": ("placement.baselines", "one_accelerator", "throughput"),
     "memory-aware": ("placement.memory_aware", "solve_memory_aware", "throughput"),
-    "memory-aware-ip": ("placement.memory_aware_ip", "solve_memory_aware_ip", "throughput"),
+    "memory-aware-ip": ("placement.ip.memory_aware", "solve_memory_aware_ip", "throughput"),
 }
 
 
