@@ -507,7 +507,7 @@ def solve_latency_ip(problem: Problem, time_limit: float | None = None, gap: flo
     warm_start : bool
         Start from the best of the greedy and DP splits, improved by a latency local search.
     local_search_seconds : float, optional
-        Seconds for that local search (default: a tenth of ``time_limit``, at most 10 s; 2 s
+        Seconds for that local search (default: a sixth of ``time_limit``, at most 10 s; 2 s
         without a time limit).
     strong_cuts : bool, optional
         Add the communication-aware critical-path rows and memory covers (default: on graphs
@@ -539,7 +539,7 @@ def solve_latency_ip(problem: Problem, time_limit: float | None = None, gap: flo
         if incumbents:
             seconds = local_search_seconds
             if seconds is None:
-                seconds = 2.0 if time_limit is None else min(10.0, time_limit / 10)
+                seconds = 2.0 if time_limit is None else min(10.0, time_limit / 6)
             best = min(incumbents, key=lambda p: _latency_of(problem, p))
             improved = latency_local_search(problem, best, seconds)
             if improved is not best:
