@@ -201,11 +201,14 @@ def make_result(method: str, outcome: Outcome, problem: Problem, placement: Plac
     best, best_value = None, math.inf
     if placement is not None and outcome.has_solution:
         feasible, v, violations = objective_of(problem, placement, objective_kind)
-        if not feasible:  # pragma: no cover - would be a modelling bug
-            return Result("error", method, None, placement, seconds, objective_kind,
-                          reason="the solver's placement breaks a rule: " + "; ".join(violations[:3]),
-                          stats=tuple(stats.items()))
-        if math.isfinite(v):
+        if not feasible:  # pragma: no cover - a modelling bug, or a memory row met only within tolerance
+            if not incumbents:
+                return Result("error", method, None, placement, seconds, objective_kind,
+                              reason="the solver's placement breaks a rule: " + "; ".join(violations[:3]),
+                              stats=tuple(stats.items()))
+            stats["rejected"] = "; ".join(violations[:3])
+            outcome = Outcome("feasible", outcome.objective, outcome.bound, outcome.gap, outcome.solver)
+        elif math.isfinite(v):
             best, best_value = placement, v
     for candidate in incumbents:
         # Never return worse than a start (a solver may reject a start on tolerances).

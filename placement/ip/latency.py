@@ -165,7 +165,9 @@ def build_latency_model(problem: Problem, n_calls: int, upper: float, strong_cut
     for a, slot in enumerate(accels):
         kind = kinds[slot.kind]
         if math.isfinite(kind.memory):
-            prob += lp_sum((var, graph.node_by_id[v].size) for v in nodes for var, _ in on_device(v, a)) <= kind.memory
+            # In units of the cap: byte-sized coefficients mislead HiGHS.
+            prob += lp_sum((var, graph.node_by_id[v].size / kind.memory) for v in nodes
+                           for var, _ in on_device(v, a)) <= 1.0
     # Symmetry: identical accelerators ordered by the first node they hold (topological order).
     order = graph.topological_order
     for a in range(1, len(accels)):

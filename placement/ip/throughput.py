@@ -57,6 +57,11 @@ def add_load_constraints(prob, load, compute_terms, comm_terms, scale: float, ov
         prob += compute + comm <= load
 
 
+def _remaining(time_limit: float | None, started: float) -> float | None:
+    """Seconds left for the solver: ``time_limit`` covers the warm start and the model building too."""
+    return None if time_limit is None else max(0.1, time_limit - (time.perf_counter() - started))
+
+
 def start_throughput(problem: Problem, method: str) -> Placement | None:
     """A feasible split from a cheap method (None when it finds none)."""
     try:
@@ -88,7 +93,7 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
     problem : Problem
         Graph and devices (several accelerator kinds, CPU cores, overlap).
     time_limit : float, optional
-        Seconds for the solver; on expiry the best split found is returned as "feasible".
+        Seconds in all (warm start, model, solver); on expiry the best split found is returned as "feasible".
     gap : float, optional
         Relative gap at which the solver may stop (default: prove optimality).
     solver : {"highs", "cbc"}
@@ -157,8 +162,8 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
                           for var, u in crossing_vars(prob, crossing, group_of, x, at, p, d, c)]
             add_load_constraints(prob, load, [(var, compute[g, d]) for g, var in members], comm_terms,
                                  scale, devices.overlap)
-            if kind is not None and math.isfinite(kind.memory):
-                prob += lp_sum((var, memory[g]) for g, var in members) <= kind.memory
+            if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
+                prob += lp_sum((var, memory[g] / kind.memory) for g, var in members) <= 1.0
     stats = {"groups": len(groups), "positions": n_pos, "variables": prob.numVariables(),
              "constraints": prob.numConstraints()}
     incumbents = []
@@ -168,7 +173,7 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
         if start_placement is not None:
             incumbents.append(start_placement)
             start = _contiguous_start(start_placement, group_of, types, x, t)
-    outcome = solve_model(prob, load, solver, time_limit, gap, start)
+    outcome = solve_model(prob, load, solver, _remaining(time_limit, started), gap, start)
     placement = read_contiguous(x, t, groups, types, n_pos) if outcome.has_solution else None
     return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents)
 
@@ -288,8 +293,8 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
                     prob += lp_sum([(var, 1), (x[gw, i], -1)] + ([(kept, 1)] if kept is not None else [])) >= 0
         add_load_constraints(prob, load, [(var, group_compute(problem, groups[g], kind)) for g, var in members],
                              comm_terms, scale, devices.overlap)
-        if kind is not None and math.isfinite(kind.memory):
-            prob += lp_sum((var, memory[g]) for g, var in members) <= kind.memory
+        if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
+            prob += lp_sum((var, memory[g] / kind.memory) for g, var in members) <= 1.0
     stats = {"groups": len(groups), "variables": prob.numVariables(), "constraints": prob.numConstraints()}
     incumbents = []
     start = None
@@ -305,7 +310,7 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
             # The incumbent's value is a cut: an optimum is never worse (a hair above, for float noise).
             upper = evaluate(problem, best).max_load
             prob += load <= upper * (1 + 1e-9) + 1e-12
-    outcome = solve_model(prob, load, solver, time_limit, gap, start)
+    outcome = solve_model(prob, load, solver, _remaining(time_limit, started), gap, start)
     placement = None
     if outcome.has_solution:
         assignment = {n: slots[i] for (g, i), var in x.items() if value(var) > 0.5 for n in groups[g]}
