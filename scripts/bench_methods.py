@@ -24,7 +24,12 @@ import time
 from pathlib import Path
 
 from placement import load_problem
-from placement.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
+from placement.builders import (
+    CnnConfig,
+    TransformerConfig,
+    build_cnn,
+    build_transformer,
+)
 from placement.compare import DEFAULT_METHODS, rows_to_records, run_method, with_ratios
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,9 +42,9 @@ def built_latency_problems() -> dict:
     out = {}
     for granularity in ("layer", "operator"):
         makers = {
-            "resnet50": lambda memory: build_cnn(CnnConfig(), accelerators=4, cpus=8, granularity=granularity,
+            "resnet50": lambda memory, granularity=granularity: build_cnn(CnnConfig(), accelerators=4, cpus=8, granularity=granularity,
                                                  memory=memory),
-            "bert6": lambda memory: build_transformer(TransformerConfig(style="bert", layers=6), accelerators=4,
+            "bert6": lambda memory, granularity=granularity: build_transformer(TransformerConfig(style="bert", layers=6), accelerators=4,
                                                       cpus=8, granularity=granularity, memory=memory),
         }
         for name, make in makers.items():

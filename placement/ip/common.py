@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pulp
@@ -71,7 +72,7 @@ def highs_available() -> bool:
     """Whether PuLP can run HiGHS in process (``highspy`` installed)."""
     try:
         return bool(pulp.HiGHS(msg=False).available())
-    except Exception:  # pragma: no cover - depends on the installation
+    except Exception:  # noqa: BLE001  # pragma: no cover - depends on the installation
         return False
 
 
@@ -83,7 +84,7 @@ class _HiGHSWithStart(pulp.HiGHS):
         self._start = dict(start or {})
         self._report = report if report is not None else {}
 
-    def callSolver(self, lp):  # noqa: N802 - PuLP's name
+    def callSolver(self, lp):  # PuLP's name
         model = lp.solverModel
         if self._start:
             index = np.asarray([var.index for var in self._start], dtype=np.int32)

@@ -34,8 +34,9 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import pulp
 
@@ -191,7 +192,6 @@ def _add_times(problem, model: LatencyModel, calls, kinds, nodes, big) -> None:
     s = {ci: prob.add_variable(f"s_{ci}", 0, big) for ci in range(len(calls))}
     e = {ci: prob.add_variable(f"e_{ci}", 0, big) for ci in range(len(calls))}
     f = {v: prob.add_variable(f"f_{v}", 0, big) for v in nodes}
-    model.f = f  # type: ignore[attr-defined]
     for ci, (a, j) in enumerate(calls):
         kind = kinds[accels[a].kind]
         scale = devices.transfer_scale(kind)
@@ -447,7 +447,7 @@ def latency_local_search(problem: Problem, placement: Placement, time_limit: flo
     assign = [DeviceSlot(CPU_KIND, 0) if slot.is_cpu else slot for slot in assign]
 
     def build(a: list[DeviceSlot]) -> Placement:
-        mapping = {n: slot for g, members in enumerate(groups) for n in members for slot in (a[g],)}
+        mapping = {n: a[g] for g, members in enumerate(groups) for n in members}
         return Placement.from_assignment(mapping)
 
     best_value = _latency_of(problem, build(assign))

@@ -61,7 +61,13 @@ from .common import (
     nowhere,
     solve_model,
 )
-from .positions import contiguity, crossing_vars, group_data, position_types, read_contiguous
+from .positions import (
+    contiguity,
+    crossing_vars,
+    group_data,
+    position_types,
+    read_contiguous,
+)
 
 METHOD = "memory-aware-ip"
 

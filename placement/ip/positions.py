@@ -9,7 +9,7 @@ reverse) marks a node whose output crosses the boundary of position ``p`` of typ
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import pulp
 

@@ -43,7 +43,13 @@ from .common import (
     solve_model,
     value,
 )
-from .positions import contiguity, crossing_vars, group_data, position_types, read_contiguous
+from .positions import (
+    contiguity,
+    crossing_vars,
+    group_data,
+    position_types,
+    read_contiguous,
+)
 
 
 def add_load_constraints(prob, load, compute_terms, comm_terms, scale: float, overlap: bool) -> None:
@@ -175,7 +181,11 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
             start = _contiguous_start(start_placement, group_of, types, x, t)
     outcome = solve_model(prob, load, solver, _remaining(time_limit, started), gap, start)
     placement = read_contiguous(x, t, groups, types, n_pos) if outcome.has_solution else None
-    return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents)
+    extra = None
+    if incumbents:  # contiguous splits are placements: the pigeonhole bound holds for them too
+        extra = pigeonhole_bound(problem, colour_groups(graph), evaluate(problem, incumbents[0]).max_load)
+    return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents,
+                       extra_bound=extra)
 
 
 def _contiguous_start(placement: Placement, group_of, types, x, t) -> dict | None:
@@ -227,15 +237,31 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
     group_of, crossing = group_data(problem, groups)
     slots = devices.slots()
     kinds = {kind.name: kind for kind in devices.accelerators}
+    incumbents: list[Placement] = []
+    upper = math.inf
+    if warm_start:
+        candidates = [start_throughput(problem, "dp") or start_throughput(problem, "pipedream"),
+                      start_throughput(problem, "local-search")]
+        candidates = [p for p in candidates if p is not None]
+        if candidates:
+            best = min(candidates, key=lambda p: evaluate(problem, p).max_load)
+            incumbents.append(_canonical(best, group_of, slots))
+            # A hair above the incumbent's value, for float noise: no optimum is worse.
+            upper = evaluate(problem, best).max_load * (1 + 1e-9) + 1e-12
     prob = pulp.LpProblem("noncontiguous", pulp.LpMinimize)
     load = prob.add_variable("L", lowBound=0)
     prob += load
+    if math.isfinite(upper):
+        prob += load <= upper  # the incumbent (the DP optimum or better) as a cut
     memory = [sum(graph.node_by_id[n].size for n in members) for members in groups]
+    compute = {}
     x = {}
     for g in range(len(groups)):
         for i, slot in enumerate(slots):
             kind = kinds.get(slot.kind)
-            if not math.isfinite(group_compute(problem, groups[g], kind)):
+            compute[g, i] = group_compute(problem, groups[g], kind)
+            # A group whose compute alone exceeds the incumbent never sits there in a better placement.
+            if not math.isfinite(compute[g, i]) or compute[g, i] > upper:
                 continue
             if kind is not None and memory[g] > kind.memory:
                 continue
@@ -251,6 +277,8 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
         for g in range(len(groups)):
             if (g, j) in x:
                 prob += lp_sum([(x[g, j], 1)] + [(x[h, j - 1], -1) for h in range(g) if (h, j - 1) in x]) <= 0
+    if math.isfinite(upper):
+        _cardinality_cuts(prob, x, compute, len(groups), len(slots), upper)
     # Per edge between groups and device: s = both ends there (linking "kept" edges to the x's).
     same: dict[tuple[int, int], dict[int, Any]] = {}
     for u, targets in crossing.items():
@@ -275,7 +303,7 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
             continue
         scale = devices.transfer_scale(kind) if kind is not None else devices.cpu_transfer_scale
         if kind is None and scale == 0:  # CPU cores pay no communication (cpu_bandwidth None)
-            prob += lp_sum((var, group_compute(problem, groups[g], None)) for g, var in members) <= load
+            prob += lp_sum((var, compute[g, i]) for g, var in members) <= load
             continue
         comm_terms = []
         for u, targets in crossing.items():
@@ -291,31 +319,87 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
                     prob += lp_sum([(var, 1), (x[gu, i], -1)] + ([(kept, 1)] if kept is not None else [])) >= 0
                 if (gw, i) in x:
                     prob += lp_sum([(var, 1), (x[gw, i], -1)] + ([(kept, 1)] if kept is not None else [])) >= 0
-        add_load_constraints(prob, load, [(var, group_compute(problem, groups[g], kind)) for g, var in members],
+        add_load_constraints(prob, load, [(var, compute[g, i]) for g, var in members],
                              comm_terms, scale, devices.overlap)
         if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
             prob += lp_sum((var, memory[g] / kind.memory) for g, var in members) <= 1.0
     stats = {"groups": len(groups), "variables": prob.numVariables(), "constraints": prob.numConstraints()}
-    incumbents = []
-    start = None
-    if warm_start:
-        candidates = [start_throughput(problem, "dp") or start_throughput(problem, "pipedream"),
-                      start_throughput(problem, "local-search")]
-        candidates = [p for p in candidates if p is not None]
-        if candidates:
-            best = min(candidates, key=lambda p: evaluate(problem, p).max_load)
-            best = _canonical(best, group_of, slots)
-            incumbents.append(best)
-            start = _noncontiguous_start(best, group_of, slots, x)
-            # The incumbent's value is a cut: an optimum is never worse (a hair above, for float noise).
-            upper = evaluate(problem, best).max_load
-            prob += load <= upper * (1 + 1e-9) + 1e-12
+    start = _noncontiguous_start(incumbents[0], group_of, slots, x) if incumbents else None
     outcome = solve_model(prob, load, solver, _remaining(time_limit, started), gap, start)
     placement = None
     if outcome.has_solution:
         assignment = {n: slots[i] for (g, i), var in x.items() if value(var) > 0.5 for n in groups[g]}
         placement = Placement.from_assignment(assignment, order=slots)
-    return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents)
+    extra = pigeonhole_bound(problem, groups, upper) if math.isfinite(upper) else None
+    return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents,
+                       extra_bound=extra)
+
+
+def pigeonhole_bound(problem: Problem, groups, upper: float) -> float:
+    """A lower bound on the max-load of any placement no worse than ``upper`` (pigeonhole on the accelerators).
+
+    Groups that cannot go on a CPU core in such a placement (their CPU compute exceeds ``upper``,
+    or there are no cores) all sit on the ``m`` accelerators, so one accelerator holds at least
+    ``ceil(|B| / m)`` of any such set ``B``: its load is at least the sum of that many smallest
+    computes of ``B`` on its kind. The bound is the best over the sets ``B`` of groups with compute
+    at least a threshold (every distinct threshold), and never below the largest single compute.
+    Communication only adds to a load (or is overlapped with it), so it is left out.
+    """
+    devices = problem.devices
+    kinds = [kind for kind in devices.accelerators if kind.count > 0]
+    m = sum(kind.count for kind in kinds)
+    if m == 0:
+        return 0.0
+    forced = []
+    best_single = 0.0
+    for members in groups:
+        cpu_ok = devices.cpus > 0 and group_compute(problem, members, None) <= upper
+        on = [group_compute(problem, members, kind) for kind in kinds]
+        cheapest = min(on + ([group_compute(problem, members, None)] if cpu_ok else []))
+        best_single = max(best_single, cheapest if math.isfinite(cheapest) else 0.0)
+        if not cpu_ok and math.isfinite(min(on)):
+            forced.append(on)
+    bound = best_single
+    if not forced:
+        return bound
+    thresholds = sorted({min(on) for on in forced})
+    for theta in thresholds:
+        chosen = [on for on in forced if min(on) >= theta]
+        k = -(-len(chosen) // m)  # ceil
+        if k < 2:
+            break
+        # The accelerator holding k of them is of some kind: the bound is the least over kinds.
+        per_kind = []
+        for t in range(len(kinds)):
+            values = sorted(on[t] for on in chosen)
+            per_kind.append(sum(values[:k]) if len(values) >= k and math.isfinite(values[k - 1]) else math.inf)
+        value = min(per_kind)
+        if math.isfinite(value):
+            bound = max(bound, value)
+    return bound
+
+
+def _cardinality_cuts(prob, x, compute, n_groups: int, n_slots: int, upper: float) -> None:
+    """At most k groups of compute >= theta on one device, k the most whose smallest computes fit under ``upper``.
+
+    Valid under the cut ``L <= upper`` (a device's load is at least its compute); they cut the
+    fractional spreading of the relaxation that the load rows alone allow.
+    """
+    for i in range(n_slots):
+        values = sorted(compute[g, i] for g in range(n_groups) if (g, i) in x and compute[g, i] > 0)
+        if len(values) < 2:
+            continue
+        thresholds = sorted({values[int(len(values) * f)] for f in (0.2, 0.4, 0.6, 0.8, 0.9)})
+        for theta in thresholds:
+            members = [g for g in range(n_groups) if (g, i) in x and compute[g, i] >= theta]
+            smallest = sorted(compute[g, i] for g in members)
+            total, k = 0.0, 0
+            for c in smallest:
+                if total + c > upper:
+                    break
+                total, k = total + c, k + 1
+            if k < len(members):
+                prob += lp_sum((x[g, i], 1) for g in members) <= k
 
 
 def _canonical(placement: Placement, group_of, slots) -> Placement:
