@@ -384,7 +384,8 @@ def test_latency_cuts_keep_the_optimum_with_and_without_strong_cuts(random_probl
 
 
 def test_latency_local_search_never_worse_and_improves_the_bert_operator_graph(samples_dir):
-    """On BERT-3 operators the DP split and greedy give 414.74 / 416.20; the local search goes below both."""
+    """On BERT-3 operators the greedy (two orders) and the DP split give 416.20, 414.74 and 1017.6; the local search
+    goes below all of them (408.5 measured)."""
     from placement.ip.latency import baseline_placements, latency_local_search
 
     problem = load_problem(samples_dir / "latency/operator/bert_l-3_inference.json")
@@ -436,6 +437,6 @@ def test_noncontiguous_bert24_closes_the_gap_with_the_pigeonhole_bound(samples_d
     """BERT-24 layers: the LP bound stalls at 15.26 (13.9 % gap); 25 groups can only go on 6 accelerators, so one
     holds 5 layers: the bound 17.703 gives a gap under 0.1 %."""
     problem = load_problem(samples_dir / "throughput/layer/bert24_inference.json")
-    result = solve_ip_noncontiguous(problem, time_limit=30)
+    result = solve_ip_noncontiguous(problem, time_limit=15)
     _check_result(problem, result, "throughput")
     assert result.gap is not None and result.gap <= 0.02

@@ -116,7 +116,7 @@ def _memory_covers(problem: Problem, cap: float) -> list[tuple[list[tuple[int, i
 
 
 #: Graphs up to this many nodes get the communication-aware path rows and memory covers by default
-#: (on the 235-node BERT-3 operator graph they made the root LP take 15-26 s instead of about 1 s).
+#: (on the 235-node BERT-3 operator graph they made its root LP relaxation take 15-26 s on 2 shared cores).
 STRONG_CUTS_MAX_NODES = 120
 
 
