@@ -377,15 +377,13 @@ def local_search(problem: Problem, seed: int = 0, restarts: int = 10, time_limit
     Result
         Method ``"local-search"``, objective kind ``"throughput"``.
     """
-    from .ilp import colour_groups
-
     started = time.perf_counter()
     method = "local-search"
     if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 1:
         raise PlacementError(f"restarts must be a positive integer (got {restarts!r})")
     deadline = started + (time_limit if time_limit is not None else math.inf)
     graph = problem.graph
-    groups = colour_groups(graph)
+    groups = graph.colour_units  # colour classes (singletons otherwise)
     slots = problem.devices.slots()
     state = _State(problem, groups, slots)
     for g, options in enumerate(state.allowed):

@@ -1,0 +1,274 @@
+"""Plumbing shared by the integer programs: solver choice, status reading, bound and gap, results.
+
+Solver: HiGHS in process (PuLP's ``pulp.HiGHS``, needs ``highspy``), or PuLP's bundled CBC when
+HiGHS is missing or ``solver="cbc"``. Status: only a solver's *proven* optimum (``sol_status ==
+1`` and a relative gap <= :data:`PROVEN_GAP`) is ``"optimal"``; a run stopped by its time or gap
+limit with an incumbent is ``"feasible"`` (both solvers then report ``status == 1`` but
+``sol_status == 2``); ``"no solution"`` without an incumbent; ``"infeasible"`` when proven.
+Values are read from the variable objects (``var.varValue``), and only when the solver has an
+incumbent (CBC leaves junk otherwise). Every result's objective is recomputed by the
+independent evaluator (:mod:`placement.evaluate`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pulp
+
+from ..errors import PlacementError
+from ..evaluate import evaluate
+from ..model import CPU_KIND, Graph, Placement, Problem, Result
+
+#: Relative gap under which a solver's "optimal" is reported as proven.
+PROVEN_GAP = 1e-6
+#: Gap given to the solver when the caller gives none (HiGHS' own default, 1e-4, is too coarse).
+DEFAULT_GAP = 1e-7
+
+
+def colour_groups(graph: Graph) -> tuple[tuple[int, ...], ...]:
+    """Nodes that must share a device (colour classes; singletons otherwise), by first topological position."""
+    return graph.colour_units
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a solve gave back, in plain values (read the variables themselves for the solution)."""
+
+    kind: str  # "optimal", "feasible", "infeasible", "no solution", "error"
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    solver: str
+    message: str = ""
+
+    @property
+    def has_solution(self) -> bool:
+        return self.kind in ("optimal", "feasible")
+
+
+def value(var: pulp.LpVariable | None) -> float:
+    """The solved value of ``var`` (0 for a missing variable or value); call only when a solution exists."""
+    if var is None or var.varValue is None:
+        return 0.0
+    return float(var.varValue)
+
+
+def lp_sum(pairs: Iterable[tuple[Any, float]]) -> pulp.LpAffineExpression:
+    """sum coef * var over ``pairs``, adding the coefficients of a variable that appears more than once."""
+    total: dict = {}
+    for var, coef in pairs:
+        if coef != 0:
+            total[var] = total.get(var, 0) + coef
+    return pulp.LpAffineExpression([(var, coef) for var, coef in total.items() if coef != 0])
+
+
+def highs_available() -> bool:
+    """Whether PuLP can run HiGHS in process (``highspy`` installed)."""
+    try:
+        return bool(pulp.HiGHS(msg=False).available())
+    except Exception:  # noqa: BLE001  # pragma: no cover - depends on the installation
+        return False
+
+
+class _HiGHSWithStart(pulp.HiGHS):
+    """PuLP's in-process HiGHS, plus a (possibly partial) MIP start and a read-back of the dual bound."""
+
+    def __init__(self, start: Mapping[Any, float] | None = None, report: dict | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self._start = dict(start or {})
+        self._report = report if report is not None else {}
+
+    def callSolver(self, lp):  # PuLP's name
+        model = lp.solverModel
+        if self._start:
+            index = np.asarray([var.index for var in self._start], dtype=np.int32)
+            values = np.asarray([float(v) for v in self._start.values()], dtype=np.float64)
+            # A partial start: HiGHS fixes the given integers and completes the continuous variables.
+            model.setSolution(len(index), index, values)
+        model.run()
+        info = model.getInfo()
+        self._report["dual_bound"] = float(info.mip_dual_bound)
+        self._report["mip_gap"] = float(info.mip_gap)
+        self._report["nodes"] = int(info.mip_node_count)
+
+
+def check_options(solver: str, time_limit: float | None, gap: float | None) -> None:
+    """Raise :class:`PlacementError` for an unknown solver or a bad limit."""
+    if solver not in ("highs", "cbc"):
+        raise PlacementError(f"unknown solver {solver!r}; choose 'highs' or 'cbc'")
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
+                                   or time_limit <= 0):
+        raise PlacementError(f"time limit must be a positive number of seconds (got {time_limit!r})")
+    if gap is not None and (isinstance(gap, bool) or not isinstance(gap, (int, float)) or not 0 <= gap < 1):
+        raise PlacementError(f"gap must be a fraction in [0, 1) (got {gap!r})")
+
+
+def solve_model(prob: pulp.LpProblem, objective_var, solver: str, time_limit: float | None, gap: float | None,
+                start: Mapping[Any, float] | None) -> Outcome:
+    """Solve ``prob`` (minimising) and read its status, bound and gap (see the module docstring).
+
+    ``start`` maps variables to values (a MIP start; HiGHS completes a partial one).
+    """
+    check_options(solver, time_limit, gap)
+    rel_gap = DEFAULT_GAP if gap is None else float(gap)
+    report: dict = {}
+    if solver == "highs" and not highs_available():
+        solver = "cbc"
+    if solver == "highs":
+        engine = _HiGHSWithStart(start=start, report=report, msg=False, timeLimit=time_limit, gapRel=rel_gap,
+                                 gapAbs=1e-9)
+    else:
+        for var, v in (start or {}).items():
+            var.setInitialValue(v)
+        engine = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=rel_gap, warmStart=bool(start))
+    try:
+        prob.solve(engine)
+    except pulp.PulpSolverError as exc:
+        return Outcome("error", None, None, None, solver, f"solver failed: {exc}")
+    status, sol_status = prob.status, prob.sol_status
+    if status == pulp.LpStatusInfeasible:
+        return Outcome("infeasible", None, None, None, solver)
+    if status == pulp.LpStatusUnbounded:
+        return Outcome("error", None, None, None, solver, "the model is unbounded (a bug)")
+    bound = report.get("dual_bound")
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    if sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
+        return Outcome("no solution", None, bound, None, solver)
+    objective = float(objective_var.varValue) if objective_var.varValue is not None else None
+    if solver == "cbc":
+        bound = objective if sol_status == pulp.LpSolutionOptimal else None
+    kind = "optimal" if sol_status == pulp.LpSolutionOptimal else "feasible"
+    if bound is not None and objective is not None:
+        bound = min(bound, objective)
+        gap_value = (objective - bound) / abs(objective) if objective else 0.0
+        if gap_value > PROVEN_GAP and objective - bound > 1e-9:
+            kind = "feasible"
+    else:
+        gap_value = 0.0 if kind == "optimal" else None
+    return Outcome(kind, objective, bound, gap_value, solver)
+
+
+def check_devices(problem: Problem) -> str | None:
+    """A reason when no placement can exist for trivial reasons (a node with nowhere to run)."""
+    devices = problem.devices
+    if devices.cpus == 0:
+        for node in problem.graph.nodes:
+            if not any(kind.count > 0 and node.runs_on(kind) for kind in devices.accelerators):
+                return f"node {node.label} cannot run on any accelerator and there are no CPU cores"
+    return None
+
+
+def nowhere(problem: Problem, members: Sequence[int]) -> str:
+    """The reason for a group of nodes that fits no device."""
+    labels = ", ".join(problem.graph.node_by_id[n].label for n in members[:5])
+    more = f" (and {len(members) - 5} more)" if len(members) > 5 else ""
+    return (f"nodes {labels}{more} (which must share a device) fit no device: unsupported on every accelerator kind "
+            "or larger than its memory, and there are no CPU cores")
+
+
+def objective_of(problem: Problem, placement: Placement, objective_kind: str) -> tuple[bool, float, tuple]:
+    """(feasible, value, violations) of ``placement`` by the evaluator: max-load or latency."""
+    evaluation = evaluate(problem, placement)
+    v = evaluation.max_load if objective_kind == "throughput" else evaluation.latency
+    return evaluation.feasible, v, evaluation.violations
+
+
+def make_result(method: str, outcome: Outcome, problem: Problem, placement: Placement | None, started: float,
+                objective_kind: str, stats: dict, incumbents: Sequence[Placement] = (),
+                reason: str | None = None, extra_bound: float | None = None) -> Result:
+    """The Result of an IP: the best of the solver's placement and ``incumbents``, valued by the evaluator.
+
+    ``extra_bound`` is a lower bound proven outside the solver (for example a combinatorial
+    one); the bound reported is the larger of it and the solver's.
+    """
+    stats = dict(stats, solver=outcome.solver)
+    if outcome.objective is not None:
+        stats["ip_objective"] = outcome.objective
+    seconds = time.perf_counter() - started
+    if outcome.kind == "infeasible":
+        return Result("infeasible", method, None, None, seconds, objective_kind,
+                      reason=reason or "the integer program is infeasible: no placement satisfies the memory, "
+                                       "support and colour rules with these devices", stats=tuple(stats.items()))
+    if outcome.kind == "error":
+        return Result("error", method, None, None, seconds, objective_kind, reason=outcome.message,
+                      stats=tuple(stats.items()))
+    best, best_value = None, math.inf
+    if placement is not None and outcome.has_solution:
+        feasible, v, violations = objective_of(problem, placement, objective_kind)
+        if not feasible:  # pragma: no cover - a modelling bug, or a memory row met only within tolerance
+            if not incumbents:
+                return Result("error", method, None, placement, seconds, objective_kind,
+                              reason="the solver's placement breaks a rule: " + "; ".join(violations[:3]),
+                              stats=tuple(stats.items()))
+            stats["rejected"] = "; ".join(violations[:3])
+            outcome = Outcome("feasible", outcome.objective, outcome.bound, outcome.gap, outcome.solver)
+        elif math.isfinite(v):
+            best, best_value = placement, v
+    for candidate in incumbents:
+        # Never return worse than a start (a solver may reject a start on tolerances).
+        feasible, v, _ = objective_of(problem, candidate, objective_kind)
+        if feasible and v < best_value * (1 - 1e-12):
+            best, best_value = candidate, v
+            stats["from_start"] = True
+    bounds = [b for b in (outcome.bound, extra_bound) if b is not None and math.isfinite(b)]
+    bound = max(bounds) if bounds else None
+    if best is None:
+        if placement is not None and outcome.has_solution:  # pragma: no cover - would be a modelling bug
+            return Result("error", method, None, None, seconds, objective_kind,
+                          reason="the solver's placement has no finite value (its calls wait for each other)",
+                          stats=tuple(stats.items()))
+        return Result("no solution", method, None, None, seconds, objective_kind, bound=bound,
+                      reason="no solution found within the limits", stats=tuple(stats.items()))
+    status = "optimal" if outcome.kind == "optimal" else "feasible"
+    if bound is not None:
+        bound = min(bound, best_value)
+    if status == "optimal":
+        # Proven by the solver for its own optimum; an incumbent can only tie it (the evaluator agrees).
+        bound, gap = (best_value if bound is None else bound), 0.0
+    elif bound is not None:
+        gap = (best_value - bound) / best_value if best_value > 0 else 0.0
+        if gap <= PROVEN_GAP:
+            status, gap = "optimal", 0.0
+    else:
+        gap = None
+    return Result(status, method, best_value, best, seconds, objective_kind, bound=bound, gap=gap,
+                  stats=tuple(stats.items()))
+
+
+def infeasible_result(method: str, reason: str, started: float, objective_kind: str) -> Result:
+    """A proven-infeasible Result (no placement can exist)."""
+    return Result("infeasible", method, None, None, time.perf_counter() - started, objective_kind, reason=reason)
+
+
+def device_types(problem: Problem) -> list[tuple[str, Any, int]]:
+    """Device types with a positive count: (name, AcceleratorKind or None for CPU, count)."""
+    out = [(kind.name, kind, kind.count) for kind in problem.devices.accelerators if kind.count > 0]
+    if problem.devices.cpus > 0:
+        out.append((CPU_KIND, None, problem.devices.cpus))
+    return out
+
+
+def group_compute(problem: Problem, members: Sequence[int], kind) -> float:
+    """Compute time of ``members`` on ``kind`` (None: a CPU core); inf when one cannot run there."""
+    graph = problem.graph
+    if kind is None:
+        return sum(graph.node_by_id[n].cpu_latency for n in members)
+    if not all(graph.node_by_id[n].runs_on(kind) for n in members):
+        return math.inf
+    return sum(graph.node_by_id[n].latency_on(kind) for n in members)
+
+
+def crossing_nodes(graph: Graph, nodes: set[int]) -> set[int]:
+    """Nodes with an edge crossing the boundary of ``nodes`` (either direction): whose output is transferred."""
+    counted = set()
+    for edge in graph.edges:
+        if (edge.source in nodes) != (edge.target in nodes):
+            counted.add(edge.source)
+    return counted

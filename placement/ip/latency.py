@@ -1,0 +1,546 @@
+"""Latency integer program (``"latency-ip"``): the placement of minimum single-sample latency.
+
+Model (the evaluator's latency, :func:`placement.evaluate.latency`): every accelerator runs up to
+``q`` calls one after another; CPU nodes run on unbounded cores. A call starts after its outside
+inputs and the previous call on its device and lasts incoming + outgoing transfers + compute; a
+node's finish time is its call's end (on a CPU core: its start + CPU latency).
+
+Variables: ``x[v, c]`` (node ``v`` in call ``c``), ``y[v]`` (on a CPU core), call start/end
+``s, e``, node finish ``f``, crossing ``z[u, c]`` and the makespan ``T``. Big-M constants are the
+best incumbent's latency (every optimal schedule fits under it). When the graph has zero-cost
+edges, integral "ranks" rule out zero-duration cycles that the times alone would allow.
+
+Valid inequalities (they cut fractional points, never an integral schedule):
+
+* ``h[v]`` = when ``v``'s own compute ends; along every edge ``u -> w`` it grows by ``w``'s
+  time on its device, plus, per call, the transfer of ``u``'s output when exactly one end is in
+  that call; and plus ``cost(u) * smin * (o + i)`` where ``k[u, w] = sum_c kept[u, w, c]``
+  (``kept <= x[u, c], kept <= x[w, c]``) says both ends share a call, ``o >= 1 - y[u] - k``
+  (the sender pays) and ``i >= 1 - y[w] - k`` (the receiver pays): a critical-path bound that
+  sees communication.
+* Memory covers: a connected set ``S`` of nodes larger than every accelerator's memory cannot
+  sit in one call, so ``sum_{tree edges of S} (1 - k[e]) + sum_{v in S} y[v] >= 1``.
+
+Symmetry rows (identical accelerators ordered by their first node) were tried and dropped: on the
+BERT-3 operator graph they held HiGHS' bound at 62 after 30 s, against 369 without them.
+
+Incumbents: the greedy (both orders), the DP's split, and a latency local search from the best of
+them (moves of colour classes between devices and the CPU, valued by the evaluator); the result
+is never worse than any of them. The model is built, solved and read back in three steps
+(:func:`build_latency_model`, :func:`placement.ip.common.solve_model`,
+:func:`extract_latency`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulp
+
+from ..errors import PlacementError
+from ..evaluate import evaluate
+from ..model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage
+from .common import (
+    check_devices,
+    check_options,
+    colour_groups,
+    infeasible_result,
+    lp_sum,
+    make_result,
+    nowhere,
+    solve_model,
+    value,
+)
+
+METHOD = "latency-ip"
+
+
+@dataclass
+class LatencyModel:
+    """The PuLP model and its variables (internal: never leaves :mod:`placement.ip`)."""
+
+    prob: pulp.LpProblem
+    makespan: Any
+    accels: list[DeviceSlot]
+    n_calls: int
+    x: dict = field(default_factory=dict)
+    y: dict = field(default_factory=dict)
+    infeasible_reason: str | None = None
+
+    @property
+    def stats(self) -> dict:
+        return {"calls": len(self.accels) * self.n_calls, "subgraphs_per_accelerator": self.n_calls,
+                "variables": self.prob.numVariables(), "constraints": self.prob.numConstraints()}
+
+
+def _memory_covers(problem: Problem, cap: float) -> list[tuple[list[tuple[int, int]], list[int]]]:
+    """Disjoint connected node sets larger than ``cap``, grown along successors in topological order: (tree edges, nodes)."""
+    graph = problem.graph
+    order = graph.topological_order
+    position = {v: i for i, v in enumerate(order)}
+    covers = []
+    seen = set()
+    used: set[int] = set()
+    for root in order:
+        if root in used:  # disjoint covers: few, sparse rows (overlapping ones slowed the LP 10x)
+            continue
+        inside = [root]
+        member = {root}
+        tree = []
+        size = graph.node_by_id[root].size
+        frontier = sorted(graph.successors[root], key=position.__getitem__)
+        parent = {w: root for w in frontier}
+        while size <= cap and frontier:
+            w = frontier.pop(0)
+            if w in member:
+                continue
+            member.add(w)
+            inside.append(w)
+            tree.append((parent[w], w))
+            size += graph.node_by_id[w].size
+            for nxt in graph.successors[w]:
+                if nxt not in member and nxt not in parent:
+                    parent[nxt] = w
+                    frontier.append(nxt)
+            frontier.sort(key=position.__getitem__)
+        if size > cap and tree:
+            key = frozenset(inside)
+            if key not in seen:
+                seen.add(key)
+                used.update(inside)
+                covers.append((tree, inside))
+    return covers
+
+
+#: Graphs up to this many nodes get the communication-aware path rows and memory covers by default
+#: (on the 235-node BERT-3 operator graph they made its root LP relaxation take 15-26 s on 2 shared cores).
+STRONG_CUTS_MAX_NODES = 120
+
+
+def build_latency_model(problem: Problem, n_calls: int, upper: float, strong_cuts: bool = True) -> LatencyModel:
+    """The latency program with big-M ``upper`` (an achievable latency); see the module docstring.
+
+    ``strong_cuts`` adds the communication-aware critical-path rows and the memory covers.
+    """
+    graph, devices = problem.graph, problem.devices
+    kinds = {kind.name: kind for kind in devices.accelerators}
+    accels = [slot for slot in devices.slots() if not slot.is_cpu]
+    calls = [(a, j) for a in range(len(accels)) for j in range(n_calls)]
+    cpu_allowed = devices.cpus > 0
+    nodes = [node.id for node in graph.nodes]
+    big = upper * (1 + 1e-6) + 1e-6
+    prob = pulp.LpProblem("latency", pulp.LpMinimize)
+    makespan = prob.add_variable("T", lowBound=0, upBound=big)
+    prob += makespan
+    model = LatencyModel(prob, makespan, accels, n_calls)
+    x, y = model.x, model.y
+    for v in nodes:
+        node = graph.node_by_id[v]
+        for ci, (a, j) in enumerate(calls):
+            kind = kinds[accels[a].kind]
+            if node.runs_on(kind) and node.size <= kind.memory:
+                x[v, ci] = prob.add_variable(f"x_{v}_{ci}", 0, 1, pulp.LpBinary)
+        if cpu_allowed:
+            y[v] = prob.add_variable(f"y_{v}", 0, 1, pulp.LpBinary)
+        terms = [(x[v, ci], 1) for ci in range(len(calls)) if (v, ci) in x] + ([(y[v], 1)] if v in y else [])
+        if not terms:
+            model.infeasible_reason = nowhere(problem, (v,))
+            return model
+        prob += lp_sum(terms) == 1
+
+    def on_device(v: int, a: int) -> list:
+        return [(x[v, a * n_calls + j], 1) for j in range(n_calls) if (v, a * n_calls + j) in x]
+
+    # Colour classes share a device (any of its calls).
+    for members in colour_groups(graph):
+        first = members[0]
+        for other in members[1:]:
+            for a in range(len(accels)):
+                prob += lp_sum(on_device(first, a) + [(var, -c) for var, c in on_device(other, a)]) == 0
+            if cpu_allowed:
+                prob += y[first] - y[other] == 0
+    # Memory per accelerator.
+    for a, slot in enumerate(accels):
+        kind = kinds[slot.kind]
+        if math.isfinite(kind.memory):
+            # In units of the cap: byte-sized coefficients mislead HiGHS.
+            prob += lp_sum((var, graph.node_by_id[v].size / kind.memory) for v in nodes
+                           for var, _ in on_device(v, a)) <= 1.0
+    _add_times(problem, model, calls, kinds, nodes, big)
+    _add_critical_path(problem, model, calls, kinds, nodes, big, strong_cuts)
+    if any(graph.output_cost[e.source] == 0 for e in graph.edges):
+        _add_ranks(problem, model, calls, nodes)
+    return model
+
+
+def _add_times(problem, model: LatencyModel, calls, kinds, nodes, big) -> None:
+    """Call start/end, node finish times and the makespan (big-M where a placement decides)."""
+    graph, devices = problem.graph, problem.devices
+    prob, x, y, accels, makespan = model.prob, model.x, model.y, model.accels, model.makespan
+    s = {ci: prob.add_variable(f"s_{ci}", 0, big) for ci in range(len(calls))}
+    e = {ci: prob.add_variable(f"e_{ci}", 0, big) for ci in range(len(calls))}
+    f = {v: prob.add_variable(f"f_{v}", 0, big) for v in nodes}
+    for ci, (a, j) in enumerate(calls):
+        kind = kinds[accels[a].kind]
+        scale = devices.transfer_scale(kind)
+        comm_terms = []
+        for u in nodes:
+            if graph.output_cost[u] <= 0 or not graph.successors[u]:
+                continue
+            ends = [u, *graph.successors[u]]
+            if not any((w, ci) in x for w in ends):
+                continue
+            var = prob.add_variable(f"z_{u}_{ci}", 0, 1)
+            comm_terms.append((var, graph.output_cost[u] * scale))
+            xu = [(x[u, ci], 1)] if (u, ci) in x else []
+            for w in graph.successors[u]:
+                xw = [(x[w, ci], 1)] if (w, ci) in x else []
+                if xu:
+                    prob += lp_sum([(var, 1), (x[u, ci], -1)] + xw) >= 0
+                if xw:
+                    prob += lp_sum([(var, 1), (x[w, ci], -1)] + xu) >= 0
+        compute_terms = [(x[v, ci], graph.node_by_id[v].latency_on(kind)) for v in nodes if (v, ci) in x]
+        prob += lp_sum([(e[ci], 1), (s[ci], -1)] + [(var, -coef) for var, coef in compute_terms + comm_terms]) >= 0
+        if j > 0:
+            prob += s[ci] - e[ci - 1] >= 0
+        prob += makespan - e[ci] >= 0
+        for v in nodes:
+            if (v, ci) in x:
+                prob += lp_sum([(f[v], 1), (e[ci], -1), (x[v, ci], -big)]) >= -big  # f[v] >= e[ci] if v in ci
+        for edge in graph.edges:  # s[ci] >= f[u] for an edge u -> w with w in the call and u outside
+            u, w = edge.source, edge.target
+            if (w, ci) not in x:
+                continue
+            terms = [(s[ci], 1), (f[u], -1), (x[w, ci], -big)]
+            if (u, ci) in x:
+                terms.append((x[u, ci], big))
+            prob += lp_sum(terms) >= -big
+    for v in nodes:
+        prob += makespan - f[v] >= 0
+        if v in y:
+            cpu = graph.node_by_id[v].cpu_latency
+            prob += lp_sum([(f[v], 1), (y[v], -cpu)]) >= 0
+            for u in graph.predecessors[v]:  # f[v] >= f[u] + cpu(v) when v runs on a CPU core
+                prob += lp_sum([(f[v], 1), (f[u], -1), (y[v], -(big + cpu))]) >= -big
+
+
+def _add_critical_path(problem, model: LatencyModel, calls, kinds, nodes, big, strong: bool) -> None:
+    """Big-M-free valid inequalities: own compute ends h along edges, with transfers and memory covers."""
+    graph, devices = problem.graph, problem.devices
+    prob, x, y, accels, makespan = model.prob, model.x, model.y, model.accels, model.makespan
+    scales = [devices.transfer_scale(kinds[accels[a].kind]) for a, _ in calls]
+    smin = min(scales, default=0.0)
+    h = {v: prob.add_variable(f"h_{v}", 0, big) for v in nodes}
+    own = {}
+    for v in nodes:
+        node = graph.node_by_id[v]
+        own[v] = [(x[v, ci], node.latency_on(kinds[accels[calls[ci][0]].kind])) for ci in range(len(calls))
+                  if (v, ci) in x] + ([(y[v], node.cpu_latency)] if v in y else [])
+        prob += lp_sum([(h[v], 1)] + [(var, -coef) for var, coef in own[v]]) >= 0
+        prob += makespan - h[v] >= 0
+    kept_sum: dict[tuple[int, int], list] = {}
+    for edge in graph.edges:
+        u, w = edge.source, edge.target
+        base = [(h[w], 1), (h[u], -1)] + [(var, -coef) for var, coef in own[w]]
+        prob += lp_sum(base) >= 0
+        both = []
+        for ci in range(len(calls) if strong else 0):
+            if (u, ci) in x and (w, ci) in x:
+                k = prob.add_variable(f"k_{u}_{w}_{ci}", 0, 1)
+                prob += k - x[u, ci] <= 0
+                prob += k - x[w, ci] <= 0
+                both.append((k, 1))
+        kept_sum[u, w] = both
+        cost = graph.output_cost[u]
+        if cost <= 0:
+            continue
+        for ci in range(len(calls)):
+            amount = scales[ci] * cost
+            xv, xu = (w, ci) in x, (u, ci) in x
+            if xv:  # incoming transfer into w's call
+                prob += lp_sum(base + [(x[w, ci], -amount)] + ([(x[u, ci], amount)] if xu else [])) >= 0
+            if xu:  # outgoing transfer out of u's call
+                prob += lp_sum(base + [(x[u, ci], -amount)] + ([(x[w, ci], amount)] if xv else [])) >= 0
+        if strong and smin > 0:
+            # o >= 1 - y[u] - kept (u on an accelerator, w not in its call), i likewise for w.
+            o = prob.add_variable(f"o_{u}_{w}", 0, 1)
+            i = prob.add_variable(f"i_{u}_{w}", 0, 1)
+            prob += lp_sum([(o, 1)] + ([(y[u], 1)] if u in y else []) + both) >= 1
+            prob += lp_sum([(i, 1)] + ([(y[w], 1)] if w in y else []) + both) >= 1
+            prob += lp_sum(base + [(o, -cost * smin), (i, -cost * smin)]) >= 0
+    caps = [kinds[slot.kind].memory for slot in accels]
+    cap = max(caps, default=math.inf)
+    if strong and math.isfinite(cap):
+        for tree, inside in _memory_covers(problem, cap):
+            terms = [(y[v], 1) for v in inside if v in y]
+            for u, w in tree:
+                terms += [(var, -1) for var, _ in kept_sum.get((u, w), [])]
+            prob += lp_sum(terms) >= 1 - len(tree)
+
+
+def _add_ranks(problem, model: LatencyModel, calls, nodes) -> None:
+    """Integral ranks, strictly increasing along edges between units: no zero-duration cycles."""
+    graph = problem.graph
+    prob, x, y = model.prob, model.x, model.y
+    n_units = len(nodes) + len(calls)
+    r_call = {ci: prob.add_variable(f"rc_{ci}", 0, n_units) for ci in range(len(calls))}
+    r = {v: prob.add_variable(f"r_{v}", 0, n_units) for v in nodes}
+    for ci, (a, j) in enumerate(calls):
+        if j > 0:
+            prob += r_call[ci] - r_call[ci - 1] >= 1
+        for v in nodes:
+            if (v, ci) in x:
+                prob += lp_sum([(r[v], 1), (r_call[ci], -1), (x[v, ci], -n_units)]) >= -n_units
+                prob += lp_sum([(r_call[ci], 1), (r[v], -1), (x[v, ci], -n_units)]) >= -n_units
+    for edge in graph.edges:
+        u, w = edge.source, edge.target
+        shared = [ci for ci in range(len(calls)) if (u, ci) in x and (w, ci) in x]
+        if not shared:
+            prob += r[w] - r[u] >= 1
+            continue
+        d = prob.add_variable(f"d_{u}_{w}", 0, 1)  # r[w] >= r[u] + 1 unless u and w share a call
+        for ci in shared:
+            prob += d >= x[u, ci] - x[w, ci]
+            prob += d >= x[w, ci] - x[u, ci]
+        if u in y:
+            prob += d >= y[u]
+        if w in y:
+            prob += d >= y[w]
+        prob += lp_sum([(d, 1)] + [(x[u, ci], 1) for ci in shared]) >= 1
+        prob += lp_sum([(r[w], 1), (r[u], -1), (d, -(n_units + 1))]) >= -n_units
+
+
+def extract_latency(problem: Problem, model: LatencyModel) -> Placement:
+    """The placement the solved variables describe (calls in execution order when ``q > 1``)."""
+    graph = problem.graph
+    n_calls, accels = model.n_calls, model.accels
+    call_nodes: dict[int, list[int]] = {}
+    cpu_nodes = []
+    for node in graph.nodes:
+        v = node.id
+        ci = next((ci for ci in range(len(accels) * n_calls) if value(model.x.get((v, ci))) > 0.5), None)
+        if ci is None:
+            cpu_nodes.append(v)
+        else:
+            call_nodes.setdefault(ci, []).append(v)
+    stages = []
+    for a, slot in enumerate(accels):
+        parts = [tuple(call_nodes.get(a * n_calls + j, [])) for j in range(n_calls)]
+        parts = [part for part in parts if part]
+        if parts:
+            stages.append(Stage(slot, tuple(n for part in parts for n in part), tuple(parts) if n_calls > 1 else None))
+    stages.extend(cpu_stages(problem, cpu_nodes))
+    return Placement(tuple(stages))
+
+
+def cpu_stages(problem: Problem, cpu_nodes: Sequence[int]) -> list[Stage]:
+    """Spread CPU nodes over the cores, colour class by colour class, round-robin (latency ignores cores)."""
+    if not cpu_nodes:
+        return []
+    cores = problem.devices.cpus
+    chosen = set(cpu_nodes)
+    per_core: dict[int, list[int]] = {}
+    k = 0
+    for members in colour_groups(problem.graph):
+        inside = [n for n in members if n in chosen]
+        if inside:
+            per_core.setdefault(k % cores, []).extend(inside)
+            k += 1
+    return [Stage(DeviceSlot(CPU_KIND, i), tuple(ns)) for i, ns in sorted(per_core.items())]
+
+
+def latency_start(model: LatencyModel, placement: Placement) -> dict | None:
+    """Values of the binaries x, y for ``placement`` (a partial MIP start; None if it does not fit)."""
+    accel_index = {slot: a for a, slot in enumerate(model.accels)}
+    start = {var: 0.0 for var in list(model.x.values()) + list(model.y.values())}
+    for stage in placement.stages:
+        if stage.device.is_cpu:
+            for v in stage.nodes:
+                if v not in model.y:
+                    return None
+                start[model.y[v]] = 1.0
+            continue
+        a = accel_index.get(stage.device)
+        parts = stage.calls or (stage.nodes,)
+        if a is None or len(parts) > model.n_calls:
+            return None
+        for j, part in enumerate(parts):
+            for v in part:
+                var = model.x.get((v, a * model.n_calls + j))
+                if var is None:
+                    return None
+                start[var] = 1.0
+    return start
+
+
+def _latency_of(problem: Problem, placement: Placement) -> float:
+    evaluation = evaluate(problem, placement)
+    return evaluation.latency if evaluation.feasible else math.inf
+
+
+def baseline_placements(problem: Problem) -> list[Placement]:
+    """Feasible placements of the cheap latency methods: greedy (both orders) and the DP's split."""
+    from ..baselines import greedy_latency
+
+    out = []
+    for order in ("paper", "lexicographic"):
+        try:
+            result = greedy_latency(problem, order=order)
+        except PlacementError:
+            continue
+        if result.ok:
+            out.append(result.placement)
+    try:
+        from ..dp import solve_dp
+
+        result = solve_dp(problem)
+        if result.ok:
+            out.append(result.placement)
+    except PlacementError:
+        pass
+    return [p for p in out if math.isfinite(_latency_of(problem, p))]
+
+
+def latency_local_search(problem: Problem, placement: Placement, time_limit: float, seed: int = 0) -> Placement:
+    """Improve ``placement``'s latency by moving colour classes between devices (one call each) and the CPU.
+
+    First-improvement descent valued by the evaluator, with random restarts of the move order
+    until ``time_limit`` seconds pass; returns the best placement seen (never worse than the input).
+    """
+    deadline = time.perf_counter() + time_limit
+    graph, devices = problem.graph, problem.devices
+    groups = colour_groups(graph)
+    targets = [slot for slot in devices.slots() if not slot.is_cpu]
+    if devices.cpus > 0:
+        targets.append(DeviceSlot(CPU_KIND, 0))
+    device_of = placement.device_of
+    assign = [device_of[members[0]] for members in groups]
+    assign = [DeviceSlot(CPU_KIND, 0) if slot.is_cpu else slot for slot in assign]
+
+    def build(a: list[DeviceSlot]) -> Placement:
+        mapping = {n: a[g] for g, members in enumerate(groups) for n in members}
+        return Placement.from_assignment(mapping)
+
+    best_value = _latency_of(problem, build(assign))
+    if not math.isfinite(best_value):
+        return placement
+    rng = random.Random(seed)
+    improved = True
+    while improved and time.perf_counter() < deadline:
+        improved = False
+        moves = [(g, t) for g in range(len(groups)) for t in range(len(targets))]
+        rng.shuffle(moves)
+        for g, t in moves:
+            if time.perf_counter() >= deadline:
+                break
+            if assign[g] == targets[t]:
+                continue
+            old = assign[g]
+            assign[g] = targets[t]
+            v = _latency_of(problem, build(assign))
+            if v < best_value * (1 - 1e-12):
+                best_value, improved = v, True
+            else:
+                assign[g] = old
+    result = build(assign)
+    return result if _latency_of(problem, result) <= _latency_of(problem, placement) else placement
+
+
+def latency_lower_bound(problem: Problem) -> float:
+    """Longest path with every node at its fastest device and no transfers (a proven lower bound)."""
+    graph, devices = problem.graph, problem.devices
+    finish: dict[int, float] = {}
+    for v in graph.topological_order:
+        node = graph.node_by_id[v]
+        times = [node.latency_on(k) for k in devices.accelerators if k.count > 0 and node.runs_on(k)
+                 and node.size <= k.memory]
+        if devices.cpus > 0:
+            times.append(node.cpu_latency)
+        fastest = min(times, default=math.inf)
+        finish[v] = max((finish[u] for u in graph.predecessors[v]), default=0.0) + fastest
+    return max(finish.values(), default=0.0)
+
+
+def solve_latency_ip(problem: Problem, time_limit: float | None = None, gap: float | None = None,
+                     solver: str = "highs", subgraphs_per_accelerator: int = 1, warm_start: bool = True,
+                     q: int | None = None, local_search_seconds: float | None = None,
+                     strong_cuts: bool | None = None, **_ignored: Any) -> Result:
+    """The placement of minimum single-sample latency, by an integer program.
+
+    Parameters
+    ----------
+    problem : Problem
+        Graph and devices; CPU nodes run on unbounded cores (when ``devices.cpus > 0``).
+    time_limit, gap, solver
+        As in :func:`placement.ip.throughput.solve_ip_contiguous`; ``time_limit`` covers the
+        local search as well.
+    subgraphs_per_accelerator : int
+        ``q``: how many calls (subgraphs run one after another) each accelerator may make.
+        ``q`` is an alias.
+    warm_start : bool
+        Start from the best of the greedy and DP splits, improved by a latency local search.
+    local_search_seconds : float, optional
+        Seconds for that local search (default: a sixth of ``time_limit``, at most 10 s; 2 s
+        without a time limit).
+    strong_cuts : bool, optional
+        Add the communication-aware critical-path rows and memory covers (default: on graphs
+        of at most :data:`STRONG_CUTS_MAX_NODES` nodes).
+
+    Returns
+    -------
+    Result
+        Method ``"latency-ip"``, objective kind ``"latency"``; accelerator stages carry ``calls``
+        (in execution order) when ``q > 1``. Never worse than the greedy or the DP's split.
+    """
+    started = time.perf_counter()
+    if q is not None:
+        subgraphs_per_accelerator = q
+    if isinstance(subgraphs_per_accelerator, bool) or not isinstance(subgraphs_per_accelerator, int) \
+            or subgraphs_per_accelerator < 1:
+        raise PlacementError(
+            f"subgraphs per accelerator must be a positive integer (got {subgraphs_per_accelerator!r})")
+    check_options(solver, time_limit, gap)
+    reason = check_devices(problem)
+    if reason:
+        return infeasible_result(METHOD, reason, started, "latency")
+    n_calls = subgraphs_per_accelerator
+    graph, devices = problem.graph, problem.devices
+    accels = [slot for slot in devices.slots() if not slot.is_cpu]
+    incumbents: list[Placement] = []
+    if warm_start:
+        incumbents = baseline_placements(problem)
+        if incumbents:
+            seconds = local_search_seconds
+            if seconds is None:
+                seconds = 2.0 if time_limit is None else min(10.0, time_limit / 6)
+            best = min(incumbents, key=lambda p: _latency_of(problem, p))
+            improved = latency_local_search(problem, best, seconds)
+            if improved is not best:
+                incumbents.append(improved)
+    # Big-M: an achievable latency (the best incumbent's, else a schedule-free safe bound).
+    max_scale = max((devices.transfer_scale(k) for k in devices.accelerators), default=1.0)
+    safe = sum(max([node.cpu_latency] + [node.latency_on(k) for k in devices.accelerators])
+               for node in graph.nodes)
+    safe += len(accels) * n_calls * sum(graph.output_cost.values()) * max_scale * 2
+    values = [_latency_of(problem, p) for p in incumbents]
+    upper = min([safe] + values)
+    if strong_cuts is None:
+        strong_cuts = len(graph.nodes) <= STRONG_CUTS_MAX_NODES
+    model = build_latency_model(problem, n_calls, upper, bool(strong_cuts))
+    if model.infeasible_reason:
+        return infeasible_result(METHOD, model.infeasible_reason, started, "latency")
+    stats = dict(model.stats, big_m=upper, strong_cuts=bool(strong_cuts))
+    start = None
+    if incumbents:
+        start = latency_start(model, min(incumbents, key=lambda p: _latency_of(problem, p)))
+    remaining = None if time_limit is None else max(0.1, time_limit - (time.perf_counter() - started))
+    outcome = solve_model(model.prob, model.makespan, solver, remaining, gap, start)
+    placement = extract_latency(problem, model) if outcome.has_solution else None
+    return make_result(METHOD, outcome, problem, placement, started, "latency", stats, incumbents,
+                       reason="the latency program is infeasible: no placement satisfies the memory, support and "
+                              "colour rules with these devices", extra_bound=latency_lower_bound(problem))

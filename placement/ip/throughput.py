@@ -1,0 +1,430 @@
+"""Throughput integer programs: contiguous and non-contiguous minimum max-load.
+
+**Contiguous (``"ip"``)** - the same class of splits as the DP (:mod:`placement.dp`): the groups
+of :func:`placement.ideals.contract` on ``D`` ordered positions whose prefixes are ideals
+(:mod:`placement.ip.positions`), each position one device type, positions may stay empty.
+CPU positions pay communication only when ``devices.cpu_bandwidth`` is set (scaled by
+``devices.cpu_transfer_scale``; ``overlap`` applies to them as well).
+
+**Non-contiguous (``"ip-noncontiguous"``)** - any assignment of colour-class groups to devices
+(``x[g, device]``), same loads, memory and support rules. Identical devices are ordered by
+their lowest group (symmetry breaking). Crossing indicators are tightened per edge: with
+``s[u, w, i]`` = "both ends on device ``i``" (``s <= x[g(u), i]``, ``s <= x[g(w), i]``),
+``c[u, i] >= x[g(u), i] - s[u, w, i]`` and ``c[u, i] >= x[g(w), i] - s[u, w, i]`` (stronger in
+the relaxation than ``c >= x[g(u), i] - x[g(w), i]``). The better of the exact DP's optimum
+(contiguous, so an upper bound) and a local search is the incumbent and a cut ``L <= value``.
+
+Both are warm-started: the chain DP (``"pipedream"``) for the contiguous IP; the better of the
+exact DP and a short local search for the non-contiguous one.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import pulp
+
+from ..errors import PlacementError
+from ..evaluate import evaluate
+from ..ideals import contract
+from ..model import DeviceSlot, Placement, Problem, Result, Stage
+from .common import (
+    check_devices,
+    check_options,
+    colour_groups,
+    device_types,
+    group_compute,
+    infeasible_result,
+    lp_sum,
+    make_result,
+    nowhere,
+    solve_model,
+    value,
+)
+from .positions import (
+    contiguity,
+    crossing_vars,
+    group_data,
+    position_types,
+    read_contiguous,
+)
+
+
+def add_load_constraints(prob, load, compute_terms, comm_terms, scale: float, overlap: bool) -> None:
+    """compute + communication <= load (both <= load with ``overlap``)."""
+    compute = lp_sum(compute_terms)
+    comm = lp_sum((v, c * scale) for v, c in comm_terms)
+    if overlap:
+        prob += compute <= load
+        prob += comm <= load
+    else:
+        prob += compute + comm <= load
+
+
+def _remaining(time_limit: float | None, started: float) -> float | None:
+    """Seconds left for the solver: ``time_limit`` covers the warm start and the model building too."""
+    return None if time_limit is None else max(0.1, time_limit - (time.perf_counter() - started))
+
+
+def start_throughput(problem: Problem, method: str) -> Placement | None:
+    """A feasible split from a cheap method (None when it finds none)."""
+    try:
+        if method == "dp":
+            from ..dp import solve_dp
+
+            result = solve_dp(problem)
+        elif method == "local-search":
+            from ..baselines import local_search
+
+            result = local_search(problem, seed=0, restarts=5, time_limit=10.0)
+        else:
+            from ..baselines import pipedream
+
+            result = pipedream(problem)
+    except PlacementError:
+        return None
+    if not result.ok or not evaluate(problem, result.placement).feasible:
+        return None
+    return result.placement
+
+
+def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: float | None = None,
+                        solver: str = "highs", warm_start: bool = True, **_ignored: Any) -> Result:
+    """The optimal contiguous split (minimum max-load) by an integer program.
+
+    Parameters
+    ----------
+    problem : Problem
+        Graph and devices (several accelerator kinds, CPU cores, overlap).
+    time_limit : float, optional
+        Seconds in all (warm start, model, solver); on expiry the best split found is returned as "feasible".
+    gap : float, optional
+        Relative gap at which the solver may stop (default: prove optimality).
+    solver : {"highs", "cbc"}
+        HiGHS (falls back to CBC when ``highspy`` is missing) or PuLP's bundled CBC.
+    warm_start : bool
+        Start from the chain DP's split (``"pipedream"``).
+
+    Returns
+    -------
+    Result
+        Method ``"ip"``, objective kind ``"throughput"``; stages in pipeline order.
+    """
+    started = time.perf_counter()
+    method = "ip"
+    check_options(solver, time_limit, gap)
+    reason = check_devices(problem)
+    if reason:
+        return infeasible_result(method, reason, started, "throughput")
+    graph, devices = problem.graph, problem.devices
+    groups_obj = contract(graph)
+    groups = groups_obj.members
+    group_of, crossing = group_data(problem, groups)
+    types = device_types(problem)
+    n_pos = sum(count for _, _, count in types)
+    positions = range(n_pos)
+    prob = pulp.LpProblem("contiguous", pulp.LpMinimize)
+    load = prob.add_variable("L", lowBound=0)
+    prob += load
+    t = position_types(prob, types, positions)
+    compute = {(g, d): group_compute(problem, groups[g], types[d][1]) for g in range(len(groups))
+               for d in range(len(types))}
+    memory = [sum(graph.node_by_id[n].size for n in members) for members in groups]
+    x = {}
+    for g in range(len(groups)):
+        for p in positions:
+            for d in range(len(types)):
+                if math.isfinite(compute[g, d]):
+                    kind = types[d][1]
+                    if kind is not None and memory[g] > kind.memory:
+                        continue
+                    x[g, p, d] = prob.add_variable(f"x_{g}_{p}_{d}", 0, 1, pulp.LpBinary)
+                    prob += x[g, p, d] <= t[p, d]
+        options = [(x[g, p, d], 1) for p in positions for d in range(len(types)) if (g, p, d) in x]
+        if not options:
+            return infeasible_result(method, nowhere(problem, groups[g]), started, "throughput")
+        prob += lp_sum(options) == 1
+    by_gp: dict[tuple[int, int], list] = {}
+    for (g, p, d), var in x.items():
+        by_gp.setdefault((g, p), []).append(var)
+
+    def at(g: int, p: int):
+        return [(v, 1) for v in by_gp.get((g, p), [])]
+
+    contiguity(prob, groups_obj.order_edges, n_pos, at)
+    c: dict = {}
+    for d, (name, kind, _) in enumerate(types):
+        scale = devices.transfer_scale(kind) if kind is not None else devices.cpu_transfer_scale
+        for p in positions:
+            members = [(g, x[g, p, d]) for g in range(len(groups)) if (g, p, d) in x]
+            if not members:
+                continue
+            if kind is None and scale == 0:  # CPU cores pay no communication (cpu_bandwidth None)
+                prob += lp_sum((var, compute[g, d]) for g, var in members) <= load
+                continue
+            comm_terms = [(var, graph.output_cost[u])
+                          for var, u in crossing_vars(prob, crossing, group_of, x, at, p, d, c)]
+            add_load_constraints(prob, load, [(var, compute[g, d]) for g, var in members], comm_terms,
+                                 scale, devices.overlap)
+            if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
+                prob += lp_sum((var, memory[g] / kind.memory) for g, var in members) <= 1.0
+    stats = {"groups": len(groups), "positions": n_pos, "variables": prob.numVariables(),
+             "constraints": prob.numConstraints()}
+    incumbents = []
+    start = None
+    if warm_start:
+        start_placement = start_throughput(problem, "pipedream")
+        if start_placement is not None:
+            incumbents.append(start_placement)
+            start = _contiguous_start(start_placement, group_of, types, x, t)
+    outcome = solve_model(prob, load, solver, _remaining(time_limit, started), gap, start)
+    placement = read_contiguous(x, t, groups, types, n_pos) if outcome.has_solution else None
+    extra = None
+    if incumbents:  # contiguous splits are placements: the pigeonhole bound holds for them too
+        extra = pigeonhole_bound(problem, colour_groups(graph), evaluate(problem, incumbents[0]).max_load)
+    return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents,
+                       extra_bound=extra)
+
+
+def _contiguous_start(placement: Placement, group_of, types, x, t) -> dict | None:
+    """Values of the binaries of the contiguous model for ``placement`` (a partial MIP start)."""
+    type_index = {name: d for d, (name, _, _) in enumerate(types)}
+    n_pos = sum(count for _, _, count in types)
+    stages = [s for s in placement.stages if s.nodes]
+    remaining = {d: count for d, (_, _, count) in enumerate(types)}
+    assigned = []
+    for stage in stages:
+        d = type_index[stage.device.kind]
+        remaining[d] -= 1
+        assigned.append(d)
+    if any(left < 0 for left in remaining.values()):
+        return None
+    pos_type = assigned + [d for d, left in remaining.items() for _ in range(left)]
+    start: dict = {t[p, d]: 1.0 if pos_type[p] == d else 0.0 for p in range(n_pos) for d in range(len(types))}
+    start.update({var: 0.0 for var in x.values()})
+    for p, stage in enumerate(stages):
+        for g in {group_of[n] for n in stage.nodes}:
+            if (g, p, pos_type[p]) not in x:
+                return None
+            start[x[g, p, pos_type[p]]] = 1.0
+    return start
+
+
+def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, gap: float | None = None,
+                           solver: str = "highs", warm_start: bool = True, **_ignored: Any) -> Result:
+    """The optimal (not necessarily contiguous) placement minimising max-load, by an integer program.
+
+    Colour-class groups are assigned to devices freely; identical devices are ordered by their
+    lowest group (symmetry breaking). Options as :func:`solve_ip_contiguous`; the warm start is
+    the better of the exact DP's split (so the result is never worse than the contiguous
+    optimum when the DP runs; else the chain DP's) and a short local search (5 restarts, <= 10 s).
+
+    Returns
+    -------
+    Result
+        Method ``"ip-noncontiguous"``, objective kind ``"throughput"``; stages ordered by device.
+    """
+    started = time.perf_counter()
+    method = "ip-noncontiguous"
+    check_options(solver, time_limit, gap)
+    reason = check_devices(problem)
+    if reason:
+        return infeasible_result(method, reason, started, "throughput")
+    graph, devices = problem.graph, problem.devices
+    groups = colour_groups(graph)
+    group_of, crossing = group_data(problem, groups)
+    slots = devices.slots()
+    kinds = {kind.name: kind for kind in devices.accelerators}
+    incumbents: list[Placement] = []
+    upper = math.inf
+    if warm_start:
+        candidates = [start_throughput(problem, "dp") or start_throughput(problem, "pipedream"),
+                      start_throughput(problem, "local-search")]
+        candidates = [p for p in candidates if p is not None]
+        if candidates:
+            best = min(candidates, key=lambda p: evaluate(problem, p).max_load)
+            incumbents.append(_canonical(best, group_of, slots))
+            # A hair above the incumbent's value, for float noise: no optimum is worse.
+            upper = evaluate(problem, best).max_load * (1 + 1e-9) + 1e-12
+    prob = pulp.LpProblem("noncontiguous", pulp.LpMinimize)
+    load = prob.add_variable("L", lowBound=0)
+    prob += load
+    if math.isfinite(upper):
+        prob += load <= upper  # the incumbent (the DP optimum or better) as a cut
+    memory = [sum(graph.node_by_id[n].size for n in members) for members in groups]
+    compute = {}
+    x = {}
+    for g in range(len(groups)):
+        for i, slot in enumerate(slots):
+            kind = kinds.get(slot.kind)
+            compute[g, i] = group_compute(problem, groups[g], kind)
+            # A group whose compute alone exceeds the incumbent never sits there in a better placement.
+            if not math.isfinite(compute[g, i]) or compute[g, i] > upper:
+                continue
+            if kind is not None and memory[g] > kind.memory:
+                continue
+            x[g, i] = prob.add_variable(f"x_{g}_{i}", 0, 1, pulp.LpBinary)
+        options = [(x[g, i], 1) for i in range(len(slots)) if (g, i) in x]
+        if not options:
+            return infeasible_result(method, nowhere(problem, groups[g]), started, "throughput")
+        prob += lp_sum(options) == 1
+    # Symmetry: among devices of one kind, device j may take group g only if device j-1 took an earlier group.
+    for j in range(1, len(slots)):
+        if slots[j].kind != slots[j - 1].kind:
+            continue
+        for g in range(len(groups)):
+            if (g, j) in x:
+                prob += lp_sum([(x[g, j], 1)] + [(x[h, j - 1], -1) for h in range(g) if (h, j - 1) in x]) <= 0
+    if math.isfinite(upper):
+        _cardinality_cuts(prob, x, compute, len(groups), len(slots), upper)
+    # Per edge between groups and device: s = both ends there (linking "kept" edges to the x's).
+    same: dict[tuple[int, int], dict[int, Any]] = {}
+    for u, targets in crossing.items():
+        gu = group_of[u]
+        for w in targets:
+            gw = group_of[w]
+            if (u, w) in same:
+                continue
+            both = {}
+            for i in range(len(slots)):
+                if (gu, i) in x and (gw, i) in x:
+                    var = prob.add_variable(f"s_{u}_{w}_{i}", 0, 1)
+                    prob += var - x[gu, i] <= 0
+                    prob += var - x[gw, i] <= 0
+                    both[i] = var
+            same[u, w] = both
+    c = {}
+    for i, slot in enumerate(slots):
+        kind = kinds.get(slot.kind)
+        members = [(g, x[g, i]) for g in range(len(groups)) if (g, i) in x]
+        if not members:
+            continue
+        scale = devices.transfer_scale(kind) if kind is not None else devices.cpu_transfer_scale
+        if kind is None and scale == 0:  # CPU cores pay no communication (cpu_bandwidth None)
+            prob += lp_sum((var, compute[g, i]) for g, var in members) <= load
+            continue
+        comm_terms = []
+        for u, targets in crossing.items():
+            gu = group_of[u]
+            var = prob.add_variable(f"c_{u}_{i}", 0, 1)
+            c[u, i] = var
+            comm_terms.append((var, graph.output_cost[u]))
+            for w in targets:
+                gw = group_of[w]
+                kept = same[u, w].get(i)
+                # c >= x[gu, i] - s and c >= x[gw, i] - s: stronger than c >= x[gu, i] - x[gw, i].
+                if (gu, i) in x:
+                    prob += lp_sum([(var, 1), (x[gu, i], -1)] + ([(kept, 1)] if kept is not None else [])) >= 0
+                if (gw, i) in x:
+                    prob += lp_sum([(var, 1), (x[gw, i], -1)] + ([(kept, 1)] if kept is not None else [])) >= 0
+        add_load_constraints(prob, load, [(var, compute[g, i]) for g, var in members],
+                             comm_terms, scale, devices.overlap)
+        if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
+            prob += lp_sum((var, memory[g] / kind.memory) for g, var in members) <= 1.0
+    stats = {"groups": len(groups), "variables": prob.numVariables(), "constraints": prob.numConstraints()}
+    start = _noncontiguous_start(incumbents[0], group_of, slots, x) if incumbents else None
+    outcome = solve_model(prob, load, solver, _remaining(time_limit, started), gap, start)
+    placement = None
+    if outcome.has_solution:
+        assignment = {n: slots[i] for (g, i), var in x.items() if value(var) > 0.5 for n in groups[g]}
+        placement = Placement.from_assignment(assignment, order=slots)
+    extra = pigeonhole_bound(problem, groups, upper) if math.isfinite(upper) else None
+    return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents,
+                       extra_bound=extra)
+
+
+def pigeonhole_bound(problem: Problem, groups, upper: float) -> float:
+    """A lower bound on the max-load of any placement no worse than ``upper`` (pigeonhole on the accelerators).
+
+    Groups that cannot go on a CPU core in such a placement (their CPU compute exceeds ``upper``,
+    or there are no cores) all sit on the ``m`` accelerators, so one accelerator holds at least
+    ``ceil(|B| / m)`` of any such set ``B``: its load is at least the sum of that many smallest
+    computes of ``B`` on its kind. The bound is the best over the sets ``B`` of groups with compute
+    at least a threshold (every distinct threshold), and never below the largest single compute.
+    Communication only adds to a load (or is overlapped with it), so it is left out.
+    """
+    devices = problem.devices
+    kinds = [kind for kind in devices.accelerators if kind.count > 0]
+    m = sum(kind.count for kind in kinds)
+    if m == 0:
+        return 0.0
+    forced = []
+    best_single = 0.0
+    for members in groups:
+        cpu_ok = devices.cpus > 0 and group_compute(problem, members, None) <= upper
+        on = [group_compute(problem, members, kind) for kind in kinds]
+        cheapest = min(on + ([group_compute(problem, members, None)] if cpu_ok else []))
+        best_single = max(best_single, cheapest if math.isfinite(cheapest) else 0.0)
+        if not cpu_ok and math.isfinite(min(on)):
+            forced.append(on)
+    bound = best_single
+    if not forced:
+        return bound
+    thresholds = sorted({min(on) for on in forced})
+    for theta in thresholds:
+        chosen = [on for on in forced if min(on) >= theta]
+        k = -(-len(chosen) // m)  # ceil
+        if k < 2:
+            break
+        # The accelerator holding k of them is of some kind: the bound is the least over kinds.
+        per_kind = []
+        for t in range(len(kinds)):
+            values = sorted(on[t] for on in chosen)
+            per_kind.append(sum(values[:k]) if len(values) >= k and math.isfinite(values[k - 1]) else math.inf)
+        value = min(per_kind)
+        if math.isfinite(value):
+            bound = max(bound, value)
+    return bound
+
+
+def _cardinality_cuts(prob, x, compute, n_groups: int, n_slots: int, upper: float) -> None:
+    """At most k groups of compute >= theta on one device, k the most whose smallest computes fit under ``upper``.
+
+    Valid under the cut ``L <= upper`` (a device's load is at least its compute); they cut the
+    fractional spreading of the relaxation that the load rows alone allow.
+    """
+    for i in range(n_slots):
+        values = sorted(compute[g, i] for g in range(n_groups) if (g, i) in x and compute[g, i] > 0)
+        if len(values) < 2:
+            continue
+        thresholds = sorted({values[int(len(values) * f)] for f in (0.2, 0.4, 0.6, 0.8, 0.9)})
+        for theta in thresholds:
+            members = [g for g in range(n_groups) if (g, i) in x and compute[g, i] >= theta]
+            smallest = sorted(compute[g, i] for g in members)
+            total, k = 0.0, 0
+            for c in smallest:
+                if total + c > upper:
+                    break
+                total, k = total + c, k + 1
+            if k < len(members):
+                prob += lp_sum((x[g, i], 1) for g in members) <= k
+
+
+def _canonical(placement: Placement, group_of, slots) -> Placement:
+    """Renumber devices of each kind by their lowest group (the order the symmetry constraints demand)."""
+    by_kind: dict[str, list[tuple[int, Stage]]] = {}
+    for stage in placement.stages:
+        if stage.nodes:
+            by_kind.setdefault(stage.device.kind, []).append((min(group_of[n] for n in stage.nodes), stage))
+    stages = []
+    for kind, items in by_kind.items():
+        for index, (_, stage) in enumerate(sorted(items, key=lambda item: item[0])):
+            stages.append(Stage(DeviceSlot(kind, index), stage.nodes))
+    return Placement(tuple(stages))
+
+
+def _noncontiguous_start(placement: Placement, group_of, slots, x) -> dict | None:
+    """Values of the x binaries for ``placement`` (a partial MIP start)."""
+    index = {slot: i for i, slot in enumerate(slots)}
+    start = {var: 0.0 for var in x.values()}
+    for stage in placement.stages:
+        i = index.get(stage.device)
+        if i is None:
+            return None
+        for g in {group_of[n] for n in stage.nodes}:
+            if (g, i) not in x:
+                return None
+            start[x[g, i]] = 1.0
+    return start
