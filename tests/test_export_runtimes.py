@@ -107,7 +107,7 @@ def test_torch_pipeline_splits_a_sequential_named_by_module_fields():
         owners = {name.split(".")[0] for name, _ in pipe.get_stage_module(k).named_parameters()}
         assert owners == set(modules)
     # The paste-ready snippet runs as it is.
-    scope = {"model": model, "example_microbatch": torch.randn(2, 4)}
+    scope = {"model": nn.Sequential(*[nn.Linear(4, 4) for _ in range(6)]), "example_microbatch": torch.randn(2, 4)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         exec(export_plan(problem, placement, "torch").text, scope)  # noqa: S102 - our own generated snippet
