@@ -313,13 +313,11 @@ def export_torch(problem: Problem, placement: Placement, virtual: int = 1, sched
                                        "pipeline_parallel_split_points": split_points,
                                        "pipeline_parallel_schedule": TORCH_SCHEDULES[schedule].removeprefix("Schedule")}},
     }
-    spec = ",\n".join(f"    {fqn!r}: SplitPoint.BEGINNING" for fqn in split_points)
+    spec = "".join(f"    {fqn!r}: SplitPoint.BEGINNING,\n" for fqn in split_points)
     text = (
-        "# torch.distributed.pipelining: stage i runs on rank i % " + str(ranks) + "\n"
+        f"# torch.distributed.pipelining: {len(plan.stages)} stage(s), stage i runs on rank i % {ranks}\n"
         "from torch.distributed.pipelining import SplitPoint, pipeline\n"
-        f"split_spec = {{\n{spec}\n}}\n" if split_points else
-        "# torch.distributed.pipelining: one stage, no split points\n"
-    ) + (
+        f"split_spec = {{\n{spec}}}\n"
         "pipe = pipeline(model, mb_args=(example_microbatch,), split_spec=split_spec)\n"
         f"# schedule: torch.distributed.pipelining.{TORCH_SCHEDULES[schedule]}\n"
         "# torchtitan: [parallelism]\n"

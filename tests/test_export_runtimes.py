@@ -106,6 +106,12 @@ def test_torch_pipeline_splits_a_sequential_named_by_module_fields():
     for k, modules in enumerate(config["module_fqns_per_model_part"]):
         owners = {name.split(".")[0] for name, _ in pipe.get_stage_module(k).named_parameters()}
         assert owners == set(modules)
+    # The paste-ready snippet runs as it is.
+    scope = {"model": nn.Sequential(*[nn.Linear(4, 4) for _ in range(6)]), "example_microbatch": torch.randn(2, 4)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(export_plan(problem, placement, "torch").text, scope)  # noqa: S102 - our own generated snippet
+    assert scope["pipe"].num_stages == 3
     ds = export_plan(problem, placement, "deepspeed").as_dict()
     assert ds["parts"] == [0, 1, 4, 6] and ds["layers"] == ["0", "1", "2", "3", "4", "5"]
 
