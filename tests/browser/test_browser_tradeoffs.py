@@ -35,7 +35,7 @@ def test_tradeoffs_curve_click_picks_the_plan(page, app_url, artifacts_dir):
     page.get_by_role("heading", name="Device placement explorer").wait_for()
     wait_idle(page)
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Tradeoffs", exact=True).click()
-    page.wait_for_url(re.compile(r"/Tradeoffs$"))
+    page.wait_for_url(re.compile(r"/Tradeoffs(\?.*)?$"))
     page.get_by_role("heading", name="Tradeoffs").first.wait_for()
     wait_idle(page)
 
@@ -67,7 +67,7 @@ def test_tradeoffs_curve_click_picks_the_plan(page, app_url, artifacts_dir):
     page.screenshot(path=artifacts_dir / "tradeoffs_03_pareto.png", full_page=True)
 
     page.get_by_role("button", name="Show on Placement page").click()
-    page.wait_for_url(re.compile(r"/Placement$"))
+    page.wait_for_url(re.compile(r"/Placement(\?.*)?$"))
     page.get_by_text("Showing a picked plan").first.wait_for()
     wait_idle(page)
     assert f"accelerators = {count}," in page.get_by_text("Showing a picked plan").first.inner_text()
