@@ -13,8 +13,21 @@ import pytest
 from placement.errors import InvalidGraphError
 from placement.multidim.dp import solve_multidim
 from placement.multidim.evaluate import evaluate_plan
-from placement.multidim.io import piper_from_dict, piper_from_json, problem_to_dict, read_piper
-from placement.multidim.model import DeviceKind, MultiProblem, Option, PEdge, Plan, PlanStage, PNode
+from placement.multidim.io import (
+    piper_from_dict,
+    piper_from_json,
+    problem_to_dict,
+    read_piper,
+)
+from placement.multidim.model import (
+    DeviceKind,
+    MultiProblem,
+    Option,
+    PEdge,
+    Plan,
+    PlanStage,
+    PNode,
+)
 
 PIPER = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper"
 

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ideals import Groups, enumerate_ideals
 from ..errors import InvalidDevicesError, TooManyIdealsError
-from .model import MultiProblem, Plan, PlanStage
+from ..ideals import Groups, enumerate_ideals
 from . import options as fronts
+from .model import MultiProblem, Plan, PlanStage
 
 
 @dataclass(frozen=True)
@@ -93,10 +93,6 @@ def _uniform(problem: MultiProblem) -> bool:
                    for o in opts[1:]):
                 return False
     return True
-
-
-def _option_rows(node, t: int) -> np.ndarray:
-    return np.array([[o.time, 0.0, 0.0, o.memory_a, o.memory_b] for o in node.options_for(t)])
 
 
 def general_front(problem: MultiProblem, members: frozenset, t: int, cap: float):
@@ -351,7 +347,7 @@ def _decide(tables: _Tables, lattice, problem: MultiProblem, s_max: int, step: i
     rows_by_j: dict[int, list[int]] = {}
     for r in active.tolist():
         rows_by_j.setdefault(int(tables.j[r]), []).append(r)
-    J, I, T, K, D = tables.j, tables.i, tables.t, tables.k, tables.d
+    I, T, K, D = tables.i, tables.t, tables.k, tables.d
     for j in range(full - 1, -1, -1):
         hj = np.full((s_max + 1,) + cdims, np.inf)
         for r in rows_by_j.get(j, ()):
@@ -544,7 +540,6 @@ def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int =
 def _read_plan(problem, lattice, tables, h, ycount, s_max, step) -> Plan:
     kinds = problem.kinds
     last = len(kinds) - 1
-    cdims = tuple(kinds[k].count // step + 1 for k in range(last))
     h0 = h[0]
     flat = int(np.argmin(h0))
     state = np.unravel_index(flat, h0.shape)
