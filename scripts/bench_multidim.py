@@ -2,7 +2,8 @@
 
 Each case runs in a fresh subprocess; "seconds" is the in-process solve time (reading the file and
 importing excluded), "peak MiB" the process's maximum resident set. The plan is re-checked by the
-independent evaluator. Usage::
+independent evaluator. "CPU s" is the process CPU time of the solve (less sensitive than wall-clock
+seconds to other work on a shared machine; numpy here is single-threaded). Usage::
 
     python -m scripts.bench_multidim [--cases bert-own,bert-512,resnet-own,gnmt-own] [--timeout 600]
 """
@@ -38,12 +39,15 @@ def run_case(name: str) -> dict:
     if changes:
         kind = replace(kind, count=changes["count"], memory=changes["memory"], bandwidth=changes["bandwidth"])
         problem = replace(problem, kinds=(kind,), microbatches=changes["N"])
+    import time
+    cpu = time.process_time()
     result = solve_multidim(problem)
+    cpu = time.process_time() - cpu
     ev = evaluate_plan(problem, result.plan) if result.plan else None
     return {"case": name, "devices": kind.count, "N": problem.microbatches, "status": result.status,
             "tps": result.time_per_sample, "evaluated": ev.time_per_sample if ev else None,
             "feasible": bool(ev and ev.feasible), "stages": len(result.plan.stages) if result.plan else 0,
-            "ideals": result.ideals, "probes": result.probes, "seconds": result.seconds,
+            "ideals": result.ideals, "probes": result.probes, "seconds": result.seconds, "cpu": cpu,
             "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -57,7 +61,7 @@ def main() -> None:
         print(json.dumps(run_case(args.one)))
         return
     print(f"{'case':<11} {'devices':>7} {'N':>5} {'status':>9} {'TPS (s)':>12} {'evaluated':>12} {'stages':>6} "
-          f"{'ideals':>7} {'probes':>6} {'seconds':>8} {'peak MiB':>9}")
+          f"{'ideals':>7} {'probes':>6} {'seconds':>8} {'CPU s':>6} {'peak MiB':>9}")
     for name in args.cases.split(","):
         try:
             out = subprocess.run([sys.executable, "-m", "scripts.bench_multidim", "--one", name], capture_output=True,
@@ -71,7 +75,7 @@ def main() -> None:
             continue
         print(f"{row['case']:<11} {row['devices']:>7} {row['N']:>5} {row['status']:>9} {row['tps']:>12.6g} "
               f"{row['evaluated'] or float('nan'):>12.6g} {row['stages']:>6} {row['ideals']:>7} {row['probes']:>6} "
-              f"{row['seconds']:>8.2f} {row['peak_mib']:>9.0f}")
+              f"{row['seconds']:>8.2f} {row['cpu']:>6.2f} {row['peak_mib']:>9.0f}")
 
 
 if __name__ == "__main__":

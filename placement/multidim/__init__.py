@@ -11,7 +11,26 @@ The model is the one of Piper (Tarnawski et al., NeurIPS 2021), described exactl
 * :mod:`.convert` -- options for the package's own graphs (paper format, builders, ONNX).
 """
 
-from .model import DeviceKind, MultiProblem, Option, PlanStage, Plan, PNode, PEdge, StageCost, PlanEvaluation
+from .model import (
+           DeviceKind,
+           MultiProblem,
+           Option,
+           PEdge,
+           Plan,
+           PlanEvaluation,
+           PlanStage,
+           PNode,
+           StageCost,
+)
 
-__all__ = ["DeviceKind", "MultiProblem", "Option", "PlanStage", "Plan", "PNode", "PEdge", "StageCost",
-           "PlanEvaluation"]
+__all__ = [
+           "DeviceKind",
+           "MultiProblem",
+           "Option",
+           "PEdge",
+           "PNode",
+           "Plan",
+           "PlanEvaluation",
+           "PlanStage",
+           "StageCost",
+]

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ideals import Groups, enumerate_ideals
 from ..errors import InvalidDevicesError, TooManyIdealsError
-from .model import MultiProblem, Plan, PlanStage
+from ..ideals import Groups, enumerate_ideals
 from . import options as fronts
+from .model import MultiProblem, Plan, PlanStage
 
 
 @dataclass(frozen=True)
@@ -95,10 +95,6 @@ def _uniform(problem: MultiProblem) -> bool:
     return True
 
 
-def _option_rows(node, t: int) -> np.ndarray:
-    return np.array([[o.time, 0.0, 0.0, o.memory_a, o.memory_b] for o in node.options_for(t)])
-
-
 def general_front(problem: MultiProblem, members: frozenset, t: int, cap: float):
     """Exact front of stage ``members`` at degree t with each option's own boundary bytes (any options)."""
     preds = {v: [] for v in members}
@@ -120,26 +116,31 @@ def general_front(problem: MultiProblem, members: frozenset, t: int, cap: float)
     return points, choices
 
 
-def _extend_pab(points: np.ndarray, options: np.ndarray, cap: float) -> np.ndarray:
-    """Uniform-case front step over columns (P, A, B): all sums, drop what cannot fit, drop dominated rows."""
+def _extend_pab(points: np.ndarray, options: np.ndarray, cap: float, horizon: int) -> np.ndarray:
+    """Uniform-case front step over columns (P, A, B): all sums, drop what cannot fit, drop dominated rows.
+
+    Only y in 1..``horizon`` is ever asked, and memory A y + B is linear in y, so row q dominates row p
+    when P_q <= P_p and q's memory is no larger at y = 1 and at y = horizon.
+    """
     comb = (points[:, None, :] + options[None, :, :]).reshape(-1, 3)
     comb = comb[comb[:, 1] + comb[:, 2] <= cap]
     if len(comb) <= 1:
         return comb
     comb = comb[np.lexsort((comb[:, 2], comb[:, 1], comb[:, 0]))]
-    le = (comb[:, None, 0] <= comb[None, :, 0]) & (comb[:, None, 1] <= comb[None, :, 1]) \
-        & (comb[:, None, 2] <= comb[None, :, 2])
+    low = comb[:, 1] + comb[:, 2]
+    high = comb[:, 1] * horizon + comb[:, 2]
+    le = (comb[:, None, 0] <= comb[None, :, 0]) & (low[:, None] <= low[None, :]) & (high[:, None] <= high[None, :])
     # a row is dominated by an earlier (lexicographically smaller or equal) row
     return comb[~np.triu(le, 1).any(axis=0)]
 
 
-def stage_fronts(problem: MultiProblem, lattice, cap: float) -> list:
+def stage_fronts(problem: MultiProblem, lattice, cap: float, horizon: int) -> list:
     """Every stage (j, i) of the lattice at every degree t with its exact option front.
 
     Returns a list of ``(j, i, t, front, e, w)``: in the uniform case ``front`` has columns (P, A, B)
     sorted by P and ``e``, ``w`` are the stage's boundary and parameter bytes; otherwise ``front`` has the
-    five columns of :mod:`.options` and ``e = w = None``. Depends on the problem's nodes and edges and
-    on ``cap`` only (reusable across device counts).
+    five columns of :mod:`.options` and ``e = w = None``. Depends on the problem's nodes and edges, on
+    ``cap`` and on ``horizon`` (the largest y asked), so it is reusable across device counts.
     """
     n = len(problem.nodes)
     degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
@@ -192,7 +193,7 @@ def stage_fronts(problem: MultiProblem, lattice, cap: float) -> list:
                     prev = front_of[t].get(i0)
                     if prev is None or not avail[t][g]:
                         continue
-                    pts = _extend_pab(prev, rows_of[t][g], cap)
+                    pts = _extend_pab(prev, rows_of[t][g], cap, horizon)
                     if len(pts) == 0:
                         continue  # nothing fits at y = 1: no larger stage from j fits either
                     front_of[t][i] = pts  # sorted by P (lexsort), so also the P order the tables need
@@ -214,47 +215,72 @@ class _Tables:
         kinds = problem.kinds
         cap = max(k.memory for k in kinds)
         if stages is None:
-            stages = stage_fronts(problem, lattice, cap)
+            stages = stage_fronts(problem, lattice, cap, s_max)
         degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
         divs = [d for d in divisors(N) if d <= s_max]
         last = len(kinds) - 1
         ds = {(t, k): np.array([d for d in divs if d * t <= kinds[k].count and (k == last or (d * t) % step == 0)],
                                dtype=np.int64) for t in degrees_t for k in range(len(kinds))}
         layout = {key: (dk, -(-s_max // dk)) for key, dk in ds.items()}
-        meta = []  # blocks of rows (j, i, t, k, d, ymax, step block)
-        steps_v, steps_y, bases, scales = [], [], [], []
-        for j, i, t, by_p, e, w in stages:
+        uniform = [st for st in stages if st[4] is not None]
+        general = [st for st in stages if st[4] is None]
+        blocks_v, blocks_y, metas, bases, scales = [], [], [], [], []
+        n_blocks = 0
+        if uniform:
+            # All uniform stages at once. Front f of stage q fits for y <= yfit[q, f]; by increasing P
+            # (fronts are sorted by P) a point matters when it reaches further than every cheaper point,
+            # so pmin(y) is a step function (invariant: step values and reaches increase).
+            width = max(len(st[3]) for st in uniform)
+            count = len(uniform)
+            P_ = np.full((count, width), np.inf)
+            A_ = np.zeros((count, width))
+            B_ = np.full((count, width), np.inf)
+            for q, st in enumerate(uniform):
+                f = st[3]
+                P_[q, : len(f)], A_[q, : len(f)], B_[q, : len(f)] = f[:, 0], f[:, 1], f[:, 2]
+            J_ = np.array([st[0] for st in uniform], dtype=np.int64)
+            I_ = np.array([st[1] for st in uniform], dtype=np.int64)
+            T_ = np.array([st[2] for st in uniform], dtype=np.int64)
+            E_ = np.array([st[4] for st in uniform])
+            W_ = np.array([st[5] for st in uniform])
+            for k, kind in enumerate(kinds):
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    room = np.where(A_ > 0, np.floor((kind.memory - B_) / np.where(A_ > 0, A_, 1.0)),
+                                    np.where(B_ <= kind.memory, s_max, -1))
+                yfit = np.clip(room, -1, s_max).astype(np.int64)
+                # exact fit test at the boundary (the floor of a float quotient may be off by one)
+                yfit -= (A_ * yfit + B_ > kind.memory) & (yfit > 0)
+                yfit += (A_ * (yfit + 1) + B_ <= kind.memory) & (yfit < s_max) & (yfit >= 0)
+                reach = np.maximum.accumulate(yfit, axis=1)
+                keep = yfit > np.concatenate((np.zeros((count, 1), dtype=np.int64), reach[:, :-1]), axis=1)
+                live = np.flatnonzero(keep.any(axis=1))
+                if len(live) == 0:
+                    continue
+                keep = keep[live]
+                order = np.argsort(~keep, axis=1, kind="stable")  # kept steps first, in P order
+                pv = np.take_along_axis(np.where(keep, P_[live], np.inf), order, axis=1)
+                py = np.take_along_axis(np.where(keep, yfit[live], 0), order, axis=1)
+                block_of = n_blocks + np.arange(len(live))
+                blocks_v.append(pv)
+                blocks_y.append(py)
+                n_blocks += len(live)
+                for t in degrees_t:
+                    dk, ymax = layout[(t, k)]
+                    sel = np.flatnonzero(T_[live] == t)
+                    if len(dk) == 0 or len(sel) == 0:
+                        continue
+                    q = live[sel]
+                    rows = np.empty((len(sel), len(dk), 7), dtype=np.int64)
+                    rows[:, :, 0], rows[:, :, 1], rows[:, :, 2], rows[:, :, 3] = J_[q, None], I_[q, None], t, k
+                    rows[:, :, 4], rows[:, :, 5], rows[:, :, 6] = dk[None, :], ymax[None, :], block_of[sel, None]
+                    metas.append(rows.reshape(-1, 7))
+                    d = dk.astype(np.float64)[None, :]
+                    bases.append(((E_[q, None] / d + 4 * (d - 1) * W_[q, None] / d / N) / kind.bandwidth).ravel())
+                    scales.append(np.broadcast_to(1.0 / (kind.speed * d), (len(sel), len(dk))).ravel())
+        for j, i, t, by_p, _, _ in general:
             for k, kind in enumerate(kinds):
                 dk, ymax = layout[(t, k)]
                 if len(dk) == 0:
-                    continue
-                if e is not None:
-                    # pmin(y) = min P over front points that fit at y, a step function of y:
-                    # point f fits for y <= yfit_f; by increasing P, a point matters when it
-                    # reaches further than every cheaper point (invariant: steps increase).
-                    a_, b_ = by_p[:, 1], by_p[:, 2]
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        room = np.where(a_ > 0, np.floor((kind.memory - b_) / np.where(a_ > 0, a_, 1)),
-                                        np.where(b_ <= kind.memory, s_max, -1))
-                    yfit = np.clip(room, -1, s_max).astype(np.int64)
-                    # exact fit test at the boundary (floor of a float quotient)
-                    yfit -= (a_ * yfit + b_ > kind.memory) & (yfit > 0)
-                    yfit += (a_ * (yfit + 1) + b_ <= kind.memory) & (yfit < s_max) & (yfit >= 0)
-                    reach = np.maximum.accumulate(yfit)
-                    keep = yfit > np.concatenate(([0], reach[:-1]))
-                    if not keep.any():
-                        continue
-                    dk_f = dk.astype(np.float64)
-                    steps_v.append(by_p[keep, 0])
-                    steps_y.append(yfit[keep])
-                    nb = len(steps_v) - 1
-                    size = len(dk)
-                    block = np.empty((size, 7), dtype=np.int64)
-                    block[:, 0], block[:, 1], block[:, 2], block[:, 3] = j, i, t, k
-                    block[:, 4], block[:, 5], block[:, 6] = dk, ymax, nb
-                    meta.append(block)
-                    bases.append((e / dk_f + 4 * (dk_f - 1) * w / dk_f / N) / kind.bandwidth)
-                    scales.append(1.0 / (kind.speed * dk_f))
                     continue
                 tables = fronts.best_time_table(by_p, dk, ymax, kind.memory, kind.bandwidth, kind.speed, N)
                 for d, ym, tab in zip(dk, ymax, tables):
@@ -263,36 +289,32 @@ class _Tables:
                     finite = tab[np.isfinite(tab)]
                     ends = np.flatnonzero(np.diff(finite) != 0)
                     ends = np.concatenate((ends, [len(finite) - 1]))
-                    steps_v.append(finite[ends])
-                    steps_y.append(ends + 1)
-                    meta.append(np.array([[j, i, t, k, int(d), int(ym), len(steps_v) - 1]]))
+                    blocks_v.append(finite[ends][None, :])
+                    blocks_y.append((ends + 1)[None, :])
+                    metas.append(np.array([[j, i, t, k, int(d), int(ym), n_blocks]]))
+                    n_blocks += 1
                     bases.append(np.zeros(1))
                     scales.append(np.ones(1))
-        m = np.concatenate(meta).astype(np.int64) if meta else np.zeros((0, 7), dtype=np.int64)
+        m = np.concatenate(metas).astype(np.int64) if metas else np.zeros((0, 7), dtype=np.int64)
+        base = np.concatenate(bases) if bases else np.zeros(0)
+        scale = np.concatenate(scales) if scales else np.zeros(0)
+        by_j = np.argsort(m[:, 0], kind="stable")  # rows grouped by lower ideal j
+        m, self.base, self.scale = m[by_j], base[by_j], scale[by_j]
         self.j, self.i, self.t, self.k, self.d, self.ymax, self.block = (np.ascontiguousarray(m[:, c]) for c in range(7))
-        self.base = np.concatenate(bases) if bases else np.zeros(0)
-        self.scale = np.concatenate(scales) if scales else np.zeros(0)
-        width = max((len(v) for v in steps_v), default=1)
+        width = max((b.shape[1] for b in blocks_v), default=1)
         # block steps, padded: value PV[b, q] (increasing, inf padding) holds for y up to PY[b, q]
-        self.PV = np.full((len(steps_v), width), np.inf)
-        self.PY = np.zeros((len(steps_v), width), dtype=np.int64)
-        for b_, (v, y) in enumerate(zip(steps_v, steps_y)):
-            self.PV[b_, : len(v)] = v
-            self.PY[b_, : len(y)] = y
+        self.PV = np.full((n_blocks, width), np.inf)
+        self.PY = np.zeros((n_blocks, width), dtype=np.int64)
+        at = 0
+        for v, y in zip(blocks_v, blocks_y):
+            self.PV[at: at + len(v), : v.shape[1]] = v
+            self.PY[at: at + len(y), : y.shape[1]] = y
+            at += len(v)
         # candidate stage times: one per (row, step starting at or below the row's ymax)
-        starts = np.concatenate((np.zeros((len(steps_v), 1), dtype=np.int64), self.PY[:, :-1]), axis=1) + 1
+        starts = np.concatenate((np.zeros((n_blocks, 1), dtype=np.int64), self.PY[:, :-1]), axis=1) + 1
         vals = self.base[:, None] + self.scale[:, None] * self.PV[self.block]
         valid = np.isfinite(vals) & (starts[self.block] <= self.ymax[:, None])
         self.candidates = vals[valid]
-        # rows are stored by lower ideal j, then upper ideal i: runs of equal (j, i)
-        groups: dict[int, list] = {}
-        if len(self.j):
-            change = np.flatnonzero((np.diff(self.j) != 0) | (np.diff(self.i) != 0)) + 1
-            starts = np.concatenate(([0], change))
-            ends = np.concatenate((change, [len(self.j)]))
-            for a, b in zip(starts.tolist(), ends.tolist()):
-                groups.setdefault(int(self.j[a]), []).append((a, b))
-        self.groups = groups
         # rows of each lower ideal j: one contiguous range (rows are built j by j)
         starts = np.searchsorted(self.j, np.arange(lattice.count), side="left")
         ends = np.searchsorted(self.j, np.arange(lattice.count), side="right")
@@ -325,7 +347,7 @@ def _decide(tables: _Tables, lattice, problem: MultiProblem, s_max: int, step: i
     rows_by_j: dict[int, list[int]] = {}
     for r in active.tolist():
         rows_by_j.setdefault(int(tables.j[r]), []).append(r)
-    J, I, T, K, D = tables.j, tables.i, tables.t, tables.k, tables.d
+    I, T, K, D = tables.i, tables.t, tables.k, tables.d
     for j in range(full - 1, -1, -1):
         hj = np.full((s_max + 1,) + cdims, np.inf)
         for r in rows_by_j.get(j, ()):
@@ -434,7 +456,7 @@ def _read_front_plan(problem, lattice, tables, fronts_) -> Plan:
 
 
 def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int = DEFAULT_MAX_IDEALS,
-                   front_cache: dict | None = None) -> MultiResult:
+                   front_cache: dict | None = None, front_horizon: int | None = None) -> MultiResult:
     """Optimal plan (minimum time per sample) of ``problem`` in Piper's model.
 
     Parameters
@@ -447,7 +469,10 @@ def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int =
         Cap on the lattice size (:class:`~placement.errors.TooManyIdealsError` beyond).
     front_cache : dict, optional
         Reuse of the option fronts between solves of the same nodes and edges (e.g. a device-count
-        sweep): pass the same dict; it is keyed on the largest memory cap.
+        sweep): pass the same dict; it is keyed on the largest memory cap and the horizon.
+    front_horizon : int, optional
+        Build the fronts for y up to this (at least the solve's own largest y, min(N, devices)); a sweep
+        passes its largest value so that one set of fronts serves every point.
     """
     start = time.perf_counter()
     if isinstance(count_step, bool) or not isinstance(count_step, int) or count_step < 1:
@@ -467,12 +492,13 @@ def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int =
         return MultiResult(status, Plan(()) if not problem.nodes else None, 0.0 if not problem.nodes else np.inf,
                            bound, lattice.count, 0, 0, time.perf_counter() - start)
     cap = max(k.memory for k in problem.kinds)
+    horizon = max(s_max, front_horizon or 0)
     if front_cache is not None:
-        if cap not in front_cache:
-            front_cache[cap] = stage_fronts(problem, lattice, cap)
-        stages = front_cache[cap]
+        if (cap, horizon) not in front_cache:
+            front_cache[(cap, horizon)] = stage_fronts(problem, lattice, cap, horizon)
+        stages = front_cache[(cap, horizon)]
     else:
-        stages = stage_fronts(problem, lattice, cap)
+        stages = stage_fronts(problem, lattice, cap, horizon)
     tables = _Tables(problem, lattice, s_max, count_step, stages)
     single = len(problem.kinds) == 1
 
@@ -514,7 +540,6 @@ def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int =
 def _read_plan(problem, lattice, tables, h, ycount, s_max, step) -> Plan:
     kinds = problem.kinds
     last = len(kinds) - 1
-    cdims = tuple(kinds[k].count // step + 1 for k in range(last))
     h0 = h[0]
     flat = int(np.argmin(h0))
     state = np.unravel_index(flat, h0.shape)

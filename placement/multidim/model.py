@@ -186,7 +186,7 @@ class MultiProblem:
                 return k
         raise InvalidDevicesError(f"no device kind named {name!r}")
 
-    def with_devices(self, count: int, kind: str | None = None) -> "MultiProblem":
+    def with_devices(self, count: int, kind: str | None = None) -> MultiProblem:
         """A copy with the device count of ``kind`` (default: the only kind) set to ``count``."""
         from dataclasses import replace
         if kind is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from .dp import solve_multidim
 from .model import MultiProblem
@@ -17,7 +17,8 @@ def device_curve(problem: MultiProblem, counts: Sequence[int] = DEFAULT_COUNTS,
     out = []
     cache: dict = {}  # the option fronts do not depend on the device count
     for done, count in enumerate(counts):
-        result = solve_multidim(problem.with_devices(int(count)), front_cache=cache)
+        result = solve_multidim(problem.with_devices(int(count)), front_cache=cache,
+                                front_horizon=min(problem.microbatches, max(counts)))
         out.append((int(count), result.time_per_sample if result.status == "optimal" else None))
         if progress is not None:
             progress(done + 1, len(counts))
