@@ -197,18 +197,20 @@ def graph_figure(
         groups = [(str(slot), colours[slot], members[slot]) for slot in order if members[slot]]
         if unplaced:
             groups.append(("unplaced", UNPLACED_COLOUR, unplaced))
-    label_chars = node_label_chars(layout, window_layers)
     for label, colour, ids in groups:
         figure.add_trace(go.Scatter(
-            x=[layout[n][0] for n in ids], y=[layout[n][1] for n in ids], name=label,
-            mode="markers+text" if label_chars else "markers",
-            text=[node_label(graph, n, label_chars) for n in ids] if label_chars else None,
-            textposition="top center", textfont={"size": 9, "color": "#333"},
+            x=[layout[n][0] for n in ids], y=[layout[n][1] for n in ids], mode="markers", name=label,
             marker={"size": marker_size, "color": colour, "line": {"width": 0.5, "color": "#333"},
                     "symbol": ["diamond" if graph.node_by_id[n].is_backward else "circle" for n in ids]},
             hovertext=[node_hover(graph, n, device_of.get(n) if device_of else None) for n in ids],
             hoverinfo="text", customdata=ids,
         ))
+    label_chars = node_label_chars(layout, window_layers)
+    if label_chars:  # node labels where they fit: one text-only trace after the node traces
+        figure.add_trace(go.Scatter(
+            x=[layout[n.id][0] for n in graph.nodes], y=[layout[n.id][1] for n in graph.nodes], mode="text",
+            text=[node_label(graph, n.id, label_chars) for n in graph.nodes], textposition="top center",
+            textfont={"size": 9, "color": "#333"}, hoverinfo="skip", showlegend=False, name="node labels"))
     n_layers = int(max((x for x, _ in layout.values()), default=0)) + 1
     half_height = max((abs(y) for _, y in layout.values()), default=0.0)
     half_height = max(half_height, 2.0) + 0.8
