@@ -647,8 +647,18 @@ def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
         marks.append((sensitivity.down.value, "plan changes", "dash", "#ff7f0e", "bottom left"))
     if sensitivity.up is not None:
         marks.append((sensitivity.up.value, "plan changes", "dash", "#ff7f0e", "bottom right"))
+    xs = [float(x) for trace in figure.data for x in (trace.x or ()) if x is not None] \
+        if sensitivity.parameter == "memory" else []
+    right = max(xs) * 1.05 if xs else None
+    if right is not None:
+        figure.update_xaxes(range=[min(0.0, min(xs)), right])  # the data's range: a far-off mark never squashes it
     for value, label, dash, colour, position in marks:
         if value is None or not math.isfinite(value):
+            continue
+        if right is not None and float(value) / scale > right:  # beyond the grid: say so at the right edge
+            figure.add_annotation(x=1.0, xref="paper", y=1.0, yref="paper", xanchor="right", yanchor="top",
+                                  showarrow=False, font={"color": colour},
+                                  text=f"{label}: {float(value) / scale:,.4g} {'MiB' if scale < GIB else 'GiB'} →")
             continue
         # Labels inside the plot, at the bottom, so they never collide with the title or legend above.
         figure.add_vline(x=float(value) / scale, line={"dash": dash, "color": colour, "width": 1.5},
