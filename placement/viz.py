@@ -197,18 +197,20 @@ def graph_figure(
         groups = [(str(slot), colours[slot], members[slot]) for slot in order if members[slot]]
         if unplaced:
             groups.append(("unplaced", UNPLACED_COLOUR, unplaced))
-    label_chars = node_label_chars(layout, window_layers)
     for label, colour, ids in groups:
         figure.add_trace(go.Scatter(
-            x=[layout[n][0] for n in ids], y=[layout[n][1] for n in ids], name=label,
-            mode="markers+text" if label_chars else "markers",
-            text=[node_label(graph, n, label_chars) for n in ids] if label_chars else None,
-            textposition="top center", textfont={"size": 9, "color": "#333"},
+            x=[layout[n][0] for n in ids], y=[layout[n][1] for n in ids], mode="markers", name=label,
             marker={"size": marker_size, "color": colour, "line": {"width": 0.5, "color": "#333"},
                     "symbol": ["diamond" if graph.node_by_id[n].is_backward else "circle" for n in ids]},
             hovertext=[node_hover(graph, n, device_of.get(n) if device_of else None) for n in ids],
             hoverinfo="text", customdata=ids,
         ))
+    label_chars = node_label_chars(layout, window_layers)
+    if label_chars:  # node labels where they fit: one text-only trace after the node traces
+        figure.add_trace(go.Scatter(
+            x=[layout[n.id][0] for n in graph.nodes], y=[layout[n.id][1] for n in graph.nodes], mode="text",
+            text=[node_label(graph, n.id, label_chars) for n in graph.nodes], textposition="top center",
+            textfont={"size": 9, "color": "#333"}, hoverinfo="skip", showlegend=False, name="node labels"))
     n_layers = int(max((x for x, _ in layout.values()), default=0)) + 1
     half_height = max((abs(y) for _, y in layout.values()), default=0.0)
     half_height = max(half_height, 2.0) + 0.8
@@ -645,8 +647,18 @@ def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
         marks.append((sensitivity.down.value, "plan changes", "dash", "#ff7f0e", "bottom left"))
     if sensitivity.up is not None:
         marks.append((sensitivity.up.value, "plan changes", "dash", "#ff7f0e", "bottom right"))
+    xs = [float(x) for trace in figure.data for x in (trace.x or ()) if x is not None] \
+        if sensitivity.parameter == "memory" else []
+    right = max(xs) * 1.05 if xs else None
+    if right is not None:
+        figure.update_xaxes(range=[min(0.0, min(xs)), right])  # the data's range: a far-off mark never squashes it
     for value, label, dash, colour, position in marks:
         if value is None or not math.isfinite(value):
+            continue
+        if right is not None and float(value) / scale > right:  # beyond the grid: say so at the right edge
+            figure.add_annotation(x=1.0, xref="paper", y=1.0, yref="paper", xanchor="right", yanchor="top",
+                                  showarrow=False, font={"color": colour},
+                                  text=f"{label}: {float(value) / scale:,.4g} {'MiB' if scale < GIB else 'GiB'} →")
             continue
         # Labels inside the plot, at the bottom, so they never collide with the title or legend above.
         figure.add_vline(x=float(value) / scale, line={"dash": dash, "color": colour, "width": 1.5},

@@ -48,3 +48,13 @@ def test_memory_sweep_figure_has_no_point_at_zero_and_a_memory_axis_in_mib_for_s
     assert figure.layout.xaxis.title.text == "memory per accelerator (MiB)"  # sizes of a few bytes
     summary = viz.sweep_summary(points)
     assert summary.startswith(f"{len(points)} points:")
+
+
+def test_graph_figure_labels_nodes_only_where_they_fit():
+    small = load_problem(DEFAULT).graph  # 30-odd layers: labels fit
+    figure = viz.graph_figure(small)
+    labels = [t for t in figure.data if t.name == "node labels"]
+    assert labels and len(labels[0].text) == len(small.nodes)
+    assert all(len(text) <= viz.node_label_chars(viz.dag_layout(small)) for text in labels[0].text)
+    big = load_problem(ROOT / "sample_graphs" / "throughput" / "layer" / "resnet50_inference.json").graph
+    assert not [t for t in viz.graph_figure(big).data if t.name == "node labels"]  # 169 layers: no room

@@ -146,7 +146,14 @@ def set_graph(problem: placement.Problem, name: str, source: str | None = None) 
 
 
 def base_problem() -> placement.Problem | None:
-    """The graph as loaded, with the file's own devices (no knobs, no latency multipliers)."""
+    """The graph as loaded, with the file's own devices (no knobs, no latency multipliers).
+
+    Loads the default sample when nothing is loaded yet: app.py does that once per session, but a
+    server's very first session opened on a deep link (``/Tradeoffs``) runs the page file without
+    app.py (Streamlit's pages/-folder mode lasts until app.py's ``st.navigation`` has run once).
+    """
+    if st.session_state.get(_PROBLEM) is None:
+        ensure_default_graph()
     return st.session_state.get(_PROBLEM)
 
 
