@@ -221,7 +221,24 @@ class Graph:
 
     @cached_property
     def topological_order(self) -> tuple[int, ...]:
-        return tuple(nx.lexicographical_topological_sort(self.networkx))
+        """Node ids in topological order, the smallest ready id first (networkx's lexicographical order)."""
+        import heapq
+
+        indegree = {node.id: 0 for node in self.nodes}
+        for edge in self.edges:
+            indegree[edge.target] += 1
+        ready = [node_id for node_id, degree in indegree.items() if degree == 0]
+        heapq.heapify(ready)
+        successors = self.successors
+        out = []
+        while ready:
+            node_id = heapq.heappop(ready)
+            out.append(node_id)
+            for target in successors[node_id]:
+                indegree[target] -= 1
+                if indegree[target] == 0:
+                    heapq.heappush(ready, target)
+        return tuple(out)  # complete: the graph was checked acyclic at construction
 
     @property
     def is_training(self) -> bool:
