@@ -7,7 +7,6 @@ re-solves with the chosen method (cached).
 """
 
 import math
-import re
 from dataclasses import replace
 
 import pandas as pd
@@ -15,6 +14,7 @@ import streamlit as st
 
 import placement
 from placement import viz
+from placement.patterns import compile_pattern
 from ui import state
 
 st.set_page_config(page_title="Devices - device placement", layout="wide")
@@ -187,7 +187,8 @@ except (placement.PlacementError, ValueError, TypeError) as exc:
 # ----------------------------------------------------------------------------- latency multipliers (issue 5)
 st.subheader("Latency multipliers")
 st.caption("Scale the latency (accelerator and CPU) of every node whose name matches a pattern "
-           "(a substring or regular expression, case-insensitive), e.g. `attention` x0.6 for a faster kernel.")
+           "(case-insensitive, anywhere in the name; `*` any text, `?` one character, `[0-9]` a set, `|` or, "
+           "`^`/`$` start/end), e.g. `attention` x0.6 for a faster kernel.")
 rules = list(state.latency_rules())
 col_p, col_f, col_add, col_clear = st.columns([3, 1, 1, 1], vertical_alignment="bottom")
 col_p.text_input("Node name pattern", key="lat_pattern", placeholder="e.g. attention|softmax")
@@ -208,7 +209,7 @@ if col_clear.button("Clear multipliers", key="lat_clear", disabled=not rules):
 if rules:
     names = [node.name or "" for node in state.base_problem().graph.nodes]
     st.dataframe(pd.DataFrame([{"pattern": p, "factor": f,
-                                "matching nodes": sum(1 for n in names if re.search(p, n, re.IGNORECASE))}
+                                "matching nodes": sum(1 for n in names if compile_pattern(p).matches(n))}
                                for p, f in rules]), key="lat_rules", hide_index=True)
 
 # ----------------------------------------------------------------------------- live summary (top of page)

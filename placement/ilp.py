@@ -341,6 +341,21 @@ def _crossing_vars(prob, crossing, group_of, x, at, p: int, d: int, c: dict) -> 
     return out
 
 
+#: Largest integer program built (binary variables, estimated before building): PuLP keeps each
+#: variable as a Python object of about 1 KB, so this bounds the model at a few hundred MB.
+MAX_IP_VARIABLES = 400_000
+#: Most calls (subgraphs run one after another) per accelerator in the latency IP.
+MAX_SUBGRAPHS_PER_ACCELERATOR = 64
+
+
+def _check_model_size(method: str, variables: int, what: str) -> None:
+    """Refuse (one line, naming the limit) an integer program that would not fit in memory."""
+    if variables > MAX_IP_VARIABLES:
+        raise PlacementError(
+            f"{method}: the integer program would need about {variables:,} binary variables ({what}), over the "
+            f"{MAX_IP_VARIABLES:,} limit: use fewer devices or coarsen the graph")
+
+
 def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: float | None = None,
                         solver: str = "highs", warm_start: bool = True, **_ignored: Any) -> Result:
     """The optimal contiguous split (minimum max-load) by an integer program.
@@ -374,6 +389,7 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
     group_of, crossing = _group_data(problem, groups)
     types = _types(problem)
     n_pos = sum(count for _, _, count in types)
+    _check_model_size(method, len(groups) * n_pos * 2, f"{len(groups):,} groups x {n_pos:,} positions")
     positions = range(n_pos)
     prob = pulp.LpProblem("contiguous", pulp.LpMinimize)
     load = prob.add_variable("L", lowBound=0)
@@ -533,6 +549,8 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
     graph, devices = problem.graph, problem.devices
     groups = colour_groups(graph)
     group_of, crossing = _group_data(problem, groups)
+    n_devices = devices.accelerator_count + devices.cpus
+    _check_model_size(method, len(groups) * n_devices * 2, f"{len(groups):,} groups x {n_devices:,} devices")
     slots = devices.slots()
     kinds = {kind.name: kind for kind in devices.accelerators}
     prob = pulp.LpProblem("noncontiguous", pulp.LpMinimize)
@@ -751,7 +769,14 @@ def solve_latency_ip(problem: Problem, time_limit: float | None = None, gap: flo
             or subgraphs_per_accelerator < 1:
         raise PlacementError(
             f"subgraphs per accelerator must be a positive integer (got {subgraphs_per_accelerator!r})")
+    if subgraphs_per_accelerator > MAX_SUBGRAPHS_PER_ACCELERATOR:
+        raise PlacementError(f"subgraphs per accelerator must be at most {MAX_SUBGRAPHS_PER_ACCELERATOR} "
+                             f"(got {subgraphs_per_accelerator:,})")
     n_calls = subgraphs_per_accelerator
+    n_all_calls = problem.devices.accelerator_count * n_calls
+    _check_model_size(method, (len(problem.graph.nodes) + len(problem.graph.edges)) * n_all_calls,
+                      f"{len(problem.graph.nodes):,} nodes and {len(problem.graph.edges):,} edges x "
+                      f"{n_all_calls:,} calls")
     reason = _check_devices(problem)
     if reason:
         return _infeasible_result(method, reason, started, "latency")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import stat
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -49,15 +50,26 @@ def _load_json(data: bytes | str, source: str, error: type[PlacementError]) -> A
         raise error(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise error(f"{source}: not valid JSON (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer literal over Python's digit limit
+        raise error(f"{source}: not valid JSON ({str(exc).splitlines()[0][:120]})") from None
 
 
 def _read_file(path: str | Path, error: type[PlacementError]) -> bytes:
+    """Read a regular file of at most :data:`MAX_FILE_BYTES` (never a device, pipe or socket: no hang)."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise error(f"{path}: file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
-        return path.read_bytes()
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{path}: not a regular file (a device, pipe or socket cannot be read)")
+        if info.st_size > MAX_FILE_BYTES:
+            raise error(f"{path}: file is {info.st_size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
+        if len(data) > MAX_FILE_BYTES:
+            raise error(f"{path}: file is over the {MAX_FILE_BYTES:,}-byte limit")
+        return data
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -93,7 +105,10 @@ def _field(obj: Mapping[str, Any], key: str, where: str, kind: str, default: Any
     if kind == "bool":
         return bool(value)
     if kind == "number":
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            raise error(f"{where}: field '{key}' is too large") from None
         if not math.isfinite(number):
             raise error(f"{where}: field '{key}' must be finite")
         return number

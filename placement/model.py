@@ -27,12 +27,20 @@ from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError
 
 CPU_KIND = "cpu"
 
+#: Most devices of one accelerator kind, and most CPU cores, an inventory may hold. Every method
+#: allocates per device (the DP's device-count states, the integer programs' variables, the
+#: baselines' tables), so larger counts are refused at construction with this limit named.
+MAX_DEVICE_COUNT = 256
+
 
 def _check_number(value: Any, what: str, error=InvalidGraphError, allow_inf: bool = False) -> float:
     """Return ``value`` as a float if it is a finite (or +inf if allowed) number >= 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise error(f"{what} must be a number (got {value!r})")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise error(f"{what} is too large (got an integer of {len(str(abs(value))):,} digits)") from None
     if math.isnan(number) or (math.isinf(number) and not (allow_inf and number > 0)):
         raise error(f"{what} must be finite (got {value!r})")
     if number < 0:
@@ -284,25 +292,23 @@ class Graph:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def with_latency_scale(self, pattern: str, factor: float, *, accelerator: bool = True, cpu: bool = True) -> "Graph":
-        """Return a copy whose nodes with ``pattern`` in their name (case-insensitive) run ``factor`` x as long.
+        """Return a copy whose nodes with a name matching ``pattern`` run ``factor`` x as long.
 
         Parameters
         ----------
         pattern : str
-            A substring or regular expression matched against node names.
+            A case-insensitive glob matched anywhere in node names (``attention|softmax``,
+            ``layer.1[0-9]``, ``^embed``; see :mod:`placement.patterns`), matched in bounded time.
         factor : float
             Multiplier on latency (0.6 means 40 % faster).
         """
-        import re
+        from .patterns import compile_pattern
 
         factor = _check_number(factor, "latency factor", InvalidGraphError)
-        try:
-            regex = re.compile(pattern, re.IGNORECASE)
-        except re.error as exc:
-            raise InvalidGraphError(f"latency pattern {pattern!r}: not a valid regular expression ({exc})") from None
+        matcher = compile_pattern(pattern)
         nodes = []
         for node in self.nodes:
-            if regex.search(node.name or ""):
+            if matcher.matches(node.name):
                 node = replace(
                     node,
                     cpu_latency=node.cpu_latency * factor if cpu else node.cpu_latency,
@@ -347,6 +353,8 @@ class AcceleratorKind:
             raise InvalidDevicesError(f"{where}: name must be a non-empty string other than 'cpu'")
         if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0:
             raise InvalidDevicesError(f"{where}: count must be a non-negative integer (got {self.count!r})")
+        if self.count > MAX_DEVICE_COUNT:
+            raise InvalidDevicesError(f"{where}: count must be at most {MAX_DEVICE_COUNT:,} (got {self.count:,})")
         object.__setattr__(self, "memory", _check_number(self.memory, f"{where}: memory", InvalidDevicesError, True))
         for attr in ("speed", "bandwidth"):
             value = _check_number(getattr(self, attr), f"{where}: {attr}", InvalidDevicesError)
@@ -399,6 +407,8 @@ class Devices:
             raise InvalidDevicesError(f"accelerator kinds: duplicate kind name in {names}")
         if isinstance(self.cpus, bool) or not isinstance(self.cpus, int) or self.cpus < 0:
             raise InvalidDevicesError(f"cpus must be a non-negative integer (got {self.cpus!r})")
+        if self.cpus > MAX_DEVICE_COUNT:
+            raise InvalidDevicesError(f"cpus must be at most {MAX_DEVICE_COUNT:,} CPU cores (got {self.cpus:,})")
         bandwidth = _check_number(self.bandwidth, "bandwidth factor", InvalidDevicesError)
         if bandwidth == 0:
             raise InvalidDevicesError("bandwidth factor must be positive")

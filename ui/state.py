@@ -160,7 +160,7 @@ def _bump_devices_version() -> None:
 
 
 def latency_rules() -> tuple[tuple[str, float], ...]:
-    """Latency multipliers ``(pattern, factor)`` applied in order to node names (regex, case-insensitive)."""
+    """Latency multipliers ``(pattern, factor)`` applied in order to node names (globs, see placement.patterns)."""
     return tuple(st.session_state.get(_RULES, ()))
 
 
