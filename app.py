@@ -7,7 +7,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback
 
 
 def main() -> None:

@@ -15,7 +15,9 @@ import streamlit as st
 import placement
 from placement import viz
 from placement.patterns import compile_pattern
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback
 
 st.set_page_config(page_title="Devices - device placement", layout="wide")
 state.ensure_default_graph()

@@ -17,7 +17,9 @@ from placement.memory import memory_profile
 from placement.memory_aware import solve_memory_aware
 from placement.schedule import SCHEDULES, simulate
 from placement.trace import chrome_trace_json
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback
 
 st.set_page_config(page_title="Timeline - device placement", layout="wide")
 state.ensure_default_graph()

@@ -14,7 +14,9 @@ import streamlit as st
 from placement import PlacementError, viz
 from placement.sweep import (DASK_ALLOW_ENV, allowed_dask_addresses, count_grid, executor_for, pareto_front,
                              sensitivity, solve_point, sweep)
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback
 
 RUN_MODES = {
     "auto": "Automatic (processes when it pays)",
