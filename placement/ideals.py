@@ -118,7 +118,7 @@ def contract(graph: Graph) -> Groups:
         group = unit_to_group[unit_of[node.id]]
         members[group].append(node.id)
         group_of[node.id] = group
-    return Groups(tuple(tuple(sorted(m)) for m in members), group_of, tuple(edges))
+    return Groups(tuple(tuple(sorted(m)) if len(m) > 1 else tuple(m) for m in members), group_of, tuple(edges))
 
 
 def _is_free(graph: Graph, nodes) -> bool:

@@ -50,8 +50,8 @@ def _load_json(data: bytes | str, source: str, error: type[PlacementError]) -> A
         raise error(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise error(f"{source}: not valid JSON (nested too deeply)") from None
-    except ValueError as exc:  # e.g. an integer literal over Python's digit limit
-        raise error(f"{source}: not valid JSON ({str(exc).splitlines()[0][:120]})") from None
+    except ValueError:  # an integer literal over Python's 4,300-digit limit
+        raise error(f"{source}: not valid JSON (a number literal has too many digits)") from None
 
 
 def _read_file(path: str | Path, error: type[PlacementError]) -> bytes:
@@ -181,7 +181,14 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
         )
     graph = Graph(tuple(nodes), tuple(edges), name=Path(source).stem if source else "",
                   extra={k: v for k, v in data.items() if k not in _TOP_KEYS})
-    return graph, _devices_from_dict(data)
+    devices = _devices_from_dict(data)
+    known = {kind.name for kind in devices.accelerators}
+    for node in graph.nodes:
+        for kind in node.allowed_kinds or ():
+            if kind not in known:
+                raise InvalidGraphError(f"node {node.id}: field 'kinds' names {kind[:40]!r}, not an accelerator kind "
+                                        f"of the file ({', '.join(sorted(known)) or 'none'})")
+    return graph, devices
 
 
 def _devices_from_dict(data: Mapping[str, Any]) -> Devices:

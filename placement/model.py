@@ -89,6 +89,8 @@ class Node:
     def __post_init__(self) -> None:
         if isinstance(self.id, bool) or not isinstance(self.id, int):
             raise InvalidGraphError(f"node {self.id!r}: field 'id' must be an integer")
+        if not -2**63 <= self.id < 2**63:
+            raise InvalidGraphError(f"nodes: field 'id' must fit in 64 bits (got an integer of {len(str(self.id))} digits)")
         where = f"node {self.id}"
         object.__setattr__(self, "cpu_latency", _check_number(self.cpu_latency, f"{where}: field 'cpuLatency'"))
         object.__setattr__(
@@ -97,6 +99,8 @@ class Node:
         object.__setattr__(self, "size", _check_number(self.size, f"{where}: field 'size'"))
         if self.color_class is not None and (isinstance(self.color_class, bool) or not isinstance(self.color_class, int)):
             raise InvalidGraphError(f"{where}: field 'colorClass' must be an integer (got {self.color_class!r})")
+        if self.color_class is not None and not -2**63 <= self.color_class < 2**63:
+            raise InvalidGraphError(f"{where}: field 'colorClass' must fit in 64 bits")
         for kind, latency in self.kind_latency:
             _check_number(latency, f"{where}: latency for kind {kind!r}")
         object.__setattr__(self, "kind_latency", tuple((str(k), float(v)) for k, v in self.kind_latency))
@@ -267,6 +271,8 @@ class Graph:
 
         Ordered by the first topological position of a member; ids sorted within a set.
         """
+        if not self.color_classes:  # every node is a unit of its own
+            return tuple((node_id,) for node_id in self.topological_order)
         parent = {node.id: node.id for node in self.nodes}
 
         def find(x: int) -> int:
