@@ -103,6 +103,7 @@ cols[4].metric("Memory", viz.format_bytes(stats["total memory (bytes)"]), help="
 cols[5].metric("Ideals", f"{ideals:,}" if ideals is not None else f"> {state.IDEALS_CAP:,}",
                help="Ideals (downward-closed node sets) of the graph after contracting colour classes; "
                     "the DP's search space before its own reductions.")
+st.caption(state.describe_ideal_bounds(graph))
 
 st.plotly_chart(viz.graph_figure(graph, layout=state.graph_layout(graph)), key="graph_dag",
                 config={"scrollZoom": True, "displaylogo": False})

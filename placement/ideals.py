@@ -305,7 +305,7 @@ class IdealBounds:
         return f"width between {self.width_low:,} and {self.width_high:,}"
 
 
-def _format_count(value: int) -> str:
+def format_count(value: int) -> str:
     """A count that may be astronomically large: ``1,024`` or ``about 2^2000``."""
     if value < 10 ** 15:
         return f"{value:,}"
@@ -502,7 +502,7 @@ def _refusal_message(groups: Groups, limit: int, width: int, lower: int, anticha
         why = f"an antichain of {width:,} of its {groups.count:,} groups (width at least {width:,}) gives " \
               f"at least {count} ideals"
     else:
-        why = f"its {groups.count:,} groups give at least {_format_count(lower)} ideals"
+        why = f"its {groups.count:,} groups give at least {format_count(lower)} ideals"
     return f"the graph has too many ideals for the exact DP: {why}, over the cap of {limit:,}; {ADVICE}"
 
 

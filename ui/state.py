@@ -240,6 +240,7 @@ def clear_caches() -> None:
     _solve_cached.clear()
     _layout.clear()
     _ideals.clear()
+    _bounds.clear()
 
 
 def current_method() -> str:
@@ -395,3 +396,28 @@ def _ideals(digest: str, _graph: placement.Graph) -> int | None:
 def ideal_count(graph: placement.Graph) -> int | None:
     """Number of ideals of the contracted graph, or None when over :data:`IDEALS_CAP` (cached)."""
     return _ideals(graph.digest, graph)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _bounds(digest: str, _graph: placement.Graph):
+    from placement.ideals import contract, ideal_bounds
+
+    return ideal_bounds(contract(_graph))
+
+
+def ideal_bounds(graph: placement.Graph):
+    """:func:`placement.ideals.ideal_bounds` of the contracted graph: width and bounds on the ideal count (cached)."""
+    return _bounds(graph.digest, graph)
+
+
+def describe_ideal_bounds(graph: placement.Graph) -> str:
+    """One sentence for the Graph page: the width, the bounds and whether the exact DP will take the graph."""
+    from placement.ideals import ADVICE, DEFAULT_MAX_IDEALS, format_count
+
+    bounds = ideal_bounds(graph)
+    text = (f"Order graph of {bounds.groups:,} groups: {bounds.describe_width()} (an antichain of "
+            f"{len(bounds.antichain):,} groups); between {format_count(bounds.lower)} and "
+            f"{format_count(bounds.upper)} ideals.")
+    if bounds.lower > DEFAULT_MAX_IDEALS:
+        text += f" Over the exact DP's cap of {DEFAULT_MAX_IDEALS:,} ideals: {ADVICE}."
+    return text
