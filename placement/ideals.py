@@ -336,15 +336,19 @@ def _antichain_bound(groups: Groups) -> tuple[int, tuple[int, ...]]:
     return len(widest), tuple(widest)
 
 
+def _matching(n: int, pairs) -> dict[int, int]:
+    """Maximum matching of the bipartite graph "g out -> h in" over ``pairs`` (integer labels, so
+    that the result does not depend on string hashing)."""
+    bipartite = nx.Graph()
+    bipartite.add_nodes_from(range(2 * n))
+    bipartite.add_edges_from((a, n + b) for a, b in pairs)
+    matching = nx.bipartite.hopcroft_karp_matching(bipartite, top_nodes=range(n))
+    return {a: b - n for a, b in matching.items() if a < n}
+
+
 def _path_cover(n: int, order_edges) -> list[list[int]]:
     """A minimum cover of the groups by vertex-disjoint paths of the order graph (matching on its edges)."""
-    bipartite = nx.Graph()
-    left = [("out", g) for g in range(n)]
-    bipartite.add_nodes_from(left, bipartite=0)
-    bipartite.add_nodes_from((("in", g) for g in range(n)), bipartite=1)
-    bipartite.add_edges_from((("out", a), ("in", b)) for a, b in order_edges)
-    matching = nx.bipartite.hopcroft_karp_matching(bipartite, top_nodes=left)
-    successor = {a: b for (side, a), (_, b) in matching.items() if side == "out"}
+    successor = _matching(n, sorted(order_edges))
     has_predecessor = set(successor.values())
     paths = []
     for start in range(n):
@@ -363,27 +367,23 @@ def _exact_width(n: int, order_edges) -> int | None:
     for a, b in order_edges:
         successors[a].append(b)
     reach = [0] * n  # bitmask of the groups strictly above each group
-    pairs = 0
+    total = 0
     for g in reversed(range(n)):  # topological numbering: successors have larger indices
         mask = 0
         for h in successors[g]:
             mask |= reach[h] | (1 << h)
         reach[g] = mask
-        pairs += mask.bit_count()
-        if pairs > _MAX_CLOSURE_PAIRS:
+        total += mask.bit_count()
+        if total > _MAX_CLOSURE_PAIRS:
             return None
-    bipartite = nx.Graph()
-    left = [("out", g) for g in range(n)]
-    bipartite.add_nodes_from(left, bipartite=0)
-    bipartite.add_nodes_from((("in", g) for g in range(n)), bipartite=1)
+    pairs = []
     for g in range(n):
         mask = reach[g]
         while mask:
             low = mask & -mask
-            bipartite.add_edge(("out", g), ("in", low.bit_length() - 1))
+            pairs.append((g, low.bit_length() - 1))
             mask ^= low
-    matching = nx.bipartite.hopcroft_karp_matching(bipartite, top_nodes=left)
-    return n - sum(1 for side, _ in matching if side == "out")
+    return n - len(_matching(n, pairs))
 
 
 def ideal_bounds(groups: Groups) -> IdealBounds:
