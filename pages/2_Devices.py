@@ -14,6 +14,7 @@ import streamlit as st
 
 import placement
 from placement import viz
+from placement.model import MAX_DEVICE_COUNT
 from placement.patterns import compile_pattern
 from ui import guard, state
 
@@ -62,8 +63,8 @@ else:
 
 many_kinds = len(devices.accelerators) > 1
 kind_note = f" (kind '{first.name}')" if many_kinds else ""
-max_count = max(16, 2 * first.count, st.session_state["dev_count"])
-max_cpus = max(16, 2 * devices.cpus, st.session_state["dev_cpus"])
+max_count = min(MAX_DEVICE_COUNT, max(16, 2 * first.count, st.session_state["dev_count"]))
+max_cpus = min(MAX_DEVICE_COUNT, max(16, 2 * devices.cpus, st.session_state["dev_cpus"]))
 
 col_a, col_b = st.columns(2)
 with col_a:

@@ -116,6 +116,9 @@ def test_health_answers_while_another_session_solves(browser, fresh_app, artifac
     assert solve_seconds > 2, f"the solve took {solve_seconds:.1f} s: nothing long enough to probe"
     assert len(probe.latencies) >= 10
     assert not probe.failures, probe.failures[:5]
-    worst = max(probe.latencies)
+    latencies = sorted(probe.latencies)
+    worst = latencies[-1]
+    slow = sum(1 for value in latencies if value >= HEALTH_LIMIT_S)
     assert worst < HEALTH_LIMIT_S, (f"/_stcore/health took {worst:.2f} s while another session solved "
-                                    f"({len(probe.latencies)} probes over {solve_seconds:.1f} s)")
+                                    f"({slow} of {len(latencies)} probes over {HEALTH_LIMIT_S} s, median "
+                                    f"{latencies[len(latencies) // 2]:.3f} s; solve {solve_seconds:.1f} s)")
