@@ -78,3 +78,19 @@ def test_failing_engine_call_shows_one_line(monkeypatch, page, target, kind):
     if page == "pages/6_Compare.py":
         at.button(key="cmp_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
+
+
+def test_guard_run_catches_and_cleans_outside_a_page():
+    from ui import guard
+
+    shown = []
+    original = guard.show_error
+    guard.show_error = shown.append
+    try:
+        guard.run(_raise("unexpected"))
+        guard.run(lambda: None)
+    finally:
+        guard.show_error = original
+    assert len(shown) == 1 and isinstance(shown[0], RuntimeError)
+    assert guard.summary(shown[0]) == "Unexpected error in the engine: RuntimeError: engine exploded in engine.py line 12"
+    assert guard.summary(placement.InvalidGraphError(f"bad {SECRET}")) == "bad engine.py"

@@ -58,6 +58,18 @@ def run_page(path: str, page_globals: dict[str, Any]) -> None:
     st.stop()
 
 
+def run(target) -> None:
+    """Run ``target`` under the guard: an ``st.navigation`` page (anything with ``.run()``) or a callable.
+
+    For an app that routes with ``st.navigation``, ``guard.run(st.navigation(pages))`` in the entry
+    point guards every page at once (no per-page :func:`run_page` needed).
+    """
+    try:
+        target.run() if hasattr(target, "run") else target()
+    except Exception as exc:  # noqa: BLE001 - the point of the guard
+        show_error(exc)
+
+
 def clean(text: str) -> str:
     """One line without server paths: directories are dropped, file names kept."""
     line = " ".join(str(text)[:1000].split())
