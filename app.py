@@ -7,7 +7,8 @@ pages themselves neither set the page config nor load the default graph).
 
 import streamlit as st
 
-from ui import state
+from ui import guard, state
+
 
 #: The pages in sidebar order: (file or None for the home page, title, icon, url path, what it shows).
 PAGES = (
@@ -74,7 +75,7 @@ def main() -> None:
     state.ensure_default_graph()
     pages = [st.Page(home if path is None else path, title=title, icon=icon, url_path=url, default=path is None)
              for path, title, icon, url, _ in PAGES]
-    st.navigation(pages).run()
+    guard.run(st.navigation(pages))  # one-line errors on every page, never a traceback
 
 
 # Process-pool workers (sweeps) re-import the running script as __mp_main__: draw nothing there.

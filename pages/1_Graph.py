@@ -8,6 +8,7 @@ from placement import viz
 from ui import state
 
 
+
 st.title("Graph")
 
 # ----------------------------------------------------------------------------- choose a graph
@@ -107,6 +108,7 @@ cols[5].metric("Ideals", f"{ideals:,}" if ideals is not None else f"> {state.IDE
                help="Ideals (downward-closed node sets) of the graph after contracting colour classes; "
                     f"the DP's search space before its own reductions (counted up to the DP's limit, "
                     f"{state.IDEALS_CAP:,}).")
+st.caption(state.describe_ideal_bounds(graph))
 
 st.plotly_chart(viz.graph_figure(graph, layout=state.graph_layout(graph)), key="graph_dag",
                 config={"scrollZoom": True, "displaylogo": False})

@@ -7,7 +7,6 @@ re-solves with the chosen method (cached).
 """
 
 import math
-import re
 from dataclasses import replace
 
 import pandas as pd
@@ -15,7 +14,10 @@ import streamlit as st
 
 import placement
 from placement import viz
+from placement.model import MAX_DEVICE_COUNT
+from placement.patterns import compile_pattern
 from ui import state
+
 
 
 st.title("Devices")
@@ -50,7 +52,8 @@ values = widget_values(devices)
 version = state.devices_version()
 if state.sync_widgets("devices", values, version) or "_dev_bounds" not in st.session_state:
     # Slider bounds follow the state only when it changed elsewhere, never while a slider moves.
-    st.session_state["_dev_bounds"] = (state.stable_maximum(first.count), state.stable_maximum(devices.cpus))
+    st.session_state["_dev_bounds"] = (min(MAX_DEVICE_COUNT, state.stable_maximum(first.count)),
+                                      min(MAX_DEVICE_COUNT, state.stable_maximum(devices.cpus)))
 max_count, max_cpus = st.session_state["_dev_bounds"]
 
 many_kinds = len(devices.accelerators) > 1
@@ -221,7 +224,8 @@ if unlimited:
 # ----------------------------------------------------------------------------- latency multipliers (issue 5)
 st.subheader("Latency multipliers")
 st.caption("Scale the latency (accelerator and CPU) of every node whose name matches a pattern "
-           "(a substring or regular expression, case-insensitive), e.g. `attention` x0.6 for a faster kernel.")
+           "(case-insensitive, anywhere in the name; `*` any text, `?` one character, `[0-9]` a set, `|` or, "
+           "`^`/`$` start/end), e.g. `attention` x0.6 for a faster kernel.")
 rules = list(state.latency_rules())
 col_p, col_f, col_add, col_clear = st.columns([3, 1, 1, 1], vertical_alignment="bottom")
 col_p.text_input("Node name pattern", key="lat_pattern", placeholder="e.g. attention|softmax")
@@ -242,7 +246,7 @@ if col_clear.button("Clear multipliers", key="lat_clear", disabled=not rules):
 if rules:
     names = [node.name or "" for node in state.base_problem().graph.nodes]
     st.dataframe(pd.DataFrame([{"pattern": p, "factor": f,
-                                "matching nodes": sum(1 for n in names if re.search(p, n, re.IGNORECASE))}
+                                "matching nodes": sum(1 for n in names if compile_pattern(p).matches(n))}
                                for p, f in rules]), key="lat_rules", hide_index=True)
 
 # ----------------------------------------------------------------------------- live summary (top of page)

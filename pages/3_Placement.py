@@ -11,6 +11,7 @@ from placement.solve import available_methods
 from ui import state
 
 
+
 st.title("Placement")
 
 # ----------------------------------------------------------------------------- a plan picked elsewhere

@@ -23,6 +23,7 @@ from placement.trace import chrome_trace_json
 from ui import state
 
 
+
 st.title("Timeline")
 st.caption(
     "The plan's stages run as a pipeline: every device works on one microbatch at a time, in the schedule's "

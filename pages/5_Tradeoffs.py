@@ -15,7 +15,8 @@ from placement import PlacementError, viz
 from placement.grids import bandwidth_values as bandwidth_grid
 from placement.grids import count_values as count_grid_1d
 from placement.grids import memory_grid, use_pool
-from placement.sweep import count_grid, executor_for, pareto_front, sensitivity, solve_point, sweep
+from placement.sweep import (DASK_ALLOW_ENV, allowed_dask_addresses, count_grid, executor_for, pareto_front,
+                             sensitivity, solve_point, sweep)
 from ui import state
 
 RUN_MODES = {
@@ -132,15 +133,26 @@ def main() -> None:
     with col_max:
         state.init_widget("to_max_count", 16)
         max_count = st.slider("Accelerators up to", 1, 32, key="to_max_count", persist_state=state.PERSIST)
+    # Dask only towards the clusters the operator allow-listed (never an address typed in the page).
+    dask_addresses = allowed_dask_addresses()
+    modes = [mode for mode in RUN_MODES if mode != "dask" or dask_addresses]
     with col_run:
         state.init_widget("to_run_mode", "auto")
-        run_mode = st.selectbox("Run the solves on", list(RUN_MODES), format_func=RUN_MODES.get, key="to_run_mode", persist_state=state.PERSIST)
+        if st.session_state["to_run_mode"] not in modes:
+            st.session_state["to_run_mode"] = "auto"
+        run_mode = st.selectbox("Run the solves on", modes, format_func=RUN_MODES.get, key="to_run_mode", persist_state=state.PERSIST,
+                                help=None if dask_addresses else
+                                f"A Dask cluster appears here when the operator allow-lists its address in "
+                                f"{DASK_ALLOW_ENV} (see the README).")
     address = ""
     if run_mode == "dask":
-        state.init_widget("to_dask_address", "")
-        address = st.text_input("Dask scheduler address", key="to_dask_address", persist_state=state.PERSIST, placeholder="tcp://scheduler:8786",
-                                help="The solves are sent to this Dask cluster (its workers need this project "
-                                     "installed). Leave empty to use a local process pool.").strip()
+        state.init_widget("to_dask_address", dask_addresses[0])
+        if st.session_state["to_dask_address"] not in dask_addresses:
+            st.session_state["to_dask_address"] = dask_addresses[0]
+        address = st.selectbox("Dask scheduler (allow-listed by the operator)", dask_addresses,
+                               key="to_dask_address", persist_state=state.PERSIST,
+                               help="The solves are sent to this Dask cluster (its workers need this project "
+                                    "installed).")
 
     digest, devices_key = state.problem_key(problem)
     # The memory model in force decides the solver: the exact DP, or the memory-aware DP under training memory.

@@ -12,6 +12,7 @@ from placement import viz
 from placement.solve import available_methods
 from ui import state
 
+
 st.title("Compare methods")
 
 try:

@@ -16,6 +16,7 @@ that can be added to it and the index of the ideal that results.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import networkx as nx
@@ -51,6 +52,30 @@ class Groups:
         return len(self.members)
 
 
+def _lexicographic_order(n: int, edges) -> list[int] | None:
+    """Topological order of ``range(n)`` taking the smallest ready index first (None when there is a cycle).
+
+    The same order as ``networkx.lexicographical_topological_sort`` with the index as key, in
+    linear time (plus a heap), without building a networkx graph.
+    """
+    successors: list[list[int]] = [[] for _ in range(n)]
+    indegree = [0] * n
+    for a, b in edges:
+        successors[a].append(b)
+        indegree[b] += 1
+    ready = [v for v in range(n) if indegree[v] == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        v = heapq.heappop(ready)
+        out.append(v)
+        for w in successors[v]:
+            indegree[w] -= 1
+            if indegree[w] == 0:
+                heapq.heappush(ready, w)
+    return out if len(out) == n else None
+
+
 def contract(graph: Graph) -> Groups:
     """Contract colour classes (and the cycles they create) into groups in topological order."""
     unit_of = {node: k for k, unit in enumerate(graph.colour_units) for node in unit}
@@ -58,8 +83,7 @@ def contract(graph: Graph) -> Groups:
     for node in graph.nodes:
         unit = unit_of[node.id]
         has_forward[unit] = has_forward.get(unit, False) or not node.is_backward
-    order = nx.DiGraph()
-    order.add_nodes_from(range(len(graph.colour_units)))
+    unit_edges: set[tuple[int, int]] = set()
     node_by_id = graph.node_by_id
     for edge in graph.edges:
         a, b = unit_of[edge.source], unit_of[edge.target]
@@ -67,23 +91,34 @@ def contract(graph: Graph) -> Groups:
             continue
         source_backward, target_backward = node_by_id[edge.source].is_backward, node_by_id[edge.target].is_backward
         if not source_backward and not target_backward:
-            order.add_edge(a, b)
+            unit_edges.add((a, b))
         elif source_backward and target_backward and not (has_forward[a] and has_forward[b]):
             # Backward work flows from the last stage to the first: a group of backward nodes
             # only sits before the groups that feed it and after the groups it feeds.
-            order.add_edge(b, a)
-    # Cycles created by contraction: the classes on a cycle must share a device.
-    condensed = nx.condensation(order)
-    rank = {c: i for i, c in enumerate(nx.lexicographical_topological_sort(condensed, key=lambda c: min(condensed.nodes[c]["members"])))}
-    unit_to_group = {unit: rank[c] for c in condensed.nodes for unit in condensed.nodes[c]["members"]}
-    members: list[list[int]] = [[] for _ in rank]
+            unit_edges.add((b, a))
+    units = len(graph.colour_units)
+    fast = _lexicographic_order(units, unit_edges)
+    if fast is not None:
+        # Acyclic: every unit is a group of its own, ranked by the smallest-index-first topological order.
+        rank = {unit: i for i, unit in enumerate(fast)}
+        unit_to_group = rank
+        edges = sorted((rank[a], rank[b]) for a, b in unit_edges)
+    else:
+        # Cycles created by contraction: the classes on a cycle must share a device.
+        order = nx.DiGraph()
+        order.add_nodes_from(range(units))
+        order.add_edges_from(unit_edges)
+        condensed = nx.condensation(order)
+        rank = {c: i for i, c in enumerate(nx.lexicographical_topological_sort(condensed, key=lambda c: min(condensed.nodes[c]["members"])))}
+        unit_to_group = {unit: rank[c] for c in condensed.nodes for unit in condensed.nodes[c]["members"]}
+        edges = sorted({(rank[a], rank[b]) for a, b in condensed.edges})
+    members: list[list[int]] = [[] for _ in range(len(set(unit_to_group.values())))]
     group_of = {}
     for node in graph.nodes:
         group = unit_to_group[unit_of[node.id]]
         members[group].append(node.id)
         group_of[node.id] = group
-    edges = sorted({(rank[a], rank[b]) for a, b in condensed.edges})
-    return Groups(tuple(tuple(sorted(m)) for m in members), group_of, tuple(edges))
+    return Groups(tuple(tuple(sorted(m)) if len(m) > 1 else tuple(m) for m in members), group_of, tuple(edges))
 
 
 def _is_free(graph: Graph, nodes) -> bool:
@@ -118,6 +153,8 @@ def reduce_groups(graph: Graph, groups: Groups) -> tuple[Groups, frozenset]:
     (Groups, frozenset)
         The reduced groups (topologically numbered) and the ids of the merged-in nodes.
     """
+    if not any(_is_free(graph, m) for m in groups.members):
+        return groups, frozenset()  # only free groups are ever merged
     members = {g: set(m) for g, m in enumerate(groups.members)}
     order = nx.DiGraph()
     order.add_nodes_from(members)
@@ -218,15 +255,185 @@ class IdealLattice:
         return [g for g in range(mask.bit_length()) if mask >> g & 1]
 
 
-def enumerate_ideals(groups: Groups, max_ideals: int = DEFAULT_MAX_IDEALS) -> IdealLattice:
+#: Default cap on the memory the enumerated lattice may take (bytes, estimated as it grows).
+DEFAULT_MAX_LATTICE_BYTES = 1 << 30
+
+#: Exact width (Dilworth) is computed by matching on the transitive closure only up to this many
+#: comparable pairs; above it the width is reported as a range (an antichain and a chain cover).
+_MAX_CLOSURE_PAIRS = 200_000
+
+
+@dataclass(frozen=True)
+class IdealBounds:
+    """Cheap facts about the lattice of ideals of an order graph, computed without enumerating it.
+
+    Attributes
+    ----------
+    groups : int
+        Number of groups (elements of the order).
+    width_low, width_high : int
+        The width (size of a maximum antichain, Dilworth) lies in ``[width_low, width_high]``;
+        both are equal when it is known exactly.
+    antichain : tuple of int
+        Groups of an antichain of ``width_low`` groups (pairwise incomparable).
+    chains : int
+        Number of chains in the chain cover behind ``width_high``.
+    lower : int
+        A lower bound on the number of ideals: ``max(2 ** width_low, groups + 1)`` (every subset of
+        an antichain generates its own ideal; the prefixes of a topological order are ideals).
+    upper : int
+        An upper bound: the product over the chains of the cover of (chain length + 1) (an ideal
+        meets each chain in a prefix of it).
+    """
+
+    groups: int
+    width_low: int
+    width_high: int
+    antichain: tuple[int, ...]
+    chains: int
+    lower: int
+    upper: int
+
+    @property
+    def width_exact(self) -> bool:
+        return self.width_low == self.width_high
+
+    def describe_width(self) -> str:
+        """``"width 7"`` or ``"width between 7 and 9"``."""
+        if self.width_exact:
+            return f"width {self.width_low:,}"
+        return f"width between {self.width_low:,} and {self.width_high:,}"
+
+
+def format_count(value: int) -> str:
+    """A count that may be astronomically large: ``1,024`` or ``about 2^2000``."""
+    if value < 10 ** 15:
+        return f"{value:,}"
+    return f"about 2^{value.bit_length() - 1:,}"
+
+
+def _generations(n: int, order_edges) -> tuple[list[int], list[list[int]]]:
+    """Longest-path layer of each group (groups are numbered topologically) and the groups of each layer.
+
+    A layer is an antichain: if g reaches h, h lies on a strictly later layer.
+    """
+    layer = [0] * n
+    for a, b in sorted(order_edges):  # sorted by source: every source's layer is final when read
+        if layer[a] + 1 > layer[b]:
+            layer[b] = layer[a] + 1
+    layers: list[list[int]] = [[] for _ in range(max(layer, default=0) + 1)]
+    for g in range(n):
+        layers[layer[g]].append(g)
+    return layer, layers
+
+
+def _antichain_bound(groups: Groups) -> tuple[int, tuple[int, ...]]:
+    """The largest longest-path layer: an antichain, found in O(groups + edges) time."""
+    if groups.count == 0:
+        return 0, ()
+    _, layers = _generations(groups.count, groups.order_edges)
+    widest = max(layers, key=len)
+    return len(widest), tuple(widest)
+
+
+def _matching(n: int, pairs) -> dict[int, int]:
+    """Maximum matching of the bipartite graph "g out -> h in" over ``pairs`` (integer labels, so
+    that the result does not depend on string hashing)."""
+    bipartite = nx.Graph()
+    bipartite.add_nodes_from(range(2 * n))
+    bipartite.add_edges_from((a, n + b) for a, b in pairs)
+    matching = nx.bipartite.hopcroft_karp_matching(bipartite, top_nodes=range(n))
+    return {a: b - n for a, b in matching.items() if a < n}
+
+
+def _path_cover(n: int, order_edges) -> list[list[int]]:
+    """A minimum cover of the groups by vertex-disjoint paths of the order graph (matching on its edges)."""
+    successor = _matching(n, sorted(order_edges))
+    has_predecessor = set(successor.values())
+    paths = []
+    for start in range(n):
+        if start in has_predecessor:
+            continue
+        path = [start]
+        while path[-1] in successor:
+            path.append(successor[path[-1]])
+        paths.append(path)
+    return paths
+
+
+def _exact_width(n: int, order_edges) -> int | None:
+    """Dilworth's width by maximum matching on the comparability pairs (None when there are too many pairs)."""
+    successors: list[list[int]] = [[] for _ in range(n)]
+    for a, b in order_edges:
+        successors[a].append(b)
+    reach = [0] * n  # bitmask of the groups strictly above each group
+    total = 0
+    for g in reversed(range(n)):  # topological numbering: successors have larger indices
+        mask = 0
+        for h in successors[g]:
+            mask |= reach[h] | (1 << h)
+        reach[g] = mask
+        total += mask.bit_count()
+        if total > _MAX_CLOSURE_PAIRS:
+            return None
+    pairs = []
+    for g in range(n):
+        mask = reach[g]
+        while mask:
+            low = mask & -mask
+            pairs.append((g, low.bit_length() - 1))
+            mask ^= low
+    return n - len(_matching(n, pairs))
+
+
+def ideal_bounds(groups: Groups) -> IdealBounds:
+    """Width of the order graph and lower/upper bounds on its number of ideals, without enumerating them.
+
+    Runs in about linear time (plus a matching on the comparability pairs for small orders):
+    well under a second for 50,000 groups.
+    """
+    n = groups.count
+    width_low, antichain = _antichain_bound(groups)
+    paths = _path_cover(n, groups.order_edges) if n else []
+    width_high = len(paths)
+    if width_low < width_high:
+        exact = _exact_width(n, groups.order_edges)
+        if exact is not None:
+            width_low = width_high = exact  # the antichain stays the (smaller) witness found
+    upper = 1
+    for path in paths:
+        upper *= len(path) + 1
+    lower = max(1 << len(antichain), n + 1)
+    return IdealBounds(groups=n, width_low=width_low, width_high=width_high, antichain=antichain,
+                       chains=len(paths), lower=min(lower, upper), upper=upper)
+
+
+def _lattice_bytes(n_bits: int) -> int:
+    """Estimated bytes one ideal costs while enumerating: two n-bit ints, a dict entry, list slots."""
+    int_bytes = 28 + 4 * ((n_bits + 29) // 30)
+    return 2 * int_bytes + 120
+
+
+def enumerate_ideals(groups: Groups, max_ideals: int = DEFAULT_MAX_IDEALS,
+                     max_bytes: int = DEFAULT_MAX_LATTICE_BYTES) -> IdealLattice:
     """Enumerate every ideal of the order graph level by level (by number of groups).
+
+    Before enumerating, an antichain (a longest-path layer) bounds the count from below: when
+    ``2 ** width`` (or the number of groups + 1) already exceeds ``max_ideals`` the graph is
+    refused at once. While enumerating, both the count and the estimated memory are capped.
 
     Raises
     ------
     TooManyIdealsError
-        When the count exceeds ``max_ideals`` (the message gives the count reached and an estimate).
+        When the count would exceed ``max_ideals`` or the lattice ``max_bytes`` (the message gives
+        the width, the bound and what to do instead).
     """
     n = groups.count
+    width, antichain = _antichain_bound(groups)
+    lower = max(1 << width, n + 1)
+    if lower > max_ideals:
+        raise TooManyIdealsError(_refusal_message(groups, max_ideals, width, lower, antichain))
+    per_ideal = _lattice_bytes(n)
     pred_mask = [0] * n
     succs: list[list[int]] = [[] for _ in range(n)]
     for a, b in groups.order_edges:
@@ -266,8 +473,9 @@ def enumerate_ideals(groups: Groups, max_ideals: int = DEFAULT_MAX_IDEALS) -> Id
                     available.append(new_avail)
                     sizes.append(size + 1)
                     next_level.append(j)
-                    if len(masks) > max_ideals:
-                        raise TooManyIdealsError(_too_many_message(max_ideals, size + 1, n, len(next_level)))
+                    if len(masks) > max_ideals or len(masks) * per_ideal + 16 * len(up_group) > max_bytes:
+                        raise TooManyIdealsError(_too_many_message(groups, max_ideals, max_bytes, len(masks),
+                                                                   size + 1, len(next_level)))
                 up_group.append(g)
                 up_target.append(j)
             up_start.append(len(up_group))
@@ -282,10 +490,28 @@ def enumerate_ideals(groups: Groups, max_ideals: int = DEFAULT_MAX_IDEALS) -> Id
     )
 
 
-def _too_many_message(limit: int, level: int, n: int, width: int) -> str:
+#: What to do instead of the exact DP, named in every refusal.
+ADVICE = ("coarsen the graph (merge operators into layers, e.g. the Graph page's 'Merge into layers' or fewer "
+          "nodes per colour class) or use an integer program: --method ip (contiguous split, time-limited), "
+          "ip-noncontiguous, or latency-ip for latency")
+
+
+def _refusal_message(groups: Groups, limit: int, width: int, lower: int, antichain) -> str:
+    if (1 << width) >= lower:
+        count = f"2^{width:,}" if width >= 50 else f"2^{width} = {lower:,}"
+        why = f"an antichain of {width:,} of its {groups.count:,} groups (width at least {width:,}) gives " \
+              f"at least {count} ideals"
+    else:
+        why = f"its {groups.count:,} groups give at least {format_count(lower)} ideals"
+    return f"the graph has too many ideals for the exact DP: {why}, over the cap of {limit:,}; {ADVICE}"
+
+
+def _too_many_message(groups: Groups, limit: int, max_bytes: int, count: int, level: int, last_level: int) -> str:
+    width, _ = _antichain_bound(groups)
+    cap = f"the cap of {limit:,} ideals" if count > limit else f"the {max_bytes / 2**20:,.0f} MiB lattice memory cap"
     return (
-        f"the graph has more than {limit:,} ideals (reached after {level} of {n} levels, {width:,} ideals on the "
-        f"last level), too many for the exact DP: coarsen the graph (merge layers) or use an integer program"
+        f"the graph has too many ideals for the exact DP: {count:,} ideals after {level:,} of {groups.count:,} "
+        f"levels ({last_level:,} on the last level; width at least {width:,}) reach {cap}; {ADVICE}"
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import stat
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -58,12 +59,21 @@ def _load_json(data: bytes | str, source: str, error: type[PlacementError]) -> A
 
 
 def _read_file(path: str | Path, error: type[PlacementError]) -> bytes:
+    """Read a regular file of at most :data:`MAX_FILE_BYTES` (never a device, pipe or socket: no hang)."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise error(f"{path}: file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
-        return path.read_bytes()
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{path}: not a regular file (a device, pipe or socket cannot be read)")
+        if info.st_size > MAX_FILE_BYTES:
+            raise error(f"{path}: file is {info.st_size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
+        if len(data) > MAX_FILE_BYTES:
+            raise error(f"{path}: file is over the {MAX_FILE_BYTES:,}-byte limit")
+        return data
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -185,7 +195,14 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
         )
     graph = Graph(tuple(nodes), tuple(edges), name=Path(source).stem if source else "",
                   extra={k: v for k, v in data.items() if k not in _TOP_KEYS})
-    return graph, _devices_from_dict(data)
+    devices = _devices_from_dict(data)
+    known = {kind.name for kind in devices.accelerators}
+    for node in graph.nodes:
+        for kind in node.allowed_kinds or ():
+            if kind not in known:
+                raise InvalidGraphError(f"node {node.id}: field 'kinds' names {kind[:40]!r}, not an accelerator kind "
+                                        f"of the file ({', '.join(sorted(known)) or 'none'})")
+    return graph, devices
 
 
 def _devices_from_dict(data: Mapping[str, Any]) -> Devices:

@@ -30,6 +30,11 @@ from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError
 
 CPU_KIND = "cpu"
 
+#: Most devices of one accelerator kind, and most CPU cores, an inventory may hold. Every method
+#: allocates per device (the DP's device-count states, the integer programs' variables, the
+#: baselines' tables), so larger counts are refused at construction with this limit named.
+MAX_DEVICE_COUNT = 256
+
 
 def _check_number(value: Any, what: str, error=InvalidGraphError, allow_inf: bool = False) -> float:
     """Return ``value`` as a float if it is a finite (or +inf if allowed) number >= 0."""
@@ -88,6 +93,8 @@ class Node:
     def __post_init__(self) -> None:
         if isinstance(self.id, bool) or not isinstance(self.id, int):
             raise InvalidGraphError(f"node {self.id!r}: field 'id' must be an integer")
+        if not -2**63 <= self.id < 2**63:
+            raise InvalidGraphError(f"nodes: field 'id' must fit in 64 bits (got an integer of {len(str(self.id))} digits)")
         where = f"node {self.id}"
         object.__setattr__(self, "cpu_latency", _check_number(self.cpu_latency, f"{where}: field 'cpuLatency'"))
         object.__setattr__(
@@ -96,6 +103,8 @@ class Node:
         object.__setattr__(self, "size", _check_number(self.size, f"{where}: field 'size'"))
         if self.color_class is not None and (isinstance(self.color_class, bool) or not isinstance(self.color_class, int)):
             raise InvalidGraphError(f"{where}: field 'colorClass' must be an integer (got {self.color_class!r})")
+        if self.color_class is not None and not -2**63 <= self.color_class < 2**63:
+            raise InvalidGraphError(f"{where}: field 'colorClass' must fit in 64 bits")
         for kind, latency in self.kind_latency:
             _check_number(latency, f"{where}: latency for kind {kind!r}")
         object.__setattr__(self, "kind_latency", tuple((str(k), float(v)) for k, v in self.kind_latency))
@@ -228,7 +237,24 @@ class Graph:
 
     @cached_property
     def topological_order(self) -> tuple[int, ...]:
-        return tuple(nx.lexicographical_topological_sort(self.networkx))
+        """Node ids in topological order, the smallest ready id first (networkx's lexicographical order)."""
+        import heapq
+
+        indegree = {node.id: 0 for node in self.nodes}
+        for edge in self.edges:
+            indegree[edge.target] += 1
+        ready = [node_id for node_id, degree in indegree.items() if degree == 0]
+        heapq.heapify(ready)
+        successors = self.successors
+        out = []
+        while ready:
+            node_id = heapq.heappop(ready)
+            out.append(node_id)
+            for target in successors[node_id]:
+                indegree[target] -= 1
+                if indegree[target] == 0:
+                    heapq.heappush(ready, target)
+        return tuple(out)  # complete: the graph was checked acyclic at construction
 
     @property
     def is_training(self) -> bool:
@@ -249,6 +275,8 @@ class Graph:
 
         Ordered by the first topological position of a member; ids sorted within a set.
         """
+        if not self.color_classes:  # every node is a unit of its own
+            return tuple((node_id,) for node_id in self.topological_order)
         parent = {node.id: node.id for node in self.nodes}
 
         def find(x: int) -> int:
@@ -274,25 +302,23 @@ class Graph:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def with_latency_scale(self, pattern: str, factor: float, *, accelerator: bool = True, cpu: bool = True) -> "Graph":
-        """Return a copy whose nodes with ``pattern`` in their name (case-insensitive) run ``factor`` x as long.
+        """Return a copy whose nodes with a name matching ``pattern`` run ``factor`` x as long.
 
         Parameters
         ----------
         pattern : str
-            A substring or regular expression matched against node names.
+            A case-insensitive glob matched anywhere in node names (``attention|softmax``,
+            ``layer.1[0-9]``, ``^embed``; see :mod:`placement.patterns`), matched in bounded time.
         factor : float
             Multiplier on latency (0.6 means 40 % faster).
         """
-        import re
+        from .patterns import compile_pattern
 
         factor = _check_number(factor, "latency factor", InvalidGraphError)
-        try:
-            regex = re.compile(pattern, re.IGNORECASE)
-        except re.error as exc:
-            raise InvalidGraphError(f"latency pattern {pattern!r}: not a valid regular expression ({exc})") from None
+        matcher = compile_pattern(pattern)
         nodes = []
         for node in self.nodes:
-            if regex.search(node.name or ""):
+            if matcher.matches(node.name):
                 node = replace(
                     node,
                     cpu_latency=node.cpu_latency * factor if cpu else node.cpu_latency,
@@ -337,6 +363,8 @@ class AcceleratorKind:
             raise InvalidDevicesError(f"{where}: name must be a non-empty string other than 'cpu'")
         if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0:
             raise InvalidDevicesError(f"{where}: count must be a non-negative integer (got {self.count!r})")
+        if self.count > MAX_DEVICE_COUNT:
+            raise InvalidDevicesError(f"{where}: count must be at most {MAX_DEVICE_COUNT:,} (got {self.count:,})")
         object.__setattr__(self, "memory", _check_number(self.memory, f"{where}: memory", InvalidDevicesError, True))
         for attr in ("speed", "bandwidth"):
             value = _check_number(getattr(self, attr), f"{where}: {attr}", InvalidDevicesError)
@@ -389,6 +417,8 @@ class Devices:
             raise InvalidDevicesError(f"accelerator kinds: duplicate kind name in {names}")
         if isinstance(self.cpus, bool) or not isinstance(self.cpus, int) or self.cpus < 0:
             raise InvalidDevicesError(f"cpus must be a non-negative integer (got {self.cpus!r})")
+        if self.cpus > MAX_DEVICE_COUNT:
+            raise InvalidDevicesError(f"cpus must be at most {MAX_DEVICE_COUNT:,} CPU cores (got {self.cpus:,})")
         bandwidth = _check_number(self.bandwidth, "bandwidth factor", InvalidDevicesError)
         if bandwidth == 0:
             raise InvalidDevicesError("bandwidth factor must be positive")

@@ -136,6 +136,10 @@ class ImportReport:
     ideals_after: int | None
 
 
+#: Largest value a symbolic dimension may be bound to (batch, sequence length...).
+MAX_DIM = 10_000_000
+
+
 def _onnx():
     try:
         import onnx  # noqa: PLC0415 - optional heavy dependency, imported on use
@@ -170,11 +174,34 @@ def _external_tensors(model) -> Iterable[tuple[str, str]]:
                 return entry.value
         return "?"
 
-    for g in _iter_graphs(model.graph):
+    # Node lists: the main graph and its subgraphs, and every local function (whose nodes may
+    # carry tensor attributes and subgraphs of their own).
+    graphs = list(_iter_graphs(model.graph))
+    node_lists = [list(g.node) for g in graphs]
+    for function in model.functions:
+        node_lists.append(list(function.node))
+        for node in function.node:
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    bodies = [attr.g]
+                elif attr.type == onnx.AttributeProto.GRAPHS:
+                    bodies = list(attr.graphs)
+                else:
+                    continue
+                for body in bodies:
+                    for g in _iter_graphs(body):
+                        graphs.append(g)
+                        node_lists.append(list(g.node))
+    for g in graphs:
         tensors = list(g.initializer)
         for sparse in g.sparse_initializer:
             tensors += [sparse.values, sparse.indices]
-        for node in g.node:
+        for tensor in tensors:
+            if tensor.data_location == external or len(tensor.external_data):
+                yield tensor.name or "<unnamed>", location(tensor)
+    for nodes in node_lists:
+        tensors = []
+        for node in nodes:
             for attr in node.attribute:
                 if attr.type == onnx.AttributeProto.TENSOR:
                     tensors.append(attr.t)
@@ -230,8 +257,8 @@ def _bind_dims(model, dims: Mapping[str, int], default_dim: int, notes: list[str
                 continue
             key = dim.dim_param or f"{value.name}[{i}]"
             size = int(dims.get(key, dims.get(dim.dim_param, default_dim))) if dims else default_dim
-            if size <= 0:
-                raise InvalidGraphError(f"dimension {key!r} must be a positive integer (got {size})")
+            if not 0 < size <= MAX_DIM:
+                raise InvalidGraphError(f"dimension {key!r} must be an integer from 1 to {MAX_DIM:,} (got {size:,})")
             dim.Clear()
             dim.dim_value = size
             bound[key] = size
@@ -499,7 +526,11 @@ def import_onnx(data: bytes, source: str = "<upload>", *, cost_model: CostModel 
     except Exception as exc:  # onnx raises InferenceError / ValidationError / RuntimeError
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidGraphError(f"{source}: shape inference failed ({message})") from None
-    graph = onnx_graph(model, cost_model, name=model.graph.name or source, notes=notes, source=source)
+    try:
+        graph = onnx_graph(model, cost_model, name=model.graph.name or source, notes=notes, source=source)
+    except (OverflowError, ValueError) as exc:  # astronomically large shapes in the model
+        raise InvalidGraphError(f"{source}: tensor sizes too large to cost ({type(exc).__name__}: "
+                                f"{str(exc).splitlines()[0][:80] if str(exc) else ''})") from None
     before = safe_count_ideals(graph, max_ideals)
     after = before
     n_before = len(graph.nodes)

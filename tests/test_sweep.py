@@ -157,7 +157,7 @@ def test_process_pool_and_dask_give_the_sequential_numbers(samples_dir):
     assert sorted(calls) == list(range(len(values) + 1))
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0") as cluster:
-        executor = executor_for(cluster.scheduler_address)
+        executor = executor_for(cluster.scheduler_address, allowed=(cluster.scheduler_address,))
         try:
             dasked = sweep(problem, "bandwidth", values, executor=executor)
         finally:
@@ -167,7 +167,47 @@ def test_process_pool_and_dask_give_the_sequential_numbers(samples_dir):
 
 def test_executor_for_bad_address():
     with pytest.raises(PlacementError, match="Dask scheduler"):
+        executor_for("tcp://127.0.0.1:1", timeout=1, allowed=("tcp://127.0.0.1:1",))
+
+
+def test_dask_address_refused_unless_allow_listed(monkeypatch):
+    from placement.sweep import DASK_ALLOW_ENV, allowed_dask_addresses
+
+    monkeypatch.delenv(DASK_ALLOW_ENV, raising=False)
+    with pytest.raises(PlacementError, match="not allowed"):
+        executor_for("tcp://attacker.example:8786", timeout=1)
+    monkeypatch.setenv(DASK_ALLOW_ENV, "tcp://127.0.0.1:1, tcp://10.0.0.5:8786")
+    assert allowed_dask_addresses() == ("tcp://127.0.0.1:1", "tcp://10.0.0.5:8786")
+    with pytest.raises(PlacementError, match="not allowed"):
+        executor_for("tcp://attacker.example:8786", timeout=1)
+    with pytest.raises(PlacementError, match="cannot reach"):  # allowed: it tries to connect
         executor_for("tcp://127.0.0.1:1", timeout=1)
+
+
+def test_worker_results_are_plain_data_only(samples_dir):
+    from placement.sweep import result_from_plain, result_to_plain, solve_point
+
+    problem = load_problem(samples_dir / "throughput" / "layer" / "bert24_inference.json")
+    result = solve_point(problem)
+    assert result_from_plain(json.loads(json.dumps(result_to_plain(result)))) == result
+    bad = result_to_plain(result)
+    bad["objective"] = "1; rm -rf /"
+    with pytest.raises(PlacementError, match="objective must be a number"):
+        result_from_plain(bad)
+    bad = result_to_plain(result)
+    bad["placement"][0]["nodes"] = [{"__reduce__": "os.system"}]
+    with pytest.raises(PlacementError, match="stage nodes"):
+        result_from_plain(bad)
+    with pytest.raises(PlacementError, match="not an object"):
+        result_from_plain(["status", "optimal"])
+
+
+def test_sweep_points_are_capped(samples_dir):
+    from placement.sweep import MAX_SWEEP_POINTS
+
+    problem = load_problem(samples_dir / "throughput" / "layer" / "bert24_inference.json")
+    with pytest.raises(PlacementError, match=f"at most {MAX_SWEEP_POINTS:,} values"):
+        sweep(problem, "bandwidth", (1.0 + k for k in range(10 ** 9)))
 
 
 # ----------------------------------------------------------------------------- Pareto frontier

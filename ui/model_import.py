@@ -21,10 +21,10 @@ import streamlit as st
 
 import placement
 from placement.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
-from placement.onnx_import import MAX_ONNX_BYTES, import_onnx, symbolic_dims
+from placement.onnx_import import MAX_DIM, MAX_ONNX_BYTES, import_onnx, symbolic_dims
 from placement.roofline import CPU_KIND, EDITABLE_COLUMNS, GiB, PRESETS, CostModel, apply_cost_rows, cost_rows
 from placement.training import training_graph
-from ui import state
+from ui import guard, state
 
 SOURCE_PREFIX = "model:"
 _REPORT = "_mi_report"        # (graph digest, list of lines) describing the last import/build
@@ -112,8 +112,8 @@ def _import_onnx_clicked() -> None:
                              default_dim=int(st.session_state["mi_onnx_dim"]), coarsen_depth=depth or None)
         graph = training_graph(report.graph) if st.session_state["mi_onnx_training"] else report.graph
         problem = placement.Problem(graph, _devices(cost_model))
-    except placement.PlacementError as exc:
-        st.session_state[_ERROR] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - a callback runs outside the page guard: one line, no traceback
+        st.session_state[_ERROR] = guard.summary(exc)
         return
 
     def ideals(value):
@@ -153,8 +153,8 @@ def _build_clicked() -> None:
                 batch=int(ss["mi_batch"]), dtype=ss["mi_dtype"], vocab=int(ss["mi_vocab"]))
             problem = build_transformer(config, cost_model, accelerators=int(ss["mi_accelerators"]),
                                         cpus=int(ss["mi_cpus"]), granularity=granularity, training=training)
-    except placement.PlacementError as exc:
-        st.session_state[_ERROR] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - a callback runs outside the page guard: one line, no traceback
+        st.session_state[_ERROR] = guard.summary(exc)
         return
     ideals = state.ideal_count(problem.graph)
     lines = [f"{len(problem.graph.nodes)} nodes, "
@@ -202,7 +202,7 @@ def _onnx_form() -> None:
     cols = st.columns(3)
     cols[0].number_input("Value of any other symbolic dimension" if names else
                          "Value of symbolic dimensions (shown per name once a model is chosen)",
-                         min_value=1, step=1, key="mi_onnx_dim")
+                         min_value=1, max_value=MAX_DIM, step=1, key="mi_onnx_dim")
     cols[1].number_input("Merge into layers: name components (0 = keep operators)", min_value=0, max_value=20,
                          step=1, key="mi_onnx_depth",
                          help="Nodes whose names share their first N components (split on '/' and '.') become one "
@@ -258,8 +258,8 @@ def _apply_clicked() -> None:
         return
     try:
         graph = apply_cost_rows(problem.graph, _edited_rows())
-    except placement.PlacementError as exc:
-        st.session_state[_ERROR] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - a callback runs outside the page guard: one line, no traceback
+        st.session_state[_ERROR] = guard.summary(exc)
         return
     name = state.current_graph_name()
     name = name if name.endswith(" (edited)") else f"{name} (edited)"

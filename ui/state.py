@@ -247,7 +247,7 @@ def _bump_devices_version() -> None:
 
 
 def latency_rules() -> tuple[tuple[str, float], ...]:
-    """Latency multipliers ``(pattern, factor)`` applied in order to node names (regex, case-insensitive)."""
+    """Latency multipliers ``(pattern, factor)`` applied in order to node names (globs, see placement.patterns)."""
     return tuple(st.session_state.get(_RULES, ()))
 
 
@@ -358,6 +358,7 @@ def clear_caches() -> None:
     _solve_cached.clear()
     _layout.clear()
     _ideals.clear()
+    _bounds.clear()
 
 
 def current_method() -> str:
@@ -646,3 +647,28 @@ def plan_cost_line(problem: placement.Problem, result: placement.Result) -> tupl
     if cost is None or point.price_per_hour == 0:
         return "—", help_text
     return f"{cost * 1e6:,.4g}", help_text
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _bounds(digest: str, _graph: placement.Graph):
+    from placement.ideals import contract, ideal_bounds
+
+    return ideal_bounds(contract(_graph))
+
+
+def ideal_bounds(graph: placement.Graph):
+    """:func:`placement.ideals.ideal_bounds` of the contracted graph: width and bounds on the ideal count (cached)."""
+    return _bounds(graph.digest, graph)
+
+
+def describe_ideal_bounds(graph: placement.Graph) -> str:
+    """One sentence for the Graph page: the width, the bounds and whether the exact DP will take the graph."""
+    from placement.ideals import ADVICE, DEFAULT_MAX_IDEALS, format_count
+
+    bounds = ideal_bounds(graph)
+    text = (f"Order graph of {bounds.groups:,} groups: {bounds.describe_width()} (an antichain of "
+            f"{len(bounds.antichain):,} groups); between {format_count(bounds.lower)} and "
+            f"{format_count(bounds.upper)} ideals.")
+    if bounds.lower > DEFAULT_MAX_IDEALS:
+        text += f" Over the exact DP's cap of {DEFAULT_MAX_IDEALS:,} ideals: {ADVICE}."
+    return text

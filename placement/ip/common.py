@@ -31,6 +31,21 @@ PROVEN_GAP = 1e-6
 DEFAULT_GAP = 1e-7
 
 
+#: Largest integer program built (binary variables, estimated before building): PuLP keeps each
+#: variable as a Python object of about 1 KB, so this bounds the model at a few hundred MB.
+MAX_IP_VARIABLES = 400_000
+#: Most calls (subgraphs run one after another) per accelerator in the latency IP.
+MAX_SUBGRAPHS_PER_ACCELERATOR = 64
+
+
+def check_model_size(method: str, variables: int, what: str) -> None:
+    """Refuse (one line, naming the limit) an integer program that would not fit in memory."""
+    if variables > MAX_IP_VARIABLES:
+        raise PlacementError(
+            f"{method}: the integer program would need about {variables:,} binary variables ({what}), over the "
+            f"{MAX_IP_VARIABLES:,} limit: use fewer devices or coarsen the graph")
+
+
 def colour_groups(graph: Graph) -> tuple[tuple[int, ...], ...]:
     """Nodes that must share a device (colour classes; singletons otherwise), by first topological position."""
     return graph.colour_units

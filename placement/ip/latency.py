@@ -46,6 +46,8 @@ from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage
 from .common import (
+    MAX_SUBGRAPHS_PER_ACCELERATOR,
+    check_model_size,
     check_devices,
     check_options,
     colour_groups,
@@ -504,7 +506,14 @@ def solve_latency_ip(problem: Problem, time_limit: float | None = None, gap: flo
             or subgraphs_per_accelerator < 1:
         raise PlacementError(
             f"subgraphs per accelerator must be a positive integer (got {subgraphs_per_accelerator!r})")
+    if subgraphs_per_accelerator > MAX_SUBGRAPHS_PER_ACCELERATOR:
+        raise PlacementError(f"subgraphs per accelerator must be at most {MAX_SUBGRAPHS_PER_ACCELERATOR} "
+                             f"(got {subgraphs_per_accelerator:,})")
     check_options(solver, time_limit, gap)
+    n_all_calls = problem.devices.accelerator_count * subgraphs_per_accelerator
+    check_model_size(METHOD, (len(problem.graph.nodes) + len(problem.graph.edges)) * n_all_calls,
+                     f"{len(problem.graph.nodes):,} nodes and {len(problem.graph.edges):,} edges x "
+                     f"{n_all_calls:,} calls")
     reason = check_devices(problem)
     if reason:
         return infeasible_result(METHOD, reason, started, "latency")

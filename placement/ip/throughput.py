@@ -31,6 +31,7 @@ from ..evaluate import evaluate
 from ..ideals import contract
 from ..model import DeviceSlot, Placement, Problem, Result, Stage
 from .common import (
+    check_model_size,
     check_devices,
     check_options,
     colour_groups,
@@ -124,6 +125,7 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
     group_of, crossing = group_data(problem, groups)
     types = device_types(problem)
     n_pos = sum(count for _, _, count in types)
+    check_model_size(method, len(groups) * n_pos * 2, f"{len(groups):,} groups x {n_pos:,} positions")
     positions = range(n_pos)
     prob = pulp.LpProblem("contiguous", pulp.LpMinimize)
     load = prob.add_variable("L", lowBound=0)
@@ -235,6 +237,8 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
     graph, devices = problem.graph, problem.devices
     groups = colour_groups(graph)
     group_of, crossing = group_data(problem, groups)
+    n_devices = devices.accelerator_count + devices.cpus
+    check_model_size(method, len(groups) * n_devices * 2, f"{len(groups):,} groups x {n_devices:,} devices")
     slots = devices.slots()
     kinds = {kind.name: kind for kind in devices.accelerators}
     incumbents: list[Placement] = []

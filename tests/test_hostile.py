@@ -1,0 +1,180 @@
+"""Hostile inputs to the CLI (issue 16.4): exit 2, one stderr line, no traceback, bounded time and memory.
+
+Every case is generated here and run by ``tests/hostile_runner.py`` in a forked child under
+``RLIMIT_CPU`` and ``RLIMIT_AS``; the child's own peak RSS and CPU time come from ``os.wait4``.
+Nothing is timed in this process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from placement.io import MAX_FILE_BYTES
+
+ROOT = Path(__file__).resolve().parent.parent
+CPU_S = 20            # RLIMIT_CPU of each case (seconds)
+WALL_S = 60           # the runner kills a case after this long
+ADDRESS_SPACE = 1 << 30   # RLIMIT_AS: the runner's address space + 1 GiB
+PEAK_MB = 300         # peak RSS a case may add to the runner's (after its imports)
+
+
+def _node(i: int, **extra) -> dict:
+    return {"id": i, "supportedOnFpga": 1, "cpuLatency": 1.0, "fpgaLatency": 0.5, "isBackwardNode": 0, **extra}
+
+
+def _graph(n: int = 3, edges=None, **top) -> dict:
+    edges = [(i, i + 1) for i in range(n - 1)] if edges is None else edges
+    return {"maxFPGAs": 2, "maxCPUs": 1, "maxSizePerFPGA": 1e9, "nodes": [_node(i) for i in range(n)],
+            "edges": [{"sourceId": a, "destId": b, "cost": 0.1} for a, b in edges], **top}
+
+
+def _text(graph: dict) -> str:
+    return json.dumps(graph)
+
+
+def _with_node_field(field: str, literal: str) -> str:
+    """A graph whose node 0 has ``field`` set to a raw JSON literal (NaN, Infinity, huge numbers)."""
+    graph = _graph()
+    graph["nodes"][0][field] = "@@"
+    return _text(graph).replace('"@@"', literal)
+
+
+def _build_cases(tmp: Path) -> list[dict]:
+    files: dict[str, str | bytes] = {}
+    good = _text(_graph())
+    files["good.json"] = good
+    files["antichain1k.json"] = _text(_graph(1000, edges=[]))
+    files["antichain50k.json"] = _text(_graph(50_000, edges=[]))
+    files["star2k.json"] = _text(_graph(2001, edges=[(0, i) for i in range(1, 2001)]))
+    files["empty.json"] = ""
+    files["deep_lists.json"] = "[" * 200_000 + "]" * 200_000
+    files["deep_objects.json"] = '{"a":' * 100_000 + "1" + "}" * 100_000
+    files["bom.json"] = b"\xef\xbb\xbf" + good.encode()
+    files["latin1.json"] = good.replace("maxCPUs", "maxCPU\xe9").encode("latin-1")
+    files["binary.json"] = bytes(range(256)) * 64
+    files["digits5000.json"] = good.replace('"maxFPGAs": 2', '"maxFPGAs": ' + "9" * 5000)
+    files["hugeint_latency.json"] = _with_node_field("cpuLatency", "1" + "0" * 400)
+    files["hugeint_size.json"] = _with_node_field("size", "1" + "0" * 4000)
+    files["hugeint_id.json"] = good.replace('"id": 0', '"id": 1' + "0" * 400).replace('"sourceId": 0',
+                                                                                     '"sourceId": 1' + "0" * 400)
+    files["nan_latency.json"] = _with_node_field("cpuLatency", "NaN")
+    files["inf_latency.json"] = _with_node_field("fpgaLatency", "Infinity")
+    files["neg_inf_size.json"] = _with_node_field("size", "-Infinity")
+    files["nan_count.json"] = good.replace('"maxFPGAs": 2', '"maxFPGAs": NaN')
+    files["inf_memory_string.json"] = good.replace('"maxSizePerFPGA": 1000000000.0', '"maxSizePerFPGA": "lots"')
+    files["fpgas_1e9.json"] = good.replace('"maxFPGAs": 2', '"maxFPGAs": 1e9')
+    files["cpus_1e9.json"] = good.replace('"maxCPUs": 1', '"maxCPUs": 1000000000')
+    files["fpgas_negative.json"] = good.replace('"maxFPGAs": 2', '"maxFPGAs": -1')
+    files["kinds_count_1e9.json"] = _text(_graph(deviceKinds=[{"name": "H100", "count": 10 ** 9, "memory": 8e10}]))
+    files["kinds_named_cpu.json"] = _text(_graph(deviceKinds=[{"name": "cpu", "count": 1}]))
+    graph = _graph()
+    graph["edges"].append(dict(graph["edges"][0]))
+    files["duplicate_edge.json"] = _text(graph)
+    files["self_loop.json"] = _text(_graph(edges=[(0, 1), (1, 1)]))
+    files["cycle.json"] = _text(_graph(edges=[(0, 1), (1, 2), (2, 0)]))
+    files["unknown_endpoint.json"] = _text(_graph(edges=[(0, 1), (1, 99)]))
+    graph = _graph()
+    graph["nodes"][1]["id"] = 0
+    files["duplicate_id.json"] = _text(graph)
+    graph = _graph()
+    graph["nodes"][0]["kinds"] = ["TPU-that-does-not-exist"]
+    files["kinds_naming_nothing.json"] = _text(graph)
+    graph = _graph()
+    graph["nodes"][0]["kinds"] = [7]
+    files["kinds_not_names.json"] = _text(graph)
+    files["top_level_list.json"] = "[1, 2, 3]"
+    files["nodes_not_list.json"] = _text({**_graph(), "nodes": {"0": 1}})
+    graph = _graph()
+    graph["nodes"][0]["id"] = "zero"
+    files["string_id.json"] = _text(graph)
+    graph = _graph()
+    graph["nodes"][0]["isBackwardNode"] = 1
+    files["backward_to_forward.json"] = _text(graph)
+    files["split_unknown.json"] = json.dumps({"fpgas": [{"nodes": [0, 1, 2, 99]}], "cpus": []})
+    files["split_repeated.json"] = json.dumps({"fpgas": [{"nodes": [0, 1]}, {"nodes": [1, 2]}], "cpus": []})
+    files["split_deep.json"] = "[" * 200_000
+    files["split_not_nodes.json"] = json.dumps({"fpgas": [{"nodes": "all"}]})
+    for name, content in files.items():
+        (tmp / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    with open(tmp / "over_cap.json", "wb") as handle:  # sparse: over the cap without using the disk
+        handle.truncate(MAX_FILE_BYTES + 1)
+    os.mkfifo(tmp / "fifo.json")
+    (tmp / "a_directory.json").mkdir()
+
+    def path(name: str) -> str:
+        return str(tmp / name)
+
+    cases = [{"name": f"solve {name}", "argv": ["solve", path(name)]}
+             for name in files if not name.startswith(("split_", "good"))]
+    cases += [
+        {"name": "solve over 50 MiB", "argv": ["solve", path("over_cap.json")]},
+        {"name": "solve named pipe", "argv": ["solve", path("fifo.json")]},
+        {"name": "solve /dev/zero", "argv": ["solve", "/dev/zero"]},
+        {"name": "solve directory", "argv": ["solve", path("a_directory.json")]},
+        {"name": "solve missing file", "argv": ["solve", path("missing.json")]},
+        {"name": "star 2k compare-free refusal (ip-free methods)", "argv": ["solve", path("star2k.json"),
+                                                                           "--method", "memory-aware"]},
+        {"name": "one-accelerator 1e9 accelerators",
+         "argv": ["solve", path("good.json"), "--method", "one-accelerator", "--accelerators", "1000000000"]},
+        {"name": "pipedream 1e9 cpus", "argv": ["solve", path("good.json"), "--method", "pipedream",
+                                                "--cpus", "1000000000"]},
+        {"name": "latency-ip 1e9 subgraphs",
+         "argv": ["solve", path("good.json"), "--method", "latency-ip", "--subgraphs-per-accelerator", "1000000000"]},
+        {"name": "latency-ip too many calls",
+         "argv": ["solve", path("antichain1k.json"), "--method", "latency-ip", "--accelerators", "256",
+                  "--subgraphs-per-accelerator", "64"]},
+        {"name": "negative accelerators", "argv": ["solve", path("good.json"), "--accelerators", "-1"]},
+        {"name": "NaN memory option", "argv": ["solve", path("good.json"), "--memory", "nan"]},
+        {"name": "huge accelerators option", "argv": ["solve", path("good.json"), "--accelerators", "9" * 5000]},
+        {"name": "unknown method", "argv": ["solve", path("good.json"), "--method", "rm -rf"]},
+        {"name": "evaluate split naming unknown node", "argv": ["evaluate", path("good.json"), path("split_unknown.json")]},
+        {"name": "evaluate split repeating a node", "argv": ["evaluate", path("good.json"), path("split_repeated.json")]},
+        {"name": "evaluate deeply nested split", "argv": ["evaluate", path("good.json"), path("split_deep.json")]},
+        {"name": "evaluate split with bad nodes", "argv": ["evaluate", path("good.json"), path("split_not_nodes.json")]},
+        {"name": "evaluate split from /dev/zero", "argv": ["evaluate", path("good.json"), "/dev/zero"]},
+        {"name": "evaluate split from a pipe", "argv": ["evaluate", path("good.json"), path("fifo.json")]},
+    ]
+    return cases
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("hostile")
+    cases = _build_cases(tmp)
+    job = {"cases": cases, "cpu_s": CPU_S, "wall_s": WALL_S, "address_space": ADDRESS_SPACE,
+           "parallel": max(2, min(4, os.cpu_count() or 2))}
+    done = subprocess.run([sys.executable, "-m", "tests.hostile_runner"], input=json.dumps(job), text=True,
+                          capture_output=True, cwd=ROOT, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    return {r["name"]: r for r in report["results"]}, report["base_mb"]
+
+
+def test_enough_cases(outcomes):
+    assert len(outcomes[0]) >= 40
+
+
+def _names(tmp_factory=None):
+    # The case names, without building the files (for parametrisation).
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return [case["name"] for case in _build_cases(Path(tmp))]
+
+
+@pytest.mark.parametrize("name", _names())
+def test_case_is_refused_in_one_line_within_limits(outcomes, name):
+    results, base_mb = outcomes
+    result = results[name]
+    lines = result["stderr"].splitlines()
+    assert "Traceback" not in result["stderr"], result["stderr"][-1500:]
+    assert result["exit"] == 2, (result["exit"], result["stderr"][-500:])
+    assert len(lines) == 1, lines[:5]
+    assert result["wall_s"] < WALL_S and result["cpu_s"] < CPU_S
+    assert result["peak_mb"] < base_mb + PEAK_MB, (result["peak_mb"], base_mb)

@@ -1,0 +1,96 @@
+"""No traceback reaches the app (issue 16.3): a failing engine call on every page gives one line."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+
+import placement
+from tests.apptest_helpers import goto, start
+from ui import state
+
+SECRET = "/srv/secret/checkout/placement/engine.py"
+
+
+def _raise(kind):
+    def failing(*args, **kwargs):
+        if kind == "placement":
+            raise placement.InvalidGraphError(f"node 7: field 'size' broke a rule (read from {SECRET})")
+        raise RuntimeError(f"engine exploded in {SECRET} line 12")
+    return failing
+
+
+# (page, module attribute to break): an engine call each page makes on its first run.
+PAGES = [
+    ("app.py", "placement.viz.format_bytes"),
+    ("pages/1_Graph.py", "placement.viz.graph_stats"),
+    ("pages/2_Devices.py", "placement.viz.load_figure"),
+    ("pages/3_Placement.py", "placement.viz.memory_figure"),
+    ("pages/4_Timeline.py", "placement.viz.timeline_figure"),
+    ("pages/5_Tradeoffs.py", "placement.viz.sweep_figure"),
+    ("pages/6_Compare.py", "placement.compare.compare"),
+]
+
+
+def _break(monkeypatch, target: str, kind: str) -> None:
+    module_name, attribute = target.rsplit(".", 1)
+    module = __import__(module_name, fromlist=[attribute])
+    monkeypatch.setattr(module, attribute, _raise(kind))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    state.clear_caches()
+    st.cache_data.clear()
+    yield
+    state.clear_caches()
+    st.cache_data.clear()
+
+
+@pytest.mark.parametrize("kind", [pytest.param("placement", marks=pytest.mark.slow), "unexpected"])
+@pytest.mark.parametrize("page, target", PAGES, ids=[p for p, _ in PAGES])
+def test_failing_engine_call_shows_one_line(monkeypatch, page, target, kind):
+    at = start()
+    loaded = at.session_state["_ui_graph_name"]
+    _break(monkeypatch, target, kind)
+    if page != "app.py":
+        at.switch_page(page)
+    at.run()
+    if page == "pages/6_Compare.py":
+        at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1, errors
+    line = errors[0]
+    assert "\n" not in line and "Traceback" not in line
+    assert "/srv/secret" not in line and "engine.py" in line  # the file name stays, its directories go
+    if kind == "placement":
+        assert line.startswith("node 7: field 'size' broke a rule")
+    else:
+        assert line.startswith("Unexpected error in the engine: RuntimeError: engine exploded")
+    assert [x.label for x in at.expander if x.label == "Details"]
+    detail = at.get("code")[-1].value
+    assert "/srv/secret" not in detail
+    # The session keeps its state: the same graph, and the page works again once the engine does.
+    assert at.session_state["_ui_graph_name"] == loaded
+    monkeypatch.undo()
+    at.run()
+    if page == "pages/6_Compare.py":
+        at.button(key="cmp_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+
+
+def test_guard_run_catches_and_cleans_outside_a_page():
+    from ui import guard
+
+    shown = []
+    original = guard.show_error
+    guard.show_error = shown.append
+    try:
+        guard.run(_raise("unexpected"))
+        guard.run(lambda: None)
+    finally:
+        guard.show_error = original
+    assert len(shown) == 1 and isinstance(shown[0], RuntimeError)
+    assert guard.summary(shown[0]) == "Unexpected error in the engine: RuntimeError: engine exploded in engine.py line 12"
+    assert guard.summary(placement.InvalidGraphError(f"bad {SECRET}")) == "bad engine.py"
