@@ -658,7 +658,7 @@ def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
         if right is not None and float(value) / scale > right:  # beyond the grid: say so at the right edge
             figure.add_annotation(x=1.0, xref="paper", y=1.0, yref="paper", xanchor="right", yanchor="top",
                                   showarrow=False, font={"color": colour},
-                                  text=f"{label}: {float(value) / scale:,.4g} {'MiB' if scale < GIB else 'GiB'} →")
+                                  text=f"{label}: {format_bytes(float(value))} →")
             continue
         # Labels inside the plot, at the bottom, so they never collide with the title or legend above.
         figure.add_vline(x=float(value) / scale, line={"dash": dash, "color": colour, "width": 1.5},
