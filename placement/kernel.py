@@ -1,0 +1,722 @@
+"""The one lattice DP kernel shared by the exact planners (:mod:`placement.dp`, :mod:`placement.memory_aware`).
+
+Contract
+--------
+The kernel splits a graph into consecutive stages along a chain of ideals and assigns each
+stage to one device of some *device type* (an accelerator kind, or CPU cores), minimising
+the largest stage load. Callers describe everything as arrays; the kernel knows nothing of
+problems, schedules or kinds.
+
+**Lattice** (``up_start, up_group, up_target, n_ideals``): ideals numbered so that a
+superset has a larger index than its subsets (ideal 0 empty, ``n_ideals - 1`` full), with
+their cover relation in CSR form (:class:`placement.ideals.IdealLattice`, or
+:func:`chain_lattice` for one topological order).
+
+**Table** (axes): ``best[I, s]`` is the smallest max-load of a split of the groups *outside*
+ideal ``I`` into consecutive stages that uses the device counts of state ``s`` - exactly
+(``closure=False``) or at most (``closure=True``). States are numbered by the caller;
+``next_state[d, s]`` / ``prev_state[d, s]`` give the state with one device of type ``d``
+more / fewer (``-1``: none). ``best[full, 0] = 0``. Ideals are visited from the largest to
+the smallest; for each ``I`` a depth-first search over its supersets ``J`` (through cover
+edges) builds the stage ``J \\ I`` group by group and relaxes ``best[I, next(s)]`` from
+``best[J, s]``. Because the DP runs from the end of the pipeline to its start, the target
+state ``next(s)`` counts the stages from this one to the end, which is what a stage's
+position-dependent memory needs (``flight``). With ``closure`` the row ``best[I]`` is closed
+under "one more device never hurts" once final, and only states that beat every state with
+one device fewer are extended (the others are dominated).
+
+**Exact arithmetic.** Every stage quantity is an exact sum of per-node terms, kept as a
+non-overlapping floating-point expansion (Shewchuk's ``msum``, as :func:`math.fsum` does) and
+rounded correctly when used; the expansions are saved per search depth and restored on
+pop, so nothing is ever subtracted back. A stage's load on a device type is
+
+* ``fsum(compute terms + communication terms)``, or with ``overlap``
+  ``max(fsum(compute terms), fsum(communication terms))``;
+* with recomputation (mode 1) the forward compute terms are added: ``fsum(compute +
+  communication + forward)``, or with ``overlap`` ``max(...) + fsum(forward)`` (one rounding);
+
+which is exactly how :func:`placement.evaluate.device_loads` defines it (``math.fsum`` of the
+per-node terms, the communication term of a node being ``cost * scale`` rounded once). The
+max-load of a split is therefore computed without error, and the optimum is exact for any
+finite inputs. A sum that overflows is ``inf``.
+
+**Per-node quantities.** ``node_val[q, x]`` are additive terms (compute per type, forward
+compute, weights, parameters, activation bytes); ``cross_val[c, x]`` is node ``x``'s
+communication term in scale class ``c``, counted when an edge of ``x`` crosses the stage
+boundary (``x`` inside with a successor outside, or outside with a successor inside);
+``in_val[x]`` is counted when ``x`` is a forward node outside the stage feeding a forward
+node inside (the stage input, for recomputation).
+
+**Device types** ``t`` (``T`` of them): ``type_compute[t]`` (index into ``node_val``),
+``type_fwd[t]`` (forward compute, ``-1`` none), ``type_cross[t]`` (scale class, ``-1``: no
+communication), ``type_cap[t]`` memory cap, ``group_blocked[t, g]`` nodes of group ``g``
+that cannot run on ``t``.
+
+**Memory** of a stage on a type at target state ``s`` with ``n = flight[s]``:
+``W + opt_mult * P + n * A`` (mode 0) or ``W + opt_mult * P + n * I + A`` (mode 1, recompute),
+``W, P, A, I`` being correctly rounded exact sums (``mem_w, mem_p, mem_a``: indices into
+``node_val``, ``-1`` for none) and the rest float arithmetic in that order.
+
+**Modes** ``mode_lo..mode_hi``: 0 = plain stage, 1 = the stage recomputes its forward pass.
+
+**Pruning**: a search branch stops once, on every type, the stage is blocked, its compute
+alone exceeds ``upper_bound``, or its memory at the smallest in-flight count exceeds the
+cap - all monotone in ``J`` - so no split whose loads are all ``<= upper_bound`` is cut.
+
+Returns ``(best, parent_ideal, parent_type, pairs)``: per cell the ideal ``J`` after the
+stage and ``type + T * mode`` of its device, or ``INHERIT + d`` (same value as the state
+with one device of type ``d`` fewer, ``closure`` only); ``pairs`` counts the pairs ``I < J``
+searched.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+#: parent_type values >= INHERIT mean "same value as the state with one device of type (value - INHERIT) fewer".
+INHERIT = 64
+
+#: Room for one expansion: non-overlapping doubles span at most 2098 / 53 + 1 = 41 components.
+MAXP = 48
+
+
+@njit(cache=True, nogil=True)
+def _grow(p, n, x):
+    """Add ``x`` exactly to the expansion ``p[:n]`` (math.fsum's msum step); returns the new length."""
+    if n > 0 and not np.isfinite(p[n - 1]):
+        return n  # an overflowed sum stays inf (see the module docstring)
+    if not np.isfinite(x):
+        p[0] = x
+        return 1
+    i = 0
+    for k in range(n):
+        y = p[k]
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        if not np.isfinite(hi):
+            p[0] = hi
+            return 1
+        lo = y - (hi - x)
+        if lo != 0.0:
+            p[i] = lo
+            i += 1
+        x = hi
+    if x != 0.0 or i == 0:
+        p[i] = x
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _round(p, n):
+    """The expansion ``p[:n]`` rounded correctly to a double (math.fsum's final step)."""
+    if n == 0:
+        return 0.0
+    for k in range(n):
+        if not np.isfinite(p[k]):
+            return np.inf if p[k] > 0 else -np.inf
+    n -= 1
+    hi = p[n]
+    lo = 0.0
+    while n > 0:
+        x = hi
+        n -= 1
+        y = p[n]
+        hi = x + y
+        yr = hi - x
+        lo = y - yr
+        if lo != 0.0:
+            break
+    if n > 0 and ((lo < 0.0 and p[n - 1] < 0.0) or (lo > 0.0 and p[n - 1] > 0.0)):
+        y = lo * 2.0
+        x = hi + y
+        yr = x - hi
+        if y == yr:
+            hi = x
+    return hi
+
+
+@njit(cache=True, nogil=True)
+def _round_sum(a, na, b, nb, c, nc, tmp):
+    """Correctly rounded sum of up to three expansions (``nb``/``nc`` may be 0)."""
+    n = 0
+    for k in range(na):
+        tmp[k] = a[k]
+    n = na
+    for k in range(nb):
+        n = _grow(tmp, n, b[k])
+    for k in range(nc):
+        n = _grow(tmp, n, c[k])
+    return _round(tmp, n)
+
+
+@njit(cache=True, nogil=True)
+def exact_sum(values):
+    """Correctly rounded sum of ``values`` (``math.fsum``; ``inf`` on overflow)."""
+    p = np.empty(MAXP)
+    n = 0
+    for v in values:
+        n = _grow(p, n, v)
+        if not np.isfinite(p[n - 1]):
+            return p[n - 1]
+    return _round(p, n)
+
+
+@njit(cache=True, nogil=True)
+def _crossing(in_stage, stage_succ, out_degree, u):
+    if in_stage[u]:
+        return stage_succ[u] < out_degree[u]
+    return stage_succ[u] > 0
+
+
+@njit(cache=True, nogil=True)
+def _feeding(in_stage, fwd_succ_in, node_fwd, u):
+    return (not in_stage[u]) and node_fwd[u] and fwd_succ_in[u] > 0
+
+
+@njit(cache=True, nogil=True)
+def lattice_dp(up_start, up_group, up_target, n_ideals,
+               group_start, group_nodes, pred_start, preds, out_degree, node_fwd,
+               node_val, cross_val, in_val, group_blocked,
+               type_compute, type_fwd, type_cross, type_cap,
+               mem_w, mem_p, mem_a, opt_mult,
+               next_state, prev_state, flight, n_states,
+               overlap, upper_bound, closure, mode_lo, mode_hi, count_only):
+    """Fill the DP table; the contract is the module docstring."""
+    n_types = type_compute.shape[0]
+    n_nodes = out_degree.shape[0]
+    n_val = node_val.shape[0]
+    n_cross = cross_val.shape[0]
+    n_q = n_val + n_cross + 1  # expansions: additive values, crossing classes, stage input
+    q_in = n_val + n_cross
+    best = np.full((n_ideals, n_states), np.inf)
+    parent_ideal = np.full((n_ideals, n_states), -1, dtype=np.int32)
+    parent_type = np.full((n_ideals, n_states), -1, dtype=np.int8)
+    useful = np.zeros((n_ideals, n_states), dtype=np.bool_)  # states of J worth extending
+    full = n_ideals - 1
+    best[full, 0] = 0.0
+    if closure:
+        # The empty suffix: 0 with any devices to spare.
+        for s in range(n_states):
+            best[full, s] = 0.0
+            if s > 0:
+                for d in range(prev_state.shape[0]):
+                    if prev_state[d, s] >= 0:
+                        parent_type[full, s] = INHERIT + d
+                        break
+    useful[full, 0] = True
+    min_flight = 1 << 30
+    for s in range(n_states):
+        if flight[s] < min_flight:
+            min_flight = flight[s]
+    max_depth = n_ideals + 1
+    if group_start.shape[0] - 1 + 2 < max_depth:
+        max_depth = group_start.shape[0] - 1 + 2
+    exp = np.zeros((max_depth, n_q, MAXP))
+    exp_len = np.zeros((max_depth, n_q), dtype=np.int64)
+    blocked = np.zeros((max_depth, n_types), dtype=np.int64)
+    tmp = np.empty(3 * MAXP)
+    stamp = np.full(n_ideals, -1, dtype=np.int64)
+    in_stage = np.zeros(n_nodes, dtype=np.bool_)
+    stage_succ = np.zeros(n_nodes, dtype=np.int64)
+    fwd_succ_in = np.zeros(n_nodes, dtype=np.int64)
+    mark = np.full(n_nodes, -1, dtype=np.int64)
+    affected = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.int64)
+    old_cross = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
+    old_feed = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
+    stack_ideal = np.empty(max_depth, dtype=np.int64)
+    stack_pos = np.empty(max_depth, dtype=np.int64)
+    stack_group = np.empty(max_depth, dtype=np.int64)
+    loads = np.full((2, n_types), np.inf)
+    alive_t = np.zeros(n_types, dtype=np.bool_)
+    compute = np.zeros(n_types)
+    wpa = np.zeros(4)  # W, P, A, I of the current stage (rounded)
+    toggles = 0
+    pairs = 0
+    for i in range(full - 1, -1, -1):
+        depth = 0
+        stack_ideal[0] = i
+        stack_pos[0] = up_start[i]
+        stack_group[0] = -1
+        stamp[i] = i
+        for q in range(n_q):
+            exp_len[0, q] = 0
+        for t in range(n_types):
+            blocked[0, t] = 0
+        while depth >= 0:
+            top = stack_ideal[depth]
+            if stack_pos[depth] >= up_start[top + 1]:
+                # ---- pop: undo the node states of the group that made this level (expansions are per level)
+                g = stack_group[depth]
+                depth -= 1
+                if g < 0:
+                    continue
+                for k in range(group_start[g], group_start[g + 1]):
+                    x = group_nodes[k]
+                    in_stage[x] = False
+                    for m in range(pred_start[x], pred_start[x + 1]):
+                        u = preds[m]
+                        stage_succ[u] -= 1
+                        if node_fwd[x] and node_fwd[u]:
+                            fwd_succ_in[u] -= 1
+                continue
+            e = stack_pos[depth]
+            stack_pos[depth] = e + 1
+            j = up_target[e]
+            if stamp[j] == i:
+                continue
+            stamp[j] = i
+            g = up_group[e]
+            pairs += 1
+            nd = depth + 1
+            stack_ideal[nd] = j
+            stack_group[nd] = g
+            if count_only:
+                stack_pos[nd] = up_start[j]
+                depth = nd
+                for k in range(group_start[g], group_start[g + 1]):
+                    x = group_nodes[k]
+                    in_stage[x] = True
+                    for m in range(pred_start[x], pred_start[x + 1]):
+                        u = preds[m]
+                        stage_succ[u] += 1
+                        if node_fwd[x] and node_fwd[u]:
+                            fwd_succ_in[u] += 1
+                continue
+            # ---- push group g: copy the level's expansions, add the group's nodes
+            for q in range(n_q):
+                ln = exp_len[depth, q]
+                for k in range(ln):
+                    exp[nd, q, k] = exp[depth, q, k]
+                exp_len[nd, q] = ln
+            for t in range(n_types):
+                blocked[nd, t] = blocked[depth, t] + group_blocked[t, g]
+            toggles += 1
+            n_aff = 0
+            for k in range(group_start[g], group_start[g + 1]):
+                x = group_nodes[k]
+                for q in range(n_val):
+                    v = node_val[q, x]
+                    if v != 0.0:
+                        exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
+                if mark[x] != toggles:
+                    mark[x] = toggles
+                    affected[n_aff] = x
+                    old_cross[n_aff] = _crossing(in_stage, stage_succ, out_degree, x)
+                    old_feed[n_aff] = _feeding(in_stage, fwd_succ_in, node_fwd, x)
+                    n_aff += 1
+                for m in range(pred_start[x], pred_start[x + 1]):
+                    u = preds[m]
+                    if mark[u] != toggles:
+                        mark[u] = toggles
+                        affected[n_aff] = u
+                        old_cross[n_aff] = _crossing(in_stage, stage_succ, out_degree, u)
+                        old_feed[n_aff] = _feeding(in_stage, fwd_succ_in, node_fwd, u)
+                        n_aff += 1
+            for k in range(group_start[g], group_start[g + 1]):
+                x = group_nodes[k]
+                in_stage[x] = True
+                for m in range(pred_start[x], pred_start[x + 1]):
+                    u = preds[m]
+                    stage_succ[u] += 1
+                    if node_fwd[x] and node_fwd[u]:
+                        fwd_succ_in[u] += 1
+            # Boundary terms that leave, then those that enter (exact either way; this keeps
+            # intermediate sums no larger than the old and new ones).
+            for sign in (-1.0, 1.0):
+                for a in range(n_aff):
+                    u = affected[a]
+                    now_cross = _crossing(in_stage, stage_succ, out_degree, u)
+                    if now_cross != old_cross[a] and (now_cross == (sign > 0.0)):
+                        for c in range(n_cross):
+                            v = cross_val[c, u]
+                            if v != 0.0:
+                                q = n_val + c
+                                exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], sign * v)
+                    now_feed = _feeding(in_stage, fwd_succ_in, node_fwd, u)
+                    if now_feed != old_feed[a] and (now_feed == (sign > 0.0)):
+                        v = in_val[u]
+                        if v != 0.0:
+                            exp_len[nd, q_in] = _grow(exp[nd, q_in], exp_len[nd, q_in], sign * v)
+            depth = nd
+            # ---- the pair (I, J): which types can run the stage at all (monotone tests)
+            for k in range(4):
+                wpa[k] = 0.0
+            if mem_w >= 0:
+                wpa[0] = _round(exp[nd, mem_w], exp_len[nd, mem_w])
+            if mem_p >= 0:
+                wpa[1] = _round(exp[nd, mem_p], exp_len[nd, mem_p])
+            if mem_a >= 0:
+                wpa[2] = _round(exp[nd, mem_a], exp_len[nd, mem_a])
+            if mode_hi >= 1:
+                wpa[3] = _round(exp[nd, q_in], exp_len[nd, q_in])
+            static = wpa[0] + opt_mult * wpa[1]
+            low0 = static + min_flight * wpa[2]
+            low1 = static + wpa[2]
+            alive = False
+            for t in range(n_types):
+                alive_t[t] = False
+                loads[0, t] = np.inf
+                loads[1, t] = np.inf
+                if next_state[t, 0] < 0 or blocked[nd, t] > 0:
+                    continue
+                qc = type_compute[t]
+                compute[t] = _round(exp[nd, qc], exp_len[nd, qc])
+                if compute[t] > upper_bound:
+                    continue
+                low = low0 if mode_lo == 0 else low1
+                if mode_hi >= 1 and low1 < low:
+                    low = low1
+                if low > type_cap[t]:
+                    continue
+                alive_t[t] = True
+                alive = True
+            if not alive:
+                stack_pos[nd] = up_start[j + 1]  # dead: no supersets, the pop undoes it
+                continue
+            stack_pos[nd] = up_start[j]
+            # Loads per type and mode (exact).
+            for t in range(n_types):
+                if not alive_t[t]:
+                    continue
+                qc = type_compute[t]
+                cc = type_cross[t]
+                qx = n_val + cc
+                nx = exp_len[nd, qx] if cc >= 0 else 0
+                for mode in range(mode_lo, mode_hi + 1):
+                    qf = type_fwd[t]
+                    nf = exp_len[nd, qf] if (mode == 1 and qf >= 0) else 0
+                    if overlap:
+                        comm = _round(exp[nd, qx], nx) if nx > 0 else 0.0
+                        value = compute[t] if compute[t] > comm else comm
+                        if nf > 0:
+                            value = value + _round(exp[nd, qf], nf)
+                    else:
+                        value = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, qx], nx,
+                                           exp[nd, qf], nf, tmp)
+                    if value <= upper_bound:
+                        loads[mode, t] = value
+            # ---- relax best[I, next(s)] from best[J, s]
+            for s in range(n_states):
+                if not useful[j, s]:
+                    continue
+                base = best[j, s]
+                for t in range(n_types):
+                    if not alive_t[t]:
+                        continue
+                    nxt = next_state[t, s]
+                    if nxt < 0:
+                        continue
+                    n_fl = flight[nxt]
+                    for mode in range(mode_lo, mode_hi + 1):
+                        load = loads[mode, t]
+                        if load == np.inf:
+                            continue
+                        if mode == 0:
+                            memory = static + n_fl * wpa[2]
+                        else:
+                            memory = static + n_fl * wpa[3] + wpa[2]
+                        if memory > type_cap[t]:
+                            continue
+                        value = base if base > load else load
+                        if value < best[i, nxt]:
+                            best[i, nxt] = value
+                            parent_ideal[i, nxt] = j
+                            parent_type[i, nxt] = t + n_types * mode
+        # best[i] is final: close it (closure) and mark the states worth extending.
+        for s in range(n_states):
+            if closure:
+                for d in range(prev_state.shape[0]):
+                    back = prev_state[d, s]
+                    if back >= 0 and best[i, back] < best[i, s]:
+                        best[i, s] = best[i, back]
+                        parent_ideal[i, s] = -1
+                        parent_type[i, s] = INHERIT + d
+            if best[i, s] <= upper_bound:
+                dominated = False
+                if closure:
+                    for d in range(prev_state.shape[0]):
+                        back = prev_state[d, s]
+                        if back >= 0 and best[i, back] <= best[i, s]:
+                            dominated = True
+                useful[i, s] = not dominated
+    return best, parent_ideal, parent_type, pairs
+
+
+def chain_lattice(n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The chain of prefixes 0..g of the groups' topological numbering, as a lattice (a feasible-split bound)."""
+    up_start = np.arange(n_groups + 2, dtype=np.int64)
+    up_start[-1] = n_groups
+    up_group = np.arange(n_groups, dtype=np.int32)
+    up_target = np.arange(1, n_groups + 1, dtype=np.int32)
+    return up_start, up_group, up_target, n_groups + 1
+
+
+def state_arrays(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Mixed-radix device-count states for ``counts`` devices per type.
+
+    Returns (strides, next_state, prev_state, digit_sum): state ``s`` has digit
+    ``(s // strides[d]) % (counts[d] + 1)`` devices of type ``d``; ``digit_sum[s]`` is its
+    number of devices.
+    """
+    strides = np.cumprod([1] + [c + 1 for c in counts]).astype(np.int64)
+    n_states = int(strides[-1])
+    next_state = np.full((len(counts), n_states), -1, dtype=np.int64)
+    prev_state = np.full((len(counts), n_states), -1, dtype=np.int64)
+    digit_sum = np.zeros(n_states, dtype=np.int64)
+    for s in range(n_states):
+        for d, count in enumerate(counts):
+            digit = (s // int(strides[d])) % (count + 1)
+            digit_sum[s] += digit
+            if digit < count:
+                next_state[d, s] = s + strides[d]
+            if digit > 0:
+                prev_state[d, s] = s - strides[d]
+    return strides, next_state, prev_state, digit_sum
+
+
+# ----------------------------------------------------------------------------- inputs, runs and traceback
+
+
+@dataclass(frozen=True)
+class KernelInputs:
+    """The arrays :func:`lattice_dp` reads for one (problem, groups) pair (see the module docstring)."""
+
+    group_start: np.ndarray
+    group_nodes: np.ndarray
+    pred_start: np.ndarray
+    preds: np.ndarray
+    out_degree: np.ndarray
+    node_fwd: np.ndarray
+    node_val: np.ndarray
+    cross_val: np.ndarray
+    in_val: np.ndarray
+    group_blocked: np.ndarray
+    type_compute: np.ndarray
+    type_fwd: np.ndarray
+    type_cross: np.ndarray
+    type_cap: np.ndarray
+    mem_w: int
+    mem_p: int
+    mem_a: int
+    strides: np.ndarray
+    next_state: np.ndarray
+    prev_state: np.ndarray
+    digit_sum: np.ndarray
+
+    @property
+    def n_states(self) -> int:
+        return int(self.strides[-1])
+
+    @property
+    def n_types(self) -> int:
+        return int(self.type_compute.shape[0])
+
+
+def graph_arrays(graph, groups) -> tuple[np.ndarray, ...]:
+    """The graph in CSR form for the kernel, nodes numbered by their position in ``graph.nodes``.
+
+    Returns (group_start, group_nodes, pred_start, preds, node_cost, out_degree): the nodes of
+    group g are ``group_nodes[group_start[g]:group_start[g+1]]``, the predecessors of node k are
+    ``preds[pred_start[k]:pred_start[k+1]]``.
+    """
+    position = {node.id: k for k, node in enumerate(graph.nodes)}
+    group_nodes = np.asarray([position[n] for members in groups.members for n in members], dtype=np.int64)
+    group_start = np.zeros(groups.count + 1, dtype=np.int64)
+    group_start[1:] = np.cumsum([len(m) for m in groups.members])
+    pred_lists = [[position[p] for p in graph.predecessors[node.id]] for node in graph.nodes]
+    pred_start = np.zeros(len(graph.nodes) + 1, dtype=np.int64)
+    pred_start[1:] = np.cumsum([len(p) for p in pred_lists])
+    preds = np.asarray([p for plist in pred_lists for p in plist], dtype=np.int64)
+    node_cost = np.asarray([graph.output_cost[node.id] for node in graph.nodes], dtype=np.float64)
+    out_degree = np.asarray([len(graph.successors[node.id]) for node in graph.nodes], dtype=np.int64)
+    return group_start, group_nodes, pred_start, preds, node_cost, out_degree
+
+
+def build_inputs(problem, groups, ignore: frozenset = frozenset(), out_bytes: dict | None = None,
+                 forward_compute: bool = False) -> KernelInputs:
+    """Kernel inputs for ``problem`` contracted into ``groups``.
+
+    Device types are the accelerator kinds in order, then CPU cores (cap ``inf``; communication
+    only when ``devices.cpu_bandwidth`` is set). ``ignore``: nodes whose memory (size and
+    activation bytes) is left out (a relaxation). ``out_bytes``: activation bytes per node id
+    (memory-aware planning; ``None``: weights only). ``forward_compute``: add the forward
+    compute rows that recomputation needs.
+    """
+    graph, devices = problem.graph, problem.devices
+    nodes = graph.nodes
+    group_start, group_nodes, pred_start, preds, node_cost, out_degree = graph_arrays(graph, groups)
+    kinds = devices.accelerators
+    n_kinds = len(kinds)
+    rows: list[list[float]] = []
+    blocked = np.zeros((n_kinds + 1, groups.count), dtype=np.int64)
+    group_of = groups.group_of
+    for t, kind in enumerate(kinds):
+        rows.append([node.latency_on(kind) if node.runs_on(kind) else 0.0 for node in nodes])
+        for node in nodes:
+            if not node.runs_on(kind):
+                blocked[t, group_of[node.id]] += 1
+    rows.append([node.cpu_latency for node in nodes])
+    type_compute = list(range(n_kinds + 1))
+    type_fwd = [-1] * (n_kinds + 1)
+    if forward_compute:
+        for t in range(n_kinds + 1):
+            type_fwd[t] = len(rows)
+            rows.append([0.0 if node.is_backward else value for node, value in zip(nodes, rows[t])])
+    mem_w = len(rows)
+    rows.append([0.0 if node.id in ignore else node.size for node in nodes])
+    mem_p = mem_a = -1
+    in_val = np.zeros(len(nodes))
+    if out_bytes is not None:
+        mem_p = len(rows)
+        rows.append([0.0 if node.id in ignore or node.is_backward else node.size for node in nodes])
+        mem_a = len(rows)
+        ob = [0.0 if node.id in ignore else out_bytes[node.id] for node in nodes]
+        rows.append([0.0 if node.is_backward else b for node, b in zip(nodes, ob)])
+        in_val = np.asarray(ob, dtype=np.float64)
+    scales = [devices.transfer_scale(kind) for kind in kinds] + [devices.cpu_transfer_scale]
+    classes: list[float] = []
+    type_cross = []
+    for t, scale in enumerate(scales):
+        if scale == 0.0:
+            type_cross.append(-1)
+            continue
+        if scale not in classes:
+            classes.append(scale)
+        type_cross.append(classes.index(scale))
+    # A node's communication term: its cost times the scale, rounded once (as the evaluator does).
+    cross_val = np.asarray([[cost * scale for cost in node_cost] for scale in classes], dtype=np.float64)
+    cross_val = cross_val.reshape(len(classes), len(nodes))
+    strides, next_state, prev_state, digit_sum = state_arrays([kind.count for kind in kinds] + [devices.cpus])
+    return KernelInputs(
+        group_start, group_nodes, pred_start, preds, out_degree,
+        np.asarray([not node.is_backward for node in nodes], dtype=np.bool_),
+        np.asarray(rows, dtype=np.float64).reshape(len(rows), len(nodes)), cross_val, in_val, blocked,
+        np.asarray(type_compute, dtype=np.int64), np.asarray(type_fwd, dtype=np.int64),
+        np.asarray(type_cross, dtype=np.int64),
+        np.asarray([kind.memory for kind in kinds] + [math.inf], dtype=np.float64),
+        mem_w, mem_p, mem_a, strides, next_state, prev_state, digit_sum,
+    )
+
+
+def run(inputs: KernelInputs, lattice: tuple, overlap: bool, upper_bound: float, *, closure: bool = True,
+        flight: np.ndarray | None = None, opt_mult: float = 0.0, modes: tuple[int, int] = (0, 0),
+        count_only: bool = False):
+    """:func:`lattice_dp` on ``inputs`` over ``lattice`` = (up_start, up_group, up_target, n_ideals)."""
+    up_start, up_group, up_target, n_ideals = lattice
+    a = inputs
+    if flight is None:
+        flight = np.zeros(a.n_states, dtype=np.int64)
+    return lattice_dp(
+        up_start, up_group, up_target, int(n_ideals),
+        a.group_start, a.group_nodes, a.pred_start, a.preds, a.out_degree, a.node_fwd,
+        a.node_val, a.cross_val, a.in_val, a.group_blocked,
+        a.type_compute, a.type_fwd, a.type_cross, a.type_cap,
+        a.mem_w, a.mem_p, a.mem_a, float(opt_mult),
+        a.next_state, a.prev_state, np.asarray(flight, dtype=np.int64), a.n_states,
+        bool(overlap), float(upper_bound), bool(closure), int(modes[0]), int(modes[1]), bool(count_only),
+    )
+
+
+def lattice_tuple(lattice) -> tuple:
+    """(up_start, up_group, up_target, count) of an :class:`~placement.ideals.IdealLattice`."""
+    return lattice.up_start, lattice.up_group, lattice.up_target, lattice.count
+
+
+def walk(problem, groups, groups_of, parent_ideal, parent_type, state: int, full: int, inputs: KernelInputs):
+    """Follow parent pointers from (empty ideal, ``state``) to the full ideal.
+
+    ``groups_of(index)`` is the set of groups of ideal ``index``. Returns (placement, modes):
+    the stages in pipeline order and each stage's mode (1 = it recomputes its forward pass).
+    """
+    from .model import CPU_KIND, DeviceSlot, Placement, Stage
+
+    n_types = inputs.n_types
+    n_kinds = n_types - 1
+    used = [0] * n_types
+    stages, modes = [], []
+    ideal = 0
+    while ideal != full:
+        code = int(parent_type[ideal, state])
+        if code >= INHERIT:  # same value with one device of this type fewer
+            state -= int(inputs.strides[code - INHERIT])
+            continue
+        device_type, mode = code % n_types, code // n_types
+        after = int(parent_ideal[ideal, state])
+        stage_groups = set(groups_of(after)) - set(groups_of(ideal))
+        kind = CPU_KIND if device_type == n_kinds else problem.devices.accelerators[device_type].name
+        nodes = tuple(n for g in sorted(stage_groups) for n in groups.members[g])
+        stages.append(Stage(DeviceSlot(kind, used[device_type]), nodes))
+        modes.append(mode)
+        used[device_type] += 1
+        state -= int(inputs.strides[device_type])
+        ideal = after
+    return Placement(tuple(stages)), tuple(modes)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What :func:`relax_then_verify` found.
+
+    ``status``: "optimal", "infeasible", "feasible" (``value`` is an upper bound, ``bound`` a
+    lower bound) or "no solution"; ``note``: why the status is not "optimal" (or "").
+    """
+
+    status: str
+    value: float
+    placement: object
+    bound: float
+    pairs: int
+    groups: int
+    ideals: int
+    note: str = ""
+    extra: object = None
+
+
+def relax_then_verify(solve, fits, groups, full_groups, lattice, relaxed: frozenset, max_ideals: int,
+                      check_size=None) -> Outcome:
+    """The ladder every exact planner runs after merging free groups.
+
+    ``solve(groups, lattice, ignore)`` returns (value, placement or None, pairs, extra): one
+    exact DP with the memory of the nodes ``ignore`` left out. First the reduced lattice with
+    the merged nodes' memory ignored (a lower bound); if its split ``fits`` it is optimal.
+    Else again with the real memory (an upper bound): equal values prove it optimal. Else
+    the unreduced lattice (``full_groups``), exact, unless it is too large (then "feasible"
+    with the bound and gap, or "no solution"). ``check_size(ideals)`` may raise
+    :class:`~placement.errors.TooManyIdealsError` for a table that is too large.
+    """
+    from .errors import TooManyIdealsError
+    from .ideals import enumerate_ideals
+
+    value, placement, pairs, extra = solve(groups, lattice, relaxed)
+    if placement is None:
+        return Outcome("infeasible", math.inf, None, math.inf, pairs, groups.count, lattice.count)
+    if not relaxed or fits(placement):
+        return Outcome("optimal", value, placement, value, pairs, groups.count, lattice.count, extra=extra)
+    upper, upper_placement, more, upper_extra = solve(groups, lattice, frozenset())
+    pairs += more
+    if upper_placement is not None and upper <= value:
+        return Outcome("optimal", upper, upper_placement, value, pairs, groups.count, lattice.count,
+                       extra=upper_extra)
+    try:
+        full_lattice = enumerate_ideals(full_groups, max_ideals)
+        if check_size is not None:
+            check_size(full_lattice.count)
+    except TooManyIdealsError:
+        if upper_placement is None:
+            return Outcome("no solution", math.inf, None, value, pairs, groups.count, lattice.count,
+                           note="memory binds on merged nodes and the unreduced lattice is too large")
+        return Outcome("feasible", upper, upper_placement, value, pairs, groups.count, lattice.count,
+                       note="memory binds on merged nodes and the unreduced lattice is too large",
+                       extra=upper_extra)
+    exact, exact_placement, more, exact_extra = solve(full_groups, full_lattice, frozenset())
+    pairs += more
+    if exact_placement is None:
+        return Outcome("infeasible", math.inf, None, math.inf, pairs, full_groups.count, full_lattice.count)
+    return Outcome("optimal", exact, exact_placement, exact, pairs, full_groups.count, full_lattice.count,
+                   extra=exact_extra)
