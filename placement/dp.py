@@ -36,7 +36,8 @@ from .model import Placement, Problem, Result
 __all__ = ["solve_dp", "count_pairs", "solve_chain", "graph_arrays", "INHERIT", "MAX_TABLE_BYTES"]
 
 
-def _solve_lattice(problem: Problem, groups: Groups, lattice: IdealLattice, ignore_size: frozenset):
+def _solve_lattice(problem: Problem, groups: Groups, lattice: IdealLattice, ignore_size: frozenset,
+                   tie_break: bool = True):
     """One exact DP over ``lattice``; returns (value, placement or None, pairs, None)."""
     inputs = build_inputs(problem, groups, ignore_size)
     overlap = problem.devices.overlap
@@ -44,10 +45,15 @@ def _solve_lattice(problem: Problem, groups: Groups, lattice: IdealLattice, igno
     chain = run(inputs, chain_lattice(groups.count), overlap, math.inf)
     # Exact loads: the chain's value is achieved, so a stage whose compute exceeds it is never needed.
     upper_bound = float(chain[0][0, last])
-    best, parent_ideal, parent_type, pairs = run(inputs, lattice_tuple(lattice), overlap, upper_bound)
+    arrays = lattice_tuple(lattice)
+    best, parent_ideal, parent_type, pairs = run(inputs, arrays, overlap, upper_bound)
     value = float(best[0, last])
     if not math.isfinite(value):
         return math.inf, None, int(pairs), None
+    if tie_break:
+        # Among the splits with max-load <= the optimum: least sum of stage durations, then fewest devices.
+        _, parent_ideal, parent_type, more = run(inputs, arrays, overlap, value, tie_break=True)
+        pairs += more
     placement, _ = walk(problem, groups, lattice.groups_of, parent_ideal, parent_type, last, lattice.full, inputs)
     return value, placement, int(pairs), None
 
@@ -106,7 +112,7 @@ def _check_table_size(problem: Problem, ideals: int) -> None:
         )
 
 
-def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS) -> Result:
+def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS, tie_break: bool = True) -> Result:
     """The optimal contiguous split of ``problem`` (minimum max-load) by dynamic programming.
 
     Parameters
@@ -115,6 +121,13 @@ def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS) -> Result:
         Graph and devices (any number of accelerator kinds, CPU cores, overlap option).
     max_ideals : int
         Give up (raise :class:`TooManyIdealsError`) past this many ideals.
+    tie_break : bool
+        Among the optimal splits, return one that minimises the sum of its stages' durations
+        (an accelerator stage: compute + its transfers in and out, as one call of
+        :func:`placement.evaluate.latency`; a CPU stage: its compute) - an upper bound on the
+        single-sample latency, equal to it when every stage feeds the next - and then the
+        number of devices. A second DP pass with the max-load fixed at the optimum (exact);
+        False skips it (any optimal split, about half the time).
 
     Returns
     -------
@@ -131,7 +144,7 @@ def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS) -> Result:
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0)
 
     def solve(groups, lattice, ignore):
-        return _solve_lattice(problem, groups, lattice, ignore)
+        return _solve_lattice(problem, groups, lattice, ignore, tie_break)
 
     outcome = relax_then_verify(solve, lambda p: _fits_memory(problem, p), groups, full_groups, lattice, relaxed,
                                 max_ideals, lambda ideals: _check_table_size(problem, ideals))

@@ -32,8 +32,8 @@ pop, so nothing is ever subtracted back. A stage's load on a device type is
 
 * ``fsum(compute terms + communication terms)``, or with ``overlap``
   ``max(fsum(compute terms), fsum(communication terms))``;
-* with recomputation (mode 1) the forward compute terms are added: ``fsum(compute +
-  communication + forward)``, or with ``overlap`` ``max(...) + fsum(forward)`` (one rounding);
+* with recomputation (mode 1) the stage's forward compute is added: ``load + fsum(forward
+  compute terms)`` (one more rounding);
 
 which is exactly how :func:`placement.evaluate.device_loads` defines it (``math.fsum`` of the
 per-node terms, the communication term of a node being ``cost * scale`` rounded once). The
@@ -58,6 +58,15 @@ that cannot run on ``t``.
 ``node_val``, ``-1`` for none) and the rest float arithmetic in that order.
 
 **Modes** ``mode_lo..mode_hi``: 0 = plain stage, 1 = the stage recomputes its forward pass.
+
+**Objectives.** ``objective=0``: the max-load above. ``objective=1`` (the tie-break pass, run
+with ``upper_bound`` = the optimal max-load): among splits whose every stage load is
+``<= upper_bound``, minimise the sum of the stages' *durations* - ``fsum(compute terms +
+transfer terms)`` on an accelerator (``type_dur_cross``; its whole-stage call in
+:func:`placement.evaluate.latency`), the compute alone on CPU cores - added from the last
+stage to the first in floating point, then the number of stages (devices). That sum bounds
+the single-sample latency from above (up to the rounding of the additions), with equality
+when every stage feeds the next.
 
 **Pruning**: a search branch stops once, on every type, the stage is blocked, its compute
 alone exceeds ``upper_bound``, or its memory at the smallest in-flight count exceeds the
@@ -180,13 +189,27 @@ def _feeding(in_stage, fwd_succ_in, node_fwd, u):
 
 
 @njit(cache=True, nogil=True)
+def _move_group(g, enter, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ, fwd_succ_in):
+    """Move group ``g``'s nodes into (``enter``) or out of the stage: membership and successor counts."""
+    step = 1 if enter else -1
+    for k in range(group_start[g], group_start[g + 1]):
+        x = group_nodes[k]
+        in_stage[x] = enter
+        for m in range(pred_start[x], pred_start[x + 1]):
+            u = preds[m]
+            stage_succ[u] += step
+            if node_fwd[x] and node_fwd[u]:
+                fwd_succ_in[u] += step
+
+
+@njit(cache=True, nogil=True)
 def lattice_dp(up_start, up_group, up_target, n_ideals,
                group_start, group_nodes, pred_start, preds, out_degree, node_fwd,
                node_val, cross_val, in_val, group_blocked,
                type_compute, type_fwd, type_cross, type_cap,
                mem_w, mem_p, mem_a, opt_mult,
                next_state, prev_state, flight, n_states,
-               overlap, upper_bound, closure, mode_lo, mode_hi, count_only):
+               overlap, upper_bound, closure, mode_lo, mode_hi, count_only, objective, type_dur_cross):
     """Fill the DP table; the contract is the module docstring."""
     n_types = type_compute.shape[0]
     n_nodes = out_degree.shape[0]
@@ -198,6 +221,9 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
     parent_ideal = np.full((n_ideals, n_states), -1, dtype=np.int32)
     parent_type = np.full((n_ideals, n_states), -1, dtype=np.int8)
     useful = np.zeros((n_ideals, n_states), dtype=np.bool_)  # states of J worth extending
+    # Objective 1 (tie-break pass): stages per cell, the last key of (sum of durations, stages).
+    used = np.zeros((n_ideals, n_states) if objective == 1 else (1, 1), dtype=np.int16)
+    durations = np.zeros(n_types)
     full = n_ideals - 1
     best[full, 0] = 0.0
     if closure:
@@ -211,7 +237,7 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                         break
     useful[full, 0] = True
     min_flight = 1 << 30
-    for s in range(n_states):
+    for s in range(1, n_states):  # state 0 is never the target of a stage
         if flight[s] < min_flight:
             min_flight = flight[s]
     max_depth = n_ideals + 1
@@ -256,14 +282,8 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                 depth -= 1
                 if g < 0:
                     continue
-                for k in range(group_start[g], group_start[g + 1]):
-                    x = group_nodes[k]
-                    in_stage[x] = False
-                    for m in range(pred_start[x], pred_start[x + 1]):
-                        u = preds[m]
-                        stage_succ[u] -= 1
-                        if node_fwd[x] and node_fwd[u]:
-                            fwd_succ_in[u] -= 1
+                _move_group(g, False, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ,
+                            fwd_succ_in)
                 continue
             e = stack_pos[depth]
             stack_pos[depth] = e + 1
@@ -279,14 +299,8 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
             if count_only:
                 stack_pos[nd] = up_start[j]
                 depth = nd
-                for k in range(group_start[g], group_start[g + 1]):
-                    x = group_nodes[k]
-                    in_stage[x] = True
-                    for m in range(pred_start[x], pred_start[x + 1]):
-                        u = preds[m]
-                        stage_succ[u] += 1
-                        if node_fwd[x] and node_fwd[u]:
-                            fwd_succ_in[u] += 1
+                _move_group(g, True, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ,
+                            fwd_succ_in)
                 continue
             # ---- push group g: copy the level's expansions, add the group's nodes
             for q in range(n_q):
@@ -304,28 +318,17 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                     v = node_val[q, x]
                     if v != 0.0:
                         exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
-                if mark[x] != toggles:
-                    mark[x] = toggles
-                    affected[n_aff] = x
-                    old_cross[n_aff] = _crossing(in_stage, stage_succ, out_degree, x)
-                    old_feed[n_aff] = _feeding(in_stage, fwd_succ_in, node_fwd, x)
-                    n_aff += 1
-                for m in range(pred_start[x], pred_start[x + 1]):
-                    u = preds[m]
+                # x and its predecessors may change their boundary terms: note their old state once.
+                for m in range(pred_start[x] - 1, pred_start[x + 1]):
+                    u = x if m < pred_start[x] else preds[m]
                     if mark[u] != toggles:
                         mark[u] = toggles
                         affected[n_aff] = u
                         old_cross[n_aff] = _crossing(in_stage, stage_succ, out_degree, u)
                         old_feed[n_aff] = _feeding(in_stage, fwd_succ_in, node_fwd, u)
                         n_aff += 1
-            for k in range(group_start[g], group_start[g + 1]):
-                x = group_nodes[k]
-                in_stage[x] = True
-                for m in range(pred_start[x], pred_start[x + 1]):
-                    u = preds[m]
-                    stage_succ[u] += 1
-                    if node_fwd[x] and node_fwd[u]:
-                        fwd_succ_in[u] += 1
+            _move_group(g, True, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ,
+                        fwd_succ_in)
             # Boundary terms that leave, then those that enter (exact either way; this keeps
             # intermediate sums no larger than the old and new ones).
             for sign in (-1.0, 1.0):
@@ -388,19 +391,23 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                 cc = type_cross[t]
                 qx = n_val + cc
                 nx = exp_len[nd, qx] if cc >= 0 else 0
+                if overlap:
+                    comm = _round(exp[nd, qx], nx) if nx > 0 else 0.0
+                    load0 = compute[t] if compute[t] > comm else comm
+                else:
+                    load0 = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, qx], nx, exp[nd, qc], 0, tmp)
                 for mode in range(mode_lo, mode_hi + 1):
+                    value = load0
                     qf = type_fwd[t]
-                    nf = exp_len[nd, qf] if (mode == 1 and qf >= 0) else 0
-                    if overlap:
-                        comm = _round(exp[nd, qx], nx) if nx > 0 else 0.0
-                        value = compute[t] if compute[t] > comm else comm
-                        if nf > 0:
-                            value = value + _round(exp[nd, qf], nf)
-                    else:
-                        value = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, qx], nx,
-                                           exp[nd, qf], nf, tmp)
+                    if mode == 1 and qf >= 0:
+                        value = load0 + _round(exp[nd, qf], exp_len[nd, qf])
                     if value <= upper_bound:
                         loads[mode, t] = value
+                if objective == 1:
+                    cd = type_dur_cross[t]
+                    nxd = exp_len[nd, n_val + cd] if cd >= 0 else 0
+                    durations[t] = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, n_val + cd], nxd,
+                                              exp[nd, qc], 0, tmp)
             # ---- relax best[I, next(s)] from best[J, s]
             for s in range(n_states):
                 if not useful[j, s]:
@@ -423,26 +430,40 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                             memory = static + n_fl * wpa[3] + wpa[2]
                         if memory > type_cap[t]:
                             continue
-                        value = base if base > load else load
-                        if value < best[i, nxt]:
+                        if objective == 0:
+                            value = base if base > load else load
+                            better = value < best[i, nxt]
+                        else:
+                            value = base + durations[t]
+                            count = used[j, s] + 1
+                            better = value < best[i, nxt] or (value == best[i, nxt] and count < used[i, nxt])
+                        if better:
                             best[i, nxt] = value
                             parent_ideal[i, nxt] = j
                             parent_type[i, nxt] = t + n_types * mode
+                            if objective == 1:
+                                used[i, nxt] = count
         # best[i] is final: close it (closure) and mark the states worth extending.
         for s in range(n_states):
             if closure:
                 for d in range(prev_state.shape[0]):
                     back = prev_state[d, s]
-                    if back >= 0 and best[i, back] < best[i, s]:
+                    if back < 0:
+                        continue
+                    if best[i, back] < best[i, s] or (objective == 1 and best[i, back] == best[i, s]
+                                                      and used[i, back] < used[i, s]):
                         best[i, s] = best[i, back]
                         parent_ideal[i, s] = -1
                         parent_type[i, s] = INHERIT + d
-            if best[i, s] <= upper_bound:
+                        if objective == 1:
+                            used[i, s] = used[i, back]
+            if best[i, s] <= upper_bound or (objective == 1 and best[i, s] < np.inf):
                 dominated = False
                 if closure:
                     for d in range(prev_state.shape[0]):
                         back = prev_state[d, s]
-                        if back >= 0 and best[i, back] <= best[i, s]:
+                        if back >= 0 and best[i, back] <= best[i, s] and (objective == 0
+                                                                          or used[i, back] <= used[i, s]):
                             dominated = True
                 useful[i, s] = not dominated
     return best, parent_ideal, parent_type, pairs
@@ -501,6 +522,7 @@ class KernelInputs:
     type_fwd: np.ndarray
     type_cross: np.ndarray
     type_cap: np.ndarray
+    type_dur_cross: np.ndarray
     mem_w: int
     mem_p: int
     mem_a: int
@@ -600,14 +622,19 @@ def build_inputs(problem, groups, ignore: frozenset = frozenset(), out_bytes: di
         np.asarray(type_compute, dtype=np.int64), np.asarray(type_fwd, dtype=np.int64),
         np.asarray(type_cross, dtype=np.int64),
         np.asarray([kind.memory for kind in kinds] + [math.inf], dtype=np.float64),
+        # Latency durations: accelerators pay their transfers, CPU nodes do not (placement.evaluate.latency).
+        np.asarray(type_cross[:n_kinds] + [-1], dtype=np.int64),
         mem_w, mem_p, mem_a, strides, next_state, prev_state, digit_sum,
     )
 
 
 def run(inputs: KernelInputs, lattice: tuple, overlap: bool, upper_bound: float, *, closure: bool = True,
         flight: np.ndarray | None = None, opt_mult: float = 0.0, modes: tuple[int, int] = (0, 0),
-        count_only: bool = False):
-    """:func:`lattice_dp` on ``inputs`` over ``lattice`` = (up_start, up_group, up_target, n_ideals)."""
+        count_only: bool = False, tie_break: bool = False):
+    """:func:`lattice_dp` on ``inputs`` over ``lattice`` = (up_start, up_group, up_target, n_ideals).
+
+    ``tie_break``: objective 1 (module docstring) with ``upper_bound`` the optimal max-load.
+    """
     up_start, up_group, up_target, n_ideals = lattice
     a = inputs
     if flight is None:
@@ -620,6 +647,7 @@ def run(inputs: KernelInputs, lattice: tuple, overlap: bool, upper_bound: float,
         a.mem_w, a.mem_p, a.mem_a, float(opt_mult),
         a.next_state, a.prev_state, np.asarray(flight, dtype=np.int64), a.n_states,
         bool(overlap), float(upper_bound), bool(closure), int(modes[0]), int(modes[1]), bool(count_only),
+        1 if tie_break else 0, a.type_dur_cross,
     )
 
 

@@ -107,11 +107,10 @@ def _contiguous_order(graph: Graph, stages: dict[DeviceSlot, set[int]]) -> list[
     return list(order) if order is not None else None
 
 
-def brute_force(problem: Problem, contiguous: bool) -> tuple[float, Placement | None]:
-    """Minimum max-load over every valid placement (contiguous ones only if asked)."""
+def placements(problem: Problem, contiguous: bool):
+    """Every valid placement (contiguous ones only if asked), with its evaluation."""
     graph, devices = problem.graph, problem.devices
     slots = list(devices.slots())
-    best, best_placement = math.inf, None
     units = _units(graph)
     for choice in itertools.product(range(len(slots)), repeat=len(units)):
         stages: dict[DeviceSlot, set[int]] = {}
@@ -128,9 +127,17 @@ def brute_force(problem: Problem, contiguous: bool) -> tuple[float, Placement | 
             continue
         placement = Placement(tuple(Stage(d, tuple(stages[d])) for d in order))
         evaluation = evaluate(problem, placement)
-        if evaluation.feasible and evaluation.max_load < best:
+        if evaluation.feasible:
+            yield placement, evaluation
+
+
+def brute_force(problem: Problem, contiguous: bool) -> tuple[float, Placement | None]:
+    """Minimum max-load over every valid placement (contiguous ones only if asked)."""
+    best, best_placement = math.inf, None
+    for placement, evaluation in placements(problem, contiguous):
+        if evaluation.max_load < best:
             best, best_placement = evaluation.max_load, placement
     return best, best_placement
 
 
-__all__ = ["random_problem", "brute_force", "CPU_KIND", "AcceleratorKind"]
+__all__ = ["random_problem", "brute_force", "placements", "CPU_KIND", "AcceleratorKind"]

@@ -17,7 +17,7 @@ import pytest
 from placement import Devices, Edge, Graph, Node, Problem, evaluate, solve_dp
 from placement.kernel import exact_sum
 
-from .randgraphs import brute_force, random_problem
+from .randgraphs import brute_force, placements, random_problem
 
 
 def _magnitude(rng: random.Random) -> float:
@@ -93,3 +93,30 @@ def test_kernel_sum_is_fsum():
             values = np.concatenate([values, -values[: k // 2], [2.0 ** -53, 1.0, 2.0 ** -105]])
         assert exact_sum(values) == math.fsum(values)
     assert exact_sum(np.array([1e308, 1e308])) == math.inf
+
+
+def _durations(placement, evaluation) -> float:
+    """Sum of stage durations as the tie-break pass adds them (last stage first).
+
+    In these problems (no overlap, no CPU bandwidth) a stage's duration - accelerator compute
+    + transfers, CPU compute - is exactly its evaluator load.
+    """
+    total = 0.0
+    for entry in reversed(evaluation.devices):
+        total = total + entry.load
+    return total
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_tie_break_minimises_durations_then_devices(seed):
+    """Among the optimal splits (brute force), the DP's has the least sum of stage durations, then fewest stages."""
+    problem = random_problem(seed)
+    assert not problem.devices.overlap and problem.devices.cpu_bandwidth is None
+    result = solve_dp(problem)
+    if not result.ok:
+        return
+    optimal = [(_durations(p, e), len(p.stages)) for p, e in placements(problem, True)
+               if e.max_load == result.objective]
+    evaluation = evaluate(problem, result.placement)
+    assert evaluation.max_load == result.objective
+    assert (_durations(result.placement, evaluation), len(result.placement.stages)) == min(optimal)
