@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 from .errors import TooManyIdealsError
 from .evaluate import evaluate
@@ -33,12 +35,16 @@ from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerat
 from .kernel import INHERIT, build_inputs, chain_lattice, graph_arrays, lattice_tuple, relax_then_verify, run, walk
 from .model import Placement, Problem, Result
 
-__all__ = ["solve_dp", "count_pairs", "solve_chain", "graph_arrays", "INHERIT", "MAX_TABLE_BYTES"]
+__all__ = ["solve_dp", "solve_dp_table", "SolvedTable", "count_pairs", "solve_chain", "graph_arrays", "INHERIT",
+           "MAX_TABLE_BYTES"]
 
 
 def _solve_lattice(problem: Problem, groups: Groups, lattice: IdealLattice, ignore_size: frozenset,
-                   tie_break: bool = True):
-    """One exact DP over ``lattice``; returns (value, placement or None, pairs, None)."""
+                   tie_break: bool = True, progress=None):
+    """One exact DP over ``lattice``; returns (value, placement or None, pairs, table).
+
+    ``table`` is a :class:`SolvedTable` of the max-load pass (None when infeasible).
+    """
     inputs = build_inputs(problem, groups, ignore_size)
     overlap = problem.devices.overlap
     last = inputs.n_states - 1
@@ -46,16 +52,65 @@ def _solve_lattice(problem: Problem, groups: Groups, lattice: IdealLattice, igno
     # Exact loads: the chain's value is achieved, so a stage whose compute exceeds it is never needed.
     upper_bound = float(chain[0][0, last])
     arrays = lattice_tuple(lattice)
-    best, parent_ideal, parent_type, pairs = run(inputs, arrays, overlap, upper_bound)
+    passes = 2 if tie_break else 1
+
+    def report(offset):
+        if progress is None:
+            return None
+        return lambda done, total, *_: progress(offset + done, passes * total)
+
+    best, parent_ideal, parent_type, pairs = run(inputs, arrays, overlap, upper_bound, progress=report(0))
     value = float(best[0, last])
     if not math.isfinite(value):
         return math.inf, None, int(pairs), None
+    table = SolvedTable(problem, groups, lattice, inputs, upper_bound, best, parent_ideal, parent_type)
     if tie_break:
         # Among the splits with max-load <= the optimum: least sum of stage durations, then fewest devices.
-        _, parent_ideal, parent_type, more = run(inputs, arrays, overlap, value, tie_break=True)
+        _, parent_ideal, parent_type, more = run(inputs, arrays, overlap, value, tie_break=True,
+                                                 progress=report(lattice.count - 1))
         pairs += more
     placement, _ = walk(problem, groups, lattice.groups_of, parent_ideal, parent_type, last, lattice.full, inputs)
-    return value, placement, int(pairs), None
+    return value, placement, int(pairs), table
+
+
+@dataclass(frozen=True, eq=False)
+class SolvedTable:
+    """The max-load table of one DP run, to answer smaller device counts without solving again.
+
+    ``best[I, s]`` holds the optimal max-load with *at most* the counts of state ``s`` (see
+    :mod:`placement.kernel`); a value is exact whenever it is ``<= upper_bound`` (the search
+    cut only stages slower than that), otherwise :meth:`query` answers None.
+    """
+
+    problem: Problem
+    groups: Groups
+    lattice: IdealLattice
+    inputs: object
+    upper_bound: float
+    best: object
+    parent_ideal: object
+    parent_type: object
+
+    def query(self, accelerators: Sequence[int], cpus: int) -> tuple[float, Placement] | None:
+        """(max-load, split) with at most ``accelerators[d]`` devices of kind ``d`` and ``cpus`` cores.
+
+        None when the counts exceed the solved ones or the table cannot certify the value
+        (it is above the bound the search was cut at): solve again then. The split is the
+        first optimal one found (no tie-break pass).
+        """
+        counts = list(accelerators) + [cpus]
+        solved = [kind.count for kind in self.problem.devices.accelerators] + [self.problem.devices.cpus]
+        if len(counts) != len(solved) or any(c < 0 or c > m for c, m in zip(counts, solved)):
+            return None
+        state = int(sum(c * int(stride) for c, stride in zip(counts, self.inputs.strides)))
+        value = float(self.best[0, state])
+        if not value <= self.upper_bound:
+            return None
+        placement, _ = walk(self.problem, self.groups, self.lattice.groups_of, self.parent_ideal, self.parent_type,
+                            state, self.lattice.full, self.inputs)
+        if not _fits_memory(self.problem, placement):
+            return None  # memory of merged nodes binds: only a full solve can tell
+        return value, placement
 
 
 def solve_chain(problem: Problem, groups: Groups) -> tuple[float, Placement | None]:
@@ -112,7 +167,8 @@ def _check_table_size(problem: Problem, ideals: int) -> None:
         )
 
 
-def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS, tie_break: bool = True) -> Result:
+def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS, tie_break: bool = True,
+             progress: Callable[[int, int], None] | None = None) -> Result:
     """The optimal contiguous split of ``problem`` (minimum max-load) by dynamic programming.
 
     Parameters
@@ -128,6 +184,9 @@ def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS, tie_break: 
         single-sample latency, equal to it when every stage feeds the next - and then the
         number of devices. A second DP pass with the max-load fixed at the optimum (exact);
         False skips it (any optimal split, about half the time).
+    progress : callable, optional
+        ``progress(done, total)`` in ideals (both passes counted), called about every 1 % of
+        the search; the kernel runs without the GIL in between.
 
     Returns
     -------
@@ -144,7 +203,7 @@ def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS, tie_break: 
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0)
 
     def solve(groups, lattice, ignore):
-        return _solve_lattice(problem, groups, lattice, ignore, tie_break)
+        return _solve_lattice(problem, groups, lattice, ignore, tie_break, progress)
 
     outcome = relax_then_verify(solve, lambda p: _fits_memory(problem, p), groups, full_groups, lattice, relaxed,
                                 max_ideals, lambda ideals: _check_table_size(problem, ideals))
@@ -168,6 +227,22 @@ def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS, tie_break: 
         gap = (outcome.value - outcome.bound) / outcome.value if outcome.value else 0.0
         return done("feasible", outcome.value, outcome.placement, bound=outcome.bound, gap=gap)
     return done("optimal", outcome.value, outcome.placement, bound=outcome.value, gap=0.0)
+
+
+def solve_dp_table(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS) -> SolvedTable | None:
+    """Solve ``problem`` once and keep the table, for queries with fewer devices (a slider moved down).
+
+    The table is that of the reduced lattice with the merged nodes' memory ignored (the first
+    rung of :func:`solve_dp`), searched with the chain bound of ``problem`` itself. Returns
+    None when no split fits. Use :meth:`SolvedTable.query`: it answers only what the table
+    proves (value within the bound, split fits the real memory), else None (solve again).
+    """
+    groups, moved = reduce_groups(problem.graph, contract(problem.graph))
+    lattice = enumerate_ideals(groups, max_ideals)
+    _check_table_size(problem, lattice.count)
+    relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0)
+    *_, table = _solve_lattice(problem, groups, lattice, relaxed, tie_break=False)
+    return table
 
 
 def count_pairs(problem: Problem, reduce: bool = True, max_ideals: int = DEFAULT_MAX_IDEALS) -> tuple[int, int]:

@@ -89,6 +89,9 @@ from numba import njit
 #: parent_type values >= INHERIT mean "same value as the state with one device of type (value - INHERIT) fewer".
 INHERIT = 64
 
+#: Relative error bound of one floating-point addition, doubled (covers the bound's own rounding).
+EPS = 2.0 ** -52
+
 #: Room for one expansion: non-overlapping doubles span at most 2098 / 53 + 1 = 41 components.
 MAXP = 48
 
@@ -203,39 +206,57 @@ def _move_group(g, enter, group_start, group_nodes, pred_start, preds, node_fwd,
 
 
 @njit(cache=True, nogil=True)
+def _exact_stage(nd, stack_group, group_start, group_nodes, pred_start, preds, in_stage, stage_succ, fwd_succ_in,
+                 out_degree, node_fwd, node_val, cross_val, in_val, exp, exp_len, mark, tag):
+    """Rebuild ``exp[nd]``: the exact sums of the stage made of the groups ``stack_group[1..nd]``."""
+    n_val = node_val.shape[0]
+    n_cross = cross_val.shape[0]
+    q_in = n_val + n_cross
+    for q in range(q_in + 1):
+        exp_len[nd, q] = 0
+    for level in range(1, nd + 1):
+        g = stack_group[level]
+        for k in range(group_start[g], group_start[g + 1]):
+            x = group_nodes[k]
+            for q in range(n_val):
+                v = node_val[q, x]
+                if v != 0.0:
+                    exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
+            # Boundary nodes: stage nodes, and outside predecessors of stage nodes.
+            for m in range(pred_start[x] - 1, pred_start[x + 1]):
+                u = x if m < pred_start[x] else preds[m]
+                if mark[u] == tag:
+                    continue
+                mark[u] = tag
+                if _crossing(in_stage, stage_succ, out_degree, u):
+                    for cl in range(n_cross):
+                        v = cross_val[cl, u]
+                        if v != 0.0:
+                            exp_len[nd, n_val + cl] = _grow(exp[nd, n_val + cl], exp_len[nd, n_val + cl], v)
+                if _feeding(in_stage, fwd_succ_in, node_fwd, u) and in_val[u] != 0.0:
+                    exp_len[nd, q_in] = _grow(exp[nd, q_in], exp_len[nd, q_in], in_val[u])
+
+
+@njit(cache=True, nogil=True)
 def lattice_dp(up_start, up_group, up_target, n_ideals,
                group_start, group_nodes, pred_start, preds, out_degree, node_fwd,
                node_val, cross_val, in_val, group_blocked,
                type_compute, type_fwd, type_cross, type_cap,
                mem_w, mem_p, mem_a, opt_mult,
                next_state, prev_state, flight, n_states,
-               overlap, upper_bound, closure, mode_lo, mode_hi, count_only, objective, type_dur_cross):
-    """Fill the DP table; the contract is the module docstring."""
+               overlap, upper_bound, closure, mode_lo, mode_hi, count_only, objective, type_dur_cross,
+               best, parent_ideal, parent_type, useful, used, i_hi, i_lo, counters):
+    """Fill rows ``i_hi`` down to ``i_lo`` of the DP table (from :func:`new_table`); returns the pairs searched.
+
+    The contract is the module docstring; rows above ``i_hi`` must be final. ``counters[0]``
+    is increased by the number of pairs whose exact sums had to be rebuilt.
+    """
     n_types = type_compute.shape[0]
     n_nodes = out_degree.shape[0]
     n_val = node_val.shape[0]
     n_cross = cross_val.shape[0]
     n_q = n_val + n_cross + 1  # expansions: additive values, crossing classes, stage input
     q_in = n_val + n_cross
-    best = np.full((n_ideals, n_states), np.inf)
-    parent_ideal = np.full((n_ideals, n_states), -1, dtype=np.int32)
-    parent_type = np.full((n_ideals, n_states), -1, dtype=np.int8)
-    useful = np.zeros((n_ideals, n_states), dtype=np.bool_)  # states of J worth extending
-    # Objective 1 (tie-break pass): stages per cell, the last key of (sum of durations, stages).
-    used = np.zeros((n_ideals, n_states) if objective == 1 else (1, 1), dtype=np.int16)
-    durations = np.zeros(n_types)
-    full = n_ideals - 1
-    best[full, 0] = 0.0
-    if closure:
-        # The empty suffix: 0 with any devices to spare.
-        for s in range(n_states):
-            best[full, s] = 0.0
-            if s > 0:
-                for d in range(prev_state.shape[0]):
-                    if prev_state[d, s] >= 0:
-                        parent_type[full, s] = INHERIT + d
-                        break
-    useful[full, 0] = True
     min_flight = 1 << 30
     for s in range(1, n_states):  # state 0 is never the target of a stage
         if flight[s] < min_flight:
@@ -243,8 +264,17 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
     max_depth = n_ideals + 1
     if group_start.shape[0] - 1 + 2 < max_depth:
         max_depth = group_start.shape[0] - 1 + 2
-    exp = np.zeros((max_depth, n_q, MAXP))
+    exp = np.zeros((max_depth, n_q, MAXP))  # exact sums of the current stage (rebuilt on demand)
     exp_len = np.zeros((max_depth, n_q), dtype=np.int64)
+    ap = np.zeros((max_depth, n_q))  # running sums per search depth (restored on pop, never subtracted back)
+    er = np.zeros((max_depth, n_q))  # their error bounds
+    lo_q = np.zeros(n_q)
+    hi_q = np.zeros(n_q)
+    load_lo = np.full((2, n_types), np.inf)
+    load_hi = np.full((2, n_types), np.inf)
+    dur_lo = np.zeros(n_types)
+    dur_hi = np.zeros(n_types)
+    mark2 = np.full(n_nodes, -1, dtype=np.int64)
     blocked = np.zeros((max_depth, n_types), dtype=np.int64)
     tmp = np.empty(3 * MAXP)
     stamp = np.full(n_ideals, -1, dtype=np.int64)
@@ -258,20 +288,18 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
     stack_ideal = np.empty(max_depth, dtype=np.int64)
     stack_pos = np.empty(max_depth, dtype=np.int64)
     stack_group = np.empty(max_depth, dtype=np.int64)
-    loads = np.full((2, n_types), np.inf)
     alive_t = np.zeros(n_types, dtype=np.bool_)
-    compute = np.zeros(n_types)
-    wpa = np.zeros(4)  # W, P, A, I of the current stage (rounded)
     toggles = 0
     pairs = 0
-    for i in range(full - 1, -1, -1):
+    for i in range(i_hi, i_lo - 1, -1):
         depth = 0
         stack_ideal[0] = i
         stack_pos[0] = up_start[i]
         stack_group[0] = -1
         stamp[i] = i
         for q in range(n_q):
-            exp_len[0, q] = 0
+            ap[0, q] = 0.0
+            er[0, q] = 0.0
         for t in range(n_types):
             blocked[0, t] = 0
         while depth >= 0:
@@ -302,12 +330,10 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                 _move_group(g, True, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ,
                             fwd_succ_in)
                 continue
-            # ---- push group g: copy the level's expansions, add the group's nodes
+            # ---- push group g: the level's running sums and error bounds, plus the group's nodes
             for q in range(n_q):
-                ln = exp_len[depth, q]
-                for k in range(ln):
-                    exp[nd, q, k] = exp[depth, q, k]
-                exp_len[nd, q] = ln
+                ap[nd, q] = ap[depth, q]
+                er[nd, q] = er[depth, q]
             for t in range(n_types):
                 blocked[nd, t] = blocked[depth, t] + group_blocked[t, g]
             toggles += 1
@@ -317,7 +343,9 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                 for q in range(n_val):
                     v = node_val[q, x]
                     if v != 0.0:
-                        exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
+                        r = ap[nd, q] + v
+                        ap[nd, q] = r
+                        er[nd, q] += EPS * abs(r)
                 # x and its predecessors may change their boundary terms: note their old state once.
                 for m in range(pred_start[x] - 1, pred_start[x + 1]):
                     u = x if m < pred_start[x] else preds[m]
@@ -329,86 +357,192 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                         n_aff += 1
             _move_group(g, True, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ,
                         fwd_succ_in)
-            # Boundary terms that leave, then those that enter (exact either way; this keeps
-            # intermediate sums no larger than the old and new ones).
-            for sign in (-1.0, 1.0):
-                for a in range(n_aff):
-                    u = affected[a]
-                    now_cross = _crossing(in_stage, stage_succ, out_degree, u)
-                    if now_cross != old_cross[a] and (now_cross == (sign > 0.0)):
-                        for c in range(n_cross):
-                            v = cross_val[c, u]
-                            if v != 0.0:
-                                q = n_val + c
-                                exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], sign * v)
-                    now_feed = _feeding(in_stage, fwd_succ_in, node_fwd, u)
-                    if now_feed != old_feed[a] and (now_feed == (sign > 0.0)):
-                        v = in_val[u]
+            for a in range(n_aff):
+                u = affected[a]
+                now_cross = _crossing(in_stage, stage_succ, out_degree, u)
+                if now_cross != old_cross[a]:
+                    sign = 1.0 if now_cross else -1.0
+                    for cl in range(n_cross):
+                        v = cross_val[cl, u]
                         if v != 0.0:
-                            exp_len[nd, q_in] = _grow(exp[nd, q_in], exp_len[nd, q_in], sign * v)
+                            q = n_val + cl
+                            r = ap[nd, q] + sign * v
+                            ap[nd, q] = r
+                            er[nd, q] += EPS * abs(r)
+                now_feed = _feeding(in_stage, fwd_succ_in, node_fwd, u)
+                if now_feed != old_feed[a]:
+                    v = in_val[u]
+                    if v != 0.0:
+                        r = ap[nd, q_in] + (v if now_feed else -v)
+                        ap[nd, q_in] = r
+                        er[nd, q_in] += EPS * abs(r)
             depth = nd
-            # ---- the pair (I, J): which types can run the stage at all (monotone tests)
-            for k in range(4):
-                wpa[k] = 0.0
-            if mem_w >= 0:
-                wpa[0] = _round(exp[nd, mem_w], exp_len[nd, mem_w])
-            if mem_p >= 0:
-                wpa[1] = _round(exp[nd, mem_p], exp_len[nd, mem_p])
-            if mem_a >= 0:
-                wpa[2] = _round(exp[nd, mem_a], exp_len[nd, mem_a])
-            if mode_hi >= 1:
-                wpa[3] = _round(exp[nd, q_in], exp_len[nd, q_in])
-            static = wpa[0] + opt_mult * wpa[1]
-            low0 = static + min_flight * wpa[2]
-            low1 = static + wpa[2]
-            alive = False
-            for t in range(n_types):
-                alive_t[t] = False
-                loads[0, t] = np.inf
-                loads[1, t] = np.inf
-                if next_state[t, 0] < 0 or blocked[nd, t] > 0:
-                    continue
-                qc = type_compute[t]
-                compute[t] = _round(exp[nd, qc], exp_len[nd, qc])
-                if compute[t] > upper_bound:
-                    continue
-                low = low0 if mode_lo == 0 else low1
-                if mode_hi >= 1 and low1 < low:
-                    low = low1
-                if low > type_cap[t]:
-                    continue
-                alive_t[t] = True
-                alive = True
+
+            # ---- the pair (I, J). Every quantity is known as an interval [lo, hi] around its running
+            # sum that holds its exact value (correctly rounded); where an interval cannot decide a
+            # test or a value must be stored, the stage's exact sums are rebuilt from its nodes and
+            # the intervals collapse to points. Every test below is monotone in the quantities.
+            exact = False
+            for attempt in range(2):
+                for q in range(n_q):
+                    if exact:
+                        lo_q[q] = _round(exp[nd, q], exp_len[nd, q])
+                        hi_q[q] = lo_q[q]
+                    else:
+                        lo_q[q] = ap[nd, q] - 2.0 * er[nd, q]
+                        hi_q[q] = ap[nd, q] + 2.0 * er[nd, q]
+                        if q < n_val and lo_q[q] < 0.0:
+                            lo_q[q] = 0.0  # additive terms are >= 0
+                uncertain = False
+                w_lo = lo_q[mem_w] if mem_w >= 0 else 0.0
+                w_hi = hi_q[mem_w] if mem_w >= 0 else 0.0
+                p_lo = lo_q[mem_p] if mem_p >= 0 else 0.0
+                p_hi = hi_q[mem_p] if mem_p >= 0 else 0.0
+                a_lo = lo_q[mem_a] if mem_a >= 0 else 0.0
+                a_hi = hi_q[mem_a] if mem_a >= 0 else 0.0
+                i_lo_v = lo_q[q_in] if mode_hi >= 1 else 0.0
+                i_hi_v = hi_q[q_in] if mode_hi >= 1 else 0.0
+                if i_lo_v < 0.0:
+                    i_lo_v = 0.0
+                st_lo = w_lo + opt_mult * p_lo
+                st_hi = w_hi + opt_mult * p_hi
+                alive = False
+                for t in range(n_types):
+                    alive_t[t] = False
+                    if next_state[t, 0] < 0 or blocked[nd, t] > 0:
+                        continue
+                    qc = type_compute[t]
+                    if lo_q[qc] > upper_bound:
+                        continue
+                    if hi_q[qc] > upper_bound:
+                        uncertain = True
+                    low_lo = st_lo + (min_flight * a_lo if mode_lo == 0 else a_lo)
+                    low_hi = st_hi + (min_flight * a_hi if mode_lo == 0 else a_hi)
+                    if mode_hi >= 1 and st_lo + a_lo < low_lo:
+                        low_lo = st_lo + a_lo
+                        low_hi = st_hi + a_hi
+                    if low_lo > type_cap[t]:
+                        continue
+                    if low_hi > type_cap[t]:
+                        uncertain = True
+                    alive_t[t] = True
+                    alive = True
+                    # Loads per mode and the tie-break duration, as intervals.
+                    cc = type_cross[t]
+                    x_lo = lo_q[n_val + cc] if cc >= 0 else 0.0
+                    x_hi = hi_q[n_val + cc] if cc >= 0 else 0.0
+                    if x_lo < 0.0:
+                        x_lo = 0.0
+                    if overlap:
+                        l_lo = lo_q[qc] if lo_q[qc] > x_lo else x_lo
+                        l_hi = hi_q[qc] if hi_q[qc] > x_hi else x_hi
+                    elif exact:
+                        l_lo = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, n_val + cc],
+                                          exp_len[nd, n_val + cc] if cc >= 0 else 0, exp[nd, qc], 0, tmp)
+                        l_hi = l_lo
+                    else:
+                        r = ap[nd, qc] + (ap[nd, n_val + cc] if cc >= 0 else 0.0)
+                        e = er[nd, qc] + (er[nd, n_val + cc] if cc >= 0 else 0.0) + EPS * abs(r)
+                        l_lo = r - 2.0 * e
+                        l_hi = r + 2.0 * e
+                    for mode in range(mode_lo, mode_hi + 1):
+                        qf = type_fwd[t]
+                        if mode == 1 and qf >= 0:
+                            load_lo[mode, t] = l_lo + lo_q[qf]
+                            load_hi[mode, t] = l_hi + hi_q[qf]
+                        else:
+                            load_lo[mode, t] = l_lo
+                            load_hi[mode, t] = l_hi
+                        if load_lo[mode, t] <= upper_bound < load_hi[mode, t]:
+                            uncertain = True
+                    if objective == 1:
+                        cd = type_dur_cross[t]
+                        if exact:
+                            dur_lo[t] = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, n_val + cd],
+                                                   exp_len[nd, n_val + cd] if cd >= 0 else 0, exp[nd, qc], 0, tmp)
+                            dur_hi[t] = dur_lo[t]
+                        else:
+                            r = ap[nd, qc] + (ap[nd, n_val + cd] if cd >= 0 else 0.0)
+                            e = er[nd, qc] + (er[nd, n_val + cd] if cd >= 0 else 0.0) + EPS * abs(r)
+                            dur_lo[t] = r - 2.0 * e
+                            dur_hi[t] = r + 2.0 * e
+                if not alive or exact:
+                    break
+                # Would any table update be undecided, or store a value known only as an interval?
+                if not uncertain:
+                    for s in range(n_states):
+                        if uncertain:
+                            break
+                        if not useful[j, s]:
+                            continue
+                        base = best[j, s]
+                        for t in range(n_types):
+                            if not alive_t[t]:
+                                continue
+                            nxt = next_state[t, s]
+                            if nxt < 0:
+                                continue
+                            n_fl = flight[nxt]
+                            cell = best[i, nxt]
+                            for mode in range(mode_lo, mode_hi + 1):
+                                if load_lo[mode, t] > upper_bound:
+                                    continue
+                                if mode == 0:
+                                    m_lo = st_lo + n_fl * a_lo
+                                    m_hi = st_hi + n_fl * a_hi
+                                else:
+                                    m_lo = st_lo + n_fl * i_lo_v + a_lo
+                                    m_hi = st_hi + n_fl * i_hi_v + a_hi
+                                if m_lo > type_cap[t]:
+                                    continue
+                                if m_hi > type_cap[t]:
+                                    uncertain = True
+                                elif objective == 0:
+                                    # value = max(base, load): base if load_hi <= base, else undecided
+                                    # unless even the smallest value cannot beat the cell.
+                                    if load_hi[mode, t] > base and load_lo[mode, t] < cell:
+                                        uncertain = True
+                                elif base + dur_lo[t] <= cell:
+                                    uncertain = True
+                if not uncertain:
+                    break
+                _exact_stage(nd, stack_group, group_start, group_nodes, pred_start, preds, in_stage, stage_succ,
+                             fwd_succ_in, out_degree, node_fwd, node_val, cross_val, in_val, exp, exp_len, mark2,
+                             pairs)
+                counters[0] += 1
+                exact = True
             if not alive:
                 stack_pos[nd] = up_start[j + 1]  # dead: no supersets, the pop undoes it
                 continue
             stack_pos[nd] = up_start[j]
-            # Loads per type and mode (exact).
-            for t in range(n_types):
-                if not alive_t[t]:
-                    continue
-                qc = type_compute[t]
-                cc = type_cross[t]
-                qx = n_val + cc
-                nx = exp_len[nd, qx] if cc >= 0 else 0
-                if overlap:
-                    comm = _round(exp[nd, qx], nx) if nx > 0 else 0.0
-                    load0 = compute[t] if compute[t] > comm else comm
-                else:
-                    load0 = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, qx], nx, exp[nd, qc], 0, tmp)
-                for mode in range(mode_lo, mode_hi + 1):
-                    value = load0
-                    qf = type_fwd[t]
-                    if mode == 1 and qf >= 0:
-                        value = load0 + _round(exp[nd, qf], exp_len[nd, qf])
-                    if value <= upper_bound:
-                        loads[mode, t] = value
-                if objective == 1:
-                    cd = type_dur_cross[t]
-                    nxd = exp_len[nd, n_val + cd] if cd >= 0 else 0
-                    durations[t] = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, n_val + cd], nxd,
-                                              exp[nd, qc], 0, tmp)
-            # ---- relax best[I, next(s)] from best[J, s]
+            if not exact and objective == 0:
+                # No update can store a load: only cells that base alone improves change.
+                for s in range(n_states):
+                    if not useful[j, s]:
+                        continue
+                    base = best[j, s]
+                    for t in range(n_types):
+                        if not alive_t[t]:
+                            continue
+                        nxt = next_state[t, s]
+                        if nxt < 0:
+                            continue
+                        n_fl = flight[nxt]
+                        for mode in range(mode_lo, mode_hi + 1):
+                            if load_hi[mode, t] > upper_bound:
+                                continue
+                            m_hi = st_hi + n_fl * (a_hi if mode == 0 else i_hi_v) + (a_hi if mode == 1 else 0.0)
+                            if m_hi > type_cap[t] or load_hi[mode, t] > base:
+                                continue
+                            if base < best[i, nxt]:
+                                best[i, nxt] = base
+                                parent_ideal[i, nxt] = j
+                                parent_type[i, nxt] = t + n_types * mode
+                continue
+            if not exact:
+                continue  # tie-break pass: no duration can improve a cell
+            # ---- exact: relax best[I, next(s)] from best[J, s]
+            static = st_lo
             for s in range(n_states):
                 if not useful[j, s]:
                     continue
@@ -421,20 +555,20 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                         continue
                     n_fl = flight[nxt]
                     for mode in range(mode_lo, mode_hi + 1):
-                        load = loads[mode, t]
-                        if load == np.inf:
+                        load = load_lo[mode, t]
+                        if load > upper_bound:
                             continue
                         if mode == 0:
-                            memory = static + n_fl * wpa[2]
+                            memory = static + n_fl * a_lo
                         else:
-                            memory = static + n_fl * wpa[3] + wpa[2]
+                            memory = static + n_fl * i_lo_v + a_lo
                         if memory > type_cap[t]:
                             continue
                         if objective == 0:
                             value = base if base > load else load
                             better = value < best[i, nxt]
                         else:
-                            value = base + durations[t]
+                            value = base + dur_lo[t]
                             count = used[j, s] + 1
                             better = value < best[i, nxt] or (value == best[i, nxt] and count < used[i, nxt])
                         if better:
@@ -466,7 +600,32 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                                                                           or used[i, back] <= used[i, s]):
                             dominated = True
                 useful[i, s] = not dominated
-    return best, parent_ideal, parent_type, pairs
+    return pairs
+
+
+@njit(cache=True, nogil=True)
+def new_table(n_ideals, n_states, prev_state, closure, objective):
+    """The DP table with only the full ideal's row filled: (best, parent_ideal, parent_type, useful, used).
+
+    ``used`` (stages per cell, the tie-break pass's last key) is 1 x 1 unless ``objective == 1``.
+    """
+    best = np.full((n_ideals, n_states), np.inf)
+    parent_ideal = np.full((n_ideals, n_states), -1, dtype=np.int32)
+    parent_type = np.full((n_ideals, n_states), -1, dtype=np.int8)
+    useful = np.zeros((n_ideals, n_states), dtype=np.bool_)  # states of J worth extending
+    used = np.zeros((n_ideals, n_states) if objective == 1 else (1, 1), dtype=np.int16)
+    full = n_ideals - 1
+    best[full, 0] = 0.0
+    if closure:
+        # The empty suffix: 0 with any devices to spare.
+        for s in range(1, n_states):
+            best[full, s] = 0.0
+            for d in range(prev_state.shape[0]):
+                if prev_state[d, s] >= 0:
+                    parent_type[full, s] = INHERIT + d
+                    break
+    useful[full, 0] = True
+    return best, parent_ideal, parent_type, useful, used
 
 
 def chain_lattice(n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -630,25 +789,41 @@ def build_inputs(problem, groups, ignore: frozenset = frozenset(), out_bytes: di
 
 def run(inputs: KernelInputs, lattice: tuple, overlap: bool, upper_bound: float, *, closure: bool = True,
         flight: np.ndarray | None = None, opt_mult: float = 0.0, modes: tuple[int, int] = (0, 0),
-        count_only: bool = False, tie_break: bool = False):
+        count_only: bool = False, tie_break: bool = False, progress=None, chunk: int = 0):
     """:func:`lattice_dp` on ``inputs`` over ``lattice`` = (up_start, up_group, up_target, n_ideals).
 
     ``tie_break``: objective 1 (module docstring) with ``upper_bound`` the optimal max-load.
+    ``progress(done, total)``: called after every ``chunk`` ideals (default: 1 % of them);
+    the kernel runs without the GIL in between. Returns (best, parent_ideal, parent_type, pairs).
     """
     up_start, up_group, up_target, n_ideals = lattice
     a = inputs
     if flight is None:
         flight = np.zeros(a.n_states, dtype=np.int64)
-    return lattice_dp(
-        up_start, up_group, up_target, int(n_ideals),
-        a.group_start, a.group_nodes, a.pred_start, a.preds, a.out_degree, a.node_fwd,
-        a.node_val, a.cross_val, a.in_val, a.group_blocked,
-        a.type_compute, a.type_fwd, a.type_cross, a.type_cap,
-        a.mem_w, a.mem_p, a.mem_a, float(opt_mult),
-        a.next_state, a.prev_state, np.asarray(flight, dtype=np.int64), a.n_states,
-        bool(overlap), float(upper_bound), bool(closure), int(modes[0]), int(modes[1]), bool(count_only),
-        1 if tie_break else 0, a.type_dur_cross,
-    )
+    objective = 1 if tie_break else 0
+    best, parent_ideal, parent_type, useful, used = new_table(int(n_ideals), a.n_states, a.prev_state, bool(closure),
+                                                              objective)
+    n = int(n_ideals)
+    step = n if progress is None else (chunk or max(1, n // 100))
+    pairs = 0
+    counters = np.zeros(1, dtype=np.int64)
+    hi = n - 2
+    while hi >= 0:
+        lo = max(0, hi - step + 1)
+        pairs += lattice_dp(
+            up_start, up_group, up_target, n,
+            a.group_start, a.group_nodes, a.pred_start, a.preds, a.out_degree, a.node_fwd,
+            a.node_val, a.cross_val, a.in_val, a.group_blocked,
+            a.type_compute, a.type_fwd, a.type_cross, a.type_cap,
+            a.mem_w, a.mem_p, a.mem_a, float(opt_mult),
+            a.next_state, a.prev_state, np.asarray(flight, dtype=np.int64), a.n_states,
+            bool(overlap), float(upper_bound), bool(closure), int(modes[0]), int(modes[1]), bool(count_only),
+            objective, a.type_dur_cross, best, parent_ideal, parent_type, useful, used, hi, lo, counters,
+        )
+        hi = lo - 1
+        if progress is not None:
+            progress(n - 1 - lo, n - 1, int(counters[0]))
+    return best, parent_ideal, parent_type, pairs
 
 
 def lattice_tuple(lattice) -> tuple:

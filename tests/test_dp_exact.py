@@ -120,3 +120,35 @@ def test_tie_break_minimises_durations_then_devices(seed):
     evaluation = evaluate(problem, result.placement)
     assert evaluation.max_load == result.objective
     assert (_durations(result.placement, evaluation), len(result.placement.stages)) == min(optimal)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_solved_table_answers_smaller_counts_exactly(seed):
+    """A table solved for k accelerators and l cores answers every k' <= k, l' <= l it can certify, exactly."""
+    from placement.dp import solve_dp_table
+
+    problem = random_problem(seed)
+    table = solve_dp_table(problem)
+    kind = problem.devices.accelerators[0]
+    for k in range(kind.count + 1):
+        for cpus in range(problem.devices.cpus + 1):
+            smaller = Problem(problem.graph, problem.devices.with_kind(kind.name, count=k).with_changes(cpus=cpus))
+            answer = table.query([k], cpus) if table is not None else None
+            expected = solve_dp(smaller)
+            if answer is None:
+                continue
+            assert expected.status == "optimal"
+            value, placement = answer
+            assert value == expected.objective
+            assert evaluate(smaller, placement).feasible
+            assert evaluate(smaller, placement).max_load == value
+    answered = table is not None and table.query([kind.count], problem.devices.cpus)
+    assert not answered or answered[0] == solve_dp(problem).objective
+
+
+def test_progress_is_reported():
+    problem = random_problem(7)
+    seen = []
+    solve_dp(problem, progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1][0] == seen[-1][1]
+    assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
