@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import sys
+import time
 from typing import Any, Sequence
 
 from .errors import PlacementError
@@ -190,7 +191,20 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
     given = {name: getattr(args, name) for name in ("time_limit", "gap", "subgraphs_per_accelerator", "solver", "seed")}
     options = method_options(args.method, {k: v for k, v in given.items() if v is not None})
+    shown = []
+    if args.method == "dp":  # progress on stderr (never in --json output) once a solve passes 1 s
+        started = time.perf_counter()
+
+        def progress(done: int, total: int) -> None:
+            if time.perf_counter() - started > 1.0:
+                sys.stderr.write(f"\rdp: {done:,} / {total:,} ideals ({100 * done // max(total, 1)}%)")
+                sys.stderr.flush()
+                shown.append(done)
+
+        options["progress"] = progress
     result = solve(problem, args.method, **options)
+    if shown:
+        sys.stderr.write("\n")
     if args.json:
         print(json.dumps(result_to_json(problem, result)))
     else:

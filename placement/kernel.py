@@ -468,7 +468,8 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                             dur_hi[t] = r + 2.0 * e
                 if not alive or exact:
                     break
-                # Would any table update be undecided, or store a value known only as an interval?
+                # Relax where the intervals decide (only base itself can be stored then); stop at the
+                # first update that is undecided or would store a load known only as an interval.
                 if not uncertain:
                     for s in range(n_states):
                         if uncertain:
@@ -500,8 +501,14 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                                 elif objective == 0:
                                     # value = max(base, load): base if load_hi <= base, else undecided
                                     # unless even the smallest value cannot beat the cell.
-                                    if load_hi[mode, t] > base and load_lo[mode, t] < cell:
-                                        uncertain = True
+                                    if load_hi[mode, t] > base:
+                                        if load_lo[mode, t] < cell:
+                                            uncertain = True
+                                    elif base < cell:
+                                        best[i, nxt] = base
+                                        parent_ideal[i, nxt] = j
+                                        parent_type[i, nxt] = t + n_types * mode
+                                        cell = base
                                 elif base + dur_lo[t] <= cell:
                                     uncertain = True
                 if not uncertain:
@@ -515,32 +522,8 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                 stack_pos[nd] = up_start[j + 1]  # dead: no supersets, the pop undoes it
                 continue
             stack_pos[nd] = up_start[j]
-            if not exact and objective == 0:
-                # No update can store a load: only cells that base alone improves change.
-                for s in range(n_states):
-                    if not useful[j, s]:
-                        continue
-                    base = best[j, s]
-                    for t in range(n_types):
-                        if not alive_t[t]:
-                            continue
-                        nxt = next_state[t, s]
-                        if nxt < 0:
-                            continue
-                        n_fl = flight[nxt]
-                        for mode in range(mode_lo, mode_hi + 1):
-                            if load_hi[mode, t] > upper_bound:
-                                continue
-                            m_hi = st_hi + n_fl * (a_hi if mode == 0 else i_hi_v) + (a_hi if mode == 1 else 0.0)
-                            if m_hi > type_cap[t] or load_hi[mode, t] > base:
-                                continue
-                            if base < best[i, nxt]:
-                                best[i, nxt] = base
-                                parent_ideal[i, nxt] = j
-                                parent_type[i, nxt] = t + n_types * mode
-                continue
             if not exact:
-                continue  # tie-break pass: no duration can improve a cell
+                continue  # every update was decided above
             # ---- exact: relax best[I, next(s)] from best[J, s]
             static = st_lo
             for s in range(n_states):
