@@ -194,19 +194,15 @@ def pipedream(problem: Problem, **_ignored: Any) -> Result:
     Result
         Method ``"pipedream"``, objective kind ``"throughput"``; stages in pipeline order.
     """
-    from .dp import _build_arrays, _chain_lattice, _run, _walk  # numba kernel, shared with the DP
+    from .dp import solve_chain  # the shared exact kernel over one topological chain
 
     started = time.perf_counter()
     method = "pipedream"
     groups = contract(problem.graph)
-    arrays = _build_arrays(problem, groups)
-    best, parent_ideal, parent_type, _ = _run(arrays, _chain_lattice(groups.count), problem.devices.overlap, math.inf)
-    value = float(best[groups.count, arrays.n_states - 1])
-    if not math.isfinite(value):
+    value, placement = solve_chain(problem, groups)
+    if placement is None:
         return _done(method, problem, None, started, "throughput",
                      reason="no split of the topological chain fits the memory and support rules")
-    placement = _walk(problem, groups, lambda i: set(range(i)), best, parent_ideal, parent_type, groups.count,
-                      arrays.n_states)
     return _done(method, problem, placement, started, "throughput", stats={"groups": groups.count})
 
 

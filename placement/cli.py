@@ -24,6 +24,7 @@ import json
 import math
 import os
 import sys
+import time
 from typing import Any, Sequence
 
 from .errors import PlacementError
@@ -310,7 +311,21 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
         return cmd_solve(args)
     problem = _problem(args)
-    result = solve(problem, args.method, **_given_options(args))
+    options = _given_options(args)
+    shown = []
+    if args.method == "dp":  # progress on stderr (never in --json output) once a solve passes 1 s
+        started = time.perf_counter()
+
+        def progress(done: int, total: int) -> None:
+            if time.perf_counter() - started > 1.0:
+                sys.stderr.write(f"\rdp: {done:,} / {total:,} ideals ({100 * done // max(total, 1)}%)")
+                sys.stderr.flush()
+                shown.append(done)
+
+        options["progress"] = progress
+    result = solve(problem, args.method, **options)
+    if shown:
+        sys.stderr.write("\n")
     if args.json:
         print(_dumps(result_to_json(problem, result)))
     else:

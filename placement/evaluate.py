@@ -7,6 +7,12 @@ the solvers, so that it can check them.
   communication: the cost of every node u with an edge crossing the boundary of the
   device's node set, in either direction, counted once per device (scaled by the
   bandwidth factors). With ``overlap`` the load is max(compute, communication).
+* Every sum is exact and rounded once (:func:`math.fsum` of the per-node terms; the
+  communication term of node u is ``cost(u) * scale``, one rounded product): the load is
+  ``fsum(latencies + communication terms)`` (with ``overlap``,
+  ``max(fsum(latencies), fsum(communication terms))``), and memory is ``fsum(sizes)``.
+  A sum that overflows is ``inf``. The exact DP (:mod:`placement.kernel`) computes the same
+  numbers, so its objective equals this max-load bit for bit.
 * Load of a CPU core = sum of its nodes' ``cpu_latency``; CPU cores pay no communication,
   unless ``devices.cpu_bandwidth`` is set: then a core also pays the cost of every node with
   an edge crossing its node set's boundary, once per core, divided by
@@ -63,14 +69,34 @@ class Evaluation:
         return None
 
 
-def _crossing_cost(problem: Problem, nodes: set[int], scale: float) -> float:
+def _exact_sum(terms) -> float:
+    """``math.fsum`` of ``terms``; ``inf`` when the sum overflows."""
+    try:
+        return math.fsum(terms)
+    except OverflowError:
+        return math.inf
+
+
+def _crossing_terms(problem: Problem, nodes: set[int], scale: float) -> list[float]:
+    """The communication term ``cost(u) * scale`` of every node u with an edge crossing the set's boundary."""
     graph = problem.graph
     counted: set[int] = set()
     for edge in graph.edges:
         inside_source, inside_target = edge.source in nodes, edge.target in nodes
         if inside_source != inside_target:
             counted.add(edge.source)
-    return sum(graph.output_cost[u] for u in counted) * scale
+    return [graph.output_cost[u] * scale for u in counted]
+
+
+def _crossing_cost(problem: Problem, nodes: set[int], scale: float) -> float:
+    return _exact_sum(_crossing_terms(problem, nodes, scale))
+
+
+def _load(compute_terms: list[float], comm_terms: list[float], overlap: bool) -> tuple[float, float, float]:
+    """(compute, communication, load), each an exact sum rounded once (module docstring)."""
+    compute, communication = _exact_sum(compute_terms), _exact_sum(comm_terms)
+    load = max(compute, communication) if overlap else _exact_sum(compute_terms + comm_terms)
+    return compute, communication, load
 
 
 def device_loads(problem: Problem, placement: Placement) -> tuple[DeviceLoad, ...]:
@@ -80,23 +106,24 @@ def device_loads(problem: Problem, placement: Placement) -> tuple[DeviceLoad, ..
     out = []
     for stage in placement.stages:
         nodes = set(stage.nodes)
-        memory = sum(graph.node_by_id[n].size for n in stage.nodes if n in graph.node_by_id)
+        memory = _exact_sum([graph.node_by_id[n].size for n in stage.nodes if n in graph.node_by_id])
         if stage.device.kind == CPU_KIND:
-            compute = sum(graph.node_by_id[n].cpu_latency for n in stage.nodes if n in graph.node_by_id)
+            cpu_terms = [graph.node_by_id[n].cpu_latency for n in stage.nodes if n in graph.node_by_id]
             if devices.cpu_bandwidth is None:  # the paper's model: no communication on CPU cores
+                compute = _exact_sum(cpu_terms)
                 out.append(DeviceLoad(stage.device, stage.nodes, compute, 0.0, compute, memory, math.inf))
                 continue
-            communication = _crossing_cost(problem, nodes, 1.0 / (devices.bandwidth * devices.cpu_bandwidth))
-            load = max(compute, communication) if devices.overlap else compute + communication
+            compute, communication, load = _load(
+                cpu_terms, _crossing_terms(problem, nodes, devices.cpu_transfer_scale), devices.overlap)
             out.append(DeviceLoad(stage.device, stage.nodes, compute, communication, load, memory, math.inf))
             continue
         kind = kinds.get(stage.device.kind)
         if kind is None:
             out.append(DeviceLoad(stage.device, stage.nodes, math.inf, 0.0, math.inf, memory, 0.0))
             continue
-        compute = sum(graph.node_by_id[n].latency_on(kind) for n in stage.nodes if n in graph.node_by_id)
-        communication = _crossing_cost(problem, nodes, devices.transfer_scale(kind))
-        load = max(compute, communication) if devices.overlap else compute + communication
+        compute, communication, load = _load(
+            [graph.node_by_id[n].latency_on(kind) for n in stage.nodes if n in graph.node_by_id],
+            _crossing_terms(problem, nodes, devices.transfer_scale(kind)), devices.overlap)
         out.append(DeviceLoad(stage.device, stage.nodes, compute, communication, load, memory, kind.memory))
     return tuple(out)
 
@@ -128,7 +155,7 @@ def check(problem: Problem, placement: Placement) -> tuple[str, ...]:
                 node = graph.node_by_id.get(n)
                 if node is not None and not node.runs_on(kind):
                     problems.append(f"node {node.label} cannot run on {device}")
-            memory = sum(graph.node_by_id[n].size for n in stage.nodes if n in graph.node_by_id)
+            memory = _exact_sum([graph.node_by_id[n].size for n in stage.nodes if n in graph.node_by_id])
             if memory > kind.memory:
                 problems.append(f"{device}: needs {memory:,.0f} bytes, holds {kind.memory:,.0f}")
     for color, members in graph.color_classes.items():

@@ -161,12 +161,13 @@ def stage_memory(problem: Problem, placement: Placement, optimizer_multiplier: f
     for stage in placement.stages:
         nodes = set(stage.nodes)
         forward = [n for n in stage.nodes if not graph.node_by_id[n].is_backward]
-        weights = sum(graph.node_by_id[n].size for n in stage.nodes)
-        optimizer = optimizer_multiplier * sum(graph.node_by_id[n].size for n in forward)
-        activation = sum(out_bytes[n] for n in forward)
+        # Exact sums rounded once (math.fsum), as the exact planners compute them.
+        weights = math.fsum(graph.node_by_id[n].size for n in stage.nodes)
+        optimizer = optimizer_multiplier * math.fsum(graph.node_by_id[n].size for n in forward)
+        activation = math.fsum(out_bytes[n] for n in forward)
         inputs = {u for v in forward for u in graph.predecessors[v]
                   if u not in nodes and not graph.node_by_id[u].is_backward}
-        stage_input = sum(out_bytes[u] for u in inputs)
+        stage_input = math.fsum(out_bytes[u] for u in inputs)
         cap = math.inf if stage.device.kind == CPU_KIND else caps.get(stage.device.kind, 0.0)
         result.append(StageMemory(stage.device, weights, optimizer, activation, stage_input, cap))
     return tuple(result)

@@ -8,24 +8,32 @@ it), then times ``solve_dp`` on the graph. Columns:
   merging free nodes, see placement/ideals.py);
 * pairs searched - ideal pairs (I, J) the DP visited (pruned by the chain upper bound);
 * all pairs - every comparable pair I <= J, as the paper's code counts them (only with --all-pairs; slow on wide graphs);
-* solve s - wall-clock seconds of solve_dp after warm-up; process s - the whole child
+* solve s - wall-clock seconds of solve_dp after warm-up; cpu s - its CPU seconds (the honest
+  figure on a shared machine); process s - the whole child
   process (Python start, imports, kernel load, solve);
 * peak MB - the child's maximum resident set size.
 
-Usage: python scripts/bench_dp.py [--all-pairs] [GRAPH ...]
+``--ref DIR`` also runs every graph with the ``placement`` package of another checkout (for
+example ``git worktree add /tmp/before <commit>``) and prints its row under this one's, marked
+``before``, so a change is measured side by side in one run. Children import the package of
+this checkout (or of ``--ref``) through ``PYTHONPATH``.
+
+Usage: python scripts/bench_dp.py [--all-pairs] [--ref DIR] [GRAPH ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_graphs"
 
 
 def _child(path: str, all_pairs: bool) -> None:
@@ -36,12 +44,12 @@ def _child(path: str, all_pairs: bool) -> None:
     tiny = Problem(Graph((Node(1, 1, 1), Node(2, 1, 1)), (Edge(1, 2, 1),)), Devices.paper(1, 1))
     solve_dp(tiny)
     problem = load_problem(path)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = solve_dp(problem)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     out = {
         "nodes": len(problem.graph.nodes), "status": result.status, "objective": result.objective,
-        "ideals": result.stat("ideals"), "pairs": result.stat("pairs"), "seconds": seconds,
+        "ideals": result.stat("ideals"), "pairs": result.stat("pairs"), "seconds": seconds, "cpu": cpu,
     }
     if all_pairs:
         out["all_pairs"] = count_pairs(problem)[1]
@@ -54,6 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("graphs", nargs="*", help="graph files (default: every file in sample_graphs/)")
     parser.add_argument("--all-pairs", action="store_true", help="also count every comparable ideal pair")
+    parser.add_argument("--ref", help="another checkout to measure side by side (rows marked 'before')")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -63,22 +72,26 @@ def main() -> None:
         p for p in SAMPLES.rglob("*.json") if "expert-splits" not in p.parts
     )
     header = f"{'graph':44} {'nodes':>6} {'ideals':>8} {'pairs searched':>15} {'all pairs':>13} " \
-             f"{'solve s':>8} {'process s':>9} {'peak MB':>8}  objective"
+             f"{'solve s':>8} {'cpu s':>8} {'process s':>9} {'peak MB':>8}  objective"
     print(header)
     print("-" * len(header))
+    trees = [("", ROOT)] + ([("before ", Path(args.ref).resolve())] if args.ref else [])
     for path in graphs:
         command = [sys.executable, __file__, "--child", str(path)] + (["--all-pairs"] if args.all_pairs else [])
-        done = subprocess.run(command, capture_output=True, text=True)
-        path = path.resolve()
-        name = str(path.relative_to(SAMPLES)) if path.is_relative_to(SAMPLES) else str(path)
-        if done.returncode != 0:
-            print(f"{name:44} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
-            continue
-        row = json.loads(done.stdout.strip().splitlines()[-1])
-        all_pairs = f"{row['all_pairs']:,}" if "all_pairs" in row else "-"
-        print(f"{name:44} {row['nodes']:>6} {row['ideals']:>8,} {row['pairs']:>15,} {all_pairs:>13} "
-              f"{row['seconds']:>8.3f} {row['process_seconds']:>9.2f} {row['peak_mb']:>8.0f}  "
-              f"{row['objective']:.10g} ({row['status']})")
+        shown = path.resolve()
+        name = str(shown.relative_to(SAMPLES)) if shown.is_relative_to(SAMPLES) else str(shown)
+        for label, tree in trees:
+            env = dict(os.environ, PYTHONPATH=str(tree))
+            done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree)
+            title = f"{label}{name}"[:44]
+            if done.returncode != 0:
+                print(f"{title:44} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+                continue
+            row = json.loads(done.stdout.strip().splitlines()[-1])
+            all_pairs = f"{row['all_pairs']:,}" if "all_pairs" in row else "-"
+            print(f"{title:44} {row['nodes']:>6} {row['ideals']:>8,} {row['pairs']:>15,} {all_pairs:>13} "
+                  f"{row['seconds']:>8.3f} {row['cpu']:>8.3f} {row['process_seconds']:>9.2f} {row['peak_mb']:>8.0f}  "
+                  f"{row['objective']:.10g} ({row['status']})")
     print(f"\nmachine: {resource.getpagesize()} B pages; python {sys.version.split()[0]}; "
           "times are wall-clock on this machine, single run")
 

@@ -56,31 +56,38 @@ def _may_run(node, kind) -> bool:
     return bool(node.supported_on_accelerator) and (node.allowed_kinds is None or kind.name in node.allowed_kinds)
 
 
-def _crossing_cost(problem: Problem, members: set[int]) -> float:
-    """Sum over nodes u with an edge (either direction) crossing the boundary of ``members`` of cost(u), once each."""
+def _crossing_terms(problem: Problem, members: set[int], scale: float) -> list[float]:
+    """``cost(u) * scale`` of every node u with an edge (either direction) crossing the boundary of ``members``."""
     cost_of = {edge.source: edge.cost for edge in problem.graph.edges}
     crossing = {edge.source for edge in problem.graph.edges if (edge.source in members) != (edge.target in members)}
-    return sum(cost_of[u] for u in crossing)
+    return [cost_of[u] * scale for u in crossing]
 
 
 def load(problem: Problem, device: DeviceSlot, members: set[int]) -> float | None:
-    """The device's load per sample, or None when the nodes may not run there or do not fit its memory."""
+    """The device's load per sample, or None when the nodes may not run there or do not fit its memory.
+
+    The model's definition of a load: the correctly rounded sum (``math.fsum``) of the per-node
+    compute terms and the communication terms ``cost(u) * scale`` with ``scale = 1 / (global
+    bandwidth * the device's bandwidth)``; with overlap, the larger of the two sums.
+    """
     devices = problem.devices
     by_id = {node.id: node for node in problem.graph.nodes}
     if device.kind == CPU:
-        compute = sum(by_id[n].cpu_latency for n in members)
+        compute = [by_id[n].cpu_latency for n in members]
         if devices.cpu_bandwidth is None:
-            return compute
-        communication = _crossing_cost(problem, members) / (devices.bandwidth * devices.cpu_bandwidth)
+            return math.fsum(compute)
+        communication = _crossing_terms(problem, members, 1.0 / (devices.bandwidth * devices.cpu_bandwidth))
     else:
         kind = next(k for k in devices.accelerators if k.name == device.kind)
         if not all(_may_run(by_id[n], kind) for n in members):
             return None
-        if sum(by_id[n].size for n in members) > kind.memory:
+        if math.fsum(by_id[n].size for n in members) > kind.memory:
             return None
-        compute = sum(_latency_on(by_id[n], kind) for n in members)
-        communication = _crossing_cost(problem, members) / (devices.bandwidth * kind.bandwidth)
-    return max(compute, communication) if devices.overlap else compute + communication
+        compute = [_latency_on(by_id[n], kind) for n in members]
+        communication = _crossing_terms(problem, members, 1.0 / (devices.bandwidth * kind.bandwidth))
+    if devices.overlap:
+        return max(math.fsum(compute), math.fsum(communication))
+    return math.fsum(compute + communication)
 
 
 def _closed_under_predecessors(graph: Graph, nodes: set[int]) -> bool:
@@ -114,32 +121,54 @@ def slots(problem: Problem) -> list[DeviceSlot]:
     return out + [DeviceSlot(CPU, i) for i in range(problem.devices.cpus)]
 
 
-def brute_force(problem: Problem, contiguous: bool) -> tuple[float, Placement | None]:
-    """Minimum max-load over every valid placement (contiguous ones only if asked), and one placement reaching it.
+def _assignments(problem: Problem) -> Iterator[tuple[dict[DeviceSlot, set[int]], list[float]]]:
+    """Every assignment of the must-share units to devices whose loads are all defined, with those loads.
 
-    ``(inf, None)`` when no placement is valid.
+    Devices of one kind are interchangeable: only assignments using indices 0..m-1 of each kind.
     """
     devices = slots(problem)
     units = must_share(problem.graph)
-    best, best_placement = math.inf, None
     for choice in itertools.product(range(len(devices)), repeat=len(units)):
         stages: dict[DeviceSlot, set[int]] = {}
         for unit, index in zip(units, choice):
             stages.setdefault(devices[index], set()).update(unit)
-        # Devices of one kind are interchangeable: only placements using indices 0..m-1 of each kind.
         used: dict[str, list[int]] = {}
         for device in stages:
             used.setdefault(device.kind, []).append(device.index)
         if any(sorted(indices) != list(range(len(indices))) for indices in used.values()):
             continue
         loads = [load(problem, device, members) for device, members in stages.items()]
-        if any(value is None for value in loads) or max(loads) >= best:
+        if all(value is not None for value in loads):
+            yield stages, loads
+
+
+def _placement(problem: Problem, stages: dict[DeviceSlot, set[int]], contiguous: bool) -> Placement | None:
+    order = pipeline_order(problem.graph, stages) if contiguous else list(stages)
+    if order is None:
+        return None
+    return Placement(tuple(Stage(device, tuple(stages[device])) for device in order))
+
+
+def valid_placements(problem: Problem, contiguous: bool) -> Iterator[Placement]:
+    """Every valid placement (contiguous ones only if asked; one per symmetric choice of device indices)."""
+    for stages, _ in _assignments(problem):
+        placement = _placement(problem, stages, contiguous)
+        if placement is not None:
+            yield placement
+
+
+def brute_force(problem: Problem, contiguous: bool) -> tuple[float, Placement | None]:
+    """Minimum max-load over every valid placement (contiguous ones only if asked), and one placement reaching it.
+
+    ``(inf, None)`` when no placement is valid.
+    """
+    best, best_placement = math.inf, None
+    for stages, loads in _assignments(problem):
+        if max(loads) >= best:
             continue
-        order = pipeline_order(problem.graph, stages) if contiguous else list(stages)
-        if order is None:
-            continue
-        best = max(loads)
-        best_placement = Placement(tuple(Stage(device, tuple(stages[device])) for device in order))
+        placement = _placement(problem, stages, contiguous)
+        if placement is not None:
+            best, best_placement = max(loads), placement
     return best, best_placement
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from placement import AcceleratorKind, Devices, Edge, Graph, Node, Problem
 
-from .oracle import brute_force, contiguous_orders, must_share, pipeline_order
+from .oracle import brute_force, contiguous_orders, must_share, pipeline_order, valid_placements
 
 # The names the memory-aware tests import (they are the oracle's).
 _units = must_share
@@ -122,4 +122,13 @@ def problems(training: bool | None = None, kinds: tuple[int, ...] = (1,), n_forw
         st.integers(0, 2**31 - 1), st.booleans() if training is None else st.just(training), st.sampled_from(kinds))
 
 
-__all__ = ["brute_force", "contiguous_orders", "must_share", "pipeline_order", "problems", "random_problem"]
+def placements(problem: Problem, contiguous: bool):
+    """Every valid placement of the oracle (contiguous ones only if asked), with the evaluator's evaluation."""
+    from placement import evaluate
+
+    for placement in valid_placements(problem, contiguous):
+        yield placement, evaluate(problem, placement)
+
+
+__all__ = ["brute_force", "contiguous_orders", "must_share", "pipeline_order", "placements", "problems",
+           "random_problem"]

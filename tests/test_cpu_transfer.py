@@ -156,13 +156,11 @@ def test_pipedream_value_is_its_evaluation(training):
         result = pipedream(problem)
         if result.ok:
             # _done takes the objective from the evaluator; the kernel's own value must agree.
-            from placement.dp import _build_arrays, _chain_lattice, _run
+            from placement.dp import solve_chain
             from placement.ideals import contract
 
-            groups = contract(problem.graph)
-            arrays = _build_arrays(problem, groups)
-            best = _run(arrays, _chain_lattice(groups.count), problem.devices.overlap, math.inf)[0]
-            assert close(float(best[groups.count, arrays.n_states - 1]), result.objective), seed
+            value, _ = solve_chain(problem, contract(problem.graph))
+            assert close(value, result.objective), seed
 
 
 @pytest.mark.slow

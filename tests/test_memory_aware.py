@@ -43,24 +43,31 @@ def random_memory_problem(seed: int) -> Problem:
 
 
 def forward_compute(problem: Problem, stage: Stage) -> float:
+    """``math.fsum`` of the stage's forward latencies on its device (what recomputation adds)."""
     graph = problem.graph
+    forward = [graph.node_by_id[n] for n in stage.nodes if not graph.node_by_id[n].is_backward]
     if stage.device.is_cpu:
-        return sum(graph.node_by_id[n].cpu_latency for n in stage.nodes if not graph.node_by_id[n].is_backward)
+        return math.fsum(n.cpu_latency for n in forward)
     kind = problem.devices.kind(stage.device.kind)
-    return sum(graph.node_by_id[n].latency_on(kind) for n in stage.nodes if not graph.node_by_id[n].is_backward)
+    return math.fsum(n.latency_on(kind) for n in forward)
 
 
-def brute_force(problem: Problem, schedule: str, microbatches: int, optimizer: float, recompute: bool):
-    """Minimum max-load (+ recomputation) over every contiguous split and pipeline order whose *simulated*
-    memory fits every device (independent of the planner's closed form and lattice)."""
+def brute_force(problem: Problem, schedule: str, microbatches: int, optimizer: float, recompute):
+    """Minimum max-load (+ recomputation) over every contiguous split, pipeline order and set of recomputing
+    stages whose *simulated* memory fits every device (independent of the planner's closed form and lattice).
+
+    ``recompute``: False / "never", True / "always", or "per-stage" (every subset of the stages).
+    """
     graph, devices = problem.graph, problem.devices
-    recompute = recompute and schedule != "inference"
+    choice = {False: "never", True: "always"}.get(recompute, recompute)
+    if schedule == "inference":
+        choice = "never"
     slots = list(devices.slots())
     units = _units(graph)
     best, best_placement = math.inf, None
-    for choice in itertools.product(range(len(slots)), repeat=len(units)):
+    for assignment in itertools.product(range(len(slots)), repeat=len(units)):
         stages: dict = {}
-        for unit, index in zip(units, choice):
+        for unit, index in zip(units, assignment):
             stages.setdefault(slots[index], set()).update(unit)
         used: dict[str, list[int]] = {}
         for slot in stages:
@@ -72,13 +79,18 @@ def brute_force(problem: Problem, schedule: str, microbatches: int, optimizer: f
             evaluation = evaluate(problem, placement)
             if not evaluation.feasible:
                 continue
-            value = max(entry.load + (forward_compute(problem, stage) if recompute else 0.0)
-                        for entry, stage in zip(evaluation.devices, placement.stages))
-            if value >= best:
-                continue
-            timeline = simulate(problem, placement, microbatches, schedule, recompute=recompute)
-            if memory_profile(problem, timeline, optimizer).fits:
-                best, best_placement = value, placement
+            n = len(placement.stages)
+            subsets = {"never": [()], "always": [tuple(range(n))],
+                       "per-stage": [c for r in range(n + 1) for c in itertools.combinations(range(n), r)]}[choice]
+            for subset in subsets:
+                value = max(entry.load + (forward_compute(problem, stage) if k in subset else 0.0)
+                            for k, (entry, stage) in enumerate(zip(evaluation.devices, placement.stages)))
+                if value >= best:
+                    continue
+                recomputing = [placement.stages[k].device for k in subset]
+                timeline = simulate(problem, placement, microbatches, schedule, recompute=recomputing)
+                if memory_profile(problem, timeline, optimizer).fits:
+                    best, best_placement = value, placement
     return best, best_placement
 
 

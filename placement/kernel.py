@@ -1,0 +1,908 @@
+"""The one lattice DP kernel shared by the exact planners (:mod:`placement.dp`, :mod:`placement.memory_aware`).
+
+Contract
+--------
+The kernel splits a graph into consecutive stages along a chain of ideals and assigns each
+stage to one device of some *device type* (an accelerator kind, or CPU cores), minimising
+the largest stage load. Callers describe everything as arrays; the kernel knows nothing of
+problems, schedules or kinds.
+
+**Lattice** (``up_start, up_group, up_target, n_ideals``): ideals numbered so that a
+superset has a larger index than its subsets (ideal 0 empty, ``n_ideals - 1`` full), with
+their cover relation in CSR form (:class:`placement.ideals.IdealLattice`, or
+:func:`chain_lattice` for one topological order).
+
+**Table** (axes): ``best[I, s]`` is the smallest max-load of a split of the groups *outside*
+ideal ``I`` into consecutive stages that uses the device counts of state ``s`` - exactly
+(``closure=False``) or at most (``closure=True``). States are numbered by the caller;
+``next_state[d, s]`` / ``prev_state[d, s]`` give the state with one device of type ``d``
+more / fewer (``-1``: none). ``best[full, 0] = 0``. Ideals are visited from the largest to
+the smallest; for each ``I`` a depth-first search over its supersets ``J`` (through cover
+edges) builds the stage ``J \\ I`` group by group and relaxes ``best[I, next(s)]`` from
+``best[J, s]``. Because the DP runs from the end of the pipeline to its start, the target
+state ``next(s)`` counts the stages from this one to the end, which is what a stage's
+position-dependent memory needs (``flight``). With ``closure`` the row ``best[I]`` is closed
+under "one more device never hurts" once final, and only states that beat every state with
+one device fewer are extended (the others are dominated).
+
+**Exact arithmetic.** Every stage quantity is an exact sum of per-node terms, kept as a
+non-overlapping floating-point expansion (Shewchuk's ``msum``, as :func:`math.fsum` does) and
+rounded correctly when used; the expansions are saved per search depth and restored on
+pop, so nothing is ever subtracted back. A stage's load on a device type is
+
+* ``fsum(compute terms + communication terms)``, or with ``overlap``
+  ``max(fsum(compute terms), fsum(communication terms))``;
+* with recomputation (mode 1) the stage's forward compute is added: ``load + fsum(forward
+  compute terms)`` (one more rounding);
+
+which is exactly how :func:`placement.evaluate.device_loads` defines it (``math.fsum`` of the
+per-node terms, the communication term of a node being ``cost * scale`` rounded once). The
+max-load of a split is therefore computed without error, and the optimum is exact for any
+finite inputs. A sum that overflows is ``inf``.
+
+**Per-node quantities.** ``node_val[q, x]`` are additive terms (compute per type, forward
+compute, weights, parameters, activation bytes); ``cross_val[c, x]`` is node ``x``'s
+communication term in scale class ``c``, counted when an edge of ``x`` crosses the stage
+boundary (``x`` inside with a successor outside, or outside with a successor inside);
+``in_val[x]`` is counted when ``x`` is a forward node outside the stage feeding a forward
+node inside (the stage input, for recomputation).
+
+**Device types** ``t`` (``T`` of them): ``type_compute[t]`` (index into ``node_val``),
+``type_fwd[t]`` (forward compute, ``-1`` none), ``type_cross[t]`` (scale class, ``-1``: no
+communication), ``type_cap[t]`` memory cap, ``group_blocked[t, g]`` nodes of group ``g``
+that cannot run on ``t``.
+
+**Memory** of a stage on a type at target state ``s`` with ``n = flight[s]``:
+``W + opt_mult * P + n * A`` (mode 0) or ``W + opt_mult * P + n * I + A`` (mode 1, recompute),
+``W, P, A, I`` being correctly rounded exact sums (``mem_w, mem_p, mem_a``: indices into
+``node_val``, ``-1`` for none) and the rest float arithmetic in that order.
+
+**Modes** ``mode_lo..mode_hi``: 0 = plain stage, 1 = the stage recomputes its forward pass.
+
+**Objectives.** ``objective=0``: the max-load above. ``objective=1`` (the tie-break pass, run
+with ``upper_bound`` = the optimal max-load): among splits whose every stage load is
+``<= upper_bound``, minimise the sum of the stages' *durations* - ``fsum(compute terms +
+transfer terms)`` on an accelerator (``type_dur_cross``; its whole-stage call in
+:func:`placement.evaluate.latency`), the compute alone on CPU cores - added from the last
+stage to the first in floating point, then the number of stages (devices). That sum bounds
+the single-sample latency from above (up to the rounding of the additions), with equality
+when every stage feeds the next.
+
+**Pruning**: a search branch stops once, on every type, the stage is blocked, its compute
+alone exceeds ``upper_bound``, or its memory at the smallest in-flight count exceeds the
+cap - all monotone in ``J`` - so no split whose loads are all ``<= upper_bound`` is cut.
+
+Returns ``(best, parent_ideal, parent_type, pairs)``: per cell the ideal ``J`` after the
+stage and ``type + T * mode`` of its device, or ``INHERIT + d`` (same value as the state
+with one device of type ``d`` fewer, ``closure`` only); ``pairs`` counts the pairs ``I < J``
+searched.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+#: parent_type values >= INHERIT mean "same value as the state with one device of type (value - INHERIT) fewer".
+INHERIT = 64
+
+#: Relative error bound of one floating-point addition, doubled (covers the bound's own rounding).
+EPS = 2.0 ** -52
+
+#: Room for one expansion: non-overlapping doubles span at most 2098 / 53 + 1 = 41 components.
+MAXP = 48
+
+
+@njit(cache=True, nogil=True)
+def _grow(p, n, x):
+    """Add ``x`` exactly to the expansion ``p[:n]`` (math.fsum's msum step); returns the new length."""
+    if n > 0 and not np.isfinite(p[n - 1]):
+        return n  # an overflowed sum stays inf (see the module docstring)
+    if not np.isfinite(x):
+        p[0] = x
+        return 1
+    i = 0
+    for k in range(n):
+        y = p[k]
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        if not np.isfinite(hi):
+            p[0] = hi
+            return 1
+        lo = y - (hi - x)
+        if lo != 0.0:
+            p[i] = lo
+            i += 1
+        x = hi
+    if x != 0.0 or i == 0:
+        p[i] = x
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _round(p, n):
+    """The expansion ``p[:n]`` rounded correctly to a double (math.fsum's final step)."""
+    if n == 0:
+        return 0.0
+    for k in range(n):
+        if not np.isfinite(p[k]):
+            return np.inf if p[k] > 0 else -np.inf
+    n -= 1
+    hi = p[n]
+    lo = 0.0
+    while n > 0:
+        x = hi
+        n -= 1
+        y = p[n]
+        hi = x + y
+        yr = hi - x
+        lo = y - yr
+        if lo != 0.0:
+            break
+    if n > 0 and ((lo < 0.0 and p[n - 1] < 0.0) or (lo > 0.0 and p[n - 1] > 0.0)):
+        y = lo * 2.0
+        x = hi + y
+        yr = x - hi
+        if y == yr:
+            hi = x
+    return hi
+
+
+@njit(cache=True, nogil=True)
+def _round_sum(a, na, b, nb, c, nc, tmp):
+    """Correctly rounded sum of up to three expansions (``nb``/``nc`` may be 0)."""
+    n = 0
+    for k in range(na):
+        tmp[k] = a[k]
+    n = na
+    for k in range(nb):
+        n = _grow(tmp, n, b[k])
+    for k in range(nc):
+        n = _grow(tmp, n, c[k])
+    return _round(tmp, n)
+
+
+@njit(cache=True, nogil=True)
+def exact_sum(values):
+    """Correctly rounded sum of ``values`` (``math.fsum``; ``inf`` on overflow)."""
+    p = np.empty(MAXP)
+    n = 0
+    for v in values:
+        n = _grow(p, n, v)
+        if not np.isfinite(p[n - 1]):
+            return p[n - 1]
+    return _round(p, n)
+
+
+@njit(cache=True, nogil=True)
+def _crossing(in_stage, stage_succ, out_degree, u):
+    if in_stage[u]:
+        return stage_succ[u] < out_degree[u]
+    return stage_succ[u] > 0
+
+
+@njit(cache=True, nogil=True)
+def _feeding(in_stage, fwd_succ_in, node_fwd, u):
+    return (not in_stage[u]) and node_fwd[u] and fwd_succ_in[u] > 0
+
+
+@njit(cache=True, nogil=True)
+def _move_group(g, enter, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ, fwd_succ_in):
+    """Move group ``g``'s nodes into (``enter``) or out of the stage: membership and successor counts."""
+    step = 1 if enter else -1
+    for k in range(group_start[g], group_start[g + 1]):
+        x = group_nodes[k]
+        in_stage[x] = enter
+        for m in range(pred_start[x], pred_start[x + 1]):
+            u = preds[m]
+            stage_succ[u] += step
+            if node_fwd[x] and node_fwd[u]:
+                fwd_succ_in[u] += step
+
+
+@njit(cache=True, nogil=True)
+def _exact_stage(nd, stack_group, group_start, group_nodes, pred_start, preds, in_stage, stage_succ, fwd_succ_in,
+                 out_degree, node_fwd, node_val, cross_val, in_val, exp, exp_len, mark, tag):
+    """Rebuild ``exp[nd]``: the exact sums of the stage made of the groups ``stack_group[1..nd]``."""
+    n_val = node_val.shape[0]
+    n_cross = cross_val.shape[0]
+    q_in = n_val + n_cross
+    for q in range(q_in + 1):
+        exp_len[nd, q] = 0
+    for level in range(1, nd + 1):
+        g = stack_group[level]
+        for k in range(group_start[g], group_start[g + 1]):
+            x = group_nodes[k]
+            for q in range(n_val):
+                v = node_val[q, x]
+                if v != 0.0:
+                    exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
+            # Boundary nodes: stage nodes, and outside predecessors of stage nodes.
+            for m in range(pred_start[x] - 1, pred_start[x + 1]):
+                u = x if m < pred_start[x] else preds[m]
+                if mark[u] == tag:
+                    continue
+                mark[u] = tag
+                if _crossing(in_stage, stage_succ, out_degree, u):
+                    for cl in range(n_cross):
+                        v = cross_val[cl, u]
+                        if v != 0.0:
+                            exp_len[nd, n_val + cl] = _grow(exp[nd, n_val + cl], exp_len[nd, n_val + cl], v)
+                if _feeding(in_stage, fwd_succ_in, node_fwd, u) and in_val[u] != 0.0:
+                    exp_len[nd, q_in] = _grow(exp[nd, q_in], exp_len[nd, q_in], in_val[u])
+
+
+@njit(cache=True, nogil=True)
+def lattice_dp(up_start, up_group, up_target, n_ideals,
+               group_start, group_nodes, pred_start, preds, out_degree, node_fwd,
+               node_val, cross_val, in_val, group_blocked,
+               type_compute, type_fwd, type_cross, type_cap,
+               mem_w, mem_p, mem_a, opt_mult,
+               next_state, prev_state, flight, n_states,
+               overlap, upper_bound, closure, mode_lo, mode_hi, count_only, objective, type_dur_cross,
+               best, parent_ideal, parent_type, useful, used, i_hi, i_lo, counters):
+    """Fill rows ``i_hi`` down to ``i_lo`` of the DP table (from :func:`new_table`); returns the pairs searched.
+
+    The contract is the module docstring; rows above ``i_hi`` must be final. ``counters[0]``
+    is increased by the number of pairs whose exact sums had to be rebuilt.
+    """
+    n_types = type_compute.shape[0]
+    n_nodes = out_degree.shape[0]
+    n_val = node_val.shape[0]
+    n_cross = cross_val.shape[0]
+    n_q = n_val + n_cross + 1  # expansions: additive values, crossing classes, stage input
+    q_in = n_val + n_cross
+    min_flight = 1 << 30
+    for s in range(1, n_states):  # state 0 is never the target of a stage
+        if flight[s] < min_flight:
+            min_flight = flight[s]
+    max_depth = n_ideals + 1
+    if group_start.shape[0] - 1 + 2 < max_depth:
+        max_depth = group_start.shape[0] - 1 + 2
+    exp = np.zeros((max_depth, n_q, MAXP))  # exact sums of the current stage (rebuilt on demand)
+    exp_len = np.zeros((max_depth, n_q), dtype=np.int64)
+    ap = np.zeros((max_depth, n_q))  # running sums per search depth (restored on pop, never subtracted back)
+    er = np.zeros((max_depth, n_q))  # their error bounds
+    lo_q = np.zeros(n_q)
+    hi_q = np.zeros(n_q)
+    load_lo = np.full((2, n_types), np.inf)
+    load_hi = np.full((2, n_types), np.inf)
+    dur_lo = np.zeros(n_types)
+    dur_hi = np.zeros(n_types)
+    mark2 = np.full(n_nodes, -1, dtype=np.int64)
+    blocked = np.zeros((max_depth, n_types), dtype=np.int64)
+    tmp = np.empty(3 * MAXP)
+    stamp = np.full(n_ideals, -1, dtype=np.int64)
+    in_stage = np.zeros(n_nodes, dtype=np.bool_)
+    stage_succ = np.zeros(n_nodes, dtype=np.int64)
+    fwd_succ_in = np.zeros(n_nodes, dtype=np.int64)
+    mark = np.full(n_nodes, -1, dtype=np.int64)
+    affected = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.int64)
+    old_cross = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
+    old_feed = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
+    stack_ideal = np.empty(max_depth, dtype=np.int64)
+    stack_pos = np.empty(max_depth, dtype=np.int64)
+    stack_group = np.empty(max_depth, dtype=np.int64)
+    alive_t = np.zeros(n_types, dtype=np.bool_)
+    toggles = 0
+    pairs = 0
+    for i in range(i_hi, i_lo - 1, -1):
+        depth = 0
+        stack_ideal[0] = i
+        stack_pos[0] = up_start[i]
+        stack_group[0] = -1
+        stamp[i] = i
+        for q in range(n_q):
+            ap[0, q] = 0.0
+            er[0, q] = 0.0
+        for t in range(n_types):
+            blocked[0, t] = 0
+        while depth >= 0:
+            top = stack_ideal[depth]
+            if stack_pos[depth] >= up_start[top + 1]:
+                # ---- pop: undo the node states of the group that made this level (expansions are per level)
+                g = stack_group[depth]
+                depth -= 1
+                if g < 0:
+                    continue
+                _move_group(g, False, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ,
+                            fwd_succ_in)
+                continue
+            e = stack_pos[depth]
+            stack_pos[depth] = e + 1
+            j = up_target[e]
+            if stamp[j] == i:
+                continue
+            stamp[j] = i
+            g = up_group[e]
+            pairs += 1
+            nd = depth + 1
+            stack_ideal[nd] = j
+            stack_group[nd] = g
+            if count_only:
+                stack_pos[nd] = up_start[j]
+                depth = nd
+                _move_group(g, True, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ,
+                            fwd_succ_in)
+                continue
+            # ---- push group g: the level's running sums and error bounds, plus the group's nodes
+            for q in range(n_q):
+                ap[nd, q] = ap[depth, q]
+                er[nd, q] = er[depth, q]
+            for t in range(n_types):
+                blocked[nd, t] = blocked[depth, t] + group_blocked[t, g]
+            toggles += 1
+            n_aff = 0
+            for k in range(group_start[g], group_start[g + 1]):
+                x = group_nodes[k]
+                for q in range(n_val):
+                    v = node_val[q, x]
+                    if v != 0.0:
+                        r = ap[nd, q] + v
+                        ap[nd, q] = r
+                        er[nd, q] += EPS * abs(r)
+                # x and its predecessors may change their boundary terms: note their old state once.
+                for m in range(pred_start[x] - 1, pred_start[x + 1]):
+                    u = x if m < pred_start[x] else preds[m]
+                    if mark[u] != toggles:
+                        mark[u] = toggles
+                        affected[n_aff] = u
+                        old_cross[n_aff] = _crossing(in_stage, stage_succ, out_degree, u)
+                        old_feed[n_aff] = _feeding(in_stage, fwd_succ_in, node_fwd, u)
+                        n_aff += 1
+            _move_group(g, True, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ,
+                        fwd_succ_in)
+            for a in range(n_aff):
+                u = affected[a]
+                now_cross = _crossing(in_stage, stage_succ, out_degree, u)
+                if now_cross != old_cross[a]:
+                    sign = 1.0 if now_cross else -1.0
+                    for cl in range(n_cross):
+                        v = cross_val[cl, u]
+                        if v != 0.0:
+                            q = n_val + cl
+                            r = ap[nd, q] + sign * v
+                            ap[nd, q] = r
+                            er[nd, q] += EPS * abs(r)
+                now_feed = _feeding(in_stage, fwd_succ_in, node_fwd, u)
+                if now_feed != old_feed[a]:
+                    v = in_val[u]
+                    if v != 0.0:
+                        r = ap[nd, q_in] + (v if now_feed else -v)
+                        ap[nd, q_in] = r
+                        er[nd, q_in] += EPS * abs(r)
+            depth = nd
+
+            # ---- the pair (I, J). Every quantity is known as an interval [lo, hi] around its running
+            # sum that holds its exact value (correctly rounded); where an interval cannot decide a
+            # test or a value must be stored, the stage's exact sums are rebuilt from its nodes and
+            # the intervals collapse to points. Every test below is monotone in the quantities.
+            exact = False
+            for attempt in range(2):
+                for q in range(n_q):
+                    if exact:
+                        lo_q[q] = _round(exp[nd, q], exp_len[nd, q])
+                        hi_q[q] = lo_q[q]
+                    else:
+                        lo_q[q] = ap[nd, q] - 2.0 * er[nd, q]
+                        hi_q[q] = ap[nd, q] + 2.0 * er[nd, q]
+                        if q < n_val and lo_q[q] < 0.0:
+                            lo_q[q] = 0.0  # additive terms are >= 0
+                uncertain = False
+                w_lo = lo_q[mem_w] if mem_w >= 0 else 0.0
+                w_hi = hi_q[mem_w] if mem_w >= 0 else 0.0
+                p_lo = lo_q[mem_p] if mem_p >= 0 else 0.0
+                p_hi = hi_q[mem_p] if mem_p >= 0 else 0.0
+                a_lo = lo_q[mem_a] if mem_a >= 0 else 0.0
+                a_hi = hi_q[mem_a] if mem_a >= 0 else 0.0
+                i_lo_v = lo_q[q_in] if mode_hi >= 1 else 0.0
+                i_hi_v = hi_q[q_in] if mode_hi >= 1 else 0.0
+                if i_lo_v < 0.0:
+                    i_lo_v = 0.0
+                st_lo = w_lo + opt_mult * p_lo
+                st_hi = w_hi + opt_mult * p_hi
+                alive = False
+                for t in range(n_types):
+                    alive_t[t] = False
+                    if next_state[t, 0] < 0 or blocked[nd, t] > 0:
+                        continue
+                    qc = type_compute[t]
+                    if lo_q[qc] > upper_bound:
+                        continue
+                    if hi_q[qc] > upper_bound:
+                        uncertain = True
+                    low_lo = st_lo + (min_flight * a_lo if mode_lo == 0 else a_lo)
+                    low_hi = st_hi + (min_flight * a_hi if mode_lo == 0 else a_hi)
+                    if mode_hi >= 1 and st_lo + a_lo < low_lo:
+                        low_lo = st_lo + a_lo
+                        low_hi = st_hi + a_hi
+                    if low_lo > type_cap[t]:
+                        continue
+                    if low_hi > type_cap[t]:
+                        uncertain = True
+                    alive_t[t] = True
+                    alive = True
+                    # Loads per mode and the tie-break duration, as intervals.
+                    cc = type_cross[t]
+                    x_lo = lo_q[n_val + cc] if cc >= 0 else 0.0
+                    x_hi = hi_q[n_val + cc] if cc >= 0 else 0.0
+                    if x_lo < 0.0:
+                        x_lo = 0.0
+                    if overlap:
+                        l_lo = lo_q[qc] if lo_q[qc] > x_lo else x_lo
+                        l_hi = hi_q[qc] if hi_q[qc] > x_hi else x_hi
+                    elif exact:
+                        l_lo = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, n_val + cc],
+                                          exp_len[nd, n_val + cc] if cc >= 0 else 0, exp[nd, qc], 0, tmp)
+                        l_hi = l_lo
+                    else:
+                        r = ap[nd, qc] + (ap[nd, n_val + cc] if cc >= 0 else 0.0)
+                        e = er[nd, qc] + (er[nd, n_val + cc] if cc >= 0 else 0.0) + EPS * abs(r)
+                        l_lo = r - 2.0 * e
+                        l_hi = r + 2.0 * e
+                    for mode in range(mode_lo, mode_hi + 1):
+                        qf = type_fwd[t]
+                        if mode == 1 and qf >= 0:
+                            load_lo[mode, t] = l_lo + lo_q[qf]
+                            load_hi[mode, t] = l_hi + hi_q[qf]
+                        else:
+                            load_lo[mode, t] = l_lo
+                            load_hi[mode, t] = l_hi
+                        if load_lo[mode, t] <= upper_bound < load_hi[mode, t]:
+                            uncertain = True
+                    if objective == 1:
+                        cd = type_dur_cross[t]
+                        if exact:
+                            dur_lo[t] = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, n_val + cd],
+                                                   exp_len[nd, n_val + cd] if cd >= 0 else 0, exp[nd, qc], 0, tmp)
+                            dur_hi[t] = dur_lo[t]
+                        else:
+                            r = ap[nd, qc] + (ap[nd, n_val + cd] if cd >= 0 else 0.0)
+                            e = er[nd, qc] + (er[nd, n_val + cd] if cd >= 0 else 0.0) + EPS * abs(r)
+                            dur_lo[t] = r - 2.0 * e
+                            dur_hi[t] = r + 2.0 * e
+                if not alive or exact:
+                    break
+                # Relax where the intervals decide (only base itself can be stored then); stop at the
+                # first update that is undecided or would store a load known only as an interval.
+                if not uncertain:
+                    for s in range(n_states):
+                        if uncertain:
+                            break
+                        if not useful[j, s]:
+                            continue
+                        base = best[j, s]
+                        for t in range(n_types):
+                            if not alive_t[t]:
+                                continue
+                            nxt = next_state[t, s]
+                            if nxt < 0:
+                                continue
+                            n_fl = flight[nxt]
+                            cell = best[i, nxt]
+                            for mode in range(mode_lo, mode_hi + 1):
+                                if load_lo[mode, t] > upper_bound:
+                                    continue
+                                if mode == 0:
+                                    m_lo = st_lo + n_fl * a_lo
+                                    m_hi = st_hi + n_fl * a_hi
+                                else:
+                                    m_lo = st_lo + n_fl * i_lo_v + a_lo
+                                    m_hi = st_hi + n_fl * i_hi_v + a_hi
+                                if m_lo > type_cap[t]:
+                                    continue
+                                if m_hi > type_cap[t]:
+                                    uncertain = True
+                                elif objective == 0:
+                                    # value = max(base, load): base if load_hi <= base, else undecided
+                                    # unless even the smallest value cannot beat the cell.
+                                    if load_hi[mode, t] > base:
+                                        if load_lo[mode, t] < cell:
+                                            uncertain = True
+                                    elif base < cell:
+                                        best[i, nxt] = base
+                                        parent_ideal[i, nxt] = j
+                                        parent_type[i, nxt] = t + n_types * mode
+                                        cell = base
+                                elif base + dur_lo[t] <= cell:
+                                    uncertain = True
+                if not uncertain:
+                    break
+                _exact_stage(nd, stack_group, group_start, group_nodes, pred_start, preds, in_stage, stage_succ,
+                             fwd_succ_in, out_degree, node_fwd, node_val, cross_val, in_val, exp, exp_len, mark2,
+                             pairs)
+                counters[0] += 1
+                exact = True
+            if not alive:
+                stack_pos[nd] = up_start[j + 1]  # dead: no supersets, the pop undoes it
+                continue
+            stack_pos[nd] = up_start[j]
+            if not exact:
+                continue  # every update was decided above
+            # ---- exact: relax best[I, next(s)] from best[J, s]
+            static = st_lo
+            for s in range(n_states):
+                if not useful[j, s]:
+                    continue
+                base = best[j, s]
+                for t in range(n_types):
+                    if not alive_t[t]:
+                        continue
+                    nxt = next_state[t, s]
+                    if nxt < 0:
+                        continue
+                    n_fl = flight[nxt]
+                    for mode in range(mode_lo, mode_hi + 1):
+                        load = load_lo[mode, t]
+                        if load > upper_bound:
+                            continue
+                        if mode == 0:
+                            memory = static + n_fl * a_lo
+                        else:
+                            memory = static + n_fl * i_lo_v + a_lo
+                        if memory > type_cap[t]:
+                            continue
+                        if objective == 0:
+                            value = base if base > load else load
+                            better = value < best[i, nxt]
+                        else:
+                            value = base + dur_lo[t]
+                            count = used[j, s] + 1
+                            better = value < best[i, nxt] or (value == best[i, nxt] and count < used[i, nxt])
+                        if better:
+                            best[i, nxt] = value
+                            parent_ideal[i, nxt] = j
+                            parent_type[i, nxt] = t + n_types * mode
+                            if objective == 1:
+                                used[i, nxt] = count
+        # best[i] is final: close it (closure) and mark the states worth extending.
+        for s in range(n_states):
+            if closure:
+                for d in range(prev_state.shape[0]):
+                    back = prev_state[d, s]
+                    if back < 0:
+                        continue
+                    if best[i, back] < best[i, s] or (objective == 1 and best[i, back] == best[i, s]
+                                                      and used[i, back] < used[i, s]):
+                        best[i, s] = best[i, back]
+                        parent_ideal[i, s] = -1
+                        parent_type[i, s] = INHERIT + d
+                        if objective == 1:
+                            used[i, s] = used[i, back]
+            if best[i, s] <= upper_bound or (objective == 1 and best[i, s] < np.inf):
+                dominated = False
+                if closure:
+                    for d in range(prev_state.shape[0]):
+                        back = prev_state[d, s]
+                        if back >= 0 and best[i, back] <= best[i, s] and (objective == 0
+                                                                          or used[i, back] <= used[i, s]):
+                            dominated = True
+                useful[i, s] = not dominated
+    return pairs
+
+
+@njit(cache=True, nogil=True)
+def new_table(n_ideals, n_states, prev_state, closure, objective):
+    """The DP table with only the full ideal's row filled: (best, parent_ideal, parent_type, useful, used).
+
+    ``used`` (stages per cell, the tie-break pass's last key) is 1 x 1 unless ``objective == 1``.
+    """
+    best = np.full((n_ideals, n_states), np.inf)
+    parent_ideal = np.full((n_ideals, n_states), -1, dtype=np.int32)
+    parent_type = np.full((n_ideals, n_states), -1, dtype=np.int8)
+    useful = np.zeros((n_ideals, n_states), dtype=np.bool_)  # states of J worth extending
+    used = np.zeros((n_ideals, n_states) if objective == 1 else (1, 1), dtype=np.int16)
+    full = n_ideals - 1
+    best[full, 0] = 0.0
+    if closure:
+        # The empty suffix: 0 with any devices to spare.
+        for s in range(1, n_states):
+            best[full, s] = 0.0
+            for d in range(prev_state.shape[0]):
+                if prev_state[d, s] >= 0:
+                    parent_type[full, s] = INHERIT + d
+                    break
+    useful[full, 0] = True
+    return best, parent_ideal, parent_type, useful, used
+
+
+def chain_lattice(n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The chain of prefixes 0..g of the groups' topological numbering, as a lattice (a feasible-split bound)."""
+    up_start = np.arange(n_groups + 2, dtype=np.int64)
+    up_start[-1] = n_groups
+    up_group = np.arange(n_groups, dtype=np.int32)
+    up_target = np.arange(1, n_groups + 1, dtype=np.int32)
+    return up_start, up_group, up_target, n_groups + 1
+
+
+def state_arrays(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Mixed-radix device-count states for ``counts`` devices per type.
+
+    Returns (strides, next_state, prev_state, digit_sum): state ``s`` has digit
+    ``(s // strides[d]) % (counts[d] + 1)`` devices of type ``d``; ``digit_sum[s]`` is its
+    number of devices.
+    """
+    strides = np.cumprod([1] + [c + 1 for c in counts]).astype(np.int64)
+    n_states = int(strides[-1])
+    next_state = np.full((len(counts), n_states), -1, dtype=np.int64)
+    prev_state = np.full((len(counts), n_states), -1, dtype=np.int64)
+    digit_sum = np.zeros(n_states, dtype=np.int64)
+    for s in range(n_states):
+        for d, count in enumerate(counts):
+            digit = (s // int(strides[d])) % (count + 1)
+            digit_sum[s] += digit
+            if digit < count:
+                next_state[d, s] = s + strides[d]
+            if digit > 0:
+                prev_state[d, s] = s - strides[d]
+    return strides, next_state, prev_state, digit_sum
+
+
+# ----------------------------------------------------------------------------- inputs, runs and traceback
+
+
+@dataclass(frozen=True)
+class KernelInputs:
+    """The arrays :func:`lattice_dp` reads for one (problem, groups) pair (see the module docstring)."""
+
+    group_start: np.ndarray
+    group_nodes: np.ndarray
+    pred_start: np.ndarray
+    preds: np.ndarray
+    out_degree: np.ndarray
+    node_fwd: np.ndarray
+    node_val: np.ndarray
+    cross_val: np.ndarray
+    in_val: np.ndarray
+    group_blocked: np.ndarray
+    type_compute: np.ndarray
+    type_fwd: np.ndarray
+    type_cross: np.ndarray
+    type_cap: np.ndarray
+    type_dur_cross: np.ndarray
+    mem_w: int
+    mem_p: int
+    mem_a: int
+    strides: np.ndarray
+    next_state: np.ndarray
+    prev_state: np.ndarray
+    digit_sum: np.ndarray
+
+    @property
+    def n_states(self) -> int:
+        return int(self.strides[-1])
+
+    @property
+    def n_types(self) -> int:
+        return int(self.type_compute.shape[0])
+
+
+def graph_arrays(graph, groups) -> tuple[np.ndarray, ...]:
+    """The graph in CSR form for the kernel, nodes numbered by their position in ``graph.nodes``.
+
+    Returns (group_start, group_nodes, pred_start, preds, node_cost, out_degree): the nodes of
+    group g are ``group_nodes[group_start[g]:group_start[g+1]]``, the predecessors of node k are
+    ``preds[pred_start[k]:pred_start[k+1]]``.
+    """
+    position = {node.id: k for k, node in enumerate(graph.nodes)}
+    group_nodes = np.asarray([position[n] for members in groups.members for n in members], dtype=np.int64)
+    group_start = np.zeros(groups.count + 1, dtype=np.int64)
+    group_start[1:] = np.cumsum([len(m) for m in groups.members])
+    pred_lists = [[position[p] for p in graph.predecessors[node.id]] for node in graph.nodes]
+    pred_start = np.zeros(len(graph.nodes) + 1, dtype=np.int64)
+    pred_start[1:] = np.cumsum([len(p) for p in pred_lists])
+    preds = np.asarray([p for plist in pred_lists for p in plist], dtype=np.int64)
+    node_cost = np.asarray([graph.output_cost[node.id] for node in graph.nodes], dtype=np.float64)
+    out_degree = np.asarray([len(graph.successors[node.id]) for node in graph.nodes], dtype=np.int64)
+    return group_start, group_nodes, pred_start, preds, node_cost, out_degree
+
+
+def build_inputs(problem, groups, ignore: frozenset = frozenset(), out_bytes: dict | None = None,
+                 forward_compute: bool = False) -> KernelInputs:
+    """Kernel inputs for ``problem`` contracted into ``groups``.
+
+    Device types are the accelerator kinds in order, then CPU cores (cap ``inf``; communication
+    only when ``devices.cpu_bandwidth`` is set). ``ignore``: nodes whose memory (size and
+    activation bytes) is left out (a relaxation). ``out_bytes``: activation bytes per node id
+    (memory-aware planning; ``None``: weights only). ``forward_compute``: add the forward
+    compute rows that recomputation needs.
+    """
+    graph, devices = problem.graph, problem.devices
+    nodes = graph.nodes
+    group_start, group_nodes, pred_start, preds, node_cost, out_degree = graph_arrays(graph, groups)
+    kinds = devices.accelerators
+    n_kinds = len(kinds)
+    rows: list[list[float]] = []
+    blocked = np.zeros((n_kinds + 1, groups.count), dtype=np.int64)
+    group_of = groups.group_of
+    for t, kind in enumerate(kinds):
+        rows.append([node.latency_on(kind) if node.runs_on(kind) else 0.0 for node in nodes])
+        for node in nodes:
+            if not node.runs_on(kind):
+                blocked[t, group_of[node.id]] += 1
+    rows.append([node.cpu_latency for node in nodes])
+    type_compute = list(range(n_kinds + 1))
+    type_fwd = [-1] * (n_kinds + 1)
+    if forward_compute:
+        for t in range(n_kinds + 1):
+            type_fwd[t] = len(rows)
+            rows.append([0.0 if node.is_backward else value for node, value in zip(nodes, rows[t])])
+    mem_w = len(rows)
+    rows.append([0.0 if node.id in ignore else node.size for node in nodes])
+    mem_p = mem_a = -1
+    in_val = np.zeros(len(nodes))
+    if out_bytes is not None:
+        mem_p = len(rows)
+        rows.append([0.0 if node.id in ignore or node.is_backward else node.size for node in nodes])
+        mem_a = len(rows)
+        ob = [0.0 if node.id in ignore else out_bytes[node.id] for node in nodes]
+        rows.append([0.0 if node.is_backward else b for node, b in zip(nodes, ob)])
+        in_val = np.asarray(ob, dtype=np.float64)
+    scales = [devices.transfer_scale(kind) for kind in kinds] + [devices.cpu_transfer_scale]
+    classes: list[float] = []
+    type_cross = []
+    for t, scale in enumerate(scales):
+        if scale == 0.0:
+            type_cross.append(-1)
+            continue
+        if scale not in classes:
+            classes.append(scale)
+        type_cross.append(classes.index(scale))
+    # A node's communication term: its cost times the scale, rounded once (as the evaluator does).
+    cross_val = np.asarray([[cost * scale for cost in node_cost] for scale in classes], dtype=np.float64)
+    cross_val = cross_val.reshape(len(classes), len(nodes))
+    strides, next_state, prev_state, digit_sum = state_arrays([kind.count for kind in kinds] + [devices.cpus])
+    return KernelInputs(
+        group_start, group_nodes, pred_start, preds, out_degree,
+        np.asarray([not node.is_backward for node in nodes], dtype=np.bool_),
+        np.asarray(rows, dtype=np.float64).reshape(len(rows), len(nodes)), cross_val, in_val, blocked,
+        np.asarray(type_compute, dtype=np.int64), np.asarray(type_fwd, dtype=np.int64),
+        np.asarray(type_cross, dtype=np.int64),
+        np.asarray([kind.memory for kind in kinds] + [math.inf], dtype=np.float64),
+        # Latency durations: accelerators pay their transfers, CPU nodes do not (placement.evaluate.latency).
+        np.asarray(type_cross[:n_kinds] + [-1], dtype=np.int64),
+        mem_w, mem_p, mem_a, strides, next_state, prev_state, digit_sum,
+    )
+
+
+def run(inputs: KernelInputs, lattice: tuple, overlap: bool, upper_bound: float, *, closure: bool = True,
+        flight: np.ndarray | None = None, opt_mult: float = 0.0, modes: tuple[int, int] = (0, 0),
+        count_only: bool = False, tie_break: bool = False, progress=None, chunk: int = 0):
+    """:func:`lattice_dp` on ``inputs`` over ``lattice`` = (up_start, up_group, up_target, n_ideals).
+
+    ``tie_break``: objective 1 (module docstring) with ``upper_bound`` the optimal max-load.
+    ``progress(done, total)``: called after every ``chunk`` ideals (default: 1 % of them);
+    the kernel runs without the GIL in between. Returns (best, parent_ideal, parent_type, pairs).
+    """
+    up_start, up_group, up_target, n_ideals = lattice
+    a = inputs
+    if flight is None:
+        flight = np.zeros(a.n_states, dtype=np.int64)
+    objective = 1 if tie_break else 0
+    best, parent_ideal, parent_type, useful, used = new_table(int(n_ideals), a.n_states, a.prev_state, bool(closure),
+                                                              objective)
+    n = int(n_ideals)
+    step = n if progress is None else (chunk or max(1, n // 100))
+    pairs = 0
+    counters = np.zeros(1, dtype=np.int64)
+    hi = n - 2
+    while hi >= 0:
+        lo = max(0, hi - step + 1)
+        pairs += lattice_dp(
+            up_start, up_group, up_target, n,
+            a.group_start, a.group_nodes, a.pred_start, a.preds, a.out_degree, a.node_fwd,
+            a.node_val, a.cross_val, a.in_val, a.group_blocked,
+            a.type_compute, a.type_fwd, a.type_cross, a.type_cap,
+            a.mem_w, a.mem_p, a.mem_a, float(opt_mult),
+            a.next_state, a.prev_state, np.asarray(flight, dtype=np.int64), a.n_states,
+            bool(overlap), float(upper_bound), bool(closure), int(modes[0]), int(modes[1]), bool(count_only),
+            objective, a.type_dur_cross, best, parent_ideal, parent_type, useful, used, hi, lo, counters,
+        )
+        hi = lo - 1
+        if progress is not None:
+            progress(n - 1 - lo, n - 1, int(counters[0]))
+    return best, parent_ideal, parent_type, pairs
+
+
+def lattice_tuple(lattice) -> tuple:
+    """(up_start, up_group, up_target, count) of an :class:`~placement.ideals.IdealLattice`."""
+    return lattice.up_start, lattice.up_group, lattice.up_target, lattice.count
+
+
+def walk(problem, groups, groups_of, parent_ideal, parent_type, state: int, full: int, inputs: KernelInputs):
+    """Follow parent pointers from (empty ideal, ``state``) to the full ideal.
+
+    ``groups_of(index)`` is the set of groups of ideal ``index``. Returns (placement, modes):
+    the stages in pipeline order and each stage's mode (1 = it recomputes its forward pass).
+    """
+    from .model import CPU_KIND, DeviceSlot, Placement, Stage
+
+    n_types = inputs.n_types
+    n_kinds = n_types - 1
+    used = [0] * n_types
+    stages, modes = [], []
+    ideal = 0
+    while ideal != full:
+        code = int(parent_type[ideal, state])
+        if code >= INHERIT:  # same value with one device of this type fewer
+            state -= int(inputs.strides[code - INHERIT])
+            continue
+        device_type, mode = code % n_types, code // n_types
+        after = int(parent_ideal[ideal, state])
+        stage_groups = set(groups_of(after)) - set(groups_of(ideal))
+        kind = CPU_KIND if device_type == n_kinds else problem.devices.accelerators[device_type].name
+        nodes = tuple(n for g in sorted(stage_groups) for n in groups.members[g])
+        stages.append(Stage(DeviceSlot(kind, used[device_type]), nodes))
+        modes.append(mode)
+        used[device_type] += 1
+        state -= int(inputs.strides[device_type])
+        ideal = after
+    return Placement(tuple(stages)), tuple(modes)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What :func:`relax_then_verify` found.
+
+    ``status``: "optimal", "infeasible", "feasible" (``value`` is an upper bound, ``bound`` a
+    lower bound) or "no solution"; ``note``: why the status is not "optimal" (or "").
+    """
+
+    status: str
+    value: float
+    placement: object
+    bound: float
+    pairs: int
+    groups: int
+    ideals: int
+    note: str = ""
+    extra: object = None
+
+
+def relax_then_verify(solve, fits, groups, full_groups, lattice, relaxed: frozenset, max_ideals: int,
+                      check_size=None) -> Outcome:
+    """The ladder every exact planner runs after merging free groups.
+
+    ``solve(groups, lattice, ignore)`` returns (value, placement or None, pairs, extra): one
+    exact DP with the memory of the nodes ``ignore`` left out. First the reduced lattice with
+    the merged nodes' memory ignored (a lower bound); if its split ``fits`` it is optimal.
+    Else again with the real memory (an upper bound): equal values prove it optimal. Else
+    the unreduced lattice (``full_groups``), exact, unless it is too large (then "feasible"
+    with the bound and gap, or "no solution"). ``check_size(ideals)`` may raise
+    :class:`~placement.errors.TooManyIdealsError` for a table that is too large.
+    """
+    from .errors import TooManyIdealsError
+    from .ideals import enumerate_ideals
+
+    value, placement, pairs, extra = solve(groups, lattice, relaxed)
+    if placement is None:
+        return Outcome("infeasible", math.inf, None, math.inf, pairs, groups.count, lattice.count)
+    if not relaxed or fits(placement):
+        return Outcome("optimal", value, placement, value, pairs, groups.count, lattice.count, extra=extra)
+    upper, upper_placement, more, upper_extra = solve(groups, lattice, frozenset())
+    pairs += more
+    if upper_placement is not None and upper <= value:
+        return Outcome("optimal", upper, upper_placement, value, pairs, groups.count, lattice.count,
+                       extra=upper_extra)
+    try:
+        full_lattice = enumerate_ideals(full_groups, max_ideals)
+        if check_size is not None:
+            check_size(full_lattice.count)
+    except TooManyIdealsError:
+        if upper_placement is None:
+            return Outcome("no solution", math.inf, None, value, pairs, groups.count, lattice.count,
+                           note="memory binds on merged nodes and the unreduced lattice is too large")
+        return Outcome("feasible", upper, upper_placement, value, pairs, groups.count, lattice.count,
+                       note="memory binds on merged nodes and the unreduced lattice is too large",
+                       extra=upper_extra)
+    exact, exact_placement, more, exact_extra = solve(full_groups, full_lattice, frozenset())
+    pairs += more
+    if exact_placement is None:
+        return Outcome("infeasible", math.inf, None, math.inf, pairs, full_groups.count, full_lattice.count)
+    return Outcome("optimal", exact, exact_placement, exact, pairs, full_groups.count, full_lattice.count,
+                   extra=exact_extra)
