@@ -72,10 +72,15 @@ def home() -> None:
 def main() -> None:
     """Set the page config, load the default graph, and run the page picked in the sidebar."""
     st.set_page_config(page_title="Device placement explorer", page_icon=":material/account_tree:", layout="wide")
+    guard.run(_route)  # one-line errors on every page (and while loading the graph), never a traceback
+
+
+def _route() -> None:
+    """Load the default graph (or the one the link names) and run the page picked in the sidebar."""
     state.ensure_default_graph()
     pages = [st.Page(home if path is None else path, title=title, icon=icon, url_path=url, default=path is None)
              for path, title, icon, url, _ in PAGES]
-    guard.run(st.navigation(pages))  # one-line errors on every page, never a traceback
+    st.navigation(pages).run()
 
 
 # Process-pool workers (sweeps) re-import the running script as __mp_main__: draw nothing there.

@@ -16,7 +16,9 @@ import placement
 from placement import viz
 from placement.model import MAX_DEVICE_COUNT
 from placement.patterns import compile_pattern
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 
 

@@ -8,7 +8,9 @@ import streamlit as st
 import placement
 from placement import viz
 from placement.solve import available_methods
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 
 

@@ -20,7 +20,9 @@ from placement.memory_aware import solve_memory_aware
 from placement.schedule import ALL_SCHEDULES, SCHEDULES, compare_schedules, format_actions, simulate
 from placement.schedule import SCHEDULE_LABELS as SHORT_LABELS
 from placement.trace import chrome_trace_json
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 
 

@@ -17,7 +17,9 @@ from placement.grids import count_values as count_grid_1d
 from placement.grids import memory_grid, use_pool
 from placement.sweep import (DASK_ALLOW_ENV, allowed_dask_addresses, count_grid, executor_for, pareto_front,
                              sensitivity, solve_point, sweep)
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 RUN_MODES = {
     "auto": "Automatic (processes when it pays)",

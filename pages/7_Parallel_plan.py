@@ -16,6 +16,9 @@ from placement.multidim.dp import solve_multidim
 from placement.multidim.evaluate import evaluate_plan
 from placement.multidim.io import piper_from_json
 from placement.multidim.sweep import DEFAULT_COUNTS, device_curve
+from ui import guard
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper"
 GiB = 2 ** 30

@@ -16,7 +16,9 @@ from placement import viz
 from placement.diff import plan_diff
 from placement.memory import memory_profile
 from placement.schedule import SCHEDULES, simulate
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 
 st.title("Plan view")

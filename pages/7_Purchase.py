@@ -12,7 +12,9 @@ import streamlit as st
 from placement import PlacementError, viz
 from placement.purchase import (cheapest_under, fastest_within, price_frontier, purchase_options,
                                 worth_of_more)
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 UNIT = state.time_unit()
 

@@ -10,7 +10,9 @@ import streamlit as st
 import placement
 from placement import viz
 from placement.teaching import MAX_TEACHING_GROUPS, explain_optimality, trace_dp
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 
 st.title("Teaching mode")

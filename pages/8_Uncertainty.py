@@ -9,7 +9,9 @@ import streamlit as st
 from placement import PlacementError, viz
 from placement.schedule import SCHEDULES
 from placement.uncertainty import MAX_SAMPLES, monte_carlo
-from ui import state
+from ui import guard, state
+
+guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 UNIT = state.time_unit()
 SCHEDULE_NAMES = {"inference": "Inference (streaming)", "gpipe": "GPipe", "1f1b": "1F1B"}

@@ -225,7 +225,10 @@ def _method(name: str, title: str, where: str, objective: str, exact: bool, *opt
 #: Method name -> its description (read-only). Keep in sync with nothing else: this is the only list.
 METHODS: Mapping[str, MethodSpec] = MappingProxyType({spec.name: spec for spec in (
     _method("dp", "Exact DP (optimal contiguous split)", "placement.dp.solve_dp", "throughput", True,
-            _MAX_IDEALS, memory_variant="memory-aware"),
+            _MAX_IDEALS,
+            Option("tie_break", bool, True, "among optimal splits, the least sum of stage durations, then fewest devices"),
+            Option("progress", Callable, None, "called with (ideals done, total) during the search", cli=False),
+            memory_variant="memory-aware"),
     _method("ip", "Integer program (contiguous)", "placement.ip.throughput.solve_ip_contiguous", "throughput", True,
             *_IP_OPTIONS, memory_variant="memory-aware-ip"),
     _method("ip-noncontiguous", "Integer program (non-contiguous)", "placement.ip.throughput.solve_ip_noncontiguous",

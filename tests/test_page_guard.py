@@ -26,9 +26,9 @@ PAGES = [
     ("pages/1_Graph.py", "placement.viz.graph_stats"),
     ("pages/2_Devices.py", "placement.viz.load_figure"),
     ("pages/3_Placement.py", "placement.viz.memory_figure"),
-    ("pages/4_Timeline.py", "placement.viz.timeline_figure"),
+    ("pages/4_Timeline.py", "placement.viz.schedule_figure"),
     ("pages/5_Tradeoffs.py", "placement.viz.sweep_figure"),
-    ("pages/6_Compare.py", "placement.compare.compare"),
+    ("pages/6_Compare.py", "placement.compare.run_method"),
 ]
 
 

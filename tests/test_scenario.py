@@ -8,6 +8,8 @@ must be solve_dp's for the devices the scenario names, computed here independent
 from __future__ import annotations
 
 import json
+
+from placement.model import MAX_DEVICE_COUNT
 import math
 from pathlib import Path
 
@@ -82,6 +84,9 @@ def test_a_card_carries_an_uploaded_graph_inline():
     ({"graph": "sample:a", "devices": '{"cpus": -1}'}, "cpus must be a non-negative integer"),
     ({"graph": "sample:a", "devices": '{"nope": 1}'}, "unknown field 'nope'"),
     ({"graph": "sample:a", "devices": json.dumps({"accelerators": [{"name": "a", "count": 10**9}]})},
+     f"count must be at most {MAX_DEVICE_COUNT}"),
+    ({"graph": "sample:a", "devices": json.dumps({"accelerators": [{"name": f"k{i}", "count": MAX_DEVICE_COUNT}
+                                                                   for i in range(MAX_DEVICES // MAX_DEVICE_COUNT + 1)]})},
      f"at most {MAX_DEVICES} accelerators"),
     ({"graph": "sample:a", "devices": "{}", "limit": "nan"}, "parameter 'limit'"),
     ({"graph": "sample:a", "devices": "{}", "objective": "speed"}, "parameter 'objective'"),
