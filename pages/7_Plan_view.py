@@ -20,6 +20,7 @@ from ui import state
 
 
 st.title("Plan view")
+state.ensure_default_graph()  # opened by its URL before app.py loaded a graph: load the default (or the link's)
 problem = state.current_problem()
 devices = problem.devices
 st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
