@@ -20,7 +20,7 @@ from placement.memory_aware import solve_memory_aware
 from placement.schedule import ALL_SCHEDULES, SCHEDULES, compare_schedules, format_actions, simulate
 from placement.schedule import SCHEDULE_LABELS as SHORT_LABELS
 from placement.trace import chrome_trace_json
-from ui import guard, state
+from ui import guard, scenario, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
@@ -119,6 +119,8 @@ with col_re:
     recompute = st.toggle("Recompute activations", key="timeline_recompute", disabled=not training,
                           help="Stash only each stage's input; re-run the forward pass in the backward pass.")
 _save("timeline_schedule", "timeline_microbatches", "timeline_optimizer", "timeline_recompute", "timeline_virtual")
+# The link carries these settings (ui.scenario.SETTINGS_KEYS): app.py synced the URL before they were rendered.
+scenario.sync_url()
 virtual_used = int(virtual) if schedule_kind == "interleaved" else None
 if training and not training_graph:
     st.info("This graph has no backward nodes: the backward units are empty.")

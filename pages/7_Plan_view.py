@@ -22,6 +22,7 @@ guard.run_page(__file__, globals())  # one-line errors, never a traceback (also 
 
 
 st.title("Plan view")
+state.ensure_default_graph()  # opened by its URL before app.py loaded a graph: load the default (or the link's)
 problem = state.current_problem()
 devices = problem.devices
 st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
@@ -103,13 +104,13 @@ microbatches = col_micro.number_input("Microbatches", min_value=1, max_value=64,
                                       persist_state=state.PERSIST)
 
 cols = st.columns(4)
-cols[0].metric("Time per sample", f"{evaluation.max_load:.6g}", help="max device load (evaluator)")
+cols[0].metric("Time per sample", state.format_time(evaluation.max_load), help="max device load (evaluator)")
 cols[1].metric("Devices used", f"{len(order)} of {len(plan_problem.devices.slots())}")
 bottleneck = max(evaluation.devices, key=lambda entry: entry.load)
-cols[2].metric("Bottleneck device", str(bottleneck.device), help=f"load {bottleneck.load:.6g}")
+cols[2].metric("Bottleneck device", str(bottleneck.device), help=f"load {state.format_time(bottleneck.load)}")
 if device != "(none)":
     entry = next((e for e in evaluation.devices if str(e.device) == device), None)
-    cols[3].metric(f"Load of {device}", f"{entry.load:.6g}" if entry else "unused",
+    cols[3].metric(f"Load of {device}", state.format_time(entry.load) if entry else "unused",
                    help="compute + communication per sample")
 
 
@@ -161,8 +162,9 @@ if pinned is not None:
         st.markdown(f"**A (pinned):** {pinned[2]}  \n**B (shown):** "
                     f"{plan_state[2] if plan_state else 'the live plan'}")
         metric_cols = st.columns(4)
-        metric_cols[0].metric("Time per sample A", f"{diff.time_a:.6g}")
-        metric_cols[1].metric("Time per sample B", f"{diff.time_b:.6g}", delta=f"{diff.time_delta:+.6g}",
+        metric_cols[0].metric("Time per sample A", state.format_time(diff.time_a))
+        metric_cols[1].metric("Time per sample B", state.format_time(diff.time_b),
+                              delta=f"{diff.time_delta:+.6g} {state.TIME_UNIT}",
                               delta_color="inverse")
         metric_cols[2].metric("Nodes moved", f"{len(diff.moved)} of {len(plan_problem.graph.nodes)}")
         metric_cols[3].metric("Devices used A → B", f"{diff.stages_a} → {diff.stages_b}")

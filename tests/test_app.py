@@ -362,10 +362,12 @@ def test_placement_page_numbers_come_from_the_engine():
             assert used[label] == pytest.approx(entry.memory / GIB)
     graph_spec = chart(at, "pl_graph")
     placed = {trace["name"]: sorted(trace["customdata"])
-              for trace in graph_spec["data"] if trace.get("mode") == "markers"}
+              for trace in graph_spec["data"] if "markers" in (trace.get("mode") or "")}  # "markers+text" with labels
     assert placed == {str(stage.device): sorted(stage.nodes) for stage in result.placement.stages}
     downloads = {b.proto.label: b for b in at.get("download_button")}
-    assert set(downloads) == {"Placement (paper JSON)", "Placement (CSV)"}
+    exports = {label for label in downloads if label.endswith(" config (JSON)")}  # the export section's own buttons
+    assert exports <= {"Megatron-LM config (JSON)", "torch / torchtitan config (JSON)", "DeepSpeed config (JSON)"}
+    assert set(downloads) - exports == {"Placement (paper JSON)", "Placement (CSV)"}
 
 
 def test_placement_downloads_round_trip_through_the_engine(monkeypatch):

@@ -29,7 +29,10 @@ def dp_time(problem: Problem) -> float:
 
 
 def shown_time(at) -> float:
-    return float(metrics(at)["Time per sample"].replace(",", ""))
+    """The shown time per sample in ms ("14.3699 ms" -> 14.3699); the unit must be ms."""
+    value, unit = metrics(at)["Time per sample"].replace(",", "").split()
+    assert unit == "ms"
+    return float(value)
 
 
 def test_count_sliders_keep_their_value_past_8_and_their_maximum():

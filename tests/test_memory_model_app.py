@@ -32,6 +32,13 @@ def cli(*args: str) -> dict:
     return json.loads(out.stdout)
 
 
+def shown_ms(text: str) -> float:
+    """The number of a shown time ("50.0978 ms" -> 50.0978); the unit must be ms (the graphs' unit)."""
+    value, unit = text.replace(",", "").split()
+    assert unit == "ms"
+    return float(value)
+
+
 def load_training_graph(at, memory_gib: float):
     goto(at, "pages/1_Graph.py")
     label = next(o for o in at.selectbox(key="graph_sample").options if "throughput/layer/bert24_training" in o)
@@ -56,11 +63,11 @@ def test_cli_and_every_page_agree_under_the_training_memory_model():
     assert not at.exception
     headline = " ".join(m.value for m in at.markdown)
     assert "memory model: training" in headline and "1F1B, 8 microbatches" in headline
-    assert float(metrics(at)["Time per sample"].replace(",", "")) == pytest.approx(data["objective"], rel=1e-6)
+    assert shown_ms(metrics(at)["Time per sample"]) == pytest.approx(data["objective"], rel=1e-6)
 
     goto(at, "pages/3_Placement.py")
     shown = metrics(at)
-    assert float(shown["Time per sample"].replace(",", "")) == pytest.approx(data["objective"], rel=1e-6)
+    assert shown_ms(shown["Time per sample"]) == pytest.approx(data["objective"], rel=1e-6)
     assert shown["Status"] == "optimal"
     assert shown["Peak memory (memory model)"] == format_bytes(cli_peak)
     peaks = at.dataframe[-1].value  # the peak table comes last
@@ -99,8 +106,10 @@ def test_time_limit_is_enabled_only_for_methods_that_have_one():
     at = start("pages/3_Placement.py")
     at.selectbox(key="pl_method").set_value("ip").run()
     at.number_input(key="pl_time_limit").set_value(1.0).run()
-    options = at.selectbox(key="pl_method").options
-    assert {"dp", "pipedream", "local-search", "ip"} <= set(options)
+    from ui.state import method_name
+
+    options = at.selectbox(key="pl_method").options  # display names (registry titles)
+    assert {method_name(m) for m in ("dp", "pipedream", "local-search", "ip")} <= set(options)
     for method in ("dp", "pipedream", "one-accelerator", "local-search", "ip"):
         at.selectbox(key="pl_method").set_value(method).run()
         assert not at.exception
@@ -152,5 +161,7 @@ def test_tradeoffs_and_compare_solve_with_the_training_memory_model():
     at.multiselect(key="cmp_methods").set_value(["dp", "pipedream"]).run()
     at.button(key="cmp_run").click().run()
     assert not at.exception
-    methods = list(at.dataframe[0].value["method"])
-    assert methods == ["memory-aware", "pipedream"]
+    from ui.state import method_name
+
+    methods = list(at.dataframe[0].value["method"])  # display names: dp ran as the memory-aware DP
+    assert methods == [method_name("memory-aware"), method_name("pipedream")]

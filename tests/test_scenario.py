@@ -42,7 +42,10 @@ def dp_time(problem: Problem) -> float:
 
 
 def shown_time(at) -> float:
-    return float(metrics(at)["Time per sample"].replace(",", ""))
+    """The shown time per sample in ms ("65.1817 ms" -> 65.1817); the unit must be ms."""
+    value, unit = metrics(at)["Time per sample"].replace(",", "").split()
+    assert unit == "ms"
+    return float(value)
 
 
 def two_kinds(devices):

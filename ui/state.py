@@ -610,24 +610,13 @@ def format_time(value: float | None, digits: int = 6) -> str:
 
 
 # ----------------------------------------------------------------------------- method names
-#: Display names of the solver methods (ids are the keys of placement.solve.METHODS).
-METHOD_NAMES = {
-    "dp": "Exact DP (contiguous split)",
-    "ip": "Integer program (contiguous)",
-    "ip-noncontiguous": "Integer program (non-contiguous)",
-    "latency-ip": "Integer program (latency)",
-    "greedy-latency": "Greedy (latency)",
-    "pipedream": "PipeDream planner",
-    "local-search": "Local search",
-    "one-accelerator": "One accelerator",
-    "memory-aware": "Memory-aware DP (schedule)",
-    "memory-aware-ip": "Memory-aware integer program",
-}
-
-
 def method_name(method: str) -> str:
-    """The display name of a method id (the id itself when it has none)."""
-    return METHOD_NAMES.get(method, method)
+    """The display name of a method id: its registry title (``METHODS``); the id itself when unknown.
+
+    One description per method: menus, tables and the CLI's ``--help`` all read the registry.
+    """
+    spec = METHODS.get(method)
+    return spec.title if spec is not None else method
 
 
 def plan_cost_line(problem: placement.Problem, result: placement.Result) -> tuple[str, str]:

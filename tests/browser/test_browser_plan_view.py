@@ -41,7 +41,7 @@ def test_a_clicked_point_updates_all_linked_views(page, app_url, artifacts_dir):
     wait_idle(page, settle=0.8)
     three = Problem(base.graph, base.devices.with_kind("accelerator", count=3))
     plan = solve_dp(three).placement
-    wait_for_text(metric(page, "Time per sample"), f"{evaluate(three, plan).max_load:.6g}")
+    wait_for_text(metric(page, "Time per sample"), f"{evaluate(three, plan).max_load:.6g} ms")  # format_time
     used = {str(stage.device) for stage in plan.stages}
     graph, load, memory, gantt = (charts.nth(i) for i in (1, 2, 3, 4))
     assert used <= legend_entries(graph) and not (legend_entries(graph) - used - {"edges"})
