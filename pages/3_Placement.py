@@ -147,7 +147,7 @@ with st.container(key="pl_export"):
                "layer graphs), torch.distributed.pipelining / torchtitan split points (module FQNs from the node names "
                "or a 'module' field), DeepSpeed PipelineModule partition boundaries. Plans with CPU stages, mixed "
                "accelerator kinds or non-contiguous stages cannot be expressed; the reason is shown instead.")
-    from placement.export import EXPORT_TARGETS, export_json, export_plan
+    from placement.pipeline.export import EXPORT_TARGETS, export_json, export_plan
 
     state.init_widget("pl_export_virtual", 1)
     col_v, col_tp, col_dp, _ = st.columns([1, 1, 1, 2])

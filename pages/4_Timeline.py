@@ -15,11 +15,11 @@ import streamlit as st
 
 import placement
 from placement import viz
-from placement.memory import memory_profile
-from placement.memory_aware import solve_memory_aware
-from placement.schedule import ALL_SCHEDULES, SCHEDULES, compare_schedules, format_actions, simulate
-from placement.schedule import SCHEDULE_LABELS as SHORT_LABELS
-from placement.trace import chrome_trace_json
+from placement.pipeline.memory import memory_profile
+from placement.exact.memory_aware import solve_memory_aware
+from placement.pipeline.schedule import ALL_SCHEDULES, SCHEDULES, compare_schedules, format_actions, simulate
+from placement.pipeline.schedule import SCHEDULE_LABELS as SHORT_LABELS
+from placement.pipeline.trace import chrome_trace_json
 from ui import guard, scenario, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)

@@ -1,7 +1,7 @@
 """Tradeoffs page: time per sample against accelerators, memory and bandwidth; Pareto frontier; sensitivity.
 
 Every point is a real optimal solve (the exact DP) of the current graph with one device
-parameter changed, run through :func:`placement.sweep.sweep` (in parallel when it pays),
+parameter changed, run through :func:`placement.explore.sweep.sweep` (in parallel when it pays),
 cached on the graph digest + devices. Clicking a point makes that plan the one the
 Placement page shows.
 """
@@ -12,10 +12,10 @@ import pandas as pd
 import streamlit as st
 
 from placement import PlacementError, viz
-from placement.grids import bandwidth_values as bandwidth_grid
-from placement.grids import count_values as count_grid_1d
-from placement.grids import memory_grid, use_pool
-from placement.sweep import (DASK_ALLOW_ENV, allowed_dask_addresses, count_grid, executor_for, pareto_front,
+from placement.explore.grids import bandwidth_values as bandwidth_grid
+from placement.explore.grids import count_values as count_grid_1d
+from placement.explore.grids import memory_grid, use_pool
+from placement.explore.sweep import (DASK_ALLOW_ENV, allowed_dask_addresses, count_grid, executor_for, pareto_front,
                              sensitivity, solve_point, sweep)
 from ui import guard, state
 
@@ -66,7 +66,7 @@ def _sweep(digest: str, devices_key: str, parameter: str, values: tuple, kind: s
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _memory_grid(digest: str, devices_key: str, kind: str, title: str, _problem, _executor_value):
-    """The memory sweep (:func:`placement.grids.memory_grid`), cached like :func:`_sweep`, with its own progress bar."""
+    """The memory sweep (:func:`placement.explore.grids.memory_grid`), cached like :func:`_sweep`, with its own progress bar."""
     bar = st.progress(0.0, text=f"{title}: starting")
 
     def progress(done: int, total: int) -> None:

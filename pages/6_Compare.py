@@ -18,9 +18,9 @@ guard.run_page(__file__, globals())  # one-line errors, never a traceback (also 
 st.title("Compare methods")
 
 try:
-    from placement.compare import DEFAULT_METHODS, rows_to_records, run_method, with_ratios
+    from placement.explore.compare import DEFAULT_METHODS, rows_to_records, run_method, with_ratios
 except ImportError as exc:  # written by another helper; the page explains instead of crashing
-    st.warning(f"The comparison module (placement.compare) is not available yet: {exc}")
+    st.warning(f"The comparison module (placement.explore.compare) is not available yet: {exc}")
     st.stop()
 
 problem = state.current_problem()

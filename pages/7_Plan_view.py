@@ -13,9 +13,9 @@ import streamlit as st
 
 import placement
 from placement import viz
-from placement.diff import plan_diff
-from placement.memory import memory_profile
-from placement.schedule import SCHEDULES, simulate
+from placement.explore.diff import plan_diff
+from placement.pipeline.memory import memory_profile
+from placement.pipeline.schedule import SCHEDULES, simulate
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)

@@ -1,7 +1,7 @@
 """Plan a purchase: direct answers for a capacity-planning meeting.
 
 Every candidate inventory (0 to owned + the most one may buy of each kind) is solved exactly
-with the DP (:mod:`placement.purchase`); the answers pick from those exact optima.
+with the DP (:mod:`placement.explore.purchase`); the answers pick from those exact optima.
 """
 
 import math
@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from placement import PlacementError, viz
-from placement.purchase import (cheapest_under, fastest_within, price_frontier, purchase_options,
+from placement.explore.purchase import (cheapest_under, fastest_within, price_frontier, purchase_options,
                                 worth_of_more)
 from ui import guard, state
 

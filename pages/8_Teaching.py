@@ -9,7 +9,7 @@ import streamlit as st
 
 import placement
 from placement import viz
-from placement.teaching import MAX_TEACHING_GROUPS, explain_optimality, trace_dp
+from placement.explore.teaching import MAX_TEACHING_GROUPS, explain_optimality, trace_dp
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)

@@ -1,14 +1,14 @@
 """Uncertainty page: latency error bars, a seeded Monte Carlo of the plan, out-of-memory risk, bottlenecks.
 
 The chosen plan is the one the Placement page shows (a picked plan, or the live solve). Each draw
-scales every node's latencies by a factor uniform in [1 - e, 1 + e] (placement.uncertainty).
+scales every node's latencies by a factor uniform in [1 - e, 1 + e] (placement.explore.uncertainty).
 """
 
 import streamlit as st
 
 from placement import PlacementError, viz
-from placement.schedule import SCHEDULES
-from placement.uncertainty import MAX_SAMPLES, monte_carlo
+from placement.pipeline.schedule import SCHEDULES
+from placement.explore.uncertainty import MAX_SAMPLES, monte_carlo
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)

@@ -1,7 +1,7 @@
 """Exact device placement of DNN operator graphs (Tarnawski et al., NeurIPS 2020, and beyond).
 
 Public API: the data model (:mod:`placement.model`), reading/writing files
-(:mod:`placement.io`), the exact DP (:mod:`placement.dp`), the independent evaluator
+(:mod:`placement.io`), the exact DP (:mod:`placement.exact.dp`), the independent evaluator
 (:mod:`placement.evaluate`) and one entry point for every method (:func:`solve`).
 This package never imports Streamlit.
 
@@ -18,8 +18,8 @@ The exact DP on a paper workload, checked by the independent evaluator:
 True
 """
 
-from .compare import CompareRow, rows_to_frame
-from .dp import count_pairs, solve_dp
+from .explore.compare import CompareRow, rows_to_frame
+from .exact.dp import count_pairs, solve_dp
 from .errors import (
     InvalidDevicesError,
     InvalidGraphError,
@@ -30,7 +30,7 @@ from .errors import (
     TooManyIdealsError,
 )
 from .evaluate import DeviceLoad, Evaluation, evaluate, is_contiguous, latency
-from .ideals import contract, count_ideals, enumerate_ideals
+from .exact.ideals import contract, count_ideals, enumerate_ideals
 from .io import (
     MAX_FILE_BYTES,
     graph_to_dict,
@@ -59,10 +59,10 @@ from .model import (
     make_result,
 )
 from .solve import METHODS, MemoryModel, MethodSpec, Option, available_methods, method_spec, solve
-from .builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
-from .onnx_import import coarsen, coarsen_by_prefix, import_onnx
-from .roofline import PRESETS as DEVICE_PRESETS, CostModel, DeviceSpec
-from .training import training_graph
+from .modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
+from .modelling.onnx import coarsen, coarsen_by_prefix, import_onnx
+from .modelling.roofline import PRESETS as DEVICE_PRESETS, CostModel, DeviceSpec
+from .modelling.training import training_graph
 
 __all__ = [
     "AcceleratorKind", "CPU_KIND", "CompareRow", "rows_to_frame", "DeviceLoad", "DeviceSlot", "Devices", "Edge", "Evaluation", "Graph",
@@ -81,10 +81,10 @@ __all__ += [
 ]
 
 # Pipeline schedules, memory over time, memory-aware planning, trace export.
-from .memory import MemoryProfile, memory_profile, peak_table
-from .memory_aware import solve_memory_aware
-from .schedule import SCHEDULES, Event, Schedule, simulate
-from .trace import chrome_trace, chrome_trace_json
+from .pipeline.memory import MemoryProfile, memory_profile, peak_table
+from .exact.memory_aware import solve_memory_aware
+from .pipeline.schedule import SCHEDULES, Event, Schedule, simulate
+from .pipeline.trace import chrome_trace, chrome_trace_json
 
 __all__ += [
     "Event", "MemoryProfile", "SCHEDULES", "Schedule", "chrome_trace", "chrome_trace_json", "memory_profile",
@@ -92,6 +92,6 @@ __all__ += [
 ]
 
 # Sweeps, Pareto frontiers and sensitivity of the optimal plan.
-from .sweep import Sensitivity, SweepPoint, executor_for, pareto_front, sensitivity, sweep
+from .explore.sweep import Sensitivity, SweepPoint, executor_for, pareto_front, sensitivity, sweep
 
 __all__ += ["Sensitivity", "SweepPoint", "executor_for", "pareto_front", "sensitivity", "sweep"]

@@ -359,14 +359,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare  # imports PuLP lazily
+    from .explore.compare import compare  # imports PuLP lazily
 
     problem = _problem(args)
     given = {name: getattr(args, name) for name in MemoryModel.OPTION_NAMES if getattr(args, name) is not None}
     model = MemoryModel(training=True, **given) if given else MemoryModel()
     rows = compare(problem, objective=args.objective, time_limit=args.time_limit, memory_model=model)
     if args.json:
-        from .compare import rows_to_records
+        from .explore.compare import rows_to_records
 
         print(_dumps({"objective": args.objective, "rows": rows_to_records(rows)}))
     else:
@@ -379,7 +379,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from .export import export_json, export_plan
+    from .pipeline.export import export_json, export_plan
 
     problem = load_problem(args.graph)
     placement = load_placement(args.plan, problem.graph, problem.devices)

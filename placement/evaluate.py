@@ -11,7 +11,7 @@ the solvers, so that it can check them.
   communication term of node u is ``cost(u) * scale``, one rounded product): the load is
   ``fsum(latencies + communication terms)`` (with ``overlap``,
   ``max(fsum(latencies), fsum(communication terms))``), and memory is ``fsum(sizes)``.
-  A sum that overflows is ``inf``. The exact DP (:mod:`placement.kernel`) computes the same
+  A sum that overflows is ``inf``. The exact DP (:mod:`placement.exact.kernel`) computes the same
   numbers, so its objective equals this max-load bit for bit.
 * Load of a CPU core = sum of its nodes' ``cpu_latency``; CPU cores pay no communication,
   unless ``devices.cpu_bandwidth`` is set: then a core also pays the cost of every node with
@@ -23,7 +23,7 @@ the solvers, so that it can check them.
   incoming transfers + compute + outgoing transfers. ``cpu_bandwidth`` does not change the
   latency model: a CPU node's duration stays its ``cpu_latency`` (its transfers are
   counted only where an accelerator call sends or receives them). This keeps the latency
-  integer program (:func:`placement.ilp.solve_latency_ip`) exact whatever ``cpu_bandwidth`` is.
+  integer program (:func:`placement.ip.solve_latency_ip`) exact whatever ``cpu_bandwidth`` is.
 """
 
 from __future__ import annotations

@@ -615,7 +615,7 @@ class Objective(_StrEnum):
 
 
 class ScheduleKind(_StrEnum):
-    """Pipeline schedules (see :mod:`placement.schedule`)."""
+    """Pipeline schedules (see :mod:`placement.pipeline.schedule`)."""
 
     INFERENCE = "inference"
     GPIPE = "gpipe"

@@ -3,7 +3,7 @@
 Every method is described once, by a :class:`MethodSpec` in :data:`METHODS`: its name, a
 title, the function implementing it (imported lazily, so that the DP does not pay for PuLP
 and vice versa), the objective it optimises, whether it is exact, and its options (name,
-type, default, help). :func:`solve`, the command line (flags and help), :mod:`placement.compare`
+type, default, help). :func:`solve`, the command line (flags and help), :mod:`placement.explore.compare`
 and the app all read this registry, so an option exists everywhere once it is listed here,
 and an unknown or inapplicable option is an error everywhere.
 
@@ -28,8 +28,8 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from .errors import PlacementError
-from .ideals import DEFAULT_MAX_IDEALS
-from .memory import DEFAULT_OPTIMIZER_MULTIPLIER, peak_table
+from .exact.ideals import DEFAULT_MAX_IDEALS
+from .pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, peak_table
 from .model import Objective, Placement, Problem, Result, ScheduleKind, Status
 
 __all__ = ["DEFAULT_OPTIMIZER_MULTIPLIER", "METHODS", "MemoryModel", "MethodSpec", "Objective", "Option",
@@ -224,7 +224,7 @@ def _method(name: str, title: str, where: str, objective: str, exact: bool, *opt
 
 #: Method name -> its description (read-only). Keep in sync with nothing else: this is the only list.
 METHODS: Mapping[str, MethodSpec] = MappingProxyType({spec.name: spec for spec in (
-    _method("dp", "Exact DP (optimal contiguous split)", "placement.dp.solve_dp", "throughput", True,
+    _method("dp", "Exact DP (optimal contiguous split)", "placement.exact.dp.solve_dp", "throughput", True,
             _MAX_IDEALS,
             Option("tie_break", bool, True, "among optimal splits, the least sum of stage durations, then fewest devices"),
             Option("progress", Callable, None, "called with (ideals done, total) during the search", cli=False),
@@ -242,20 +242,20 @@ METHODS: Mapping[str, MethodSpec] = MappingProxyType({spec.name: spec for spec i
             Option("strong_cuts", bool, None,
                    "transfer-aware path rows and memory covers (default: on for graphs of up to 120 nodes)",
                    cli=False)),
-    _method("greedy-latency", "Greedy (the paper's latency baseline)", "placement.baselines.greedy_latency",
+    _method("greedy-latency", "Greedy (the paper's latency baseline)", "placement.heuristics.greedy_latency",
             "latency", False,
             Option("order", str, "paper", "tie-break of the topological order", choices=("paper", "lexicographic"))),
-    _method("pipedream", "PipeDream-style chain DP", "placement.baselines.pipedream", "throughput", False),
-    _method("local-search", "Local search (seeded)", "placement.baselines.local_search", "throughput", False,
+    _method("pipedream", "PipeDream-style chain DP", "placement.heuristics.pipedream", "throughput", False),
+    _method("local-search", "Local search (seeded)", "placement.heuristics.local_search", "throughput", False,
             Option("seed", int, 0, "random seed"),
             Option("restarts", int, 10, "random restarts", minimum=1),
             _time_limit(60.0),
             Option("max_moves", int, 10_000, "improving moves per restart", minimum=1)),
-    _method("one-accelerator", "Everything on one accelerator", "placement.baselines.one_accelerator",
+    _method("one-accelerator", "Everything on one accelerator", "placement.heuristics.one_accelerator",
             "throughput", False,
             Option("ignore_memory", bool, False, "report the load even when the graph does not fit")),
     _method("memory-aware", "Exact DP with training memory (schedule-aware)",
-            "placement.memory_aware.solve_memory_aware", "throughput", True, *_MEMORY_OPTIONS, _MAX_IDEALS,
+            "placement.exact.memory_aware.solve_memory_aware", "throughput", True, *_MEMORY_OPTIONS, _MAX_IDEALS,
             memory_variant="memory-aware"),
     _method("memory-aware-ip", "Integer program with training memory (schedule-aware)",
             "placement.ip.memory_aware.solve_memory_aware_ip", "throughput", True, *_MEMORY_OPTIONS, *_IP_OPTIONS[:3],
@@ -333,7 +333,7 @@ class MemoryModel:
     ``training=False`` is the paper's model: the sizes of its nodes (weights). ``training=True``:
     weights + optimizer state (``optimizer_multiplier`` x forward weights) + the activations of
     the microbatches in flight under ``schedule`` with ``microbatches`` microbatches (stage
-    inputs only, plus one microbatch's activations, with ``recompute``); see :mod:`placement.memory`.
+    inputs only, plus one microbatch's activations, with ``recompute``); see :mod:`placement.pipeline.memory`.
 
     Examples
     --------

@@ -404,7 +404,7 @@ def _idle_intervals(schedule, device) -> list[tuple[float, float]]:
 
 
 def timeline_figure(schedule, title: str | None = None, show_idle: bool = True) -> go.Figure:
-    """Gantt chart of a :class:`~placement.schedule.Schedule`: one row per device, numeric time axis.
+    """Gantt chart of a :class:`~placement.pipeline.schedule.Schedule`: one row per device, numeric time axis.
 
     Horizontal ``go.Bar`` traces with ``base=start`` and ``x=duration`` (one trace per event
     kind: forward, backward, transfer, recompute), the microbatch number written in each bar,
@@ -460,7 +460,7 @@ def timeline_figure(schedule, title: str | None = None, show_idle: bool = True) 
 def memory_timeline_figure(profile, title: str | None = None) -> go.Figure:
     """Bytes held by every device over time (GiB step lines) against its cap, first OOM marked.
 
-    Takes a :class:`~placement.memory.MemoryProfile`. Each device's cap is a dotted line of
+    Takes a :class:`~placement.pipeline.memory.MemoryProfile`. Each device's cap is a dotted line of
     the device's colour; the peak of each device is a dot, and a device's first time over its
     cap a red cross labelled "OOM".
     """
@@ -517,7 +517,7 @@ def peak_memory_rows(profile) -> list[dict[str, Any]]:
 
 
 # --- sweep and Pareto figures ---
-# Figures of placement.sweep results: a tradeoff curve (time per sample against the swept
+# Figures of placement.explore.sweep results: a tradeoff curve (time per sample against the swept
 # parameter, with optional sensitivity markers) and a Pareto figure (time per sample against
 # a cost axis, frontier highlighted). Every point carries ``customdata = [point.index]`` so a
 # page can map a Plotly selection back to its SweepPoint.
@@ -565,7 +565,7 @@ def sweep_figure(points: Sequence[Any], parameter: str | None = None, title: str
 
     Parameters
     ----------
-    points : sequence of placement.sweep.SweepPoint
+    points : sequence of placement.explore.sweep.SweepPoint
         One sweep; points without a plan are listed as "no plan" markers on the x axis.
     parameter : str, optional
         The swept parameter (default: the points' own); memory is drawn in GiB.
@@ -573,7 +573,7 @@ def sweep_figure(points: Sequence[Any], parameter: str | None = None, title: str
         Figure title.
     selected : int, optional
         ``index`` of a point to ring.
-    sensitivity : placement.sweep.Sensitivity, optional
+    sensitivity : placement.explore.sweep.Sensitivity, optional
         Adds markers where the current plan stops being optimal (see :func:`add_sensitivity_markers`).
     log_x : bool
         Logarithmic x axis (for memory and bandwidth factors).
@@ -634,7 +634,7 @@ def sweep_figure(points: Sequence[Any], parameter: str | None = None, title: str
 def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
     """Mark the current value and where the plan changes (dashed lines) on a :func:`sweep_figure`.
 
-    ``sensitivity`` is a :class:`placement.sweep.Sensitivity`; memory values are drawn in GiB.
+    ``sensitivity`` is a :class:`placement.explore.sweep.Sensitivity`; memory values are drawn in GiB.
     Returns the same figure.
     """
     scale = 1.0
@@ -678,13 +678,13 @@ def pareto_figure(points: Sequence[Any], x: str = "devices", front: Sequence[Any
     x : str
         ``"devices"`` (devices used), ``"memory"`` (memory provisioned, in GiB) or ``"price"``.
     front : sequence of SweepPoint, optional
-        The frontier (default: :func:`placement.sweep.pareto_front` of ``points`` on ``x``).
+        The frontier (default: :func:`placement.explore.sweep.pareto_front` of ``points`` on ``x``).
     title : str, optional
         Figure title.
     selected : int, optional
         ``index`` of a point to ring.
     """
-    from .sweep import pareto_front
+    from .explore.sweep import pareto_front
 
     attr = _PARETO_ATTRS.get(x, x)
     scale = GIB if x == "memory" else 1.0
@@ -746,7 +746,7 @@ def sweep_rows(points: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 # --- schedule comparison figures ---
-# Gantt charts that know every schedule of placement.schedule (interleaved stages, ZB-H1's
+# Gantt charts that know every schedule of placement.pipeline.schedule (interleaved stages, ZB-H1's
 # weight-gradient units) and a side-by-side comparison of bubble and peak memory per schedule.
 
 SCHEDULE_EVENT_COLOURS = {**EVENT_COLOURS, "weight": "#2ca02c"}
@@ -754,7 +754,7 @@ _OP_LETTER = {"forward": "F", "backward": "B", "weight": "W"}
 
 
 def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, height: int | None = None) -> go.Figure:
-    """Gantt chart of any :class:`~placement.schedule.Schedule`: one row per device.
+    """Gantt chart of any :class:`~placement.pipeline.schedule.Schedule`: one row per device.
 
     Like :func:`timeline_figure` (traces named by event kind, idle time shaded, makespan
     marked, first device on top), plus the ``"weight"`` units of ZB-H1 and rows that name
@@ -884,10 +884,10 @@ def purchase_figure(options: Sequence[Any], front: Sequence[Any] | None = None, 
 
     Parameters
     ----------
-    options : sequence of placement.purchase.Option
+    options : sequence of placement.explore.purchase.Option
         Every candidate (those without a plan are left out).
     front : sequence of Option, optional
-        The frontier (default: :func:`placement.purchase.price_frontier` of ``options``).
+        The frontier (default: :func:`placement.explore.purchase.price_frontier` of ``options``).
     answer : Option, optional
         A candidate to ring (the answer to the question asked).
     title : str, optional
@@ -895,7 +895,7 @@ def purchase_figure(options: Sequence[Any], front: Sequence[Any] | None = None, 
     time_unit : str
         Unit of the times (for the axis title).
     """
-    from .purchase import price_frontier
+    from .explore.purchase import price_frontier
 
     if front is None:
         front = price_frontier(options)
@@ -955,7 +955,7 @@ def purchase_rows(options: Sequence[Any], time_unit: str = "ms") -> list[dict[st
 # --- uncertainty figures ---
 
 def monte_carlo_figure(mc: Any, time_unit: str = "ms", title: str | None = None) -> go.Figure:
-    """Histogram of the time per sample over the draws of a :class:`placement.uncertainty.MonteCarlo`.
+    """Histogram of the time per sample over the draws of a :class:`placement.explore.uncertainty.MonteCarlo`.
 
     The chosen plan's times and (when present) the re-optimised optima are overlaid; dashed
     lines mark the chosen plan's P10, P50 and P90.
@@ -1108,7 +1108,7 @@ def _category_index(figure: go.Figure, label: str, axis: str) -> int:
 def plan_diff_figure(diff, title: str | None = None) -> go.Figure:
     """Per-device load in plan A (pinned) and plan B (current), grouped bars, with both max-loads.
 
-    Takes a :class:`placement.diff.PlanDiff`.
+    Takes a :class:`placement.explore.diff.PlanDiff`.
     """
     labels = [str(d.device) for d in diff.devices]
     figure = go.Figure()
@@ -1139,7 +1139,7 @@ def plan_diff_rows(diff) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------- teaching mode
 def lattice_figure(trace, step: int | None = None) -> go.Figure:
-    """The lattice of ideals of a :class:`placement.teaching.DPTrace`, at one step of the recurrence.
+    """The lattice of ideals of a :class:`placement.explore.teaching.DPTrace`, at one step of the recurrence.
 
     Ideals are drawn left to right by size (number of groups), cover edges as lines. At step
     ``step``: finished ideals are green, the ideal being finished (J) orange, the ideal it is

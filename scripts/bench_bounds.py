@@ -23,8 +23,8 @@ from pathlib import Path
 CHILD = r"""
 import json, sys, time
 from placement import TooManyIdealsError, load_problem
-from placement.dp import solve_dp
-from placement.ideals import contract, ideal_bounds
+from placement.exact.dp import solve_dp
+from placement.exact.ideals import contract, ideal_bounds
 started = time.perf_counter()
 problem = load_problem(sys.argv[1])
 loaded = time.perf_counter()

@@ -14,8 +14,8 @@ import argparse
 import time
 
 from placement import count_pairs, evaluate, solve_dp
-from placement.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
-from placement.roofline import CostModel
+from placement.modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
+from placement.modelling.roofline import CostModel
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ first solves a tiny graph (loading the compiled kernel from numba's cache, or co
 it), then times ``solve_dp`` on the graph. Columns:
 
 * ideals - ideals of the lattice the DP searches (after contracting colour classes and
-  merging free nodes, see placement/ideals.py);
+  merging free nodes, see placement/exact/ideals.py);
 * pairs searched - ideal pairs (I, J) the DP visited (pruned by the chain upper bound);
 * all pairs - every comparable pair I <= J, as the paper's code counts them (only with --all-pairs; slow on wide graphs);
 * solve s - wall-clock seconds of solve_dp after warm-up; cpu s - its CPU seconds (the honest
@@ -39,7 +39,7 @@ SAMPLES = ROOT / "sample_graphs"
 def _child(path: str, all_pairs: bool) -> None:
     started = time.perf_counter()
     from placement import Devices, Edge, Graph, Node, Problem, load_problem, solve_dp
-    from placement.dp import count_pairs
+    from placement.exact.dp import count_pairs
 
     tiny = Problem(Graph((Node(1, 1, 1), Node(2, 1, 1)), (Edge(1, 2, 1),)), Devices.paper(1, 1))
     solve_dp(tiny)

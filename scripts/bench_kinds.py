@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from placement import AcceleratorKind, Devices, Problem, evaluate, is_contiguous, load_problem, solve_dp
-from placement.sweep import executor_for, pareto_front, sweep
+from placement.explore.sweep import executor_for, pareto_front, sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYER = ROOT / "sample_graphs" / "throughput" / "layer"

@@ -8,7 +8,7 @@ Usage::
 Throughput workloads (``<workloads>/throughput/*/*.json``) run the throughput methods, latency
 workloads (``<workloads>/latency/*/*.json``) the latency methods, each with ``--time-limit``
 seconds where the method takes a limit (the IPs, the local search). The latency table also has
-layer and operator graphs built by :mod:`placement.builders` (ResNet-50 and a 6-layer BERT on 4
+layer and operator graphs built by :mod:`placement.modelling.builders` (ResNet-50 and a 6-layer BERT on 4
 accelerators holding 40 % of the weights each, and 8 CPU cores, like the paper's latency inputs).
 The last line times the exact DP on ``sample_graphs/ours/inception_wide_inference.json`` (in
 process, after a warm-up that compiles the kernel). ``workloads`` defaults to
@@ -24,13 +24,13 @@ import time
 from pathlib import Path
 
 from placement import load_problem
-from placement.builders import (
+from placement.modelling.builders import (
     CnnConfig,
     TransformerConfig,
     build_cnn,
     build_transformer,
 )
-from placement.compare import DEFAULT_METHODS, rows_to_records, run_method, with_ratios
+from placement.explore.compare import DEFAULT_METHODS, rows_to_records, run_method, with_ratios
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path("/work/shared/workloads")
@@ -92,7 +92,7 @@ def main(argv=None) -> int:
                   f"{row.status:11} {_fmt(row.bound):>11} {_fmt(row.gap, 4):>8} {row.seconds:8.2f}", flush=True)
         out.extend(dict(record, workload=name) for record in rows_to_records(rows))
     if not args.no_inception and INCEPTION.exists():
-        from placement.dp import solve_dp
+        from placement.exact.dp import solve_dp
 
         problem = load_problem(INCEPTION)
         solve_dp(load_problem(REPO / "sample_graphs" / "ours" / "tiny_training.json"))  # compile the kernel

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from placement import load_problem, solve_dp
-from placement.memory import memory_profile
-from placement.schedule import gradients_flow_forward, simulate
+from placement.pipeline.memory import memory_profile
+from placement.pipeline.schedule import gradients_flow_forward, simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = sorted(glob.glob("/work/shared/workloads/throughput/*/*training*.json")) or \

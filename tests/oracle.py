@@ -7,7 +7,7 @@ device counts), which are contiguous (some order of the used devices makes every
 forward nodes closed under predecessors), and every device's load (compute on its kind, plus
 the cost of every node with an edge crossing its boundary, once, scaled by the bandwidths;
 ``overlap`` takes the max; CPU cores pay communication only with ``cpu_bandwidth``). It calls
-no solver, not the evaluator, not :mod:`placement.ideals`; the only package names it uses are
+no solver, not the evaluator, not :mod:`placement.exact.ideals`; the only package names it uses are
 the result containers (:class:`Placement`, :class:`Stage`, :class:`DeviceSlot`) it returns.
 """
 

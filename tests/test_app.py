@@ -432,7 +432,7 @@ def test_latency_objective_without_methods_says_so_or_solves():
 def test_compare_page_runs_the_chosen_methods_and_hands_a_plan_to_placement():
     at = start("pages/6_Compare.py")
     try:
-        import placement.compare  # noqa: F401
+        import placement.explore.compare  # noqa: F401
     except ImportError:
         assert any("not available yet" in w.value for w in at.warning)
         return

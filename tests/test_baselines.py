@@ -9,7 +9,7 @@ import pytest
 
 from placement import DeviceSlot, Devices, Edge, Graph, Node, Placement, Problem, evaluate, is_contiguous, load_problem
 from placement import solve, solve_dp
-from placement.baselines import greedy_latency, local_search, one_accelerator, pipedream
+from placement.heuristics import greedy_latency, local_search, one_accelerator, pipedream
 from placement.errors import PlacementError
 
 from .oracle import brute_force
@@ -171,9 +171,9 @@ def test_local_search_is_reproducible_and_can_beat_contiguous(samples_dir):
 def test_local_search_incremental_loads_match_the_evaluator(random_problem, seed):
     import random
 
-    from placement.baselines import _State
+    from placement.heuristics import _State
     from placement.evaluate import device_loads
-    from placement.ilp import colour_groups
+    from placement.ip import colour_groups
 
     problem = random_problem(seed, training=seed % 2 == 0, kinds=1 + seed % 2, n_forward=6)
     groups = colour_groups(problem.graph)

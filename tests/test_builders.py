@@ -6,8 +6,8 @@ import time
 import pytest
 
 from placement import InvalidGraphError, count_ideals, evaluate, solve_dp
-from placement.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer, cnn_graph, transformer_graph
-from placement.roofline import CostModel, DeviceSpec
+from placement.modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer, cnn_graph, transformer_graph
+from placement.modelling.roofline import CostModel, DeviceSpec
 
 GPT2_SMALL_PARAMS = 124_439_808  # Hugging Face "gpt2" (tied embeddings, position table included)
 RESNET50_PARAMS = 25_557_032  # torchvision resnet50 (with batch-norm weights and biases)

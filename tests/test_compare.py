@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from placement import Devices, Edge, Graph, Node, Problem, evaluate, load_problem
-from placement.compare import CompareRow, compare, rows_to_frame, rows_to_records, run_method, with_ratios
+from placement.explore.compare import CompareRow, compare, rows_to_frame, rows_to_records, run_method, with_ratios
 from placement.errors import PlacementError
 
 
@@ -85,7 +85,7 @@ def test_frame_and_records(samples_dir):
 
 
 def test_method_options_filters_by_signature():
-    from placement.compare import method_options
+    from placement.explore.compare import method_options
 
     options = {"time_limit": 5, "gap": 0.01, "subgraphs_per_accelerator": 2, "seed": 1}
     assert method_options("dp", options) == {}

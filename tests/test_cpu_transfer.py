@@ -14,10 +14,10 @@ from dataclasses import replace
 import pytest
 
 from placement import DeviceSlot, Devices, Placement, Problem, Stage, evaluate, parse_problem, solve_dp
-from placement.baselines import _State, local_search, pipedream
+from placement.heuristics import _State, local_search, pipedream
 from placement.errors import InvalidDevicesError, InvalidGraphError
 from placement.evaluate import latency
-from placement.ilp import colour_groups, solve_ip_contiguous, solve_ip_noncontiguous
+from placement.ip import colour_groups, solve_ip_contiguous, solve_ip_noncontiguous
 from placement.io import devices_to_dict, problem_to_json
 
 from .randgraphs import brute_force, random_problem
@@ -156,8 +156,8 @@ def test_pipedream_value_is_its_evaluation(training):
         result = pipedream(problem)
         if result.ok:
             # _done takes the objective from the evaluator; the kernel's own value must agree.
-            from placement.dp import solve_chain
-            from placement.ideals import contract
+            from placement.exact.dp import solve_chain
+            from placement.exact.ideals import contract
 
             value, _ = solve_chain(problem, contract(problem.graph))
             assert close(value, result.objective), seed
@@ -247,7 +247,7 @@ def test_local_search_never_beats_brute_force():
 
 def test_schedule_busy_time_is_the_evaluator_load():
     """The pipeline simulation charges CPU cores their transfers too: busy time per sample = load."""
-    from placement.schedule import simulate
+    from placement.pipeline.schedule import simulate
 
     checked = 0
     for seed in range(20):
@@ -265,7 +265,7 @@ def test_schedule_busy_time_is_the_evaluator_load():
 
 @pytest.mark.parametrize("seed", range(48))
 def test_memory_aware_equals_its_brute_force_with_cpu_transfers(seed):
-    from placement.memory_aware import solve_memory_aware
+    from placement.exact.memory_aware import solve_memory_aware
 
     from .test_memory_aware import brute_force as memory_brute_force
     from .test_memory_aware import random_memory_problem

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from placement import Devices, Problem, evaluate, is_contiguous, load_problem, solve_dp
-from placement.dp import count_pairs
+from placement.exact.dp import count_pairs
 
 from .golden import OPTIMAL_MAX_LOAD, PAPER_PAIRS
 from .randgraphs import brute_force, random_problem
@@ -81,7 +81,7 @@ def test_no_cpu_and_unsupported_node_is_infeasible_with_a_reason(samples_dir):
 
 @pytest.mark.parametrize("name", ["throughput/layer/bert24_inference.json", "throughput/operator/resnet50_inference.json"])
 def test_pairs_are_the_comparable_pairs_of_ideals(samples_dir, name):
-    from placement.ideals import contract, enumerate_ideals, reduce_groups
+    from placement.exact.ideals import contract, enumerate_ideals, reduce_groups
 
     problem = load_problem(samples_dir / name)
     groups, _ = reduce_groups(problem.graph, contract(problem.graph))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from placement import Devices, Edge, Graph, Node, Problem, evaluate, solve_dp
-from placement.kernel import exact_sum
+from placement.exact.kernel import exact_sum
 
 from .randgraphs import brute_force, placements, random_problem
 
@@ -125,7 +125,7 @@ def test_tie_break_minimises_durations_then_devices(seed):
 @pytest.mark.parametrize("seed", range(20))
 def test_solved_table_answers_smaller_counts_exactly(seed):
     """A table solved for k accelerators and l cores answers every k' <= k, l' <= l it can certify, exactly."""
-    from placement.dp import solve_dp_table
+    from placement.exact.dp import solve_dp_table
 
     problem = random_problem(seed)
     table = solve_dp_table(problem)

@@ -19,7 +19,7 @@ from placement import (
 )
 from placement.cli import main
 from placement.errors import ExportError
-from placement.export import export_plan, module_plan, uniform_parts
+from placement.pipeline.export import export_plan, module_plan, uniform_parts
 
 A = [DeviceSlot("accelerator", i) for i in range(8)]
 

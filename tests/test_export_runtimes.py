@@ -11,7 +11,7 @@ import warnings
 import pytest
 
 from placement import DeviceSlot, Devices, Edge, Graph, Node, Placement, Problem, Stage, TransformerConfig, build_transformer
-from placement.export import export_plan, uniform_parts
+from placement.pipeline.export import export_plan, uniform_parts
 
 A = [DeviceSlot("accelerator", i) for i in range(8)]
 

@@ -1,12 +1,12 @@
-"""The Tradeoffs grids moved into the package (placement.grids): values and the memory grid's exactness."""
+"""The Tradeoffs grids moved into the package (placement.explore.grids): values and the memory grid's exactness."""
 
 import math
 
 import pytest
 
 from placement import evaluate, solve_dp
-from placement.grids import bandwidth_values, count_values, memory_grid, plan_memory, use_pool
-from placement.sweep import count_label, vary
+from placement.explore.grids import bandwidth_values, count_values, memory_grid, plan_memory, use_pool
+from placement.explore.sweep import count_label, vary
 
 
 def test_count_and_bandwidth_grids_and_the_pool_rule():

@@ -29,9 +29,9 @@ from placement import (
     parse_problem,
     solve,
 )
-from placement.compare import compare, run_method
+from placement.explore.compare import compare, run_method
 from placement.model import Objective, Result, ScheduleKind, make_result
-from placement.sweep import sensitivity
+from placement.explore.sweep import sensitivity
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_graphs"

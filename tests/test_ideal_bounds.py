@@ -8,7 +8,7 @@ import random
 import pytest
 
 from placement import Edge, Graph, Node, TooManyIdealsError
-from placement.ideals import Groups, contract, enumerate_ideals, ideal_bounds
+from placement.exact.ideals import Groups, contract, enumerate_ideals, ideal_bounds
 
 
 def _random_groups(seed: int) -> Groups:

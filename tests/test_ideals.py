@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from placement import Edge, Graph, Node, TooManyIdealsError, load_problem
-from placement.ideals import contract, enumerate_ideals, reduce_groups
+from placement.exact.ideals import contract, enumerate_ideals, reduce_groups
 
 from .golden import PAPER_IDEALS
 from .randgraphs import random_problem

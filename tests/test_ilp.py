@@ -23,7 +23,7 @@ from placement import (
     solve_dp,
 )
 from placement.errors import PlacementError
-from placement.ilp import colour_groups, solve_ip_contiguous, solve_ip_noncontiguous, solve_latency_ip
+from placement.ip import colour_groups, solve_ip_contiguous, solve_ip_noncontiguous, solve_latency_ip
 
 REL = 1e-6
 
@@ -338,21 +338,12 @@ def test_no_import_cycle_between_the_ips_and_the_baselines():
     import subprocess
     import sys
 
-    code = ("import sys, placement.ilp, placement.memory_aware_ip; print('placement.baselines' in sys.modules); "
+    code = ("import sys, placement.ip; print('placement.heuristics' in sys.modules); "
             "[sys.modules.pop(m) for m in list(sys.modules) if m.startswith('placement')]; "
-            "import placement.baselines as b; b.local_search; "
-            "print(any(m.startswith(('placement.ip', 'placement.ilp')) for m in sys.modules))")
+            "import placement.heuristics as b; b.local_search; "
+            "print(any(m.startswith('placement.ip') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
-
-
-def test_old_import_paths_are_the_subpackage_functions():
-    from placement import ilp, memory_aware_ip
-    from placement.ip import latency, memory_aware, throughput
-
-    assert ilp.solve_latency_ip is latency.solve_latency_ip
-    assert ilp.solve_ip_noncontiguous is throughput.solve_ip_noncontiguous
-    assert memory_aware_ip.solve_memory_aware_ip is memory_aware.solve_memory_aware_ip
 
 
 @pytest.mark.parametrize("seed", range(8))

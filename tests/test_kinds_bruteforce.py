@@ -1,4 +1,4 @@
-"""Brute-force property tests of the multi-kind DP (placement.dp.solve_dp).
+"""Brute-force property tests of the multi-kind DP (placement.exact.dp.solve_dp).
 
 Random small problems from the one generator (:func:`tests.randgraphs.random_problem` with
 ``rich=True``, drawn by hypothesis): inference and training graphs with colour classes, 2 or

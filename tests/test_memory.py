@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from placement import Devices, Edge, Graph, Node, PlacementError, Problem, load_problem, solve_dp
-from placement.memory import memory_profile, output_bytes, peak_table, stage_memory
-from placement.schedule import simulate
+from placement.pipeline.memory import memory_profile, output_bytes, peak_table, stage_memory
+from placement.pipeline.schedule import simulate
 from tests.test_schedule import A0, A1, A2, three_stage_training, two_stage_training
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs"

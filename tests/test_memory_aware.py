@@ -14,9 +14,9 @@ from placement import (
     AcceleratorKind, Devices, Graph, Placement, PlacementError, Problem, Stage, evaluate, load_problem,
     solve_dp,
 )
-from placement.memory import memory_profile, output_bytes
-from placement.memory_aware import solve_memory_aware
-from placement.schedule import simulate
+from placement.pipeline.memory import memory_profile, output_bytes
+from placement.exact.memory_aware import solve_memory_aware
+from placement.pipeline.schedule import simulate
 from tests.randgraphs import _contiguous_order, _units, contiguous_orders, random_problem
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs"

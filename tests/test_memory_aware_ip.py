@@ -11,10 +11,10 @@ import pytest
 
 from placement import Devices, Edge, Graph, Node, Problem, evaluate, load_problem, solve_dp
 from placement.errors import PlacementError
-from placement.memory import memory_profile, peak_table
-from placement.memory_aware import solve_memory_aware
-from placement.memory_aware_ip import solve_memory_aware_ip
-from placement.schedule import simulate
+from placement.pipeline.memory import memory_profile, peak_table
+from placement.exact.memory_aware import solve_memory_aware
+from placement.ip.memory_aware import solve_memory_aware_ip
+from placement.pipeline.schedule import simulate
 from tests.randgraphs import _contiguous_order, random_problem
 from tests.test_memory_aware import brute_force, forward_compute, random_memory_problem
 

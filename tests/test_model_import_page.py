@@ -13,9 +13,9 @@ from onnx import TensorProto, helper, numpy_helper
 from streamlit.testing.v1 import AppTest
 
 from placement import evaluate, solve_dp
-from placement.builders import TransformerConfig, build_transformer
-from placement.onnx_import import import_onnx
-from placement.roofline import PRESETS, CostModel
+from placement.modelling.builders import TransformerConfig, build_transformer
+from placement.modelling.onnx import import_onnx
+from placement.modelling.roofline import PRESETS, CostModel
 
 ROOT = Path(__file__).resolve().parent.parent
 

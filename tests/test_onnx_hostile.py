@@ -6,7 +6,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from placement import InvalidGraphError
-from placement.onnx_import import MAX_DIM, import_onnx, load_onnx
+from placement.modelling.onnx import MAX_DIM, import_onnx, load_onnx
 
 
 def _external_constant(name: str, location: str):

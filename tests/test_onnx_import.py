@@ -8,8 +8,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from placement import CPU_KIND, Edge, Graph, InvalidGraphError, Node, PlacementError
-from placement.onnx_import import coarsen, coarsen_by_prefix, import_onnx, load_onnx, name_prefix
-from placement.roofline import CostModel, DeviceSpec
+from placement.modelling.onnx import coarsen, coarsen_by_prefix, import_onnx, load_onnx, name_prefix
+from placement.modelling.roofline import CostModel, DeviceSpec
 
 # Round numbers: fp32 peak 50 TFLOP/s, 1 TB/s memory, 10 GB/s link, efficiency 0.5.
 FAST = DeviceSpec("fast", 100e12, 50e12, 1e12, 8e9, 10e9, 0.5)

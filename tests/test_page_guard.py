@@ -28,7 +28,7 @@ PAGES = [
     ("pages/3_Placement.py", "placement.viz.memory_figure"),
     ("pages/4_Timeline.py", "placement.viz.schedule_figure"),
     ("pages/5_Tradeoffs.py", "placement.viz.sweep_figure"),
-    ("pages/6_Compare.py", "placement.compare.run_method"),
+    ("pages/6_Compare.py", "placement.explore.compare.run_method"),
 ]
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import placement
 from placement import Problem, evaluate, load_problem, solve_dp, viz
-from placement.diff import plan_diff
+from placement.explore.diff import plan_diff
 
 from .apptest_helpers import goto, metrics, start
 

@@ -1,4 +1,4 @@
-"""placement.purchase: every answer checked against a brute force over count vectors (solve_dp + evaluate)."""
+"""placement.explore.purchase: every answer checked against a brute force over count vectors (solve_dp + evaluate)."""
 
 import itertools
 from dataclasses import replace
@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from placement import AcceleratorKind, Devices, PlacementError, Problem, evaluate, solve_dp
-from placement.purchase import (candidate_counts, cheapest_under, cost_per_sample, fastest_within, price_frontier,
+from placement.explore.purchase import (candidate_counts, cheapest_under, cost_per_sample, fastest_within, price_frontier,
                                 purchase_options, worth_of_more)
 
 

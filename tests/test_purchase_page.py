@@ -1,9 +1,9 @@
-"""AppTest of the Plan a purchase page: every answer recomputed with placement.purchase / solve_dp."""
+"""AppTest of the Plan a purchase page: every answer recomputed with placement.explore.purchase / solve_dp."""
 
 import pytest
 
 from placement import AcceleratorKind, Devices, Problem, load_problem, solve_dp
-from placement.purchase import cheapest_under, fastest_within, price_frontier, purchase_options
+from placement.explore.purchase import cheapest_under, fastest_within, price_frontier, purchase_options
 
 from .apptest_helpers import ROOT, goto, start
 

@@ -13,9 +13,9 @@ import math
 import pytest
 
 from placement import PlacementError, evaluate
-from placement.memory import memory_profile
-from placement.memory_aware import solve_memory_aware
-from placement.schedule import simulate
+from placement.pipeline.memory import memory_profile
+from placement.exact.memory_aware import solve_memory_aware
+from placement.pipeline.schedule import simulate
 from tests.test_memory_aware import brute_force, forward_compute, random_memory_problem
 
 

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from placement import CPU_KIND, Edge, Graph, InvalidDevicesError, InvalidGraphError, Node
-from placement.roofline import (
+from placement.modelling.roofline import (
     PRESETS,
     CostModel,
     DeviceSpec,

@@ -15,7 +15,7 @@ from placement import (
     AcceleratorKind, DeviceSlot, Devices, Edge, Graph, Node, Placement, PlacementError, Problem, Stage, evaluate,
     load_problem, solve_dp,
 )
-from placement.schedule import simulate, stage_work, unit_order
+from placement.pipeline.schedule import simulate, stage_work, unit_order
 
 A0, A1, A2 = (DeviceSlot("accelerator", i) for i in range(3))
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs"

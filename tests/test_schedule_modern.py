@@ -15,8 +15,8 @@ import pytest
 
 from placement import DeviceSlot, Devices, Edge, Graph, Node, Placement, PlacementError, Problem, Stage, solve_dp
 from placement.io import load_problem
-from placement.memory import in_flight, memory_profile, peak_table
-from placement.schedule import Action, compare_schedules, device_actions, format_actions, simulate
+from placement.pipeline.memory import in_flight, memory_profile, peak_table
+from placement.pipeline.schedule import Action, compare_schedules, device_actions, format_actions, simulate
 
 WORKLOADS = sorted(glob.glob("/work/shared/workloads/throughput/*/*training*.json"))
 
@@ -319,7 +319,7 @@ def test_compare_schedules_lists_every_schedule_and_reasons():
 
 
 def test_zbh1_mirrors_the_deferral_when_gradients_flow_forward():
-    from placement.schedule import gradients_flow_forward
+    from placement.pipeline.schedule import gradients_flow_forward
     problem, placement = chain(2)
     assert not gradients_flow_forward(problem, placement)
     # The paper's workloads draw gradient edges like the forward ones: b0 -> b1 (and f1 -> b1 ... the loss at b1).

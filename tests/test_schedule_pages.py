@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from placement import load_problem, solve_dp
-from placement.export import export_json, export_plan
-from placement.memory import memory_profile
-from placement.schedule import simulate
+from placement.pipeline.export import export_json, export_plan
+from placement.pipeline.memory import memory_profile
+from placement.pipeline.schedule import simulate
 
 from .apptest_helpers import goto, metrics, start
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from placement.schedule import Action, device_actions
+from placement.pipeline.schedule import Action, device_actions
 
 schedules = pytest.importorskip("torch.distributed.pipelining.schedules")
 

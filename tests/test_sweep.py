@@ -1,4 +1,4 @@
-"""Tests of placement.sweep: sweeps, executors, Pareto frontiers, sensitivity, and its figures in viz."""
+"""Tests of placement.explore.sweep: sweeps, executors, Pareto frontiers, sensitivity, and its figures in viz."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from placement import AcceleratorKind, Devices, Edge, Graph, Node, PlacementError, Problem, evaluate, load_problem, solve_dp
 from placement import viz
-from placement.sweep import (
+from placement.explore.sweep import (
     PARAMETERS,
     count_grid,
     executor_for,
@@ -171,7 +171,7 @@ def test_executor_for_bad_address():
 
 
 def test_dask_address_refused_unless_allow_listed(monkeypatch):
-    from placement.sweep import DASK_ALLOW_ENV, allowed_dask_addresses
+    from placement.explore.sweep import DASK_ALLOW_ENV, allowed_dask_addresses
 
     monkeypatch.delenv(DASK_ALLOW_ENV, raising=False)
     with pytest.raises(PlacementError, match="not allowed"):
@@ -185,7 +185,7 @@ def test_dask_address_refused_unless_allow_listed(monkeypatch):
 
 
 def test_worker_results_are_plain_data_only(samples_dir):
-    from placement.sweep import result_from_plain, result_to_plain, solve_point
+    from placement.explore.sweep import result_from_plain, result_to_plain, solve_point
 
     problem = load_problem(samples_dir / "throughput" / "layer" / "bert24_inference.json")
     result = solve_point(problem)
@@ -203,7 +203,7 @@ def test_worker_results_are_plain_data_only(samples_dir):
 
 
 def test_sweep_points_are_capped(samples_dir):
-    from placement.sweep import MAX_SWEEP_POINTS
+    from placement.explore.sweep import MAX_SWEEP_POINTS
 
     problem = load_problem(samples_dir / "throughput" / "layer" / "bert24_inference.json")
     with pytest.raises(PlacementError, match=f"at most {MAX_SWEEP_POINTS:,} values"):

@@ -13,7 +13,7 @@ import pytest
 import placement
 from placement import evaluate, load_problem, solve_dp, viz
 from placement.evaluate import check
-from placement.teaching import explain_optimality, lower_bound, trace_dp
+from placement.explore.teaching import explain_optimality, lower_bound, trace_dp
 
 from .apptest_helpers import metrics, start
 from .randgraphs import brute_force, random_problem

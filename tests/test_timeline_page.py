@@ -15,9 +15,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from placement import Problem, evaluate, load_problem, solve_dp
-from placement.memory import memory_profile
-from placement.memory_aware import solve_memory_aware
-from placement.schedule import simulate
+from placement.pipeline.memory import memory_profile
+from placement.exact.memory_aware import solve_memory_aware
+from placement.pipeline.schedule import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_graphs"

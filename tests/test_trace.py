@@ -7,9 +7,9 @@ import json
 import pytest
 
 from placement import PlacementError
-from placement.memory import memory_profile
-from placement.schedule import simulate
-from placement.trace import chrome_trace, chrome_trace_json
+from placement.pipeline.memory import memory_profile
+from placement.pipeline.schedule import simulate
+from placement.pipeline.trace import chrome_trace, chrome_trace_json
 from tests.test_schedule import two_stage_training
 
 

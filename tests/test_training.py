@@ -3,7 +3,7 @@
 import pytest
 
 from placement import Devices, Edge, Graph, InvalidGraphError, Node, Problem, evaluate, solve_dp
-from placement.training import backward_offset, training_graph
+from placement.modelling.training import backward_offset, training_graph
 
 
 def diamond():

@@ -1,4 +1,4 @@
-"""placement.uncertainty: seeded Monte Carlo of a plan's time per sample (bounds checked independently)."""
+"""placement.explore.uncertainty: seeded Monte Carlo of a plan's time per sample (bounds checked independently)."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from placement import PlacementError, load_problem, solve_dp
-from placement.uncertainty import latency_errors, monte_carlo, quantiles
+from placement.explore.uncertainty import latency_errors, monte_carlo, quantiles
 
 from .apptest_helpers import ROOT
 
@@ -60,7 +60,7 @@ def test_out_of_memory_under_a_schedule_is_counted():
     many = monte_carlo(problem, result.placement, 0.1, samples=3, seed=0, schedule="gpipe", microbatches=4096,
                        reoptimise=False)
     # GPipe stashes every microbatch's activations: 4096 of them exceed 16 GiB on a loaded device.
-    from placement.memory import peak_table
+    from placement.pipeline.memory import peak_table
 
     over = any(peak > cap for _, peak, cap in peak_table(problem, result.placement, "gpipe", 4096))
     assert many.plan_oom_probability == (1.0 if over else 0.0)

@@ -1,9 +1,9 @@
-"""AppTest of the Uncertainty page: the numbers shown are placement.uncertainty's for the same seed."""
+"""AppTest of the Uncertainty page: the numbers shown are placement.explore.uncertainty's for the same seed."""
 
 import pytest
 
 from placement import load_problem, solve_dp
-from placement.uncertainty import monte_carlo
+from placement.explore.uncertainty import monte_carlo
 
 from .apptest_helpers import ROOT, goto, metrics, start
 

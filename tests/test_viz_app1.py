@@ -3,9 +3,9 @@
 import math
 
 from placement import load_problem, solve_dp
-from placement.grids import memory_grid
-from placement.purchase import price_frontier, purchase_options
-from placement.uncertainty import monte_carlo
+from placement.explore.grids import memory_grid
+from placement.explore.purchase import price_frontier, purchase_options
+from placement.explore.uncertainty import monte_carlo
 from placement import viz
 
 from .apptest_helpers import ROOT

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from placement import Devices, Problem
-from placement.memory import memory_profile
-from placement.schedule import simulate
+from placement.pipeline.memory import memory_profile
+from placement.pipeline.schedule import simulate
 from placement.viz import memory_timeline_figure, peak_memory_rows, timeline_figure
 from tests.test_schedule import A0, A1, two_stage_training
 

@@ -20,10 +20,10 @@ import pandas as pd
 import streamlit as st
 
 import placement
-from placement.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
-from placement.onnx_import import MAX_DIM, MAX_ONNX_BYTES, import_onnx, symbolic_dims
-from placement.roofline import CPU_KIND, EDITABLE_COLUMNS, GiB, PRESETS, CostModel, apply_cost_rows, cost_rows
-from placement.training import training_graph
+from placement.modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
+from placement.modelling.onnx import MAX_DIM, MAX_ONNX_BYTES, import_onnx, symbolic_dims
+from placement.modelling.roofline import CPU_KIND, EDITABLE_COLUMNS, GiB, PRESETS, CostModel, apply_cost_rows, cost_rows
+from placement.modelling.training import training_graph
 from ui import guard, state
 
 SOURCE_PREFIX = "model:"

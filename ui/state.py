@@ -567,8 +567,8 @@ def graph_layout(graph: placement.Graph) -> dict[int, tuple[float, float]]:
     return _layout(graph.digest, graph)
 
 
-#: Ideals are counted up to the DP's own limit (placement.ideals.DEFAULT_MAX_IDEALS), not a display cap.
-from placement.ideals import DEFAULT_MAX_IDEALS as IDEALS_CAP  # noqa: E402
+#: Ideals are counted up to the DP's own limit (placement.exact.ideals.DEFAULT_MAX_IDEALS), not a display cap.
+from placement.exact.ideals import DEFAULT_MAX_IDEALS as IDEALS_CAP  # noqa: E402
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -625,8 +625,8 @@ def plan_cost_line(problem: placement.Problem, result: placement.Result) -> tupl
     The devices counted are those that get work in the plan (kind ``price/hour`` on the Devices page,
     CPU cores at the inventory's CPU price); "—" when no device has a price.
     """
-    from placement.purchase import cost_per_sample
-    from placement.sweep import make_point
+    from placement.explore.purchase import cost_per_sample
+    from placement.explore.sweep import make_point
 
     point = make_point(0, "plan", None, problem, result)
     cost = cost_per_sample(point.price_per_hour, point.time_per_sample)
@@ -640,19 +640,19 @@ def plan_cost_line(problem: placement.Problem, result: placement.Result) -> tupl
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _bounds(digest: str, _graph: placement.Graph):
-    from placement.ideals import contract, ideal_bounds
+    from placement.exact.ideals import contract, ideal_bounds
 
     return ideal_bounds(contract(_graph))
 
 
 def ideal_bounds(graph: placement.Graph):
-    """:func:`placement.ideals.ideal_bounds` of the contracted graph: width and bounds on the ideal count (cached)."""
+    """:func:`placement.exact.ideals.ideal_bounds` of the contracted graph: width and bounds on the ideal count (cached)."""
     return _bounds(graph.digest, graph)
 
 
 def describe_ideal_bounds(graph: placement.Graph) -> str:
     """One sentence for the Graph page: the width, the bounds and whether the exact DP will take the graph."""
-    from placement.ideals import ADVICE, DEFAULT_MAX_IDEALS, format_count
+    from placement.exact.ideals import ADVICE, DEFAULT_MAX_IDEALS, format_count
 
     bounds = ideal_bounds(graph)
     text = (f"Order graph of {bounds.groups:,} groups: {bounds.describe_width()} (an antichain of "

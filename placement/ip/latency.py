@@ -387,7 +387,7 @@ def _latency_of(problem: Problem, placement: Placement) -> float:
 
 def baseline_placements(problem: Problem) -> list[Placement]:
     """Feasible placements of the cheap latency methods: greedy (both orders) and the DP's split."""
-    from ..baselines import greedy_latency
+    from ..heuristics import greedy_latency
 
     out = []
     for order in ("paper", "lexicographic"):
@@ -398,7 +398,7 @@ def baseline_placements(problem: Problem) -> list[Placement]:
         if result.ok:
             out.append(result.placement)
     try:
-        from ..dp import solve_dp
+        from ..exact.dp import solve_dp
 
         result = solve_dp(problem)
         if result.ok:

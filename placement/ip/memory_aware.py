@@ -1,11 +1,11 @@
 """Memory-aware contiguous integer program: the schedule's peak memory per pipeline position.
 
 The same contiguous model as :func:`placement.ip.throughput.solve_ip_contiguous` (groups of
-:func:`placement.ideals.contract` on ``D`` ordered positions whose prefixes are ideals, one
+:func:`placement.exact.ideals.contract` on ``D`` ordered positions whose prefixes are ideals, one
 device type per position, any order of types, crossing indicators ``c`` for communication),
 with each accelerator position's memory rule replaced by the peak of
-:func:`placement.memory.peak_bytes` - the same model as the DP of
-:mod:`placement.memory_aware`, so the two give the same optimum::
+:func:`placement.pipeline.memory.peak_bytes` - the same model as the DP of
+:mod:`placement.exact.memory_aware`, so the two give the same optimum::
 
     inference: W + A        gpipe: W + O + M A        1f1b: W + O + min(K - k, M) A
     (with recompute, n A becomes n I + A and the forward compute is counted twice)
@@ -34,7 +34,7 @@ CPU positions pay communication only when ``devices.cpu_bandwidth`` is set (as i
 evaluator), and have no memory rule. Statuses and the solver as in :mod:`placement.ip.common`;
 the objective reported is recomputed from the placement with the evaluator (max-load, plus
 each device's forward compute with recomputation) and the plan is checked against
-:func:`placement.memory.peak_table`.
+:func:`placement.pipeline.memory.peak_table`.
 """
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ import pulp
 
 from ..errors import PlacementError
 from ..evaluate import evaluate
-from ..ideals import contract
-from ..memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
+from ..exact.ideals import contract
+from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
 from ..model import Placement, Problem, Result
-from ..schedule import SCHEDULES
+from ..pipeline.schedule import SCHEDULES
 from .common import (
     check_devices,
     check_options,
@@ -115,13 +115,13 @@ def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches
     solver : {"highs", "cbc"}
         HiGHS (falls back to CBC when ``highspy`` is missing) or PuLP's bundled CBC.
     bytes_per_cost : float, optional
-        Bytes per transfer-cost unit for edges without a ``size`` (see :mod:`placement.memory`).
+        Bytes per transfer-cost unit for edges without a ``size`` (see :mod:`placement.pipeline.memory`).
 
     Returns
     -------
     Result
         Method ``"memory-aware-ip"``, objective kind ``"throughput"``; stages in pipeline order.
-        The objective equals that of :func:`placement.memory_aware.solve_memory_aware`.
+        The objective equals that of :func:`placement.exact.memory_aware.solve_memory_aware`.
     """
     started = time.perf_counter()
     if schedule not in SCHEDULES:

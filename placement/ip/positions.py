@@ -1,7 +1,7 @@
 """Ordered positions for the contiguous programs: device types, contiguity, crossing indicators.
 
 ``D`` positions (``D`` = all devices), each of one device type (binary ``t[p, d]``); the groups
-of :func:`placement.ideals.contract` are assigned to positions, and for every order-graph edge
+of :func:`placement.exact.ideals.contract` are assigned to positions, and for every order-graph edge
 ``a -> b`` and position ``p`` the prefix "placed at positions <= p" of ``a`` is at least that of
 ``b``: the prefixes are a chain of ideals. ``c[u, p, d] >= x[g(u), p, d] - X[g(w), p]`` (and the
 reverse) marks a node whose output crosses the boundary of position ``p`` of type ``d``.

@@ -1,7 +1,7 @@
 """Throughput integer programs: contiguous and non-contiguous minimum max-load.
 
-**Contiguous (``"ip"``)** - the same class of splits as the DP (:mod:`placement.dp`): the groups
-of :func:`placement.ideals.contract` on ``D`` ordered positions whose prefixes are ideals
+**Contiguous (``"ip"``)** - the same class of splits as the DP (:mod:`placement.exact.dp`): the groups
+of :func:`placement.exact.ideals.contract` on ``D`` ordered positions whose prefixes are ideals
 (:mod:`placement.ip.positions`), each position one device type, positions may stay empty.
 CPU positions pay communication only when ``devices.cpu_bandwidth`` is set (scaled by
 ``devices.cpu_transfer_scale``; ``overlap`` applies to them as well).
@@ -28,7 +28,7 @@ import pulp
 
 from ..errors import PlacementError
 from ..evaluate import evaluate
-from ..ideals import contract
+from ..exact.ideals import contract
 from ..model import DeviceSlot, Placement, Problem, Result, Stage
 from .common import (
     check_model_size,
@@ -73,15 +73,15 @@ def start_throughput(problem: Problem, method: str) -> Placement | None:
     """A feasible split from a cheap method (None when it finds none)."""
     try:
         if method == "dp":
-            from ..dp import solve_dp
+            from ..exact.dp import solve_dp
 
             result = solve_dp(problem)
         elif method == "local-search":
-            from ..baselines import local_search
+            from ..heuristics import local_search
 
             result = local_search(problem, seed=0, restarts=5, time_limit=10.0)
         else:
-            from ..baselines import pipedream
+            from ..heuristics import pipedream
 
             result = pipedream(problem)
     except PlacementError:

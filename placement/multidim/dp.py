@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidDevicesError, TooManyIdealsError
-from ..ideals import Groups, enumerate_ideals
+from ..exact.ideals import Groups, enumerate_ideals
 from . import options as fronts
 from .model import MultiProblem, Plan, PlanStage
 

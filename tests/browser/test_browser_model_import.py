@@ -5,7 +5,7 @@
    page shows three nodes with the model's node names.
 2. Builds a small GPT transformer with the builder form, opens the Placement page and checks that
    the time per sample shown equals ``solve_dp`` + ``evaluate`` on the same built problem, rebuilt
-   here with :mod:`placement.builders` from the form's values.
+   here with :mod:`placement.modelling.builders` from the form's values.
 
 Screenshots go to test-artifacts/ (``mi_*.png``).
 """
@@ -18,8 +18,8 @@ import time
 import pytest
 
 from placement import evaluate, solve_dp
-from placement.builders import TransformerConfig, build_transformer
-from placement.roofline import CPU_KIND, GiB, PRESETS, CostModel
+from placement.modelling.builders import TransformerConfig, build_transformer
+from placement.modelling.roofline import CPU_KIND, GiB, PRESETS, CostModel
 
 from .helpers import go, metric, wait_for_text, wait_idle
 

@@ -3,7 +3,7 @@
 On the default graph (BERT-24 inference, one kind of accelerator, 6 owned), the test types a
 price per hour into the catalogue grid like a user, solves every candidate inventory, asks for
 the cheapest configuration under a time per sample and for what 2 more cards are worth, and
-checks both answers against placement.purchase / solve_dp. Screenshots go to test-artifacts/.
+checks both answers against placement.explore.purchase / solve_dp. Screenshots go to test-artifacts/.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from placement import Problem, load_problem, solve_dp
-from placement.purchase import cheapest_under, purchase_options
+from placement.explore.purchase import cheapest_under, purchase_options
 
 from .helpers import wait_idle
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from placement import load_problem, solve_dp
-from placement.export import export_plan
-from placement.schedule import simulate
+from placement.pipeline.export import export_plan
+from placement.pipeline.schedule import simulate
 
 from .helpers import go, metric, wait_for_text, wait_idle
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from placement import load_problem, solve_dp
-from placement.teaching import trace_dp
+from placement.explore.teaching import trace_dp
 
 from .helpers import wait_idle
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from placement import load_problem, solve_dp
-from placement.memory import memory_profile
-from placement.schedule import simulate
+from placement.pipeline.memory import memory_profile
+from placement.pipeline.schedule import simulate
 from placement.viz import format_bytes
 
 from .helpers import go, wait_idle

@@ -1,7 +1,7 @@
 """Real-browser check of the Uncertainty page: a seeded Monte Carlo run shows the engine's quantiles.
 
 Opens the page on the default graph, sets ±20 % and 60 draws, runs the Monte Carlo, compares
-the P50 shown with placement.uncertainty for the same seed, and saves a screenshot.
+the P50 shown with placement.explore.uncertainty for the same seed, and saves a screenshot.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from placement import load_problem, solve_dp
-from placement.uncertainty import monte_carlo
+from placement.explore.uncertainty import monte_carlo
 
 from .helpers import metric, wait_for_text, wait_idle
 

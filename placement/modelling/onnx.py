@@ -17,7 +17,7 @@ Graph construction:
 * an edge ``u -> v`` for every tensor produced by ``u`` and read by ``v``; its ``size`` is
   the bytes of all of ``u``'s outputs read by other nodes (the model requires one transfer
   cost per source node) and its ``cost = size / link bandwidth`` of the reference kind;
-* latencies by the roofline model of :mod:`placement.roofline` from per-node FLOPs and
+* latencies by the roofline model of :mod:`placement.modelling.roofline` from per-node FLOPs and
   bytes (``bytes read`` = all input tensors incl. weights, ``bytes written`` = outputs).
 
 FLOPs are **computed by this module** (onnx-tool's per-op MAC conventions differ between
@@ -57,9 +57,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .errors import InvalidGraphError, PlacementError, TooManyIdealsError
-from .ideals import count_ideals
-from .model import Edge, Graph, Node
+from ..errors import InvalidGraphError, PlacementError, TooManyIdealsError
+from ..exact.ideals import count_ideals
+from ..model import Edge, Graph, Node
 from .roofline import CostModel, OpCost
 
 #: Largest ONNX model accepted (bytes); the Streamlit uploader's default limit.

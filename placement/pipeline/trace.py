@@ -23,7 +23,7 @@ import json
 import math
 from typing import Any
 
-from .errors import PlacementError
+from ..errors import PlacementError
 from .schedule import Schedule
 
 COMPUTE_TID = 1
@@ -48,9 +48,9 @@ def chrome_trace(schedule: Schedule, memory=None, microseconds_per_unit: float =
     Parameters
     ----------
     schedule : Schedule
-        From :func:`placement.schedule.simulate`.
+        From :func:`placement.pipeline.schedule.simulate`.
     memory : MemoryProfile, optional
-        From :func:`placement.memory.memory_profile`: adds memory counter tracks.
+        From :func:`placement.pipeline.memory.memory_profile`: adds memory counter tracks.
     microseconds_per_unit : float
         Microseconds per graph time unit.
     """

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .errors import InvalidGraphError
-from .model import Edge, Graph, Node
+from ..errors import InvalidGraphError
+from ..model import Edge, Graph, Node
 
 #: Backward time as a multiple of forward time (about 2x the FLOPs and bytes).
 BACKWARD_FACTOR = 2.0

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from .evaluate import device_loads
-from .model import Problem
+from ..evaluate import device_loads
+from ..model import Problem
 from .sweep import SweepPoint, make_point, solve_point, vary
 
 #: Estimated seconds of solving below which a local process pool is not worth starting.
@@ -61,7 +61,7 @@ def memory_grid(problem: Problem, kind: str | None = None, method: str = "dp", p
 
     1. one solve with unlimited memory: above ``hi = m(P)`` nothing changes;
     2. ``points`` values evenly from ``hi / 4`` to ``hi``, one at ``(1 + margin) hi`` and the
-       current memory (when finite and below ``4 hi``), solved through :func:`placement.sweep.sweep`
+       current memory (when finite and below ``4 hi``), solved through :func:`placement.explore.sweep.sweep`
        (``executor`` as there), each with its free point ``(m(P), f)``;
     3. ``rounds`` of refinement: the midpoint of every gap between neighbours with different
        times (or a no-plan point next to a plan), at most ``probes_per_round`` per round, widest first.
@@ -79,7 +79,7 @@ def memory_grid(problem: Problem, kind: str | None = None, method: str = "dp", p
     margin : float
         How far above the highest breakpoint one point shows the flat part.
     executor : Executor, "process" or None
-        As in :func:`placement.sweep.sweep`.
+        As in :func:`placement.explore.sweep.sweep`.
     progress : callable, optional
         ``progress(done, total)`` after each solve (``total`` grows when a round adds probes).
 

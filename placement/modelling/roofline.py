@@ -34,8 +34,8 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
-from .errors import InvalidDevicesError, InvalidGraphError
-from .model import CPU_KIND, AcceleratorKind, Devices, Edge, Graph, Node
+from ..errors import InvalidDevicesError, InvalidGraphError
+from ..model import CPU_KIND, AcceleratorKind, Devices, Edge, Graph, Node
 
 #: Milliseconds per second (all times of this module are in milliseconds).
 MS_PER_SECOND = 1000.0

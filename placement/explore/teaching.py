@@ -2,7 +2,7 @@
 
 :func:`trace_dp` runs the same recurrence as :func:`placement.solve_dp` in plain Python, without
 its speed-ups (no pruning, no group merging, no bounds), on the shared lattice of ideals
-(:func:`placement.ideals.contract` + :func:`placement.ideals.enumerate_ideals`):
+(:func:`placement.exact.ideals.contract` + :func:`placement.exact.ideals.enumerate_ideals`):
 
     best[∅][s] = 0 for every device state s (a count per device type, "at most" that many),
     best[J][s] = min over ideals I ⊊ J and device types t with s_t >= 1 of
@@ -25,10 +25,10 @@ import math
 from dataclasses import dataclass
 from itertools import product
 
-from .errors import InvalidGraphError
-from .evaluate import device_loads, evaluate
-from .ideals import contract, enumerate_ideals
-from .model import CPU_KIND, DeviceSlot, Placement, Problem, Stage
+from ..errors import InvalidGraphError
+from ..evaluate import device_loads, evaluate
+from ..exact.ideals import contract, enumerate_ideals
+from ..model import CPU_KIND, DeviceSlot, Placement, Problem, Stage
 
 #: Largest number of groups :func:`trace_dp` accepts (the trace keeps every pair of ideals).
 MAX_TEACHING_GROUPS = 16
@@ -255,7 +255,7 @@ def lower_bound(problem: Problem) -> tuple[float, str]:
 
 def explain_optimality(problem: Problem, placement: Placement) -> Explanation:
     """Explain a plan: its time per sample (evaluator), a lower bound, the DP's search space, its bottleneck."""
-    from .dp import count_pairs  # the DP's own count of its search space
+    from ..exact.dp import count_pairs  # the DP's own count of its search space
 
     evaluation = evaluate(problem, placement)
     bound, reason = lower_bound(problem)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from .errors import TooManyIdealsError
-from .model import Graph
+from ..errors import TooManyIdealsError
+from ..model import Graph
 
 #: Default cap on the number of ideals enumerated before giving up (memory stays ~ 100s of MB).
 DEFAULT_MAX_IDEALS = 1_000_000
@@ -146,7 +146,7 @@ def reduce_groups(graph: Graph, groups: Groups) -> tuple[Groups, frozenset]:
     Loads never rise, but the merged node's memory moves with it, so the merge is exact
     only for the loads: the returned set lists the nodes whose ``size`` must be ignored
     for the solve over the reduced lattice to be a relaxation (a lower bound); the DP then
-    checks memory with the real sizes (see :mod:`placement.dp`).
+    checks memory with the real sizes (see :mod:`placement.exact.dp`).
 
     Returns
     -------

@@ -1,14 +1,14 @@
 """Memory-aware planning: the optimal contiguous split when memory is the schedule's peak.
 
-The plain DP (:mod:`placement.dp`) checks a stage's memory as the sum of its nodes' sizes.
+The plain DP (:mod:`placement.exact.dp`) checks a stage's memory as the sum of its nodes' sizes.
 Under a training schedule a device also holds optimizer state and the activations of every
 microbatch in flight, and in 1F1B that number depends on the stage's *position*: the device
-at position ``k`` of ``K`` holds ``min(K - k, M)`` microbatches (see :mod:`placement.memory`).
+at position ``k`` of ``K`` holds ``min(K - k, M)`` microbatches (see :mod:`placement.pipeline.memory`).
 :func:`solve_memory_aware` minimises the max-load (the steady-state time per sample of
 streaming inference and of 1F1B), where a stage that recomputes its activations counts its
 forward compute a second time (its load + its forward compute: the backward pass re-runs
 the forward pass once), subject to every accelerator holding the schedule's closed-form
-peak (:func:`placement.memory.peak_bytes`)::
+peak (:func:`placement.pipeline.memory.peak_bytes`)::
 
     inference: W + A        gpipe: W + O + M A        1f1b: W + O + min(K - k, M) A
     (a stage that recomputes: n A becomes n I + A)
@@ -17,7 +17,7 @@ Recomputation (training schedules): ``"never"``, ``"always"`` (every stage) or
 ``"per-stage"`` (the planner chooses for each stage, exactly: both options are states of
 the same DP).
 
-It runs the shared lattice kernel (:mod:`placement.kernel`) with "exactly these devices"
+It runs the shared lattice kernel (:mod:`placement.exact.kernel`) with "exactly these devices"
 semantics: ``best[I, s]`` is the smallest max-load of any split of the nodes *outside*
 ideal ``I`` into consecutive stages using *exactly* the device counts of state ``s``. Because
 the DP runs from the end of the pipeline to its start, the stage in front of a suffix with
@@ -26,10 +26,10 @@ the ``K - k`` 1F1B needs, without knowing ``K`` in advance; the answer is
 ``min_s best[empty, s]``. Loads and the sums ``W, O, A, I`` are exact (correctly rounded).
 The bound for "too slow" is the value of the same DP over one topological order.
 
-Groups that :func:`placement.ideals.reduce_groups` would merge are merged first, with their
+Groups that :func:`placement.exact.ideals.reduce_groups` would merge are merged first, with their
 memory ignored (a relaxation: a lower bound); the split found is then checked with the real
 memory, re-solved with it when memory binds, and solved on the unreduced lattice if the two
-differ (:func:`placement.kernel.relax_then_verify`). With recomputation the stage input is
+differ (:func:`placement.exact.kernel.relax_then_verify`). With recomputation the stage input is
 not monotone under merging, so the unreduced lattice is used directly (status
 ``"feasible"`` without a bound if it is too large).
 """
@@ -41,13 +41,13 @@ import time
 
 import numpy as np
 
-from .errors import PlacementError, TooManyIdealsError
-from .evaluate import evaluate
+from ..errors import PlacementError, TooManyIdealsError
+from ..evaluate import evaluate
 from .ideals import DEFAULT_MAX_IDEALS, contract, enumerate_ideals, reduce_groups
 from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verify, run, walk
-from .memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
-from .model import Placement, Problem, Result
-from .schedule import SCHEDULES
+from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
+from ..model import Placement, Problem, Result
+from ..pipeline.schedule import SCHEDULES
 
 #: Recomputation choices: which kernel modes (0 plain, 1 recompute) a stage may use.
 RECOMPUTE_MODES = {"never": (0, 0), "always": (1, 1), "per-stage": (0, 1)}

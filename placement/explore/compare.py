@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
-from .errors import PlacementError
-from .evaluate import LATENCY_INFERENCE_ONLY, evaluate
-from .model import Placement, Problem, Result
-from .solve import METHODS, MemoryModel, method_spec, solve
+from ..errors import PlacementError
+from ..evaluate import LATENCY_INFERENCE_ONLY, evaluate
+from ..model import Placement, Problem, Result
+from ..solve import METHODS, MemoryModel, method_spec, solve
 
 #: Methods run by default for each objective (read-only).
 DEFAULT_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType({

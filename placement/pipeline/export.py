@@ -8,7 +8,7 @@ A plan (a :class:`~placement.model.Placement`, stages in pipeline order) becomes
   transformer (decoder) layer, ``m`` multi-token-prediction layer, ``L`` loss / output
   layer, ``x*n`` repeats; e.g. ``"Et*3|t*3|t*2L"``). With ``virtual`` stages per device the
   layout lists all ``v x D`` stages in order and stage ``i`` runs on pipeline rank
-  ``i mod D`` - Megatron's interleaving, the convention of :mod:`placement.schedule`.
+  ``i mod D`` - Megatron's interleaving, the convention of :mod:`placement.pipeline.schedule`.
 * ``"torch"`` - ``torch.distributed.pipelining`` / torchtitan: the split points as module FQNs
   (``SplitPoint.BEGINNING`` of each stage's first module, for ``pipeline(...)``; torchtitan's
   ``pipeline_parallel_split_points``), and each stage's modules (torchtitan's
@@ -53,15 +53,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ExportError
-from .model import CPU_KIND, Placement, Problem
+from ..errors import ExportError
+from ..model import CPU_KIND, Placement, Problem
 
 EXPORT_TARGETS = ("megatron", "torch", "deepspeed")
 MODULE_FIELD = "module"
 LAYER_TYPE_FIELD = "layerType"
 #: Megatron-Core's layer letters and names.
 LAYER_LETTERS = {"E": "embedding", "t": "decoder", "m": "mtp", "L": "loss"}
-#: torch.distributed.pipelining schedule classes for the schedules of :mod:`placement.schedule`.
+#: torch.distributed.pipelining schedule classes for the schedules of :mod:`placement.pipeline.schedule`.
 TORCH_SCHEDULES = {"gpipe": "ScheduleGPipe", "1f1b": "Schedule1F1B", "interleaved": "ScheduleInterleaved1F1B",
                    "zbh1": "ScheduleInterleavedZeroBubble"}
 
@@ -385,7 +385,7 @@ def export_plan(problem: Problem, placement: Placement, target: str, *, virtual:
     tensor_parallel, data_parallel : int
         Megatron's tensor- and data-parallel sizes.
     schedule : str
-        For torch: the schedule of :mod:`placement.schedule` to name.
+        For torch: the schedule of :mod:`placement.pipeline.schedule` to name.
 
     Raises
     ------

@@ -1,6 +1,6 @@
 """The exact dynamic program over ideals for the optimal contiguous split (throughput).
 
-The DP runs the shared lattice kernel (:mod:`placement.kernel`, whose docstring has the
+The DP runs the shared lattice kernel (:mod:`placement.exact.kernel`, whose docstring has the
 table's axes and the exact arithmetic) with "at most these devices" semantics: ``best[I, s]``
 is the smallest max-load of a split of the groups outside ideal ``I`` into consecutive stages
 using at most the device counts of state ``s`` (a mixed-radix number whose digit ``d``
@@ -16,9 +16,9 @@ computes them), so the reported objective always equals the evaluator's max-load
 returned split; :func:`solve_dp` checks this before returning.
 
 Before the search, groups that can be merged with a neighbour without raising any load are
-merged (:func:`placement.ideals.reduce_groups`); their memory is first ignored (a
+merged (:func:`placement.exact.ideals.reduce_groups`); their memory is first ignored (a
 relaxation), then the split is checked with the real sizes, and re-solved without the
-relaxation when memory binds (:func:`placement.kernel.relax_then_verify`). The status is
+relaxation when memory binds (:func:`placement.exact.kernel.relax_then_verify`). The status is
 "optimal" only when that check proves it.
 """
 
@@ -29,11 +29,11 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .errors import TooManyIdealsError
-from .evaluate import evaluate
+from ..errors import TooManyIdealsError
+from ..evaluate import evaluate
 from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
 from .kernel import INHERIT, build_inputs, chain_lattice, graph_arrays, lattice_tuple, relax_then_verify, run, walk
-from .model import Placement, Problem, Result
+from ..model import Placement, Problem, Result
 
 __all__ = ["solve_dp", "solve_dp_table", "SolvedTable", "count_pairs", "solve_chain", "graph_arrays", "INHERIT",
            "MAX_TABLE_BYTES"]
@@ -78,7 +78,7 @@ class SolvedTable:
     """The max-load table of one DP run, to answer smaller device counts without solving again.
 
     ``best[I, s]`` holds the optimal max-load with *at most* the counts of state ``s`` (see
-    :mod:`placement.kernel`); a value is exact whenever it is ``<= upper_bound`` (the search
+    :mod:`placement.exact.kernel`); a value is exact whenever it is ``<= upper_bound`` (the search
     cut only stages slower than that), otherwise :meth:`query` answers None.
     """
 

@@ -1,4 +1,4 @@
-"""The one lattice DP kernel shared by the exact planners (:mod:`placement.dp`, :mod:`placement.memory_aware`).
+"""The one lattice DP kernel shared by the exact planners (:mod:`placement.exact.dp`, :mod:`placement.exact.memory_aware`).
 
 Contract
 --------
@@ -9,7 +9,7 @@ problems, schedules or kinds.
 
 **Lattice** (``up_start, up_group, up_target, n_ideals``): ideals numbered so that a
 superset has a larger index than its subsets (ideal 0 empty, ``n_ideals - 1`` full), with
-their cover relation in CSR form (:class:`placement.ideals.IdealLattice`, or
+their cover relation in CSR form (:class:`placement.exact.ideals.IdealLattice`, or
 :func:`chain_lattice` for one topological order).
 
 **Table** (axes): ``best[I, s]`` is the smallest max-load of a split of the groups *outside*
@@ -810,7 +810,7 @@ def run(inputs: KernelInputs, lattice: tuple, overlap: bool, upper_bound: float,
 
 
 def lattice_tuple(lattice) -> tuple:
-    """(up_start, up_group, up_target, count) of an :class:`~placement.ideals.IdealLattice`."""
+    """(up_start, up_group, up_target, count) of an :class:`~placement.exact.ideals.IdealLattice`."""
     return lattice.up_start, lattice.up_group, lattice.up_target, lattice.count
 
 
@@ -820,7 +820,7 @@ def walk(problem, groups, groups_of, parent_ideal, parent_type, state: int, full
     ``groups_of(index)`` is the set of groups of ideal ``index``. Returns (placement, modes):
     the stages in pipeline order and each stage's mode (1 = it recomputes its forward pass).
     """
-    from .model import CPU_KIND, DeviceSlot, Placement, Stage
+    from ..model import CPU_KIND, DeviceSlot, Placement, Stage
 
     n_types = inputs.n_types
     n_kinds = n_types - 1
@@ -876,7 +876,7 @@ def relax_then_verify(solve, fits, groups, full_groups, lattice, relaxed: frozen
     with the bound and gap, or "no solution"). ``check_size(ideals)`` may raise
     :class:`~placement.errors.TooManyIdealsError` for a table that is too large.
     """
-    from .errors import TooManyIdealsError
+    from ..errors import TooManyIdealsError
     from .ideals import enumerate_ideals
 
     value, placement, pairs, extra = solve(groups, lattice, relaxed)

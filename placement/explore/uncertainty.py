@@ -8,7 +8,7 @@ uniform in ``[1 - e, 1 + e]`` and then:
   per sample and its bottleneck device (the device with the largest load);
 * optionally **re-optimises** (solves the drawn graph exactly, the DP by default) and records the
   optimum, i.e. what the plan could have been had the latencies been known;
-* checks both plans' peak memory under a pipeline schedule (:func:`placement.memory.peak_table`):
+* checks both plans' peak memory under a pipeline schedule (:func:`placement.pipeline.memory.peak_table`):
   a plan is out of memory when a device's peak exceeds its capacity.
 
 Draw ``k`` uses its own generator seeded with ``(seed, k)``, so a run is reproducible and the same
@@ -23,11 +23,11 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Sequence
 
-from .errors import PlacementError
-from .evaluate import evaluate
-from .memory import peak_table
-from .model import Graph, Placement, Problem
-from .schedule import SCHEDULES
+from ..errors import PlacementError
+from ..evaluate import evaluate
+from ..pipeline.memory import peak_table
+from ..model import Graph, Placement, Problem
+from ..pipeline.schedule import SCHEDULES
 from .sweep import solve_point
 
 #: At most this many draws per run.

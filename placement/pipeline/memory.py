@@ -1,6 +1,6 @@
 """Memory of every device over time under a pipeline schedule, and its peak.
 
-The bytes a device holds at time ``t`` (from a :class:`~placement.schedule.Schedule`):
+The bytes a device holds at time ``t`` (from a :class:`~placement.pipeline.schedule.Schedule`):
 
 * **weights** ``W`` - the ``size`` of every node on the device (as in
   :func:`placement.evaluate.evaluate`; in the shared training graphs the backward nodes'
@@ -48,8 +48,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable
 
-from .errors import PlacementError
-from .model import CPU_KIND, DeviceSlot, Graph, Placement, Problem
+from ..errors import PlacementError
+from ..model import CPU_KIND, DeviceSlot, Graph, Placement, Problem
 from .schedule import SCHEDULES, Schedule, device_actions, gradients_flow_forward
 
 #: Optimizer state per byte of forward weights that every memory-aware method and page assumes by default
@@ -179,7 +179,7 @@ def in_flight(schedule: str, position: int, stages: int, microbatches: int, virt
 
     For ``"interleaved"`` and ``"zbh1"``, ``stages`` is the number of devices and ``position``
     the device; the count is over (stage, microbatch) stashes along the device's order
-    (``flow_forward``: see :func:`placement.schedule.gradients_flow_forward`).
+    (``flow_forward``: see :func:`placement.pipeline.schedule.gradients_flow_forward`).
     """
     if schedule == "inference":
         return 1
@@ -245,7 +245,7 @@ def memory_profile(problem: Problem, schedule: Schedule, optimizer_multiplier: f
     problem : Problem
         The problem the schedule was simulated on.
     schedule : Schedule
-        From :func:`placement.schedule.simulate` (its recompute set is honoured).
+        From :func:`placement.pipeline.schedule.simulate` (its recompute set is honoured).
     optimizer_multiplier : float
         Optimizer state as a multiple of the forward weights (training schedules only).
     bytes_per_cost : float, optional
@@ -329,7 +329,7 @@ def peak_table(problem: Problem, placement: Placement, schedule: str, microbatch
     """(device, closed-form peak, cap) for every device of ``placement`` without simulating.
 
     For ``"interleaved"`` / ``"zbh1"`` (``virtual`` stages per device, as in
-    :func:`placement.schedule.simulate`) the peak comes from the device's action order.
+    :func:`placement.pipeline.schedule.simulate`) the peak comes from the device's action order.
     """
     training = schedule != "inference"
     statics = stage_memory(problem, placement, optimizer_multiplier if training else 0.0, bytes_per_cost)

@@ -1,13 +1,13 @@
 """Model builders: transformers (GPT/BERT style) and ResNet-like CNNs as placement problems.
 
 Each builder makes the operator graph with FLOPs and bytes per operator written out below,
-prices it with the roofline model (:class:`placement.roofline.CostModel`), optionally merges
-operators into layers (:func:`placement.onnx_import.coarsen`, summing latencies) and turns it
-into a training graph (:func:`placement.training.training_graph`).
+prices it with the roofline model (:class:`placement.modelling.roofline.CostModel`), optionally merges
+operators into layers (:func:`placement.modelling.onnx.coarsen`, summing latencies) and turns it
+into a training graph (:func:`placement.modelling.training.training_graph`).
 
 Notation: batch ``b``, sequence ``s``, hidden ``h``, heads ``a``, FFN width ``f`` (4h),
 vocabulary ``V``, bytes per element ``e``. A multiply-add is 2 FLOPs; elementwise ops 1
-FLOP per element, softmax 5, layer norm 8 (as in :mod:`placement.onnx_import`).
+FLOP per element, softmax 5, layer norm 8 (as in :mod:`placement.modelling.onnx`).
 
 Transformer layer (GPT = pre-LN, BERT = post-LN)::
 
@@ -39,9 +39,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InvalidGraphError
-from .model import Graph, Problem
-from .onnx_import import coarsen, name_prefix
+from ..errors import InvalidGraphError
+from ..model import Graph, Problem
+from .onnx import coarsen, name_prefix
 from .roofline import DTYPE_BYTES, CostModel, OpCost
 from .training import training_graph
 

@@ -24,7 +24,7 @@ import networkx as nx
 
 from .errors import PlacementError
 from .evaluate import evaluate
-from .ideals import contract
+from .exact.ideals import contract
 from .model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage
 
 
@@ -111,7 +111,7 @@ def one_accelerator(problem: Problem, ignore_memory: bool = False, **_ignored: A
 def greedy_latency(problem: Problem, order: str = "paper", **_ignored: Any) -> Result:
     """The paper's greedy for latency.
 
-    Groups (contracted colour classes, :func:`placement.ideals.contract`) are taken in
+    Groups (contracted colour classes, :func:`placement.exact.ideals.contract`) are taken in
     topological order and put on the current accelerator while its memory lasts, then on the
     next one (kinds in inventory order); a group that cannot run on the current accelerator's
     kind, or that fits on no remaining accelerator, goes to a CPU core.
@@ -185,7 +185,7 @@ def greedy_latency(problem: Problem, order: str = "paper", **_ignored: Any) -> R
 def pipedream(problem: Problem, **_ignored: Any) -> Result:
     """PipeDream-style split: the optimal split of the groups linearised in topological order.
 
-    The groups of :func:`placement.ideals.contract` are numbered topologically; only prefixes
+    The groups of :func:`placement.exact.ideals.contract` are numbered topologically; only prefixes
     of that order are cut points, so every stage is a consecutive run of the chain (the
     full model's loads, memory and device kinds are used for each stage).
 
@@ -194,7 +194,7 @@ def pipedream(problem: Problem, **_ignored: Any) -> Result:
     Result
         Method ``"pipedream"``, objective kind ``"throughput"``; stages in pipeline order.
     """
-    from .dp import solve_chain  # the shared exact kernel over one topological chain
+    from .exact.dp import solve_chain  # the shared exact kernel over one topological chain
 
     started = time.perf_counter()
     method = "pipedream"

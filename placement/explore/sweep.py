@@ -30,10 +30,10 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_complet
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .errors import PlacementError
-from .evaluate import evaluate
-from .model import CPU_KIND, Devices, Placement, Problem, Result
-from .solve import solve
+from ..errors import PlacementError
+from ..evaluate import evaluate
+from ..model import CPU_KIND, Devices, Placement, Problem, Result
+from ..solve import solve
 
 #: Parameters :func:`sweep` and :func:`sensitivity` understand by name.
 PARAMETERS = ("accelerators", "memory", "bandwidth", "speed", "cpus")
@@ -313,7 +313,7 @@ def result_from_plain(data: Any) -> Result:
     PlacementError
         When the data is not exactly such plain data (one line naming the field).
     """
-    from .model import DeviceSlot, Stage
+    from ..model import DeviceSlot, Stage
 
     if not isinstance(data, dict):
         raise PlacementError("worker result: not an object")

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import InvalidSplitError
-from .evaluate import evaluate
-from .model import DeviceSlot, Placement, Problem
+from ..errors import InvalidSplitError
+from ..evaluate import evaluate
+from ..model import DeviceSlot, Placement, Problem
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Direct answers for a purchase: what to buy, what more cards are worth, the cost/speed frontier.
 
 Every candidate inventory (a count per accelerator kind, from 0 to what is owned plus what may
-be bought) is solved exactly (:func:`placement.sweep.sweep` with the ``"counts"`` parameter, the
+be bought) is solved exactly (:func:`placement.explore.sweep.sweep` with the ``"counts"`` parameter, the
 DP by default), so every answer is the true optimum over the candidates, not an estimate:
 
 * :func:`purchase_options` - every candidate with its optimal time per sample and its price;
@@ -23,8 +23,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from .errors import PlacementError
-from .model import Devices, Problem
+from ..errors import PlacementError
+from ..model import Devices, Problem
 from .sweep import SweepPoint, count_label, sweep
 
 #: Milliseconds per hour (times are in milliseconds; prices per hour).
@@ -140,7 +140,7 @@ def purchase_options(problem: Problem, extra: Mapping[str, int], prices: Mapping
     method : str
         Solver method (the exact DP by default).
     executor, progress
-        As in :func:`placement.sweep.sweep` (a process pool or Dask executor, ``progress(done, total)``).
+        As in :func:`placement.explore.sweep.sweep` (a process pool or Dask executor, ``progress(done, total)``).
     max_options : int
         Refuse (with a :class:`PlacementError`) more candidates than this.
     **options

@@ -89,8 +89,8 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .errors import InvalidSplitError, PlacementError
-from .model import CPU_KIND, DeviceSlot, Placement, Problem
+from ..errors import InvalidSplitError, PlacementError
+from ..model import CPU_KIND, DeviceSlot, Placement, Problem
 
 #: Schedules with one stage per device (the memory-aware planner plans for these).
 SCHEDULES = ("inference", "gpipe", "1f1b")
