@@ -94,6 +94,11 @@ def test_health_answers_while_another_session_solves(browser, fresh_app, artifac
         page.goto(fresh_app)
         page.get_by_role("heading", name="Device placement explorer").wait_for()
         wait_idle(page)
+        # Compiling the kernels (once per server; numba holds the GIL while it compiles) is not a solve:
+        # a first small solve on the default graph does it before the probe starts.
+        go(page, "Devices")
+        metric(page, "Time per sample").wait_for(timeout=300_000)
+        wait_idle(page)
         go(page, "Graph")
         page.locator('[data-testid="stSelectbox"]').first.click()
         page.get_by_role("option").filter(has_text=f"— {SAMPLE}").click()
@@ -105,7 +110,7 @@ def test_health_answers_while_another_session_solves(browser, fresh_app, artifac
         # The live solve of the Inception-like graph runs in this session (minutes on a loaded machine,
         # so no 60 s idle wait here).
         page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Devices", exact=True).click()
-        page.wait_for_url(re.compile(r"/Devices$"))
+        page.wait_for_url(re.compile(r"/Devices(\?.*)?$"))
         metric(page, "Time per sample").wait_for(timeout=400_000)
         solve_seconds = time.perf_counter() - started
         probe.stop.set()

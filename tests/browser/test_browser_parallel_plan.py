@@ -40,7 +40,7 @@ def test_parallel_plan_bert_512(page, app_url, artifacts_dir):
     page.get_by_role("heading", name="Device placement explorer").wait_for()
     wait_idle(page)
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Parallel plan", exact=True).click()
-    page.wait_for_url(re.compile(r"/Parallel_plan$"))
+    page.wait_for_url(re.compile(r"/Parallel_plan(\?.*)?$"))
     page.get_by_role("heading", name="Parallel plan").first.wait_for()
     wait_idle(page)
     _set_number(page, "devices", "512")

@@ -62,7 +62,7 @@ def test_purchase_question_answers_exactly(page, app_url, artifacts_dir):
     page.get_by_role("heading", name="Device placement explorer").wait_for()
     wait_idle(page)
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Plan a purchase", exact=True).click()
-    page.wait_for_url(re.compile(r"/Purchase$"))
+    page.wait_for_url(re.compile(r"/Purchase(\?.*)?$"))
     page.get_by_role("heading", name="Plan a purchase").first.wait_for()
     wait_idle(page)
 

@@ -36,7 +36,7 @@ def test_monte_carlo_run_in_the_browser(page, app_url, artifacts_dir):
     page.get_by_role("heading", name="Device placement explorer").wait_for()
     wait_idle(page)
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Uncertainty", exact=True).click()
-    page.wait_for_url(re.compile(r"/Uncertainty$"))
+    page.wait_for_url(re.compile(r"/Uncertainty(\?.*)?$"))
     page.get_by_role("heading", name="Uncertainty").first.wait_for()
     wait_idle(page)
     set_number(page, "Latency error bar (± %)", "20")
