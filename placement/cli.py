@@ -254,7 +254,10 @@ def _memory_model_of(result: Result) -> MemoryModel | None:
     """The training memory model a memory-aware result was planned with (from its stats), else None."""
     if not METHODS[result.method].takes_memory_model or result.stat("schedule") is None:
         return None
-    return MemoryModel(training=True, **{name: result.stat(name) for name in MemoryModel.OPTION_NAMES})
+    settings = {name: result.stat(name) for name in MemoryModel.OPTION_NAMES}
+    # The memory-aware DP reports its recompute mode ("never", "always", "per-stage"); the IP a bool.
+    settings["recompute"] = settings["recompute"] in (True, "always")
+    return MemoryModel(training=True, **settings)
 
 
 def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:

@@ -318,7 +318,7 @@ def solve(problem: Problem, method: str = "dp", **options: Any) -> Result:
     >>> solve(problem, "dp", time_limit=1)
     Traceback (most recent call last):
     ...
-    placement.errors.PlacementError: method 'dp' has no option 'time_limit' (its options: max_ideals)
+    placement.errors.PlacementError: method 'dp' has no option 'time_limit' (its options: max_ideals, tie_break, progress)
     """
     spec = method_spec(method)
     checked = spec.check_options(options)

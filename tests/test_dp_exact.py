@@ -111,7 +111,8 @@ def _durations(placement, evaluation) -> float:
 def test_tie_break_minimises_durations_then_devices(seed):
     """Among the optimal splits (brute force), the DP's has the least sum of stage durations, then fewest stages."""
     problem = random_problem(seed)
-    assert not problem.devices.overlap and problem.devices.cpu_bandwidth is None
+    # The duration sum below is the one without overlap or CPU transfers: the generator may draw them.
+    problem = Problem(problem.graph, replace(problem.devices, overlap=False, cpu_bandwidth=None))
     result = solve_dp(problem)
     if not result.ok:
         return

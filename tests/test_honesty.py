@@ -229,7 +229,7 @@ def test_cli_memory_flags_reach_the_memory_aware_dp():
               "--optimizer-multiplier", "1", "--recompute", "--json")
     stats = json.loads(out.stdout)["stats"]
     assert (stats["schedule"], stats["microbatches"], stats["optimizer_multiplier"], stats["recompute"]) == \
-        ("gpipe", 3, 1.0, True)
+        ("gpipe", 3, 1.0, "always")
     assert "gpipe, 3 microbatches" in json.loads(out.stdout)["memory_model"].lower()
 
 
