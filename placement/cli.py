@@ -25,7 +25,7 @@ import math
 import os
 import sys
 import time
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from .errors import PlacementError
 from .evaluate import Evaluation, evaluate, latency_note
@@ -37,7 +37,7 @@ from .solve import METHODS, MemoryModel, Option, solve
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit status 2."""
 
-    def error(self, message: str) -> None:  # pragma: no cover - exercised through main()
+    def error(self, message: str) -> NoReturn:  # pragma: no cover - exercised through main()
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
 
@@ -235,7 +235,7 @@ def result_to_json(problem: Problem, result: Result) -> dict[str, Any]:
         "bound": _finite(result.bound),
         "gap": _finite(result.gap),
     }
-    if evaluation is not None:
+    if evaluation is not None and result.placement is not None:
         out["max_load"] = _finite(evaluation.max_load)
         out.update(_latency_fields(problem, evaluation))
         out["order"] = [str(stage.device) for stage in result.placement.stages]

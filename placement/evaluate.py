@@ -152,9 +152,9 @@ def check(problem: Problem, placement: Placement) -> tuple[str, ...]:
         if device.kind != CPU_KIND:
             kind = kinds[device.kind]
             for n in stage.nodes:
-                node = graph.node_by_id.get(n)
-                if node is not None and not node.runs_on(kind):
-                    problems.append(f"node {node.label} cannot run on {device}")
+                stage_node = graph.node_by_id.get(n)
+                if stage_node is not None and not stage_node.runs_on(kind):
+                    problems.append(f"node {stage_node.label} cannot run on {device}")
             memory = _exact_sum([graph.node_by_id[n].size for n in stage.nodes if n in graph.node_by_id])
             if memory > kind.memory:
                 problems.append(f"{device}: needs {memory:,.0f} bytes, holds {kind.memory:,.0f}")

@@ -391,7 +391,7 @@ def local_search(problem: Problem, seed: int = 0, restarts: int = 10, time_limit
     best_key, best_assign = None, None
     starts = []
     chain = pipedream(problem)
-    if chain.ok:
+    if chain.ok and chain.placement is not None:
         index = {slot: i for i, slot in enumerate(slots)}
         device_of = chain.placement.device_of
         starts.append([index[device_of[m[0]]] for m in groups])

@@ -213,6 +213,7 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
     # Absent or null: CPU cores pay no communication (the paper's model).
     cpu_bandwidth = None if data.get("cpuBandwidth") is None else _field(data, "cpuBandwidth", "graph", "number")
     raw_kinds = _field(data, "deviceKinds", "graph", "list", None)
+    kinds: tuple[AcceleratorKind, ...]
     if raw_kinds is None:
         count = _field(data, "maxFPGAs", "graph", "int", 0)
         memory = data.get("maxSizePerFPGA", math.inf)
@@ -225,7 +226,7 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
             raise InvalidGraphError("graph: fields 'maxFPGAs' and 'maxCPUs' must be non-negative")
         kinds = (AcceleratorKind("accelerator", count, float(memory)),)
     else:
-        kinds = []
+        kind_list: list[AcceleratorKind] = []
         for position, raw in enumerate(raw_kinds):
             where = f"deviceKinds[{position}]"
             if not isinstance(raw, dict):
@@ -235,7 +236,7 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
                 memory = math.inf
             elif isinstance(memory, int) and not isinstance(memory, bool):
                 memory = _float(memory, f"{where}: field 'memory'", InvalidGraphError)
-            kinds.append(
+            kind_list.append(
                 AcceleratorKind(
                     name=_field(raw, "name", where, "str"),
                     count=_field(raw, "count", where, "int"),
@@ -245,7 +246,7 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
                     price_per_hour=_field(raw, "pricePerHour", where, "number", 0.0),
                 )
             )
-        kinds = tuple(kinds)
+        kinds = tuple(kind_list)
     return Devices(accelerators=kinds, cpus=cpus, bandwidth=bandwidth, overlap=overlap, cpu_price_per_hour=cpu_price,
                    cpu_bandwidth=cpu_bandwidth)
 
@@ -417,12 +418,12 @@ def _placement_from_dict(data: Any, graph: Graph, devices: Devices) -> Placement
     # Unknown ids, then completion of backward nodes by colour class.
     device_of: dict[int, DeviceSlot] = {}
     for stage in stages:
-        for node in stage.nodes:
-            if node not in graph.node_by_id:
-                raise InvalidSplitError(f"node {node}: not in the graph")
-            if node in device_of:
-                raise InvalidSplitError(f"node {node}: placed on both {device_of[node]} and {stage.device}")
-            device_of[node] = stage.device
+        for node_id in stage.nodes:
+            if node_id not in graph.node_by_id:
+                raise InvalidSplitError(f"node {node_id}: not in the graph")
+            if node_id in device_of:
+                raise InvalidSplitError(f"node {node_id}: placed on both {device_of[node_id]} and {stage.device}")
+            device_of[node_id] = stage.device
     added: dict[DeviceSlot, list[int]] = {}
     for node in graph.nodes:
         if node.id in device_of:

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cached_property
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, cast
 
 import networkx as nx
 
@@ -44,7 +44,7 @@ def _check_number(value: Any, what: str, error=InvalidGraphError, allow_inf: boo
         number = float(value)
     except OverflowError:  # an integer literal beyond the largest float
         raise error(f"{what} is too large (over {sys.float_info.max:.4g}, the largest float; "
-                    f"got a {value.bit_length()}-bit integer)") from None
+                    f"got a {cast(int, value).bit_length()}-bit integer)") from None
     if math.isnan(number) or (math.isinf(number) and not (allow_inf and number > 0)):
         raise error(f"{what} must be finite (got {value!r})")
     if number < 0:
@@ -594,7 +594,8 @@ class _StrEnum(str, Enum):
     def __str__(self) -> str:
         return str(self.value)
 
-    __format__ = str.__format__
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
 
 
 class Status(_StrEnum):

@@ -63,7 +63,7 @@ class Option:
     """
 
     name: str
-    type: type
+    type: Any  # float, int, bool, str or collections.abc.Callable (a special form, not a ``type``)
     default: Any
     help: str
     choices: tuple[str, ...] | None = None

@@ -63,7 +63,7 @@ def format_bytes(value: float) -> str:
     return f"{value:,.0f} B"
 
 
-def _finite(value: float) -> float | None:
+def _finite(value: float | None) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
@@ -190,7 +190,7 @@ def graph_figure(
         order += sorted(set(device_of.values()) - set(order))
         colours = device_colours(order)
         members: dict[DeviceSlot, list[int]] = {slot: [] for slot in order}
-        unplaced = []
+        unplaced: list[int] = []
         for node in graph.nodes:
             slot = device_of.get(node.id)
             (members[slot] if slot is not None else unplaced).append(node.id)
@@ -821,7 +821,7 @@ def schedule_comparison_rows(entries: Sequence[tuple[str, Any, Any, str]]) -> li
     highest device), fits (every device within its cap), devices and the reason a schedule
     does not apply (blank otherwise).
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     for label, schedule, profile, reason in entries:
         if schedule is None:
             rows.append({"schedule": label, "makespan": None, "period": None, "bubble": None,

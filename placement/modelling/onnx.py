@@ -333,32 +333,43 @@ def op_flops(op: str, inputs: Sequence[TensorInfo | None], outputs: Sequence[Ten
     def elements(info: TensorInfo | None) -> int | None:
         return None if info is None else info.elements
 
+    # Unknown tensors, shapes or element counts raise TypeError, caught below as a fallback estimate.
+    def shape(info: TensorInfo | None) -> tuple[int, ...]:
+        if info is None or info.shape is None:
+            raise TypeError("unknown shape")
+        return info.shape
+
+    def known(count: int | None) -> int:
+        if count is None:
+            raise TypeError("unknown element count")
+        return count
+
     out = elements(outputs[0]) if outputs else None
     first = elements(inputs[0]) if inputs else None
     try:
         if op in VIEW_OPS or op in MOVE_OPS:
             return 0.0, False
         if op == "MatMul" or op == "MatMulInteger":
-            k = inputs[0].shape[-1]
-            return float(2 * k * out), False
+            k = shape(inputs[0])[-1]
+            return float(2 * k * known(out)), False
         if op == "Gemm":
-            a, b = inputs[0].shape, inputs[1].shape
+            a, b = shape(inputs[0]), shape(inputs[1])
             m, k = (a[1], a[0]) if attrs.get("transA", 0) else (a[0], a[1])
             n = b[0] if attrs.get("transB", 0) else b[1]
             extra = m * n if len(inputs) > 2 and inputs[2] is not None else 0
             return float(2 * m * n * k + extra), False
         if op in ("Conv", "ConvInteger"):
-            w = inputs[1].shape
-            flops = 2 * out * w[1] * math.prod(w[2:])
+            w = shape(inputs[1])
+            flops = 2 * known(out) * w[1] * math.prod(w[2:])
             if len(inputs) > 2 and inputs[2] is not None:
-                flops += out
+                flops += known(out)
             return float(flops), False
         if op == "ConvTranspose":
-            w = inputs[1].shape
+            w = shape(inputs[1])
             # weights are (C_in, C_out/group, k...): w[1] already is C_out/group
-            flops = 2 * first * w[1] * math.prod(w[2:])
+            flops = 2 * known(first) * w[1] * math.prod(w[2:])
             if len(inputs) > 2 and inputs[2] is not None:
-                flops += out
+                flops += known(out)
             return float(flops), False
         if op == "Einsum":
             equation = attrs.get("equation", b"")
@@ -368,17 +379,17 @@ def op_flops(op: str, inputs: Sequence[TensorInfo | None], outputs: Sequence[Ten
                 return value, False
             return float(out or 0), True
         if op in ELEMENTWISE_OPS:
-            return float(out), False
+            return float(known(out)), False
         if op in ("Softmax", "LogSoftmax"):
-            return float(5 * out), False
+            return float(5 * known(out)), False
         if op in NORM_OPS:
-            return float(8 * out), False
+            return float(8 * known(out)), False
         if op == "BatchNormalization":
-            return float(2 * out), False
+            return float(2 * known(out)), False
         if op in REDUCE_OPS:
-            return float(first), False
+            return float(known(first)), False
         if op in ("MaxPool", "AveragePool", "LpPool"):
-            return float(out * math.prod(attrs.get("kernel_shape", [1]))), False
+            return float(known(out) * math.prod(attrs.get("kernel_shape", [1]))), False
     except (TypeError, IndexError, AttributeError):
         return float(out or 0), True
     return float(out or 0), True
@@ -459,9 +470,9 @@ def onnx_graph(model, cost_model: CostModel, name: str = "", notes: list[str] | 
     for index, node in enumerate(kept):
         for tensor in node.input:
             if tensor in producer and tensor not in weights and producer[tensor] != index:
-                source = producer[tensor]
-                targets[source].add(index)
-                consumed[source].add(tensor)
+                source_index = producer[tensor]
+                targets[source_index].add(index)
+                consumed[source_index].add(tensor)
     nodes, edges = [], []
     for index, (node, cost) in enumerate(zip(kept, costs)):
         out_bytes = float(sum((infos[t].nbytes or 0) if t in infos else 0 for t in consumed[index]))
@@ -582,7 +593,7 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
     quotient.add_edges_from((label_of[e.source], label_of[e.target]) for e in graph.edges
                             if label_of[e.source] != label_of[e.target])
     condensed = nx.condensation(quotient)
-    first_position = {}
+    first_position: dict[str, int] = {}
     for position, node in enumerate(graph.nodes):
         first_position.setdefault(label_of[node.id], position)
     order = list(nx.lexicographical_topological_sort(

@@ -88,7 +88,8 @@ def training_graph(graph: Graph, backward_factor: float = BACKWARD_FACTOR,
             continue
         grad_cost = sum(cost[p] for p in preds)
         known = [sizes.get(p) for p in preds]
-        grad_size = sum(known) if all(s is not None for s in known) else None
+        known_sizes = [s for s in known if s is not None]
+        grad_size = sum(known_sizes) if len(known_sizes) == len(known) else None
         for pred in preds:
             edges.append(Edge(node.id + offset, pred + offset, grad_cost, grad_size))
     return Graph(tuple(forward + backward), tuple(edges), name=f"{graph.name} (training)" if graph.name else "",

@@ -79,11 +79,11 @@ def chrome_trace(schedule: Schedule, memory=None, microseconds_per_unit: float =
         })
     if memory is not None:
         for entry in memory.devices:
-            pid = pid_of.get(entry.device)
-            if pid is None:
+            entry_pid = pid_of.get(entry.device)
+            if entry_pid is None:
                 continue
             for time, value in zip(entry.times, entry.bytes):
-                events.append({"ph": "C", "name": "memory", "pid": pid, "tid": 0, "ts": time * scale,
+                events.append({"ph": "C", "name": "memory", "pid": entry_pid, "tid": 0, "ts": time * scale,
                                "args": {"GiB": value / 2**30}})
     return {
         "traceEvents": events,
