@@ -13,7 +13,7 @@ import math
 import time
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, cast
 
 from ..errors import PlacementError
 from ..evaluate import LATENCY_INFERENCE_ONLY, evaluate
@@ -97,8 +97,8 @@ def run_method(problem: Problem, method: str, objective: str = "throughput", tim
     if objective not in OBJECTIVES:
         raise PlacementError(f"unknown objective {objective!r}; choose 'throughput' or 'latency'")
     memory_model = memory_model or MemoryModel()
-    if memory_model.training and method_spec(method).memory_variant:
-        method = method_spec(method).memory_variant  # e.g. the DP plans as the memory-aware DP
+    if memory_model.training and (variant := method_spec(method).memory_variant):
+        method = variant  # e.g. the DP plans as the memory-aware DP
     spec = method_spec(method)
     given = method_options(method, dict(options, time_limit=time_limit))
     if memory_model.training and spec.takes_memory_model:
@@ -114,14 +114,15 @@ def run_method(problem: Problem, method: str, objective: str = "throughput", tim
     value = None
     status, bound, gap, reason = result.status, result.bound, result.gap, result.reason
     if result.ok:
-        evaluation = evaluate(problem, result.placement)
+        placement = cast(Placement, result.placement)  # ok: a placement is available
+        evaluation = evaluate(problem, placement)
         value = evaluation.max_load if objective == "throughput" else evaluation.latency
         if spec.objective != objective:
             status, bound, gap = "feasible", None, None  # scored on an objective it does not optimise
         if not math.isfinite(value):
             status, bound, gap = "infeasible", None, None
             reason = "its placement has no finite latency (calls depend on each other in a cycle)"
-        out_of_memory = memory_model.violations(problem, result.placement) if memory_model.training else ()
+        out_of_memory = memory_model.violations(problem, placement) if memory_model.training else ()
         if out_of_memory:
             status, bound, gap = "infeasible", None, None
             reason = "runs out of memory: " + "; ".join(out_of_memory[:2])

@@ -11,10 +11,10 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, cast
 
 from ..evaluate import device_loads
-from ..model import Problem
+from ..model import Problem, Result
 from .sweep import SweepPoint, make_point, solve_point, vary
 
 #: Estimated seconds of solving below which a local process pool is not worth starting.
@@ -112,7 +112,7 @@ def memory_grid(problem: Problem, kind: str | None = None, method: str = "dp", p
     hi = plan_memory(unlimited, top, name)
     if not top.ok or not hi > 0:
         return ()
-    found: dict[float, tuple[Problem, object]] = {}
+    found: dict[float, tuple[Problem, Result]] = {}
 
     def add(batch: tuple[SweepPoint, ...]) -> None:
         for point in batch:
@@ -122,20 +122,20 @@ def memory_grid(problem: Problem, kind: str | None = None, method: str = "dp", p
                 if needed > 0 and needed not in found:
                     found[needed] = (vary(problem, "memory", needed, name), point.result)
 
-    values = {hi / 4 + (hi - hi / 4) * k / max(points - 1, 1) for k in range(points)}
-    values.add(hi * (1 + margin))
+    wanted = {hi / 4 + (hi - hi / 4) * k / max(points - 1, 1) for k in range(points)}
+    wanted.add(hi * (1 + margin))
     current = problem.devices.kind(name).memory
     if math.isfinite(current) and 0 < current <= 4 * hi:
-        values.add(current)
-    values = sorted(values)
+        wanted.add(current)
+    values = sorted(wanted)
     add(sweep(problem, "memory", values, method=method, executor=executor, progress=report, kind=name))
     done_before += len(values)
     for _ in range(rounds):
         ordered = sorted(found.items())
         gaps = []
         for (a, (_, ra)), (b, (_, rb)) in zip(ordered, ordered[1:]):
-            differ = (ra.ok != rb.ok) or (ra.ok and rb.ok and not math.isclose(ra.objective, rb.objective,
-                                                                                rel_tol=1e-12))
+            differ = (ra.ok != rb.ok) or (ra.ok and rb.ok and not math.isclose(
+                cast(float, ra.objective), cast(float, rb.objective), rel_tol=1e-12))  # ok: solved, an objective
             if differ and b - a > 1e-6 * b:
                 gaps.append((b - a, (a + b) / 2))
         probes = sorted(mid for _, mid in sorted(gaps, reverse=True)[:probes_per_round])

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 from ..errors import PlacementError
 from ..model import Devices, Problem
@@ -166,7 +166,7 @@ def purchase_options(problem: Problem, extra: Mapping[str, int], prices: Mapping
 
 def cheapest_under(options: Sequence[Option], max_time: float) -> Option | None:
     """The cheapest option whose time per sample is at most ``max_time`` (ties: the faster; None if none)."""
-    fits = [o for o in options if o.ok and o.time_per_sample <= max_time * (1 + 1e-12)]
+    fits = [o for o in options if o.ok and cast(float, o.time_per_sample) <= max_time * (1 + 1e-12)]  # ok: a time
     return min(fits, key=lambda o: (o.price_per_hour, o.time_per_sample, sum(o.counts)), default=None)
 
 
@@ -185,11 +185,12 @@ def price_frontier(options: Sequence[Option]) -> tuple[Option, ...]:
     front: list[Option] = []
     best = math.inf
     for option in usable:  # sorted by price: an option is on the front iff it is faster than every cheaper one
-        if option.time_per_sample < best * (1 - 1e-12):
+        time_per_sample = cast(float, option.time_per_sample)  # ok: a time
+        if time_per_sample < best * (1 - 1e-12):
             if front and front[-1].price_per_hour == option.price_per_hour:
                 continue  # same price, slower than the kept one (sorted by time within a price)
             front.append(option)
-            best = option.time_per_sample
+            best = time_per_sample
     return tuple(front)
 
 
@@ -210,14 +211,14 @@ class Worth:
         """Time per sample saved (ms; None when either has no plan)."""
         if not (self.before.ok and self.after.ok):
             return None
-        return self.before.time_per_sample - self.after.time_per_sample
+        return cast(float, self.before.time_per_sample) - cast(float, self.after.time_per_sample)  # both ok
 
     @property
     def speedup(self) -> float | None:
         """Throughput ratio after / before (None when either has no plan)."""
-        if not (self.before.ok and self.after.ok) or self.after.time_per_sample <= 0:
+        if not (self.before.ok and self.after.ok) or cast(float, self.after.time_per_sample) <= 0:
             return None
-        return self.before.time_per_sample / self.after.time_per_sample
+        return cast(float, self.before.time_per_sample) / cast(float, self.after.time_per_sample)  # both ok
 
     @property
     def sentence(self) -> str:
@@ -228,13 +229,14 @@ class Worth:
         if not self.before.ok:
             return (f"Today nothing fits; with {self.added} more {name} the time per sample is "
                     f"{self.after.time_per_sample:.6g} ms.")
-        saved, speedup = self.time_saved, self.speedup
-        if saved <= self.before.time_per_sample * 1e-12:
+        saved, speedup = cast(float, self.time_saved), self.speedup  # both ok: a time saved
+        if saved <= cast(float, self.before.time_per_sample) * 1e-12:
             return (f"{self.added} more {name} change nothing: the optimal time per sample stays "
                     f"{self.before.time_per_sample:.6g} ms (the best plan does not use them).")
         text = (f"{self.added} more {name} take the time per sample from {self.before.time_per_sample:.6g} to "
                 f"{self.after.time_per_sample:.6g} ms ({saved:.4g} ms saved, {speedup:.3f}x the throughput)")
-        before_cost, after_cost = self.before.cost_per_sample, self.after.cost_per_sample
+        before_cost = cast(float, self.before.cost_per_sample)  # both ok: finite times, so costs
+        after_cost = cast(float, self.after.cost_per_sample)
         if self.after.price_per_hour > 0:
             text += (f"; price per hour {self.before.price_per_hour:,.4g} -> {self.after.price_per_hour:,.4g}, "
                      f"cost per million samples {before_cost * 1e6:,.4g} -> {after_cost * 1e6:,.4g}")

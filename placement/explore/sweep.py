@@ -28,7 +28,7 @@ import multiprocessing
 import os
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from ..errors import PlacementError
 from ..evaluate import evaluate
@@ -238,7 +238,7 @@ def make_point(index: int, parameter: str, value: Any, problem: Problem, result:
     accelerators = cpus = 0
     capacity = used_bytes = price = 0.0
     if result.ok:
-        for stage in result.placement.stages:
+        for stage in cast(Placement, result.placement).stages:  # ok: a placement is available
             if not stage.nodes:
                 continue
             if stage.device.kind == CPU_KIND:
@@ -347,7 +347,7 @@ def result_from_plain(data: Any) -> Result:
     try:
         return Result(status=data["status"], method=data["method"],
                       objective=_plain_number(data.get("objective"), "objective"), placement=placement,
-                      seconds=_plain_number(data.get("seconds"), "seconds", optional=False),
+                      seconds=cast(float, _plain_number(data.get("seconds"), "seconds", optional=False)),
                       objective_kind=data["objective_kind"], reason=data.get("reason"),
                       bound=_plain_number(data.get("bound"), "bound"), gap=_plain_number(data.get("gap"), "gap"),
                       stats=tuple((k, v) for k, v in stats))
@@ -508,7 +508,8 @@ def sweep(problem: Problem, parameter: str | Callable[[Problem, Any], Problem | 
             if not isinstance(executor, Executor) and not hasattr(executor, "submit"):
                 raise PlacementError(f"executor must be None, 'process' or a concurrent.futures.Executor "
                                      f"(got {executor!r})")
-            futures = {executor.submit(solve_point, job, method, frozen_options): k for k, job in enumerate(jobs)}
+            futures = {cast(Executor, executor).submit(solve_point, job, method, frozen_options): k
+                       for k, job in enumerate(jobs)}
             done = 0
             for future in as_completed(futures):
                 k = futures[future]
@@ -522,9 +523,9 @@ def sweep(problem: Problem, parameter: str | Callable[[Problem, Any], Problem | 
                     progress(done, total)
     finally:
         if own:
-            executor.shutdown()
+            cast(Executor, executor).shutdown()  # the pool made above
     return tuple(
-        make_point(i, name, value, varied, results[unique[varied]])
+        make_point(i, name, value, varied, cast(Result, results[unique[varied]]))  # every job is solved above
         for i, (value, varied) in enumerate(zip(values, problems))
     )
 
@@ -677,7 +678,7 @@ def sensitivity(problem: Problem, parameter: str, kind: str | None = None, metho
     if not result.ok:
         return Sensitivity(parameter, kind, base, None, None, None, None, base, base, solves,
                            f"No plan to analyse: {result.reason or result.status}.")
-    plan = result.placement
+    plan = cast(Placement, result.placement)  # ok: a placement is available
 
     tie_at: list[float] = []
 
@@ -715,7 +716,7 @@ def sensitivity(problem: Problem, parameter: str, kind: str | None = None, metho
     down = None
     low = base
     if parameter in ("accelerators", "cpus"):
-        needed = len(used_kind)
+        needed: float = len(used_kind)
         low = 0
         if needed > 0:
             down = changed(needed - 1)
@@ -738,7 +739,7 @@ def sensitivity(problem: Problem, parameter: str, kind: str | None = None, metho
     # ---- increase
     up = None
     if integer:
-        high = max_count
+        high: float = max_count
         if base < high:
             found = changed(high)
             if found is not None:
@@ -751,7 +752,8 @@ def sensitivity(problem: Problem, parameter: str, kind: str | None = None, metho
                 hi = base * max_factor
                 if unlimited.result.ok:
                     hi = max((sum(problem.graph.node_by_id[n].size for n in s.nodes)
-                              for s in unlimited.result.placement.stages if s.device.kind == kind), default=hi)
+                              for s in cast(Placement, unlimited.result.placement).stages if s.device.kind == kind),
+                             default=hi)
                 hi = max(hi, base * (1 + 2 * rel_tol))
                 found = changed(hi)
                 if found is not None:

@@ -21,7 +21,7 @@ import math
 import random
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence, cast
 
 from ..errors import PlacementError
 from ..evaluate import evaluate
@@ -215,9 +215,10 @@ def monte_carlo(problem: Problem, plan: Placement, rel_error: float | Mapping[in
         if reoptimise:
             result = solve_point(drawn, method)
             if result.ok:
+                placement = cast(Placement, result.placement)  # ok: a placement is available
                 reopt_times.append(result.objective)
-                reopt_ooms.append(_out_of_memory(drawn, result.placement, schedule, microbatches))
-                changed.append(result.placement.device_of != plan.device_of)
+                reopt_ooms.append(_out_of_memory(drawn, placement, schedule, microbatches))
+                changed.append(placement.device_of != plan.device_of)
             else:
                 reopt_times.append(None)
                 reopt_ooms.append(False)

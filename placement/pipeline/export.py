@@ -189,8 +189,8 @@ def module_plan(problem: Problem, placement: Placement) -> ModulePlan:
                               "not the modules between them")
         stages[k].append(module)
         last = k
-    for k, stage in enumerate(stages):
-        if not stage:
+    for k, run in enumerate(stages):
+        if not run:
             raise ExportError(f"stage {k} ({placement.stages[k].device}) holds no module")
     return ModulePlan(tuple(modules), tuple(tuple(s) for s in stages), kinds[0])
 
@@ -234,7 +234,8 @@ def layer_type(problem: Problem, module: str, nodes=()) -> tuple[str, str]:
 
 def _letters(keys: list[tuple[str, str]]) -> str:
     """'E', 't', 't', 't' -> 'Et*3' (one letter per layer: modules of one layer are collapsed)."""
-    out, previous = [], None
+    out: list[list[Any]] = []  # [letter, count] pairs, the count bumped in place
+    previous = None
     for letter, key in keys:
         if key == previous:
             continue
