@@ -29,10 +29,13 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import numpy as np
+
 from ..errors import TooManyIdealsError
 from ..evaluate import evaluate
 from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
-from .kernel import INHERIT, build_inputs, chain_lattice, graph_arrays, lattice_tuple, relax_then_verify, run, walk
+from .kernel import (INHERIT, KernelInputs, build_inputs, chain_lattice, graph_arrays, lattice_tuple,
+                     relax_then_verify, run, walk)
 from ..model import Placement, Problem, Result
 
 __all__ = ["solve_dp", "solve_dp_table", "SolvedTable", "count_pairs", "solve_chain", "graph_arrays", "INHERIT",
@@ -85,11 +88,11 @@ class SolvedTable:
     problem: Problem
     groups: Groups
     lattice: IdealLattice
-    inputs: object
+    inputs: KernelInputs
     upper_bound: float
-    best: object
-    parent_ideal: object
-    parent_type: object
+    best: np.ndarray
+    parent_ideal: np.ndarray
+    parent_type: np.ndarray
 
     def query(self, accelerators: Sequence[int], cpus: int) -> tuple[float, Placement] | None:
         """(max-load, split) with at most ``accelerators[d]`` devices of kind ``d`` and ``cpus`` cores.

@@ -210,7 +210,7 @@ def reduce_groups(graph: Graph, groups: Groups) -> tuple[Groups, frozenset]:
                 changed = True
     # The merges keep the order graph acyclic (each is a move that keeps ideals down-closed).
     rank = {g: i for i, g in enumerate(nx.lexicographical_topological_sort(order, key=lambda g: min(members[g])))}
-    new_members = [()] * len(rank)
+    new_members: list[tuple[int, ...]] = [()] * len(rank)
     new_group_of = {}
     for g, i in rank.items():
         new_members[i] = tuple(sorted(members[g]))

@@ -82,9 +82,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
+
+if TYPE_CHECKING:
+    from ..model import Placement
 
 #: parent_type values >= INHERIT mean "same value as the state with one device of type (value - INHERIT) fewer".
 INHERIT = 64
@@ -855,7 +859,7 @@ class Outcome:
 
     status: str
     value: float
-    placement: object
+    placement: Placement | None
     bound: float
     pairs: int
     groups: int

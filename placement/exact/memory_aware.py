@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import cast
 
 import numpy as np
 
@@ -211,7 +212,7 @@ def solve_memory_aware(problem: Problem, schedule: str = "1f1b", microbatches: i
     outcome = relax_then_verify(solve, lambda p: fits(p, ()), groups, full_groups, lattice, relaxed, max_ideals)
     stats.update(groups=outcome.groups, ideals=outcome.ideals, pairs=outcome.pairs,
                  merged_nodes=len(moved) if groups is not full_groups else 0)
-    modes = outcome.extra or ()
+    modes = cast("tuple[int, ...]", outcome.extra or ())  # the solve's stage modes (walk's second value)
     if outcome.placement is not None:
         recomputing_devices = tuple(s.device for s, m in zip(outcome.placement.stages, modes) if m)
         checked = plan_value(problem, outcome.placement, recomputing_devices)

@@ -23,7 +23,7 @@ import pulp
 
 from ..errors import PlacementError
 from ..evaluate import evaluate
-from ..model import CPU_KIND, Graph, Placement, Problem, Result
+from ..model import CPU_KIND, AcceleratorKind, Graph, Placement, Problem, Result
 
 #: Relative gap under which a solver's "optimal" is reported as proven.
 PROVEN_GAP = 1e-6
@@ -262,9 +262,10 @@ def infeasible_result(method: str, reason: str, started: float, objective_kind: 
     return Result("infeasible", method, None, None, time.perf_counter() - started, objective_kind, reason=reason)
 
 
-def device_types(problem: Problem) -> list[tuple[str, Any, int]]:
+def device_types(problem: Problem) -> list[tuple[str, AcceleratorKind | None, int]]:
     """Device types with a positive count: (name, AcceleratorKind or None for CPU, count)."""
-    out = [(kind.name, kind, kind.count) for kind in problem.devices.accelerators if kind.count > 0]
+    out: list[tuple[str, AcceleratorKind | None, int]] = [
+        (kind.name, kind, kind.count) for kind in problem.devices.accelerators if kind.count > 0]
     if problem.devices.cpus > 0:
         out.append((CPU_KIND, None, problem.devices.cpus))
     return out

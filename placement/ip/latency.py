@@ -389,19 +389,19 @@ def baseline_placements(problem: Problem) -> list[Placement]:
     """Feasible placements of the cheap latency methods: greedy (both orders) and the DP's split."""
     from ..heuristics import greedy_latency
 
-    out = []
+    out: list[Placement] = []
     for order in ("paper", "lexicographic"):
         try:
             result = greedy_latency(problem, order=order)
         except PlacementError:
             continue
-        if result.ok:
+        if result.ok and result.placement is not None:
             out.append(result.placement)
     try:
         from ..exact.dp import solve_dp
 
         result = solve_dp(problem)
-        if result.ok:
+        if result.ok and result.placement is not None:
             out.append(result.placement)
     except PlacementError:
         pass

@@ -201,7 +201,7 @@ def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches
         return [(v, 1) for v in by_gp.get((g, p), [])]
 
     contiguity(prob, groups_obj.order_edges, n_pos, at)
-    c = {}
+    c: dict[tuple[int, int, int], Any] = {}
     # CPU cores pay communication only when devices.cpu_bandwidth is set (scale 0 otherwise).
     cpu_scale = getattr(devices, "cpu_transfer_scale", 0.0)
     for d, (name, kind, _) in enumerate(types):

@@ -86,7 +86,7 @@ def start_throughput(problem: Problem, method: str) -> Placement | None:
             result = pipedream(problem)
     except PlacementError:
         return None
-    if not result.ok or not evaluate(problem, result.placement).feasible:
+    if not result.ok or result.placement is None or not evaluate(problem, result.placement).feasible:
         return None
     return result.placement
 
@@ -244,9 +244,9 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
     incumbents: list[Placement] = []
     upper = math.inf
     if warm_start:
-        candidates = [start_throughput(problem, "dp") or start_throughput(problem, "pipedream"),
-                      start_throughput(problem, "local-search")]
-        candidates = [p for p in candidates if p is not None]
+        starts = [start_throughput(problem, "dp") or start_throughput(problem, "pipedream"),
+                  start_throughput(problem, "local-search")]
+        candidates = [p for p in starts if p is not None]
         if candidates:
             best = min(candidates, key=lambda p: evaluate(problem, p).max_load)
             incumbents.append(_canonical(best, group_of, slots))

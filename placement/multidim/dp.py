@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -75,7 +76,7 @@ def divisors(n: int) -> list[int]:
 
 def _lattice(problem: MultiProblem, max_ideals: int):
     n = len(problem.nodes)
-    preds = [[] for _ in range(n)]
+    preds: list[list[int]] = [[] for _ in range(n)]
     for e in problem.edges:
         preds[e.target].append(e.source)
     # groups are single nodes; the order graph is the node graph (acyclic, checked by MultiProblem)
@@ -97,8 +98,8 @@ def _uniform(problem: MultiProblem) -> bool:
 
 def general_front(problem: MultiProblem, members: frozenset, t: int, cap: float):
     """Exact front of stage ``members`` at degree t with each option's own boundary bytes (any options)."""
-    preds = {v: [] for v in members}
-    succs = {v: [] for v in members}
+    preds: dict[int, list[tuple[int, float]]] = {v: [] for v in members}
+    succs: dict[int, list[tuple[int, float]]] = {v: [] for v in members}
     for e in problem.edges:
         if e.target in members and e.source not in members:
             preds[e.target].append((e.source, e.cost))
@@ -163,7 +164,7 @@ def stage_fronts(problem: MultiProblem, lattice, cap: float, horizon: int) -> li
                       for node in problem.nodes]
     member_bits = np.array([[(m >> v) & 1 for v in range(n)] for m in lattice.masks], dtype=bool).reshape(-1, n)
     up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
-    out = []
+    out: list[tuple[int, int, int, np.ndarray, float | None, float | None]] = []
     for j in range(lattice.count):
         # walk the supersets of j upwards; parent[i] = (i0, g) with i = i0 + g
         order = [j]
@@ -235,6 +236,7 @@ class _Tables:
             P_ = np.full((count, width), np.inf)
             A_ = np.zeros((count, width))
             B_ = np.full((count, width), np.inf)
+            q: int | np.ndarray  # a stage index here, an array of them per kind below
             for q, st in enumerate(uniform):
                 f = st[3]
                 P_[q, : len(f)], A_[q, : len(f)], B_[q, : len(f)] = f[:, 0], f[:, 1], f[:, 2]
@@ -339,7 +341,7 @@ def _decide(tables: _Tables, lattice, problem: MultiProblem, s_max: int, step: i
     ycount = tables.ycount(tau)
     active = np.flatnonzero(ycount > 0)
     cap_last = kinds[last].count
-    h = [None] * lattice.count
+    h: list[np.ndarray | None] = [None] * lattice.count
     full = lattice.full
     h_full = np.full((s_max + 1,) + cdims, np.inf)
     h_full[(0,) + (0,) * len(cdims)] = 0.0
@@ -447,8 +449,10 @@ def _read_front_plan(problem, lattice, tables, fronts_) -> Plan:
         nodes = tuple(v for v in range(len(problem.nodes)) if (lattice.masks[i] & ~lattice.masks[j]) >> v & 1)
         y = -(-s // d)
         pts, choices = general_front(problem, frozenset(nodes), t, cap)
-        _, choice = fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed,
-                                       problem.microbatches)
+        # the DP chose this stage at (d, y), so some front row fits: best_choice is not None
+        _, choice = cast("tuple[float, tuple]",
+                         fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed,
+                                            problem.microbatches))
         names = tuple(problem.nodes[v].options_for(t)[o].name for v, o in zip(nodes, choice))
         stages.append(PlanStage(nodes, d, t, names, kind.name))
         j, x = i, int(BX[j, x])
@@ -572,8 +576,10 @@ def _read_plan(problem, lattice, tables, h, ycount, s_max, step) -> Plan:
         y = -(-s // d)
         kind = kinds[k]
         pts, choices = general_front(problem, frozenset(nodes), t, cap)
-        _, choice = fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed,
-                                       problem.microbatches)
+        # the DP chose this stage at (d, y), so some front row fits: best_choice is not None
+        _, choice = cast("tuple[float, tuple]",
+                         fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed,
+                                            problem.microbatches))
         names = tuple(problem.nodes[v].options_for(t)[o].name for v, o in zip(sorted(nodes), choice))
         stages.append(PlanStage(tuple(sorted(nodes)), d, t, names, kind.name))
         j, s, c = i, s - d, prev_c

@@ -124,7 +124,7 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
     if raw_kinds is None:
         if memory <= 0 or bandwidth <= 0:
             raise InvalidGraphError("top level: maxMemoryPerDevice and bandwidth must be positive")
-        kinds = (DeviceKind("device", devices, memory, bandwidth),)
+        kinds: tuple[DeviceKind, ...] | list[DeviceKind] = (DeviceKind("device", devices, memory, bandwidth),)
     else:
         kinds = []
         for position, raw in enumerate(raw_kinds):
