@@ -9,32 +9,86 @@ import streamlit as st
 
 from ui import guard, state
 
-
 #: The pages in sidebar order: (file or None for the home page, title, icon, url path, what it shows).
 PAGES = (
     (None, "Home", ":material/home:", "home", "what the tool does, the current graph and devices"),
-    ("pages/1_Graph.py", "Graph", ":material/account_tree:", "Graph",
-     "choose a sample or upload a graph; see its DAG, nodes and statistics"),
-    ("pages/2_Devices.py", "Devices", ":material/memory:", "Devices",
-     "accelerators, CPU cores, memory, bandwidth and speed, presets, inventory"),
-    ("pages/3_Placement.py", "Placement", ":material/splitscreen:", "Placement",
-     "the optimal split, per-device load and memory, downloads"),
-    ("pages/4_Timeline.py", "Timeline", ":material/timeline:", "Timeline",
-     "the pipeline schedule and memory over time"),
-    ("pages/5_Tradeoffs.py", "Tradeoffs", ":material/show_chart:", "Tradeoffs",
-     "time per sample against devices, memory and cost"),
-    ("pages/6_Compare.py", "Compare", ":material/compare_arrows:", "Compare",
-     "every method on the current graph and devices"),
-    ("pages/7_Purchase.py", "Plan a purchase", ":material/shopping_cart:", "Purchase",
-     "the cheapest configuration for a speed, what more cards are worth, the cost/speed frontier"),
-    ("pages/8_Uncertainty.py", "Uncertainty", ":material/casino:", "Uncertainty",
-     "latency error bars: Monte Carlo of time per sample, out-of-memory risk and bottlenecks"),
-    ("pages/7_Plan_view.py", "Plan view", ":material/dashboard:", "Plan_view",
-     "graph, loads, Gantt and memory of one plan, linked; compare two plans"),
-    ("pages/7_Parallel_plan.py", "Parallel plan", ":material/grid_view:", "Parallel_plan",
-     "data x tensor x pipeline parallelism with recomputation, up to 1024 devices (Piper's model)"),
-    ("pages/8_Teaching.py", "Teaching", ":material/school:", "Teaching",
-     "step through the DP, why a plan is optimal, beat the solver"),
+    (
+        "pages/1_Graph.py",
+        "Graph",
+        ":material/account_tree:",
+        "Graph",
+        "choose a sample or upload a graph; see its DAG, nodes and statistics",
+    ),
+    (
+        "pages/2_Devices.py",
+        "Devices",
+        ":material/memory:",
+        "Devices",
+        "accelerators, CPU cores, memory, bandwidth and speed, presets, inventory",
+    ),
+    (
+        "pages/3_Placement.py",
+        "Placement",
+        ":material/splitscreen:",
+        "Placement",
+        "the optimal split, per-device load and memory, downloads",
+    ),
+    (
+        "pages/4_Timeline.py",
+        "Timeline",
+        ":material/timeline:",
+        "Timeline",
+        "the pipeline schedule and memory over time",
+    ),
+    (
+        "pages/5_Tradeoffs.py",
+        "Tradeoffs",
+        ":material/show_chart:",
+        "Tradeoffs",
+        "time per sample against devices, memory and cost",
+    ),
+    (
+        "pages/6_Compare.py",
+        "Compare",
+        ":material/compare_arrows:",
+        "Compare",
+        "every method on the current graph and devices",
+    ),
+    (
+        "pages/7_Purchase.py",
+        "Plan a purchase",
+        ":material/shopping_cart:",
+        "Purchase",
+        "the cheapest configuration for a speed, what more cards are worth, the cost/speed frontier",
+    ),
+    (
+        "pages/8_Uncertainty.py",
+        "Uncertainty",
+        ":material/casino:",
+        "Uncertainty",
+        "latency error bars: Monte Carlo of time per sample, out-of-memory risk and bottlenecks",
+    ),
+    (
+        "pages/7_Plan_view.py",
+        "Plan view",
+        ":material/dashboard:",
+        "Plan_view",
+        "graph, loads, Gantt and memory of one plan, linked; compare two plans",
+    ),
+    (
+        "pages/7_Parallel_plan.py",
+        "Parallel plan",
+        ":material/grid_view:",
+        "Parallel_plan",
+        "data x tensor x pipeline parallelism with recomputation, up to 1024 devices (Piper's model)",
+    ),
+    (
+        "pages/8_Teaching.py",
+        "Teaching",
+        ":material/school:",
+        "Teaching",
+        "step through the DP, why a plan is optimal, beat the solver",
+    ),
 )
 
 
@@ -53,8 +107,10 @@ def home() -> None:
     col_graph, col_devices = st.columns(2)
     with col_graph:
         st.subheader("Current graph")
-        st.markdown(f"**{state.current_graph_name()}**: {len(problem.graph.nodes)} nodes, {len(problem.graph.edges)} "
-                    f"edges, {'training' if problem.graph.is_training else 'inference'}")
+        st.markdown(
+            f"**{state.current_graph_name()}**: {len(problem.graph.nodes)} nodes, {len(problem.graph.edges)} "
+            f"edges, {'training' if problem.graph.is_training else 'inference'}"
+        )
         st.caption(state.time_unit_note())
         rules = state.latency_rules()
         if rules:
@@ -78,8 +134,10 @@ def main() -> None:
 def _route() -> None:
     """Load the default graph (or the one the link names) and run the page picked in the sidebar."""
     state.ensure_default_graph()
-    pages = [st.Page(home if path is None else path, title=title, icon=icon, url_path=url, default=path is None)
-             for path, title, icon, url, _ in PAGES]
+    pages = [
+        st.Page(home if path is None else path, title=title, icon=icon, url_path=url, default=path is None)
+        for path, title, icon, url, _ in PAGES
+    ]
     st.navigation(pages).run()
 
 

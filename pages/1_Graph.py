@@ -10,7 +10,6 @@ from ui import guard, state
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 
-
 st.title("Graph")
 
 # ----------------------------------------------------------------------------- choose a graph
@@ -39,16 +38,21 @@ else:
 col_pick, col_upload = st.columns(2)
 with col_pick:
     st.selectbox(
-        "Sample graph (granularity · phase — file)", labels, key="graph_sample",
-        format_func=lambda label: f"{groups[label]} — {label}", on_change=_load_selected_sample,
+        "Sample graph (granularity · phase — file)",
+        labels,
+        key="graph_sample",
+        format_func=lambda label: f"{groups[label]} — {label}",
+        on_change=_load_selected_sample,
         help="Every graph in sample_graphs/, grouped by granularity (layer / operator) and phase "
-             "(inference / training). throughput/ files come with the paper's throughput devices, latency/ files "
-             "with its latency devices.",
+        "(inference / training). throughput/ files come with the paper's throughput devices, latency/ files "
+        "with its latency devices.",
     )
 with col_upload:
     uploaded = st.file_uploader(
         f"...or upload a graph in the paper's JSON format (at most {placement.MAX_FILE_BYTES // 2**20} MB)",
-        type=["json"], key="graph_upload", max_upload_size=max(1, -(-placement.MAX_FILE_BYTES // 2**20)),
+        type=["json"],
+        key="graph_upload",
+        max_upload_size=max(1, -(-placement.MAX_FILE_BYTES // 2**20)),
     )
     if uploaded is not None:
         file_key = (uploaded.file_id, uploaded.name, uploaded.size)
@@ -58,7 +62,8 @@ with col_upload:
             if uploaded.size > placement.MAX_FILE_BYTES:
                 st.session_state["_graph_upload_error"] = (
                     f"{uploaded.name}: file is {uploaded.size:,} bytes, over the "
-                    f"{placement.MAX_FILE_BYTES:,}-byte limit")
+                    f"{placement.MAX_FILE_BYTES:,}-byte limit"
+                )
             else:
                 try:
                     problem = placement.parse_problem(uploaded.getvalue(), uploaded.name)
@@ -91,31 +96,47 @@ if state.devices_origin() == "custom" and col_file.button("Use the file's own se
     state.use_file_devices()
     st.rerun()
 if state.latency_rules():
-    st.caption("Latency multipliers from the Devices page are applied: "
-               + ", ".join(f"`{p}` x{f:g}" for p, f in state.latency_rules()))
+    st.caption(
+        "Latency multipliers from the Devices page are applied: "
+        + ", ".join(f"`{p}` x{f:g}" for p, f in state.latency_rules())
+    )
 
 stats = viz.graph_stats(graph)
 with st.spinner("Counting ideals..."):
     ideals = state.ideal_count(graph)
 cols = st.columns(6)
-cols[0].metric("Nodes", f"{stats['nodes']:,}", help=f"{stats['forward nodes']} forward, "
-               f"{stats['backward nodes']} backward, {stats['CPU-only nodes']} CPU-only")
+cols[0].metric(
+    "Nodes",
+    f"{stats['nodes']:,}",
+    help=f"{stats['forward nodes']} forward, {stats['backward nodes']} backward, {stats['CPU-only nodes']} CPU-only",
+)
 cols[1].metric("Edges", f"{stats['edges']:,}")
 cols[2].metric("Colour classes", f"{stats['colour classes']:,}")
-cols[3].metric("Total compute", state.format_time(stats['total accelerator compute']),
-               help=f"Sum of accelerator latencies; CPU: {state.format_time(stats['total CPU compute'])}. "
-                    + state.time_unit_note())
+cols[3].metric(
+    "Total compute",
+    state.format_time(stats["total accelerator compute"]),
+    help=f"Sum of accelerator latencies; CPU: {state.format_time(stats['total CPU compute'])}. "
+    + state.time_unit_note(),
+)
 cols[4].metric("Memory", viz.format_bytes(stats["total memory (bytes)"]), help="Sum of node sizes")
-cols[5].metric("Ideals", f"{ideals:,}" if ideals is not None else f"> {state.IDEALS_CAP:,}",
-               help="Ideals (downward-closed node sets) of the graph after contracting colour classes; "
-                    f"the DP's search space before its own reductions (counted up to the DP's limit, "
-                    f"{state.IDEALS_CAP:,}).")
+cols[5].metric(
+    "Ideals",
+    f"{ideals:,}" if ideals is not None else f"> {state.IDEALS_CAP:,}",
+    help="Ideals (downward-closed node sets) of the graph after contracting colour classes; "
+    f"the DP's search space before its own reductions (counted up to the DP's limit, "
+    f"{state.IDEALS_CAP:,}).",
+)
 st.caption(state.describe_ideal_bounds(graph))
 
-st.plotly_chart(viz.graph_figure(graph, layout=state.graph_layout(graph)), key="graph_dag",
-                config={"scrollZoom": True, "displaylogo": False})
-st.caption("Left to right in longest-path layers; circles are forward nodes, diamonds backward nodes. "
-           "Drag to pan, scroll to zoom, hover for latencies and size.")
+st.plotly_chart(
+    viz.graph_figure(graph, layout=state.graph_layout(graph)),
+    key="graph_dag",
+    config={"scrollZoom": True, "displaylogo": False},
+)
+st.caption(
+    "Left to right in longest-path layers; circles are forward nodes, diamonds backward nodes. "
+    "Drag to pan, scroll to zoom, hover for latencies and size."
+)
 
 with st.expander(f"Node table ({len(graph.nodes)} nodes)", expanded=len(graph.nodes) <= 40):
     st.dataframe(pd.DataFrame(viz.node_rows(graph)), key="graph_nodes", hide_index=True)

@@ -13,7 +13,6 @@ from ui import guard, state
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 
-
 st.title("Placement")
 
 # ----------------------------------------------------------------------------- a plan picked elsewhere
@@ -31,37 +30,60 @@ state.init_widget("pl_objective", state.current_objective())
 state.init_widget("pl_time_limit", state.current_time_limit())
 col_obj, col_method, col_limit = st.columns([2, 2, 1])
 with col_obj:
-    objective = st.radio("Objective", list(OBJECTIVES), format_func=OBJECTIVES.get, key="pl_objective",
-                         horizontal=True, disabled=plan is not None)
+    objective = st.radio(
+        "Objective",
+        list(OBJECTIVES),
+        format_func=OBJECTIVES.get,
+        key="pl_objective",
+        horizontal=True,
+        disabled=plan is not None,
+    )
 state.set_objective(objective)
 memory_model = state.current_memory_model()
 methods = [m for m in available_methods(objective) if memory_model.supports(m)]
 if memory_model.training:
-    st.caption(f"Memory model: {memory_model.describe()} (Devices page). Methods plan with it: "
-               + ", ".join(f"{m} runs as {state.effective_method(m)}" for m in methods if state.effective_method(m) != m)
-               + ".")
+    st.caption(
+        f"Memory model: {memory_model.describe()} (Devices page). Methods plan with it: "
+        + ", ".join(f"{m} runs as {state.effective_method(m)}" for m in methods if state.effective_method(m) != m)
+        + "."
+    )
 if not methods and memory_model.training:
-    st.warning(f"No method plans the {objective} objective under the training memory model: switch the memory "
-               "model to weights only on the Devices page, or the objective to throughput.")
+    st.warning(
+        f"No method plans the {objective} objective under the training memory model: switch the memory "
+        "model to weights only on the Devices page, or the objective to throughput."
+    )
     st.stop()
 if not methods:
-    st.warning(f"No method for the {objective} objective is available yet (installed methods: "
-               f"{', '.join(available_methods()) or 'none'}).")
+    st.warning(
+        f"No method for the {objective} objective is available yet (installed methods: "
+        f"{', '.join(available_methods()) or 'none'})."
+    )
     st.stop()
 if st.session_state.get("pl_method") not in methods:
     st.session_state["pl_method"] = state.current_method() if state.current_method() in methods else methods[0]
 with col_method:
-    method = st.selectbox("Method", methods, key="pl_method", disabled=plan is not None,
-                          format_func=state.method_name,
-                          help="Exact DP: the optimal contiguous split. Integer programs also place "
-                               "non-contiguously or optimise latency; the baselines are for comparison.")
+    method = st.selectbox(
+        "Method",
+        methods,
+        key="pl_method",
+        disabled=plan is not None,
+        format_func=state.method_name,
+        help="Exact DP: the optimal contiguous split. Integer programs also place "
+        "non-contiguously or optimise latency; the baselines are for comparison.",
+    )
 state.set_method(method)
 takes_limit = state.takes_time_limit(method)
 with col_limit:
-    limit = st.number_input("Time limit (s)", min_value=1.0, max_value=3600.0, step=5.0, key="pl_time_limit",
-                            disabled=not takes_limit or plan is not None,
-                            help="Only for methods with a time limit (integer programs, local search): stop "
-                                 "after this long and report the best plan found with its optimality gap.")
+    limit = st.number_input(
+        "Time limit (s)",
+        min_value=1.0,
+        max_value=3600.0,
+        step=5.0,
+        key="pl_time_limit",
+        disabled=not takes_limit or plan is not None,
+        help="Only for methods with a time limit (integer programs, local search): stop "
+        "after this long and report the best plan found with its optimality gap.",
+    )
 state.set_time_limit(limit)
 
 # ----------------------------------------------------------------------------- solve (cached)
@@ -72,8 +94,7 @@ with st.spinner(f"Solving with {method}..." if plan is None else "Loading the pl
 if not result.ok:
     message = f"**{result.status}** ({result.method}): {result.reason or 'no placement found'}"
     if result.status == "infeasible":
-        st.error(message + "  \nTry more accelerators or CPU cores, or more memory per accelerator "
-                           "(Devices page).")
+        st.error(message + "  \nTry more accelerators or CPU cores, or more memory per accelerator (Devices page).")
     elif result.status == "no solution":
         st.warning(message + f"  \nNo plan within the {limit:g} s time limit: raise it or use another method.")
     else:
@@ -108,14 +129,25 @@ cols[5].metric("Cost per 1M samples", cost_value, help=cost_help)
 device_of = result.placement.device_of
 order = [stage.device for stage in result.placement.stages]
 st.plotly_chart(
-    viz.graph_figure(problem.graph, device_of=device_of, layout=state.graph_layout(problem.graph),
-                     device_order=order, title="Partitioned graph (colour = device, pipeline order in the legend)"),
-    key="pl_graph", config={"scrollZoom": True, "displaylogo": False})
+    viz.graph_figure(
+        problem.graph,
+        device_of=device_of,
+        layout=state.graph_layout(problem.graph),
+        device_order=order,
+        title="Partitioned graph (colour = device, pipeline order in the legend)",
+    ),
+    key="pl_graph",
+    config={"scrollZoom": True, "displaylogo": False},
+)
 col_load, col_memory = st.columns(2)
 slots = order + [slot for slot in problem.devices.slots() if slot not in order]
 with col_load:
-    st.plotly_chart(viz.load_figure(evaluation, slots=slots, overlap=problem.devices.overlap,
-                                    title="Load per device: compute + communication"), key="pl_load")
+    st.plotly_chart(
+        viz.load_figure(
+            evaluation, slots=slots, overlap=problem.devices.overlap, title="Load per device: compute + communication"
+        ),
+        key="pl_load",
+    )
 with col_memory:
     st.plotly_chart(viz.memory_figure(evaluation, slots=slots), key="pl_memory")
 
@@ -123,11 +155,19 @@ st.dataframe(pd.DataFrame(viz.device_rows(evaluation)), key="pl_devices", hide_i
 if memory_model.training:
     peaks = memory_model.peaks(problem, result.placement)
     highest = max(peaks, key=lambda row: row[1])
-    st.metric("Peak memory (memory model)", viz.format_bytes(highest[1]),
-              help=f"Highest per-device peak under {memory_model.describe()}: {highest[0]}, "
-                   f"{highest[1]:,.0f} bytes of {highest[2]:,.0f}")
-    st.dataframe(pd.DataFrame([{"device": str(d), "peak bytes": peak, "capacity": cap, "fits": peak <= cap}
-                               for d, peak, cap in peaks]), key="pl_peaks", hide_index=True)
+    st.metric(
+        "Peak memory (memory model)",
+        viz.format_bytes(highest[1]),
+        help=f"Highest per-device peak under {memory_model.describe()}: {highest[0]}, "
+        f"{highest[1]:,.0f} bytes of {highest[2]:,.0f}",
+    )
+    st.dataframe(
+        pd.DataFrame(
+            [{"device": str(d), "peak bytes": peak, "capacity": cap, "fits": peak <= cap} for d, peak, cap in peaks]
+        ),
+        key="pl_peaks",
+        hide_index=True,
+    )
 
 # ----------------------------------------------------------------------------- downloads
 loads = {entry.device: entry.load for entry in evaluation.devices}
@@ -135,24 +175,38 @@ split_json = json.dumps(placement.placement_to_dict(result.placement, problem.de
 split_csv = pd.DataFrame(viz.placement_rows(problem, result.placement)).to_csv(index=False)
 stem = state.current_graph_name().replace("/", "_").removesuffix(".json") or "graph"
 col_json, col_csv, _ = st.columns([1, 1, 3])
-col_json.download_button("Placement (paper JSON)", split_json, file_name=f"{stem}_{result.method}_split.json",
-                         mime="application/json", key="pl_download_json")
-col_csv.download_button("Placement (CSV)", split_csv, file_name=f"{stem}_{result.method}_split.csv",
-                        mime="text/csv", key="pl_download_csv")
+col_json.download_button(
+    "Placement (paper JSON)",
+    split_json,
+    file_name=f"{stem}_{result.method}_split.json",
+    mime="application/json",
+    key="pl_download_json",
+)
+col_csv.download_button(
+    "Placement (CSV)", split_csv, file_name=f"{stem}_{result.method}_split.csv", mime="text/csv", key="pl_download_csv"
+)
 
 # ----------------------------------------------------------------------------- export to training frameworks
 with st.container(key="pl_export"):
     st.subheader("Export to a training framework")
-    st.caption("The plan as a pipeline configuration: Megatron-LM's --pipeline-model-parallel-layout (transformer "
-               "layer graphs), torch.distributed.pipelining / torchtitan split points (module FQNs from the node names "
-               "or a 'module' field), DeepSpeed PipelineModule partition boundaries. Plans with CPU stages, mixed "
-               "accelerator kinds or non-contiguous stages cannot be expressed; the reason is shown instead.")
+    st.caption(
+        "The plan as a pipeline configuration: Megatron-LM's --pipeline-model-parallel-layout (transformer "
+        "layer graphs), torch.distributed.pipelining / torchtitan split points (module FQNs from the node names "
+        "or a 'module' field), DeepSpeed PipelineModule partition boundaries. Plans with CPU stages, mixed "
+        "accelerator kinds or non-contiguous stages cannot be expressed; the reason is shown instead."
+    )
     from placement.pipeline.export import EXPORT_TARGETS, export_json, export_plan
 
     state.init_widget("pl_export_virtual", 1)
     col_v, col_tp, col_dp, _ = st.columns([1, 1, 1, 2])
-    export_virtual = col_v.number_input("Virtual stages / device", 1, 8, step=1, key="pl_export_virtual",
-                                        help="Stage i runs on device i mod (stages / v) (interleaved pipelines).")
+    export_virtual = col_v.number_input(
+        "Virtual stages / device",
+        1,
+        8,
+        step=1,
+        key="pl_export_virtual",
+        help="Stage i runs on device i mod (stages / v) (interleaved pipelines).",
+    )
     export_tp = col_tp.number_input("Tensor parallel (Megatron)", 1, 64, step=1, key="pl_export_tp")
     export_dp = col_dp.number_input("Data parallel (Megatron)", 1, 4096, step=1, key="pl_export_dp")
     labels = {"megatron": "Megatron-LM", "torch": "torch / torchtitan", "deepspeed": "DeepSpeed"}
@@ -160,13 +214,23 @@ with st.container(key="pl_export"):
     for column, target in zip(columns, EXPORT_TARGETS):
         with column:
             try:
-                export = export_plan(problem, result.placement, target, virtual=int(export_virtual),
-                                     tensor_parallel=int(export_tp), data_parallel=int(export_dp))
+                export = export_plan(
+                    problem,
+                    result.placement,
+                    target,
+                    virtual=int(export_virtual),
+                    tensor_parallel=int(export_tp),
+                    data_parallel=int(export_dp),
+                )
             except placement.PlacementError as exc:
                 st.markdown(f"**{labels[target]}**")
                 st.warning(f"Cannot export: {exc}")
                 continue
-            st.download_button(f"{labels[target]} config (JSON)", export_json(export),
-                               file_name=f"{stem}_{result.method}_{target}.json", mime="application/json",
-                               key=f"pl_export_{target}")
+            st.download_button(
+                f"{labels[target]} config (JSON)",
+                export_json(export),
+                file_name=f"{stem}_{result.method}_{target}.json",
+                mime="application/json",
+                key=f"pl_export_{target}",
+            )
             st.code(export.text, language="python" if target != "megatron" else "bash")

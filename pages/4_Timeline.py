@@ -15,15 +15,14 @@ import streamlit as st
 
 import placement
 from placement import viz
-from placement.pipeline.memory import memory_profile
 from placement.exact.memory_aware import solve_memory_aware
+from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import ALL_SCHEDULES, SCHEDULES, compare_schedules, format_actions, simulate
 from placement.pipeline.schedule import SCHEDULE_LABELS as SHORT_LABELS
 from placement.pipeline.trace import chrome_trace_json
 from ui import guard, scenario, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
-
 
 
 st.title("Timeline")
@@ -55,12 +54,19 @@ def _save(*keys: str) -> None:
 
 
 @st.cache_data(show_spinner="Planning with the schedule's memory...", max_entries=32)
-def _memory_aware(key, schedule: str, microbatches: int, optimizer: float, recompute: bool,
-                  _problem: placement.Problem) -> placement.Result:
+def _memory_aware(
+    key, schedule: str, microbatches: int, optimizer: float, recompute: bool, _problem: placement.Problem
+) -> placement.Result:
     # A lower ideal cap than the default keeps the rare fallback to the unreduced lattice to a few seconds
     # (the result is then "feasible" with a bound and gap instead of a minute-long proof).
-    return solve_memory_aware(_problem, schedule=schedule, microbatches=microbatches,
-                              optimizer_multiplier=optimizer, recompute=recompute, max_ideals=200_000)
+    return solve_memory_aware(
+        _problem,
+        schedule=schedule,
+        microbatches=microbatches,
+        optimizer_multiplier=optimizer,
+        recompute=recompute,
+        max_ideals=200_000,
+    )
 
 
 problem = state.result_problem()
@@ -80,44 +86,67 @@ memory_model = state.current_memory_model()
 if st.session_state.get("_tl_memory_model") != memory_model:  # the model changed: start from its settings
     st.session_state["_tl_memory_model"] = memory_model
     if memory_model.training:
-        for key, value in (("timeline_schedule", memory_model.schedule),
-                           ("timeline_microbatches", memory_model.microbatches),
-                           ("timeline_optimizer", memory_model.optimizer_multiplier),
-                           ("timeline_recompute", memory_model.recompute)):
+        for key, value in (
+            ("timeline_schedule", memory_model.schedule),
+            ("timeline_microbatches", memory_model.microbatches),
+            ("timeline_optimizer", memory_model.optimizer_multiplier),
+            ("timeline_recompute", memory_model.recompute),
+        ):
             st.session_state[key] = st.session_state["_tl_saved_" + key] = value
 _remember("timeline_schedule", "1f1b" if training_graph else "inference")
 _remember("timeline_microbatches", memory_model.microbatches)
 _remember("timeline_optimizer", memory_model.optimizer_multiplier)
 _remember("timeline_recompute", False)
 if memory_model.training:
-    st.caption(f"Memory model in force: {memory_model.describe()} (Devices page); the current plan was planned "
-               "with it.")
+    st.caption(
+        f"Memory model in force: {memory_model.describe()} (Devices page); the current plan was planned with it."
+    )
 _remember("timeline_plan", PLANS[0])
 _remember("timeline_virtual", 2)
 col_schedule, col_v, col_m, col_opt, col_re = st.columns([2, 1, 2, 1.2, 1.2])
 with col_schedule:
-    schedule_kind = st.selectbox("Schedule", ALL_SCHEDULES, key="timeline_schedule",
-                                 format_func=lambda s: SCHEDULE_LABELS[s],
-                                 help="Streaming inference runs forward units only; GPipe and 1F1B run a forward "
-                                      "and a backward unit per microbatch and flush at the end of the batch. "
-                                      "Interleaved 1F1B runs several stages per device (stage i on device i mod D); "
-                                      "ZB-H1 splits the backward into input- and weight-gradient parts and lets the "
-                                      "weight parts fill the bubbles.")
+    schedule_kind = st.selectbox(
+        "Schedule",
+        ALL_SCHEDULES,
+        key="timeline_schedule",
+        format_func=lambda s: SCHEDULE_LABELS[s],
+        help="Streaming inference runs forward units only; GPipe and 1F1B run a forward "
+        "and a backward unit per microbatch and flush at the end of the batch. "
+        "Interleaved 1F1B runs several stages per device (stage i on device i mod D); "
+        "ZB-H1 splits the backward into input- and weight-gradient parts and lets the "
+        "weight parts fill the bubbles.",
+    )
 with col_v:
-    virtual = st.number_input("Virtual stages / device", 1, 8, step=1, key="timeline_virtual",
-                              disabled=schedule_kind != "interleaved",
-                              help="Interleaved 1F1B: the plan's S stages run on S / v devices, stage i on the "
-                                   "device of stage i mod (S / v). S must be a multiple of v.")
+    virtual = st.number_input(
+        "Virtual stages / device",
+        1,
+        8,
+        step=1,
+        key="timeline_virtual",
+        disabled=schedule_kind != "interleaved",
+        help="Interleaved 1F1B: the plan's S stages run on S / v devices, stage i on the "
+        "device of stage i mod (S / v). S must be a multiple of v.",
+    )
 with col_m:
     microbatches = st.slider("Samples / microbatches (N)", 1, 64, key="timeline_microbatches")
 training = schedule_kind != "inference"
 with col_opt:
-    optimizer = st.number_input("Optimizer state (x weights)", 0.0, 8.0, step=0.5, key="timeline_optimizer",
-                                disabled=not training,
-                                help="Bytes of optimizer state per byte of forward weights (Adam: 2 moments).")
+    optimizer = st.number_input(
+        "Optimizer state (x weights)",
+        0.0,
+        8.0,
+        step=0.5,
+        key="timeline_optimizer",
+        disabled=not training,
+        help="Bytes of optimizer state per byte of forward weights (Adam: 2 moments).",
+    )
 with col_re:
-    recompute = st.toggle("Recompute activations", key="timeline_recompute", disabled=not training,
-                          help="Stash only each stage's input; re-run the forward pass in the backward pass.")
+    recompute = st.toggle(
+        "Recompute activations",
+        key="timeline_recompute",
+        disabled=not training,
+        help="Stash only each stage's input; re-run the forward pass in the backward pass.",
+    )
 _save("timeline_schedule", "timeline_microbatches", "timeline_optimizer", "timeline_recompute", "timeline_virtual")
 # The link carries these settings (ui.scenario.SETTINGS_KEYS): app.py synced the URL before they were rendered.
 scenario.sync_url()
@@ -128,31 +157,47 @@ if not training and training_graph:
     st.info("Streaming inference runs only the forward nodes of this training graph.")
 
 plannable = schedule_kind in SCHEDULES
-plan_kind = st.radio("Plan", PLANS, key="timeline_plan", horizontal=True, disabled=not plannable,
-                     help="The memory-aware plan is the optimal split whose devices hold this schedule's peak "
-                          "memory (weights + optimizer state + in-flight activations); it plans for inference, "
-                          "GPipe and 1F1B.")
+plan_kind = st.radio(
+    "Plan",
+    PLANS,
+    key="timeline_plan",
+    horizontal=True,
+    disabled=not plannable,
+    help="The memory-aware plan is the optimal split whose devices hold this schedule's peak "
+    "memory (weights + optimizer state + in-flight activations); it plans for inference, "
+    "GPipe and 1F1B.",
+)
 _save("timeline_plan")
 shown_result = result
 aware = None
 if plan_kind == PLANS[1] and not plannable:
     st.info("The memory-aware planner plans for inference, GPipe and 1F1B: showing the current plan.")
 if plan_kind == PLANS[1] and plannable:
-    aware = _memory_aware(state.problem_key(problem), schedule_kind, microbatches,
-                          float(optimizer) if training else 0.0, bool(recompute and training), problem)
+    aware = _memory_aware(
+        state.problem_key(problem),
+        schedule_kind,
+        microbatches,
+        float(optimizer) if training else 0.0,
+        bool(recompute and training),
+        problem,
+    )
     if aware is None or not aware.ok:
         why = "" if aware is None else f": {aware.status}{' - ' + aware.reason if aware.reason else ''}"
         st.error(f"No memory-aware plan{why}")
         st.stop()
     shown_result = aware
     if aware.status == "feasible":
-        st.warning(f"Memory-aware plan not proven optimal: within {aware.gap:.1%} of the bound {aware.bound:.6g}."
-                   if aware.gap is not None else f"Memory-aware plan not proven optimal ({aware.reason}).")
+        st.warning(
+            f"Memory-aware plan not proven optimal: within {aware.gap:.1%} of the bound {aware.bound:.6g}."
+            if aware.gap is not None
+            else f"Memory-aware plan not proven optimal ({aware.reason})."
+        )
 
 plan = shown_result.placement
 try:
-    schedule = simulate(problem, plan, microbatches, schedule_kind, recompute=bool(recompute and training),
-                        virtual=virtual_used)
+    schedule = simulate(
+        problem, plan, microbatches, schedule_kind, recompute=bool(recompute and training), virtual=virtual_used
+    )
 except placement.PlacementError as exc:
     st.error(str(exc))
     st.stop()
@@ -160,32 +205,52 @@ evaluation = placement.evaluate(problem, plan)
 
 # ----------------------------------------------------------------------------- numbers
 m1, m2, m3, m4, m5 = st.columns(5)
-m1.metric("Period (steady state)", f"{schedule.period:.6g}",
-          help="Steady-state time per sample: the period of the schedule once the pipeline is full.")
-m2.metric("Max-load (evaluator)", f"{evaluation.max_load:.6g}",
-          help="The largest per-sample load of any device, from the independent evaluator.")
+m1.metric(
+    "Period (steady state)",
+    f"{schedule.period:.6g}",
+    help="Steady-state time per sample: the period of the schedule once the pipeline is full.",
+)
+m2.metric(
+    "Max-load (evaluator)",
+    f"{evaluation.max_load:.6g}",
+    help="The largest per-sample load of any device, from the independent evaluator.",
+)
 m3.metric("Makespan", f"{schedule.makespan:.6g}", help=f"All {microbatches} microbatches, fill to drain.")
 m4.metric("Fill & drain", f"{schedule.fill_drain:.6g}", help="Makespan minus N x steady-state time per sample.")
 m5.metric("Bubble", f"{schedule.bubble_fraction:.1%}", help="Idle device-time / (devices x makespan).")
 if schedule_kind == "gpipe":
-    st.caption("GPipe's steady-state time per sample is the slowest forward unit plus the slowest backward unit, "
-               "which exceeds the max-load when different devices are the bottleneck of each pass.")
+    st.caption(
+        "GPipe's steady-state time per sample is the slowest forward unit plus the slowest backward unit, "
+        "which exceeds the max-load when different devices are the bottleneck of each pass."
+    )
 elif not (schedule_kind == "inference" and training_graph) and not recompute:
     same = math.isclose(schedule.period, evaluation.max_load, rel_tol=1e-9, abs_tol=1e-12)
-    st.caption(("Steady-state time per sample = max-load." if same else
-                "Steady-state time per sample differs from the max-load."))
+    st.caption(
+        "Steady-state time per sample = max-load."
+        if same
+        else "Steady-state time per sample differs from the max-load."
+    )
 
 st.plotly_chart(viz.schedule_figure(schedule), key="timeline_gantt")
 
-idle_rows = [{"device": str(device), "stages": ", ".join(map(str, schedule.stages_of(device))),
-              "busy": schedule.makespan - idle, "idle": idle,
-              "idle %": 100 * idle / schedule.makespan if schedule.makespan else 0.0,
-              "forward unit": schedule.device_work(device)[0], "backward unit": schedule.device_work(device)[1]}
-             for device, idle in schedule.idle]
+idle_rows = [
+    {
+        "device": str(device),
+        "stages": ", ".join(map(str, schedule.stages_of(device))),
+        "busy": schedule.makespan - idle,
+        "idle": idle,
+        "idle %": 100 * idle / schedule.makespan if schedule.makespan else 0.0,
+        "forward unit": schedule.device_work(device)[0],
+        "backward unit": schedule.device_work(device)[1],
+    }
+    for device, idle in schedule.idle
+]
 st.dataframe(pd.DataFrame(idle_rows), hide_index=True, key="timeline_idle_table")
 with st.expander("Action list per device (torch.distributed.pipelining notation)"):
-    st.caption("Each device runs its actions in this order: <stage><F|B|I|W><microbatch>; F forward, B full "
-               "backward, I input-gradient backward, W weight-gradient backward (ZB-H1).")
+    st.caption(
+        "Each device runs its actions in this order: <stage><F|B|I|W><microbatch>; F forward, B full "
+        "backward, I input-gradient backward, W weight-gradient backward (ZB-H1)."
+    )
     st.code(format_actions(schedule), language=None)
 
 # ----------------------------------------------------------------------------- memory
@@ -195,20 +260,26 @@ st.plotly_chart(viz.memory_timeline_figure(profile), key="timeline_memory_chart"
 oom = profile.first_oom
 peak_device = max(profile.devices, key=lambda d: d.peak)
 if oom is None:
-    st.success(f"Every device fits. Highest peak: {viz.format_bytes(peak_device.peak)} on {peak_device.device} "
-               f"at t = {peak_device.peak_time:.6g}.")
+    st.success(
+        f"Every device fits. Highest peak: {viz.format_bytes(peak_device.peak)} on {peak_device.device} "
+        f"at t = {peak_device.peak_time:.6g}."
+    )
 else:
     device, when = oom
     entry = profile.of(device)
-    st.error(f"First OOM: {device} goes over its {viz.format_bytes(entry.cap)} at t = {when:.6g} "
-             f"(peak {viz.format_bytes(entry.peak)}).")
+    st.error(
+        f"First OOM: {device} goes over its {viz.format_bytes(entry.cap)} at t = {when:.6g} "
+        f"(peak {viz.format_bytes(entry.peak)})."
+    )
 st.dataframe(pd.DataFrame(viz.peak_memory_rows(profile)), hide_index=True, key="timeline_peak_table")
 
 # ----------------------------------------------------------------------------- every schedule side by side
 st.subheader("Schedules side by side")
-st.caption(f"Every schedule on this plan with {microbatches} microbatch{'es' if microbatches != 1 else ''}: bubble "
-           "(idle share of device time) and the peak memory of the fullest device (weights, optimizer state, "
-           "in-flight activations). Interleaved 1F1B uses the virtual stages set above.")
+st.caption(
+    f"Every schedule on this plan with {microbatches} microbatch{'es' if microbatches != 1 else ''}: bubble "
+    "(idle share of device time) and the peak memory of the fullest device (weights, optimizer state, "
+    "in-flight activations). Interleaved 1F1B uses the virtual stages set above."
+)
 compared = compare_schedules(problem, plan, microbatches, recompute=bool(recompute), virtual=int(virtual))
 entries = []
 for kind, other, reason in compared:
@@ -228,11 +299,16 @@ if show_all:
     charts = [(kind, other) for kind, other, _ in compared if other is not None]
     for start in range(0, len(charts), 2):
         columns = st.columns(2)
-        for column, (kind, other) in zip(columns, charts[start:start + 2]):
+        for column, (kind, other) in zip(columns, charts[start : start + 2]):
             with column:
-                st.plotly_chart(viz.schedule_figure(
-                    other, title=f"{SHORT_LABELS[kind]}: makespan {other.makespan:.4g}, bubble {other.bubble_fraction:.1%}",
-                    height=max(240, 60 + 36 * len(other.devices))), key=f"timeline_compare_gantt_{kind}")
+                st.plotly_chart(
+                    viz.schedule_figure(
+                        other,
+                        title=f"{SHORT_LABELS[kind]}: makespan {other.makespan:.4g}, bubble {other.bubble_fraction:.1%}",
+                        height=max(240, 60 + 36 * len(other.devices)),
+                    ),
+                    key=f"timeline_compare_gantt_{kind}",
+                )
 
 # ----------------------------------------------------------------------------- memory-aware comparison
 if training and plannable:
@@ -244,21 +320,41 @@ if training and plannable:
             "on the Devices page to see them differ."
         )
         _remember("timeline_compare", False)
-        compare = st.toggle("Compare the current plan with the memory-aware plan", key="timeline_compare",
-                            help="Solves the memory-aware DP for this schedule (cached; seconds on operator graphs).")
+        compare = st.toggle(
+            "Compare the current plan with the memory-aware plan",
+            key="timeline_compare",
+            help="Solves the memory-aware DP for this schedule (cached; seconds on operator graphs).",
+        )
         _save("timeline_compare")
         if aware is None and compare:
-            aware = _memory_aware(state.problem_key(problem), schedule_kind, microbatches, float(optimizer),
-                                  bool(recompute), problem)
+            aware = _memory_aware(
+                state.problem_key(problem), schedule_kind, microbatches, float(optimizer), bool(recompute), problem
+            )
         if aware is not None:
-            plain_profile = profile if plan_kind == PLANS[0] else memory_profile(
-                problem, simulate(problem, result.placement, microbatches, schedule_kind, recompute=bool(recompute)),
-                float(optimizer))
+            plain_profile = (
+                profile
+                if plan_kind == PLANS[0]
+                else memory_profile(
+                    problem,
+                    simulate(problem, result.placement, microbatches, schedule_kind, recompute=bool(recompute)),
+                    float(optimizer),
+                )
+            )
             rows = [
-                {"plan": "current plan", "status": result.status, "time per sample": result.objective,
-                 "stages": len(result.placement.stages), "fits this schedule's memory": plain_profile.fits},
-                {"plan": "memory-aware plan", "status": aware.status, "time per sample": aware.objective,
-                 "stages": len(aware.placement.stages) if aware.ok else None, "fits this schedule's memory": aware.ok},
+                {
+                    "plan": "current plan",
+                    "status": result.status,
+                    "time per sample": result.objective,
+                    "stages": len(result.placement.stages),
+                    "fits this schedule's memory": plain_profile.fits,
+                },
+                {
+                    "plan": "memory-aware plan",
+                    "status": aware.status,
+                    "time per sample": aware.objective,
+                    "stages": len(aware.placement.stages) if aware.ok else None,
+                    "fits this schedule's memory": aware.ok,
+                },
             ]
             st.dataframe(pd.DataFrame(rows), hide_index=True, key="timeline_aware_table")
 
@@ -266,7 +362,9 @@ if training and plannable:
 st.download_button(
     "Download Perfetto / Chrome trace (JSON)",
     data=chrome_trace_json(schedule, profile),
-    file_name=f"schedule_{schedule_kind}_{microbatches}.json", mime="application/json", key="timeline_trace_download",
+    file_name=f"schedule_{schedule_kind}_{microbatches}.json",
+    mime="application/json",
+    key="timeline_trace_download",
     help="Open it in https://ui.perfetto.dev or chrome://tracing (graph times taken as milliseconds).",
 )
 with st.expander("How the schedule is computed"):

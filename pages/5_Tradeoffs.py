@@ -15,8 +15,16 @@ from placement import PlacementError, viz
 from placement.explore.grids import bandwidth_values as bandwidth_grid
 from placement.explore.grids import count_values as count_grid_1d
 from placement.explore.grids import memory_grid, use_pool
-from placement.explore.sweep import (DASK_ALLOW_ENV, allowed_dask_addresses, count_grid, executor_for, pareto_front,
-                             sensitivity, solve_point, sweep)
+from placement.explore.sweep import (
+    DASK_ALLOW_ENV,
+    allowed_dask_addresses,
+    count_grid,
+    executor_for,
+    pareto_front,
+    sensitivity,
+    solve_point,
+    sweep,
+)
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -32,16 +40,27 @@ SENSITIVITY_AUTO_S = 0.05
 
 
 # ----------------------------------------------------------------------------- cached computations
-@st.cache_resource(show_spinner=False, max_entries=4,
-                   on_release=lambda executor: executor.shutdown(wait=False, cancel_futures=True))
+@st.cache_resource(
+    show_spinner=False, max_entries=4, on_release=lambda executor: executor.shutdown(wait=False, cancel_futures=True)
+)
 def _executor(address: str):
     """One executor per address ("" = local process pool), kept for the whole server."""
     return executor_for(address or None)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def _sweep(digest: str, devices_key: str, parameter: str, values: tuple, kind: str | None, title: str,
-           _problem, _executor_value, method: str = "dp", options: tuple = ()):
+def _sweep(
+    digest: str,
+    devices_key: str,
+    parameter: str,
+    values: tuple,
+    kind: str | None,
+    title: str,
+    _problem,
+    _executor_value,
+    method: str = "dp",
+    options: tuple = (),
+):
     """One sweep, cached on the graph digest, the devices and the values (the executor never changes numbers).
 
     The progress bar is created and removed in here, so that a cache hit replays nothing visible.
@@ -52,14 +71,23 @@ def _sweep(digest: str, devices_key: str, parameter: str, values: tuple, kind: s
         if total:
             bar.progress(done / total, text=f"{title}: {done} of {total} solves")
 
-    points = sweep(_problem, parameter, values, kind=kind, executor=_executor_value, progress=progress, method=method,
-                   **dict(options))
+    points = sweep(
+        _problem,
+        parameter,
+        values,
+        kind=kind,
+        executor=_executor_value,
+        progress=progress,
+        method=method,
+        **dict(options),
+    )
     broken = [p for p in points if p.status == "error" and (p.result.reason or "").startswith("worker failed")]
     if broken and _executor_value is not None:
         # A broken pool (or lost cluster) must not poison the cache: solve here instead.
         _executor.clear()
-        points = sweep(_problem, parameter, values, kind=kind, executor=None, progress=progress, method=method,
-                       **dict(options))
+        points = sweep(
+            _problem, parameter, values, kind=kind, executor=None, progress=progress, method=method, **dict(options)
+        )
     bar.empty()
     return points
 
@@ -129,9 +157,15 @@ def main() -> None:
         state.init_widget("to_kind", names[0])
         if st.session_state["to_kind"] not in names:
             st.session_state["to_kind"] = names[0]
-        kind_name = st.selectbox("Accelerator kind to vary", names, key="to_kind", persist_state=state.PERSIST, disabled=len(names) == 1,
-                                 help="Counts, memory and speed sweeps change this kind only.")
-    kind = devices.kind(kind_name)
+        kind_name = st.selectbox(
+            "Accelerator kind to vary",
+            names,
+            key="to_kind",
+            persist_state=state.PERSIST,
+            disabled=len(names) == 1,
+            help="Counts, memory and speed sweeps change this kind only.",
+        )
+    devices.kind(kind_name)  # the kind must exist (raises a one-line error otherwise)
     with col_max:
         state.init_widget("to_max_count", 16)
         max_count = st.slider("Accelerators up to", 1, 32, key="to_max_count", persist_state=state.PERSIST)
@@ -142,19 +176,29 @@ def main() -> None:
         state.init_widget("to_run_mode", "auto")
         if st.session_state["to_run_mode"] not in modes:
             st.session_state["to_run_mode"] = "auto"
-        run_mode = st.selectbox("Run the solves on", modes, format_func=RUN_MODES.get, key="to_run_mode", persist_state=state.PERSIST,
-                                help=None if dask_addresses else
-                                f"A Dask cluster appears here when the operator allow-lists its address in "
-                                f"{DASK_ALLOW_ENV} (see the README).")
+        run_mode = st.selectbox(
+            "Run the solves on",
+            modes,
+            format_func=RUN_MODES.get,
+            key="to_run_mode",
+            persist_state=state.PERSIST,
+            help=None
+            if dask_addresses
+            else f"A Dask cluster appears here when the operator allow-lists its address in "
+            f"{DASK_ALLOW_ENV} (see the README).",
+        )
     address = ""
     if run_mode == "dask":
         state.init_widget("to_dask_address", dask_addresses[0])
         if st.session_state["to_dask_address"] not in dask_addresses:
             st.session_state["to_dask_address"] = dask_addresses[0]
-        address = st.selectbox("Dask scheduler (allow-listed by the operator)", dask_addresses,
-                               key="to_dask_address", persist_state=state.PERSIST,
-                               help="The solves are sent to this Dask cluster (its workers need this project "
-                                    "installed).")
+        address = st.selectbox(
+            "Dask scheduler (allow-listed by the operator)",
+            dask_addresses,
+            key="to_dask_address",
+            persist_state=state.PERSIST,
+            help="The solves are sent to this Dask cluster (its workers need this project installed).",
+        )
 
     digest, devices_key = state.problem_key(problem)
     # The memory model in force decides the solver: the exact DP, or the memory-aware DP under training memory.
@@ -188,25 +232,39 @@ def main() -> None:
         return _executor("")
 
     executor = _executor_for_mode()
-    where = ("this process" if executor is None else
-             f"the Dask cluster at {address}" if run_mode == "dask" and address else "a local process pool")
+    where = (
+        "this process"
+        if executor is None
+        else f"the Dask cluster at {address}"
+        if run_mode == "dask" and address
+        else "a local process pool"
+    )
     solver = "exact DP" if method == "dp" else f"{method}, memory model: {memory_model.describe()}"
-    st.caption(f"{n_solves} optimal solves ({solver}; one takes about {base_seconds * 1000:.0f} ms here), run in "
-               f"{where}; results are cached per graph and device settings.")
+    st.caption(
+        f"{n_solves} optimal solves ({solver}; one takes about {base_seconds * 1000:.0f} ms here), run in "
+        f"{where}; results are cached per graph and device settings."
+    )
     state.init_widget("to_sensitivity", base_seconds < SENSITIVITY_AUTO_S)
-    show_sensitivity = st.toggle("Sensitivity: find where the current plan stops being optimal",
-                                 key="to_sensitivity", disabled=memory_model.training, persist_state=state.PERSIST,
-                                 help="Bisection with real solves (10 to 30 per parameter). On by default "
-                                      "when one solve is fast.")
+    show_sensitivity = st.toggle(
+        "Sensitivity: find where the current plan stops being optimal",
+        key="to_sensitivity",
+        disabled=memory_model.training,
+        persist_state=state.PERSIST,
+        help="Bisection with real solves (10 to 30 per parameter). On by default when one solve is fast.",
+    )
 
     def run_sweep(parameter: str, values: tuple, title: str, vary_kind: str | None = kind_name):
-        return _sweep(digest, devices_key, parameter, values, vary_kind, title, problem, executor, method,
-                      model_options)
+        return _sweep(
+            digest, devices_key, parameter, values, vary_kind, title, problem, executor, method, model_options
+        )
 
     with st.spinner("Solving..."):
         counts_points = run_sweep("accelerators", count_values, f"{kind_name} count sweep")
-        memory_points = _memory_grid(digest, devices_key, kind_name, f"{kind_name} memory sweep", problem,
-                                     executor) if total_size > 0 else ()
+        memory_points = (
+            _memory_grid(digest, devices_key, kind_name, f"{kind_name} memory sweep", problem, executor)
+            if total_size > 0
+            else ()
+        )
         bandwidth_points = run_sweep("bandwidth", bandwidth_values, "bandwidth sweep", None)
         grid_points = run_sweep("counts", grid_values, "device-count grid", None) if grid_values else ()
 
@@ -258,41 +316,73 @@ def main() -> None:
 
     picked_slot = st.container()
     tab_counts, tab_memory, tab_bandwidth, tab_pareto = st.tabs(
-        ["Accelerators", "Memory", "Bandwidth", "Pareto frontier"])
+        ["Accelerators", "Memory", "Bandwidth", "Pareto frontier"]
+    )
 
     with tab_counts:
         sens = _sensitivity_note("accelerators", kind_name)
         _errors(counts_points)
-        _chart(viz.sweep_figure(counts_points, "accelerators", sensitivity=sens,
-                                title=f"time per sample vs number of {prefix}accelerators"),
-               "to_chart_accelerators", counts_points, "accelerators")
+        _chart(
+            viz.sweep_figure(
+                counts_points,
+                "accelerators",
+                sensitivity=sens,
+                title=f"time per sample vs number of {prefix}accelerators",
+            ),
+            "to_chart_accelerators",
+            counts_points,
+            "accelerators",
+        )
         _table(counts_points, "to_table_accelerators")
 
     with tab_memory:
         if not memory_points:
-            st.info("Memory per accelerator changes nothing here: the graph's nodes have no memory sizes, or the "
-                    f"fastest plan puts nothing on {kind_name} devices.")
+            st.info(
+                "Memory per accelerator changes nothing here: the graph's nodes have no memory sizes, or the "
+                f"fastest plan puts nothing on {kind_name} devices."
+            )
         else:
             sens = _sensitivity_note("memory", kind_name)
             _errors(memory_points)
-            _chart(viz.sweep_figure(memory_points, "memory", sensitivity=sens,
-                                    title=f"time per sample vs memory per {prefix}accelerator"),
-                   "to_chart_memory", memory_points, "memory")
-            st.caption("Memory values are placed around where the optimal plan changes: every solve also shows "
-                       "the least memory its plan needs, where the same time per sample still holds.")
+            _chart(
+                viz.sweep_figure(
+                    memory_points,
+                    "memory",
+                    sensitivity=sens,
+                    title=f"time per sample vs memory per {prefix}accelerator",
+                ),
+                "to_chart_memory",
+                memory_points,
+                "memory",
+            )
+            st.caption(
+                "Memory values are placed around where the optimal plan changes: every solve also shows "
+                "the least memory its plan needs, where the same time per sample still holds."
+            )
             _table(memory_points, "to_table_memory")
 
     with tab_bandwidth:
         sens = _sensitivity_note("bandwidth", None)
         _errors(bandwidth_points)
-        _chart(viz.sweep_figure(bandwidth_points, "bandwidth", sensitivity=sens, log_x=True),
-               "to_chart_bandwidth", bandwidth_points, "bandwidth")
+        _chart(
+            viz.sweep_figure(bandwidth_points, "bandwidth", sensitivity=sens, log_x=True),
+            "to_chart_bandwidth",
+            bandwidth_points,
+            "bandwidth",
+        )
         _table(bandwidth_points, "to_table_bandwidth")
 
     with tab_pareto:
         AXES = {"devices": "Devices used", "memory": "Memory provisioned", "price": "Price per hour"}
         state.init_widget("to_pareto_axis", "devices")
-        axis = st.radio("Cost axis", list(AXES), format_func=AXES.get, key="to_pareto_axis", persist_state=state.PERSIST, horizontal=True)
+        axis = st.radio(
+            "Cost axis",
+            list(AXES),
+            format_func=AXES.get,
+            key="to_pareto_axis",
+            persist_state=state.PERSIST,
+            horizontal=True,
+        )
         # Configurations that differ in what they cost (counts and memory), all at the current bandwidth.
         sources = list(grid_points) if grid_points else list(counts_points)
         sources += list(memory_points)
@@ -300,11 +390,16 @@ def main() -> None:
         front = pareto_front(pool, x=axis)
         if axis == "price" and not any(p.price_per_hour for p in pool):
             st.info("No device has a price per hour: set prices in the inventory on the Devices page.")
-        st.caption("Configurations: " + ("every combination of per-kind counts" if grid_points else
-                                         f"1 to {max_count} " + ("" if kind_name == "accelerator" else f"{kind_name} ")
-                                         + "accelerators")
-                   + (" and the memory sweep" if memory_points else "")
-                   + f". {len(front)} of {len(pool)} are on the frontier (no other is both cheaper and faster).")
+        st.caption(
+            "Configurations: "
+            + (
+                "every combination of per-kind counts"
+                if grid_points
+                else f"1 to {max_count} " + ("" if kind_name == "accelerator" else f"{kind_name} ") + "accelerators"
+            )
+            + (" and the memory sweep" if memory_points else "")
+            + f". {len(front)} of {len(pool)} are on the frontier (no other is both cheaper and faster)."
+        )
         _chart(viz.pareto_figure(pool, x=axis, front=front), "to_chart_pareto", pool, "Pareto frontier")
         with st.expander("Frontier", expanded=True):
             st.dataframe(pd.DataFrame(viz.sweep_rows(front)), key="to_table_pareto", hide_index=True)

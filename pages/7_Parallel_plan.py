@@ -21,7 +21,7 @@ from ui import guard
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper"
-GiB = 2 ** 30
+GiB = 2**30
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -30,8 +30,9 @@ def _load(text: str, name: str):
 
 
 def _configured(problem, devices: int, memory_gib: float, bandwidth_gib: float, microbatches: int):
-    kind = replace(problem.kinds[0], count=int(devices), memory=float(memory_gib) * GiB,
-                   bandwidth=float(bandwidth_gib) * GiB)
+    kind = replace(
+        problem.kinds[0], count=int(devices), memory=float(memory_gib) * GiB, bandwidth=float(bandwidth_gib) * GiB
+    )
     return replace(problem, kinds=(kind,), microbatches=int(microbatches))
 
 
@@ -47,22 +48,31 @@ def _solve(text: str, name: str, devices: int, memory_gib: float, bandwidth_gib:
 def _curve(text: str, name: str, memory_gib: float, bandwidth_gib: float, microbatches: int):
     problem = _configured(_load(text, name), 1, memory_gib, bandwidth_gib, microbatches)
     bar = st.progress(0.0, text="curve: starting")
-    points = device_curve(problem, DEFAULT_COUNTS,
-                          progress=lambda done, total: bar.progress(done / total, text=f"curve: {done} of {total}"))
+    points = device_curve(
+        problem,
+        DEFAULT_COUNTS,
+        progress=lambda done, total: bar.progress(done / total, text=f"curve: {done} of {total}"),
+    )
     bar.empty()
     return points
 
 
 st.title("Parallel plan")
-st.caption("Data x tensor x pipeline parallelism with activation recomputation, in Piper's cost model "
-           "(sample_graphs/piper/README.md). Every plan is proven optimal by an exact DP and re-checked by an "
-           "independent evaluator.")
+st.caption(
+    "Data x tensor x pipeline parallelism with activation recomputation, in Piper's cost model "
+    "(sample_graphs/piper/README.md). Every plan is proven optimal by an exact DP and re-checked by an "
+    "independent evaluator."
+)
 
 samples = sorted(p.name for p in SAMPLES.glob("*.json"))
 left, right = st.columns(2)
 with left:
-    choice = st.selectbox("Piper workload", samples, index=samples.index("bert32a100.json")
-                          if "bert32a100.json" in samples else 0, key="md_sample")
+    choice = st.selectbox(
+        "Piper workload",
+        samples,
+        index=samples.index("bert32a100.json") if "bert32a100.json" in samples else 0,
+        key="md_sample",
+    )
 with right:
     upload = st.file_uploader("or upload a Piper JSON file", type=["json"], key="md_upload")
 if upload is not None:
@@ -78,47 +88,60 @@ except PlacementError as exc:
 
 kind = base.kinds[0]
 if len(base.kinds) > 1:
-    st.info("This file has several device kinds; the page plans with the first kind only "
-            "(use the CLI or the library for heterogeneous plans).")
+    st.info(
+        "This file has several device kinds; the page plans with the first kind only "
+        "(use the CLI or the library for heterogeneous plans)."
+    )
 cols = st.columns(4)
-devices = cols[0].number_input("devices", min_value=1, max_value=1024, value=min(max(kind.count, 1), 1024), step=1,
-                               key="md_devices")
-memory_gib = cols[1].number_input("memory per device (GiB)", min_value=0.01, value=round(kind.memory / GiB, 3),
-                                  key="md_memory")
-bandwidth_gib = cols[2].number_input("bandwidth (GiB/s)", min_value=0.001, value=round(kind.bandwidth / GiB, 3),
-                                     key="md_bandwidth")
-microbatches = cols[3].number_input("microbatches per batch (N)", min_value=1, value=base.microbatches, step=1,
-                                    key="md_microbatches")
+devices = cols[0].number_input(
+    "devices", min_value=1, max_value=1024, value=min(max(kind.count, 1), 1024), step=1, key="md_devices"
+)
+memory_gib = cols[1].number_input(
+    "memory per device (GiB)", min_value=0.01, value=round(kind.memory / GiB, 3), key="md_memory"
+)
+bandwidth_gib = cols[2].number_input(
+    "bandwidth (GiB/s)", min_value=0.001, value=round(kind.bandwidth / GiB, 3), key="md_bandwidth"
+)
+microbatches = cols[3].number_input(
+    "microbatches per batch (N)", min_value=1, value=base.microbatches, step=1, key="md_microbatches"
+)
 
 with st.spinner("solving"):
     try:
-        problem, result, evaluation = _solve(text, name, int(devices), float(memory_gib), float(bandwidth_gib),
-                                             int(microbatches))
+        problem, result, evaluation = _solve(
+            text, name, int(devices), float(memory_gib), float(bandwidth_gib), int(microbatches)
+        )
     except PlacementError as exc:
         st.error(str(exc))
         st.stop()
 
 if result.status != "optimal":
-    st.warning(f"No plan fits: every split of {len(problem.nodes)} nodes over {int(devices)} devices breaks the "
-               f"memory cap or the degree rules (proven by the exact DP).")
+    st.warning(
+        f"No plan fits: every split of {len(problem.nodes)} nodes over {int(devices)} devices breaks the "
+        f"memory cap or the degree rules (proven by the exact DP)."
+    )
 else:
     m = st.columns(4)
     m[0].metric("time per sample", f"{evaluation.time_per_sample:.6g} s")
     m[1].metric("stages", len(result.plan.stages))
     m[2].metric("devices used", sum(n for _, n in evaluation.devices_used))
     m[3].metric("solve time", f"{result.seconds:.2f} s")
-    st.success(f"Proven optimal in the model{(' (' + result.bound + ')') if result.bound else ''}: "
-               f"{result.probes} decision DPs over {result.ideals} ideals; the evaluator "
-               f"{'confirms' if evaluation.feasible else 'REJECTS'} the plan.")
+    st.success(
+        f"Proven optimal in the model{(' (' + result.bound + ')') if result.bound else ''}: "
+        f"{result.probes} decision DPs over {result.ideals} ideals; the evaluator "
+        f"{'confirms' if evaluation.feasible else 'REJECTS'} the plan."
+    )
     st.subheader("Stages")
-    st.dataframe(viz.multidim_stage_rows(problem, result.plan, evaluation), hide_index=True,
-                 width="stretch", key="md_stage_table",
-                 column_config={"time per sample": st.column_config.NumberColumn(format="%.6f s")})
-    st.plotly_chart(viz.multidim_timeline_figure(result.plan, evaluation), width="stretch",
-                    key="md_timeline")
+    st.dataframe(
+        viz.multidim_stage_rows(problem, result.plan, evaluation),
+        hide_index=True,
+        width="stretch",
+        key="md_stage_table",
+        column_config={"time per sample": st.column_config.NumberColumn(format="%.6f s")},
+    )
+    st.plotly_chart(viz.multidim_timeline_figure(result.plan, evaluation), width="stretch", key="md_timeline")
 
 st.subheader("Time per sample vs devices")
 if st.toggle("draw the curve for 8..1024 devices", value=True, key="md_curve_on"):
     points = _curve(text, name, float(memory_gib), float(bandwidth_gib), int(microbatches))
-    st.plotly_chart(viz.multidim_curve_figure(points, selected=int(devices)), width="stretch",
-                    key="md_curve")
+    st.plotly_chart(viz.multidim_curve_figure(points, selected=int(devices)), width="stretch", key="md_curve")

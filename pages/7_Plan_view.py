@@ -60,10 +60,17 @@ if point is not None and point != st.session_state.get("_plan_curve_seen"):
 plan_state = state.selected_plan()
 result = state.current_result()
 plan_problem = state.result_problem()
-shown_count = plan_problem.devices.kind(kind.name).count if any(
-    k.name == kind.name for k in plan_problem.devices.accelerators) else None
-st.plotly_chart(viz.count_curve_figure(counts, times, selected=shown_count, kind=kind.name), key="plan_curve",
-                on_select="rerun", selection_mode="points")
+shown_count = (
+    plan_problem.devices.kind(kind.name).count
+    if any(k.name == kind.name for k in plan_problem.devices.accelerators)
+    else None
+)
+st.plotly_chart(
+    viz.count_curve_figure(counts, times, selected=shown_count, kind=kind.name),
+    key="plan_curve",
+    on_select="rerun",
+    selection_mode="points",
+)
 if plan_state is not None:
     col_note, col_back = st.columns([4, 1], vertical_alignment="center")
     col_note.info(f"Showing a picked plan: {plan_state[2]}.")
@@ -97,11 +104,13 @@ if st.session_state["plan_schedule"] not in schedules:
     st.session_state["plan_schedule"] = schedules[0]
 state.init_widget("plan_microbatches", 8)
 col_device, col_schedule, col_micro = st.columns([2, 2, 1])
-device = col_device.selectbox("Highlight a device (or click its bar)", ["(none)"] + labels, key="plan_device",
-                              persist_state=state.PERSIST)
+device = col_device.selectbox(
+    "Highlight a device (or click its bar)", ["(none)"] + labels, key="plan_device", persist_state=state.PERSIST
+)
 schedule_kind = col_schedule.selectbox("Schedule", schedules, key="plan_schedule", persist_state=state.PERSIST)
-microbatches = col_micro.number_input("Microbatches", min_value=1, max_value=64, step=1, key="plan_microbatches",
-                                      persist_state=state.PERSIST)
+microbatches = col_micro.number_input(
+    "Microbatches", min_value=1, max_value=64, step=1, key="plan_microbatches", persist_state=state.PERSIST
+)
 
 cols = st.columns(4)
 cols[0].metric("Time per sample", state.format_time(evaluation.max_load), help="max device load (evaluator)")
@@ -110,8 +119,11 @@ bottleneck = max(evaluation.devices, key=lambda entry: entry.load)
 cols[2].metric("Bottleneck device", str(bottleneck.device), help=f"load {state.format_time(bottleneck.load)}")
 if device != "(none)":
     entry = next((e for e in evaluation.devices if str(e.device) == device), None)
-    cols[3].metric(f"Load of {device}", state.format_time(entry.load) if entry else "unused",
-                   help="compute + communication per sample")
+    cols[3].metric(
+        f"Load of {device}",
+        state.format_time(entry.load) if entry else "unused",
+        help="compute + communication per sample",
+    )
 
 
 def _linked(figure):
@@ -119,10 +131,19 @@ def _linked(figure):
 
 
 # ----------------------------------------------------------------------------- the four linked views
-st.plotly_chart(_linked(viz.graph_figure(plan_problem.graph, device_of=result.placement.device_of,
-                                         layout=state.graph_layout(plan_problem.graph), device_order=order,
-                                         title="Partitioned graph (colour = device)")),
-                key="plan_graph", config={"scrollZoom": True, "displaylogo": False})
+st.plotly_chart(
+    _linked(
+        viz.graph_figure(
+            plan_problem.graph,
+            device_of=result.placement.device_of,
+            layout=state.graph_layout(plan_problem.graph),
+            device_order=order,
+            title="Partitioned graph (colour = device)",
+        )
+    ),
+    key="plan_graph",
+    config={"scrollZoom": True, "displaylogo": False},
+)
 try:
     schedule = simulate(plan_problem, result.placement, int(microbatches), schedule_kind)
     profile = memory_profile(plan_problem, schedule)
@@ -131,21 +152,25 @@ except placement.PlacementError as exc:
     st.stop()
 col_load, col_memory = st.columns(2)
 with col_load:
-    load_chart = viz.load_figure(evaluation, slots=slots, overlap=plan_problem.devices.overlap,
-                                 title="Load per device (click a bar)")
+    load_chart = viz.load_figure(
+        evaluation, slots=slots, overlap=plan_problem.devices.overlap, title="Load per device (click a bar)"
+    )
     load_chart.update_layout(clickmode="event+select")
     st.plotly_chart(_linked(load_chart), key="plan_load", on_select="rerun", selection_mode="points")
 with col_memory:
     memory_chart = viz.memory_timeline_figure(profile)
-    memory_chart.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
-                               margin={"t": 60, "b": 10}, height=420)  # half width: the legend goes below
+    memory_chart.update_layout(
+        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0}, margin={"t": 60, "b": 10}, height=420
+    )  # half width: the legend goes below
     st.plotly_chart(_linked(memory_chart), key="plan_memory")
 st.plotly_chart(_linked(viz.timeline_figure(schedule)), key="plan_gantt")
 
 # ----------------------------------------------------------------------------- compare two plans
 st.subheader("Compare two plans")
-st.caption("Pin this plan, then change settings (click another curve point, or change devices on the Devices "
-           "page): the difference to the pinned plan shows here.")
+st.caption(
+    "Pin this plan, then change settings (click another curve point, or change devices on the Devices "
+    "page): the difference to the pinned plan shows here."
+)
 pinned = st.session_state.get("_plan_pinned")
 col_pin, col_unpin, _ = st.columns([1, 1, 3])
 if col_pin.button("Pin this plan", key="plan_pin"):
@@ -159,13 +184,15 @@ if pinned is not None:
     except placement.PlacementError as exc:
         st.info(f"The pinned plan ({pinned[2]}) cannot be compared with this one: {exc}")
     else:
-        st.markdown(f"**A (pinned):** {pinned[2]}  \n**B (shown):** "
-                    f"{plan_state[2] if plan_state else 'the live plan'}")
+        st.markdown(f"**A (pinned):** {pinned[2]}  \n**B (shown):** {plan_state[2] if plan_state else 'the live plan'}")
         metric_cols = st.columns(4)
         metric_cols[0].metric("Time per sample A", state.format_time(diff.time_a))
-        metric_cols[1].metric("Time per sample B", state.format_time(diff.time_b),
-                              delta=f"{diff.time_delta:+.6g} {state.TIME_UNIT}",
-                              delta_color="inverse")
+        metric_cols[1].metric(
+            "Time per sample B",
+            state.format_time(diff.time_b),
+            delta=f"{diff.time_delta:+.6g} {state.TIME_UNIT}",
+            delta_color="inverse",
+        )
         metric_cols[2].metric("Nodes moved", f"{len(diff.moved)} of {len(plan_problem.graph.nodes)}")
         metric_cols[3].metric("Devices used A → B", f"{diff.stages_a} → {diff.stages_b}")
         if diff.identical:
@@ -174,6 +201,13 @@ if pinned is not None:
         st.dataframe(pd.DataFrame(viz.plan_diff_rows(diff)), key="plan_diff_table", hide_index=True)
         if diff.moved:
             names = {node.id: node.name or "" for node in plan_problem.graph.nodes}
-            st.dataframe(pd.DataFrame([{"node": n, "name": names[n], "A": str(a) if a else "-",
-                                        "B": str(b) if b else "-"} for n, a, b in diff.moved]),
-                         key="plan_moved_table", hide_index=True)
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {"node": n, "name": names[n], "A": str(a) if a else "-", "B": str(b) if b else "-"}
+                        for n, a, b in diff.moved
+                    ]
+                ),
+                key="plan_moved_table",
+                hide_index=True,
+            )

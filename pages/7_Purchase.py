@@ -10,8 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from placement import PlacementError, viz
-from placement.explore.purchase import (cheapest_under, fastest_within, price_frontier, purchase_options,
-                                worth_of_more)
+from placement.explore.purchase import cheapest_under, fastest_within, price_frontier, purchase_options, worth_of_more
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -21,8 +20,10 @@ UNIT = state.time_unit()
 
 def _catalogue_frame(devices) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"kind": k.name, "owned": k.count, "most to buy": 2, "price/hour": k.price_per_hour}
-         for k in devices.accelerators],
+        [
+            {"kind": k.name, "owned": k.count, "most to buy": 2, "price/hour": k.price_per_hour}
+            for k in devices.accelerators
+        ],
         columns=["kind", "owned", "most to buy", "price/hour"],
     ).astype({"kind": "string", "owned": "int64", "most to buy": "int64", "price/hour": "float64"})
 
@@ -33,30 +34,41 @@ def main() -> None:
     problem = state.current_problem()
     devices = problem.devices
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
-    st.caption(state.time_unit_note() + " Prices are per hour per card; a configuration's price is that of "
-               "all its cards and CPU cores; cost per sample = price per hour x time per sample.")
+    st.caption(
+        state.time_unit_note() + " Prices are per hour per card; a configuration's price is that of "
+        "all its cards and CPU cores; cost per sample = price per hour x time per sample."
+    )
     if not devices.accelerators:
-        st.warning("The inventory has no accelerator kind: add one on the Devices page (a kind you do not own "
-                   "yet can have count 0).")
+        st.warning(
+            "The inventory has no accelerator kind: add one on the Devices page (a kind you do not own "
+            "yet can have count 0)."
+        )
         st.stop()
 
     # ------------------------------------------------------------------ what may be bought
     st.subheader("What may be bought")
-    st.caption("Per kind: how many more cards you could buy, and the price per hour of one card. Add kinds you "
-               "do not own yet on the Devices page with count 0.")
+    st.caption(
+        "Per kind: how many more cards you could buy, and the price per hour of one card. Add kinds you "
+        "do not own yet on the Devices page with count 0."
+    )
     source_key = "_pu_catalogue_source"
     if st.session_state.get(source_key, (None,))[0] != state.devices_version():
         st.session_state[source_key] = (state.devices_version(), _catalogue_frame(devices))
     version, frame = st.session_state[source_key]
     edited = st.data_editor(
-        frame, key=f"pu_catalogue_{version}", hide_index=True, num_rows="fixed",
+        frame,
+        key=f"pu_catalogue_{version}",
+        hide_index=True,
+        num_rows="fixed",
         column_config={
             "kind": st.column_config.TextColumn("kind", disabled=True),
             "owned": st.column_config.NumberColumn("owned", disabled=True),
-            "most to buy": st.column_config.NumberColumn("most to buy", min_value=0, max_value=64, step=1,
-                                                         required=True),
+            "most to buy": st.column_config.NumberColumn(
+                "most to buy", min_value=0, max_value=64, step=1, required=True
+            ),
             "price/hour": st.column_config.NumberColumn("price/hour", min_value=0.0, format="%.2f", required=True),
-        })
+        },
+    )
     extra = {str(row["kind"]): int(row["most to buy"]) for row in edited.to_dict("records")}
     prices = {str(row["kind"]): float(row["price/hour"]) for row in edited.to_dict("records")}
     if not any(prices.values()):
@@ -88,8 +100,10 @@ def main() -> None:
         st.info("Press **Solve every candidate** to answer the questions below.")
         st.stop()
     if stored[0] != key:
-        st.caption("The graph, devices or the table changed since the candidates were solved: press "
-                   "Solve every candidate to refresh.")
+        st.caption(
+            "The graph, devices or the table changed since the candidates were solved: press "
+            "Solve every candidate to refresh."
+        )
     options = stored[1]
     feasible = [o for o in options if o.ok]
     if not feasible:
@@ -115,15 +129,18 @@ def main() -> None:
         answer = fastest_within(options, budget)
         if answer is None:
             cheapest = min(o.price_per_hour for o in feasible)
-            st.warning(f"No candidate with a plan costs at most {budget:,.4g} per hour; the cheapest costs "
-                       f"{cheapest:,.4g}.")
+            st.warning(
+                f"No candidate with a plan costs at most {budget:,.4g} per hour; the cheapest costs {cheapest:,.4g}."
+            )
     if answer is not None:
         buy = " + ".join(f"{n} x {k.name}" for n, k in zip(answer.added, devices.accelerators) if n)
         per_million = answer.cost_per_sample * 1e6
-        st.success(f"**{answer.label}**: {answer.time_per_sample:.6g} {UNIT} per sample, "
-                   f"{answer.price_per_hour:,.4g} per hour, {per_million:,.4g} per million samples. "
-                   + (f"Buy {buy}." if buy else "Nothing to buy: today's cards suffice."),
-                   icon=":material/check_circle:")
+        st.success(
+            f"**{answer.label}**: {answer.time_per_sample:.6g} {UNIT} per sample, "
+            f"{answer.price_per_hour:,.4g} per hour, {per_million:,.4g} per million samples. "
+            + (f"Buy {buy}." if buy else "Nothing to buy: today's cards suffice."),
+            icon=":material/check_circle:",
+        )
 
     st.subheader("What more cards are worth")
     names = [k.name for k in devices.accelerators]
@@ -145,8 +162,10 @@ def main() -> None:
 
     st.subheader("Cost and speed frontier")
     front = price_frontier(options)
-    st.caption(f"{len(front)} of {len(feasible)} candidate inventories with a plan are on the frontier "
-               f"(no other is both cheaper and faster); {len(options) - len(feasible)} have no plan that fits.")
+    st.caption(
+        f"{len(front)} of {len(feasible)} candidate inventories with a plan are on the frontier "
+        f"(no other is both cheaper and faster); {len(options) - len(feasible)} have no plan that fits."
+    )
     st.plotly_chart(viz.purchase_figure(options, front=front, answer=answer, time_unit=UNIT), key="pu_chart")
     with st.expander("Frontier", expanded=True):
         st.dataframe(pd.DataFrame(viz.purchase_rows(front, UNIT)), key="pu_front", hide_index=True)

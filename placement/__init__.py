@@ -18,8 +18,6 @@ The exact DP on a paper workload, checked by the independent evaluator:
 True
 """
 
-from .explore.compare import CompareRow, rows_to_frame
-from .exact.dp import count_pairs, solve_dp
 from .errors import (
     InvalidDevicesError,
     InvalidGraphError,
@@ -30,7 +28,9 @@ from .errors import (
     TooManyIdealsError,
 )
 from .evaluate import DeviceLoad, Evaluation, evaluate, is_contiguous, latency
+from .exact.dp import count_pairs, solve_dp
 from .exact.ideals import contract, count_ideals, enumerate_ideals
+from .explore.compare import CompareRow, rows_to_frame
 from .io import (
     MAX_FILE_BYTES,
     graph_to_dict,
@@ -44,8 +44,8 @@ from .io import (
 from .model import (
     CPU_KIND,
     AcceleratorKind,
-    DeviceSlot,
     Devices,
+    DeviceSlot,
     Edge,
     Graph,
     Node,
@@ -58,37 +58,89 @@ from .model import (
     Status,
     make_result,
 )
-from .solve import METHODS, MemoryModel, MethodSpec, Option, available_methods, method_spec, solve
 from .modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
 from .modelling.onnx import coarsen, coarsen_by_prefix, import_onnx
-from .modelling.roofline import PRESETS as DEVICE_PRESETS, CostModel, DeviceSpec
+from .modelling.roofline import PRESETS as DEVICE_PRESETS
+from .modelling.roofline import CostModel, DeviceSpec
 from .modelling.training import training_graph
+from .solve import METHODS, MemoryModel, MethodSpec, Option, available_methods, method_spec, solve
 
 __all__ = [
-    "AcceleratorKind", "CPU_KIND", "CompareRow", "rows_to_frame", "DeviceLoad", "DeviceSlot", "Devices", "Edge", "Evaluation", "Graph",
-    "InvalidDevicesError", "InvalidGraphError", "InvalidSplitError", "MAX_FILE_BYTES", "METHODS", "Node",
-    "Placement", "PlacementError", "Problem", "Result", "SolverError", "Stage", "TooManyIdealsError",
-    "available_methods", "contract", "count_ideals", "count_pairs", "enumerate_ideals", "evaluate",
-    "graph_to_dict", "is_contiguous", "latency", "load_placement", "load_problem", "parse_placement",
-    "parse_problem", "placement_to_dict", "problem_to_json", "solve", "solve_dp",
+    "AcceleratorKind",
+    "CPU_KIND",
+    "CompareRow",
+    "rows_to_frame",
+    "DeviceLoad",
+    "DeviceSlot",
+    "Devices",
+    "Edge",
+    "Evaluation",
+    "Graph",
+    "InvalidDevicesError",
+    "InvalidGraphError",
+    "InvalidSplitError",
+    "MAX_FILE_BYTES",
+    "METHODS",
+    "Node",
+    "Placement",
+    "PlacementError",
+    "Problem",
+    "Result",
+    "SolverError",
+    "Stage",
+    "TooManyIdealsError",
+    "available_methods",
+    "contract",
+    "count_ideals",
+    "count_pairs",
+    "enumerate_ideals",
+    "evaluate",
+    "graph_to_dict",
+    "is_contiguous",
+    "latency",
+    "load_placement",
+    "load_problem",
+    "parse_placement",
+    "parse_problem",
+    "placement_to_dict",
+    "problem_to_json",
+    "solve",
+    "solve_dp",
 ]
 __all__ += ["MemoryModel", "MethodSpec", "Objective", "Option", "ScheduleKind", "Status", "make_result", "method_spec"]
 
 __all__ += ["InvalidScenarioError"]
 __all__ += [
-    "CnnConfig", "CostModel", "DEVICE_PRESETS", "DeviceSpec", "TransformerConfig", "build_cnn", "build_transformer",
-    "coarsen", "coarsen_by_prefix", "import_onnx", "training_graph",
+    "CnnConfig",
+    "CostModel",
+    "DEVICE_PRESETS",
+    "DeviceSpec",
+    "TransformerConfig",
+    "build_cnn",
+    "build_transformer",
+    "coarsen",
+    "coarsen_by_prefix",
+    "import_onnx",
+    "training_graph",
 ]
 
 # Pipeline schedules, memory over time, memory-aware planning, trace export.
-from .pipeline.memory import MemoryProfile, memory_profile, peak_table
 from .exact.memory_aware import solve_memory_aware
+from .pipeline.memory import MemoryProfile, memory_profile, peak_table
 from .pipeline.schedule import SCHEDULES, Event, Schedule, simulate
 from .pipeline.trace import chrome_trace, chrome_trace_json
 
 __all__ += [
-    "Event", "MemoryProfile", "SCHEDULES", "Schedule", "chrome_trace", "chrome_trace_json", "memory_profile",
-    "peak_table", "simulate", "solve_memory_aware",
+    "Event",
+    "MemoryProfile",
+    "SCHEDULES",
+    "Schedule",
+    "chrome_trace",
+    "chrome_trace_json",
+    "memory_profile",
+    "peak_table",
+    "simulate",
+    "solve_memory_aware",
 ]
 
 # Sweeps, Pareto frontiers and sensitivity of the optimal plan.

@@ -25,7 +25,8 @@ import math
 import os
 import sys
 import time
-from typing import Any, NoReturn, Sequence
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from .errors import PlacementError
 from .evaluate import Evaluation, evaluate, latency_note
@@ -68,12 +69,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     solve_cmd = commands.add_parser("solve", help="find a placement of a graph")
     solve_cmd.add_argument("graph", help="graph file in the paper's JSON format")
-    solve_cmd.add_argument("--method", default="dp", choices=sorted([*METHODS, "multidim"]),
-                           help="solver (default: dp): " + "; ".join(f"{n}: {m.title}" for n, m in METHODS.items())
-                           + "; multidim: a Piper-format file, data x tensor x pipeline parallelism")
+    solve_cmd.add_argument(
+        "--method",
+        default="dp",
+        choices=sorted([*METHODS, "multidim"]),
+        help="solver (default: dp): "
+        + "; ".join(f"{n}: {m.title}" for n, m in METHODS.items())
+        + "; multidim: a Piper-format file, data x tensor x pipeline parallelism",
+    )
     solve_cmd.add_argument("--devices", type=_count, default=None, help="multidim: total devices (override)")
-    solve_cmd.add_argument("--count-step", type=_count, default=None,
-                           help="multidim, several kinds: stages on all but the last kind use multiples of this")
+    solve_cmd.add_argument(
+        "--count-step",
+        type=_count,
+        default=None,
+        help="multidim, several kinds: stages on all but the last kind use multiples of this",
+    )
     _device_options(solve_cmd)
     _method_flags(solve_cmd)
     solve_cmd.add_argument("--json", action="store_true", help="print one JSON object")
@@ -90,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare_cmd.add_argument("--time-limit", type=_number, default=60.0, help="seconds per method (default 60)")
     _device_options(compare_cmd)
     group = compare_cmd.add_argument_group(
-        "training memory model (any of these: the DP and the contiguous IP plan with it, other plans are checked)")
+        "training memory model (any of these: the DP and the contiguous IP plan with it, other plans are checked)"
+    )
     spec = METHODS["memory-aware"]
     for name in MemoryModel.OPTION_NAMES:
         option = spec.option(name)
@@ -99,14 +110,20 @@ def build_parser() -> argparse.ArgumentParser:
         elif option.choices:
             group.add_argument(option.flag, dest=name, choices=option.choices, default=None, help=option.help)
         else:
-            group.add_argument(option.flag, dest=name, type=_count if option.type is int else _number, default=None,
-                               help=f"{option.help} (default {option.default})")
+            group.add_argument(
+                option.flag,
+                dest=name,
+                type=_count if option.type is int else _number,
+                default=None,
+                help=f"{option.help} (default {option.default})",
+            )
     compare_cmd.add_argument("--json", action="store_true")
 
     export_cmd = commands.add_parser("export", help="a plan as Megatron-LM / torch / DeepSpeed pipeline config")
     export_cmd.add_argument("plan", help="split file of the plan: {fpgas: [{nodes}], cpus: [{nodes}]}")
-    export_cmd.add_argument("--graph", required=True, help="the plan's graph file (module names from node names "
-                                                            "or a 'module' field)")
+    export_cmd.add_argument(
+        "--graph", required=True, help="the plan's graph file (module names from node names or a 'module' field)"
+    )
     export_cmd.add_argument("--to", required=True, dest="target", help="megatron, torch or deepspeed")
     export_cmd.add_argument("--virtual", type=_count, default=1, help="virtual stages per device (default 1)")
     export_cmd.add_argument("--tensor-parallel", type=_count, default=1, help="Megatron tensor-parallel size")
@@ -134,8 +151,9 @@ def _method_flags(command: argparse.ArgumentParser) -> None:
         default = f"; default {option.default}" if option.default is not None else ""
         text = f"{option.help} ({', '.join(takers)}{default})"
         if option.type is bool:
-            group.add_argument(option.flag, dest=name, action="store_const", const=not option.default, default=None,
-                               help=text)
+            group.add_argument(
+                option.flag, dest=name, action="store_const", const=not option.default, default=None, help=text
+            )
         elif option.choices:
             group.add_argument(option.flag, dest=name, choices=option.choices, default=None, help=text)
         else:
@@ -153,8 +171,9 @@ def _given_options(args: argparse.Namespace) -> dict[str, Any]:
             continue
         if name not in spec.option_names:
             takers = ", ".join(m for m, other in METHODS.items() if name in other.option_names)
-            raise PlacementError(f"option {option.flag} does not apply to --method {args.method} "
-                                 f"(it applies to: {takers})")
+            raise PlacementError(
+                f"option {option.flag} does not apply to --method {args.method} (it applies to: {takers})"
+            )
         given[name] = value
     return given
 
@@ -242,8 +261,10 @@ def result_to_json(problem: Problem, result: Result) -> dict[str, Any]:
     model = _memory_model_of(result)
     if model is not None and result.placement is not None:
         out["memory_model"] = model.describe()
-        out["peak_memory"] = [{"device": str(device), "bytes": peak, "cap": cap}
-                              for device, peak, cap in model.peaks(problem, result.placement)]
+        out["peak_memory"] = [
+            {"device": str(device), "bytes": peak, "cap": cap}
+            for device, peak, cap in model.peaks(problem, result.placement)
+        ]
     if result.reason:
         out["reason"] = result.reason
     out["stats"] = {key: value for key, value in result.stats}
@@ -295,16 +316,24 @@ def _print_solution(problem: Problem, result: Result) -> None:
         print(f"bound: {_fmt(result.bound)}   gap: {result.gap:.2%}")
     print(f"evaluator: max-load {_fmt(evaluation.max_load)}, latency {_latency_text(problem, evaluation)}")
     rows = [
-        (str(d.device), len(d.nodes), _fmt(d.compute), _fmt(d.communication), _fmt(d.load),
-         "-" if d.device.kind == CPU_KIND else f"{d.memory:,.0f}")
+        (
+            str(d.device),
+            len(d.nodes),
+            _fmt(d.compute),
+            _fmt(d.communication),
+            _fmt(d.load),
+            "-" if d.device.kind == CPU_KIND else f"{d.memory:,.0f}",
+        )
         for d in evaluation.devices
     ]
     print(_table(rows, ("device", "nodes", "compute", "comm", "load", "memory")))
     model = _memory_model_of(result)
     if model is not None:
         print(f"memory model: {model.describe()}")
-        peaks = [(str(device), f"{peak:,.0f}", "-" if math.isinf(cap) else f"{cap:,.0f}")
-                 for device, peak, cap in model.peaks(problem, result.placement)]
+        peaks = [
+            (str(device), f"{peak:,.0f}", "-" if math.isinf(cap) else f"{cap:,.0f}")
+            for device, peak, cap in model.peaks(problem, result.placement)
+        ]
         print(_table(peaks, ("device", "peak memory", "capacity")))
 
 
@@ -355,8 +384,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"max-load (time per sample): {_fmt(evaluation.max_load)}")
         print(f"latency: {_latency_text(problem, evaluation)}")
         print("feasible" if evaluation.feasible else "NOT feasible: " + "; ".join(evaluation.violations))
-        rows = [(str(d.device), len(d.nodes), _fmt(d.compute), _fmt(d.communication), _fmt(d.load))
-                for d in evaluation.devices]
+        rows = [
+            (str(d.device), len(d.nodes), _fmt(d.compute), _fmt(d.communication), _fmt(d.load))
+            for d in evaluation.devices
+        ]
         print(_table(rows, ("device", "nodes", "compute", "comm", "load")))
     return 0
 
@@ -373,11 +404,20 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
         print(_dumps({"objective": args.objective, "rows": rows_to_records(rows)}))
     else:
-        table = [(r.method, _fmt(r.objective), _fmt(r.ratio_to_best), r.status,
-                  _fmt(r.bound), "-" if r.gap is None else f"{r.gap:.2%}", f"{r.seconds:.2f}", r.reason or "")
-                 for r in rows]
-        print(_table(table, ("method", args.objective, "ratio to best", "status", "bound", "gap", "seconds",
-                             "note")))
+        table = [
+            (
+                r.method,
+                _fmt(r.objective),
+                _fmt(r.ratio_to_best),
+                r.status,
+                _fmt(r.bound),
+                "-" if r.gap is None else f"{r.gap:.2%}",
+                f"{r.seconds:.2f}",
+                r.reason or "",
+            )
+            for r in rows
+        ]
+        print(_table(table, ("method", args.objective, "ratio to best", "status", "bound", "gap", "seconds", "note")))
     return 0
 
 
@@ -386,8 +426,15 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     problem = load_problem(args.graph)
     placement = load_placement(args.plan, problem.graph, problem.devices)
-    export = export_plan(problem, placement, args.target, virtual=args.virtual, tensor_parallel=args.tensor_parallel,
-                         data_parallel=args.data_parallel, schedule=args.schedule)
+    export = export_plan(
+        problem,
+        placement,
+        args.target,
+        virtual=args.virtual,
+        tensor_parallel=args.tensor_parallel,
+        data_parallel=args.data_parallel,
+        schedule=args.schedule,
+    )
     print(export_json(export) if args.json else export.text, end="" if not args.json else "\n")
     return 0
 

@@ -114,7 +114,8 @@ def device_loads(problem: Problem, placement: Placement) -> tuple[DeviceLoad, ..
                 out.append(DeviceLoad(stage.device, stage.nodes, compute, 0.0, compute, memory, math.inf))
                 continue
             compute, communication, load = _load(
-                cpu_terms, _crossing_terms(problem, nodes, devices.cpu_transfer_scale), devices.overlap)
+                cpu_terms, _crossing_terms(problem, nodes, devices.cpu_transfer_scale), devices.overlap
+            )
             out.append(DeviceLoad(stage.device, stage.nodes, compute, communication, load, memory, math.inf))
             continue
         kind = kinds.get(stage.device.kind)
@@ -123,7 +124,9 @@ def device_loads(problem: Problem, placement: Placement) -> tuple[DeviceLoad, ..
             continue
         compute, communication, load = _load(
             [graph.node_by_id[n].latency_on(kind) for n in stage.nodes if n in graph.node_by_id],
-            _crossing_terms(problem, nodes, devices.transfer_scale(kind)), devices.overlap)
+            _crossing_terms(problem, nodes, devices.transfer_scale(kind)),
+            devices.overlap,
+        )
         out.append(DeviceLoad(stage.device, stage.nodes, compute, communication, load, memory, kind.memory))
     return tuple(out)
 
@@ -249,8 +252,10 @@ def latency(problem: Problem, placement: Placement) -> float:
 #: Why a training plan may have no single-sample latency: each accelerator runs its nodes as one call,
 #: and the backward pass flows back to devices that fed the forward pass, so their calls can wait on
 #: each other. The latency objective (as in the paper) is for inference graphs.
-LATENCY_INFERENCE_ONLY = ("latency is defined for inference graphs only (this graph has backward nodes; in this "
-                          "plan devices wait on each other's forward and backward passes)")
+LATENCY_INFERENCE_ONLY = (
+    "latency is defined for inference graphs only (this graph has backward nodes; in this "
+    "plan devices wait on each other's forward and backward passes)"
+)
 
 
 def latency_note(problem: Problem, evaluation: Evaluation | None = None) -> str | None:

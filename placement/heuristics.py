@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 import random
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import networkx as nx
 
@@ -28,17 +29,33 @@ from .exact.ideals import contract
 from .model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage
 
 
-def _done(method: str, problem: Problem, placement: Placement | None, started: float, objective_kind: str,
-          reason: str | None = None, stats: dict | None = None) -> Result:
+def _done(
+    method: str,
+    problem: Problem,
+    placement: Placement | None,
+    started: float,
+    objective_kind: str,
+    reason: str | None = None,
+    stats: dict | None = None,
+) -> Result:
     stats = dict(stats or {})
     seconds = time.perf_counter() - started
     if placement is None:
-        return Result("infeasible", method, None, None, seconds, objective_kind, reason=reason,
-                      stats=tuple(stats.items()))
+        return Result(
+            "infeasible", method, None, None, seconds, objective_kind, reason=reason, stats=tuple(stats.items())
+        )
     evaluation = evaluate(problem, placement)
     if not evaluation.feasible:
-        return Result("infeasible", method, None, None, seconds, objective_kind,
-                      reason=reason or "; ".join(evaluation.violations[:3]), stats=tuple(stats.items()))
+        return Result(
+            "infeasible",
+            method,
+            None,
+            None,
+            seconds,
+            objective_kind,
+            reason=reason or "; ".join(evaluation.violations[:3]),
+            stats=tuple(stats.items()),
+        )
     value = evaluation.max_load if objective_kind == "throughput" else evaluation.latency
     stats.setdefault("max_load", evaluation.max_load)
     stats.setdefault("latency", evaluation.latency)
@@ -46,6 +63,7 @@ def _done(method: str, problem: Problem, placement: Placement | None, started: f
 
 
 # ----------------------------------------------------------------------------- one accelerator
+
 
 def one_accelerator(problem: Problem, ignore_memory: bool = False, **_ignored: Any) -> Result:
     """Everything on one accelerator (nodes it cannot run on go to a CPU core).
@@ -86,27 +104,50 @@ def one_accelerator(problem: Problem, ignore_memory: bool = False, **_ignored: A
         memory = sum(graph.node_by_id[n].size for n in nodes)
         fits = memory <= kind.memory
         if not fits:
-            notes.append(f"kind {kind.name!r}: the graph needs {memory:,.0f} bytes, one device holds "
-                         f"{kind.memory:,.0f}")
+            notes.append(
+                f"kind {kind.name!r}: the graph needs {memory:,.0f} bytes, one device holds {kind.memory:,.0f}"
+            )
         key = (not fits, evaluation.max_load)
         if best is None or key < best[0]:
             best = (key, placement, evaluation.max_load, fits)
     if best is None:
-        return _done(method, problem, None, started, "throughput",
-                     reason="no accelerator kind can run the graph: " + "; ".join(notes or ["no accelerators"]))
+        return _done(
+            method,
+            problem,
+            None,
+            started,
+            "throughput",
+            reason="no accelerator kind can run the graph: " + "; ".join(notes or ["no accelerators"]),
+        )
     _, placement, load, fits = best
     stats = {"load_ignoring_memory": load}
     if not fits:
         reason = "the graph does not fit one accelerator: " + "; ".join(notes)
         if ignore_memory:
-            return Result("infeasible", method, load, placement, time.perf_counter() - started, "throughput",
-                          reason=reason + f" (load ignoring memory: {load:g})", stats=tuple(stats.items()))
-        return _done(method, problem, None, started, "throughput",
-                     reason=reason + f" (load ignoring memory: {load:g})", stats=stats)
+            return Result(
+                "infeasible",
+                method,
+                load,
+                placement,
+                time.perf_counter() - started,
+                "throughput",
+                reason=reason + f" (load ignoring memory: {load:g})",
+                stats=tuple(stats.items()),
+            )
+        return _done(
+            method,
+            problem,
+            None,
+            started,
+            "throughput",
+            reason=reason + f" (load ignoring memory: {load:g})",
+            stats=stats,
+        )
     return _done(method, problem, placement, started, "throughput", stats=stats)
 
 
 # ----------------------------------------------------------------------------- greedy latency
+
 
 def greedy_latency(problem: Problem, order: str = "paper", **_ignored: Any) -> Result:
     """The paper's greedy for latency.
@@ -167,8 +208,14 @@ def greedy_latency(problem: Problem, order: str = "paper", **_ignored: Any) -> R
         if not placed:
             if devices.cpus == 0:
                 label = graph.node_by_id[members[0]].label
-                return _done(method, problem, None, started, "latency",
-                             reason=f"node {label} fits no remaining accelerator and there are no CPU cores")
+                return _done(
+                    method,
+                    problem,
+                    None,
+                    started,
+                    "latency",
+                    reason=f"node {label} fits no remaining accelerator and there are no CPU cores",
+                )
             cpu_nodes.extend(members)
     stages = []
     for slot, _ in accels:
@@ -181,6 +228,7 @@ def greedy_latency(problem: Problem, order: str = "paper", **_ignored: Any) -> R
 
 
 # ----------------------------------------------------------------------------- PipeDream-style chain DP
+
 
 def pipedream(problem: Problem, **_ignored: Any) -> Result:
     """PipeDream-style split: the optimal split of the groups linearised in topological order.
@@ -201,12 +249,19 @@ def pipedream(problem: Problem, **_ignored: Any) -> Result:
     groups = contract(problem.graph)
     value, placement = solve_chain(problem, groups)
     if placement is None:
-        return _done(method, problem, None, started, "throughput",
-                     reason="no split of the topological chain fits the memory and support rules")
+        return _done(
+            method,
+            problem,
+            None,
+            started,
+            "throughput",
+            reason="no split of the topological chain fits the memory and support rules",
+        )
     return _done(method, problem, placement, started, "throughput", stats={"groups": groups.count})
 
 
 # ----------------------------------------------------------------------------- local search
+
 
 class _State:
     """Assignment of groups to devices with incrementally maintained compute and communication."""
@@ -223,9 +278,10 @@ class _State:
         self.overlap = devices.overlap
         self.size = [sum(graph.node_by_id[n].size for n in m) for m in groups]
         self.compute = [[self._compute(m, k) for k in self.kinds] for m in groups]
-        self.allowed = [[i for i in range(len(slots))
-                         if math.isfinite(self.compute[g][i]) and self.size[g] <= self.cap[i]]
-                        for g in range(len(groups))]
+        self.allowed = [
+            [i for i in range(len(slots)) if math.isfinite(self.compute[g][i]) and self.size[g] <= self.cap[i]]
+            for g in range(len(groups))
+        ]
         self.cost = graph.output_cost
         self.succ = graph.successors
         # Nodes whose "crosses the boundary" status can change when group g moves.
@@ -351,8 +407,14 @@ def _descend(state: _State, deadline: float, max_moves: int) -> None:
         state.move(g, j, comm_i, comm_j)
 
 
-def local_search(problem: Problem, seed: int = 0, restarts: int = 10, time_limit: float | None = 60.0,
-                 max_moves: int = 10_000, **_ignored: Any) -> Result:
+def local_search(
+    problem: Problem,
+    seed: int = 0,
+    restarts: int = 10,
+    time_limit: float | None = 60.0,
+    max_moves: int = 10_000,
+    **_ignored: Any,
+) -> Result:
     """Seeded local search over colour-class groups (not restricted to contiguous splits).
 
     Each restart draws a random memory-feasible assignment of groups to devices, then moves
@@ -385,8 +447,14 @@ def local_search(problem: Problem, seed: int = 0, restarts: int = 10, time_limit
     for g, options in enumerate(state.allowed):
         if not options:
             label = graph.node_by_id[groups[g][0]].label
-            return _done(method, problem, None, started, "throughput",
-                         reason=f"node {label} fits no device (unsupported or larger than memory, no CPU cores)")
+            return _done(
+                method,
+                problem,
+                None,
+                started,
+                "throughput",
+                reason=f"node {label} fits no device (unsupported or larger than memory, no CPU cores)",
+            )
     rng = random.Random(seed)
     best_key, best_assign = None, None
     starts = []
@@ -413,8 +481,14 @@ def local_search(problem: Problem, seed: int = 0, restarts: int = 10, time_limit
         if best_key is None or key < best_key:
             best_key, best_assign = key, list(state.assign)
     if best_assign is None:
-        return _done(method, problem, None, started, "throughput",
-                     reason="no memory-feasible assignment found (random starts failed)")
+        return _done(
+            method,
+            problem,
+            None,
+            started,
+            "throughput",
+            reason="no memory-feasible assignment found (random starts failed)",
+        )
     assignment = {n: slots[best_assign[g]] for g, members in enumerate(groups) for n in members}
     placement = Placement.from_assignment(assignment, order=slots)
     return _done(method, problem, placement, started, "throughput", stats={"restarts": tried, "seed": seed})

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import stat
+import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError
-from .model import CPU_KIND, AcceleratorKind, DeviceSlot, Devices, Edge, Graph, Node, Placement, Problem, Stage
+from .model import CPU_KIND, AcceleratorKind, Devices, DeviceSlot, Edge, Graph, Node, Placement, Problem, Stage
 
 #: Largest integer accepted in an integer field (ids, counts): exactly representable as a float.
 MAX_INTEGER = 2**53
@@ -33,11 +34,31 @@ MAX_INTEGER = 2**53
 #: Largest graph or split file accepted (bytes).
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
-_NODE_KEYS = {"id", "supportedOnFpga", "cpuLatency", "fpgaLatency", "isBackwardNode", "colorClass", "size", "name",
-              "latencies", "kinds"}
+_NODE_KEYS = {
+    "id",
+    "supportedOnFpga",
+    "cpuLatency",
+    "fpgaLatency",
+    "isBackwardNode",
+    "colorClass",
+    "size",
+    "name",
+    "latencies",
+    "kinds",
+}
 _EDGE_KEYS = {"sourceId", "destId", "cost", "size"}
-_TOP_KEYS = {"maxFPGAs", "maxCPUs", "maxSizePerFPGA", "nodes", "edges", "deviceKinds", "bandwidthFactor", "overlap",
-             "cpuPricePerHour", "cpuBandwidth"}
+_TOP_KEYS = {
+    "maxFPGAs",
+    "maxCPUs",
+    "maxSizePerFPGA",
+    "nodes",
+    "edges",
+    "deviceKinds",
+    "bandwidthFactor",
+    "overlap",
+    "cpuPricePerHour",
+    "cpuBandwidth",
+}
 
 
 def _load_json(data: bytes | str, source: str, error: type[PlacementError]) -> Any:
@@ -100,8 +121,10 @@ def _field(obj: Mapping[str, Any], key: str, where: str, kind: str, default: Any
         return default
     value = obj[key]
     ok = {
-        "int": isinstance(value, int) and not isinstance(value, bool)
-        or isinstance(value, float) and value.is_integer(),
+        "int": isinstance(value, int)
+        and not isinstance(value, bool)
+        or isinstance(value, float)
+        and value.is_integer(),
         "number": isinstance(value, (int, float)) and not isinstance(value, bool),
         "bool": isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)),
         "str": isinstance(value, str),
@@ -109,8 +132,14 @@ def _field(obj: Mapping[str, Any], key: str, where: str, kind: str, default: Any
         "object": isinstance(value, dict),
     }[kind]
     if not ok:
-        names = {"int": "an integer", "number": "a number", "bool": "a boolean (true/false or 0/1)",
-                 "str": "a string", "list": "a list", "object": "an object"}
+        names = {
+            "int": "an integer",
+            "number": "a number",
+            "bool": "a boolean (true/false or 0/1)",
+            "str": "a string",
+            "list": "a list",
+            "object": "an object",
+        }
         raise error(f"{where}: field '{key}' must be {names[kind]} (got {json.dumps(value)[:40]})")
     if kind == "int":
         if abs(value) > MAX_INTEGER:
@@ -153,8 +182,11 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
         if not isinstance(raw, dict):
             raise InvalidGraphError(f"nodes[{position}]: must be an object")
         raw_id = raw.get("id")
-        where = f"node {raw_id}" if isinstance(raw_id, int) and not isinstance(raw_id, bool) \
-            and abs(raw_id) <= MAX_INTEGER else f"nodes[{position}]"
+        where = (
+            f"node {raw_id}"
+            if isinstance(raw_id, int) and not isinstance(raw_id, bool) and abs(raw_id) <= MAX_INTEGER
+            else f"nodes[{position}]"
+        )
         node_id = _field(raw, "id", where, "int")
         latencies = _field(raw, "latencies", where, "object", {})
         for kind, value in latencies.items():
@@ -190,18 +222,29 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
         where = f"edge {source_id}->{target_id}"
         size = _field(raw, "size", where, "number", None)
         edges.append(
-            Edge(source_id, target_id, _field(raw, "cost", where, "number"), size,
-                 extra={k: v for k, v in raw.items() if k not in _EDGE_KEYS})
+            Edge(
+                source_id,
+                target_id,
+                _field(raw, "cost", where, "number"),
+                size,
+                extra={k: v for k, v in raw.items() if k not in _EDGE_KEYS},
+            )
         )
-    graph = Graph(tuple(nodes), tuple(edges), name=Path(source).stem if source else "",
-                  extra={k: v for k, v in data.items() if k not in _TOP_KEYS})
+    graph = Graph(
+        tuple(nodes),
+        tuple(edges),
+        name=Path(source).stem if source else "",
+        extra={k: v for k, v in data.items() if k not in _TOP_KEYS},
+    )
     devices = _devices_from_dict(data)
     known = {kind.name for kind in devices.accelerators}
     for node in graph.nodes:
         for kind in node.allowed_kinds or ():
             if kind not in known:
-                raise InvalidGraphError(f"node {node.id}: field 'kinds' names {kind[:40]!r}, not an accelerator kind "
-                                        f"of the file ({', '.join(sorted(known)) or 'none'})")
+                raise InvalidGraphError(
+                    f"node {node.id}: field 'kinds' names {kind[:40]!r}, not an accelerator kind "
+                    f"of the file ({', '.join(sorted(known)) or 'none'})"
+                )
     return graph, devices
 
 
@@ -247,8 +290,14 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
                 )
             )
         kinds = tuple(kind_list)
-    return Devices(accelerators=kinds, cpus=cpus, bandwidth=bandwidth, overlap=overlap, cpu_price_per_hour=cpu_price,
-                   cpu_bandwidth=cpu_bandwidth)
+    return Devices(
+        accelerators=kinds,
+        cpus=cpus,
+        bandwidth=bandwidth,
+        overlap=overlap,
+        cpu_price_per_hour=cpu_price,
+        cpu_bandwidth=cpu_bandwidth,
+    )
 
 
 def parse_problem(data: bytes | str, source: str = "<upload>") -> Problem:
@@ -305,8 +354,14 @@ def graph_to_dict(graph: Graph, devices: Devices | None = None) -> dict[str, Any
     nodes = []
     for node in graph.nodes:
         raw: dict[str, Any] = dict(node.extra)
-        raw.update(id=node.id, supportedOnFpga=int(node.supported_on_accelerator), cpuLatency=node.cpu_latency,
-                   fpgaLatency=node.accelerator_latency, isBackwardNode=int(node.is_backward), size=node.size)
+        raw.update(
+            id=node.id,
+            supportedOnFpga=int(node.supported_on_accelerator),
+            cpuLatency=node.cpu_latency,
+            fpgaLatency=node.accelerator_latency,
+            isBackwardNode=int(node.is_backward),
+            size=node.size,
+        )
         if node.name:
             raw["name"] = node.name
         if node.color_class is not None:
@@ -337,14 +392,26 @@ def devices_to_dict(devices: Devices) -> dict[str, Any]:
         "maxSizePerFPGA": first.memory if math.isfinite(first.memory) else 1e300,
     }
     paper_case = (
-        len(devices.accelerators) == 1 and first.name == "accelerator" and first.speed == 1 and first.bandwidth == 1
-        and first.price_per_hour == 0 and devices.bandwidth == 1 and not devices.overlap
-        and devices.cpu_price_per_hour == 0 and devices.cpu_bandwidth is None
+        len(devices.accelerators) == 1
+        and first.name == "accelerator"
+        and first.speed == 1
+        and first.bandwidth == 1
+        and first.price_per_hour == 0
+        and devices.bandwidth == 1
+        and not devices.overlap
+        and devices.cpu_price_per_hour == 0
+        and devices.cpu_bandwidth is None
     )
     if not paper_case:
         out["deviceKinds"] = [
-            {"name": k.name, "count": k.count, "memory": k.memory if math.isfinite(k.memory) else None,
-             "speed": k.speed, "bandwidth": k.bandwidth, "pricePerHour": k.price_per_hour}
+            {
+                "name": k.name,
+                "count": k.count,
+                "memory": k.memory if math.isfinite(k.memory) else None,
+                "speed": k.speed,
+                "bandwidth": k.bandwidth,
+                "pricePerHour": k.price_per_hour,
+            }
             for k in devices.accelerators
         ]
         out["bandwidthFactor"] = devices.bandwidth
@@ -402,7 +469,9 @@ def _placement_from_dict(data: Any, graph: Graph, devices: Devices) -> Placement
             calls = raw.get("calls")
             if calls is not None and (not isinstance(calls, list) or not all(isinstance(c, list) for c in calls)):
                 raise InvalidSplitError(f"{where}: field 'calls' must be a list of node-id lists")
-            stages.append(Stage(DeviceSlot(kind, index), tuple(nodes), tuple(tuple(c) for c in calls) if calls else None))
+            stages.append(
+                Stage(DeviceSlot(kind, index), tuple(nodes), tuple(tuple(c) for c in calls) if calls else None)
+            )
     else:
         raw_list = data.get("fpgas", [])
         if not isinstance(raw_list, list):
@@ -428,8 +497,11 @@ def _placement_from_dict(data: Any, graph: Graph, devices: Devices) -> Placement
     for node in graph.nodes:
         if node.id in device_of:
             continue
-        partners = [m for m in graph.color_classes.get(node.color_class, ()) if m in device_of] \
-            if node.color_class is not None else []
+        partners = (
+            [m for m in graph.color_classes.get(node.color_class, ()) if m in device_of]
+            if node.color_class is not None
+            else []
+        )
         if not partners:
             raise InvalidSplitError(f"node {node.id}: not placed (and no placed node shares its colour class)")
         device = device_of[partners[0]]

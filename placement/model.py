@@ -19,10 +19,11 @@ import json
 import math
 import sys
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cached_property
-from typing import Any, Iterable, Mapping, cast
+from typing import Any, cast
 
 import networkx as nx
 
@@ -43,8 +44,10 @@ def _check_number(value: Any, what: str, error=InvalidGraphError, allow_inf: boo
     try:
         number = float(value)
     except OverflowError:  # an integer literal beyond the largest float
-        raise error(f"{what} is too large (over {sys.float_info.max:.4g}, the largest float; "
-                    f"got a {cast(int, value).bit_length()}-bit integer)") from None
+        raise error(
+            f"{what} is too large (over {sys.float_info.max:.4g}, the largest float; "
+            f"got a {cast(int, value).bit_length()}-bit integer)"
+        ) from None
     if math.isnan(number) or (math.isinf(number) and not (allow_inf and number > 0)):
         raise error(f"{what} must be finite (got {value!r})")
     if number < 0:
@@ -93,17 +96,21 @@ class Node:
     def __post_init__(self) -> None:
         if isinstance(self.id, bool) or not isinstance(self.id, int):
             raise InvalidGraphError(f"node {self.id!r}: field 'id' must be an integer")
-        if not -2**63 <= self.id < 2**63:
-            raise InvalidGraphError(f"nodes: field 'id' must fit in 64 bits (got an integer of {len(str(self.id))} digits)")
+        if not -(2**63) <= self.id < 2**63:
+            raise InvalidGraphError(
+                f"nodes: field 'id' must fit in 64 bits (got an integer of {len(str(self.id))} digits)"
+            )
         where = f"node {self.id}"
         object.__setattr__(self, "cpu_latency", _check_number(self.cpu_latency, f"{where}: field 'cpuLatency'"))
         object.__setattr__(
             self, "accelerator_latency", _check_number(self.accelerator_latency, f"{where}: field 'fpgaLatency'")
         )
         object.__setattr__(self, "size", _check_number(self.size, f"{where}: field 'size'"))
-        if self.color_class is not None and (isinstance(self.color_class, bool) or not isinstance(self.color_class, int)):
+        if self.color_class is not None and (
+            isinstance(self.color_class, bool) or not isinstance(self.color_class, int)
+        ):
             raise InvalidGraphError(f"{where}: field 'colorClass' must be an integer (got {self.color_class!r})")
-        if self.color_class is not None and not -2**63 <= self.color_class < 2**63:
+        if self.color_class is not None and not -(2**63) <= self.color_class < 2**63:
             raise InvalidGraphError(f"{where}: field 'colorClass' must fit in 64 bits")
         for kind, latency in self.kind_latency:
             _check_number(latency, f"{where}: latency for kind {kind!r}")
@@ -116,14 +123,14 @@ class Node:
         """The name if the node has one, else ``#id``."""
         return self.name or f"#{self.id}"
 
-    def latency_on(self, kind: "AcceleratorKind") -> float:
+    def latency_on(self, kind: AcceleratorKind) -> float:
         """Latency of this node on one accelerator of ``kind`` (override, else reference / speed)."""
         for name, latency in self.kind_latency:
             if name == kind.name:
                 return latency
         return self.accelerator_latency / kind.speed
 
-    def runs_on(self, kind: "AcceleratorKind") -> bool:
+    def runs_on(self, kind: AcceleratorKind) -> bool:
         """Whether the node may be placed on an accelerator of ``kind``."""
         if not self.supported_on_accelerator:
             return False
@@ -301,7 +308,7 @@ class Graph:
         text = json.dumps(graph_to_dict(self), sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def with_latency_scale(self, pattern: str, factor: float, *, accelerator: bool = True, cpu: bool = True) -> "Graph":
+    def with_latency_scale(self, pattern: str, factor: float, *, accelerator: bool = True, cpu: bool = True) -> Graph:
         """Return a copy whose nodes with a name matching ``pattern`` run ``factor`` x as long.
 
         Parameters
@@ -323,7 +330,9 @@ class Graph:
                     node,
                     cpu_latency=node.cpu_latency * factor if cpu else node.cpu_latency,
                     accelerator_latency=node.accelerator_latency * factor if accelerator else node.accelerator_latency,
-                    kind_latency=tuple((k, v * factor) for k, v in node.kind_latency) if accelerator else node.kind_latency,
+                    kind_latency=tuple((k, v * factor) for k, v in node.kind_latency)
+                    if accelerator
+                    else node.kind_latency,
                 )
             nodes.append(node)
         return replace(self, nodes=tuple(nodes))
@@ -430,7 +439,7 @@ class Devices:
             object.__setattr__(self, "cpu_bandwidth", cpu_bandwidth)
 
     @classmethod
-    def paper(cls, accelerators: int, cpus: int, memory: float = math.inf) -> "Devices":
+    def paper(cls, accelerators: int, cpus: int, memory: float = math.inf) -> Devices:
         """The paper's inventory: ``accelerators`` identical devices of ``memory`` bytes and ``cpus`` cores."""
         return cls(accelerators=(AcceleratorKind("accelerator", accelerators, memory),), cpus=cpus)
 
@@ -444,7 +453,7 @@ class Devices:
                 return kind
         raise InvalidDevicesError(f"no accelerator kind named {name!r}")
 
-    def slots(self) -> tuple["DeviceSlot", ...]:
+    def slots(self) -> tuple[DeviceSlot, ...]:
         """Every device of the inventory: accelerators kind by kind, then CPU cores."""
         slots = [DeviceSlot(kind.name, i) for kind in self.accelerators for i in range(kind.count)]
         slots += [DeviceSlot(CPU_KIND, i) for i in range(self.cpus)]
@@ -461,11 +470,11 @@ class Devices:
             return 0.0
         return 1.0 / (self.bandwidth * self.cpu_bandwidth)
 
-    def with_changes(self, **changes: Any) -> "Devices":
+    def with_changes(self, **changes: Any) -> Devices:
         """A copy with fields replaced (``accelerators=``, ``cpus=``, ``bandwidth=``, ``overlap=``, ``cpu_bandwidth=``)."""
         return replace(self, **changes)
 
-    def with_kind(self, name: str, **changes: Any) -> "Devices":
+    def with_kind(self, name: str, **changes: Any) -> Devices:
         """A copy with one accelerator kind's fields replaced (``count=``, ``memory=``, ``speed=``, ...)."""
         self.kind(name)
         kinds = tuple(replace(kind, **changes) if kind.name == name else kind for kind in self.accelerators)
@@ -494,20 +503,31 @@ def _check_sums(graph: Graph, devices: Devices) -> None:
     scales = [devices.transfer_scale(kind) for kind in devices.accelerators] + [devices.cpu_transfer_scale]
     communication = sum(graph.output_cost.values()) * max(scales)
     totals = [("cpuLatency", "on a CPU core", sum(node.cpu_latency for node in graph.nodes))]
-    totals += [("fpgaLatency", f"on accelerator kind {kind.name!r} (speed {kind.speed:g})",
-                sum(node.latency_on(kind) for node in graph.nodes)) for kind in devices.accelerators]
+    totals += [
+        (
+            "fpgaLatency",
+            f"on accelerator kind {kind.name!r} (speed {kind.speed:g})",
+            sum(node.latency_on(kind) for node in graph.nodes),
+        )
+        for kind in devices.accelerators
+    ]
     for field_name, where, compute in totals:
         if math.isinf(compute) or math.isinf(compute + communication):
             what = "latencies" if math.isinf(compute) else "latencies plus transfer costs"
             raise InvalidGraphError(
                 f"graph: the nodes' {what} ('{field_name}', 'cost') sum to more than {largest} {where}: a load "
-                "would overflow to infinity; express times in a larger unit")
+                "would overflow to infinity; express times in a larger unit"
+            )
     if math.isinf(communication):
-        raise InvalidGraphError(f"graph: the edges' transfer costs ('cost') sum to more than {largest}: a load would "
-                                "overflow to infinity; express times in a larger unit")
+        raise InvalidGraphError(
+            f"graph: the edges' transfer costs ('cost') sum to more than {largest}: a load would "
+            "overflow to infinity; express times in a larger unit"
+        )
     if math.isinf(sum(node.size for node in graph.nodes)):
-        raise InvalidGraphError(f"graph: the nodes' sizes ('size') sum to more than {largest}: memory would overflow "
-                                "to infinity; express sizes in a larger unit")
+        raise InvalidGraphError(
+            f"graph: the nodes' sizes ('size') sum to more than {largest}: memory would overflow "
+            "to infinity; express sizes in a larger unit"
+        )
 
 
 @dataclass(frozen=True, order=True)
@@ -578,7 +598,9 @@ class Placement:
         return None
 
     @classmethod
-    def from_assignment(cls, assignment: Mapping[int, DeviceSlot], order: Iterable[DeviceSlot] | None = None) -> "Placement":
+    def from_assignment(
+        cls, assignment: Mapping[int, DeviceSlot], order: Iterable[DeviceSlot] | None = None
+    ) -> Placement:
         """Build a placement from ``node -> device``; stages follow ``order`` (else sorted devices)."""
         groups: dict[DeviceSlot, list[int]] = {}
         for node, device in assignment.items():
@@ -601,18 +623,18 @@ class _StrEnum(str, Enum):
 class Status(_StrEnum):
     """Outcome of a solve (``Status.OPTIMAL == "optimal"``)."""
 
-    OPTIMAL = "optimal"          #: proven optimal
-    FEASIBLE = "feasible"        #: a valid plan, optimality not proven (see bound and gap)
-    INFEASIBLE = "infeasible"    #: proven: no valid plan exists (see reason)
+    OPTIMAL = "optimal"  #: proven optimal
+    FEASIBLE = "feasible"  #: a valid plan, optimality not proven (see bound and gap)
+    INFEASIBLE = "infeasible"  #: proven: no valid plan exists (see reason)
     NO_SOLUTION = "no solution"  #: none found within the limits
-    ERROR = "error"              #: the method failed (see reason)
+    ERROR = "error"  #: the method failed (see reason)
 
 
 class Objective(_StrEnum):
     """What a method minimises."""
 
     THROUGHPUT = "throughput"  #: the max-load (time per sample)
-    LATENCY = "latency"        #: single-sample latency
+    LATENCY = "latency"  #: single-sample latency
 
 
 class ScheduleKind(_StrEnum):
@@ -664,10 +686,19 @@ class Result:
         return dict(self.stats).get(key, default)
 
 
-def make_result(method: str, status: str, *, started: float, objective: float | None = None,
-                placement: Placement | None = None, objective_kind: str = "throughput", reason: str | None = None,
-                bound: float | None = None, gap: float | None = None,
-                stats: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> Result:
+def make_result(
+    method: str,
+    status: str,
+    *,
+    started: float,
+    objective: float | None = None,
+    placement: Placement | None = None,
+    objective_kind: str = "throughput",
+    reason: str | None = None,
+    bound: float | None = None,
+    gap: float | None = None,
+    stats: Mapping[str, Any] | Iterable[tuple[str, Any]] = (),
+) -> Result:
     """Build a :class:`Result`, timing it from ``started`` (a :func:`time.perf_counter` reading).
 
     The one builder new solvers use (``seconds`` is measured here, ``stats`` may be a dict).
@@ -681,6 +712,15 @@ def make_result(method: str, status: str, *, started: float, objective: float | 
     """
     if isinstance(stats, Mapping):
         stats = tuple(stats.items())
-    return Result(status=status, method=method, objective=objective, placement=placement,
-                  seconds=time.perf_counter() - started, objective_kind=objective_kind, reason=reason,
-                  bound=bound, gap=gap, stats=tuple(stats))
+    return Result(
+        status=status,
+        method=method,
+        objective=objective,
+        placement=placement,
+        seconds=time.perf_counter() - started,
+        objective_kind=objective_kind,
+        reason=reason,
+        bound=bound,
+        gap=gap,
+        stats=tuple(stats),
+    )

@@ -30,9 +30,9 @@ MAX_NAME_CHARS = 10_000
 class _Alternative:
     """One alternative compiled to a bit-parallel automaton over its tokens."""
 
-    size: int                      # number of tokens; state i = "tokens[:i] matched"
-    star: int                      # bit i set: token i is '*' (stays, or is skipped)
-    classes: tuple                 # per token: (chars frozenset, ranges tuple, negated) or None for '*'
+    size: int  # number of tokens; state i = "tokens[:i] matched"
+    star: int  # bit i set: token i is '*' (stays, or is skipped)
+    classes: tuple  # per token: (chars frozenset, ranges tuple, negated) or None for '*'
 
     def _closure(self, states: int) -> int:
         # Consecutive stars were merged, so one step reaches every state a star can skip to.
@@ -136,7 +136,7 @@ def _compile_alternative(text: str, pattern: str) -> _Alternative:
             end = text.find("]", i + 2)
             if end < 0:
                 raise InvalidGraphError(f"latency pattern {pattern!r}: '[' at position {i + 1} is never closed")
-            body = text[i + 1:end]
+            body = text[i + 1 : end]
             negated = body[:1] in ("!", "^")
             if negated:
                 body = body[1:]

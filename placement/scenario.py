@@ -19,8 +19,9 @@ import dataclasses
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import InvalidScenarioError, PlacementError
 from .io import MAX_FILE_BYTES, graph_from_dict, graph_to_dict
@@ -85,8 +86,9 @@ class Scenario:
             raise InvalidScenarioError(f"{where}: field 'devices' must be a Devices")
         _check_text(self.method, f"{where}: field 'method'")
         if self.objective not in OBJECTIVES:
-            raise InvalidScenarioError(f"{where}: field 'objective' must be one of {', '.join(OBJECTIVES)} "
-                                       f"(got {self.objective!r})")
+            raise InvalidScenarioError(
+                f"{where}: field 'objective' must be one of {', '.join(OBJECTIVES)} (got {self.objective!r})"
+            )
         limit = self.time_limit
         if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_TIME_LIMIT:
             raise InvalidScenarioError(f"{where}: field 'time_limit' must be a number in (0, {MAX_TIME_LIMIT:g}] s")
@@ -118,8 +120,9 @@ class Scenario:
 # ----------------------------------------------------------------------------- checks
 def _check_text(value: Any, where: str, allow_empty: bool = False) -> str:
     if not isinstance(value, str) or (not value and not allow_empty) or len(value) > MAX_TEXT:
-        raise InvalidScenarioError(f"{where} must be a {'' if allow_empty else 'non-empty '}string of at most "
-                                   f"{MAX_TEXT} characters")
+        raise InvalidScenarioError(
+            f"{where} must be a {'' if allow_empty else 'non-empty '}string of at most {MAX_TEXT} characters"
+        )
     return value
 
 
@@ -170,8 +173,9 @@ def _check_settings(settings: Any, where: str) -> tuple[tuple[str, Setting], ...
             raise InvalidScenarioError(f"{where} must be an object of settings")
         key, value = item
         if not isinstance(key, str) or not _SETTING_KEY.match(key):
-            raise InvalidScenarioError(f"{where}: setting name {str(key)[:40]!r} must be lower-case letters, "
-                                       "digits and '_'")
+            raise InvalidScenarioError(
+                f"{where}: setting name {str(key)[:40]!r} must be lower-case letters, digits and '_'"
+            )
         if isinstance(value, str):
             _check_text(value, f"{where}: setting '{key}'", allow_empty=True)
         elif isinstance(value, float) and not math.isfinite(value):
@@ -198,8 +202,9 @@ def devices_to_plain(devices: Devices) -> dict[str, Any]:
     for field in dataclasses.fields(devices):
         value = getattr(devices, field.name)
         if field.name == "accelerators":
-            out["accelerators"] = [{f.name: _plain(getattr(kind, f.name)) for f in dataclasses.fields(kind)}
-                                   for kind in value]
+            out["accelerators"] = [
+                {f.name: _plain(getattr(kind, f.name)) for f in dataclasses.fields(kind)} for kind in value
+            ]
         else:
             out[field.name] = _plain(value)
     return out
@@ -266,8 +271,19 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     return out
 
 
-_CARD_KEYS = {"format", "version", "graph", "graphName", "devices", "method", "objective", "timeLimit",
-              "latencyRules", "settings", "inlineGraph"}
+_CARD_KEYS = {
+    "format",
+    "version",
+    "graph",
+    "graphName",
+    "devices",
+    "method",
+    "objective",
+    "timeLimit",
+    "latencyRules",
+    "settings",
+    "inlineGraph",
+}
 
 
 def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
@@ -292,11 +308,15 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
             raise InvalidScenarioError(str(exc)) from None
     try:
         return Scenario(
-            graph=data["graph"], devices=devices_from_plain(data["devices"], f"{source}: devices"),
-            method=data.get("method", "dp"), objective=data.get("objective", "throughput"),
+            graph=data["graph"],
+            devices=devices_from_plain(data["devices"], f"{source}: devices"),
+            method=data.get("method", "dp"),
+            objective=data.get("objective", "throughput"),
             time_limit=_number(data.get("timeLimit", 30.0), f"{source}: field 'timeLimit'"),
-            latency_rules=data.get("latencyRules", ()), settings=data.get("settings", {}),
-            graph_name=data.get("graphName", ""), inline_graph=inline,
+            latency_rules=data.get("latencyRules", ()),
+            settings=data.get("settings", {}),
+            graph_name=data.get("graphName", ""),
+            inline_graph=inline,
         )
     except InvalidScenarioError as exc:
         raise InvalidScenarioError(str(exc).replace("scenario: ", f"{source}: ", 1)) from None
@@ -321,8 +341,9 @@ def parse_scenario(data: bytes | str, source: str = "<scenario card>") -> Scenar
     try:
         parsed = json.loads(data)
     except json.JSONDecodeError as exc:
-        raise InvalidScenarioError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") \
-            from None
+        raise InvalidScenarioError(
+            f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
     except RecursionError:
         raise InvalidScenarioError(f"{source}: not valid JSON (nested too deeply)") from None
     return scenario_from_dict(parsed, source)
@@ -368,8 +389,9 @@ def scenario_from_query(params: Mapping[str, str], source: str = "link") -> Scen
         if isinstance(value, list):  # repeated parameter: the last one wins, as in a browser form
             value = value[-1]
         if not isinstance(value, str) or len(value) > MAX_QUERY_VALUE:
-            raise InvalidScenarioError(f"{source}: parameter {key!r} must be text of at most {MAX_QUERY_VALUE} "
-                                       "characters")
+            raise InvalidScenarioError(
+                f"{source}: parameter {key!r} must be text of at most {MAX_QUERY_VALUE} characters"
+            )
         return value
 
     def decoded(key: str) -> Any:
@@ -384,7 +406,8 @@ def scenario_from_query(params: Mapping[str, str], source: str = "link") -> Scen
         raise InvalidScenarioError(f"{source}: parameter 'limit' must be a number of seconds") from None
     try:
         return Scenario(
-            graph=text("graph"), devices=devices_from_plain(decoded("devices"), f"{source}: parameter 'devices'"),
+            graph=text("graph"),
+            devices=devices_from_plain(decoded("devices"), f"{source}: parameter 'devices'"),
             method=text("method") if "method" in params else "dp",
             objective=text("objective") if "objective" in params else "throughput",
             time_limit=limit if math.isfinite(limit) else -1.0,
@@ -395,5 +418,6 @@ def scenario_from_query(params: Mapping[str, str], source: str = "link") -> Scen
         message = str(exc)
         for field, parameter in (("'time_limit'", "'limit'"), ("'latency_rules'", "'rules'")):
             message = message.replace(f"field {field}", f"parameter {parameter}")
-        raise InvalidScenarioError(message.replace("scenario: field", f"{source}: parameter", 1)
-                                   .replace("scenario: ", f"{source}: ", 1)) from None
+        raise InvalidScenarioError(
+            message.replace("scenario: field", f"{source}: parameter", 1).replace("scenario: ", f"{source}: ", 1)
+        ) from None

@@ -22,18 +22,30 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import PlacementError
 from .exact.ideals import DEFAULT_MAX_IDEALS
-from .pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, peak_table
 from .model import Objective, Placement, Problem, Result, ScheduleKind, Status
+from .pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, peak_table
 
-__all__ = ["DEFAULT_OPTIMIZER_MULTIPLIER", "METHODS", "MemoryModel", "MethodSpec", "Objective", "Option",
-           "ScheduleKind", "Status", "available_methods", "method_function", "method_spec", "solve"]
+__all__ = [
+    "DEFAULT_OPTIMIZER_MULTIPLIER",
+    "METHODS",
+    "MemoryModel",
+    "MethodSpec",
+    "Objective",
+    "Option",
+    "ScheduleKind",
+    "Status",
+    "available_methods",
+    "method_function",
+    "method_spec",
+    "solve",
+]
 
 _TYPE_WORDS = {float: "a number", int: "an integer", bool: "true or false", str: "a string", Callable: "a function"}
 
@@ -102,8 +114,11 @@ class Option:
                 choose = f"one of: {', '.join(self.choices)}" if self.choices else "a string"
                 raise PlacementError(f"{where} must be {choose} (got {value!r})")
             return value
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or (self.type is int and not (isinstance(value, int) or float(value).is_integer())):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (self.type is int and not (isinstance(value, int) or float(value).is_integer()))
+        ):
             raise PlacementError(f"{where} must be {_TYPE_WORDS[self.type]} (got {value!r})")
         number = self.type(value)
         if isinstance(number, float) and not math.isfinite(number):
@@ -194,73 +209,158 @@ class MethodSpec:
 
 # ----------------------------------------------------------------------------- the options, once each
 def _time_limit(default: float | None) -> Option:
-    return Option("time_limit", float, default, "seconds before stopping with the best plan found and its gap",
-                  positive=True)
+    return Option(
+        "time_limit", float, default, "seconds before stopping with the best plan found and its gap", positive=True
+    )
 
 
 _GAP = Option("gap", float, None, "relative optimality gap at which the solver may stop")
-_SOLVER = Option("solver", str, "highs", "integer-program solver (cbc is PuLP's bundled fallback)",
-                 choices=("highs", "cbc"))
+_SOLVER = Option(
+    "solver", str, "highs", "integer-program solver (cbc is PuLP's bundled fallback)", choices=("highs", "cbc")
+)
 _WARM_START = Option("warm_start", bool, True, "start the integer program from a heuristic plan")
 _MAX_IDEALS = Option("max_ideals", int, DEFAULT_MAX_IDEALS, "give up past this many ideals of the graph", positive=True)
-_SCHEDULE = Option("schedule", str, ScheduleKind.ONE_F_ONE_B.value,
-                   "pipeline schedule deciding the microbatches in flight per stage",
-                   choices=tuple(s.value for s in ScheduleKind))
+_SCHEDULE = Option(
+    "schedule",
+    str,
+    ScheduleKind.ONE_F_ONE_B.value,
+    "pipeline schedule deciding the microbatches in flight per stage",
+    choices=tuple(s.value for s in ScheduleKind),
+)
 _MICROBATCHES = Option("microbatches", int, 8, "microbatches per batch", minimum=1)
-_OPTIMIZER = Option("optimizer_multiplier", float, DEFAULT_OPTIMIZER_MULTIPLIER,
-                    "optimizer state per byte of forward weights (Adam: 2; 0 leaves it out)")
+_OPTIMIZER = Option(
+    "optimizer_multiplier",
+    float,
+    DEFAULT_OPTIMIZER_MULTIPLIER,
+    "optimizer state per byte of forward weights (Adam: 2; 0 leaves it out)",
+)
 _RECOMPUTE = Option("recompute", bool, False, "recompute activations in the backward pass (stash stage inputs only)")
-_BYTES_PER_COST = Option("bytes_per_cost", float, None,
-                         "bytes per transfer-cost unit for edges without a size", positive=True)
+_BYTES_PER_COST = Option(
+    "bytes_per_cost", float, None, "bytes per transfer-cost unit for edges without a size", positive=True
+)
 _MEMORY_OPTIONS = (_SCHEDULE, _MICROBATCHES, _OPTIMIZER, _RECOMPUTE, _BYTES_PER_COST)
 _IP_OPTIONS = (_time_limit(None), _GAP, _SOLVER, _WARM_START)
 
 
-def _method(name: str, title: str, where: str, objective: str, exact: bool, *options: Option,
-            memory_variant: str | None = None) -> MethodSpec:
+def _method(
+    name: str, title: str, where: str, objective: str, exact: bool, *options: Option, memory_variant: str | None = None
+) -> MethodSpec:
     module, function = where.rsplit(".", 1)
     return MethodSpec(name, title, module, function, Objective(objective), exact, tuple(options), memory_variant)
 
 
 #: Method name -> its description (read-only). Keep in sync with nothing else: this is the only list.
-METHODS: Mapping[str, MethodSpec] = MappingProxyType({spec.name: spec for spec in (
-    _method("dp", "Exact DP (optimal contiguous split)", "placement.exact.dp.solve_dp", "throughput", True,
-            _MAX_IDEALS,
-            Option("tie_break", bool, True, "among optimal splits, the least sum of stage durations, then fewest devices"),
-            Option("progress", Callable, None, "called with (ideals done, total) during the search", cli=False),
-            memory_variant="memory-aware"),
-    _method("ip", "Integer program (contiguous)", "placement.ip.throughput.solve_ip_contiguous", "throughput", True,
-            *_IP_OPTIONS, memory_variant="memory-aware-ip"),
-    _method("ip-noncontiguous", "Integer program (non-contiguous)", "placement.ip.throughput.solve_ip_noncontiguous",
-            "throughput", True, *_IP_OPTIONS),
-    _method("latency-ip", "Integer program (single-sample latency)", "placement.ip.latency.solve_latency_ip", "latency",
-            True, *_IP_OPTIONS,
-            Option("subgraphs_per_accelerator", int, 1, "contiguous subgraphs (calls) per accelerator", minimum=1),
-            Option("q", int, None, "alias of subgraphs_per_accelerator", minimum=1, cli=False),
-            Option("local_search_seconds", float, None,
-                   "seconds of latency local search for the warm start (default: a sixth of the limit, at most 10)"),
-            Option("strong_cuts", bool, None,
-                   "transfer-aware path rows and memory covers (default: on for graphs of up to 120 nodes)",
-                   cli=False)),
-    _method("greedy-latency", "Greedy (the paper's latency baseline)", "placement.heuristics.greedy_latency",
-            "latency", False,
-            Option("order", str, "paper", "tie-break of the topological order", choices=("paper", "lexicographic"))),
-    _method("pipedream", "PipeDream-style chain DP", "placement.heuristics.pipedream", "throughput", False),
-    _method("local-search", "Local search (seeded)", "placement.heuristics.local_search", "throughput", False,
-            Option("seed", int, 0, "random seed"),
-            Option("restarts", int, 10, "random restarts", minimum=1),
-            _time_limit(60.0),
-            Option("max_moves", int, 10_000, "improving moves per restart", minimum=1)),
-    _method("one-accelerator", "Everything on one accelerator", "placement.heuristics.one_accelerator",
-            "throughput", False,
-            Option("ignore_memory", bool, False, "report the load even when the graph does not fit")),
-    _method("memory-aware", "Exact DP with training memory (schedule-aware)",
-            "placement.exact.memory_aware.solve_memory_aware", "throughput", True, *_MEMORY_OPTIONS, _MAX_IDEALS,
-            memory_variant="memory-aware"),
-    _method("memory-aware-ip", "Integer program with training memory (schedule-aware)",
-            "placement.ip.memory_aware.solve_memory_aware_ip", "throughput", True, *_MEMORY_OPTIONS, *_IP_OPTIONS[:3],
-            memory_variant="memory-aware-ip"),
-)})
+METHODS: Mapping[str, MethodSpec] = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in (
+            _method(
+                "dp",
+                "Exact DP (optimal contiguous split)",
+                "placement.exact.dp.solve_dp",
+                "throughput",
+                True,
+                _MAX_IDEALS,
+                Option(
+                    "tie_break",
+                    bool,
+                    True,
+                    "among optimal splits, the least sum of stage durations, then fewest devices",
+                ),
+                Option("progress", Callable, None, "called with (ideals done, total) during the search", cli=False),
+                memory_variant="memory-aware",
+            ),
+            _method(
+                "ip",
+                "Integer program (contiguous)",
+                "placement.ip.throughput.solve_ip_contiguous",
+                "throughput",
+                True,
+                *_IP_OPTIONS,
+                memory_variant="memory-aware-ip",
+            ),
+            _method(
+                "ip-noncontiguous",
+                "Integer program (non-contiguous)",
+                "placement.ip.throughput.solve_ip_noncontiguous",
+                "throughput",
+                True,
+                *_IP_OPTIONS,
+            ),
+            _method(
+                "latency-ip",
+                "Integer program (single-sample latency)",
+                "placement.ip.latency.solve_latency_ip",
+                "latency",
+                True,
+                *_IP_OPTIONS,
+                Option("subgraphs_per_accelerator", int, 1, "contiguous subgraphs (calls) per accelerator", minimum=1),
+                Option("q", int, None, "alias of subgraphs_per_accelerator", minimum=1, cli=False),
+                Option(
+                    "local_search_seconds",
+                    float,
+                    None,
+                    "seconds of latency local search for the warm start (default: a sixth of the limit, at most 10)",
+                ),
+                Option(
+                    "strong_cuts",
+                    bool,
+                    None,
+                    "transfer-aware path rows and memory covers (default: on for graphs of up to 120 nodes)",
+                    cli=False,
+                ),
+            ),
+            _method(
+                "greedy-latency",
+                "Greedy (the paper's latency baseline)",
+                "placement.heuristics.greedy_latency",
+                "latency",
+                False,
+                Option("order", str, "paper", "tie-break of the topological order", choices=("paper", "lexicographic")),
+            ),
+            _method("pipedream", "PipeDream-style chain DP", "placement.heuristics.pipedream", "throughput", False),
+            _method(
+                "local-search",
+                "Local search (seeded)",
+                "placement.heuristics.local_search",
+                "throughput",
+                False,
+                Option("seed", int, 0, "random seed"),
+                Option("restarts", int, 10, "random restarts", minimum=1),
+                _time_limit(60.0),
+                Option("max_moves", int, 10_000, "improving moves per restart", minimum=1),
+            ),
+            _method(
+                "one-accelerator",
+                "Everything on one accelerator",
+                "placement.heuristics.one_accelerator",
+                "throughput",
+                False,
+                Option("ignore_memory", bool, False, "report the load even when the graph does not fit"),
+            ),
+            _method(
+                "memory-aware",
+                "Exact DP with training memory (schedule-aware)",
+                "placement.exact.memory_aware.solve_memory_aware",
+                "throughput",
+                True,
+                *_MEMORY_OPTIONS,
+                _MAX_IDEALS,
+                memory_variant="memory-aware",
+            ),
+            _method(
+                "memory-aware-ip",
+                "Integer program with training memory (schedule-aware)",
+                "placement.ip.memory_aware.solve_memory_aware_ip",
+                "throughput",
+                True,
+                *_MEMORY_OPTIONS,
+                *_IP_OPTIONS[:3],
+                memory_variant="memory-aware-ip",
+            ),
+        )
+    }
+)
 
 
 def method_spec(method: str) -> MethodSpec:
@@ -369,8 +469,10 @@ class MemoryModel:
         if not self.training:
             return "weights only (the paper's model)"
         schedule = {"1f1b": "1F1B", "gpipe": "GPipe", "inference": "streaming inference"}[self.schedule]
-        text = (f"training: weights + optimizer state (x{self.optimizer_multiplier:g}) + activations in flight "
-                f"under {schedule}, {self.microbatches} microbatch{'es' if self.microbatches != 1 else ''}")
+        text = (
+            f"training: weights + optimizer state (x{self.optimizer_multiplier:g}) + activations in flight "
+            f"under {schedule}, {self.microbatches} microbatch{'es' if self.microbatches != 1 else ''}"
+        )
         return text + (", recomputation" if self.recompute else "")
 
     def supports(self, method: str) -> bool:
@@ -388,8 +490,10 @@ class MemoryModel:
             return method, {}
         variant = method_spec(method).memory_variant
         if variant is None:
-            raise PlacementError(f"method {method!r} plans with weights only; under the training memory model "
-                                 f"use one of: {', '.join(n for n in METHODS if METHODS[n].memory_variant)}")
+            raise PlacementError(
+                f"method {method!r} plans with weights only; under the training memory model "
+                f"use one of: {', '.join(n for n in METHODS if METHODS[n].memory_variant)}"
+            )
         return variant, self.options()
 
     def peaks(self, problem: Problem, placement: Placement) -> tuple[tuple[Any, float, float], ...]:
@@ -401,12 +505,14 @@ class MemoryModel:
 
     def violations(self, problem: Problem, placement: Placement) -> tuple[str, ...]:
         """One message per device whose peak memory under this model exceeds its capacity."""
-        return tuple(f"{device}: needs {peak:,.0f} bytes under {self.describe()}, holds {cap:,.0f}"
-                     for device, peak, cap in self.peaks(problem, placement) if peak > cap)
+        return tuple(
+            f"{device}: needs {peak:,.0f} bytes under {self.describe()}, holds {cap:,.0f}"
+            for device, peak, cap in self.peaks(problem, placement)
+            if peak > cap
+        )
 
 
 def _evaluate(problem: Problem, placement: Placement):
     from .evaluate import evaluate
 
     return evaluate(problem, placement)
-

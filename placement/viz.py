@@ -18,7 +18,8 @@ Sections (append new figures to the section they belong to, or add a section at 
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -29,8 +30,22 @@ from .model import DeviceSlot, Graph, Placement, Problem
 
 #: Colours for devices (accelerators first); CPU cores get :data:`CPU_COLOURS`.
 DEVICE_COLOURS = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
-    "#393b79", "#ad494a", "#637939", "#8c6d31", "#7b4173", "#3182bd", "#e6550d",
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#bcbd22",
+    "#393b79",
+    "#ad494a",
+    "#637939",
+    "#8c6d31",
+    "#7b4173",
+    "#3182bd",
+    "#e6550d",
 )
 CPU_COLOURS = ("#7f7f7f", "#a0a0a0", "#5f5f5f", "#c0c0c0")
 UNPLACED_COLOUR = "#d0d0d0"
@@ -68,6 +83,7 @@ def _finite(value: float | None) -> float | None:
 
 
 # ============================================================================ graph
+
 
 def dag_layout(graph: Graph, sweeps: int = 4) -> dict[int, tuple[float, float]]:
     """Layered left-to-right layout: node id -> (x, y).
@@ -179,9 +195,17 @@ def graph_figure(
         edge_y += [y0, y1, None]
     many = len(graph.nodes) > 150
     figure = go.Figure()
-    figure.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", hoverinfo="skip", showlegend=False,
-                                line={"color": "rgba(120,120,120,0.45)", "width": 0.7 if many else 1.0},
-                                name="edges"))
+    figure.add_trace(
+        go.Scatter(
+            x=edge_x,
+            y=edge_y,
+            mode="lines",
+            hoverinfo="skip",
+            showlegend=False,
+            line={"color": "rgba(120,120,120,0.45)", "width": 0.7 if many else 1.0},
+            name="edges",
+        )
+    )
     marker_size = 6 if many else 11
     if device_of is None:
         groups: list[tuple[str, str, list[int]]] = [("nodes", DEVICE_COLOURS[0], [n.id for n in graph.nodes])]
@@ -198,19 +222,38 @@ def graph_figure(
         if unplaced:
             groups.append(("unplaced", UNPLACED_COLOUR, unplaced))
     for label, colour, ids in groups:
-        figure.add_trace(go.Scatter(
-            x=[layout[n][0] for n in ids], y=[layout[n][1] for n in ids], mode="markers", name=label,
-            marker={"size": marker_size, "color": colour, "line": {"width": 0.5, "color": "#333"},
-                    "symbol": ["diamond" if graph.node_by_id[n].is_backward else "circle" for n in ids]},
-            hovertext=[node_hover(graph, n, device_of.get(n) if device_of else None) for n in ids],
-            hoverinfo="text", customdata=ids,
-        ))
+        figure.add_trace(
+            go.Scatter(
+                x=[layout[n][0] for n in ids],
+                y=[layout[n][1] for n in ids],
+                mode="markers",
+                name=label,
+                marker={
+                    "size": marker_size,
+                    "color": colour,
+                    "line": {"width": 0.5, "color": "#333"},
+                    "symbol": ["diamond" if graph.node_by_id[n].is_backward else "circle" for n in ids],
+                },
+                hovertext=[node_hover(graph, n, device_of.get(n) if device_of else None) for n in ids],
+                hoverinfo="text",
+                customdata=ids,
+            )
+        )
     label_chars = node_label_chars(layout, window_layers)
     if label_chars:  # node labels where they fit: one text-only trace after the node traces
-        figure.add_trace(go.Scatter(
-            x=[layout[n.id][0] for n in graph.nodes], y=[layout[n.id][1] for n in graph.nodes], mode="text",
-            text=[node_label(graph, n.id, label_chars) for n in graph.nodes], textposition="top center",
-            textfont={"size": 9, "color": "#333"}, hoverinfo="skip", showlegend=False, name="node labels"))
+        figure.add_trace(
+            go.Scatter(
+                x=[layout[n.id][0] for n in graph.nodes],
+                y=[layout[n.id][1] for n in graph.nodes],
+                mode="text",
+                text=[node_label(graph, n.id, label_chars) for n in graph.nodes],
+                textposition="top center",
+                textfont={"size": 9, "color": "#333"},
+                hoverinfo="skip",
+                showlegend=False,
+                name="node labels",
+            )
+        )
     n_layers = int(max((x for x, _ in layout.values()), default=0)) + 1
     half_height = max((abs(y) for _, y in layout.values()), default=0.0)
     half_height = max(half_height, 2.0) + 0.8
@@ -218,14 +261,21 @@ def graph_figure(
     xaxis: dict[str, Any] = {"visible": False, "range": [-0.5, window - 0.5]}
     if window < n_layers:
         # Long graphs: show a window of layers; the range slider below gives the whole graph and scrolls.
-        xaxis.update(rangeslider={"visible": True, "thickness": 0.12, "range": [-0.5, n_layers - 0.5]},
-                     visible=True, showticklabels=False, showgrid=False, zeroline=False,
-                     title={"text": f"layers 1-{window} of {n_layers}: drag the overview below to scroll",
-                            "font": {"size": 11}})
+        xaxis.update(
+            rangeslider={"visible": True, "thickness": 0.12, "range": [-0.5, n_layers - 0.5]},
+            visible=True,
+            showticklabels=False,
+            showgrid=False,
+            zeroline=False,
+            title={"text": f"layers 1-{window} of {n_layers}: drag the overview below to scroll", "font": {"size": 11}},
+        )
     figure.update_layout(
-        title=title, height=height or int(min(640, max(340, 200 + 70 * half_height))),
+        title=title,
+        height=height or int(min(640, max(340, 200 + 70 * half_height))),
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        showlegend=device_of is not None, hovermode="closest", plot_bgcolor="white",
+        showlegend=device_of is not None,
+        hovermode="closest",
+        plot_bgcolor="white",
         legend={"orientation": "v", "x": 1.0, "xanchor": "left", "y": 1.0, "title": {"text": "device"}},
         xaxis=xaxis,
         yaxis={"visible": False, "range": [-half_height, half_height], "fixedrange": False},
@@ -255,10 +305,15 @@ def node_rows(graph: Graph, device_of: Mapping[int, DeviceSlot] | None = None) -
     rows = []
     for node in graph.nodes:
         row: dict[str, Any] = {
-            "id": node.id, "name": node.name, "accelerator latency": node.accelerator_latency,
-            "CPU latency": node.cpu_latency, "size (MiB)": node.size / 2**20,
-            "output cost": graph.output_cost[node.id], "backward": node.is_backward,
-            "colour class": node.color_class, "on accelerator": node.supported_on_accelerator,
+            "id": node.id,
+            "name": node.name,
+            "accelerator latency": node.accelerator_latency,
+            "CPU latency": node.cpu_latency,
+            "size (MiB)": node.size / 2**20,
+            "output cost": graph.output_cost[node.id],
+            "backward": node.is_backward,
+            "colour class": node.color_class,
+            "on accelerator": node.supported_on_accelerator,
         }
         if device_of is not None:
             slot = device_of.get(node.id)
@@ -269,8 +324,10 @@ def node_rows(graph: Graph, device_of: Mapping[int, DeviceSlot] | None = None) -
 
 # ============================================================================ placement
 
-def load_figure(evaluation: Evaluation, slots: Sequence[DeviceSlot] | None = None,
-                overlap: bool = False, title: str | None = None) -> go.Figure:
+
+def load_figure(
+    evaluation: Evaluation, slots: Sequence[DeviceSlot] | None = None, overlap: bool = False, title: str | None = None
+) -> go.Figure:
     """Per-device stacked bar of compute and communication, with the max-load line.
 
     Parameters
@@ -292,26 +349,64 @@ def load_figure(evaluation: Evaluation, slots: Sequence[DeviceSlot] | None = Non
     communication = [float(by_slot[s].communication) if s in by_slot else 0.0 for s in order]
     loads = [float(by_slot[s].load) if s in by_slot else 0.0 for s in order]
     figure = go.Figure()
-    figure.add_trace(go.Bar(x=labels, y=compute, name="compute", marker_color="#1f77b4",
-                            hovertemplate="%{x}<br>compute %{y:.6g}<extra></extra>"))
-    figure.add_trace(go.Bar(x=labels, y=communication, name="communication", marker_color="#ff7f0e",
-                            hovertemplate="%{x}<br>communication %{y:.6g}<extra></extra>"))
+    figure.add_trace(
+        go.Bar(
+            x=labels,
+            y=compute,
+            name="compute",
+            marker_color="#1f77b4",
+            hovertemplate="%{x}<br>compute %{y:.6g}<extra></extra>",
+        )
+    )
+    figure.add_trace(
+        go.Bar(
+            x=labels,
+            y=communication,
+            name="communication",
+            marker_color="#ff7f0e",
+            hovertemplate="%{x}<br>communication %{y:.6g}<extra></extra>",
+        )
+    )
     if overlap:
-        figure.add_trace(go.Scatter(x=labels, y=loads, mode="markers", name="load (overlapped)",
-                                    marker={"symbol": "diamond", "size": 11, "color": "black"}))
+        figure.add_trace(
+            go.Scatter(
+                x=labels,
+                y=loads,
+                mode="markers",
+                name="load (overlapped)",
+                marker={"symbol": "diamond", "size": 11, "color": "black"},
+            )
+        )
     max_load = _finite(evaluation.max_load)
     if max_load is not None:
-        figure.add_hline(y=max_load, line_dash="dash", line_color="#d62728",
-                         annotation_text=f"max load {max_load:.6g}", annotation_position="top left")
-    figure.update_layout(barmode="stack", title=title, height=360, yaxis_title="time per sample (ms)",
-                         margin={"l": 10, "r": 10, "t": 60, "b": 10},
-                         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right",
-                                 "traceorder": "normal"})
+        figure.add_hline(
+            y=max_load,
+            line_dash="dash",
+            line_color="#d62728",
+            annotation_text=f"max load {max_load:.6g}",
+            annotation_position="top left",
+        )
+    figure.update_layout(
+        barmode="stack",
+        title=title,
+        height=360,
+        yaxis_title="time per sample (ms)",
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend={
+            "orientation": "h",
+            "yanchor": "bottom",
+            "y": 1.02,
+            "x": 1.0,
+            "xanchor": "right",
+            "traceorder": "normal",
+        },
+    )
     return figure
 
 
-def memory_figure(evaluation: Evaluation, slots: Sequence[DeviceSlot] | None = None,
-                  title: str | None = None) -> go.Figure:
+def memory_figure(
+    evaluation: Evaluation, slots: Sequence[DeviceSlot] | None = None, title: str | None = None
+) -> go.Figure:
     """Memory used on each accelerator against its cap (GiB); CPU cores are left out."""
     by_slot = {entry.device: entry for entry in evaluation.devices}
     order = list(slots) if slots is not None else [entry.device for entry in evaluation.devices]
@@ -322,19 +417,36 @@ def memory_figure(evaluation: Evaluation, slots: Sequence[DeviceSlot] | None = N
     caps = [(_finite(by_slot[s].memory_cap) if s in by_slot else None) for s in order]
     over = [s in by_slot and by_slot[s].memory > by_slot[s].memory_cap for s in order]
     figure = go.Figure()
-    figure.add_trace(go.Bar(x=labels, y=used, name="memory used",
-                            marker_color=["#d62728" if o else "#2ca02c" for o in over],
-                            hovertemplate="%{x}<br>used %{y:.4g} GiB<extra></extra>"))
+    figure.add_trace(
+        go.Bar(
+            x=labels,
+            y=used,
+            name="memory used",
+            marker_color=["#d62728" if o else "#2ca02c" for o in over],
+            hovertemplate="%{x}<br>used %{y:.4g} GiB<extra></extra>",
+        )
+    )
     cap_x = [label for label, cap in zip(labels, caps) if cap is not None]
     cap_y = [cap / GIB for cap in caps if cap is not None]
     if cap_x:
-        figure.add_trace(go.Scatter(x=cap_x, y=cap_y, mode="markers", name="cap",
-                                    marker={"symbol": "line-ew", "size": 40, "line": {"width": 3, "color": "black"}},
-                                    hovertemplate="%{x}<br>cap %{y:.4g} GiB<extra></extra>"))
+        figure.add_trace(
+            go.Scatter(
+                x=cap_x,
+                y=cap_y,
+                mode="markers",
+                name="cap",
+                marker={"symbol": "line-ew", "size": 40, "line": {"width": 3, "color": "black"}},
+                hovertemplate="%{x}<br>cap %{y:.4g} GiB<extra></extra>",
+            )
+        )
     default_title = "Memory per accelerator vs cap" if cap_x else "Memory per accelerator (unlimited)"
-    figure.update_layout(title=title or default_title,
-                         height=360, yaxis_title="GiB", margin={"l": 10, "r": 10, "t": 60, "b": 10},
-                         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"})
+    figure.update_layout(
+        title=title or default_title,
+        height=360,
+        yaxis_title="GiB",
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
+    )
     return figure
 
 
@@ -344,23 +456,36 @@ def placement_rows(problem: Problem, placement: Placement) -> list[dict[str, Any
     for stage_index, stage in enumerate(placement.stages):
         for node_id in stage.nodes:
             node = problem.graph.node_by_id.get(node_id)
-            rows.append({"node": node_id, "name": node.name if node is not None else "",
-                         "device kind": stage.device.kind, "device index": stage.device.index,
-                         "stage": stage_index})
+            rows.append(
+                {
+                    "node": node_id,
+                    "name": node.name if node is not None else "",
+                    "device kind": stage.device.kind,
+                    "device index": stage.device.index,
+                    "stage": stage_index,
+                }
+            )
     return rows
 
 
 def device_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
     """One row per used device: nodes, compute, communication, load, memory and cap."""
     return [
-        {"device": str(entry.device), "nodes": len(entry.nodes), "compute": entry.compute,
-         "communication": entry.communication, "load": entry.load, "memory (GiB)": entry.memory / GIB,
-         "cap (GiB)": entry.memory_cap / GIB if math.isfinite(entry.memory_cap) else None}
+        {
+            "device": str(entry.device),
+            "nodes": len(entry.nodes),
+            "compute": entry.compute,
+            "communication": entry.communication,
+            "load": entry.load,
+            "memory (GiB)": entry.memory / GIB,
+            "cap (GiB)": entry.memory_cap / GIB if math.isfinite(entry.memory_cap) else None,
+        }
         for entry in evaluation.devices
     ]
 
 
 # ============================================================================ compare
+
 
 def compare_figure(rows: Sequence[Mapping[str, Any]], objective: str = "throughput") -> go.Figure:
     """Bar chart of each method's objective (rows with ``method``, ``objective``, ``status``).
@@ -370,15 +495,30 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], objective: str = "throughp
     methods = [str(row.get("method")) for row in rows]
     values = [_finite(row.get("objective")) for row in rows]
     best = min((v for v in values if v is not None), default=None)
-    colours = ["#2ca02c" if v is not None and best is not None and v <= best * (1 + 1e-9) else "#1f77b4"
-               for v in values]
-    text = [(f"{v:.5g}" + (f" (+{(v / best - 1) * 100:.2f} %)" if best and v > best * (1 + 1e-9) else ""))
-            if v is not None else str(row.get("status", "")) for v, row in zip(values, rows)]
-    figure = go.Figure(go.Bar(x=methods, y=[v if v is not None else 0.0 for v in values], marker_color=colours,
-                              text=text, textposition="outside",
-                              hovertemplate="%{x}<br>%{y:.6g}<extra></extra>"))
-    figure.update_layout(height=360, yaxis_title="time per sample (ms)" if objective == "throughput" else "latency (ms)",
-                         margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    colours = [
+        "#2ca02c" if v is not None and best is not None and v <= best * (1 + 1e-9) else "#1f77b4" for v in values
+    ]
+    text = [
+        (f"{v:.5g}" + (f" (+{(v / best - 1) * 100:.2f} %)" if best and v > best * (1 + 1e-9) else ""))
+        if v is not None
+        else str(row.get("status", ""))
+        for v, row in zip(values, rows)
+    ]
+    figure = go.Figure(
+        go.Bar(
+            x=methods,
+            y=[v if v is not None else 0.0 for v in values],
+            marker_color=colours,
+            text=text,
+            textposition="outside",
+            hovertemplate="%{x}<br>%{y:.6g}<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        height=360,
+        yaxis_title="time per sample (ms)" if objective == "throughput" else "latency (ms)",
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+    )
     return figure
 
 
@@ -418,15 +558,26 @@ def timeline_figure(schedule, title: str | None = None, show_idle: bool = True) 
         events = [e for e in schedule.events if e.kind == kind]
         if not events:
             continue
-        hover = [f"{e.device} · {kind}{' ' + e.direction if e.direction else ''} ({e.phase}) · microbatch {e.microbatch}"
-                 f"<br>{e.start:.6g} → {e.end:.6g} (duration {e.duration:.6g})" for e in events]
-        figure.add_trace(go.Bar(
-            y=[labels[e.device] for e in events], x=[float(e.duration) for e in events],
-            base=[float(e.start) for e in events], orientation="h", name=kind,
-            marker={"color": EVENT_COLOURS[kind], "line": {"width": 0.5, "color": "white"}},
-            text=[str(e.microbatch) if kind in ("forward", "backward") else "" for e in events],
-            textposition="inside", insidetextanchor="middle", hovertext=hover, hoverinfo="text",
-        ))
+        hover = [
+            f"{e.device} · {kind}{' ' + e.direction if e.direction else ''} ({e.phase}) · microbatch {e.microbatch}"
+            f"<br>{e.start:.6g} → {e.end:.6g} (duration {e.duration:.6g})"
+            for e in events
+        ]
+        figure.add_trace(
+            go.Bar(
+                y=[labels[e.device] for e in events],
+                x=[float(e.duration) for e in events],
+                base=[float(e.start) for e in events],
+                orientation="h",
+                name=kind,
+                marker={"color": EVENT_COLOURS[kind], "line": {"width": 0.5, "color": "white"}},
+                text=[str(e.microbatch) if kind in ("forward", "backward") else "" for e in events],
+                textposition="inside",
+                insidetextanchor="middle",
+                hovertext=hover,
+                hoverinfo="text",
+            )
+        )
     if show_idle:
         idle_y, idle_x, idle_base = [], [], []
         for device in devices:
@@ -435,21 +586,36 @@ def timeline_figure(schedule, title: str | None = None, show_idle: bool = True) 
                 idle_x.append(float(end - start))
                 idle_base.append(float(start))
         if idle_y:
-            figure.add_trace(go.Bar(
-                y=idle_y, x=idle_x, base=idle_base, orientation="h", name="idle (bubble)",
-                marker={"color": IDLE_COLOUR, "pattern": {"shape": "/", "fgcolor": "rgba(214, 39, 40, 0.5)"}},
-                hovertext=[f"idle {x:.6g}" for x in idle_x], hoverinfo="text",
-            ))
-    figure.add_vline(x=float(schedule.makespan), line_dash="dash", line_color="black",
-                     annotation_text=f"makespan {schedule.makespan:.6g}", annotation_position="top")
+            figure.add_trace(
+                go.Bar(
+                    y=idle_y,
+                    x=idle_x,
+                    base=idle_base,
+                    orientation="h",
+                    name="idle (bubble)",
+                    marker={"color": IDLE_COLOUR, "pattern": {"shape": "/", "fgcolor": "rgba(214, 39, 40, 0.5)"}},
+                    hovertext=[f"idle {x:.6g}" for x in idle_x],
+                    hoverinfo="text",
+                )
+            )
+    figure.add_vline(
+        x=float(schedule.makespan),
+        line_dash="dash",
+        line_color="black",
+        annotation_text=f"makespan {schedule.makespan:.6g}",
+        annotation_position="top",
+    )
     figure.update_layout(
-        barmode="overlay", height=max(260, 70 + 48 * len(devices)),
-        title=title or (f"{schedule.kind} schedule, {schedule.microbatches} microbatch"
-                        f"{'es' if schedule.microbatches != 1 else ''}: period {schedule.period:.6g}, "
-                        f"bubble {schedule.bubble_fraction:.1%}"),
+        barmode="overlay",
+        height=max(260, 70 + 48 * len(devices)),
+        title=title
+        or (
+            f"{schedule.kind} schedule, {schedule.microbatches} microbatch"
+            f"{'es' if schedule.microbatches != 1 else ''}: period {schedule.period:.6g}, "
+            f"bubble {schedule.bubble_fraction:.1%}"
+        ),
         xaxis={"title": "time", "type": "linear", "range": [0, float(schedule.makespan) * 1.02 or 1.0]},
-        yaxis={"title": "", "categoryorder": "array",
-               "categoryarray": [labels[d] for d in reversed(devices)]},
+        yaxis={"title": "", "categoryorder": "array", "categoryarray": [labels[d] for d in reversed(devices)]},
         margin={"l": 10, "r": 10, "t": 90, "b": 10},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
         bargap=0.25,
@@ -470,34 +636,58 @@ def memory_timeline_figure(profile, title: str | None = None) -> go.Figure:
     end = max((d.times[-1] for d in profile.devices if d.times), default=0.0)
     for entry in profile.devices:
         colour = colours[entry.device]
-        figure.add_trace(go.Scatter(
-            x=[float(t) for t in entry.times], y=[float(b) / GIB for b in entry.bytes], mode="lines",
-            line={"shape": "hv", "color": colour, "width": 2}, name=str(entry.device),
-            hovertemplate=f"{entry.device}<br>t %{{x:.6g}}<br>%{{y:.4g}} GiB<extra></extra>",
-        ))
-        figure.add_trace(go.Scatter(
-            x=[float(entry.peak_time)], y=[float(entry.peak) / GIB], mode="markers", showlegend=False,
-            marker={"color": colour, "size": 8}, name=f"{entry.device} peak",
-            hovertemplate=f"{entry.device} peak %{{y:.4g}} GiB at t %{{x:.6g}}<extra></extra>",
-        ))
+        figure.add_trace(
+            go.Scatter(
+                x=[float(t) for t in entry.times],
+                y=[float(b) / GIB for b in entry.bytes],
+                mode="lines",
+                line={"shape": "hv", "color": colour, "width": 2},
+                name=str(entry.device),
+                hovertemplate=f"{entry.device}<br>t %{{x:.6g}}<br>%{{y:.4g}} GiB<extra></extra>",
+            )
+        )
+        figure.add_trace(
+            go.Scatter(
+                x=[float(entry.peak_time)],
+                y=[float(entry.peak) / GIB],
+                mode="markers",
+                showlegend=False,
+                marker={"color": colour, "size": 8},
+                name=f"{entry.device} peak",
+                hovertemplate=f"{entry.device} peak %{{y:.4g}} GiB at t %{{x:.6g}}<extra></extra>",
+            )
+        )
         if math.isfinite(entry.cap) and entry.cap not in caps_drawn:
             caps_drawn.add(entry.cap)
-            figure.add_trace(go.Scatter(
-                x=[0.0, float(end)], y=[entry.cap / GIB] * 2, mode="lines", name=f"cap {format_bytes(entry.cap)}",
-                line={"dash": "dot", "color": "black", "width": 1.5},
-                hovertemplate=f"cap {format_bytes(entry.cap)}<extra></extra>",
-            ))
+            figure.add_trace(
+                go.Scatter(
+                    x=[0.0, float(end)],
+                    y=[entry.cap / GIB] * 2,
+                    mode="lines",
+                    name=f"cap {format_bytes(entry.cap)}",
+                    line={"dash": "dot", "color": "black", "width": 1.5},
+                    hovertemplate=f"cap {format_bytes(entry.cap)}<extra></extra>",
+                )
+            )
     oom = [(d.first_oom, d) for d in profile.devices if d.first_oom is not None]
     if oom:
-        figure.add_trace(go.Scatter(
-            x=[float(t) for t, _ in oom], y=[float(d.cap) / GIB for _, d in oom], mode="markers+text",
-            name="first OOM", text=[f"OOM {d.device}" for _, d in oom], textposition="top center",
-            marker={"symbol": "x", "size": 14, "color": "#d62728", "line": {"width": 2}},
-            hovertemplate="OOM at t %{x:.6g}<extra></extra>",
-        ))
+        figure.add_trace(
+            go.Scatter(
+                x=[float(t) for t, _ in oom],
+                y=[float(d.cap) / GIB for _, d in oom],
+                mode="markers+text",
+                name="first OOM",
+                text=[f"OOM {d.device}" for _, d in oom],
+                textposition="top center",
+                marker={"symbol": "x", "size": 14, "color": "#d62728", "line": {"width": 2}},
+                hovertemplate="OOM at t %{x:.6g}<extra></extra>",
+            )
+        )
     figure.update_layout(
         title=title or f"memory over time ({profile.schedule}, {profile.microbatches} microbatches)",
-        height=400, xaxis={"title": "time", "type": "linear"}, yaxis={"title": "GiB", "rangemode": "tozero"},
+        height=400,
+        xaxis={"title": "time", "type": "linear"},
+        yaxis={"title": "GiB", "rangemode": "tozero"},
         margin={"l": 10, "r": 10, "t": 90, "b": 10},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
@@ -507,11 +697,17 @@ def memory_timeline_figure(profile, title: str | None = None) -> go.Figure:
 def peak_memory_rows(profile) -> list[dict[str, Any]]:
     """One row per device: weights, optimizer, activations per microbatch, in flight, peak, when, cap, OOM."""
     return [
-        {"device": str(d.device), "weights (GiB)": d.static.weights / GIB, "optimizer (GiB)": d.static.optimizer / GIB,
-         "activations / microbatch (GiB)": d.static.activation / GIB, "in flight": d.in_flight,
-         "peak (GiB)": d.peak / GIB, "peak at": d.peak_time,
-         "cap (GiB)": d.cap / GIB if math.isfinite(d.cap) else None,
-         "first OOM at": d.first_oom}
+        {
+            "device": str(d.device),
+            "weights (GiB)": d.static.weights / GIB,
+            "optimizer (GiB)": d.static.optimizer / GIB,
+            "activations / microbatch (GiB)": d.static.activation / GIB,
+            "in flight": d.in_flight,
+            "peak (GiB)": d.peak / GIB,
+            "peak at": d.peak_time,
+            "cap (GiB)": d.cap / GIB if math.isfinite(d.cap) else None,
+            "first OOM at": d.first_oom,
+        }
         for d in profile.devices
     ]
 
@@ -523,9 +719,15 @@ def peak_memory_rows(profile) -> list[dict[str, Any]]:
 # page can map a Plotly selection back to its SweepPoint.
 
 _SWEEP_AXIS_TITLES = {
-    "accelerators": "accelerators", "memory": "memory per accelerator (GiB)", "bandwidth": "bandwidth factor",
-    "speed": "accelerator speed", "cpus": "CPU cores", "devices": "devices used",
-    "total_memory": "memory provisioned (GiB)", "price": "price per hour", "counts": "devices",
+    "accelerators": "accelerators",
+    "memory": "memory per accelerator (GiB)",
+    "bandwidth": "bandwidth factor",
+    "speed": "accelerator speed",
+    "cpus": "CPU cores",
+    "devices": "devices used",
+    "total_memory": "memory provisioned (GiB)",
+    "price": "price per hour",
+    "counts": "devices",
 }
 _PARETO_ATTRS = {"devices": "devices_used", "memory": "total_memory", "price": "price_per_hour"}
 _FRONT_COLOUR = "#d62728"
@@ -554,13 +756,21 @@ def _memory_scale(points: Sequence[Any]) -> tuple[float, str]:
 def _point_hover(point) -> str:
     price = f"{point.price_per_hour:,.4g}" if point.price_per_hour else "0"
     memory = format_bytes(point.total_memory)
-    return (f"{point.label}<br>time per sample {point.time_per_sample:.6g} ms<br>devices used {point.devices_used} "
-            f"({point.accelerators_used} accelerators, {point.cpus_used} CPU cores)<br>memory provisioned {memory}"
-            f"<br>price per hour {price}")
+    return (
+        f"{point.label}<br>time per sample {point.time_per_sample:.6g} ms<br>devices used {point.devices_used} "
+        f"({point.accelerators_used} accelerators, {point.cpus_used} CPU cores)<br>memory provisioned {memory}"
+        f"<br>price per hour {price}"
+    )
 
 
-def sweep_figure(points: Sequence[Any], parameter: str | None = None, title: str | None = None,
-                 selected: int | None = None, sensitivity: Any = None, log_x: bool = False) -> go.Figure:
+def sweep_figure(
+    points: Sequence[Any],
+    parameter: str | None = None,
+    title: str | None = None,
+    selected: int | None = None,
+    sensitivity: Any = None,
+    log_x: bool = False,
+) -> go.Figure:
     """Time per sample against the swept parameter.
 
     Parameters
@@ -589,42 +799,65 @@ def sweep_figure(points: Sequence[Any], parameter: str | None = None, title: str
     good = [(p, x) for p, x in good if x is not None]
     bad = [(p, x_of(p)) for p in points if not p.ok]
     bad = [(p, x) for p, x in bad if x is not None]
-    axis_title = f"memory per accelerator ({unit})" if parameter == "memory" else \
-        _SWEEP_AXIS_TITLES.get(parameter, parameter)
+    axis_title = (
+        f"memory per accelerator ({unit})" if parameter == "memory" else _SWEEP_AXIS_TITLES.get(parameter, parameter)
+    )
     figure = go.Figure()
-    figure.add_trace(go.Scatter(
-        x=[x for _, x in good], y=[float(p.time_per_sample) for p, _ in good], mode="lines+markers",
-        line_shape="hv" if parameter == "memory" else "linear",
-        name="optimal time per sample", customdata=[[p.index] for p, _ in good],
-        text=[_point_hover(p) for p, _ in good], hovertemplate="%{text}<extra></extra>",
-        marker={"size": 10, "color": _CURVE_COLOUR}, line={"color": _CURVE_COLOUR},
-    ))
+    figure.add_trace(
+        go.Scatter(
+            x=[x for _, x in good],
+            y=[float(p.time_per_sample) for p, _ in good],
+            mode="lines+markers",
+            line_shape="hv" if parameter == "memory" else "linear",
+            name="optimal time per sample",
+            customdata=[[p.index] for p, _ in good],
+            text=[_point_hover(p) for p, _ in good],
+            hovertemplate="%{text}<extra></extra>",
+            marker={"size": 10, "color": _CURVE_COLOUR},
+            line={"color": _CURVE_COLOUR},
+        )
+    )
     if bad:
         # No plan means no time per sample: the markers sit on their own hidden axis at the bottom of the plot
         # (not at a time of 0), over a grey band.
         for _, x in bad:
             figure.add_vline(x=x, line={"color": "rgba(127,127,127,0.35)", "width": 6})
-        figure.add_trace(go.Scatter(
-            x=[x for _, x in bad], y=[0.04] * len(bad), yaxis="y2", mode="markers", name="no plan fits",
-            customdata=[[p.index] for p, _ in bad],
-            text=[f"{p.label}<br>{p.status}: {p.result.reason or ''}" for p, _ in bad],
-            hovertemplate="%{text}<extra></extra>", marker={"symbol": "x", "size": 10, "color": "#7f7f7f"},
-        ))
+        figure.add_trace(
+            go.Scatter(
+                x=[x for _, x in bad],
+                y=[0.04] * len(bad),
+                yaxis="y2",
+                mode="markers",
+                name="no plan fits",
+                customdata=[[p.index] for p, _ in bad],
+                text=[f"{p.label}<br>{p.status}: {p.result.reason or ''}" for p, _ in bad],
+                hovertemplate="%{text}<extra></extra>",
+                marker={"symbol": "x", "size": 10, "color": "#7f7f7f"},
+            )
+        )
     if selected is not None:
         chosen = [(p, x) for p, x in good if p.index == selected]
         if chosen:
-            figure.add_trace(go.Scatter(
-                x=[chosen[0][1]], y=[float(chosen[0][0].time_per_sample)], mode="markers", name="selected",
-                customdata=[[chosen[0][0].index]], hoverinfo="skip",
-                marker={"size": 18, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
-            ))
+            figure.add_trace(
+                go.Scatter(
+                    x=[chosen[0][1]],
+                    y=[float(chosen[0][0].time_per_sample)],
+                    mode="markers",
+                    name="selected",
+                    customdata=[[chosen[0][0].index]],
+                    hoverinfo="skip",
+                    marker={"size": 18, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
+                )
+            )
     figure.update_layout(
         title={"text": title or f"time per sample vs {axis_title}", "y": 0.97, "yanchor": "top"},
-        height=420, xaxis={"title": axis_title, "type": "log" if log_x else "linear"},
+        height=420,
+        xaxis={"title": axis_title, "type": "log" if log_x else "linear"},
         yaxis={"title": "time per sample (ms)", "rangemode": "tozero"},
         yaxis2={"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
         margin={"l": 10, "r": 10, "t": 90, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}, clickmode="event+select",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        clickmode="event+select",
     )
     if sensitivity is not None:
         add_sensitivity_markers(figure, sensitivity)
@@ -647,8 +880,11 @@ def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
         marks.append((sensitivity.down.value, "plan changes", "dash", "#ff7f0e", "bottom left"))
     if sensitivity.up is not None:
         marks.append((sensitivity.up.value, "plan changes", "dash", "#ff7f0e", "bottom right"))
-    xs = [float(x) for trace in figure.data for x in (trace.x or ()) if x is not None] \
-        if sensitivity.parameter == "memory" else []
+    xs = (
+        [float(x) for trace in figure.data for x in (trace.x or ()) if x is not None]
+        if sensitivity.parameter == "memory"
+        else []
+    )
     right = max(xs) * 1.05 if xs else None
     if right is not None:
         figure.update_xaxes(range=[min(0.0, min(xs)), right])  # the data's range: a far-off mark never squashes it
@@ -656,19 +892,35 @@ def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
         if value is None or not math.isfinite(value):
             continue
         if right is not None and float(value) / scale > right:  # beyond the grid: say so at the right edge
-            figure.add_annotation(x=1.0, xref="paper", y=1.0, yref="paper", xanchor="right", yanchor="top",
-                                  showarrow=False, font={"color": colour},
-                                  text=f"{label}: {format_bytes(float(value))} →")
+            figure.add_annotation(
+                x=1.0,
+                xref="paper",
+                y=1.0,
+                yref="paper",
+                xanchor="right",
+                yanchor="top",
+                showarrow=False,
+                font={"color": colour},
+                text=f"{label}: {format_bytes(float(value))} →",
+            )
             continue
         # Labels inside the plot, at the bottom, so they never collide with the title or legend above.
-        figure.add_vline(x=float(value) / scale, line={"dash": dash, "color": colour, "width": 1.5},
-                         annotation={"text": label, "font": {"color": colour}, "bgcolor": "rgba(255,255,255,0.8)"},
-                         annotation_position=position)
+        figure.add_vline(
+            x=float(value) / scale,
+            line={"dash": dash, "color": colour, "width": 1.5},
+            annotation={"text": label, "font": {"color": colour}, "bgcolor": "rgba(255,255,255,0.8)"},
+            annotation_position=position,
+        )
     return figure
 
 
-def pareto_figure(points: Sequence[Any], x: str = "devices", front: Sequence[Any] | None = None,
-                  title: str | None = None, selected: int | None = None) -> go.Figure:
+def pareto_figure(
+    points: Sequence[Any],
+    x: str = "devices",
+    front: Sequence[Any] | None = None,
+    title: str | None = None,
+    selected: int | None = None,
+) -> go.Figure:
     """Time per sample against a cost axis; the Pareto frontier drawn as a highlighted step line.
 
     Parameters
@@ -699,29 +951,53 @@ def pareto_figure(points: Sequence[Any], x: str = "devices", front: Sequence[Any
     others, ox, oy = coords([p for p in points if p.index not in on_front])
     best, fx, fy = coords(front)
     figure = go.Figure()
-    figure.add_trace(go.Scatter(
-        x=ox, y=oy, mode="markers", name="other configurations", customdata=[[p.index] for p in others],
-        text=[_point_hover(p) for p in others], hovertemplate="%{text}<extra></extra>",
-        marker={"size": 9, "color": "#b0b0b0"},
-    ))
-    figure.add_trace(go.Scatter(
-        x=fx, y=fy, mode="lines+markers", name="Pareto frontier", customdata=[[p.index] for p in best],
-        text=[_point_hover(p) for p in best], hovertemplate="%{text}<extra></extra>",
-        line={"shape": "hv", "color": _FRONT_COLOUR, "width": 2}, marker={"size": 12, "color": _FRONT_COLOUR},
-    ))
+    figure.add_trace(
+        go.Scatter(
+            x=ox,
+            y=oy,
+            mode="markers",
+            name="other configurations",
+            customdata=[[p.index] for p in others],
+            text=[_point_hover(p) for p in others],
+            hovertemplate="%{text}<extra></extra>",
+            marker={"size": 9, "color": "#b0b0b0"},
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=fx,
+            y=fy,
+            mode="lines+markers",
+            name="Pareto frontier",
+            customdata=[[p.index] for p in best],
+            text=[_point_hover(p) for p in best],
+            hovertemplate="%{text}<extra></extra>",
+            line={"shape": "hv", "color": _FRONT_COLOUR, "width": 2},
+            marker={"size": 12, "color": _FRONT_COLOUR},
+        )
+    )
     if selected is not None:
         chosen = [p for p in list(others) + list(best) if p.index == selected]
         if chosen:
-            figure.add_trace(go.Scatter(
-                x=[float(getattr(chosen[0], attr)) / scale], y=[float(chosen[0].time_per_sample)], mode="markers",
-                name="selected", customdata=[[chosen[0].index]], hoverinfo="skip",
-                marker={"size": 20, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
-            ))
+            figure.add_trace(
+                go.Scatter(
+                    x=[float(getattr(chosen[0], attr)) / scale],
+                    y=[float(chosen[0].time_per_sample)],
+                    mode="markers",
+                    name="selected",
+                    customdata=[[chosen[0].index]],
+                    hoverinfo="skip",
+                    marker={"size": 20, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
+                )
+            )
     axis = {"devices": "devices used", "memory": "memory provisioned (GiB)", "price": "price per hour"}.get(x, x)
     figure.update_layout(
         title={"text": title or f"Pareto frontier: time per sample vs {axis}", "y": 0.97, "yanchor": "top"},
-        height=420, xaxis={"title": axis}, yaxis={"title": "time per sample (ms)", "rangemode": "tozero"},
-        margin={"l": 10, "r": 10, "t": 90, "b": 10}, clickmode="event+select",
+        height=420,
+        xaxis={"title": axis},
+        yaxis={"title": "time per sample (ms)", "rangemode": "tozero"},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        clickmode="event+select",
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
     return figure
@@ -736,12 +1012,19 @@ def sweep_rows(points: Sequence[Any]) -> list[dict[str, Any]]:
             value = format_bytes(float(value))
         elif isinstance(value, tuple):
             value = p.label
-        rows.append({
-            "#": p.index, p.parameter: value if isinstance(value, str) else float(value), "status": p.status,
-            "time per sample (ms)": p.time_per_sample, "devices used": p.devices_used,
-            "accelerators used": p.accelerators_used, "CPU cores used": p.cpus_used,
-            "memory provisioned": format_bytes(p.total_memory), "price per hour": p.price_per_hour,
-        })
+        rows.append(
+            {
+                "#": p.index,
+                p.parameter: value if isinstance(value, str) else float(value),
+                "status": p.status,
+                "time per sample (ms)": p.time_per_sample,
+                "devices used": p.devices_used,
+                "accelerators used": p.accelerators_used,
+                "CPU cores used": p.cpus_used,
+                "memory provisioned": format_bytes(p.total_memory),
+                "price per hour": p.price_per_hour,
+            }
+        )
     return rows
 
 
@@ -762,8 +1045,10 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
     labelled ``<stage>F<microbatch>`` like the action lists; others by the microbatch.
     """
     devices = list(schedule.devices)
-    labels = {d: f"{d} (stage{'s' if len(schedule.stages_of(d)) > 1 else ''} "
-                 f"{', '.join(map(str, schedule.stages_of(d)))})" for d in devices}
+    labels = {
+        d: f"{d} (stage{'s' if len(schedule.stages_of(d)) > 1 else ''} {', '.join(map(str, schedule.stages_of(d)))})"
+        for d in devices
+    }
     interleaved = schedule.virtual > 1
     figure = go.Figure()
     for kind in ("forward", "backward", "weight", "recompute", "transfer"):
@@ -775,16 +1060,26 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
             text = [f"{e.stage}{op}{e.microbatch}" if interleaved else str(e.microbatch) for e in events]
         else:
             text = ["" for _ in events]
-        hover = [f"{e.device} · stage {e.stage} · {kind}{' ' + e.direction if e.direction else ''} ({e.phase}) · "
-                 f"microbatch {e.microbatch}<br>{e.start:.6g} → {e.end:.6g} (duration {e.duration:.6g})"
-                 for e in events]
-        figure.add_trace(go.Bar(
-            y=[labels[e.device] for e in events], x=[float(e.duration) for e in events],
-            base=[float(e.start) for e in events], orientation="h",
-            name="weight gradient" if kind == "weight" else kind,
-            marker={"color": SCHEDULE_EVENT_COLOURS[kind], "line": {"width": 0.5, "color": "white"}},
-            text=text, textposition="inside", insidetextanchor="middle", hovertext=hover, hoverinfo="text",
-        ))
+        hover = [
+            f"{e.device} · stage {e.stage} · {kind}{' ' + e.direction if e.direction else ''} ({e.phase}) · "
+            f"microbatch {e.microbatch}<br>{e.start:.6g} → {e.end:.6g} (duration {e.duration:.6g})"
+            for e in events
+        ]
+        figure.add_trace(
+            go.Bar(
+                y=[labels[e.device] for e in events],
+                x=[float(e.duration) for e in events],
+                base=[float(e.start) for e in events],
+                orientation="h",
+                name="weight gradient" if kind == "weight" else kind,
+                marker={"color": SCHEDULE_EVENT_COLOURS[kind], "line": {"width": 0.5, "color": "white"}},
+                text=text,
+                textposition="inside",
+                insidetextanchor="middle",
+                hovertext=hover,
+                hoverinfo="text",
+            )
+        )
     if show_idle:
         idle_y, idle_x, idle_base = [], [], []
         for device in devices:
@@ -793,18 +1088,34 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
                 idle_x.append(float(end - start))
                 idle_base.append(float(start))
         if idle_y:
-            figure.add_trace(go.Bar(
-                y=idle_y, x=idle_x, base=idle_base, orientation="h", name="idle (bubble)",
-                marker={"color": IDLE_COLOUR, "pattern": {"shape": "/", "fgcolor": "rgba(214, 39, 40, 0.5)"}},
-                hovertext=[f"idle {x:.6g}" for x in idle_x], hoverinfo="text",
-            ))
-    figure.add_vline(x=float(schedule.makespan), line_dash="dash", line_color="black",
-                     annotation_text=f"makespan {schedule.makespan:.6g}", annotation_position="top")
+            figure.add_trace(
+                go.Bar(
+                    y=idle_y,
+                    x=idle_x,
+                    base=idle_base,
+                    orientation="h",
+                    name="idle (bubble)",
+                    marker={"color": IDLE_COLOUR, "pattern": {"shape": "/", "fgcolor": "rgba(214, 39, 40, 0.5)"}},
+                    hovertext=[f"idle {x:.6g}" for x in idle_x],
+                    hoverinfo="text",
+                )
+            )
+    figure.add_vline(
+        x=float(schedule.makespan),
+        line_dash="dash",
+        line_color="black",
+        annotation_text=f"makespan {schedule.makespan:.6g}",
+        annotation_position="top",
+    )
     figure.update_layout(
-        barmode="overlay", height=height or max(260, 70 + 48 * len(devices)),
-        title=title or (f"{schedule.kind} schedule, {schedule.microbatches} microbatch"
-                        f"{'es' if schedule.microbatches != 1 else ''}: period {schedule.period:.6g}, "
-                        f"bubble {schedule.bubble_fraction:.1%}"),
+        barmode="overlay",
+        height=height or max(260, 70 + 48 * len(devices)),
+        title=title
+        or (
+            f"{schedule.kind} schedule, {schedule.microbatches} microbatch"
+            f"{'es' if schedule.microbatches != 1 else ''}: period {schedule.period:.6g}, "
+            f"bubble {schedule.bubble_fraction:.1%}"
+        ),
         xaxis={"title": "time", "type": "linear", "range": [0, float(schedule.makespan) * 1.02 or 1.0]},
         yaxis={"title": "", "categoryorder": "array", "categoryarray": [labels[d] for d in reversed(devices)]},
         margin={"l": 10, "r": 10, "t": 90, "b": 10},
@@ -824,15 +1135,32 @@ def schedule_comparison_rows(entries: Sequence[tuple[str, Any, Any, str]]) -> li
     rows: list[dict[str, Any]] = []
     for label, schedule, profile, reason in entries:
         if schedule is None:
-            rows.append({"schedule": label, "makespan": None, "period": None, "bubble": None,
-                         "peak memory (GiB)": None, "fits": None, "devices": None, "note": reason})
+            rows.append(
+                {
+                    "schedule": label,
+                    "makespan": None,
+                    "period": None,
+                    "bubble": None,
+                    "peak memory (GiB)": None,
+                    "fits": None,
+                    "devices": None,
+                    "note": reason,
+                }
+            )
             continue
         peak = max((d.peak for d in profile.devices), default=0.0) if profile is not None else None
-        rows.append({"schedule": label, "makespan": schedule.makespan, "period": schedule.period,
-                     "bubble": schedule.bubble_fraction,
-                     "peak memory (GiB)": None if peak is None else peak / GIB,
-                     "fits": None if profile is None else profile.fits, "devices": len(schedule.devices),
-                     "note": reason})
+        rows.append(
+            {
+                "schedule": label,
+                "makespan": schedule.makespan,
+                "period": schedule.period,
+                "bubble": schedule.bubble_fraction,
+                "peak memory (GiB)": None if peak is None else peak / GIB,
+                "fits": None if profile is None else profile.fits,
+                "devices": len(schedule.devices),
+                "note": reason,
+            }
+        )
     return rows
 
 
@@ -845,21 +1173,43 @@ def schedule_comparison_figure(rows: Sequence[Mapping[str, Any]], title: str | N
 
     shown = [r for r in rows if r.get("bubble") is not None]
     names = [str(r["schedule"]) for r in shown]
-    figure = make_subplots(rows=1, cols=2, subplot_titles=("bubble (idle share of device time)",
-                                                           "peak memory of the fullest device (GiB)"))
-    figure.add_trace(go.Bar(x=names, y=[100.0 * float(r["bubble"]) for r in shown], name="bubble %",
-                            marker_color="#d62728", text=[f"{100 * float(r['bubble']):.1f}%" for r in shown],
-                            textposition="outside", hovertemplate="%{x}: bubble %{y:.2f}%<extra></extra>"),
-                     row=1, col=1)
-    figure.add_trace(go.Bar(x=names, y=[float(r["peak memory (GiB)"] or 0.0) for r in shown], name="peak memory",
-                            marker_color="#1f77b4",
-                            text=[f"{float(r['peak memory (GiB)'] or 0.0):.3g}" for r in shown],
-                            textposition="outside", hovertemplate="%{x}: peak %{y:.4g} GiB<extra></extra>"),
-                     row=1, col=2)
+    figure = make_subplots(
+        rows=1, cols=2, subplot_titles=("bubble (idle share of device time)", "peak memory of the fullest device (GiB)")
+    )
+    figure.add_trace(
+        go.Bar(
+            x=names,
+            y=[100.0 * float(r["bubble"]) for r in shown],
+            name="bubble %",
+            marker_color="#d62728",
+            text=[f"{100 * float(r['bubble']):.1f}%" for r in shown],
+            textposition="outside",
+            hovertemplate="%{x}: bubble %{y:.2f}%<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    figure.add_trace(
+        go.Bar(
+            x=names,
+            y=[float(r["peak memory (GiB)"] or 0.0) for r in shown],
+            name="peak memory",
+            marker_color="#1f77b4",
+            text=[f"{float(r['peak memory (GiB)'] or 0.0):.3g}" for r in shown],
+            textposition="outside",
+            hovertemplate="%{x}: peak %{y:.4g} GiB<extra></extra>",
+        ),
+        row=1,
+        col=2,
+    )
     figure.update_yaxes(title_text="%", row=1, col=1, rangemode="tozero")
     figure.update_yaxes(title_text="GiB", row=1, col=2, rangemode="tozero")
-    figure.update_layout(title=title or "schedules side by side", showlegend=False, height=380,
-                         margin={"l": 10, "r": 10, "t": 80, "b": 10})
+    figure.update_layout(
+        title=title or "schedules side by side",
+        showlegend=False,
+        height=380,
+        margin={"l": 10, "r": 10, "t": 80, "b": 10},
+    )
     return figure
 
 
@@ -878,8 +1228,14 @@ def sweep_summary(points: Sequence[Any]) -> str:
 
 # --- purchase figures ---
 
-def purchase_figure(options: Sequence[Any], front: Sequence[Any] | None = None, answer: Any = None,
-                    title: str | None = None, time_unit: str = "ms") -> go.Figure:
+
+def purchase_figure(
+    options: Sequence[Any],
+    front: Sequence[Any] | None = None,
+    answer: Any = None,
+    title: str | None = None,
+    time_unit: str = "ms",
+) -> go.Figure:
     """Time per sample against price per hour of every candidate inventory; the frontier as a step line.
 
     Parameters
@@ -903,33 +1259,61 @@ def purchase_figure(options: Sequence[Any], front: Sequence[Any] | None = None, 
 
     def hover(o) -> str:
         per_million = o.cost_per_sample * 1e6 if o.cost_per_sample is not None else 0.0
-        return (f"{o.label}<br>time per sample {o.time_per_sample:.6g} {time_unit}<br>price per hour "
-                f"{o.price_per_hour:,.4g}<br>cost per million samples {per_million:,.4g}")
+        return (
+            f"{o.label}<br>time per sample {o.time_per_sample:.6g} {time_unit}<br>price per hour "
+            f"{o.price_per_hour:,.4g}<br>cost per million samples {per_million:,.4g}"
+        )
 
     others = [o for o in options if o.ok and o.counts not in on_front]
     best = [o for o in front if o.ok]
     figure = go.Figure()
-    figure.add_trace(go.Scatter(
-        x=[o.price_per_hour for o in others], y=[o.time_per_sample for o in others], mode="markers",
-        name="other inventories", text=[hover(o) for o in others], hovertemplate="%{text}<extra></extra>",
-        marker={"size": 8, "color": "#b0b0b0"}))
-    figure.add_trace(go.Scatter(
-        x=[o.price_per_hour for o in best], y=[o.time_per_sample for o in best], mode="lines+markers",
-        name="frontier (cheapest for its speed)", text=[hover(o) for o in best],
-        hovertemplate="%{text}<extra></extra>", line={"shape": "hv", "color": _FRONT_COLOUR, "width": 2},
-        marker={"size": 11, "color": _FRONT_COLOUR}))
+    figure.add_trace(
+        go.Scatter(
+            x=[o.price_per_hour for o in others],
+            y=[o.time_per_sample for o in others],
+            mode="markers",
+            name="other inventories",
+            text=[hover(o) for o in others],
+            hovertemplate="%{text}<extra></extra>",
+            marker={"size": 8, "color": "#b0b0b0"},
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[o.price_per_hour for o in best],
+            y=[o.time_per_sample for o in best],
+            mode="lines+markers",
+            name="frontier (cheapest for its speed)",
+            text=[hover(o) for o in best],
+            hovertemplate="%{text}<extra></extra>",
+            line={"shape": "hv", "color": _FRONT_COLOUR, "width": 2},
+            marker={"size": 11, "color": _FRONT_COLOUR},
+        )
+    )
     if answer is not None and answer.ok:
-        figure.add_trace(go.Scatter(
-            x=[answer.price_per_hour], y=[answer.time_per_sample], mode="markers", name="answer",
-            text=[hover(answer)], hovertemplate="%{text}<extra></extra>",
-            marker={"size": 22, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}}))
+        figure.add_trace(
+            go.Scatter(
+                x=[answer.price_per_hour],
+                y=[answer.time_per_sample],
+                mode="markers",
+                name="answer",
+                text=[hover(answer)],
+                hovertemplate="%{text}<extra></extra>",
+                marker={"size": 22, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
+            )
+        )
     figure.update_layout(
-        title={"text": title or "Time per sample vs price per hour of every candidate inventory", "y": 0.97,
-               "yanchor": "top"},
-        height=440, xaxis={"title": "price per hour (all devices of the inventory)", "rangemode": "tozero"},
+        title={
+            "text": title or "Time per sample vs price per hour of every candidate inventory",
+            "y": 0.97,
+            "yanchor": "top",
+        },
+        height=440,
+        xaxis={"title": "price per hour (all devices of the inventory)", "rangemode": "tozero"},
         yaxis={"title": f"time per sample ({time_unit})", "rangemode": "tozero"},
         margin={"l": 10, "r": 10, "t": 90, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+    )
     times = [o.time_per_sample for o in options if o.ok and o.time_per_sample > 0]
     if times and max(times) > 20 * min(times):  # e.g. CPU only next to many cards: a log axis shows both
         figure.update_yaxes(type="log", rangemode=None, title=f"time per sample ({time_unit}, log scale)")
@@ -940,19 +1324,24 @@ def purchase_rows(options: Sequence[Any], time_unit: str = "ms") -> list[dict[st
     """One row per candidate inventory: counts, cards to buy, price, time and cost per sample."""
     rows = []
     for o in options:
-        rows.append({
-            "inventory": o.label,
-            "cards to buy": " + ".join(f"{n} x {k.name}" for n, k in zip(o.added, o.point.problem.devices.accelerators)
-                                      if n) or "none",
-            "price per hour": o.price_per_hour,
-            f"time per sample ({time_unit})": o.time_per_sample,
-            "cost per million samples": o.cost_per_sample * 1e6 if o.cost_per_sample is not None else None,
-            "status": o.point.status,
-        })
+        rows.append(
+            {
+                "inventory": o.label,
+                "cards to buy": " + ".join(
+                    f"{n} x {k.name}" for n, k in zip(o.added, o.point.problem.devices.accelerators) if n
+                )
+                or "none",
+                "price per hour": o.price_per_hour,
+                f"time per sample ({time_unit})": o.time_per_sample,
+                "cost per million samples": o.cost_per_sample * 1e6 if o.cost_per_sample is not None else None,
+                "status": o.point.status,
+            }
+        )
     return rows
 
 
 # --- uncertainty figures ---
+
 
 def monte_carlo_figure(mc: Any, time_unit: str = "ms", title: str | None = None) -> go.Figure:
     """Histogram of the time per sample over the draws of a :class:`placement.explore.uncertainty.MonteCarlo`.
@@ -965,44 +1354,65 @@ def monte_carlo_figure(mc: Any, time_unit: str = "ms", title: str | None = None)
     every = list(mc.plan_times) + reopt
     low, high = min(every), max(every)
     bins = {"start": low, "end": high + (high - low) * 1e-9 + 1e-12, "size": (high - low) / 30 or 1.0}
-    figure.add_trace(go.Histogram(x=list(mc.plan_times), name="chosen plan", opacity=0.65,
-                                  marker_color=_CURVE_COLOUR, xbins=bins))
+    figure.add_trace(
+        go.Histogram(x=list(mc.plan_times), name="chosen plan", opacity=0.65, marker_color=_CURVE_COLOUR, xbins=bins)
+    )
     if reopt:  # the same bins, so that the two distributions compare bar by bar
-        figure.add_trace(go.Histogram(x=reopt, name="re-optimised for each draw", opacity=0.55,
-                                      marker_color="#2ca02c", xbins=bins))
+        figure.add_trace(
+            go.Histogram(x=reopt, name="re-optimised for each draw", opacity=0.55, marker_color="#2ca02c", xbins=bins)
+        )
     for label, value in zip(("P10", "P50", "P90"), mc.plan_quantiles):
-        figure.add_vline(x=value, line={"dash": "dash", "color": "#444", "width": 1.2},
-                         annotation={"text": label, "bgcolor": "rgba(255,255,255,0.8)"},
-                         annotation_position="top right")
+        figure.add_vline(
+            x=value,
+            line={"dash": "dash", "color": "#444", "width": 1.2},
+            annotation={"text": label, "bgcolor": "rgba(255,255,255,0.8)"},
+            annotation_position="top right",
+        )
     figure.update_layout(
-        barmode="overlay", height=400,
-        title={"text": title or f"Time per sample over {mc.samples} draws (seed {mc.seed})", "y": 0.97,
-               "yanchor": "top"},
-        xaxis={"title": f"time per sample ({time_unit})"}, yaxis={"title": "draws"},
+        barmode="overlay",
+        height=400,
+        title={
+            "text": title or f"Time per sample over {mc.samples} draws (seed {mc.seed})",
+            "y": 0.97,
+            "yanchor": "top",
+        },
+        xaxis={"title": f"time per sample ({time_unit})"},
+        yaxis={"title": "draws"},
         margin={"l": 10, "r": 10, "t": 90, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+    )
     return figure
 
 
 def bottleneck_figure(mc: Any, title: str | None = None) -> go.Figure:
     """Bar chart: share of draws in which each device is the chosen plan's bottleneck."""
     shares = mc.bottleneck_shares
-    figure = go.Figure(go.Bar(
-        x=[device for device, _ in shares], y=[share * 100 for _, share in shares],
-        text=[f"{share:.0%}" for _, share in shares], textposition="outside", marker_color="#d62728",
-        hovertemplate="%{x}: bottleneck in %{y:.1f} % of draws<extra></extra>"))
+    figure = go.Figure(
+        go.Bar(
+            x=[device for device, _ in shares],
+            y=[share * 100 for _, share in shares],
+            text=[f"{share:.0%}" for _, share in shares],
+            textposition="outside",
+            marker_color="#d62728",
+            hovertemplate="%{x}: bottleneck in %{y:.1f} % of draws<extra></extra>",
+        )
+    )
     figure.update_layout(
-        height=360, title={"text": title or "Which device is the bottleneck (share of draws)", "y": 0.96,
-                           "yanchor": "top"},
-        xaxis={"title": "device", "type": "category"}, yaxis={"title": "% of draws", "range": [0, 110]},
-        margin={"l": 10, "r": 10, "t": 60, "b": 10})
+        height=360,
+        title={"text": title or "Which device is the bottleneck (share of draws)", "y": 0.96, "yanchor": "top"},
+        xaxis={"title": "device", "type": "category"},
+        yaxis={"title": "% of draws", "range": [0, 110]},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
     return figure
 
 
 # --- node labels on the graph figure ---
 
-def node_label_chars(layout: Mapping[int, tuple[float, float]], window_layers: int = 60, width_px: int = 1100,
-                     height_px: int = 640) -> int:
+
+def node_label_chars(
+    layout: Mapping[int, tuple[float, float]], window_layers: int = 60, width_px: int = 1100, height_px: int = 640
+) -> int:
     """How many characters of a node label fit next to each node of a :func:`graph_figure` (0 = no labels).
 
     Labels fit when a layer column is wide enough for at least 4 characters (about 6 px each at
@@ -1028,11 +1438,10 @@ def node_label(graph: Graph, node_id: int, chars: int) -> str:
     return text if len(text) <= chars else text[: max(chars - 1, 1)] + "…"
 
 
-
-
 # ----------------------------------------------------------------------------- linked plan views and plan diff
-def count_curve_figure(counts: Sequence[int], times: Sequence[float | None], selected: int | None = None,
-                       kind: str = "accelerator") -> go.Figure:
+def count_curve_figure(
+    counts: Sequence[int], times: Sequence[float | None], selected: int | None = None, kind: str = "accelerator"
+) -> go.Figure:
     """Time per sample against the number of accelerators of one kind; click a point to pick its plan.
 
     ``times[i]`` is None where ``counts[i]`` has no feasible plan (drawn as a cross on the
@@ -1041,27 +1450,48 @@ def count_curve_figure(counts: Sequence[int], times: Sequence[float | None], sel
     feasible = [(c, float(t)) for c, t in zip(counts, times) if t is not None and math.isfinite(t)]
     missing = [c for c, t in zip(counts, times) if t is None or not math.isfinite(t)]
     figure = go.Figure()
-    figure.add_trace(go.Scatter(
-        x=[c for c, _ in feasible], y=[t for _, t in feasible], mode="lines+markers", name="optimal plan",
-        marker={"size": 11, "color": "#1f77b4"}, customdata=[c for c, _ in feasible],
-        hovertemplate=f"%{{x}} x {kind}<br>time per sample %{{y:.6g}}<br>click to show this plan<extra></extra>",
-    ))
+    figure.add_trace(
+        go.Scatter(
+            x=[c for c, _ in feasible],
+            y=[t for _, t in feasible],
+            mode="lines+markers",
+            name="optimal plan",
+            marker={"size": 11, "color": "#1f77b4"},
+            customdata=[c for c, _ in feasible],
+            hovertemplate=f"%{{x}} x {kind}<br>time per sample %{{y:.6g}}<br>click to show this plan<extra></extra>",
+        )
+    )
     floor = min((t for _, t in feasible), default=0.0)
     if missing:
-        figure.add_trace(go.Scatter(x=missing, y=[floor] * len(missing), mode="markers", name="infeasible",
-                                    marker={"symbol": "x", "size": 10, "color": "#d62728"},
-                                    hovertemplate="%{x}: infeasible<extra></extra>"))
+        figure.add_trace(
+            go.Scatter(
+                x=missing,
+                y=[floor] * len(missing),
+                mode="markers",
+                name="infeasible",
+                marker={"symbol": "x", "size": 10, "color": "#d62728"},
+                hovertemplate="%{x}: infeasible<extra></extra>",
+            )
+        )
     chosen = [(c, t) for c, t in feasible if c == selected]
     if chosen:
-        figure.add_trace(go.Scatter(x=[chosen[0][0]], y=[chosen[0][1]], mode="markers", name="shown below",
-                                    marker={"size": 20, "color": "rgba(0,0,0,0)",
-                                            "line": {"width": 3, "color": "#d62728"}},
-                                    hoverinfo="skip"))
+        figure.add_trace(
+            go.Scatter(
+                x=[chosen[0][0]],
+                y=[chosen[0][1]],
+                mode="markers",
+                name="shown below",
+                marker={"size": 20, "color": "rgba(0,0,0,0)", "line": {"width": 3, "color": "#d62728"}},
+                hoverinfo="skip",
+            )
+        )
     figure.update_layout(
-        title=f"Time per sample against the number of {kind}s (click a point)", height=320,
+        title=f"Time per sample against the number of {kind}s (click a point)",
+        height=320,
         xaxis={"title": f"{kind}s", "dtick": 1, "type": "linear"},
         yaxis={"title": "time per sample", "rangemode": "tozero"},
-        margin={"l": 10, "r": 10, "t": 60, "b": 10}, clickmode="event+select",
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        clickmode="event+select",
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
     )
     return figure
@@ -1088,13 +1518,18 @@ def highlight_device(figure: go.Figure, device: str, devices: Iterable[str]) -> 
         if not matches:
             continue
         if horizontal:
-            figure.add_hrect(y0=_category_index(figure, matches[0], "y") - 0.5,
-                             y1=_category_index(figure, matches[0], "y") + 0.5,
-                             fillcolor="rgba(255, 215, 0, 0.25)", line_width=0, layer="below")
+            figure.add_hrect(
+                y0=_category_index(figure, matches[0], "y") - 0.5,
+                y1=_category_index(figure, matches[0], "y") + 0.5,
+                fillcolor="rgba(255, 215, 0, 0.25)",
+                line_width=0,
+                layer="below",
+            )
         else:
             index = labels.index(matches[0])
-            figure.add_vrect(x0=index - 0.5, x1=index + 0.5, fillcolor="rgba(255, 215, 0, 0.35)", line_width=0,
-                             layer="below")
+            figure.add_vrect(
+                x0=index - 0.5, x1=index + 0.5, fillcolor="rgba(255, 215, 0, 0.35)", line_width=0, layer="below"
+            )
         break
     return figure
 
@@ -1112,29 +1547,64 @@ def plan_diff_figure(diff, title: str | None = None) -> go.Figure:
     """
     labels = [str(d.device) for d in diff.devices]
     figure = go.Figure()
-    figure.add_trace(go.Bar(x=labels, y=[d.load_a for d in diff.devices], name="pinned plan (A)",
-                            marker_color="#9e9e9e", hovertemplate="%{x}<br>A: %{y:.6g}<extra></extra>"))
-    figure.add_trace(go.Bar(x=labels, y=[d.load_b for d in diff.devices], name="current plan (B)",
-                            marker_color="#1f77b4", hovertemplate="%{x}<br>B: %{y:.6g}<extra></extra>"))
-    for value, name, colour, position in ((diff.time_a, "A", "#616161", "top left"),
-                                          (diff.time_b, "B", "#d62728", "top right")):
+    figure.add_trace(
+        go.Bar(
+            x=labels,
+            y=[d.load_a for d in diff.devices],
+            name="pinned plan (A)",
+            marker_color="#9e9e9e",
+            hovertemplate="%{x}<br>A: %{y:.6g}<extra></extra>",
+        )
+    )
+    figure.add_trace(
+        go.Bar(
+            x=labels,
+            y=[d.load_b for d in diff.devices],
+            name="current plan (B)",
+            marker_color="#1f77b4",
+            hovertemplate="%{x}<br>B: %{y:.6g}<extra></extra>",
+        )
+    )
+    for value, name, colour, position in (
+        (diff.time_a, "A", "#616161", "top left"),
+        (diff.time_b, "B", "#d62728", "top right"),
+    ):
         if _finite(value) is not None:
-            figure.add_hline(y=value, line_dash="dash", line_color=colour,
-                             annotation_text=f"time per sample {name} {value:.6g}", annotation_position=position)
-    figure.update_layout(barmode="group", height=360, yaxis_title="load (time per sample)",
-                         title=title or "Load per device: pinned plan (A) and current plan (B)",
-                         margin={"l": 10, "r": 10, "t": 60, "b": 10},
-                         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"})
+            figure.add_hline(
+                y=value,
+                line_dash="dash",
+                line_color=colour,
+                annotation_text=f"time per sample {name} {value:.6g}",
+                annotation_position=position,
+            )
+    figure.update_layout(
+        barmode="group",
+        height=360,
+        yaxis_title="load (time per sample)",
+        title=title or "Load per device: pinned plan (A) and current plan (B)",
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
+    )
     return figure
 
 
 def plan_diff_rows(diff) -> list[dict[str, Any]]:
     """One row per device: load and memory in both plans, and the deltas (B - A)."""
-    return [{"device": str(d.device), "nodes A": d.nodes_a, "nodes B": d.nodes_b, "load A": d.load_a,
-             "load B": d.load_b, "load Δ": d.load_delta, "memory A": format_bytes(d.memory_a),
-             "memory B": format_bytes(d.memory_b),
-             "memory Δ": ("+" if d.memory_delta > 0 else "-" if d.memory_delta < 0 else "")
-             + format_bytes(abs(d.memory_delta))} for d in diff.devices]
+    return [
+        {
+            "device": str(d.device),
+            "nodes A": d.nodes_a,
+            "nodes B": d.nodes_b,
+            "load A": d.load_a,
+            "load B": d.load_b,
+            "load Δ": d.load_delta,
+            "memory A": format_bytes(d.memory_a),
+            "memory B": format_bytes(d.memory_b),
+            "memory Δ": ("+" if d.memory_delta > 0 else "-" if d.memory_delta < 0 else "")
+            + format_bytes(abs(d.memory_delta)),
+        }
+        for d in diff.devices
+    ]
 
 
 # ----------------------------------------------------------------------------- teaching mode
@@ -1159,8 +1629,16 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
         edge_x += [position[a][0], position[b][0], None]
         edge_y += [position[a][1], position[b][1], None]
     figure = go.Figure()
-    figure.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", hoverinfo="skip", showlegend=False,
-                                line={"color": "rgba(120,120,120,0.5)", "width": 1}))
+    figure.add_trace(
+        go.Scatter(
+            x=edge_x,
+            y=edge_y,
+            mode="lines",
+            hoverinfo="skip",
+            showlegend=False,
+            line={"color": "rgba(120,120,120,0.5)", "width": 1},
+        )
+    )
 
     def label(index: int) -> str:
         groups = trace.groups_of(index)
@@ -1168,8 +1646,11 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
 
     finished_up_to = current.ideal if current is not None else len(trace.masks)
     categories = [
-        ("finished", "#2ca02c",
-         [i for i in position if i < finished_up_to and (current is None or i != current.previous)]),
+        (
+            "finished",
+            "#2ca02c",
+            [i for i in position if i < finished_up_to and (current is None or i != current.previous)],
+        ),
         ("not reached", "#c7c7c7", [i for i in position if current is not None and i > current.ideal]),
     ]
     if current is not None:
@@ -1177,28 +1658,39 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
     for name, colour, members in categories:
         if not members:
             continue
-        figure.add_trace(go.Scatter(
-            x=[position[i][0] for i in members], y=[position[i][1] for i in members], mode="markers+text",
-            name=name, text=[label(i) for i in members], textposition="top center", textfont={"size": 10},
-            marker={"size": 16 if name.startswith(("J", "I")) else 11, "color": colour,
-                    "line": {"width": 1, "color": "#333"}},
-            hovertext=[f"ideal {i}: groups {label(i)}" for i in members], hoverinfo="text",
-        ))
+        figure.add_trace(
+            go.Scatter(
+                x=[position[i][0] for i in members],
+                y=[position[i][1] for i in members],
+                mode="markers+text",
+                name=name,
+                text=[label(i) for i in members],
+                textposition="top center",
+                textfont={"size": 10},
+                marker={
+                    "size": 16 if name.startswith(("J", "I")) else 11,
+                    "color": colour,
+                    "line": {"width": 1, "color": "#333"},
+                },
+                hovertext=[f"ideal {i}: groups {label(i)}" for i in members],
+                hoverinfo="text",
+            )
+        )
     spread = max((abs(y) for _, y in position.values()), default=0.0) + 0.8
     title = "Lattice of ideals (left to right by number of groups)"
     if current is not None:
         stage = "{" + ",".join(str(g) for g in current.stage_groups) + "}"
         title = f"Finishing J = {label(current.ideal)}: trying I = {label(current.previous)}, stage J \\ I = {stage}"
     figure.update_layout(
-        title=title, height=int(min(560, max(320, 160 + 60 * spread))), plot_bgcolor="white",
+        title=title,
+        height=int(min(560, max(320, 160 + 60 * spread))),
+        plot_bgcolor="white",
         xaxis={"title": "groups in the ideal", "dtick": 1, "range": [-0.5, len(levels) - 0.5], "zeroline": False},
         yaxis={"visible": False, "range": [-spread, spread]},
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
     )
     return figure
-
-
 
 
 # ----------------------------------------------------------------------------- multidimensional plans
@@ -1215,36 +1707,68 @@ def multidim_stage_rows(problem: Any, plan: Any, evaluation: Any) -> list[dict[s
         counts: dict[str, int] = {}
         for option in stage.options:
             counts[option] = counts.get(option, 0) + 1
-        rows.append({
-            "stage": k, "nodes": f"{names[0]} .. {names[-1]}" if len(names) > 1 else names[0],
-            "node count": len(stage.nodes), "d x t": f"{stage.d} x {stage.t}", "devices": stage.d * stage.t,
-            "kind": stage.kind, "options": ", ".join(f"{n} {o}" for o, n in sorted(counts.items())),
-            "in flight (y)": cost.y, "memory": format_bytes(cost.memory), "memory cap": format_bytes(cost.memory_cap),
-            "memory used": f"{cost.memory / cost.memory_cap:.0%}", "time per sample": cost.time,
-        })
+        rows.append(
+            {
+                "stage": k,
+                "nodes": f"{names[0]} .. {names[-1]}" if len(names) > 1 else names[0],
+                "node count": len(stage.nodes),
+                "d x t": f"{stage.d} x {stage.t}",
+                "devices": stage.d * stage.t,
+                "kind": stage.kind,
+                "options": ", ".join(f"{n} {o}" for o, n in sorted(counts.items())),
+                "in flight (y)": cost.y,
+                "memory": format_bytes(cost.memory),
+                "memory cap": format_bytes(cost.memory_cap),
+                "memory used": f"{cost.memory / cost.memory_cap:.0%}",
+                "time per sample": cost.time,
+            }
+        )
     return rows
 
 
-def multidim_curve_figure(points: Sequence[tuple[int, float | None]], selected: int | None = None,
-                          title: str | None = None) -> go.Figure:
+def multidim_curve_figure(
+    points: Sequence[tuple[int, float | None]], selected: int | None = None, title: str | None = None
+) -> go.Figure:
     """Optimal time per sample against the total device count (log-2 x axis); None = infeasible."""
     xs = [int(n) for n, v in points if v is not None and math.isfinite(v)]
     ys = [float(v) for n, v in points if v is not None and math.isfinite(v)]
-    figure = go.Figure(go.Scatter(x=xs, y=ys, mode="lines+markers", name="optimal plan",
-                                  hovertemplate="%{x} devices<br>time per sample %{y:.4g} s<extra></extra>"))
+    figure = go.Figure(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines+markers",
+            name="optimal plan",
+            hovertemplate="%{x} devices<br>time per sample %{y:.4g} s<extra></extra>",
+        )
+    )
     missing = [int(n) for n, v in points if v is None or not math.isfinite(v)]
     if missing:
-        figure.add_trace(go.Scatter(x=missing, y=[min(ys) if ys else 1.0] * len(missing), mode="markers",
-                                    name="infeasible (drawn at the lowest time)",
-                                    marker={"symbol": "x", "color": "red", "size": 10}))
+        figure.add_trace(
+            go.Scatter(
+                x=missing,
+                y=[min(ys) if ys else 1.0] * len(missing),
+                mode="markers",
+                name="infeasible (drawn at the lowest time)",
+                marker={"symbol": "x", "color": "red", "size": 10},
+            )
+        )
     if selected is not None and selected in xs:
-        figure.add_trace(go.Scatter(x=[selected], y=[ys[xs.index(selected)]], mode="markers", name="this plan",
-                                    marker={"size": 16, "color": "rgba(0,0,0,0)",
-                                            "line": {"color": "black", "width": 2.5}}))
-    figure.update_layout(title=title or "Time per sample vs devices (each point a proven optimum)", height=380,
-                         xaxis={"title": "devices", "type": "log", "dtick": math.log10(2)},
-                         yaxis={"title": "time per sample (s, log scale)", "type": "log"},
-                         margin={"l": 10, "r": 10, "t": 60, "b": 10})
+        figure.add_trace(
+            go.Scatter(
+                x=[selected],
+                y=[ys[xs.index(selected)]],
+                mode="markers",
+                name="this plan",
+                marker={"size": 16, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
+            )
+        )
+    figure.update_layout(
+        title=title or "Time per sample vs devices (each point a proven optimum)",
+        height=380,
+        xaxis={"title": "devices", "type": "log", "dtick": math.log10(2)},
+        yaxis={"title": "time per sample (s, log scale)", "type": "log"},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
     return figure
 
 
@@ -1267,11 +1791,23 @@ def multidim_timeline_figure(plan: Any, evaluation: Any, microbatches: int = 6, 
             xs.append(duration)
             bases.append(begin)
             ys.append(labels[i])
-        figure.add_trace(go.Bar(x=xs, base=bases, y=ys, orientation="h", name=f"microbatch {m}",
-                                hovertemplate="%{y}<br>start %{base:.4g} s, %{x:.4g} s<extra>microbatch " + str(m)
-                                + "</extra>"))
-    figure.update_layout(title=title or "Pipeline timeline (a stage of d replicas is one row)", barmode="overlay",
-                         height=max(260, 28 * len(times) + 120), xaxis={"title": "time (s per sample)"},
-                         yaxis={"autorange": "reversed"}, margin={"l": 10, "r": 10, "t": 60, "b": 10},
-                         showlegend=False)
+        figure.add_trace(
+            go.Bar(
+                x=xs,
+                base=bases,
+                y=ys,
+                orientation="h",
+                name=f"microbatch {m}",
+                hovertemplate="%{y}<br>start %{base:.4g} s, %{x:.4g} s<extra>microbatch " + str(m) + "</extra>",
+            )
+        )
+    figure.update_layout(
+        title=title or "Pipeline timeline (a stage of d replicas is one row)",
+        barmode="overlay",
+        height=max(260, 28 * len(times) + 120),
+        xaxis={"title": "time (s per sample)"},
+        yaxis={"autorange": "reversed"},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        showlegend=False,
+    )
     return figure

@@ -42,17 +42,24 @@ print(json.dumps({"load_s": loaded - started, "refuse_s": refused - loaded, "ref
 
 
 def _graph(n: int, edges) -> dict:
-    return {"maxFPGAs": 4, "maxCPUs": 1,
-            "nodes": [{"id": i, "supportedOnFpga": 1, "cpuLatency": 1.0, "fpgaLatency": 0.5, "isBackwardNode": 0}
-                      for i in range(n)],
-            "edges": [{"sourceId": a, "destId": b, "cost": 0.1} for a, b in edges]}
+    return {
+        "maxFPGAs": 4,
+        "maxCPUs": 1,
+        "nodes": [
+            {"id": i, "supportedOnFpga": 1, "cpuLatency": 1.0, "fpgaLatency": 0.5, "isBackwardNode": 0}
+            for i in range(n)
+        ],
+        "edges": [{"sourceId": a, "destId": b, "cost": 0.1} for a, b in edges],
+    }
 
 
 def cases(quick: bool) -> dict[str, dict]:
     out = {
         "antichain 1,000": _graph(1000, []),
         "star, 2,000 leaves": _graph(2001, [(0, i) for i in range(1, 2001)]),
-        "20 chains of 50 (width 20)": _graph(1000, [(c * 50 + i, c * 50 + i + 1) for c in range(20) for i in range(49)]),
+        "20 chains of 50 (width 20)": _graph(
+            1000, [(c * 50 + i, c * 50 + i + 1) for c in range(20) for i in range(49)]
+        ),
     }
     if not quick:
         out["antichain 50,000"] = _graph(50_000, [])
@@ -83,11 +90,15 @@ def main() -> None:
             path.write_text(json.dumps(graph))
             timing, wall, peak = run(path, width=False)
             width = run(path, width=True)[0]["width"]
-            print(f"{name:<28} {len(graph['nodes']):>7,} {width:>16} {timing['load_s']:>7.2f} {timing['refuse_s']:>9.3f} "
-                  f"{timing['refuse_cpu_s']:>12.3f} {wall:>10.2f} {peak:>8.0f}  {timing['outcome']}")
-    print(f"\nmachine: {os.cpu_count()} cores; python {platform.python_version()}; load average "
-          f"{os.getloadavg()[0]:.1f}; 'refuse s' = solve_dp until it refuses (wall; cpu: its CPU time), 'process s' and peak MB = the whole "
-          "child process (imports and file reading included)")
+            print(
+                f"{name:<28} {len(graph['nodes']):>7,} {width:>16} {timing['load_s']:>7.2f} {timing['refuse_s']:>9.3f} "
+                f"{timing['refuse_cpu_s']:>12.3f} {wall:>10.2f} {peak:>8.0f}  {timing['outcome']}"
+            )
+    print(
+        f"\nmachine: {os.cpu_count()} cores; python {platform.python_version()}; load average "
+        f"{os.getloadavg()[0]:.1f}; 'refuse s' = solve_dp until it refuses (wall; cpu: its CPU time), 'process s' and peak MB = the whole "
+        "child process (imports and file reading included)"
+    )
 
 
 if __name__ == "__main__":

@@ -37,18 +37,37 @@ def main() -> None:
     for style in ("gpt", "bert"):
         for granularity in ("operator", "layer"):
             for training in (False, True):
-                config = TransformerConfig(style=style, layers=12, hidden=768, heads=12,
-                                           seq_len=1024 if style == "gpt" else 512,
-                                           vocab=50257 if style == "gpt" else 30522)
+                config = TransformerConfig(
+                    style=style,
+                    layers=12,
+                    hidden=768,
+                    heads=12,
+                    seq_len=1024 if style == "gpt" else 512,
+                    vocab=50257 if style == "gpt" else 30522,
+                )
                 label = f"{style.upper()}-12 h768 {granularity}{' training' if training else ''}"
-                cases.append((label, lambda c=config, g=granularity, t=training: build_transformer(
-                    c, cost_model, granularity=g, training=t, **devices)))
+                cases.append(
+                    (
+                        label,
+                        lambda c=config, g=granularity, t=training: build_transformer(
+                            c, cost_model, granularity=g, training=t, **devices
+                        ),
+                    )
+                )
     big = TransformerConfig(layers=48, hidden=1600, heads=25, seq_len=1024)
-    cases.append(("GPT-48 h1600 operator training", lambda: build_transformer(
-        big, cost_model, granularity="operator", training=True, **devices)))
+    cases.append(
+        (
+            "GPT-48 h1600 operator training",
+            lambda: build_transformer(big, cost_model, granularity="operator", training=True, **devices),
+        )
+    )
     for granularity in ("operator", "layer"):
-        cases.append((f"ResNet-50 {granularity}", lambda g=granularity: build_cnn(
-            CnnConfig(), cost_model, granularity=g, **devices)))
+        cases.append(
+            (
+                f"ResNet-50 {granularity}",
+                lambda g=granularity: build_cnn(CnnConfig(), cost_model, granularity=g, **devices),
+            )
+        )
 
     header = f"{'model':34} {'nodes':>6} {'ideals':>7} {'pairs':>9} {'build s':>8} {'opt ms':>10} {'DP s':>7} status"
     print(header)
@@ -64,8 +83,10 @@ def main() -> None:
             best = result.seconds if best is None else min(best, result.seconds)
         check = evaluate(problem, result.placement).max_load if result.placement else float("nan")
         status = result.status if abs(check - result.objective) <= 1e-9 * max(1.0, check) else "MISMATCH"
-        print(f"{label:34} {len(problem.graph.nodes):>6} {ideals:>7,} {pairs:>9,} {build_seconds:>8.3f} "
-              f"{result.objective:>10.4f} {best:>7.3f} {status}")
+        print(
+            f"{label:34} {len(problem.graph.nodes):>6} {ideals:>7,} {pairs:>9,} {build_seconds:>8.3f} "
+            f"{result.objective:>10.4f} {best:>7.3f} {status}"
+        )
 
 
 if __name__ == "__main__":

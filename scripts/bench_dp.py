@@ -48,8 +48,13 @@ def _child(path: str, all_pairs: bool) -> None:
     result = solve_dp(problem)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     out = {
-        "nodes": len(problem.graph.nodes), "status": result.status, "objective": result.objective,
-        "ideals": result.stat("ideals"), "pairs": result.stat("pairs"), "seconds": seconds, "cpu": cpu,
+        "nodes": len(problem.graph.nodes),
+        "status": result.status,
+        "objective": result.objective,
+        "ideals": result.stat("ideals"),
+        "pairs": result.stat("pairs"),
+        "seconds": seconds,
+        "cpu": cpu,
     }
     if all_pairs:
         out["all_pairs"] = count_pairs(problem)[1]
@@ -71,8 +76,10 @@ def main() -> None:
     graphs = [Path(g) for g in args.graphs] or sorted(
         p for p in SAMPLES.rglob("*.json") if "expert-splits" not in p.parts
     )
-    header = f"{'graph':44} {'nodes':>6} {'ideals':>8} {'pairs searched':>15} {'all pairs':>13} " \
-             f"{'solve s':>8} {'cpu s':>8} {'process s':>9} {'peak MB':>8}  objective"
+    header = (
+        f"{'graph':44} {'nodes':>6} {'ideals':>8} {'pairs searched':>15} {'all pairs':>13} "
+        f"{'solve s':>8} {'cpu s':>8} {'process s':>9} {'peak MB':>8}  objective"
+    )
     print(header)
     print("-" * len(header))
     trees = [("", ROOT)] + ([("before ", Path(args.ref).resolve())] if args.ref else [])
@@ -85,15 +92,21 @@ def main() -> None:
             done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree)
             title = f"{label}{name}"[:44]
             if done.returncode != 0:
-                print(f"{title:44} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+                print(
+                    f"{title:44} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
+                )
                 continue
             row = json.loads(done.stdout.strip().splitlines()[-1])
             all_pairs = f"{row['all_pairs']:,}" if "all_pairs" in row else "-"
-            print(f"{title:44} {row['nodes']:>6} {row['ideals']:>8,} {row['pairs']:>15,} {all_pairs:>13} "
-                  f"{row['seconds']:>8.3f} {row['cpu']:>8.3f} {row['process_seconds']:>9.2f} {row['peak_mb']:>8.0f}  "
-                  f"{row['objective']:.10g} ({row['status']})")
-    print(f"\nmachine: {resource.getpagesize()} B pages; python {sys.version.split()[0]}; "
-          "times are wall-clock on this machine, single run")
+            print(
+                f"{title:44} {row['nodes']:>6} {row['ideals']:>8,} {row['pairs']:>15,} {all_pairs:>13} "
+                f"{row['seconds']:>8.3f} {row['cpu']:>8.3f} {row['process_seconds']:>9.2f} {row['peak_mb']:>8.0f}  "
+                f"{row['objective']:.10g} ({row['status']})"
+            )
+    print(
+        f"\nmachine: {resource.getpagesize()} B pages; python {sys.version.split()[0]}; "
+        "times are wall-clock on this machine, single run"
+    )
 
 
 if __name__ == "__main__":

@@ -98,20 +98,30 @@ def bench_engine(repeat: int) -> list[dict]:
                 statuses[times["status"]] = statuses.get(times["status"], 0) + 1
                 if times["total"] > worst_step[1]:
                     worst_step = (label, times["total"])
-        rows.append({
-            "graph": str(path.relative_to(ROOT / "sample_graphs").with_suffix("")),
-            "nodes": len(problem.graph.nodes), "changes": len(totals),
-            "median": statistics.median(totals), "p95": sorted(totals)[int(0.95 * (len(totals) - 1))],
-            "max": max(totals), "worst": worst_step[0], "solve max": max(solves),
-            "statuses": ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())),
-        })
-    header = (f"{'graph':36} {'nodes':>5} {'changes':>7} {'median s':>9} {'p95 s':>7} {'max s':>7} "
-              f"{'solve max':>9}  worst change / statuses")
+        rows.append(
+            {
+                "graph": str(path.relative_to(ROOT / "sample_graphs").with_suffix("")),
+                "nodes": len(problem.graph.nodes),
+                "changes": len(totals),
+                "median": statistics.median(totals),
+                "p95": sorted(totals)[int(0.95 * (len(totals) - 1))],
+                "max": max(totals),
+                "worst": worst_step[0],
+                "solve max": max(solves),
+                "statuses": ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())),
+            }
+        )
+    header = (
+        f"{'graph':36} {'nodes':>5} {'changes':>7} {'median s':>9} {'p95 s':>7} {'max s':>7} "
+        f"{'solve max':>9}  worst change / statuses"
+    )
     print(header)
     print("-" * len(header))
     for row in rows:
-        print(f"{row['graph']:36} {row['nodes']:>5} {row['changes']:>7} {row['median']:>9.4f} {row['p95']:>7.4f} "
-              f"{row['max']:>7.4f} {row['solve max']:>9.4f}  {row['worst']} / {row['statuses']}")
+        print(
+            f"{row['graph']:36} {row['nodes']:>5} {row['changes']:>7} {row['median']:>9.4f} {row['p95']:>7.4f} "
+            f"{row['max']:>7.4f} {row['solve max']:>9.4f}  {row['worst']} / {row['statuses']}"
+        )
     return rows
 
 

@@ -24,13 +24,13 @@ import time
 from pathlib import Path
 
 from placement import load_problem
+from placement.explore.compare import DEFAULT_METHODS, rows_to_records, run_method, with_ratios
 from placement.modelling.builders import (
     CnnConfig,
     TransformerConfig,
     build_cnn,
     build_transformer,
 )
-from placement.explore.compare import DEFAULT_METHODS, rows_to_records, run_method, with_ratios
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path("/work/shared/workloads")
@@ -42,10 +42,16 @@ def built_latency_problems() -> dict:
     out = {}
     for granularity in ("layer", "operator"):
         makers = {
-            "resnet50": lambda memory, granularity=granularity: build_cnn(CnnConfig(), accelerators=4, cpus=8, granularity=granularity,
-                                                 memory=memory),
-            "bert6": lambda memory, granularity=granularity: build_transformer(TransformerConfig(style="bert", layers=6), accelerators=4,
-                                                      cpus=8, granularity=granularity, memory=memory),
+            "resnet50": lambda memory, granularity=granularity: build_cnn(
+                CnnConfig(), accelerators=4, cpus=8, granularity=granularity, memory=memory
+            ),
+            "bert6": lambda memory, granularity=granularity: build_transformer(
+                TransformerConfig(style="bert", layers=6),
+                accelerators=4,
+                cpus=8,
+                granularity=granularity,
+                memory=memory,
+            ),
         }
         for name, make in makers.items():
             total = sum(node.size for node in make(None).graph.nodes)
@@ -79,8 +85,11 @@ def main(argv=None) -> int:
     if not args.no_built:
         cases.extend(("latency", name, problem) for name, problem in built_latency_problems().items())
     out = []
-    print(f"{'workload':40} {'method':16} {'objective':>11} {'ratio':>6} {'status':11} {'bound':>11} {'gap':>8} "
-          f"{'seconds':>8}", flush=True)
+    print(
+        f"{'workload':40} {'method':16} {'objective':>11} {'ratio':>6} {'status':11} {'bound':>11} {'gap':>8} "
+        f"{'seconds':>8}",
+        flush=True,
+    )
     for objective, name, source in cases:
         if args.only and not any(part in name for part in args.only):
             continue
@@ -88,8 +97,11 @@ def main(argv=None) -> int:
         methods = [m for m in (args.methods or DEFAULT_METHODS[objective]) if m in DEFAULT_METHODS[objective]]
         rows = with_ratios([run_method(problem, m, objective, time_limit=args.time_limit) for m in methods])
         for row in rows:
-            print(f"{name:40} {row.method:16} {_fmt(row.objective):>11} {_fmt(row.ratio_to_best, 3):>6} "
-                  f"{row.status:11} {_fmt(row.bound):>11} {_fmt(row.gap, 4):>8} {row.seconds:8.2f}", flush=True)
+            print(
+                f"{name:40} {row.method:16} {_fmt(row.objective):>11} {_fmt(row.ratio_to_best, 3):>6} "
+                f"{row.status:11} {_fmt(row.bound):>11} {_fmt(row.gap, 4):>8} {row.seconds:8.2f}",
+                flush=True,
+            )
         out.extend(dict(record, workload=name) for record in rows_to_records(rows))
     if not args.no_inception and INCEPTION.exists():
         from placement.exact.dp import solve_dp
@@ -99,10 +111,21 @@ def main(argv=None) -> int:
         started = time.perf_counter()
         result = solve_dp(problem)
         seconds = time.perf_counter() - started
-        print(f"{'ours/inception_wide_inference (DP time)':40} {'dp':16} {_fmt(result.objective):>11} {'':>6} "
-              f"{result.status:11} {_fmt(result.bound):>11} {_fmt(result.gap, 4):>8} {seconds:8.2f}", flush=True)
-        out.append({"workload": "ours/inception_wide_inference", "method": "dp", "objective": result.objective,
-                    "status": result.status, "seconds": seconds, "ideals": result.stat("ideals")})
+        print(
+            f"{'ours/inception_wide_inference (DP time)':40} {'dp':16} {_fmt(result.objective):>11} {'':>6} "
+            f"{result.status:11} {_fmt(result.bound):>11} {_fmt(result.gap, 4):>8} {seconds:8.2f}",
+            flush=True,
+        )
+        out.append(
+            {
+                "workload": "ours/inception_wide_inference",
+                "method": "dp",
+                "objective": result.objective,
+                "status": result.status,
+                "seconds": seconds,
+                "ideals": result.stat("ideals"),
+            }
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1, default=str))
     return 0

@@ -15,7 +15,7 @@ import json
 import subprocess
 import sys
 
-GiB = 2 ** 30
+GiB = 2**30
 CASES = {
     "bert-own": ("bert32a100.json", {}),
     "bert-512": ("bert32a100.json", {"count": 512, "memory": 8 * GiB, "bandwidth": 25 * GiB, "N": 1920}),
@@ -40,15 +40,26 @@ def run_case(name: str) -> dict:
         kind = replace(kind, count=changes["count"], memory=changes["memory"], bandwidth=changes["bandwidth"])
         problem = replace(problem, kinds=(kind,), microbatches=changes["N"])
     import time
+
     cpu = time.process_time()
     result = solve_multidim(problem)
     cpu = time.process_time() - cpu
     ev = evaluate_plan(problem, result.plan) if result.plan else None
-    return {"case": name, "devices": kind.count, "N": problem.microbatches, "status": result.status,
-            "tps": result.time_per_sample, "evaluated": ev.time_per_sample if ev else None,
-            "feasible": bool(ev and ev.feasible), "stages": len(result.plan.stages) if result.plan else 0,
-            "ideals": result.ideals, "probes": result.probes, "seconds": result.seconds, "cpu": cpu,
-            "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "case": name,
+        "devices": kind.count,
+        "N": problem.microbatches,
+        "status": result.status,
+        "tps": result.time_per_sample,
+        "evaluated": ev.time_per_sample if ev else None,
+        "feasible": bool(ev and ev.feasible),
+        "stages": len(result.plan.stages) if result.plan else 0,
+        "ideals": result.ideals,
+        "probes": result.probes,
+        "seconds": result.seconds,
+        "cpu": cpu,
+        "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def main() -> None:
@@ -60,12 +71,18 @@ def main() -> None:
     if args.one:
         print(json.dumps(run_case(args.one)))
         return
-    print(f"{'case':<11} {'devices':>7} {'N':>5} {'status':>9} {'TPS (s)':>12} {'evaluated':>12} {'stages':>6} "
-          f"{'ideals':>7} {'probes':>6} {'seconds':>8} {'CPU s':>6} {'peak MiB':>9}")
+    print(
+        f"{'case':<11} {'devices':>7} {'N':>5} {'status':>9} {'TPS (s)':>12} {'evaluated':>12} {'stages':>6} "
+        f"{'ideals':>7} {'probes':>6} {'seconds':>8} {'CPU s':>6} {'peak MiB':>9}"
+    )
     for name in args.cases.split(","):
         try:
-            out = subprocess.run([sys.executable, "-m", "scripts.bench_multidim", "--one", name], capture_output=True,
-                                 text=True, timeout=args.timeout)
+            out = subprocess.run(
+                [sys.executable, "-m", "scripts.bench_multidim", "--one", name],
+                capture_output=True,
+                text=True,
+                timeout=args.timeout,
+            )
             row = json.loads(out.stdout.strip().splitlines()[-1])
         except subprocess.TimeoutExpired:
             print(f"{name:<11} timed out after {args.timeout:.0f} s")
@@ -73,9 +90,11 @@ def main() -> None:
         except (json.JSONDecodeError, IndexError):
             print(f"{name:<11} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else '?'}")
             continue
-        print(f"{row['case']:<11} {row['devices']:>7} {row['N']:>5} {row['status']:>9} {row['tps']:>12.6g} "
-              f"{row['evaluated'] or float('nan'):>12.6g} {row['stages']:>6} {row['ideals']:>7} {row['probes']:>6} "
-              f"{row['seconds']:>8.2f} {row['cpu']:>6.2f} {row['peak_mib']:>9.0f}")
+        print(
+            f"{row['case']:<11} {row['devices']:>7} {row['N']:>5} {row['status']:>9} {row['tps']:>12.6g} "
+            f"{row['evaluated'] or float('nan'):>12.6g} {row['stages']:>6} {row['ideals']:>7} {row['probes']:>6} "
+            f"{row['seconds']:>8.2f} {row['cpu']:>6.2f} {row['peak_mib']:>9.0f}"
+        )
 
 
 if __name__ == "__main__":

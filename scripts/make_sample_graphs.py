@@ -23,8 +23,18 @@ def inception_wide(modules: int = 16, branches: tuple[int, ...] = (2, 4, 6, 3, 5
     def node(name: str, scale: float = 1.0, size: float = 4e6) -> int:
         node_id = len(nodes) + 1
         fpga = round(rng.uniform(0.2, 1.2) * scale, 4)
-        nodes.append({"id": node_id, "name": name, "supportedOnFpga": 1, "cpuLatency": round(fpga * 12, 4),
-                      "fpgaLatency": fpga, "isBackwardNode": 0, "colorClass": node_id, "size": size})
+        nodes.append(
+            {
+                "id": node_id,
+                "name": name,
+                "supportedOnFpga": 1,
+                "cpuLatency": round(fpga * 12, 4),
+                "fpgaLatency": fpga,
+                "isBackwardNode": 0,
+                "colorClass": node_id,
+                "size": size,
+            }
+        )
         return node_id
 
     cost = {}
@@ -59,10 +69,30 @@ def tiny_training() -> dict:
     nodes, edges = [], []
     n = len(layers)
     for i, (name, t, size) in enumerate(layers):
-        nodes.append({"id": i + 1, "name": f"{name}/fwd", "supportedOnFpga": 1, "cpuLatency": t * 10,
-                      "fpgaLatency": t, "isBackwardNode": 0, "colorClass": i + 1, "size": size})
-        nodes.append({"id": n + i + 1, "name": f"{name}/bwd", "supportedOnFpga": 1, "cpuLatency": t * 20,
-                      "fpgaLatency": 2 * t, "isBackwardNode": 1, "colorClass": i + 1, "size": 0})
+        nodes.append(
+            {
+                "id": i + 1,
+                "name": f"{name}/fwd",
+                "supportedOnFpga": 1,
+                "cpuLatency": t * 10,
+                "fpgaLatency": t,
+                "isBackwardNode": 0,
+                "colorClass": i + 1,
+                "size": size,
+            }
+        )
+        nodes.append(
+            {
+                "id": n + i + 1,
+                "name": f"{name}/bwd",
+                "supportedOnFpga": 1,
+                "cpuLatency": t * 20,
+                "fpgaLatency": 2 * t,
+                "isBackwardNode": 1,
+                "colorClass": i + 1,
+                "size": 0,
+            }
+        )
     for i in range(n - 1):
         edges.append({"sourceId": i + 1, "destId": i + 2, "cost": 0.2, "size": 4e6})
         edges.append({"sourceId": n + i + 2, "destId": n + i + 1, "cost": 0.2, "size": 4e6})

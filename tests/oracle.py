@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
-
-from typing import Iterator
+from collections.abc import Iterator
 
 from placement.model import DeviceSlot, Graph, Placement, Problem, Stage
 
@@ -92,8 +91,11 @@ def load(problem: Problem, device: DeviceSlot, members: set[int]) -> float | Non
 
 def _closed_under_predecessors(graph: Graph, nodes: set[int]) -> bool:
     backward = {node.id for node in graph.nodes if node.is_backward}
-    return all(edge.source in nodes for edge in graph.edges
-               if edge.target in nodes and edge.source not in backward and edge.target not in backward)
+    return all(
+        edge.source in nodes
+        for edge in graph.edges
+        if edge.target in nodes and edge.source not in backward and edge.target not in backward
+    )
 
 
 def contiguous_orders(graph: Graph, stages: dict[DeviceSlot, set[int]]) -> Iterator[tuple[DeviceSlot, ...]]:

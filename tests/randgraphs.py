@@ -22,9 +22,17 @@ _units = must_share
 _contiguous_order = pipeline_order
 
 
-def random_problem(seed: int, training: bool = False, n_forward: int | None = None, max_accelerators: int = 2,
-                   kinds: int = 1, zero_cost_edges: bool = False, *, max_forward: int = 5,
-                   rich: bool = False) -> Problem:
+def random_problem(
+    seed: int,
+    training: bool = False,
+    n_forward: int | None = None,
+    max_accelerators: int = 2,
+    kinds: int = 1,
+    zero_cost_edges: bool = False,
+    *,
+    max_forward: int = 5,
+    rich: bool = False,
+) -> Problem:
     """A small random problem (the one generator of the property tests; seeded, reproducible).
 
     A DAG of ``n_forward`` nodes (else 3..``max_forward``), an optional backward mirror with
@@ -43,10 +51,17 @@ def random_problem(seed: int, training: bool = False, n_forward: int | None = No
         zero = rng.random() < 0.2
         supported = rng.random() > 0.15
         latencies = () if kinds == 1 else (("fast", 0.0 if zero else round(rng.uniform(0.2, 3), 2)),)
-        nodes.append(Node(i, cpu_latency=0.0 if zero else round(rng.uniform(1, 10), 2),
-                          accelerator_latency=0.0 if zero else round(rng.uniform(0.5, 5), 2),
-                          supported_on_accelerator=supported, size=float(rng.randint(1, 4)),
-                          color_class=i if training else None, kind_latency=latencies))
+        nodes.append(
+            Node(
+                i,
+                cpu_latency=0.0 if zero else round(rng.uniform(1, 10), 2),
+                accelerator_latency=0.0 if zero else round(rng.uniform(0.5, 5), 2),
+                supported_on_accelerator=supported,
+                size=float(rng.randint(1, 4)),
+                color_class=i if training else None,
+                kind_latency=latencies,
+            )
+        )
         cost[i] = 0.0 if zero_cost_edges and rng.random() < 0.3 else round(rng.uniform(0.1, 2), 2)
     pairs = set()
     for j in range(1, n):
@@ -59,10 +74,18 @@ def random_problem(seed: int, training: bool = False, n_forward: int | None = No
     if training:
         for i in range(n):
             base = nodes[i]
-            nodes.append(Node(n + i, cpu_latency=round(base.cpu_latency * 1.5, 2),
-                              accelerator_latency=round(base.accelerator_latency * 1.5, 2),
-                              supported_on_accelerator=base.supported_on_accelerator, is_backward=True,
-                              size=0.0, color_class=i, kind_latency=tuple((k, v * 1.5) for k, v in base.kind_latency)))
+            nodes.append(
+                Node(
+                    n + i,
+                    cpu_latency=round(base.cpu_latency * 1.5, 2),
+                    accelerator_latency=round(base.accelerator_latency * 1.5, 2),
+                    supported_on_accelerator=base.supported_on_accelerator,
+                    is_backward=True,
+                    size=0.0,
+                    color_class=i,
+                    kind_latency=tuple((k, v * 1.5) for k, v in base.kind_latency),
+                )
+            )
             back_cost = round(rng.uniform(0.1, 2), 2)
             cost[n + i] = back_cost
         for i, j in sorted(pairs):
@@ -74,15 +97,15 @@ def random_problem(seed: int, training: bool = False, n_forward: int | None = No
     accelerator_kinds = [AcceleratorKind("accelerator", rng.randint(1, max_accelerators), memory)]
     if kinds > 1:
         accelerator_kinds.append(AcceleratorKind("fast", 1, memory * 0.6, speed=2.0, bandwidth=0.5))
-    devices = Devices(accelerators=tuple(accelerator_kinds), cpus=rng.randint(0, 2),
-                      overlap=rng.random() < 0.2)
+    devices = Devices(accelerators=tuple(accelerator_kinds), cpus=rng.randint(0, 2), overlap=rng.random() < 0.2)
     if rich:
         return _enrich(random.Random(seed * 7919 + 17), nodes, edges, devices, n, kinds, training, seed)
     return Problem(Graph(tuple(nodes), tuple(edges), name=f"random-{seed}"), devices)
 
 
-def _enrich(rng: random.Random, nodes: list, edges: list, devices: Devices, n: int, kinds: int, training: bool,
-            seed: int) -> Problem:
+def _enrich(
+    rng: random.Random, nodes: list, edges: list, devices: Devices, n: int, kinds: int, training: bool, seed: int
+) -> Problem:
     """The ``rich`` features of :func:`random_problem` (see there)."""
     from dataclasses import replace
 
@@ -106,20 +129,37 @@ def _enrich(rng: random.Random, nodes: list, edges: list, devices: Devices, n: i
     if rng.random() < 0.2:
         kinds_list[0] = replace(kinds_list[0], memory=math.inf)
     if kinds >= 3:
-        kinds_list.append(AcceleratorKind("gamma", rng.randint(0, 1), memory * rng.choice([0.5, 1.0, 2.0]),
-                                          speed=rng.choice([0.5, 1.0, 2.0]), bandwidth=rng.choice([0.5, 1.0, 2.0])))
-    devices = replace(devices, accelerators=tuple(kinds_list), bandwidth=rng.choice([0.5, 1.0, 1.0, 2.0]),
-                      overlap=rng.random() < 0.3)
+        kinds_list.append(
+            AcceleratorKind(
+                "gamma",
+                rng.randint(0, 1),
+                memory * rng.choice([0.5, 1.0, 2.0]),
+                speed=rng.choice([0.5, 1.0, 2.0]),
+                bandwidth=rng.choice([0.5, 1.0, 2.0]),
+            )
+        )
+    devices = replace(
+        devices, accelerators=tuple(kinds_list), bandwidth=rng.choice([0.5, 1.0, 1.0, 2.0]), overlap=rng.random() < 0.3
+    )
     return Problem(Graph(tuple(nodes), tuple(edges), name=f"random-{seed}-rich"), devices)
 
 
-def problems(training: bool | None = None, kinds: tuple[int, ...] = (1,), n_forward: int | None = None,
-             max_forward: int = 5, rich: bool = True):
+def problems(
+    training: bool | None = None,
+    kinds: tuple[int, ...] = (1,),
+    n_forward: int | None = None,
+    max_forward: int = 5,
+    rich: bool = True,
+):
     """A hypothesis strategy of :func:`random_problem` problems (a drawn seed; training and kinds drawn too)."""
     return st.builds(
-        lambda seed, train, k: random_problem(seed, training=train, n_forward=n_forward, kinds=k,
-                                              max_forward=max_forward, rich=rich),
-        st.integers(0, 2**31 - 1), st.booleans() if training is None else st.just(training), st.sampled_from(kinds))
+        lambda seed, train, k: random_problem(
+            seed, training=train, n_forward=n_forward, kinds=k, max_forward=max_forward, rich=rich
+        ),
+        st.integers(0, 2**31 - 1),
+        st.booleans() if training is None else st.just(training),
+        st.sampled_from(kinds),
+    )
 
 
 def placements(problem: Problem, contiguous: bool):
@@ -130,5 +170,12 @@ def placements(problem: Problem, contiguous: bool):
         yield placement, evaluate(problem, placement)
 
 
-__all__ = ["brute_force", "contiguous_orders", "must_share", "pipeline_order", "placements", "problems",
-           "random_problem"]
+__all__ = [
+    "brute_force",
+    "contiguous_orders",
+    "must_share",
+    "pipeline_order",
+    "placements",
+    "problems",
+    "random_problem",
+]

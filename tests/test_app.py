@@ -25,12 +25,6 @@ from .apptest_helpers import goto, metrics, start
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
-
-
-
-
-
-
 def number(text: str) -> float:
     """The number of a shown value, without its unit ("12.5 ms" -> 12.5)."""
     return float(text.split()[0].replace(",", ""))
@@ -68,8 +62,10 @@ def test_home_describes_the_tool_the_graph_and_the_devices():
 
 
 # ----------------------------------------------------------------------------- graph page
-@pytest.mark.parametrize("label", ["throughput/layer/resnet50_training", "latency/operator/bert_l-3_inference",
-                                   "throughput/layer/gnmt_inference"])
+@pytest.mark.parametrize(
+    "label",
+    ["throughput/layer/resnet50_training", "latency/operator/bert_l-3_inference", "throughput/layer/gnmt_inference"],
+)
 def test_graph_page_loads_a_sample_and_shows_its_stats(label):
     at = start("pages/1_Graph.py")
     options = at.selectbox(key="graph_sample").options
@@ -82,7 +78,8 @@ def test_graph_page_loads_a_sample_and_shows_its_stats(label):
     assert number(shown["Edges"]) == len(problem.graph.edges)
     assert number(shown["Colour classes"]) == len(problem.graph.color_classes)
     assert number(shown["Total compute"]) == pytest.approx(
-        sum(n.accelerator_latency for n in problem.graph.nodes), rel=1e-5)
+        sum(n.accelerator_latency for n in problem.graph.nodes), rel=1e-5
+    )
     try:
         ideals = placement.count_ideals(problem.graph, 20_000)
         assert number(shown["Ideals"]) == ideals
@@ -100,15 +97,26 @@ def test_graph_page_loads_a_sample_and_shows_its_stats(label):
     assert number(metrics(at)["Nodes"]) == len(problem.graph.nodes)
 
 
-@pytest.mark.parametrize("content, needle", [
-    (b"this is not json", "not valid JSON"),
-    (b'{"nodes": [{"id": 0}], "edges": []}', "missing field"),
-    (json.dumps({"nodes": [{"id": i, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "isBackwardNode": 0}
-                           for i in range(2)],
-                 "edges": [{"sourceId": 0, "destId": 1, "cost": 1}, {"sourceId": 1, "destId": 0, "cost": 1}]}
-                ).encode(), "cycle"),
-    (b"\xff\xfe\x00garbage", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (b"this is not json", "not valid JSON"),
+        (b'{"nodes": [{"id": 0}], "edges": []}', "missing field"),
+        (
+            json.dumps(
+                {
+                    "nodes": [
+                        {"id": i, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "isBackwardNode": 0}
+                        for i in range(2)
+                    ],
+                    "edges": [{"sourceId": 0, "destId": 1, "cost": 1}, {"sourceId": 1, "destId": 0, "cost": 1}],
+                }
+            ).encode(),
+            "cycle",
+        ),
+        (b"\xff\xfe\x00garbage", "not UTF-8"),
+    ],
+)
 def test_bad_upload_shows_the_engines_message_and_keeps_the_graph(content, needle):
     at = start("pages/1_Graph.py")
     before = metrics(at)["Nodes"]
@@ -217,8 +225,9 @@ def state_summary(devices: Devices) -> str:
     return describe_devices(devices)
 
 
-@pytest.mark.parametrize("index, name", [(1, "Paper model"), (2, "2x memory"), (5, "Half bandwidth"),
-                                         (7, "2x accelerator speed")])
+@pytest.mark.parametrize(
+    "index, name", [(1, "Paper model"), (2, "2x memory"), (5, "Half bandwidth"), (7, "2x accelerator speed")]
+)
 def test_presets_apply_and_the_sliders_follow(index, name):
     at = start("pages/2_Devices.py")
     base = load_problem(DEFAULT)
@@ -253,15 +262,19 @@ def test_inventory_editor_adds_a_heterogeneous_kind_and_edits_the_first():
     base = load_problem(DEFAULT)
     at.session_state[inventory_key(at)] = {
         "edited_rows": {0: {"count": 2}},
-        "added_rows": [{"name": "fast", "count": 1, "memory (GiB)": 8.0, "speed": 3.0, "bandwidth": 2.0,
-                        "price/hour": 4.5}],
+        "added_rows": [
+            {"name": "fast", "count": 1, "memory (GiB)": 8.0, "speed": 3.0, "bandwidth": 2.0, "price/hour": 4.5}
+        ],
         "deleted_rows": [],
     }
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    devices = base.devices.with_changes(accelerators=(
-        AcceleratorKind("accelerator", 2, base.devices.accelerators[0].memory),
-        AcceleratorKind("fast", 1, 8 * GIB, speed=3.0, bandwidth=2.0, price_per_hour=4.5)))
+    devices = base.devices.with_changes(
+        accelerators=(
+            AcceleratorKind("accelerator", 2, base.devices.accelerators[0].memory),
+            AcceleratorKind("fast", 1, 8 * GIB, speed=3.0, bandwidth=2.0, price_per_hour=4.5),
+        )
+    )
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(base.graph, devices)), rel=1e-5)
     assert at.slider(key="dev_count").value == 2  # the slider follows the table's first row
     assert "fast" in at.slider(key="dev_count").label or "accelerator" in at.slider(key="dev_count").label
@@ -279,8 +292,11 @@ def test_inventory_editor_adds_a_heterogeneous_kind_and_edits_the_first():
 def test_inventory_editor_rejects_a_bad_row_with_a_message():
     at = start("pages/2_Devices.py")
     before = time_per_sample(at)
-    at.session_state[inventory_key(at)] = {"edited_rows": {}, "added_rows": [{"name": "cpu", "count": 1}],
-                                           "deleted_rows": []}
+    at.session_state[inventory_key(at)] = {
+        "edited_rows": {},
+        "added_rows": [{"name": "cpu", "count": 1}],
+        "deleted_rows": [],
+    }
     at.run()
     assert not at.exception
     assert any("Inventory not applied" in e.value and "cpu" in e.value for e in at.error)
@@ -361,8 +377,11 @@ def test_placement_page_numbers_come_from_the_engine():
         if not label.startswith("cpu"):
             assert used[label] == pytest.approx(entry.memory / GIB)
     graph_spec = chart(at, "pl_graph")
-    placed = {trace["name"]: sorted(trace["customdata"])
-              for trace in graph_spec["data"] if "markers" in (trace.get("mode") or "")}  # "markers+text" with labels
+    placed = {
+        trace["name"]: sorted(trace["customdata"])
+        for trace in graph_spec["data"]
+        if "markers" in (trace.get("mode") or "")
+    }  # "markers+text" with labels
     assert placed == {str(stage.device): sorted(stage.nodes) for stage in result.placement.stages}
     downloads = {b.proto.label: b for b in at.get("download_button")}
     exports = {label for label in downloads if label.endswith(" config (JSON)")}  # the export section's own buttons
@@ -382,7 +401,7 @@ def test_placement_downloads_round_trip_through_the_engine(monkeypatch):
         return original(self, path_or_data, mimetype, kind, filename)
 
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    at = start("pages/3_Placement.py")
+    start("pages/3_Placement.py")
     problem = load_problem(DEFAULT)
     result = solve_dp(problem)
     json_name = [n for n in stored if n.endswith("_split.json")][0]
@@ -397,7 +416,8 @@ def test_placement_downloads_round_trip_through_the_engine(monkeypatch):
     rows = [line.split(",") for line in lines[1:]]
     assert len(rows) == len(problem.graph.nodes)
     assert {int(r[0]): (r[2], int(r[3])) for r in rows} == {
-        n: (d.kind, d.index) for n, d in result.placement.device_of.items()}
+        n: (d.kind, d.index) for n, d in result.placement.device_of.items()
+    }
 
 
 def test_selected_plan_is_shown_with_a_note_and_a_way_back():
@@ -522,8 +542,11 @@ def test_deleting_every_inventory_row_leaves_cpus_only():
 def test_a_new_inventory_row_without_speed_is_refused_not_defaulted():
     at = start("pages/2_Devices.py")
     before = at.session_state["_ui_devices"]
-    at.session_state[inventory_key(at)] = {"edited_rows": {}, "added_rows": [{"name": "new", "count": 2}],
-                                           "deleted_rows": []}
+    at.session_state[inventory_key(at)] = {
+        "edited_rows": {},
+        "added_rows": [{"name": "new", "count": 2}],
+        "deleted_rows": [],
+    }
     at.run()
     assert not at.exception, at.exception
     assert any("enter a speed" in e.value for e in at.error)

@@ -69,16 +69,20 @@ def test_a_hand_made_inventory_survives_loading_another_graph_until_file_setting
     key = f"dev_inventory_{at.session_state['_dev_inventory_source'][0]}"
     at.session_state[key] = {
         "edited_rows": {0: {"count": 2, "price/hour": 3.0}},
-        "added_rows": [{"name": "fast", "count": 1, "memory (GiB)": 8.0, "speed": 3.0, "bandwidth": 1.0,
-                        "price/hour": 4.5}],
+        "added_rows": [
+            {"name": "fast", "count": 1, "memory (GiB)": 8.0, "speed": 3.0, "bandwidth": 1.0, "price/hour": 4.5}
+        ],
         "deleted_rows": [],
     }
     at.run()
     assert not at.exception and not at.error
     base = load_problem(DEFAULT)
-    mine = base.devices.with_changes(accelerators=(
-        AcceleratorKind("accelerator", 2, base.devices.accelerators[0].memory, price_per_hour=3.0),
-        AcceleratorKind("fast", 1, 8 * 2**30, speed=3.0, price_per_hour=4.5)))
+    mine = base.devices.with_changes(
+        accelerators=(
+            AcceleratorKind("accelerator", 2, base.devices.accelerators[0].memory, price_per_hour=3.0),
+            AcceleratorKind("fast", 1, 8 * 2**30, speed=3.0, price_per_hour=4.5),
+        )
+    )
     assert shown_time(at) == pytest.approx(dp_time(Problem(base.graph, mine)), rel=1e-5)
     assert any("your own" in c.value for c in at.caption)
 

@@ -7,10 +7,22 @@ import math
 
 import pytest
 
-from placement import DeviceSlot, Devices, Edge, Graph, Node, Placement, Problem, evaluate, is_contiguous, load_problem
-from placement import solve, solve_dp
-from placement.heuristics import greedy_latency, local_search, one_accelerator, pipedream
+from placement import (
+    Devices,
+    DeviceSlot,
+    Edge,
+    Graph,
+    Node,
+    Placement,
+    Problem,
+    evaluate,
+    is_contiguous,
+    load_problem,
+    solve,
+    solve_dp,
+)
 from placement.errors import PlacementError
+from placement.heuristics import greedy_latency, local_search, one_accelerator, pipedream
 
 from .oracle import brute_force
 from .oracle import max_load as oracle_max_load
@@ -63,10 +75,13 @@ def test_one_accelerator_puts_unsupported_nodes_on_cpu():
     assert no_cpu.status == "infeasible" and no_cpu.reason
 
 
-@pytest.mark.parametrize("path,figure", [
-    ("latency/layer/bert24_inference.json", 100.219),
-    ("latency/operator/bert_l-3_inference.json", 416.204),
-])
+@pytest.mark.parametrize(
+    "path,figure",
+    [
+        ("latency/layer/bert24_inference.json", 100.219),
+        ("latency/operator/bert_l-3_inference.json", 416.204),
+    ],
+)
 def test_greedy_latency_reference_figures(samples_dir, path, figure):
     problem = load_problem(samples_dir / path)
     result = greedy_latency(problem)
@@ -153,8 +168,13 @@ def test_local_search_valid_and_never_below_optimum(random_problem, seed):
 
 def test_local_search_tests_see_feasible_problems(random_problem):
     """The seeds above include problems with a plan: the test cannot pass by saying "infeasible"."""
-    assert sum(math.isfinite(brute_force(random_problem(seed, training=seed % 2 == 1), contiguous=False)[0])
-               for seed in range(8)) >= 4
+    assert (
+        sum(
+            math.isfinite(brute_force(random_problem(seed, training=seed % 2 == 1), contiguous=False)[0])
+            for seed in range(8)
+        )
+        >= 4
+    )
 
 
 def test_local_search_is_reproducible_and_can_beat_contiguous(samples_dir):
@@ -171,8 +191,8 @@ def test_local_search_is_reproducible_and_can_beat_contiguous(samples_dir):
 def test_local_search_incremental_loads_match_the_evaluator(random_problem, seed):
     import random
 
-    from placement.heuristics import _State
     from placement.evaluate import device_loads
+    from placement.heuristics import _State
     from placement.ip import colour_groups
 
     problem = random_problem(seed, training=seed % 2 == 0, kinds=1 + seed % 2, n_forward=6)

@@ -6,7 +6,14 @@ import time
 import pytest
 
 from placement import InvalidGraphError, count_ideals, evaluate, solve_dp
-from placement.modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer, cnn_graph, transformer_graph
+from placement.modelling.builders import (
+    CnnConfig,
+    TransformerConfig,
+    build_cnn,
+    build_transformer,
+    cnn_graph,
+    transformer_graph,
+)
 from placement.modelling.roofline import CostModel, DeviceSpec
 
 GPT2_SMALL_PARAMS = 124_439_808  # Hugging Face "gpt2" (tied embeddings, position table included)
@@ -74,12 +81,19 @@ def test_resnet50_parameters_and_flops():
 
 def test_cnn_layer_granularity():
     graph = cnn_graph(CnnConfig(blocks=(2, 2), width=16, image=64), granularity="layer")
-    assert [n.name for n in graph.nodes] == ["stem", "stage1.block1", "stage1.block2", "stage2.block1",
-                                              "stage2.block2", "head"]
+    assert [n.name for n in graph.nodes] == [
+        "stem",
+        "stage1.block1",
+        "stage1.block2",
+        "stage2.block1",
+        "stage2.block2",
+        "head",
+    ]
 
 
-@pytest.mark.parametrize("changes", [{"hidden": 100, "heads": 12}, {"style": "t5"}, {"layers": 0},
-                                     {"dtype": "fp13"}, {"batch": 1.5}])
+@pytest.mark.parametrize(
+    "changes", [{"hidden": 100, "heads": 12}, {"style": "t5"}, {"layers": 0}, {"dtype": "fp13"}, {"batch": 1.5}]
+)
 def test_transformer_config_errors(changes):
     with pytest.raises(InvalidGraphError):
         TransformerConfig(**changes)
@@ -109,8 +123,9 @@ def test_training_problem_from_builder():
 @pytest.mark.parametrize("granularity", ["operator", "layer"])
 @pytest.mark.parametrize("training", [False, True])
 def test_twelve_layer_transformer_solves_exactly_within_5s(granularity, training):
-    problem = build_transformer(TransformerConfig(layers=12), accelerators=4, cpus=1, granularity=granularity,
-                                training=training)
+    problem = build_transformer(
+        TransformerConfig(layers=12), accelerators=4, cpus=1, granularity=granularity, training=training
+    )
     solve_dp(build_transformer(TransformerConfig(layers=1), accelerators=1, cpus=0))  # compile the kernel
     started = time.perf_counter()
     result = solve_dp(problem)

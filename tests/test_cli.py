@@ -12,8 +12,9 @@ from .golden import OPTIMAL_MAX_LOAD
 
 
 def run(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "placement", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "placement", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
 def test_solve_json_has_the_stable_shape(samples_dir):
@@ -28,8 +29,9 @@ def test_solve_json_has_the_stable_shape(samples_dir):
     assert max(d["load"] for d in data["accelerators"] + data["cpus"]) == pytest.approx(data["objective"])
     # The reported split, read back as a split file, evaluates to the objective.
     problem = load_problem(graph)
-    placement = parse_placement(json.dumps({"fpgas": data["accelerators"], "cpus": data["cpus"]}), problem.graph,
-                                problem.devices)
+    placement = parse_placement(
+        json.dumps({"fpgas": data["accelerators"], "cpus": data["cpus"]}), problem.graph, problem.devices
+    )
     assert evaluate(problem, placement).max_load == pytest.approx(data["objective"])
 
 
@@ -48,18 +50,27 @@ def test_readable_table_without_json(samples_dir):
 
 
 def test_evaluate_expert_split(samples_dir):
-    out = run("evaluate", samples_dir / "throughput/layer/bert24_inference.json",
-              samples_dir / "expert-splits/bert24_inference_expert.json", "--json")
+    out = run(
+        "evaluate",
+        samples_dir / "throughput/layer/bert24_inference.json",
+        samples_dir / "expert-splits/bert24_inference_expert.json",
+        "--json",
+    )
     data = json.loads(out.stdout)
     assert data["max_load"] == pytest.approx(20.084, rel=5e-5) and data["feasible"]
 
 
-@pytest.mark.parametrize("content,message", [
-    ("{", "not valid JSON"),
-    ('{"nodes": [{"id": 1}], "edges": []}', "node 1: missing field"),
-    ('{"nodes": [{"id": 1, "supportedOnFpga": 1, "cpuLatency": -2, "fpgaLatency": 1, "isBackwardNode": 0}], "edges": []}',
-     "must be non-negative"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("{", "not valid JSON"),
+        ('{"nodes": [{"id": 1}], "edges": []}', "node 1: missing field"),
+        (
+            '{"nodes": [{"id": 1, "supportedOnFpga": 1, "cpuLatency": -2, "fpgaLatency": 1, "isBackwardNode": 0}], "edges": []}',
+            "must be non-negative",
+        ),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(tmp_path, content, message):
     path = tmp_path / "bad.json"
     path.write_text(content)
@@ -90,8 +101,9 @@ def test_compare_json_lists_every_method_with_ratios(samples_dir):
 
 
 def test_integer_program_through_the_cli_agrees_with_the_dp(samples_dir):
-    out = run("solve", samples_dir / "throughput/layer/bert24_training.json", "--method", "ip", "--time-limit", 60,
-              "--json")
+    out = run(
+        "solve", samples_dir / "throughput/layer/bert24_training.json", "--method", "ip", "--time-limit", 60, "--json"
+    )
     data = json.loads(out.stdout)
     assert data["method"] == "ip" and data["status"] == "optimal"
     assert data["objective"] == pytest.approx(OPTIMAL_MAX_LOAD["throughput/layer/bert24_training.json"], rel=1e-6)

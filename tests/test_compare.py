@@ -8,15 +8,14 @@ import pickle
 import pytest
 
 from placement import Devices, Edge, Graph, Node, Problem, evaluate, load_problem
-from placement.explore.compare import CompareRow, compare, rows_to_frame, rows_to_records, run_method, with_ratios
 from placement.errors import PlacementError
+from placement.explore.compare import CompareRow, compare, rows_to_frame, rows_to_records, run_method, with_ratios
 
 
 def test_throughput_table(random_problem):
     problem = random_problem(5, training=True)
     rows = compare(problem, "throughput", time_limit=20)
-    assert [r.method for r in rows] == ["dp", "ip", "ip-noncontiguous", "pipedream", "local-search",
-                                        "one-accelerator"]
+    assert [r.method for r in rows] == ["dp", "ip", "ip-noncontiguous", "pipedream", "local-search", "one-accelerator"]
     valid = [r for r in rows if r.status in ("optimal", "feasible")]
     assert valid
     best = min(r.objective for r in valid)
@@ -63,10 +62,12 @@ def test_infeasible_and_error_rows():
 
 
 def test_ratios_by_hand():
-    rows = [CompareRow("a", 2.0, None, "feasible", None, None, 0.1),
-            CompareRow("b", 4.0, None, "optimal", 4.0, 0.0, 0.1),
-            CompareRow("c", 1.0, None, "infeasible", None, None, 0.1),
-            CompareRow("d", None, None, "no solution", None, None, 0.1)]
+    rows = [
+        CompareRow("a", 2.0, None, "feasible", None, None, 0.1),
+        CompareRow("b", 4.0, None, "optimal", 4.0, 0.0, 0.1),
+        CompareRow("c", 1.0, None, "infeasible", None, None, 0.1),
+        CompareRow("d", None, None, "no solution", None, None, 0.1),
+    ]
     out = with_ratios(rows)
     assert [r.ratio_to_best for r in out] == [1.0, 2.0, 0.5, None]
 

@@ -13,12 +13,12 @@ from dataclasses import replace
 
 import pytest
 
-from placement import DeviceSlot, Devices, Placement, Problem, Stage, evaluate, parse_problem, solve_dp
-from placement.heuristics import _State, local_search, pipedream
+from placement import Devices, DeviceSlot, Placement, Problem, Stage, evaluate, parse_problem, solve_dp
 from placement.errors import InvalidDevicesError, InvalidGraphError
 from placement.evaluate import latency
-from placement.ip import colour_groups, solve_ip_contiguous, solve_ip_noncontiguous
+from placement.heuristics import _State, local_search, pipedream
 from placement.io import devices_to_dict, problem_to_json
+from placement.ip import colour_groups, solve_ip_contiguous, solve_ip_noncontiguous
 
 from .randgraphs import brute_force, random_problem
 from .test_evaluate import diamond
@@ -49,6 +49,7 @@ def close(a: float, b: float) -> bool:
 
 
 # ----------------------------------------------------------------------------- evaluator (hand-computed)
+
 
 def test_evaluator_cpu_pays_each_crossing_node_once_scaled():
     problem = diamond()  # a -> b, a -> c, b -> d, c -> d; costs a:1, b:2, c:3
@@ -88,6 +89,7 @@ def test_cpu_bandwidth_validated(bad):
 
 # ----------------------------------------------------------------------------- io
 
+
 def test_io_round_trip_of_cpu_bandwidth():
     problem = diamond()
     problem = Problem(problem.graph, problem.devices.with_changes(cpu_bandwidth=2.5))
@@ -110,8 +112,9 @@ def test_io_cpu_price_alone_is_written():
     assert back.devices.cpu_price_per_hour == 0.3
 
 
-@pytest.mark.parametrize("value, words", [("0", "must be positive"), ("-2", "non-negative"),
-                                          ('"x"', "must be a number")])
+@pytest.mark.parametrize(
+    "value, words", [("0", "must be positive"), ("-2", "non-negative"), ('"x"', "must be a number")]
+)
 def test_io_rejects_bad_cpu_bandwidth(value, words):
     text = problem_to_json(Problem(diamond().graph, diamond().devices.with_changes(cpu_bandwidth=1.0)))
     text = text.replace('"cpuBandwidth": 1.0', f'"cpuBandwidth": {value}')
@@ -121,6 +124,7 @@ def test_io_rejects_bad_cpu_bandwidth(value, words):
 
 
 # ----------------------------------------------------------------------------- DP and IPs vs brute force
+
 
 def test_cpu_bandwidth_changes_the_optimum_on_some_problems():
     """Guard: the random problems below do exercise the CPU's communication."""
@@ -177,8 +181,11 @@ def test_ips_equal_brute_force(training):
             assert ip.status == "infeasible", (seed, ip)
         else:
             assert ip.status == "optimal", (seed, ip)
-            assert close(ip.objective, dp.objective) and close(ip.objective, contiguous), (seed, ip.objective,
-                                                                                          contiguous)
+            assert close(ip.objective, dp.objective) and close(ip.objective, contiguous), (
+                seed,
+                ip.objective,
+                contiguous,
+            )
         if math.isinf(free):
             assert nc.status == "infeasible", (seed, nc)
         else:
@@ -205,6 +212,7 @@ def test_ips_without_warm_start_see_cpu_communication():
 
 # ----------------------------------------------------------------------------- local search
 
+
 def test_local_search_state_matches_the_evaluator():
     for seed in range(25):
         problem = cpu_problem(seed, training=seed % 2 == 0)
@@ -225,7 +233,8 @@ def test_local_search_state_matches_the_evaluator():
             comm_j = state.comm[j] + state.comm_delta(j, g, j)
             state.move(g, j, comm_i, comm_j)
         placement = Placement.from_assignment(
-            {n: slots[state.assign[g]] for g, members in enumerate(groups) for n in members}, order=slots)
+            {n: slots[state.assign[g]] for g, members in enumerate(groups) for n in members}, order=slots
+        )
         evaluation = evaluate(problem, placement)
         for k, slot in enumerate(slots):
             entry = evaluation.load_of(slot)
@@ -244,6 +253,7 @@ def test_local_search_never_beats_brute_force():
 
 
 # ----------------------------------------------------------------------------- schedules and memory-aware planning
+
 
 def test_schedule_busy_time_is_the_evaluator_load():
     """The pipeline simulation charges CPU cores their transfers too: busy time per sample = load."""
@@ -272,8 +282,9 @@ def test_memory_aware_equals_its_brute_force_with_cpu_transfers(seed):
 
     problem = random_memory_problem(seed)
     rng = random.Random(seed)
-    problem = Problem(problem.graph, problem.devices.with_changes(cpus=rng.randint(1, 2),
-                                                                  cpu_bandwidth=rng.choice([0.2, 1.0, 3.0])))
+    problem = Problem(
+        problem.graph, problem.devices.with_changes(cpus=rng.randint(1, 2), cpu_bandwidth=rng.choice([0.2, 1.0, 3.0]))
+    )
     schedule = ("1f1b", "gpipe", "inference")[seed % 3]
     microbatches, optimizer, recompute = 1 + seed % 4, (0.0, 1.0, 2.0)[seed % 3], seed % 5 == 4
     expected, _ = memory_brute_force(problem, schedule, microbatches, optimizer, recompute)

@@ -79,7 +79,9 @@ def test_no_cpu_and_unsupported_node_is_infeasible_with_a_reason(samples_dir):
     assert "cannot run on any accelerator" in result.reason
 
 
-@pytest.mark.parametrize("name", ["throughput/layer/bert24_inference.json", "throughput/operator/resnet50_inference.json"])
+@pytest.mark.parametrize(
+    "name", ["throughput/layer/bert24_inference.json", "throughput/operator/resnet50_inference.json"]
+)
 def test_pairs_are_the_comparable_pairs_of_ideals(samples_dir, name):
     from placement.exact.ideals import contract, enumerate_ideals, reduce_groups
 

@@ -31,8 +31,12 @@ def mixed_problem(seed: int, training: bool = False) -> Problem:
     rng = random.Random(10_000 + seed)
     base = random_problem(seed, training=training, max_forward=4 if training else 5)
     graph = base.graph
-    nodes = tuple(replace(n, accelerator_latency=_magnitude(rng), cpu_latency=_magnitude(rng),
-                          size=float(rng.choice([0, 1, 2, 3]))) for n in graph.nodes)
+    nodes = tuple(
+        replace(
+            n, accelerator_latency=_magnitude(rng), cpu_latency=_magnitude(rng), size=float(rng.choice([0, 1, 2, 3]))
+        )
+        for n in graph.nodes
+    )
     cost = {n.id: _magnitude(rng) for n in graph.nodes}
     edges = tuple(Edge(e.source, e.target, cost[e.source]) for e in graph.edges)
     devices = base.devices
@@ -90,7 +94,7 @@ def test_kernel_sum_is_fsum():
         k = int(rng.integers(1, 12))
         values = rng.uniform(1, 10, k) * 10.0 ** rng.integers(-300, 300, k) * rng.choice([-1, 1], k)
         if rng.random() < 0.3:  # exact cancellation and half-way cases
-            values = np.concatenate([values, -values[: k // 2], [2.0 ** -53, 1.0, 2.0 ** -105]])
+            values = np.concatenate([values, -values[: k // 2], [2.0**-53, 1.0, 2.0**-105]])
         assert exact_sum(values) == math.fsum(values)
     assert exact_sum(np.array([1e308, 1e308])) == math.inf
 
@@ -116,8 +120,9 @@ def test_tie_break_minimises_durations_then_devices(seed):
     result = solve_dp(problem)
     if not result.ok:
         return
-    optimal = [(_durations(p, e), len(p.stages)) for p, e in placements(problem, True)
-               if e.max_load == result.objective]
+    optimal = [
+        (_durations(p, e), len(p.stages)) for p, e in placements(problem, True) if e.max_load == result.objective
+    ]
     evaluation = evaluate(problem, result.placement)
     assert evaluation.max_load == result.objective
     assert (_durations(result.placement, evaluation), len(result.placement.stages)) == min(optimal)

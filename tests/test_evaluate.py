@@ -4,8 +4,22 @@ import math
 
 import pytest
 
-from placement import (AcceleratorKind, DeviceSlot, Devices, Edge, Graph, Node, Placement, Problem, Stage, evaluate,
-                       is_contiguous, latency, load_placement, load_problem)
+from placement import (
+    AcceleratorKind,
+    Devices,
+    DeviceSlot,
+    Edge,
+    Graph,
+    Node,
+    Placement,
+    Problem,
+    Stage,
+    evaluate,
+    is_contiguous,
+    latency,
+    load_placement,
+    load_problem,
+)
 
 from .golden import EXPERT_MAX_LOAD, LATENCY_BASELINES
 
@@ -62,8 +76,17 @@ def test_overlap_bandwidth_speed_and_kinds():
 
 def test_violations_are_listed_not_raised():
     problem = diamond()
-    nodes = tuple(Node(n.id, n.cpu_latency, n.accelerator_latency, supported_on_accelerator=n.id != 4, size=n.size,
-                       color_class=7 if n.id in (2, 3) else None) for n in problem.graph.nodes)
+    nodes = tuple(
+        Node(
+            n.id,
+            n.cpu_latency,
+            n.accelerator_latency,
+            supported_on_accelerator=n.id != 4,
+            size=n.size,
+            color_class=7 if n.id in (2, 3) else None,
+        )
+        for n in problem.graph.nodes
+    )
     problem = Problem(Graph(nodes, problem.graph.edges), problem.devices)
     placement = Placement((Stage(A0, (1, 2, 4)), Stage(A1, (3,)), Stage(DeviceSlot("accelerator", 5), ())))
     evaluation = evaluate(problem, placement)

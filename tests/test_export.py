@@ -14,8 +14,17 @@ import json
 import pytest
 
 from placement import (
-    AcceleratorKind, DeviceSlot, Devices, Edge, Graph, Node, Placement, Problem, Stage, TransformerConfig,
-    build_transformer, solve_dp,
+    Devices,
+    DeviceSlot,
+    Edge,
+    Graph,
+    Node,
+    Placement,
+    Problem,
+    Stage,
+    TransformerConfig,
+    build_transformer,
+    solve_dp,
 )
 from placement.cli import main
 from placement.errors import ExportError
@@ -25,8 +34,12 @@ A = [DeviceSlot("accelerator", i) for i in range(8)]
 
 
 def transformer(layers: int = 8, accelerators: int = 3, training: bool = False) -> Problem:
-    return build_transformer(TransformerConfig(layers=layers, hidden=64, heads=4, seq_len=16, vocab=100),
-                             accelerators=accelerators, cpus=0, training=training)
+    return build_transformer(
+        TransformerConfig(layers=layers, hidden=64, heads=4, seq_len=16, vocab=100),
+        accelerators=accelerators,
+        cpus=0,
+        training=training,
+    )
 
 
 def stages_by_names(problem: Problem, groups: list[list[str]], devices=None) -> Placement:
@@ -48,14 +61,21 @@ def layer_names(a: int, b: int) -> list[str]:
 
 # ----------------------------------------------------------------------------- the three formats
 
+
 def test_megatron_layout_torch_split_points_deepspeed_parts():
     problem = transformer()
-    placement = stages_by_names(problem, [["embedding"] + layer_names(0, 3), layer_names(3, 6),
-                                          layer_names(6, 8) + ["head"]])
+    placement = stages_by_names(
+        problem, [["embedding"] + layer_names(0, 3), layer_names(3, 6), layer_names(6, 8) + ["head"]]
+    )
     meg = export_plan(problem, placement, "megatron", tensor_parallel=2, data_parallel=4).as_dict()
     assert meg["pipeline_model_parallel_layout"] == "Et*3|t*3|t*2L"
-    assert (meg["pipeline_model_parallel_size"], meg["tensor_model_parallel_size"], meg["data_parallel_size"],
-            meg["world_size"], meg["num_layers"]) == (3, 2, 4, 24, 8)
+    assert (
+        meg["pipeline_model_parallel_size"],
+        meg["tensor_model_parallel_size"],
+        meg["data_parallel_size"],
+        meg["world_size"],
+        meg["num_layers"],
+    ) == (3, 2, 4, 24, 8)
     assert "--pipeline-model-parallel-layout 'Et*3|t*3|t*2L'" in meg["args"]
     torch_cfg = export_plan(problem, placement, "torch").as_dict()
     assert torch_cfg["split_points"] == ["layer3", "layer6"]
@@ -64,7 +84,9 @@ def test_megatron_layout_torch_split_points_deepspeed_parts():
     ds = export_plan(problem, placement, "deepspeed").as_dict()
     assert ds["parts"] == [0, 4, 7, 10] and ds["partition_method"] == "uniform"  # DeepSpeed's uniform 10 / 3
     assert ds["layers"][:2] == ["embedding", "layer0"]
-    other = stages_by_names(problem, [["embedding", "layer0", "layer1"], layer_names(2, 6), layer_names(6, 8) + ["head"]])
+    other = stages_by_names(
+        problem, [["embedding", "layer0", "layer1"], layer_names(2, 6), layer_names(6, 8) + ["head"]]
+    )
     ds = export_plan(problem, other, "deepspeed")
     assert ds.as_dict()["parts"] == [0, 3, 7, 10] and ds.as_dict()["partition_method"] == "explicit"
     assert "PARTS = [0, 3, 7, 10]" in ds.text
@@ -80,14 +102,17 @@ def test_training_graph_exports_its_forward_modules():
 
 def test_interleaved_megatron_layout_and_torch_schedule():
     problem = transformer(accelerators=4)
-    placement = stages_by_names(problem, [["embedding", "layer0", "layer1"], layer_names(2, 4), layer_names(4, 6),
-                                          layer_names(6, 8) + ["head"]])
+    placement = stages_by_names(
+        problem, [["embedding", "layer0", "layer1"], layer_names(2, 4), layer_names(4, 6), layer_names(6, 8) + ["head"]]
+    )
     meg = export_plan(problem, placement, "megatron", virtual=2).as_dict()
     assert meg["pipeline_model_parallel_size"] == 2 and meg["virtual_pipeline_model_parallel_size"] == 2
     assert meg["pipeline_model_parallel_layout"] == "Et*2|t*2|t*2|t*2L"
     assert export_plan(problem, placement, "torch", virtual=2).as_dict()["schedule"] == "ScheduleInterleaved1F1B"
-    assert export_plan(problem, placement, "torch", schedule="zbh1").as_dict()["schedule"] == \
-        "ScheduleInterleavedZeroBubble"
+    assert (
+        export_plan(problem, placement, "torch", schedule="zbh1").as_dict()["schedule"]
+        == "ScheduleInterleavedZeroBubble"
+    )
     with pytest.raises(ExportError, match="DeepSpeed's PipelineModule runs one stage per device"):
         export_plan(problem, placement, "deepspeed", virtual=2)
     with pytest.raises(ExportError, match="4 stages cannot run with 3 virtual stages per device"):
@@ -100,7 +125,11 @@ def test_uniform_split_is_named_for_deepspeed():
     placement = stages_by_names(problem, [["embedding", "layer0", "layer1"], ["layer2", "layer3", "head"]])
     ds = export_plan(problem, placement, "deepspeed")
     assert ds.as_dict()["partition_method"] == "uniform" and 'partition_method="uniform"' in ds.text
-    assert uniform_parts(6, 2) == (0, 3, 6) and uniform_parts(10, 3) == (0, 4, 7, 10) and uniform_parts(2, 3) == (0, 1, 2, 2)
+    assert (
+        uniform_parts(6, 2) == (0, 3, 6)
+        and uniform_parts(10, 3) == (0, 4, 7, 10)
+        and uniform_parts(2, 3) == (0, 1, 2, 2)
+    )
 
 
 def test_module_field_names_the_modules():
@@ -116,6 +145,7 @@ def test_module_field_names_the_modules():
 
 
 # ----------------------------------------------------------------------------- refusals
+
 
 def test_refuses_cpu_stages_mixed_kinds_and_non_contiguous_plans():
     problem = transformer(layers=4, accelerators=2)
@@ -135,8 +165,12 @@ def test_refuses_cpu_stages_mixed_kinds_and_non_contiguous_plans():
 
 
 def test_refuses_a_transformer_layer_split_across_stages():
-    problem = build_transformer(TransformerConfig(layers=2, hidden=64, heads=4, seq_len=16, vocab=100),
-                                accelerators=2, cpus=0, granularity="operator")
+    problem = build_transformer(
+        TransformerConfig(layers=2, hidden=64, heads=4, seq_len=16, vocab=100),
+        accelerators=2,
+        cpus=0,
+        granularity="operator",
+    )
     names = [n.name for n in problem.graph.nodes]
     cut = names.index("layer1/q")
     placement = stages_by_names(problem, [names[:cut], names[cut:]])
@@ -147,6 +181,7 @@ def test_refuses_a_transformer_layer_split_across_stages():
 
 
 # ----------------------------------------------------------------------------- CLI
+
 
 def test_cli_export(tmp_path, capsys):
     problem = transformer(layers=4, accelerators=2)
@@ -163,8 +198,14 @@ def test_cli_export(tmp_path, capsys):
     assert main(["export", str(plan_file), "--graph", str(graph_file), "--to", "torch"]) == 0
     assert "'layer2': SplitPoint.BEGINNING" in capsys.readouterr().out
     cpu_plan = tmp_path / "cpu.json"
-    cpu_plan.write_text(json.dumps({"fpgas": [{"nodes": list(placement.stages[0].nodes)}],
-                                    "cpus": [{"nodes": list(placement.stages[1].nodes)}]}))
+    cpu_plan.write_text(
+        json.dumps(
+            {
+                "fpgas": [{"nodes": list(placement.stages[0].nodes)}],
+                "cpus": [{"nodes": list(placement.stages[1].nodes)}],
+            }
+        )
+    )
     assert main(["export", str(cpu_plan), "--graph", str(graph_file), "--to", "deepspeed"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cpu 0" in err and "accelerator" in err

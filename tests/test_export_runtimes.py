@@ -10,15 +10,27 @@ import warnings
 
 import pytest
 
-from placement import DeviceSlot, Devices, Edge, Graph, Node, Placement, Problem, Stage, TransformerConfig, build_transformer
+from placement import (
+    Devices,
+    DeviceSlot,
+    Edge,
+    Graph,
+    Node,
+    Placement,
+    Problem,
+    Stage,
+    TransformerConfig,
+    build_transformer,
+)
 from placement.pipeline.export import export_plan, uniform_parts
 
 A = [DeviceSlot("accelerator", i) for i in range(8)]
 
 
 def transformer_problem(layers: int, accelerators: int) -> Problem:
-    return build_transformer(TransformerConfig(layers=layers, hidden=64, heads=4, seq_len=16, vocab=100),
-                             accelerators=accelerators, cpus=0)
+    return build_transformer(
+        TransformerConfig(layers=layers, hidden=64, heads=4, seq_len=16, vocab=100), accelerators=accelerators, cpus=0
+    )
 
 
 def plan(problem: Problem, groups: list[list[str]]) -> Placement:
@@ -27,8 +39,14 @@ def plan(problem: Problem, groups: list[list[str]]) -> Placement:
 
 
 GROUPS = [["embedding", "layer0", "layer1", "layer2"], ["layer3", "layer4", "layer5"], ["layer6", "layer7", "head"]]
-INTERLEAVED = [["embedding", "layer0"], ["layer1", "layer2"], ["layer3", "layer4", "layer5"], ["layer6"],
-               ["layer7"], ["head"]]
+INTERLEAVED = [
+    ["embedding", "layer0"],
+    ["layer1", "layer2"],
+    ["layer3", "layer4", "layer5"],
+    ["layer6"],
+    ["layer7"],
+    ["head"],
+]
 
 
 @pytest.mark.slow
@@ -73,8 +91,7 @@ def test_torch_pipeline_splits_a_transformer_at_the_exported_fqns():
     ids = torch.randint(0, 100, (2, 5))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pipe = pipeline(model, mb_args=(ids,),
-                        split_spec={fqn: SplitPoint.BEGINNING for fqn in config["split_points"]})
+        pipe = pipeline(model, mb_args=(ids,), split_spec={fqn: SplitPoint.BEGINNING for fqn in config["split_points"]})
     assert pipe.num_stages == 3
     for k, modules in enumerate(config["module_fqns_per_model_part"]):
         owners = {name.split(".")[0] for name, _ in pipe.get_stage_module(k).named_parameters()}
@@ -101,8 +118,11 @@ def test_torch_pipeline_splits_a_sequential_named_by_module_fields():
     model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(6)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pipe = pipeline(model, mb_args=(torch.randn(2, 4),),
-                        split_spec={fqn: SplitPoint.BEGINNING for fqn in config["split_points"]})
+        pipe = pipeline(
+            model,
+            mb_args=(torch.randn(2, 4),),
+            split_spec={fqn: SplitPoint.BEGINNING for fqn in config["split_points"]},
+        )
     for k, modules in enumerate(config["module_fqns_per_model_part"]):
         owners = {name.split(".")[0] for name, _ in pipe.get_stage_module(k).named_parameters()}
         assert owners == set(modules)
@@ -133,8 +153,9 @@ def test_megatron_core_parses_and_validates_the_layout(groups, virtual):
     letters = {LayerType.embedding: "embedding", LayerType.loss: "head"}
     for i, names in enumerate(groups):
         parsed = layout.layout[i % pp][i // pp]
-        assert [letters.get(t, "layer") for t in parsed] == [n if n in ("embedding", "head") else "layer"
-                                                              for n in names]
+        assert [letters.get(t, "layer") for t in parsed] == [
+            n if n in ("embedding", "head") else "layer" for n in names
+        ]
     decoder_ids = []
     for i in range(len(groups)):
         decoder_ids += [n for n in groups[i] if n.startswith("layer")]

@@ -17,7 +17,9 @@ def test_graph_page_shows_width_and_refusal_advice():
     state.clear_caches()
     at = start("pages/1_Graph.py")
     captions = [c.value for c in at.caption]
-    assert "Order graph of 32 groups: width 3 (an antichain of 3 groups); between 33 and 448 ideals." in captions, [c for c in captions if "Order" in c]
+    assert "Order graph of 32 groups: width 3 (an antichain of 3 groups); between 33 and 448 ideals." in captions, [
+        c for c in captions if "Order" in c
+    ]
     at.file_uploader(key="graph_upload").set_value(("wide.json", _antichain(40), "application/json")).run()
     assert not at.exception
     captions = [c.value for c in at.caption]

@@ -30,8 +30,8 @@ from placement import (
     solve,
 )
 from placement.explore.compare import compare, run_method
-from placement.model import Objective, Result, ScheduleKind, make_result
 from placement.explore.sweep import sensitivity
+from placement.model import Objective, Result, ScheduleKind, make_result
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_graphs"
@@ -41,8 +41,14 @@ NINES = "9" * 400
 
 
 def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "placement", *map(str, args)], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "placement", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        **kwargs,
+    )
 
 
 def chain(latencies=(1.0, 1.0), cost=1.0, accelerators=2, cpus=0, memory=math.inf) -> Problem:
@@ -60,11 +66,24 @@ def _graph_text(path: Path, where: str, key: str, literal: str) -> str:
     return json.dumps(data).replace('"@@LITERAL@@"', literal)
 
 
-@pytest.mark.parametrize("where,key", [
-    ("node", "cpuLatency"), ("node", "fpgaLatency"), ("node", "size"), ("edge", "cost"), ("edge", "size"),
-    ("top", "maxFPGAs"), ("top", "maxCPUs"), ("top", "maxSizePerFPGA"), ("top", "bandwidthFactor"),
-    ("top", "cpuBandwidth"), ("top", "cpuPricePerHour"), ("node", "id"), ("node", "colorClass"),
-])
+@pytest.mark.parametrize(
+    "where,key",
+    [
+        ("node", "cpuLatency"),
+        ("node", "fpgaLatency"),
+        ("node", "size"),
+        ("edge", "cost"),
+        ("edge", "size"),
+        ("top", "maxFPGAs"),
+        ("top", "maxCPUs"),
+        ("top", "maxSizePerFPGA"),
+        ("top", "bandwidthFactor"),
+        ("top", "cpuBandwidth"),
+        ("top", "cpuPricePerHour"),
+        ("node", "id"),
+        ("node", "colorClass"),
+    ],
+)
 def test_integer_too_large_for_a_float_is_a_one_line_error(where, key):
     text = _graph_text(INFERENCE, where, key, NINES)
     with pytest.raises(InvalidGraphError) as caught:
@@ -92,8 +111,11 @@ def test_too_large_integers_elsewhere_are_one_line_errors():
 def test_cli_overflow_exits_2_with_one_line(tmp_path):
     path = tmp_path / "big.json"
     path.write_text(_graph_text(INFERENCE, "node", "cpuLatency", NINES))
-    for command in (("solve", path), ("evaluate", path, SAMPLES / "expert-splits/bert24_inference_expert.json"),
-                    ("compare", path)):
+    for command in (
+        ("solve", path),
+        ("evaluate", path, SAMPLES / "expert-splits/bert24_inference_expert.json"),
+        ("compare", path),
+    ):
         out = cli(*command)
         assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
         lines = out.stderr.strip().splitlines()
@@ -109,15 +131,25 @@ def test_loads_that_overflow_are_reported_as_overflow_not_as_memory():
     with pytest.raises(InvalidGraphError, match="accelerator kind 'accelerator'"):
         Problem(Graph((Node(1, 1.0, 1e308),), ()), slow)
     with pytest.raises(InvalidGraphError, match="transfer costs"):
-        Problem(Graph((Node(1, 1.0, 1.0), Node(2, 1.0, 1.0)), (Edge(1, 2, 1e308),)),
-                Devices.paper(1, 0).with_changes(bandwidth=0.5))
+        Problem(
+            Graph((Node(1, 1.0, 1.0), Node(2, 1.0, 1.0)), (Edge(1, 2, 1e308),)),
+            Devices.paper(1, 0).with_changes(bandwidth=0.5),
+        )
 
 
 def test_evaluate_json_is_strict_json_with_null_and_reason(tmp_path):
     # A split naming a device kind the inventory lacks: infinite load, infinite latency.
     split = tmp_path / "split.json"
-    split.write_text(json.dumps({"accelerators": [{"kind": "ghost", "nodes": [n["id"] for n in json.loads(
-        INFERENCE.read_text())["nodes"]]}], "cpus": []}))
+    split.write_text(
+        json.dumps(
+            {
+                "accelerators": [
+                    {"kind": "ghost", "nodes": [n["id"] for n in json.loads(INFERENCE.read_text())["nodes"]]}
+                ],
+                "cpus": [],
+            }
+        )
+    )
     out = cli("evaluate", INFERENCE, split, "--json")
     assert out.returncode == 0, out.stderr
     assert "Infinity" not in out.stdout and "NaN" not in out.stdout
@@ -128,11 +160,26 @@ def test_evaluate_json_is_strict_json_with_null_and_reason(tmp_path):
 
 def test_training_latency_is_explained_not_infinite(tmp_path):
     """Forward a->b over two devices, backward b'->a' back: the two calls wait on each other."""
-    graph = {"maxFPGAs": 2, "maxCPUs": 0, "nodes": [
-        {"id": i, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "isBackwardNode": int(i > 2),
-         "colorClass": 1 + (i in (2, 3))} for i in (1, 2, 3, 4)],
-        "edges": [{"sourceId": 1, "destId": 2, "cost": 1}, {"sourceId": 2, "destId": 3, "cost": 1},
-                  {"sourceId": 3, "destId": 4, "cost": 1}]}
+    graph = {
+        "maxFPGAs": 2,
+        "maxCPUs": 0,
+        "nodes": [
+            {
+                "id": i,
+                "supportedOnFpga": 1,
+                "cpuLatency": 1,
+                "fpgaLatency": 1,
+                "isBackwardNode": int(i > 2),
+                "colorClass": 1 + (i in (2, 3)),
+            }
+            for i in (1, 2, 3, 4)
+        ],
+        "edges": [
+            {"sourceId": 1, "destId": 2, "cost": 1},
+            {"sourceId": 2, "destId": 3, "cost": 1},
+            {"sourceId": 3, "destId": 4, "cost": 1},
+        ],
+    }
     (tmp_path / "g.json").write_text(json.dumps(graph))
     (tmp_path / "s.json").write_text(json.dumps({"fpgas": [{"nodes": [1, 4]}, {"nodes": [2, 3]}], "cpus": []}))
     out = cli("evaluate", tmp_path / "g.json", tmp_path / "s.json", "--json")
@@ -144,15 +191,23 @@ def test_training_latency_is_explained_not_infinite(tmp_path):
     assert not re.search(r"\binf\b", line)
 
 
-@pytest.mark.parametrize("command", [
-    ("solve", INFERENCE, "--json"), ("solve", INFERENCE),
-    ("evaluate", INFERENCE, SAMPLES / "expert-splits/bert24_inference_expert.json"),
-    ("compare", INFERENCE, "--time-limit", "5"),
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("solve", INFERENCE, "--json"),
+        ("solve", INFERENCE),
+        ("evaluate", INFERENCE, SAMPLES / "expert-splits/bert24_inference_expert.json"),
+        ("compare", INFERENCE, "--time-limit", "5"),
+    ],
+)
 def test_closed_pipe_ends_quietly(command):
     """``... | head -c 1``: no BrokenPipe traceback, for every subcommand."""
-    process = subprocess.Popen([sys.executable, "-m", "placement", *map(str, command)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, cwd=ROOT)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "placement", *map(str, command)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
     process.stdout.read(1)
     process.stdout.close()  # the reader goes away before the command has written everything
     stderr = process.stderr.read().decode()
@@ -172,18 +227,21 @@ def test_every_method_is_described_once_and_matches_its_function():
         assert spec.has_time_limit == ("time_limit" in parameters)
 
 
-@pytest.mark.parametrize("method,options,words", [
-    ("dp", {"time_limit": 1}, ["'dp'", "'time_limit'"]),
-    ("local-search", {"time_limt": 1}, ["'time_limt'"]),
-    ("pipedream", {"seed": 1}, ["'pipedream'", "'seed'"]),
-    ("one-accelerator", {"gap": 0.1}, ["'gap'"]),
-    ("greedy-latency", {"order": "random"}, ["'order'", "paper"]),
-    ("ip", {"time_limit": -1}, ["'time_limit'", "> 0"]),
-    ("ip", {"solver": "gurobi"}, ["'solver'", "highs"]),
-    ("memory-aware", {"microbatches": 0}, ["'microbatches'", ">= 1"]),
-    ("memory-aware", {"recompute": "yes"}, ["'recompute'", "true or false"]),
-    ("local-search", {"seed": 1.5}, ["'seed'", "integer"]),
-])
+@pytest.mark.parametrize(
+    "method,options,words",
+    [
+        ("dp", {"time_limit": 1}, ["'dp'", "'time_limit'"]),
+        ("local-search", {"time_limt": 1}, ["'time_limt'"]),
+        ("pipedream", {"seed": 1}, ["'pipedream'", "'seed'"]),
+        ("one-accelerator", {"gap": 0.1}, ["'gap'"]),
+        ("greedy-latency", {"order": "random"}, ["'order'", "paper"]),
+        ("ip", {"time_limit": -1}, ["'time_limit'", "> 0"]),
+        ("ip", {"solver": "gurobi"}, ["'solver'", "highs"]),
+        ("memory-aware", {"microbatches": 0}, ["'microbatches'", ">= 1"]),
+        ("memory-aware", {"recompute": "yes"}, ["'recompute'", "true or false"]),
+        ("local-search", {"seed": 1.5}, ["'seed'", "integer"]),
+    ],
+)
 def test_unknown_or_bad_options_are_placement_errors_naming_them(method, options, words):
     problem = chain()
     with pytest.raises(PlacementError) as caught:
@@ -200,8 +258,9 @@ def test_cli_flags_come_from_the_registry_and_inapplicable_ones_exit_2():
     out = cli("solve", INFERENCE, "--time-limit", "5")
     assert out.returncode == 2 and "--time-limit" in out.stderr and "dp" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
-    out = cli("solve", INFERENCE, "--method", "local-search", "--seed", "3", "--restarts", "2", "--time-limit", "5",
-              "--json")
+    out = cli(
+        "solve", INFERENCE, "--method", "local-search", "--seed", "3", "--restarts", "2", "--time-limit", "5", "--json"
+    )
     assert out.returncode == 0 and json.loads(out.stdout)["status"] == "feasible"
 
 
@@ -215,8 +274,11 @@ def test_compare_passes_each_method_only_its_options_and_rejects_unknown_ones():
 
 def test_one_optimizer_multiplier_default_for_every_memory_aware_method():
     """The memory-aware DP and IP share the registry's default (Adam: 2), so they plan the same problem."""
-    defaults = {name: spec.defaults()["optimizer_multiplier"] for name, spec in METHODS.items()
-                if "optimizer_multiplier" in spec.option_names}
+    defaults = {
+        name: spec.defaults()["optimizer_multiplier"]
+        for name, spec in METHODS.items()
+        if "optimizer_multiplier" in spec.option_names
+    }
     assert set(defaults) == {"memory-aware", "memory-aware-ip"} and set(defaults.values()) == {2.0}
     assert MemoryModel(training=True).optimizer_multiplier == 2.0
 
@@ -225,19 +287,37 @@ def test_cli_memory_flags_reach_the_memory_aware_dp():
     graph = SAMPLES / "ours" / "tiny_training.json"
     base = json.loads(cli("solve", graph, "--method", "memory-aware", "--json").stdout)
     assert base["stats"]["optimizer_multiplier"] == 2.0 and base["stats"]["schedule"] == "1f1b"
-    out = cli("solve", graph, "--method", "memory-aware", "--schedule", "gpipe", "--microbatches", "3",
-              "--optimizer-multiplier", "1", "--recompute", "--json")
+    out = cli(
+        "solve",
+        graph,
+        "--method",
+        "memory-aware",
+        "--schedule",
+        "gpipe",
+        "--microbatches",
+        "3",
+        "--optimizer-multiplier",
+        "1",
+        "--recompute",
+        "--json",
+    )
     stats = json.loads(out.stdout)["stats"]
-    assert (stats["schedule"], stats["microbatches"], stats["optimizer_multiplier"], stats["recompute"]) == \
-        ("gpipe", 3, 1.0, "always")
+    assert (stats["schedule"], stats["microbatches"], stats["optimizer_multiplier"], stats["recompute"]) == (
+        "gpipe",
+        3,
+        1.0,
+        "always",
+    )
     assert "gpipe, 3 microbatches" in json.loads(out.stdout)["memory_model"].lower()
 
 
 def test_memory_model_maps_methods_and_rejects_those_without_a_variant():
     model = MemoryModel(training=True, schedule="gpipe", microbatches=4)
     assert model.method_for("ip")[0] == "memory-aware-ip"
-    assert model.method_for("dp") == ("memory-aware", {"schedule": "gpipe", "microbatches": 4,
-                                                       "optimizer_multiplier": 2.0, "recompute": False})
+    assert model.method_for("dp") == (
+        "memory-aware",
+        {"schedule": "gpipe", "microbatches": 4, "optimizer_multiplier": 2.0, "recompute": False},
+    )
     assert MemoryModel().method_for("pipedream") == ("pipedream", {})
     with pytest.raises(PlacementError, match="pipedream"):
         model.method_for("pipedream")
@@ -284,16 +364,24 @@ def test_compare_under_the_training_memory_model_flags_plans_that_run_out():
 def test_not_optimal_note_is_true_for_the_method():
     from ui.state import not_optimal_note
 
-    dp = make_result("dp", "feasible", started=0.0, objective=2.0, bound=1.5, gap=0.25,
-                     reason="memory binds on merged nodes and the unreduced lattice is too large")
+    dp = make_result(
+        "dp",
+        "feasible",
+        started=0.0,
+        objective=2.0,
+        bound=1.5,
+        gap=0.25,
+        reason="memory binds on merged nodes and the unreduced lattice is too large",
+    )
     assert "limit" not in not_optimal_note(dp).replace("lattice is too large", "")
     assert "memory binds" in not_optimal_note(dp)
     ip = make_result("ip", "feasible", started=0.0, objective=2.0, bound=1.5, gap=0.25)
     assert "stopped at its time limit" in not_optimal_note(ip) and "25.00%" in not_optimal_note(ip)
     heuristic = make_result("local-search", "feasible", started=0.0, objective=2.0)
     assert "heuristic" in not_optimal_note(heuristic)
-    picked = make_result("dp", "feasible", started=0.0, objective=2.0,
-                         reason="dp optimises throughput, this plan is scored on latency")
+    picked = make_result(
+        "dp", "feasible", started=0.0, objective=2.0, reason="dp optimises throughput, this plan is scored on latency"
+    )
     assert "limit" not in not_optimal_note(picked)
 
 

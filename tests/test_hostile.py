@@ -18,10 +18,10 @@ import pytest
 from placement.io import MAX_FILE_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
-CPU_S = 20            # RLIMIT_CPU of each case (seconds)
-WALL_S = 60           # the runner kills a case after this long
-ADDRESS_SPACE = 1 << 30   # RLIMIT_AS: the runner's address space + 1 GiB
-PEAK_MB = 300         # peak RSS a case may add to the runner's (after its imports)
+CPU_S = 20  # RLIMIT_CPU of each case (seconds)
+WALL_S = 60  # the runner kills a case after this long
+ADDRESS_SPACE = 1 << 30  # RLIMIT_AS: the runner's address space + 1 GiB
+PEAK_MB = 300  # peak RSS a case may add to the runner's (after its imports)
 
 
 def _node(i: int, **extra) -> dict:
@@ -30,8 +30,14 @@ def _node(i: int, **extra) -> dict:
 
 def _graph(n: int = 3, edges=None, **top) -> dict:
     edges = [(i, i + 1) for i in range(n - 1)] if edges is None else edges
-    return {"maxFPGAs": 2, "maxCPUs": 1, "maxSizePerFPGA": 1e9, "nodes": [_node(i) for i in range(n)],
-            "edges": [{"sourceId": a, "destId": b, "cost": 0.1} for a, b in edges], **top}
+    return {
+        "maxFPGAs": 2,
+        "maxCPUs": 1,
+        "maxSizePerFPGA": 1e9,
+        "nodes": [_node(i) for i in range(n)],
+        "edges": [{"sourceId": a, "destId": b, "cost": 0.1} for a, b in edges],
+        **top,
+    }
 
 
 def _text(graph: dict) -> str:
@@ -61,8 +67,9 @@ def _build_cases(tmp: Path) -> list[dict]:
     files["digits5000.json"] = good.replace('"maxFPGAs": 2', '"maxFPGAs": ' + "9" * 5000)
     files["hugeint_latency.json"] = _with_node_field("cpuLatency", "1" + "0" * 400)
     files["hugeint_size.json"] = _with_node_field("size", "1" + "0" * 4000)
-    files["hugeint_id.json"] = good.replace('"id": 0', '"id": 1' + "0" * 400).replace('"sourceId": 0',
-                                                                                     '"sourceId": 1' + "0" * 400)
+    files["hugeint_id.json"] = good.replace('"id": 0', '"id": 1' + "0" * 400).replace(
+        '"sourceId": 0', '"sourceId": 1' + "0" * 400
+    )
     files["nan_latency.json"] = _with_node_field("cpuLatency", "NaN")
     files["inf_latency.json"] = _with_node_field("fpgaLatency", "Infinity")
     files["neg_inf_size.json"] = _with_node_field("size", "-Infinity")
@@ -71,7 +78,7 @@ def _build_cases(tmp: Path) -> list[dict]:
     files["fpgas_1e9.json"] = good.replace('"maxFPGAs": 2', '"maxFPGAs": 1e9')
     files["cpus_1e9.json"] = good.replace('"maxCPUs": 1', '"maxCPUs": 1000000000')
     files["fpgas_negative.json"] = good.replace('"maxFPGAs": 2', '"maxFPGAs": -1')
-    files["kinds_count_1e9.json"] = _text(_graph(deviceKinds=[{"name": "H100", "count": 10 ** 9, "memory": 8e10}]))
+    files["kinds_count_1e9.json"] = _text(_graph(deviceKinds=[{"name": "H100", "count": 10**9, "memory": 8e10}]))
     files["kinds_named_cpu.json"] = _text(_graph(deviceKinds=[{"name": "cpu", "count": 1}]))
     graph = _graph()
     graph["edges"].append(dict(graph["edges"][0]))
@@ -110,33 +117,63 @@ def _build_cases(tmp: Path) -> list[dict]:
     def path(name: str) -> str:
         return str(tmp / name)
 
-    cases = [{"name": f"solve {name}", "argv": ["solve", path(name)]}
-             for name in files if not name.startswith(("split_", "good"))]
+    cases = [
+        {"name": f"solve {name}", "argv": ["solve", path(name)]}
+        for name in files
+        if not name.startswith(("split_", "good"))
+    ]
     cases += [
         {"name": "solve over 50 MiB", "argv": ["solve", path("over_cap.json")]},
         {"name": "solve named pipe", "argv": ["solve", path("fifo.json")]},
         {"name": "solve /dev/zero", "argv": ["solve", "/dev/zero"]},
         {"name": "solve directory", "argv": ["solve", path("a_directory.json")]},
         {"name": "solve missing file", "argv": ["solve", path("missing.json")]},
-        {"name": "star 2k compare-free refusal (ip-free methods)", "argv": ["solve", path("star2k.json"),
-                                                                           "--method", "memory-aware"]},
-        {"name": "one-accelerator 1e9 accelerators",
-         "argv": ["solve", path("good.json"), "--method", "one-accelerator", "--accelerators", "1000000000"]},
-        {"name": "pipedream 1e9 cpus", "argv": ["solve", path("good.json"), "--method", "pipedream",
-                                                "--cpus", "1000000000"]},
-        {"name": "latency-ip 1e9 subgraphs",
-         "argv": ["solve", path("good.json"), "--method", "latency-ip", "--subgraphs-per-accelerator", "1000000000"]},
-        {"name": "latency-ip too many calls",
-         "argv": ["solve", path("antichain1k.json"), "--method", "latency-ip", "--accelerators", "256",
-                  "--subgraphs-per-accelerator", "64"]},
+        {
+            "name": "star 2k compare-free refusal (ip-free methods)",
+            "argv": ["solve", path("star2k.json"), "--method", "memory-aware"],
+        },
+        {
+            "name": "one-accelerator 1e9 accelerators",
+            "argv": ["solve", path("good.json"), "--method", "one-accelerator", "--accelerators", "1000000000"],
+        },
+        {
+            "name": "pipedream 1e9 cpus",
+            "argv": ["solve", path("good.json"), "--method", "pipedream", "--cpus", "1000000000"],
+        },
+        {
+            "name": "latency-ip 1e9 subgraphs",
+            "argv": ["solve", path("good.json"), "--method", "latency-ip", "--subgraphs-per-accelerator", "1000000000"],
+        },
+        {
+            "name": "latency-ip too many calls",
+            "argv": [
+                "solve",
+                path("antichain1k.json"),
+                "--method",
+                "latency-ip",
+                "--accelerators",
+                "256",
+                "--subgraphs-per-accelerator",
+                "64",
+            ],
+        },
         {"name": "negative accelerators", "argv": ["solve", path("good.json"), "--accelerators", "-1"]},
         {"name": "NaN memory option", "argv": ["solve", path("good.json"), "--memory", "nan"]},
         {"name": "huge accelerators option", "argv": ["solve", path("good.json"), "--accelerators", "9" * 5000]},
         {"name": "unknown method", "argv": ["solve", path("good.json"), "--method", "rm -rf"]},
-        {"name": "evaluate split naming unknown node", "argv": ["evaluate", path("good.json"), path("split_unknown.json")]},
-        {"name": "evaluate split repeating a node", "argv": ["evaluate", path("good.json"), path("split_repeated.json")]},
+        {
+            "name": "evaluate split naming unknown node",
+            "argv": ["evaluate", path("good.json"), path("split_unknown.json")],
+        },
+        {
+            "name": "evaluate split repeating a node",
+            "argv": ["evaluate", path("good.json"), path("split_repeated.json")],
+        },
         {"name": "evaluate deeply nested split", "argv": ["evaluate", path("good.json"), path("split_deep.json")]},
-        {"name": "evaluate split with bad nodes", "argv": ["evaluate", path("good.json"), path("split_not_nodes.json")]},
+        {
+            "name": "evaluate split with bad nodes",
+            "argv": ["evaluate", path("good.json"), path("split_not_nodes.json")],
+        },
         {"name": "evaluate split from /dev/zero", "argv": ["evaluate", path("good.json"), "/dev/zero"]},
         {"name": "evaluate split from a pipe", "argv": ["evaluate", path("good.json"), path("fifo.json")]},
     ]
@@ -147,10 +184,21 @@ def _build_cases(tmp: Path) -> list[dict]:
 def outcomes(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hostile")
     cases = _build_cases(tmp)
-    job = {"cases": cases, "cpu_s": CPU_S, "wall_s": WALL_S, "address_space": ADDRESS_SPACE,
-           "parallel": max(2, min(4, os.cpu_count() or 2))}
-    done = subprocess.run([sys.executable, "-m", "tests.hostile_runner"], input=json.dumps(job), text=True,
-                          capture_output=True, cwd=ROOT, timeout=900)
+    job = {
+        "cases": cases,
+        "cpu_s": CPU_S,
+        "wall_s": WALL_S,
+        "address_space": ADDRESS_SPACE,
+        "parallel": max(2, min(4, os.cpu_count() or 2)),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.hostile_runner"],
+        input=json.dumps(job),
+        text=True,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
     return {r["name"]: r for r in report["results"]}, report["base_mb"]

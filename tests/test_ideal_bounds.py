@@ -67,7 +67,7 @@ def test_chain_and_antichain_bounds_are_exact():
     assert (bounds.width_low, bounds.width_high, bounds.lower, bounds.upper) == (1, 1, 31, 31)
     anti = Groups(tuple((g,) for g in range(12)), {g: g for g in range(12)}, ())
     bounds = ideal_bounds(anti)
-    assert (bounds.width_low, bounds.lower, bounds.upper) == (12, 2 ** 12, 2 ** 12)
+    assert (bounds.width_low, bounds.lower, bounds.upper) == (12, 2**12, 2**12)
 
 
 def test_large_antichain_refused_before_enumerating():
@@ -96,6 +96,6 @@ def test_long_chain_refused_by_its_length():
 def test_memory_cap_is_enforced_while_enumerating():
     # 16 independent groups (65,536 ideals) under the count cap, over a 1 MiB memory cap.
     groups = Groups(tuple((g,) for g in range(16)), {g: g for g in range(16)}, ())
-    assert enumerate_ideals(groups).count == 2 ** 16
+    assert enumerate_ideals(groups).count == 2**16
     with pytest.raises(TooManyIdealsError, match="MiB lattice memory cap"):
         enumerate_ideals(groups, max_bytes=1 << 20)

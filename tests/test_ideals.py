@@ -1,7 +1,5 @@
 """Groups, reductions and ideal enumeration."""
 
-import itertools
-
 import pytest
 
 from placement import Edge, Graph, Node, TooManyIdealsError, load_problem
@@ -59,5 +57,7 @@ def test_reduction_merges_only_free_nodes():
 def test_too_many_ideals_is_said_up_front():
     # 40 independent nodes: 2^40 ideals.
     graph = Graph(tuple(Node(i, 1, 1) for i in range(40)), ())
-    with pytest.raises(TooManyIdealsError, match=r"antichain of 40 .* at least 2\^40 .* cap of 1,000;.*integer program"):
+    with pytest.raises(
+        TooManyIdealsError, match=r"antichain of 40 .* at least 2\^40 .* cap of 1,000;.*integer program"
+    ):
         enumerate_ideals(contract(graph), max_ideals=1000)

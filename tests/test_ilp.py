@@ -9,8 +9,8 @@ import pytest
 
 from placement import (
     AcceleratorKind,
-    DeviceSlot,
     Devices,
+    DeviceSlot,
     Edge,
     Graph,
     Node,
@@ -33,6 +33,7 @@ def close(a: float, b: float, rel: float = REL) -> bool:
 
 
 # ----------------------------------------------------------------------------- brute force
+
 
 def _groups(problem):
     """Colour classes (nodes that must share a device), written independently of the code under test."""
@@ -150,6 +151,7 @@ def test_two_calls_beat_one_when_a_device_is_shared_back_and_forth():
 
 
 # ----------------------------------------------------------------------------- statuses and errors
+
 
 def test_infeasible_memory_is_proven(random_problem):
     nodes = tuple(Node(i, cpu_latency=1, accelerator_latency=1, size=3) for i in range(3))
@@ -290,8 +292,12 @@ def test_zero_duration_cycle_is_ruled_out():
     # one class per accelerator (memory): with one call each, the calls would wait for each other
     # (a cycle of zero-duration units, infinite latency in the evaluator), so one class must go to
     # the CPU; with two calls per accelerator the cycle disappears.
-    nodes = (Node(0, 10, 0, color_class=1, size=1), Node(1, 10, 0, color_class=1),
-             Node(2, 10, 0, color_class=2, size=1), Node(3, 10, 0, color_class=2))
+    nodes = (
+        Node(0, 10, 0, color_class=1, size=1),
+        Node(1, 10, 0, color_class=1),
+        Node(2, 10, 0, color_class=2, size=1),
+        Node(3, 10, 0, color_class=2),
+    )
     edges = (Edge(0, 2, 0.0), Edge(3, 1, 0.0))
     problem = Problem(Graph(nodes, edges), Devices.paper(2, 1, memory=1))
     expected = brute_force_latency(problem)
@@ -338,10 +344,12 @@ def test_no_import_cycle_between_the_ips_and_the_baselines():
     import subprocess
     import sys
 
-    code = ("import sys, placement.ip; print('placement.heuristics' in sys.modules); "
-            "[sys.modules.pop(m) for m in list(sys.modules) if m.startswith('placement')]; "
-            "import placement.heuristics as b; b.local_search; "
-            "print(any(m.startswith('placement.ip') for m in sys.modules))")
+    code = (
+        "import sys, placement.ip; print('placement.heuristics' in sys.modules); "
+        "[sys.modules.pop(m) for m in list(sys.modules) if m.startswith('placement')]; "
+        "import placement.heuristics as b; b.local_search; "
+        "print(any(m.startswith('placement.ip') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 
@@ -407,8 +415,9 @@ def test_pigeonhole_bound_by_hand():
     assert pigeonhole_bound(problem, groups, math.inf) == pytest.approx(3.3)
     assert brute_force_max_load(problem) >= 3.3 - 1e-12
     # With a CPU core that could take a node within the upper bound, that node is not forced.
-    cpu_problem = Problem(Graph(tuple(Node(i, cpu_latency=1.0, accelerator_latency=1.0) for i in range(7)), ()),
-                          Devices.paper(3, 1))
+    cpu_problem = Problem(
+        Graph(tuple(Node(i, cpu_latency=1.0, accelerator_latency=1.0) for i in range(7)), ()), Devices.paper(3, 1)
+    )
     assert pigeonhole_bound(cpu_problem, colour_groups(cpu_problem.graph), 2.0) == pytest.approx(1.0)
 
 

@@ -8,15 +8,27 @@ from placement import InvalidGraphError, InvalidSplitError, load_placement, load
 from placement.io import MAX_FILE_BYTES, placement_to_dict
 
 GOOD = {
-    "maxFPGAs": 2, "maxCPUs": 1, "maxSizePerFPGA": 100.0,
+    "maxFPGAs": 2,
+    "maxCPUs": 1,
+    "maxSizePerFPGA": 100.0,
     "nodes": [
         {"id": 1, "supportedOnFpga": 1, "cpuLatency": 5.0, "fpgaLatency": 1.0, "isBackwardNode": 0, "size": 10},
-        {"id": 2, "supportedOnFpga": True, "cpuLatency": 6.0, "fpgaLatency": 2.0, "isBackwardNode": False,
-         "name": "conv", "layerId": 7},
+        {
+            "id": 2,
+            "supportedOnFpga": True,
+            "cpuLatency": 6.0,
+            "fpgaLatency": 2.0,
+            "isBackwardNode": False,
+            "name": "conv",
+            "layerId": 7,
+        },
         {"id": 3, "supportedOnFpga": 0, "cpuLatency": 1.0, "fpgaLatency": 0.0, "isBackwardNode": 0, "colorClass": 3},
     ],
-    "edges": [{"sourceId": 1, "destId": 2, "cost": 0.5}, {"sourceId": 1, "destId": 3, "cost": 0.5},
-              {"sourceId": 2, "destId": 3, "cost": 0.25, "size": 64}],
+    "edges": [
+        {"sourceId": 1, "destId": 2, "cost": 0.5},
+        {"sourceId": 1, "destId": 3, "cost": 0.5},
+        {"sourceId": 2, "destId": 3, "cost": 0.25, "size": 64},
+    ],
     "comment": "kept",
 }
 
@@ -56,17 +68,40 @@ BAD = [
     ("top level list", [], "top level must be a JSON object"),
     ("missing nodes", {"edges": []}, "missing field 'nodes'"),
     ("missing field", mutate(lambda d: d["nodes"][0].pop("cpuLatency")), "node 1: missing field 'cpuLatency'"),
-    ("ill-typed field", mutate(lambda d: d["nodes"][1].update(fpgaLatency="fast")), "node 2: field 'fpgaLatency' must be a number"),
+    (
+        "ill-typed field",
+        mutate(lambda d: d["nodes"][1].update(fpgaLatency="fast")),
+        "node 2: field 'fpgaLatency' must be a number",
+    ),
     ("ill-typed id", mutate(lambda d: d["nodes"][1].update(id="two")), "field 'id' must be an integer"),
     ("duplicate id", mutate(lambda d: d["nodes"][1].update(id=1)), "node 1: duplicate id"),
-    ("unknown node", mutate(lambda d: d["edges"].append({"sourceId": 3, "destId": 9, "cost": 0})), "edge 3->9: unknown node 9"),
+    (
+        "unknown node",
+        mutate(lambda d: d["edges"].append({"sourceId": 3, "destId": 9, "cost": 0})),
+        "edge 3->9: unknown node 9",
+    ),
     ("cycle", mutate(lambda d: d["edges"].append({"sourceId": 3, "destId": 1, "cost": 0})), "cycle through nodes"),
-    ("backward to forward", mutate(lambda d: d["nodes"][0].update(isBackwardNode=1)), "edge from a backward node to a forward node"),
-    ("negative", mutate(lambda d: d["nodes"][2].update(cpuLatency=-1)), "node 3: field 'cpuLatency' must be non-negative"),
-    ("non-finite", '{"maxFPGAs":1,"maxCPUs":0,"maxSizePerFPGA":1,"nodes":[{"id":1,"supportedOnFpga":1,"cpuLatency":NaN,"fpgaLatency":1,"isBackwardNode":0}],"edges":[]}',
-     "node 1: field 'cpuLatency' must be finite"),
+    (
+        "backward to forward",
+        mutate(lambda d: d["nodes"][0].update(isBackwardNode=1)),
+        "edge from a backward node to a forward node",
+    ),
+    (
+        "negative",
+        mutate(lambda d: d["nodes"][2].update(cpuLatency=-1)),
+        "node 3: field 'cpuLatency' must be non-negative",
+    ),
+    (
+        "non-finite",
+        '{"maxFPGAs":1,"maxCPUs":0,"maxSizePerFPGA":1,"nodes":[{"id":1,"supportedOnFpga":1,"cpuLatency":NaN,"fpgaLatency":1,"isBackwardNode":0}],"edges":[]}',
+        "node 1: field 'cpuLatency' must be finite",
+    ),
     ("different costs", mutate(lambda d: d["edges"][1].update(cost=0.75)), "edge 1->3: cost 0.75 differs from 0.5"),
-    ("negative cost", mutate(lambda d: d["edges"][2].update(cost=-0.25)), "edge 2->3: field 'cost' must be non-negative"),
+    (
+        "negative cost",
+        mutate(lambda d: d["edges"][2].update(cost=-0.25)),
+        "edge 2->3: field 'cost' must be non-negative",
+    ),
     ("bool count", mutate(lambda d: d.update(maxFPGAs=True)), "field 'maxFPGAs' must be an integer"),
 ]
 
@@ -93,7 +128,9 @@ def test_missing_file_and_oversized_upload(tmp_path):
 
 def test_expert_split_of_a_training_graph_fills_in_backward_nodes(samples_dir):
     problem = load_problem(samples_dir / "throughput/layer/bert24_training.json")
-    placement = load_placement(samples_dir / "expert-splits/bert24_training_expert.json", problem.graph, problem.devices)
+    placement = load_placement(
+        samples_dir / "expert-splits/bert24_training_expert.json", problem.graph, problem.devices
+    )
     placed = {n for stage in placement.stages for n in stage.nodes}
     assert placed == {node.id for node in problem.graph.nodes}
     for members in problem.graph.color_classes.values():
@@ -102,10 +139,12 @@ def test_expert_split_of_a_training_graph_fills_in_backward_nodes(samples_dir):
 
 def test_bad_split_files(tmp_path, samples_dir):
     problem = load_problem(samples_dir / "throughput/layer/bert24_inference.json")
-    cases = [({"fpgas": [{"nodes": [1, 999]}]}, "node 999: not in the graph"),
-             ({"fpgas": [{"nodes": [1]}, {"nodes": [1]}]}, "node 1: placed on both"),
-             ({"fpgas": [{"nodes": [1]}]}, "not placed"),
-             ({"fpgas": [{"nodes": "all"}]}, "must be a list of node ids")]
+    cases = [
+        ({"fpgas": [{"nodes": [1, 999]}]}, "node 999: not in the graph"),
+        ({"fpgas": [{"nodes": [1]}, {"nodes": [1]}]}, "node 1: placed on both"),
+        ({"fpgas": [{"nodes": [1]}]}, "not placed"),
+        ({"fpgas": [{"nodes": "all"}]}, "must be a list of node ids"),
+    ]
     for data, message in cases:
         path = write(tmp_path, data, "split.json")
         with pytest.raises(InvalidSplitError, match=message):
@@ -126,12 +165,26 @@ def test_extended_format_with_kinds_round_trips():
     from placement import Problem
 
     data = {
-        "deviceKinds": [{"name": "H100", "count": 4, "memory": 80e9, "speed": 2.0, "bandwidth": 1.0, "pricePerHour": 4.0},
-                        {"name": "V100", "count": 8, "memory": None, "speed": 0.7, "bandwidth": 0.5}],
-        "maxCPUs": 2, "cpuPricePerHour": 0.1, "bandwidthFactor": 1.5, "overlap": True,
-        "nodes": [{"id": 7, "supportedOnFpga": 1, "cpuLatency": 3, "fpgaLatency": 1, "isBackwardNode": 0,
-                   "latencies": {"H100": 0.25}, "kinds": ["H100"]},
-                  {"id": 8, "supportedOnFpga": 1, "cpuLatency": 3, "fpgaLatency": 1, "isBackwardNode": 0}],
+        "deviceKinds": [
+            {"name": "H100", "count": 4, "memory": 80e9, "speed": 2.0, "bandwidth": 1.0, "pricePerHour": 4.0},
+            {"name": "V100", "count": 8, "memory": None, "speed": 0.7, "bandwidth": 0.5},
+        ],
+        "maxCPUs": 2,
+        "cpuPricePerHour": 0.1,
+        "bandwidthFactor": 1.5,
+        "overlap": True,
+        "nodes": [
+            {
+                "id": 7,
+                "supportedOnFpga": 1,
+                "cpuLatency": 3,
+                "fpgaLatency": 1,
+                "isBackwardNode": 0,
+                "latencies": {"H100": 0.25},
+                "kinds": ["H100"],
+            },
+            {"id": 8, "supportedOnFpga": 1, "cpuLatency": 3, "fpgaLatency": 1, "isBackwardNode": 0},
+        ],
         "edges": [{"sourceId": 7, "destId": 8, "cost": 1.0}],
     }
     problem = parse_problem(json.dumps(data), "kinds.json")

@@ -46,8 +46,12 @@ def _check_dp_placement(problem: Problem, result) -> None:
                 assert edge.source in prefix, f"stage order breaks edge {edge.source}->{edge.target}"
 
 
-SETTINGS = settings(max_examples=150, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @SETTINGS
@@ -64,8 +68,12 @@ def test_dp_equals_contiguous_brute_force(problem):
         _check_dp_placement(problem, result)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(problems(kinds=(2, 3), max_forward=4))
 def test_dp_never_beats_non_contiguous_brute_force(problem):
     result = solve_dp(problem)

@@ -42,8 +42,7 @@ def test_two_stage_peaks():
     profile = memory_profile(problem, simulate(problem, placement, 1, "1f1b"), optimizer_multiplier=2.0)
     assert peaks(profile) == {A0: (131, 0), A1: (112, 3)}
     # Recomputation, 1F1B M=4: d0 31 + 2 x 0 + 100 during B0 (which starts when d1 B0 = [7, 16] ends); d1 62 + 1 x 100 + 50 from 7.
-    profile = memory_profile(problem, simulate(problem, placement, 4, "1f1b", recompute=True),
-                             optimizer_multiplier=2.0)
+    profile = memory_profile(problem, simulate(problem, placement, 4, "1f1b", recompute=True), optimizer_multiplier=2.0)
     assert peaks(profile) == {A0: (131, 16), A1: (212, 7)}
 
 

@@ -11,11 +11,19 @@ from pathlib import Path
 import pytest
 
 from placement import (
-    AcceleratorKind, Devices, Graph, Placement, PlacementError, Problem, Stage, evaluate, load_problem,
+    AcceleratorKind,
+    Devices,
+    Graph,
+    Placement,
+    PlacementError,
+    Problem,
+    Stage,
+    evaluate,
+    load_problem,
     solve_dp,
 )
-from placement.pipeline.memory import memory_profile, output_bytes
 from placement.exact.memory_aware import solve_memory_aware
+from placement.pipeline.memory import memory_profile, output_bytes
 from placement.pipeline.schedule import simulate
 from tests.randgraphs import _contiguous_order, _units, contiguous_orders, random_problem
 
@@ -32,9 +40,13 @@ def random_memory_problem(seed: int) -> Problem:
     graph = Graph(base.graph.nodes, edges, name=base.graph.name)
     cap = rng.choice([math.inf, 8.0, 12.0, 16.0, 24.0, 40.0])
     if seed % 4 == 3:  # two accelerator kinds: a small fast one and a big slow one
-        devices = Devices(accelerators=(AcceleratorKind("small", 1, cap, speed=2.0),
-                                        AcceleratorKind("big", rng.randint(1, 2), 2 * cap, speed=1.0)),
-                          cpus=rng.randint(0, 1))
+        devices = Devices(
+            accelerators=(
+                AcceleratorKind("small", 1, cap, speed=2.0),
+                AcceleratorKind("big", rng.randint(1, 2), 2 * cap, speed=1.0),
+            ),
+            cpus=rng.randint(0, 1),
+        )
     else:
         devices = Devices.paper(rng.randint(1, 3), rng.randint(0, 1), cap)
     if seed % 5 == 2:
@@ -80,11 +92,16 @@ def brute_force(problem: Problem, schedule: str, microbatches: int, optimizer: f
             if not evaluation.feasible:
                 continue
             n = len(placement.stages)
-            subsets = {"never": [()], "always": [tuple(range(n))],
-                       "per-stage": [c for r in range(n + 1) for c in itertools.combinations(range(n), r)]}[choice]
+            subsets = {
+                "never": [()],
+                "always": [tuple(range(n))],
+                "per-stage": [c for r in range(n + 1) for c in itertools.combinations(range(n), r)],
+            }[choice]
             for subset in subsets:
-                value = max(entry.load + (forward_compute(problem, stage) if k in subset else 0.0)
-                            for k, (entry, stage) in enumerate(zip(evaluation.devices, placement.stages)))
+                value = max(
+                    entry.load + (forward_compute(problem, stage) if k in subset else 0.0)
+                    for k, (entry, stage) in enumerate(zip(evaluation.devices, placement.stages))
+                )
                 if value >= best:
                     continue
                 recomputing = [placement.stages[k].device for k in subset]
@@ -94,8 +111,10 @@ def brute_force(problem: Problem, schedule: str, microbatches: int, optimizer: f
     return best, best_placement
 
 
-CASES = [(seed, ("1f1b", "gpipe", "inference")[seed % 3], 1 + seed % 4, (0.0, 1.0, 2.0)[seed % 3], seed % 7 == 4)
-         for seed in range(160)]
+CASES = [
+    (seed, ("1f1b", "gpipe", "inference")[seed % 3], 1 + seed % 4, (0.0, 1.0, 2.0)[seed % 3], seed % 7 == 4)
+    for seed in range(160)
+]
 
 
 def check_case(seed, schedule, microbatches, optimizer, recompute):
@@ -111,8 +130,10 @@ def check_case(seed, schedule, microbatches, optimizer, recompute):
     evaluation = evaluate(problem, result.placement)
     assert evaluation.feasible
     assert _contiguous_order(problem.graph, {s.device: set(s.nodes) for s in result.placement.stages}) is not None
-    value = max(entry.load + (forward_compute(problem, stage) if recompute and schedule != "inference" else 0.0)
-                for entry, stage in zip(evaluation.devices, result.placement.stages))
+    value = max(
+        entry.load + (forward_compute(problem, stage) if recompute and schedule != "inference" else 0.0)
+        for entry, stage in zip(evaluation.devices, result.placement.stages)
+    )
     assert value == pytest.approx(result.objective, rel=1e-9, abs=1e-9)
     timeline = simulate(problem, result.placement, microbatches, schedule, recompute=recompute)
     assert memory_profile(problem, timeline, optimizer).fits
@@ -151,7 +172,9 @@ def reweighted(problem: Problem, in_flight: int, optimizer: float) -> Problem:
     """Sizes that make the plain DP's additive memory rule equal to GPipe's peak W + O + M A."""
     out = output_bytes(problem.graph)
     nodes = tuple(
-        node if node.is_backward else dataclasses.replace(node, size=node.size * (1 + optimizer) + in_flight * out[node.id])
+        node
+        if node.is_backward
+        else dataclasses.replace(node, size=node.size * (1 + optimizer) + in_flight * out[node.id])
         for node in problem.graph.nodes
     )
     return Problem(Graph(nodes, problem.graph.edges, name=problem.graph.name), problem.devices)

@@ -11,9 +11,9 @@ import pytest
 
 from placement import Devices, Edge, Graph, Node, Problem, evaluate, load_problem, solve_dp
 from placement.errors import PlacementError
-from placement.pipeline.memory import memory_profile, peak_table
 from placement.exact.memory_aware import solve_memory_aware
 from placement.ip.memory_aware import solve_memory_aware_ip
+from placement.pipeline.memory import memory_profile, peak_table
 from placement.pipeline.schedule import simulate
 from tests.randgraphs import _contiguous_order, random_problem
 from tests.test_memory_aware import brute_force, forward_compute, random_memory_problem
@@ -41,13 +41,31 @@ def chain_problem(seed: int) -> tuple[Problem, int]:
     n = rng.randint(4, 7)
     nodes, edges = [], []
     for i in range(n):
-        nodes.append(Node(id=i, cpu_latency=round(rng.uniform(5, 20), 2),
-                          accelerator_latency=round(rng.uniform(1, 4), 2), supported_on_accelerator=True,
-                          is_backward=False, color_class=i, size=float(rng.choice([0, 1, 2, 4, 8])), name=f"f{i}"))
+        nodes.append(
+            Node(
+                id=i,
+                cpu_latency=round(rng.uniform(5, 20), 2),
+                accelerator_latency=round(rng.uniform(1, 4), 2),
+                supported_on_accelerator=True,
+                is_backward=False,
+                color_class=i,
+                size=float(rng.choice([0, 1, 2, 4, 8])),
+                name=f"f{i}",
+            )
+        )
     for i in range(n):
-        nodes.append(Node(id=n + i, cpu_latency=round(rng.uniform(10, 40), 2),
-                          accelerator_latency=round(rng.uniform(2, 8), 2), supported_on_accelerator=True,
-                          is_backward=True, color_class=i, size=float(rng.choice([0, 1])), name=f"b{i}"))
+        nodes.append(
+            Node(
+                id=n + i,
+                cpu_latency=round(rng.uniform(10, 40), 2),
+                accelerator_latency=round(rng.uniform(2, 8), 2),
+                supported_on_accelerator=True,
+                is_backward=True,
+                color_class=i,
+                size=float(rng.choice([0, 1])),
+                name=f"b{i}",
+            )
+        )
     cost = [round(rng.uniform(0.1, 1.5), 2) for _ in range(2 * n)]
     act = [float(rng.choice([0, 1, 2, 4, 8, 16])) for _ in range(2 * n)]
     for i in range(n - 1):
@@ -67,8 +85,10 @@ def chain_problem(seed: int) -> tuple[Problem, int]:
 
 def plan_value(problem, placement, recompute):
     evaluation = evaluate(problem, placement)
-    return max(entry.load + (forward_compute(problem, stage) if recompute else 0.0)
-               for entry, stage in zip(evaluation.devices, placement.stages))
+    return max(
+        entry.load + (forward_compute(problem, stage) if recompute else 0.0)
+        for entry, stage in zip(evaluation.devices, placement.stages)
+    )
 
 
 def check_plan(problem, result, schedule, microbatches, optimizer, recompute, bytes_per_cost=None):
@@ -82,15 +102,19 @@ def check_plan(problem, result, schedule, microbatches, optimizer, recompute, by
         assert evaluation.max_load == pytest.approx(result.objective, rel=1e-12, abs=1e-12)
     assert plan_value(problem, result.placement, recompute) == pytest.approx(result.objective, rel=1e-12, abs=1e-12)
     devices = tuple(s.device for s in result.placement.stages) if recompute else ()
-    for _, peak, cap in peak_table(problem, result.placement, schedule, microbatches, optimizer, devices,
-                                   bytes_per_cost):
+    for _, peak, cap in peak_table(
+        problem, result.placement, schedule, microbatches, optimizer, devices, bytes_per_cost
+    ):
         assert peak <= cap * (1 + 1e-12)
     timeline = simulate(problem, result.placement, microbatches, schedule, recompute=recompute)
     assert memory_profile(problem, timeline, optimizer if schedule != "inference" else 0.0, bytes_per_cost).fits
 
 
-CASES = [(seed, schedule, 1 + (seed * 7 + len(schedule)) % 5, seed % 6 == 5)
-         for seed in range(36) for schedule in ("1f1b", "gpipe")]
+CASES = [
+    (seed, schedule, 1 + (seed * 7 + len(schedule)) % 5, seed % 6 == 5)
+    for seed in range(36)
+    for schedule in ("1f1b", "gpipe")
+]
 
 
 @pytest.mark.parametrize("seed, schedule, microbatches, recompute", CASES)

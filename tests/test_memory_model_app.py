@@ -26,8 +26,9 @@ pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
 def cli(*args: str) -> dict:
-    out = subprocess.run([sys.executable, "-m", "placement", *args], capture_output=True, text=True, timeout=600,
-                         cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "placement", *args], capture_output=True, text=True, timeout=600, cwd=ROOT
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -54,7 +55,9 @@ def test_cli_and_every_page_agree_under_the_training_memory_model():
     data = cli("solve", str(TRAINING), "--method", "memory-aware", "--memory", str(MEMORY), "--json")
     # The same defaults as the memory-aware IP (one constant): the plan that fits, not the one that runs out.
     assert data["status"] == "optimal" and data["objective"] == pytest.approx(50.0978125, rel=1e-9)
-    assert all(entry["cap"] is None or entry["bytes"] <= entry["cap"] for entry in data["peak_memory"])  # None: a CPU core
+    assert all(
+        entry["cap"] is None or entry["bytes"] <= entry["cap"] for entry in data["peak_memory"]
+    )  # None: a CPU core
     cli_peak = max(entry["bytes"] for entry in data["peak_memory"])
 
     at = start()
@@ -71,8 +74,9 @@ def test_cli_and_every_page_agree_under_the_training_memory_model():
     assert shown["Status"] == "optimal"
     assert shown["Peak memory (memory model)"] == format_bytes(cli_peak)
     peaks = at.dataframe[-1].value  # the peak table comes last
-    assert list(peaks["peak bytes"]) == pytest.approx([e["bytes"] for e in data["peak_memory"]
-                                                       if e["device"] in set(peaks["device"])])
+    assert list(peaks["peak bytes"]) == pytest.approx(
+        [e["bytes"] for e in data["peak_memory"] if e["device"] in set(peaks["device"])]
+    )
     assert all(peaks["fits"])
 
     goto(at, "pages/4_Timeline.py")

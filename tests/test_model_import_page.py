@@ -25,7 +25,6 @@ pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 def section_script():
     """The section alone, plus the current problem and its DP result for the test to read."""
-    import streamlit as st
 
     from ui import state
     from ui.model_import import render_model_import
@@ -47,11 +46,16 @@ def tiny_onnx(external: bool = False) -> bytes:
         entry.key, entry.value = "location", "../outside/weights.bin"
     bias = numpy_helper.from_array(np.ones(8, np.float32), "B")
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "W"], ["y"], name="layer0/mm"),
-         helper.make_node("Add", ["y", "B"], ["y2"], name="layer0/add"),
-         helper.make_node("Relu", ["y2"], ["z"], name="layer1/relu")],
-        "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
-        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], [weight, bias])
+        [
+            helper.make_node("MatMul", ["x", "W"], ["y"], name="layer0/mm"),
+            helper.make_node("Add", ["y", "B"], ["y2"], name="layer0/add"),
+            helper.make_node("Relu", ["y2"], ["z"], name="layer1/relu"),
+        ],
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        [weight, bias],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 
@@ -131,8 +135,11 @@ def test_edit_costs_then_apply():
     upload(at, tiny_onnx())
     original = at.session_state["_test_problem"].graph
     key = at.data_editor[0].key
-    at.session_state[key] = {"edited_rows": {0: {"accelerator ms": 2.0}, 2: {"CPU ms": 7.5}},
-                             "added_rows": [], "deleted_rows": []}
+    at.session_state[key] = {
+        "edited_rows": {0: {"accelerator ms": 2.0}, 2: {"CPU ms": 7.5}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
     at.run()
     # Not applied until the button is pressed.
     assert at.session_state["_test_problem"].graph.nodes[0].accelerator_latency == original.nodes[0].accelerator_latency
@@ -167,8 +174,13 @@ def test_build_and_plan_transformer():
     problem = at.session_state["_test_problem"]
     cost_model = CostModel.with_presets("H100")
     cost_model = CostModel(cost_model.reference.with_changes(efficiency=0.25), cost_model.cpu, cost_model.others)
-    expected = build_transformer(TransformerConfig(layers=4, hidden=256, heads=8, seq_len=128), cost_model,
-                                 accelerators=3, cpus=0, granularity="operator")
+    expected = build_transformer(
+        TransformerConfig(layers=4, hidden=256, heads=8, seq_len=128),
+        cost_model,
+        accelerators=3,
+        cpus=0,
+        granularity="operator",
+    )
     assert problem.graph.nodes == expected.graph.nodes
     assert problem.devices == expected.devices
     result = at.session_state["_test_result"]
@@ -198,8 +210,9 @@ def test_graph_page_builds_and_placement_page_plans():
     at.radio(key="mi_granularity").set_value("layer")
     at.button(key="mi_build").click().run()
     assert not at.exception, at.exception
-    expected = build_transformer(TransformerConfig(layers=12), CostModel.with_presets("A100"), accelerators=4,
-                                 cpus=1, granularity="layer")
+    expected = build_transformer(
+        TransformerConfig(layers=12), CostModel.with_presets("A100"), accelerators=4, cpus=1, granularity="layer"
+    )
     assert at.subheader[0].value == expected.graph.name
     assert {m.label: m.value for m in at.metric}["Nodes"] == "14"
     at.switch_page("pages/3_Placement.py")
@@ -213,10 +226,15 @@ def two_dim_onnx() -> bytes:
     """x: [batch, seq, 4] @ W[4, 8]: MACs = batch x seq x 4 x 8."""
     weight = numpy_helper.from_array(np.arange(32, dtype=np.float32).reshape(4, 8), "W")
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "W"], ["y"], name="layer0/mm"),
-         helper.make_node("Relu", ["y"], ["z"], name="layer1/relu")],
-        "two_dims", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 4])],
-        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], [weight])
+        [
+            helper.make_node("MatMul", ["x", "W"], ["y"], name="layer0/mm"),
+            helper.make_node("Relu", ["y"], ["z"], name="layer1/relu"),
+        ],
+        "two_dims",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 4])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        [weight],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 

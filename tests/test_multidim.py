@@ -91,14 +91,30 @@ def _random_problem(rng: random.Random, uniform: bool) -> MultiProblem:
                 if not uniform:
                     w = float(rng.randint(0, 8))
                     fw = tuple((u, float(rng.randint(0, 3))) for u in preds[v])
-                opts.append(Option(f"o{j}", float(rng.randint(1, 9)) / t, w, float(rng.randint(0, 4)),
-                                   float(rng.randint(0, 6)) / t, fw, bw))
+                opts.append(
+                    Option(
+                        f"o{j}",
+                        float(rng.randint(1, 9)) / t,
+                        w,
+                        float(rng.randint(0, 4)),
+                        float(rng.randint(0, 6)) / t,
+                        fw,
+                        bw,
+                    )
+                )
             options[t] = tuple(opts)
         nodes.append(PNode(v, f"n{v}", tuple(options.items())))
     kinds = [DeviceKind("x", rng.randint(1, 6), float(rng.randint(8, 24)), float(rng.choice([2, 4, 8])))]
     if rng.random() < 0.5:
-        kinds.append(DeviceKind("y", rng.randint(1, 4), float(rng.randint(8, 24)), float(rng.choice([2, 4])),
-                                speed=rng.choice([0.5, 1.0, 2.0])))
+        kinds.append(
+            DeviceKind(
+                "y",
+                rng.randint(1, 4),
+                float(rng.randint(8, 24)),
+                float(rng.choice([2, 4])),
+                speed=rng.choice([0.5, 1.0, 2.0]),
+            )
+        )
     return MultiProblem(tuple(nodes), tuple(edges), tuple(kinds), rng.choice([1, 2, 3, 4, 6]))
 
 
@@ -147,8 +163,9 @@ def _brute_force(problem: MultiProblem) -> float:
             if any(used[k.name] > k.count for k in problem.kinds if k.name in used):
                 continue
             # the option choice of each stage is independent of the others given the degrees
-            default = [tuple(problem.nodes[v].options_for(t)[0].name for v in stage)
-                       for stage, (t, _, _) in zip(chain, combo)]
+            default = [
+                tuple(problem.nodes[v].options_for(t)[0].name for v in stage) for stage, (t, _, _) in zip(chain, combo)
+            ]
             worst = 0.0
             for i, (stage, (t, d, kind)) in enumerate(zip(chain, combo)):
                 stage_best = math.inf
@@ -198,15 +215,19 @@ def test_read_piper_files_and_round_trip():
     assert again == p
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.pop("mbsInBatch"), "missing field 'mbsInBatch'"),
-    (lambda d: d["nodes"][0].update(id=5), "nodes[0]: id 5 must equal its position 0"),
-    (lambda d: d["nodes"][1]["TMPCs"].update({"x": []}), "node 1: TMPCs key 'x' must be an integer degree"),
-    (lambda d: d["nodes"][1]["TMPCs"]["1"][0].update(timePerSample=-1), "timePerSample must be >= 0"),
-    (lambda d: d["edges"].append({"sourceId": 0, "destId": 99, "communicationCost": 1}), "unknown node 99"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d.pop("mbsInBatch"), "missing field 'mbsInBatch'"),
+        (lambda d: d["nodes"][0].update(id=5), "nodes[0]: id 5 must equal its position 0"),
+        (lambda d: d["nodes"][1]["TMPCs"].update({"x": []}), "node 1: TMPCs key 'x' must be an integer degree"),
+        (lambda d: d["nodes"][1]["TMPCs"]["1"][0].update(timePerSample=-1), "timePerSample must be >= 0"),
+        (lambda d: d["edges"].append({"sourceId": 0, "destId": 99, "communicationCost": 1}), "unknown node 99"),
+    ],
+)
 def test_bad_piper_files_give_one_line_errors(mutate, message):
     import json
+
     data = json.loads((PIPER / "bert32a100.json").read_text())
     mutate(data)
     with pytest.raises(InvalidGraphError) as info:
@@ -223,7 +244,7 @@ def test_bert_own_settings_and_512_devices():
     ev = evaluate_plan(p, result.plan)
     assert ev.feasible, ev.violations
     assert ev.time_per_sample == pytest.approx(result.time_per_sample, rel=1e-9)
-    big = replace(p, kinds=(replace(p.kinds[0], count=512, memory=8 * 2 ** 30, bandwidth=25 * 2 ** 30),))
+    big = replace(p, kinds=(replace(p.kinds[0], count=512, memory=8 * 2**30, bandwidth=25 * 2**30),))
     result = solve_multidim(big)
     ev = evaluate_plan(big, result.plan)
     assert result.status == "optimal" and ev.feasible, ev.violations
@@ -235,6 +256,7 @@ def test_bert_own_settings_and_512_devices():
 
 def test_gnmt_is_refused_with_one_line():
     from placement.errors import TooManyIdealsError
+
     with pytest.raises(TooManyIdealsError) as info:
         solve_multidim(read_piper(PIPER / "gnmt.json"))
     assert "\n" not in str(info.value) and "5,000 ideals" in str(info.value)

@@ -13,12 +13,29 @@ BERT = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper" / "ber
 
 
 def test_cli_multidim_json_matches_the_engine(capsys):
-    assert main(["solve", str(BERT), "--method", "multidim", "--devices", "16", "--memory", str(8 * 2 ** 30),
-                 "--microbatches", "960", "--json"]) == 0
+    assert (
+        main(
+            [
+                "solve",
+                str(BERT),
+                "--method",
+                "multidim",
+                "--devices",
+                "16",
+                "--memory",
+                str(8 * 2**30),
+                "--microbatches",
+                "960",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     problem = read_piper(BERT).with_devices(16)
     from dataclasses import replace
-    problem = replace(problem, kinds=(replace(problem.kinds[0], memory=8 * 2 ** 30),), microbatches=960)
+
+    problem = replace(problem, kinds=(replace(problem.kinds[0], memory=8 * 2**30),), microbatches=960)
     expected = solve_multidim(problem)
     assert out["status"] == "optimal"
     assert out["time_per_sample"] == pytest.approx(expected.time_per_sample, rel=1e-12)
@@ -34,8 +51,9 @@ def test_cli_multidim_table(capsys):
 
 def test_cli_multidim_bad_file_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad.json"
-    bad.write_text('{"maxDevices": 4, "maxMemoryPerDevice": 1, "bandwidth": 1, "mbsInBatch": 2, "nodes": [{"id": 0}],'
-                   ' "edges": []}')
+    bad.write_text(
+        '{"maxDevices": 4, "maxMemoryPerDevice": 1, "bandwidth": 1, "mbsInBatch": 2, "nodes": [{"id": 0}], "edges": []}'
+    )
     assert main(["solve", str(bad), "--method", "multidim"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"error: {bad}: node 0: missing field 'TMPCs'"

@@ -18,7 +18,7 @@ from .apptest_helpers import start
 ROOT = Path(__file__).resolve().parent.parent
 BERT = ROOT / "sample_graphs" / "piper" / "bert32a100.json"
 PAGE = "pages/7_Parallel_plan.py"
-GiB = 2 ** 30
+GiB = 2**30
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
@@ -63,6 +63,7 @@ def test_page_bert_512_devices_shows_stage_table_and_curve():
     charts = at.get("plotly_chart")
     assert len(charts) == 2  # timeline and curve
     import json
+
     curve = json.loads(charts[1].proto.spec)
     xs = curve["data"][0]["x"]
     assert xs == [8, 16, 32, 64, 128, 256, 512, 1024] or isinstance(xs, dict)

@@ -38,10 +38,15 @@ def out(name):
 
 def mlp_bytes(batch=2):
     return model_bytes(
-        [helper.make_node("MatMul", ["x", "W"], ["y"], name="l0/mm"),
-         helper.make_node("Add", ["y", "B"], ["y2"], name="l0/add"),
-         helper.make_node("Relu", ["y2"], ["z"], name="l1/relu")],
-        [inp("x", [batch, 4])], [out("z")], [f32("W", (4, 8)), f32("B", (8,))])
+        [
+            helper.make_node("MatMul", ["x", "W"], ["y"], name="l0/mm"),
+            helper.make_node("Add", ["y", "B"], ["y2"], name="l0/add"),
+            helper.make_node("Relu", ["y2"], ["z"], name="l1/relu"),
+        ],
+        [inp("x", [batch, 4])],
+        [out("z")],
+        [f32("W", (4, 8)), f32("B", (8,))],
+    )
 
 
 def ms(flops, nbytes, spec, efficiency=None):
@@ -70,10 +75,15 @@ def test_flops_agree_with_onnx_tool_macs():
     """onnx-tool counts multiply-accumulates: for MatMul and bias-free Conv, FLOPs = 2 x MACs."""
     onnx_tool = pytest.importorskip("onnx_tool")
     data = model_bytes(
-        [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-         helper.make_node("Flatten", ["c"], ["f"], name="flat"),
-         helper.make_node("MatMul", ["f", "M"], ["y"], name="mm")],
-        [inp("x", [1, 3, 8, 8])], [out("y")], [f32("W", (4, 3, 3, 3)), f32("M", (256, 10))])
+        [
+            helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("Flatten", ["c"], ["f"], name="flat"),
+            helper.make_node("MatMul", ["f", "M"], ["y"], name="mm"),
+        ],
+        [inp("x", [1, 3, 8, 8])],
+        [out("y")],
+        [f32("W", (4, 3, 3, 3)), f32("M", (256, 10))],
+    )
     graph = import_onnx(data, cost_model=MODEL).graph
     ours = {n.name: n.extra["flops"] for n in graph.nodes}
     tool = onnx_tool.Model(onnx.load_model_from_string(data))
@@ -87,9 +97,14 @@ def test_flops_agree_with_onnx_tool_macs():
 
 def test_conv_flops_with_bias_and_groups():
     data = model_bytes(
-        [helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-         helper.make_node("Conv", ["c", "G"], ["g"], name="grouped", group=2, pads=[1, 1, 1, 1])],
-        [inp("x", [1, 3, 8, 8])], [out("g")], [f32("W", (4, 3, 3, 3)), f32("B", (4,)), f32("G", (6, 2, 3, 3))])
+        [
+            helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("Conv", ["c", "G"], ["g"], name="grouped", group=2, pads=[1, 1, 1, 1]),
+        ],
+        [inp("x", [1, 3, 8, 8])],
+        [out("g")],
+        [f32("W", (4, 3, 3, 3)), f32("B", (4,)), f32("G", (6, 2, 3, 3))],
+    )
     conv, grouped = import_onnx(data, cost_model=MODEL).graph.nodes
     # Y = 1x4x8x8 = 256 elements: 2 * 256 * 3 * 9 + 256 (bias).
     assert conv.extra["flops"] == 2 * 256 * 27 + 256
@@ -101,8 +116,9 @@ def test_conv_flops_with_bias_and_groups():
 
 
 def test_layernorm_like_subgraph():
-    eps = helper.make_node("Constant", [], ["eps"], name="eps",
-                           value=numpy_helper.from_array(np.array(1e-5, np.float32)))
+    eps = helper.make_node(
+        "Constant", [], ["eps"], name="eps", value=numpy_helper.from_array(np.array(1e-5, np.float32))
+    )
     nodes = [
         helper.make_node("ReduceMean", ["x"], ["m"], name="ln/mean", axes=[-1]),
         helper.make_node("Sub", ["x", "m"], ["d"], name="ln/sub"),
@@ -120,8 +136,17 @@ def test_layernorm_like_subgraph():
     graph = report.graph
     flops = {n.name: n.extra["flops"] for n in graph.nodes}
     # 24 elements, 6 rows: reductions read 24; row-wise ops on 6; the others on 24.
-    assert flops == {"ln/mean": 24, "ln/sub": 24, "ln/sq": 24, "ln/var": 24, "ln/addeps": 6, "ln/sqrt": 6,
-                     "ln/div": 24, "ln/scale": 24, "ln/shift": 24}
+    assert flops == {
+        "ln/mean": 24,
+        "ln/sub": 24,
+        "ln/sq": 24,
+        "ln/var": 24,
+        "ln/addeps": 6,
+        "ln/sqrt": 6,
+        "ln/div": 24,
+        "ln/scale": 24,
+        "ln/shift": 24,
+    }
     sizes = {n.name: n.size for n in graph.nodes}
     assert sizes["ln/addeps"] == 4  # the folded Constant
     assert sizes["ln/scale"] == 16 and sizes["ln/shift"] == 16
@@ -140,10 +165,15 @@ def test_layernorm_like_subgraph():
 
 def test_layernormalization_softmax_gemm():
     data = model_bytes(
-        [helper.make_node("LayerNormalization", ["x", "s", "b"], ["l"], name="ln", axis=-1),
-         helper.make_node("Softmax", ["l"], ["p"], name="softmax", axis=-1),
-         helper.make_node("Gemm", ["p", "W", "C"], ["y"], name="gemm", transB=1)],
-        [inp("x", [3, 4])], [out("y")], [f32("s", (4,)), f32("b", (4,)), f32("W", (5, 4)), f32("C", (5,))])
+        [
+            helper.make_node("LayerNormalization", ["x", "s", "b"], ["l"], name="ln", axis=-1),
+            helper.make_node("Softmax", ["l"], ["p"], name="softmax", axis=-1),
+            helper.make_node("Gemm", ["p", "W", "C"], ["y"], name="gemm", transB=1),
+        ],
+        [inp("x", [3, 4])],
+        [out("y")],
+        [f32("s", (4,)), f32("b", (4,)), f32("W", (5, 4)), f32("C", (5,))],
+    )
     ln, soft, gemm = import_onnx(data, cost_model=MODEL).graph.nodes
     assert ln.extra["flops"] == 8 * 12 and ln.size == 32
     assert soft.extra["flops"] == 5 * 12
@@ -153,17 +183,26 @@ def test_layernormalization_softmax_gemm():
 
 def test_views_move_no_bytes():
     data = model_bytes(
-        [helper.make_node("Relu", ["x"], ["r"], name="relu"),
-         helper.make_node("Reshape", ["r", "shape"], ["y"], name="reshape")],
-        [inp("x", [2, 6])], [out("y")], [numpy_helper.from_array(np.array([3, 4], np.int64), "shape")])
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="relu"),
+            helper.make_node("Reshape", ["r", "shape"], ["y"], name="reshape"),
+        ],
+        [inp("x", [2, 6])],
+        [out("y")],
+        [numpy_helper.from_array(np.array([3, 4], np.int64), "shape")],
+    )
     relu, reshape = import_onnx(data, cost_model=MODEL).graph.nodes
     assert reshape.extra["flops"] == 0 and reshape.extra["bytesRead"] == 0 and reshape.accelerator_latency == 0
     assert relu.extra["bytesRead"] == 48
 
 
 def test_symbolic_dims_are_bound():
-    data = model_bytes([helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")],
-                       [inp("x", ["batch", 4])], [out("y")], [f32("W", (4, 8))])
+    data = model_bytes(
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")],
+        [inp("x", ["batch", 4])],
+        [out("y")],
+        [f32("W", (4, 8))],
+    )
     report = import_onnx(data, dims={"batch": 3}, cost_model=MODEL)
     assert report.graph.nodes[0].extra["flops"] == 2 * 4 * 3 * 8
     assert any("batch=3" in note for note in report.notes)
@@ -171,18 +210,30 @@ def test_symbolic_dims_are_bound():
 
 
 def test_shared_weight_counted_once():
-    data = model_bytes([helper.make_node("MatMul", ["x", "W"], ["y"], name="a"),
-                        helper.make_node("MatMul", ["y", "W"], ["z"], name="b")],
-                       [inp("x", [1, 4])], [out("z")], [f32("W", (4, 4))])
+    data = model_bytes(
+        [
+            helper.make_node("MatMul", ["x", "W"], ["y"], name="a"),
+            helper.make_node("MatMul", ["y", "W"], ["z"], name="b"),
+        ],
+        [inp("x", [1, 4])],
+        [out("z")],
+        [f32("W", (4, 4))],
+    )
     a, b = import_onnx(data, cost_model=MODEL).graph.nodes
     assert (a.size, b.size) == (64, 0)
     assert b.extra["bytesRead"] == 16 + 64  # it still reads the weight
 
 
 def test_unknown_op_is_estimated_and_noted():
-    data = model_bytes([helper.make_node("Relu", ["x"], ["r"], name="relu"),
-                        helper.make_node("Frobnicate", ["r"], ["y"], name="custom", domain="com.example")],
-                       [inp("x", [2, 8])], [out("y")], value_info=[inp("y", [2, 8])])
+    data = model_bytes(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="relu"),
+            helper.make_node("Frobnicate", ["r"], ["y"], name="custom", domain="com.example"),
+        ],
+        [inp("x", [2, 8])],
+        [out("y")],
+        value_info=[inp("y", [2, 8])],
+    )
     report = import_onnx(data, cost_model=MODEL)
     assert report.graph.nodes[1].extra["flops"] == 16
     assert any("Frobnicate" in note for note in report.notes)
@@ -211,8 +262,12 @@ def _external(tensor, location):
 def test_external_initializer_is_refused(tmp_path, monkeypatch):
     secret = tmp_path / "weights.bin"
     secret.write_bytes(np.ones((4, 8), np.float32).tobytes())
-    data = model_bytes([helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")], [inp("x", [2, 4])], [out("y")],
-                       [_external(f32("W", (4, 8)), "../../weights.bin")])
+    data = model_bytes(
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")],
+        [inp("x", [2, 4])],
+        [out("y")],
+        [_external(f32("W", (4, 8)), "../../weights.bin")],
+    )
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InvalidGraphError) as info:
         import_onnx(data, "evil.onnx", cost_model=MODEL)
@@ -224,12 +279,12 @@ def test_external_initializer_is_refused(tmp_path, monkeypatch):
 
 def test_external_tensor_in_constant_and_subgraph_is_refused():
     const = helper.make_node("Constant", [], ["c"], name="c", value=_external(f32("cval", (2,)), "/etc/passwd"))
-    data = model_bytes([const, helper.make_node("Add", ["x", "c"], ["y"], name="add")],
-                       [inp("x", [2])], [out("y")])
+    data = model_bytes([const, helper.make_node("Add", ["x", "c"], ["y"], name="add")], [inp("x", [2])], [out("y")])
     with pytest.raises(InvalidGraphError, match="cval.*/etc/passwd"):
         load_onnx(data, "const.onnx")
-    body = helper.make_graph([helper.make_node("Identity", ["w"], ["o"])], "body", [], [out("o")],
-                             [_external(f32("w", (2,)), "inner.bin")])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["w"], ["o"])], "body", [], [out("o")], [_external(f32("w", (2,)), "inner.bin")]
+    )
     cond = helper.make_node("If", ["flag"], ["y"], name="if", then_branch=body, else_branch=body)
     data = model_bytes([cond], [helper.make_tensor_value_info("flag", TensorProto.BOOL, [])], [out("y")])
     with pytest.raises(InvalidGraphError, match="'w'.*inner.bin"):
@@ -262,8 +317,9 @@ def test_constant_only_model_is_refused():
 
 
 def test_shape_inference_failure_is_one_line():
-    data = model_bytes([helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")],
-                       [inp("x", [2, 3])], [out("y")], [f32("W", (4, 8))])
+    data = model_bytes(
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")], [inp("x", [2, 3])], [out("y")], [f32("W", (4, 8))]
+    )
     with pytest.raises(InvalidGraphError) as info:
         import_onnx(data, "bad.onnx", cost_model=MODEL)
     assert "\n" not in str(info.value) and "bad.onnx" in str(info.value)
@@ -277,9 +333,11 @@ def test_name_prefix():
 
 
 def test_coarsen_sums_and_prices_leaving_outputs():
-    nodes = (Node(0, 1.0, 0.1, name="A/x", size=10, kind_latency=(("k", 0.2),)),
-             Node(1, 2.0, 0.2, name="A/y", size=20, kind_latency=(("k", 0.4),)),
-             Node(2, 4.0, 0.4, name="B/z", size=40))
+    nodes = (
+        Node(0, 1.0, 0.1, name="A/x", size=10, kind_latency=(("k", 0.2),)),
+        Node(1, 2.0, 0.2, name="A/y", size=20, kind_latency=(("k", 0.4),)),
+        Node(2, 4.0, 0.4, name="B/z", size=40),
+    )
     edges = (Edge(0, 1, 0.5, 5), Edge(0, 2, 0.5, 5), Edge(1, 2, 0.25, 2.5))
     merged = coarsen(Graph(nodes, edges), lambda n: n.name.split("/")[0])
     a, b = merged.nodes
@@ -291,8 +349,7 @@ def test_coarsen_sums_and_prices_leaving_outputs():
 
 
 def test_coarsen_merges_groups_that_would_form_a_cycle():
-    nodes = (Node(0, 1, 1, name="A/1"), Node(1, 1, 1, name="B/1"), Node(2, 1, 1, name="A/2"),
-             Node(3, 1, 1, name="C/1"))
+    nodes = (Node(0, 1, 1, name="A/1"), Node(1, 1, 1, name="B/1"), Node(2, 1, 1, name="A/2"), Node(3, 1, 1, name="C/1"))
     edges = (Edge(0, 1, 1), Edge(1, 2, 1), Edge(2, 3, 1))
     merged = coarsen(Graph(nodes, edges), lambda n: n.name.split("/")[0])
     assert [n.name for n in merged.nodes] == ["A + B", "C"]
@@ -301,8 +358,10 @@ def test_coarsen_merges_groups_that_would_form_a_cycle():
 
 
 def test_coarsen_refuses_training_graphs():
-    graph = Graph((Node(0, 1, 1, name="a", color_class=0), Node(1, 1, 1, name="a'", is_backward=True,
-                                                                 color_class=0)), (Edge(0, 1, 0),))
+    graph = Graph(
+        (Node(0, 1, 1, name="a", color_class=0), Node(1, 1, 1, name="a'", is_backward=True, color_class=0)),
+        (Edge(0, 1, 0),),
+    )
     with pytest.raises(InvalidGraphError, match="training"):
         coarsen_by_prefix(graph, 1)
     with pytest.raises(InvalidGraphError, match="at least 1"):

@@ -6,7 +6,7 @@ import pytest
 import streamlit as st
 
 import placement
-from tests.apptest_helpers import goto, start
+from tests.apptest_helpers import start
 from ui import state
 
 SECRET = "/srv/secret/checkout/placement/engine.py"
@@ -17,6 +17,7 @@ def _raise(kind):
         if kind == "placement":
             raise placement.InvalidGraphError(f"node 7: field 'size' broke a rule (read from {SECRET})")
         raise RuntimeError(f"engine exploded in {SECRET} line 12")
+
     return failing
 
 
@@ -92,5 +93,7 @@ def test_guard_run_catches_and_cleans_outside_a_page():
     finally:
         guard.show_error = original
     assert len(shown) == 1 and isinstance(shown[0], RuntimeError)
-    assert guard.summary(shown[0]) == "Unexpected error in the engine: RuntimeError: engine exploded in engine.py line 12"
+    assert (
+        guard.summary(shown[0]) == "Unexpected error in the engine: RuntimeError: engine exploded in engine.py line 12"
+    )
     assert guard.summary(placement.InvalidGraphError(f"bad {SECRET}")) == "bad engine.py"

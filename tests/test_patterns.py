@@ -11,25 +11,28 @@ from placement import Edge, Graph, InvalidGraphError, Node
 from placement.patterns import MAX_PATTERN_CHARS, compile_pattern
 
 
-@pytest.mark.parametrize("pattern, name, expected", [
-    ("attention", "Multi-Head ATTENTION block", True),
-    ("attention", "mlp", False),
-    ("attention|softmax", "x_softmax", True),
-    ("node1[0-9]$", "node12", True),
-    ("node1[0-9]$", "node123", False),
-    ("^enc", "encoder", True),
-    ("^enc", "the encoder", False),
-    ("a*b", "xxaQQbyy", True),
-    ("a?c", "abc", True),
-    ("a?c", "ac", False),
-    ("[!0-9]x", "5x", False),
-    ("[^0-9]x", "ax", True),
-    ("layer.0", "/layer.0/x", True),
-    ("layer.0", "layer10", False),  # '.' is a literal dot, not "any character"
-    (r"a\*b", "a*b", True),
-    (r"a\*b", "axb", False),
-    ("^(a+)+$", "aaaa", False),  # a literal here, never a regular expression
-])
+@pytest.mark.parametrize(
+    "pattern, name, expected",
+    [
+        ("attention", "Multi-Head ATTENTION block", True),
+        ("attention", "mlp", False),
+        ("attention|softmax", "x_softmax", True),
+        ("node1[0-9]$", "node12", True),
+        ("node1[0-9]$", "node123", False),
+        ("^enc", "encoder", True),
+        ("^enc", "the encoder", False),
+        ("a*b", "xxaQQbyy", True),
+        ("a?c", "abc", True),
+        ("a?c", "ac", False),
+        ("[!0-9]x", "5x", False),
+        ("[^0-9]x", "ax", True),
+        ("layer.0", "/layer.0/x", True),
+        ("layer.0", "layer10", False),  # '.' is a literal dot, not "any character"
+        (r"a\*b", "a*b", True),
+        (r"a\*b", "axb", False),
+        ("^(a+)+$", "aaaa", False),  # a literal here, never a regular expression
+    ],
+)
 def test_glob_semantics(pattern, name, expected):
     assert compile_pattern(pattern).matches(name) is expected
 

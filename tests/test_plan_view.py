@@ -89,19 +89,24 @@ def chart(at, key: str) -> dict:
 
 
 def legend_devices(spec: dict) -> list[str]:
-    return [t["name"] for t in spec["data"]
-            if t.get("name", "").startswith("accelerator") and not t["name"].endswith(" peak")]
+    return [
+        t["name"]
+        for t in spec["data"]
+        if t.get("name", "").startswith("accelerator") and not t["name"].endswith(" peak")
+    ]
 
 
 @pytestmark_app
 def test_a_clicked_curve_point_updates_every_linked_view_and_a_clicked_bar_highlights_a_device():
     at = start(PAGE)
     base = load_problem(DEFAULT)
-    assert ms(metrics(at)["Time per sample"]) == pytest.approx(evaluate(base, solve_dp(base).placement).max_load,
-                                                                  rel=1e-5)
+    assert ms(metrics(at)["Time per sample"]) == pytest.approx(
+        evaluate(base, solve_dp(base).placement).max_load, rel=1e-5
+    )
     # Click the point for 3 accelerators.
-    at.session_state["plan_curve"] = {"selection": {"points": [{"x": 3, "y": 0.0, "curve_number": 0,
-                                                               "point_index": 2}]}}
+    at.session_state["plan_curve"] = {
+        "selection": {"points": [{"x": 3, "y": 0.0, "curve_number": 0, "point_index": 2}]}
+    }
     at.run()
     assert not at.exception
     three = with_count(base, 3)

@@ -6,8 +6,15 @@ from dataclasses import replace
 import pytest
 
 from placement import AcceleratorKind, Devices, PlacementError, Problem, evaluate, solve_dp
-from placement.explore.purchase import (candidate_counts, cheapest_under, cost_per_sample, fastest_within, price_frontier,
-                                purchase_options, worth_of_more)
+from placement.explore.purchase import (
+    candidate_counts,
+    cheapest_under,
+    cost_per_sample,
+    fastest_within,
+    price_frontier,
+    purchase_options,
+    worth_of_more,
+)
 
 
 def _brute(problem, extra, prices):
@@ -17,8 +24,9 @@ def _brute(problem, extra, prices):
     for counts in itertools.product(*(range(k.count + extra.get(k.name, 0) + 1) for k in kinds)):
         if not any(counts) and problem.devices.cpus == 0:
             continue
-        config = problem.devices.with_changes(accelerators=tuple(
-            replace(k, count=c, price_per_hour=prices[k.name]) for k, c in zip(kinds, counts)))
+        config = problem.devices.with_changes(
+            accelerators=tuple(replace(k, count=c, price_per_hour=prices[k.name]) for k, c in zip(kinds, counts))
+        )
         result = solve_dp(Problem(problem.graph, config))
         time = evaluate(Problem(problem.graph, config), result.placement).max_load if result.ok else None
         price = sum(c * prices[k.name] for k, c in zip(kinds, counts)) + config.cpus * config.cpu_price_per_hour
@@ -29,8 +37,9 @@ def _brute(problem, extra, prices):
 def _two_kinds(random_problem, seed):
     base = random_problem(seed, n_forward=6)
     memory = 6.0 + seed % 3
-    devices = Devices((AcceleratorKind("big", 1, memory, speed=2.0), AcceleratorKind("small", 1, memory)),
-                      cpus=base.devices.cpus)
+    devices = Devices(
+        (AcceleratorKind("big", 1, memory, speed=2.0), AcceleratorKind("small", 1, memory)), cpus=base.devices.cpus
+    )
     return Problem(base.graph, devices)
 
 
@@ -59,8 +68,11 @@ def test_answers_match_a_brute_force_over_count_vectors(random_problem, seed):
         best = fastest_within(options, budget)
         assert best.time_per_sample == pytest.approx(min(t for p, t in feasible if p <= budget + 1e-12))
     front = {(o.price_per_hour, o.time_per_sample) for o in price_frontier(options)}
-    expected = {(p, t) for p, t in feasible
-                if not any(q <= p and u <= t and (q < p or u < t * (1 - 1e-12)) for q, u in feasible)}
+    expected = {
+        (p, t)
+        for p, t in feasible
+        if not any(q <= p and u <= t and (q < p or u < t * (1 - 1e-12)) for q, u in feasible)
+    }
     assert {(round(p, 9), round(t, 9)) for p, t in front} == {(round(p, 9), round(t, 9)) for p, t in expected}
     assert cheapest_under(options, times[0] * 0.5) is None  # faster than anything possible
 

@@ -14,8 +14,13 @@ DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.js
 
 def devices():
     memory = load_problem(DEFAULT).devices.accelerators[0].memory
-    return Devices((AcceleratorKind("fast", 1, memory, speed=2.0, price_per_hour=3.0),
-                    AcceleratorKind("slow", 2, memory, price_per_hour=1.0)), cpus=1)
+    return Devices(
+        (
+            AcceleratorKind("fast", 1, memory, speed=2.0, price_per_hour=3.0),
+            AcceleratorKind("slow", 2, memory, price_per_hour=1.0),
+        ),
+        cpus=1,
+    )
 
 
 def open_page():
@@ -69,8 +74,11 @@ def test_purchase_answers_are_the_exact_optima():
 
 def test_changing_what_may_be_bought_changes_the_candidates():
     at = open_page()
-    at.session_state[catalogue_key(at)] = {"edited_rows": {0: {"most to buy": 0}, 1: {"most to buy": 1}},
-                                          "added_rows": [], "deleted_rows": []}
+    at.session_state[catalogue_key(at)] = {
+        "edited_rows": {0: {"most to buy": 0}, 1: {"most to buy": 1}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
     at.run()
     at.button(key="pu_run").click().run()
     assert not at.exception, at.exception

@@ -13,11 +13,10 @@ import math
 import pytest
 
 from placement import PlacementError, evaluate
-from placement.pipeline.memory import memory_profile
 from placement.exact.memory_aware import solve_memory_aware
+from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import simulate
 from tests.test_memory_aware import brute_force, forward_compute, random_memory_problem
-
 
 CASES = [(seed, ("1f1b", "gpipe")[seed % 2], (1, 2, 4, 8)[seed % 4], (0.0, 1.0, 2.0)[seed % 3]) for seed in range(36)]
 
@@ -33,10 +32,15 @@ def test_per_stage_recompute_matches_brute_force(seed, schedule, microbatches, o
     assert result.status == "optimal", result
     assert result.objective == expected
     stats = dict(result.stats)
-    recomputing = [s.device for s in result.placement.stages
-                   if f"{s.device.kind}:{s.device.index}" in stats["recompute_devices"].split(",")]
-    value = max(entry.load + (forward_compute(problem, stage) if stage.device in recomputing else 0.0)
-                for entry, stage in zip(evaluate(problem, result.placement).devices, result.placement.stages))
+    recomputing = [
+        s.device
+        for s in result.placement.stages
+        if f"{s.device.kind}:{s.device.index}" in stats["recompute_devices"].split(",")
+    ]
+    value = max(
+        entry.load + (forward_compute(problem, stage) if stage.device in recomputing else 0.0)
+        for entry, stage in zip(evaluate(problem, result.placement).devices, result.placement.stages)
+    )
     assert value == result.objective
     timeline = simulate(problem, result.placement, microbatches, schedule, recompute=recomputing)
     assert memory_profile(problem, timeline, optimizer).fits
@@ -53,8 +57,9 @@ def test_per_stage_recompute_helps_somewhere():
     for seed, schedule, microbatches, optimizer in CASES:
         problem = random_memory_problem(seed)
         per = solve_memory_aware(problem, schedule, microbatches, optimizer, recompute="per-stage")
-        uniform = [solve_memory_aware(problem, schedule, microbatches, optimizer, recompute=c) for c in
-                   ("never", "always")]
+        uniform = [
+            solve_memory_aware(problem, schedule, microbatches, optimizer, recompute=c) for c in ("never", "always")
+        ]
         values = [r.objective for r in uniform if r.ok]
         if per.ok and (not values or per.objective < min(values)):
             better += 1

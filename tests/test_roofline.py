@@ -20,10 +20,12 @@ from placement.modelling.roofline import (
 )
 
 # Round numbers so that every expected time below is computed by hand.
-FAST = DeviceSpec("fast", fp16_flops=100e12, fp32_flops=50e12, memory_bandwidth=1e12, memory=8e9,
-                  link_bandwidth=10e9, efficiency=0.5)
-SLOW = DeviceSpec("slow", fp16_flops=10e12, fp32_flops=5e12, memory_bandwidth=0.5e12, link_bandwidth=5e9,
-                  efficiency=1.0)
+FAST = DeviceSpec(
+    "fast", fp16_flops=100e12, fp32_flops=50e12, memory_bandwidth=1e12, memory=8e9, link_bandwidth=10e9, efficiency=0.5
+)
+SLOW = DeviceSpec(
+    "slow", fp16_flops=10e12, fp32_flops=5e12, memory_bandwidth=0.5e12, link_bandwidth=5e9, efficiency=1.0
+)
 CORE = DeviceSpec(CPU_KIND, fp16_flops=100e9, fp32_flops=100e9, memory_bandwidth=10e9, efficiency=1.0)
 
 
@@ -49,10 +51,19 @@ def test_transfer_time():
     assert transfer_ms(20e9, FAST) == pytest.approx(2000.0)  # 20 GB over 10 GB/s = 2 s
 
 
-@pytest.mark.parametrize("changes", [
-    {"fp16_flops": 0}, {"memory_bandwidth": -1}, {"efficiency": 1.5}, {"efficiency": 0}, {"memory": -1},
-    {"link_bandwidth": math.inf}, {"name": ""}, {"fp32_flops": "fast"},
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"fp16_flops": 0},
+        {"memory_bandwidth": -1},
+        {"efficiency": 1.5},
+        {"efficiency": 0},
+        {"memory": -1},
+        {"link_bandwidth": math.inf},
+        {"name": ""},
+        {"fp32_flops": "fast"},
+    ],
+)
 def test_invalid_specs_are_refused(changes):
     with pytest.raises(InvalidDevicesError):
         FAST.with_changes(**changes)
@@ -116,8 +127,10 @@ def test_cost_model_refuses_cpu_as_accelerator():
 
 def _graph():
     model = CostModel(FAST, CORE, (SLOW,))
-    nodes = (model.node(0, "a", OpCost(2e9, 3e6, 1e6, 5e5, 1e6, "fp16"), extra={"op": "MatMul"}),
-             model.node(1, "b", OpCost(0, 1e6, 1e6, 0, 0, "fp16"), extra={"op": "Relu"}))
+    nodes = (
+        model.node(0, "a", OpCost(2e9, 3e6, 1e6, 5e5, 1e6, "fp16"), extra={"op": "MatMul"}),
+        model.node(1, "b", OpCost(0, 1e6, 1e6, 0, 0, "fp16"), extra={"op": "Relu"}),
+    )
     return Graph(nodes, (model.edge(0, 1, 1e6),))
 
 
@@ -143,12 +156,15 @@ def test_apply_cost_rows_scales_other_kinds():
     assert edited.edges == graph.edges
 
 
-@pytest.mark.parametrize("row, message", [
-    ({"id": 9, "CPU ms": 1}, "no node with id 9"),
-    ({"id": 0, "CPU ms": -1}, "CPU ms"),
-    ({"id": 0, "accelerator ms": "x"}, "must be a number"),
-    ({"name": "a"}, "no valid 'id'"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"id": 9, "CPU ms": 1}, "no node with id 9"),
+        ({"id": 0, "CPU ms": -1}, "CPU ms"),
+        ({"id": 0, "accelerator ms": "x"}, "must be a number"),
+        ({"name": "a"}, "no valid 'id'"),
+    ],
+)
 def test_apply_cost_rows_errors(row, message):
     with pytest.raises(InvalidGraphError, match=message):
         apply_cost_rows(_graph(), [row])

@@ -8,8 +8,6 @@ must be solve_dp's for the devices the scenario names, computed here independent
 from __future__ import annotations
 
 import json
-
-from placement.model import MAX_DEVICE_COUNT
 import math
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pytest
 
 import placement
 from placement import AcceleratorKind, Problem, evaluate, load_problem, solve_dp
+from placement.model import MAX_DEVICE_COUNT
 from placement.scenario import (
     MAX_DEVICES,
     Scenario,
@@ -49,17 +48,29 @@ def shown_time(at) -> float:
 
 
 def two_kinds(devices):
-    return devices.with_changes(accelerators=(
-        AcceleratorKind("accelerator", 2, 8 * 2**30, price_per_hour=3.0),
-        AcceleratorKind("fast", 1, math.inf, speed=2.5, bandwidth=2.0, price_per_hour=4.5)), cpus=3, overlap=True)
+    return devices.with_changes(
+        accelerators=(
+            AcceleratorKind("accelerator", 2, 8 * 2**30, price_per_hour=3.0),
+            AcceleratorKind("fast", 1, math.inf, speed=2.5, bandwidth=2.0, price_per_hour=4.5),
+        ),
+        cpus=3,
+        overlap=True,
+    )
 
 
 # ----------------------------------------------------------------------------- package
 def test_query_and_card_round_trip_exactly():
     problem = load_problem(SAMPLES / f"{OTHER}.json")
-    scenario = Scenario(f"sample:{OTHER}", two_kinds(problem.devices), method="dp", objective="latency",
-                        time_limit=12.5, latency_rules=(("lstm", 0.5), ("attention", 2.0)),
-                        settings={"timeline_schedule": "gpipe", "timeline_microbatches": 8}, graph_name=OTHER)
+    scenario = Scenario(
+        f"sample:{OTHER}",
+        two_kinds(problem.devices),
+        method="dp",
+        objective="latency",
+        time_limit=12.5,
+        latency_rules=(("lstm", 0.5), ("attention", 2.0)),
+        settings={"timeline_schedule": "gpipe", "timeline_microbatches": 8},
+        graph_name=OTHER,
+    )
     query = scenario_to_query(scenario)
     assert all(isinstance(v, str) for v in query.values())
     back = scenario_from_query(query)
@@ -71,31 +82,48 @@ def test_query_and_card_round_trip_exactly():
 
 def test_a_card_carries_an_uploaded_graph_inline():
     problem = load_problem(SAMPLES / "ours" / "tiny_training.json")
-    scenario = Scenario(f"upload:{problem.graph.digest}", problem.devices, inline_graph=problem.graph,
-                        graph_name="tiny.json")
+    scenario = Scenario(
+        f"upload:{problem.graph.digest}", problem.devices, inline_graph=problem.graph, graph_name="tiny.json"
+    )
     back = parse_scenario(scenario_to_json(scenario))
     assert back.inline_graph.digest == problem.graph.digest
     assert dp_time(Problem(back.inline_graph, back.devices)) == dp_time(problem)
 
 
-@pytest.mark.parametrize("params, needle", [
-    ({"devices": "{}"}, "missing parameter 'graph'"),
-    ({"graph": "sample:a"}, "missing parameter 'devices'"),
-    ({"graph": "sample:../../etc/passwd", "devices": "{}"}, "parameter 'graph'"),
-    ({"graph": "file:/etc/passwd", "devices": "{}"}, "parameter 'graph'"),
-    ({"graph": "sample:a", "devices": "{"}, "parameter 'devices' is not valid JSON"),
-    ({"graph": "sample:a", "devices": '{"cpus": -1}'}, "cpus must be a non-negative integer"),
-    ({"graph": "sample:a", "devices": '{"nope": 1}'}, "unknown field 'nope'"),
-    ({"graph": "sample:a", "devices": json.dumps({"accelerators": [{"name": "a", "count": 10**9}]})},
-     f"count must be at most {MAX_DEVICE_COUNT}"),
-    ({"graph": "sample:a", "devices": json.dumps({"accelerators": [{"name": f"k{i}", "count": MAX_DEVICE_COUNT}
-                                                                   for i in range(MAX_DEVICES // MAX_DEVICE_COUNT + 1)]})},
-     f"at most {MAX_DEVICES} accelerators"),
-    ({"graph": "sample:a", "devices": "{}", "limit": "nan"}, "parameter 'limit'"),
-    ({"graph": "sample:a", "devices": "{}", "objective": "speed"}, "parameter 'objective'"),
-    ({"graph": "sample:a", "devices": "{}", "rules": "[[1, 2]]"}, "parameter 'rules'"),
-    ({"graph": "sample:a", "devices": "{}", "settings": '{"A B": 1}'}, "setting name"),
-])
+@pytest.mark.parametrize(
+    "params, needle",
+    [
+        ({"devices": "{}"}, "missing parameter 'graph'"),
+        ({"graph": "sample:a"}, "missing parameter 'devices'"),
+        ({"graph": "sample:../../etc/passwd", "devices": "{}"}, "parameter 'graph'"),
+        ({"graph": "file:/etc/passwd", "devices": "{}"}, "parameter 'graph'"),
+        ({"graph": "sample:a", "devices": "{"}, "parameter 'devices' is not valid JSON"),
+        ({"graph": "sample:a", "devices": '{"cpus": -1}'}, "cpus must be a non-negative integer"),
+        ({"graph": "sample:a", "devices": '{"nope": 1}'}, "unknown field 'nope'"),
+        (
+            {"graph": "sample:a", "devices": json.dumps({"accelerators": [{"name": "a", "count": 10**9}]})},
+            f"count must be at most {MAX_DEVICE_COUNT}",
+        ),
+        (
+            {
+                "graph": "sample:a",
+                "devices": json.dumps(
+                    {
+                        "accelerators": [
+                            {"name": f"k{i}", "count": MAX_DEVICE_COUNT}
+                            for i in range(MAX_DEVICES // MAX_DEVICE_COUNT + 1)
+                        ]
+                    }
+                ),
+            },
+            f"at most {MAX_DEVICES} accelerators",
+        ),
+        ({"graph": "sample:a", "devices": "{}", "limit": "nan"}, "parameter 'limit'"),
+        ({"graph": "sample:a", "devices": "{}", "objective": "speed"}, "parameter 'objective'"),
+        ({"graph": "sample:a", "devices": "{}", "rules": "[[1, 2]]"}, "parameter 'rules'"),
+        ({"graph": "sample:a", "devices": "{}", "settings": '{"A B": 1}'}, "setting name"),
+    ],
+)
 def test_bad_links_give_one_line_errors(params, needle):
     with pytest.raises(placement.InvalidScenarioError) as info:
         scenario_from_query(params)
@@ -103,14 +131,27 @@ def test_bad_links_give_one_line_errors(params, needle):
     assert needle in message and "\n" not in message and message.startswith("link: ")
 
 
-@pytest.mark.parametrize("content, needle", [
-    (b"not json", "not valid JSON"),
-    (b"\xff\xfe", "not UTF-8"),
-    (b"[]", "must be a JSON object"),
-    (b'{"format": "other"}', "field 'format'"),
-    (json.dumps({"format": "placement-scenario", "version": 1, "graph": "sample:a", "devices": {},
-                 "inlineGraph": {"nodes": [{"id": 0}], "edges": []}}).encode(), "missing field"),
-])
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (b"not json", "not valid JSON"),
+        (b"\xff\xfe", "not UTF-8"),
+        (b"[]", "must be a JSON object"),
+        (b'{"format": "other"}', "field 'format'"),
+        (
+            json.dumps(
+                {
+                    "format": "placement-scenario",
+                    "version": 1,
+                    "graph": "sample:a",
+                    "devices": {},
+                    "inlineGraph": {"nodes": [{"id": 0}], "edges": []},
+                }
+            ).encode(),
+            "missing field",
+        ),
+    ],
+)
 def test_bad_cards_give_one_line_errors(content, needle):
     with pytest.raises(placement.InvalidScenarioError) as info:
         parse_scenario(content, "card.json")
@@ -195,8 +236,9 @@ def test_an_uploaded_graph_is_shared_by_digest_and_by_card():
 
     # A card carries the graph inline: it opens even where the server does not know the digest.
     devices = two_kinds(problem.devices)
-    card = scenario_to_json(Scenario(f"upload:{'f' * 16}", devices, inline_graph=problem.graph,
-                                     graph_name="carried.json"))
+    card = scenario_to_json(
+        Scenario(f"upload:{'f' * 16}", devices, inline_graph=problem.graph, graph_name="carried.json")
+    )
     at = fresh(None, "pages/1_Graph.py")
     at.file_uploader(key="scenario_upload").set_value(("card.json", card.encode(), "application/json")).run()
     assert not at.exception and not at.error, [e.value for e in at.error]

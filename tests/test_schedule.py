@@ -12,8 +12,19 @@ from pathlib import Path
 import pytest
 
 from placement import (
-    AcceleratorKind, DeviceSlot, Devices, Edge, Graph, Node, Placement, PlacementError, Problem, Stage, evaluate,
-    load_problem, solve_dp,
+    AcceleratorKind,
+    Devices,
+    DeviceSlot,
+    Edge,
+    Graph,
+    Node,
+    Placement,
+    PlacementError,
+    Problem,
+    Stage,
+    evaluate,
+    load_problem,
+    solve_dp,
 )
 from placement.pipeline.schedule import simulate, stage_work, unit_order
 
@@ -35,7 +46,9 @@ def two_stage_training() -> tuple[Problem, Placement]:
         Node(3, 50.0, 5.0, is_backward=True, color_class=0, size=1.0, name="b0"),
     )
     edges = (
-        Edge(0, 1, 1.0, size=100.0), Edge(0, 3, 1.0, size=100.0), Edge(1, 2, 0.0, size=50.0),
+        Edge(0, 1, 1.0, size=100.0),
+        Edge(0, 3, 1.0, size=100.0),
+        Edge(1, 2, 0.0, size=50.0),
         Edge(2, 3, 2.0, size=100.0),
     )
     problem = Problem(Graph(nodes, edges), Devices.paper(2, 0))
@@ -48,13 +61,20 @@ def three_stage_training() -> tuple[Problem, Placement]:
     Forward units 1, 2, 1; backward units 2, 4, 2; loads 3, 6, 3.
     """
     nodes = (
-        Node(0, 1.0, 1.0, color_class=0, size=5.0), Node(1, 2.0, 2.0, color_class=1, size=6.0),
+        Node(0, 1.0, 1.0, color_class=0, size=5.0),
+        Node(1, 2.0, 2.0, color_class=1, size=6.0),
         Node(2, 1.0, 1.0, color_class=2, size=7.0),
-        Node(3, 2.0, 2.0, is_backward=True, color_class=2), Node(4, 4.0, 4.0, is_backward=True, color_class=1),
+        Node(3, 2.0, 2.0, is_backward=True, color_class=2),
+        Node(4, 4.0, 4.0, is_backward=True, color_class=1),
         Node(5, 2.0, 2.0, is_backward=True, color_class=0),
     )
-    edges = (Edge(0, 1, 0.0, size=10.0), Edge(1, 2, 0.0, size=20.0), Edge(2, 3, 0.0, size=30.0),
-             Edge(3, 4, 0.0, size=8.0), Edge(4, 5, 0.0, size=8.0))
+    edges = (
+        Edge(0, 1, 0.0, size=10.0),
+        Edge(1, 2, 0.0, size=20.0),
+        Edge(2, 3, 0.0, size=30.0),
+        Edge(3, 4, 0.0, size=8.0),
+        Edge(4, 5, 0.0, size=8.0),
+    )
     problem = Problem(Graph(nodes, edges), Devices.paper(3, 0))
     return problem, Placement((Stage(A0, (0, 5)), Stage(A1, (1, 4)), Stage(A2, (2, 3))))
 
@@ -78,6 +98,7 @@ def events(schedule, device) -> list[tuple[str, int, float, float]]:
 
 
 # ----------------------------------------------------------------------------- work rule
+
 
 def test_units_add_up_to_the_evaluator_load():
     for problem, placement in (two_stage_training(), three_stage_training()):
@@ -105,14 +126,31 @@ def test_overlap_scales_units_to_the_load():
 
 
 def test_1f1b_unit_order():
-    assert unit_order("1f1b", 0, 2, 4) == [("F", 0), ("F", 1), ("B", 0), ("F", 2), ("B", 1), ("F", 3), ("B", 2),
-                                           ("B", 3)]
-    assert unit_order("1f1b", 1, 2, 4) == [("F", 0), ("B", 0), ("F", 1), ("B", 1), ("F", 2), ("B", 2), ("F", 3),
-                                           ("B", 3)]
+    assert unit_order("1f1b", 0, 2, 4) == [
+        ("F", 0),
+        ("F", 1),
+        ("B", 0),
+        ("F", 2),
+        ("B", 1),
+        ("F", 3),
+        ("B", 2),
+        ("B", 3),
+    ]
+    assert unit_order("1f1b", 1, 2, 4) == [
+        ("F", 0),
+        ("B", 0),
+        ("F", 1),
+        ("B", 1),
+        ("F", 2),
+        ("B", 2),
+        ("F", 3),
+        ("B", 3),
+    ]
     assert unit_order("1f1b", 0, 3, 1) == [("F", 0), ("B", 0)]
 
 
 # ----------------------------------------------------------------------------- two stages
+
 
 def test_two_stage_inference_m1_and_m4():
     problem, placement = two_stage_training()
@@ -125,8 +163,10 @@ def test_two_stage_inference_m1_and_m4():
     assert s.bubble_fraction == pytest.approx(7 / 14)
     s = simulate(problem, placement, 4, "inference")
     # d0 units [3m, 3m+3]; d1 starts at max(free, 3m+3): [3,7], [7,11], [11,15], [15,19].
-    assert units(s, "forward") == {A0: [(m, 3 * m, 3 * m + 3) for m in range(4)],
-                                   A1: [(0, 3, 7), (1, 7, 11), (2, 11, 15), (3, 15, 19)]}
+    assert units(s, "forward") == {
+        A0: [(m, 3 * m, 3 * m + 3) for m in range(4)],
+        A1: [(0, 3, 7), (1, 7, 11), (2, 11, 15), (3, 15, 19)],
+    }
     assert s.makespan == 19 and s.period == 4
     assert dict(s.idle) == {A0: 7, A1: 3}
     assert s.bubble_fraction == pytest.approx(10 / 38)
@@ -140,10 +180,18 @@ def test_two_stage_training_m1(kind):
     # F0 d0 [0,3]; F0 d1 [3,7]; B0 d1 [7,13]; B0 d0 [13,20].
     assert units(s, "forward") == {A0: [(0, 0, 3)], A1: [(0, 3, 7)]}
     assert units(s, "backward") == {A1: [(0, 7, 13)], A0: [(0, 13, 20)]}
-    assert events(s, A0) == [("forward", 0, 0, 2), ("transfer", 0, 2, 3), ("transfer", 0, 13, 15),
-                             ("backward", 0, 15, 20)]
-    assert events(s, A1) == [("transfer", 0, 3, 4), ("forward", 0, 4, 7), ("backward", 0, 7, 11),
-                             ("transfer", 0, 11, 13)]
+    assert events(s, A0) == [
+        ("forward", 0, 0, 2),
+        ("transfer", 0, 2, 3),
+        ("transfer", 0, 13, 15),
+        ("backward", 0, 15, 20),
+    ]
+    assert events(s, A1) == [
+        ("transfer", 0, 3, 4),
+        ("forward", 0, 4, 7),
+        ("backward", 0, 7, 11),
+        ("transfer", 0, 11, 13),
+    ]
     assert s.makespan == 20
     assert s.bubble_fraction == pytest.approx(0.5)
 
@@ -153,10 +201,14 @@ def test_two_stage_gpipe_m4():
     s = simulate(problem, placement, 4, "gpipe")
     # Forwards: d0 [3m, 3m+3]; d1 [3,7], [7,11], [11,15], [15,19].
     # Backwards: d1 from 19 every 6: [19,25] .. [37,43]; d0 waits for d1: [25,32], [32,39], [39,46], [46,53].
-    assert units(s, "forward") == {A0: [(m, 3 * m, 3 * m + 3) for m in range(4)],
-                                   A1: [(0, 3, 7), (1, 7, 11), (2, 11, 15), (3, 15, 19)]}
-    assert units(s, "backward") == {A1: [(m, 19 + 6 * m, 25 + 6 * m) for m in range(4)],
-                                    A0: [(0, 25, 32), (1, 32, 39), (2, 39, 46), (3, 46, 53)]}
+    assert units(s, "forward") == {
+        A0: [(m, 3 * m, 3 * m + 3) for m in range(4)],
+        A1: [(0, 3, 7), (1, 7, 11), (2, 11, 15), (3, 15, 19)],
+    }
+    assert units(s, "backward") == {
+        A1: [(m, 19 + 6 * m, 25 + 6 * m) for m in range(4)],
+        A0: [(0, 25, 32), (1, 32, 39), (2, 39, 46), (3, 46, 53)],
+    }
     assert s.makespan == 53
     assert s.period == 4 + 7  # slowest forward unit + slowest backward unit
     assert dict(s.idle) == {A0: 13, A1: 13}
@@ -168,10 +220,14 @@ def test_two_stage_1f1b_m4():
     s = simulate(problem, placement, 4, "1f1b")
     # d0: F0 [0,3] F1 [3,6] B0 [13,20] F2 [20,23] B1 [23,30] F3 [30,33] B2 [33,40] B3 [43,50]
     # d1: F0 [3,7] B0 [7,13] F1 [13,17] B1 [17,23] F2 [23,27] B2 [27,33] F3 [33,37] B3 [37,43]
-    assert units(s, "forward") == {A0: [(0, 0, 3), (1, 3, 6), (2, 20, 23), (3, 30, 33)],
-                                   A1: [(0, 3, 7), (1, 13, 17), (2, 23, 27), (3, 33, 37)]}
-    assert units(s, "backward") == {A0: [(0, 13, 20), (1, 23, 30), (2, 33, 40), (3, 43, 50)],
-                                    A1: [(0, 7, 13), (1, 17, 23), (2, 27, 33), (3, 37, 43)]}
+    assert units(s, "forward") == {
+        A0: [(0, 0, 3), (1, 3, 6), (2, 20, 23), (3, 30, 33)],
+        A1: [(0, 3, 7), (1, 13, 17), (2, 23, 27), (3, 33, 37)],
+    }
+    assert units(s, "backward") == {
+        A0: [(0, 13, 20), (1, 23, 30), (2, 33, 40), (3, 43, 50)],
+        A1: [(0, 7, 13), (1, 17, 23), (2, 27, 33), (3, 37, 43)],
+    }
     assert s.makespan == 50 and s.period == 10
     assert dict(s.idle) == {A0: 10, A1: 10}
     assert s.bubble_fraction == pytest.approx(0.2)
@@ -179,15 +235,18 @@ def test_two_stage_1f1b_m4():
 
 # ----------------------------------------------------------------------------- three stages
 
+
 def test_three_stage_inference():
     problem, placement = three_stage_training()
     s = simulate(problem, placement, 1, "inference")
     assert units(s, "forward") == {A0: [(0, 0, 1)], A1: [(0, 1, 3)], A2: [(0, 3, 4)]}
     assert s.makespan == 4 and s.bubble_fraction == pytest.approx(1 - 4 / 12)
     s = simulate(problem, placement, 4, "inference")
-    assert units(s, "forward") == {A0: [(m, m, m + 1) for m in range(4)],
-                                   A1: [(m, 1 + 2 * m, 3 + 2 * m) for m in range(4)],
-                                   A2: [(m, 3 + 2 * m, 4 + 2 * m) for m in range(4)]}
+    assert units(s, "forward") == {
+        A0: [(m, m, m + 1) for m in range(4)],
+        A1: [(m, 1 + 2 * m, 3 + 2 * m) for m in range(4)],
+        A2: [(m, 3 + 2 * m, 4 + 2 * m) for m in range(4)],
+    }
     assert s.makespan == 10 and s.period == 2
     assert dict(s.idle) == {A0: 6, A1: 2, A2: 6}
     assert s.bubble_fraction == pytest.approx(14 / 30)
@@ -206,12 +265,16 @@ def test_three_stage_training_m1(kind):
 def test_three_stage_gpipe_m4():
     problem, placement = three_stage_training()
     s = simulate(problem, placement, 4, "gpipe")
-    assert units(s, "forward") == {A0: [(m, m, m + 1) for m in range(4)],
-                                   A1: [(m, 1 + 2 * m, 3 + 2 * m) for m in range(4)],
-                                   A2: [(0, 3, 4), (1, 5, 6), (2, 7, 8), (3, 9, 10)]}
-    assert units(s, "backward") == {A2: [(m, 10 + 2 * m, 12 + 2 * m) for m in range(4)],
-                                    A1: [(m, 12 + 4 * m, 16 + 4 * m) for m in range(4)],
-                                    A0: [(0, 16, 18), (1, 20, 22), (2, 24, 26), (3, 28, 30)]}
+    assert units(s, "forward") == {
+        A0: [(m, m, m + 1) for m in range(4)],
+        A1: [(m, 1 + 2 * m, 3 + 2 * m) for m in range(4)],
+        A2: [(0, 3, 4), (1, 5, 6), (2, 7, 8), (3, 9, 10)],
+    }
+    assert units(s, "backward") == {
+        A2: [(m, 10 + 2 * m, 12 + 2 * m) for m in range(4)],
+        A1: [(m, 12 + 4 * m, 16 + 4 * m) for m in range(4)],
+        A0: [(0, 16, 18), (1, 20, 22), (2, 24, 26), (3, 28, 30)],
+    }
     assert s.makespan == 30 and s.period == 2 + 4
     assert dict(s.idle) == {A0: 18, A1: 6, A2: 18}
     assert s.bubble_fraction == pytest.approx(42 / 90)
@@ -221,12 +284,16 @@ def test_three_stage_1f1b_m4():
     problem, placement = three_stage_training()
     s = simulate(problem, placement, 4, "1f1b")
     # d0: F0 F1 F2 | B0 F3 | B1 | B2 B3 ; d1: F0 | F1 B0 | F2 B1 | F3 B2 | B3 ; d2: F B F B ...
-    assert units(s, "forward") == {A0: [(0, 0, 1), (1, 1, 2), (2, 2, 3), (3, 12, 13)],
-                                   A1: [(0, 1, 3), (1, 3, 5), (2, 10, 12), (3, 16, 18)],
-                                   A2: [(0, 3, 4), (1, 6, 7), (2, 12, 13), (3, 18, 19)]}
-    assert units(s, "backward") == {A0: [(0, 10, 12), (1, 16, 18), (2, 22, 24), (3, 26, 28)],
-                                    A1: [(0, 6, 10), (1, 12, 16), (2, 18, 22), (3, 22, 26)],
-                                    A2: [(0, 4, 6), (1, 7, 9), (2, 13, 15), (3, 19, 21)]}
+    assert units(s, "forward") == {
+        A0: [(0, 0, 1), (1, 1, 2), (2, 2, 3), (3, 12, 13)],
+        A1: [(0, 1, 3), (1, 3, 5), (2, 10, 12), (3, 16, 18)],
+        A2: [(0, 3, 4), (1, 6, 7), (2, 12, 13), (3, 18, 19)],
+    }
+    assert units(s, "backward") == {
+        A0: [(0, 10, 12), (1, 16, 18), (2, 22, 24), (3, 26, 28)],
+        A1: [(0, 6, 10), (1, 12, 16), (2, 18, 22), (3, 22, 26)],
+        A2: [(0, 4, 6), (1, 7, 9), (2, 13, 15), (3, 19, 21)],
+    }
     assert s.makespan == 28 and s.period == 6
     assert dict(s.idle) == {A0: 16, A1: 4, A2: 16}
     assert s.bubble_fraction == pytest.approx(36 / 84)
@@ -263,6 +330,7 @@ def test_cpu_stage_pays_no_communication():
 
 
 # ----------------------------------------------------------------------------- shared workloads
+
 
 def _samples(kind: str) -> list[Path]:
     return sorted((SAMPLES / "throughput").glob(f"*/*_{kind}.json"))

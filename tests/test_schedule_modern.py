@@ -13,7 +13,7 @@ import glob
 
 import pytest
 
-from placement import DeviceSlot, Devices, Edge, Graph, Node, Placement, PlacementError, Problem, Stage, solve_dp
+from placement import Devices, DeviceSlot, Edge, Graph, Node, Placement, PlacementError, Problem, Stage, solve_dp
 from placement.io import load_problem
 from placement.pipeline.memory import in_flight, memory_profile, peak_table
 from placement.pipeline.schedule import Action, compare_schedules, device_actions, format_actions, simulate
@@ -66,40 +66,57 @@ def spans(text: str) -> list[tuple[str, float, float]]:
 
 ZB_HAND = {
     # D = 2, M = 1: 0F0 [0,1]; 1F0 [1,2]; 1I0 [2,3]; 1W0 [3,4]; 0I0 waits for 1I0: [3,4]; 0W0 [4,5].
-    (2, 1): ["0F0 0 1, 0I0 3 4, 0W0 4 5",
-             "1F0 1 2, 1I0 2 3, 1W0 3 4"],
+    (2, 1): ["0F0 0 1, 0I0 3 4, 0W0 4 5", "1F0 1 2, 1I0 2 3, 1W0 3 4"],
     # D = 2, M = 4 (device 1 defers one W): 1F1 waits for 0F1 (2) and its device (3); 0I0 waits for 1I0 (3) ...
-    (2, 4): ["0F0 0 1, 0F1 1 2, 0I0 3 4, 0W0 4 5, 0F2 5 6, 0I1 6 7, 0W1 7 8, 0F3 8 9, 0I2 9 10, 0W2 10 11, "
-             "0I3 11 12, 0W3 12 13",
-             "1F0 1 2, 1I0 2 3, 1F1 3 4, 1I1 4 5, 1W0 5 6, 1F2 6 7, 1I2 7 8, 1W1 8 9, 1F3 9 10, 1I3 10 11, "
-             "1W2 11 12, 1W3 12 13"],
+    (2, 4): [
+        "0F0 0 1, 0F1 1 2, 0I0 3 4, 0W0 4 5, 0F2 5 6, 0I1 6 7, 0W1 7 8, 0F3 8 9, 0I2 9 10, 0W2 10 11, "
+        "0I3 11 12, 0W3 12 13",
+        "1F0 1 2, 1I0 2 3, 1F1 3 4, 1I1 4 5, 1W0 5 6, 1F2 6 7, 1I2 7 8, 1W1 8 9, 1F3 9 10, 1I3 10 11, "
+        "1W2 11 12, 1W3 12 13",
+    ],
     # D = 2, M = 8: steady period 3; device 0 runs F_m [3m-1, 3m], I_(m-1) [3m, 3m+1], W_(m-1) [3m+1, 3m+2]
     # for m >= 2; device 1 F_m [3m, 3m+1], I_m [3m+1, 3m+2], W_(m-1) [3m+2, 3m+3] for m >= 1.
-    (2, 8): [", ".join(["0F0 0 1, 0F1 1 2, 0I0 3 4, 0W0 4 5"]
-                       + [f"0F{m} {3 * m - 1} {3 * m}, 0I{m - 1} {3 * m} {3 * m + 1}, 0W{m - 1} {3 * m + 1} {3 * m + 2}"
-                          for m in range(2, 8)] + ["0I7 23 24, 0W7 24 25"]),
-             ", ".join(["1F0 1 2, 1I0 2 3"]
-                       + [f"1F{m} {3 * m} {3 * m + 1}, 1I{m} {3 * m + 1} {3 * m + 2}, 1W{m - 1} {3 * m + 2} {3 * m + 3}"
-                          for m in range(1, 8)] + ["1W7 24 25"])],
+    (2, 8): [
+        ", ".join(
+            ["0F0 0 1, 0F1 1 2, 0I0 3 4, 0W0 4 5"]
+            + [
+                f"0F{m} {3 * m - 1} {3 * m}, 0I{m - 1} {3 * m} {3 * m + 1}, 0W{m - 1} {3 * m + 1} {3 * m + 2}"
+                for m in range(2, 8)
+            ]
+            + ["0I7 23 24, 0W7 24 25"]
+        ),
+        ", ".join(
+            ["1F0 1 2, 1I0 2 3"]
+            + [
+                f"1F{m} {3 * m} {3 * m + 1}, 1I{m} {3 * m + 1} {3 * m + 2}, 1W{m - 1} {3 * m + 2} {3 * m + 3}"
+                for m in range(1, 8)
+            ]
+            + ["1W7 24 25"]
+        ),
+    ],
     # D = 3, M = 1: forwards 0..3, I/W back: 2I0 [3,4] 2W0 [4,5]; 1I0 [4,5] 1W0 [5,6]; 0I0 [5,6] 0W0 [6,7].
     (3, 1): ["0F0 0 1, 0I0 5 6, 0W0 6 7", "1F0 1 2, 1I0 4 5, 1W0 5 6", "2F0 2 3, 2I0 3 4, 2W0 4 5"],
     # D = 3, M = 4: device 2 defers two W, device 1 one.
-    (3, 4): ["0F0 0 1, 0F1 1 2, 0F2 2 3, 0I0 5 6, 0W0 6 7, 0F3 7 8, 0I1 8 9, 0W1 9 10, 0I2 10 11, 0W2 11 12, "
-             "0I3 12 13, 0W3 13 14",
-             "1F0 1 2, 1F1 2 3, 1I0 4 5, 1F2 5 6, 1I1 6 7, 1W0 7 8, 1F3 8 9, 1I2 9 10, 1W1 10 11, 1I3 11 12, "
-             "1W2 12 13, 1W3 13 14",
-             "2F0 2 3, 2I0 3 4, 2F1 4 5, 2I1 5 6, 2F2 6 7, 2I2 7 8, 2W0 8 9, 2F3 9 10, 2I3 10 11, 2W1 11 12, "
-             "2W2 12 13, 2W3 13 14"],
+    (3, 4): [
+        "0F0 0 1, 0F1 1 2, 0F2 2 3, 0I0 5 6, 0W0 6 7, 0F3 7 8, 0I1 8 9, 0W1 9 10, 0I2 10 11, 0W2 11 12, "
+        "0I3 12 13, 0W3 13 14",
+        "1F0 1 2, 1F1 2 3, 1I0 4 5, 1F2 5 6, 1I1 6 7, 1W0 7 8, 1F3 8 9, 1I2 9 10, 1W1 10 11, 1I3 11 12, "
+        "1W2 12 13, 1W3 13 14",
+        "2F0 2 3, 2I0 3 4, 2F1 4 5, 2I1 5 6, 2F2 6 7, 2I2 7 8, 2W0 8 9, 2F3 9 10, 2I3 10 11, 2W1 11 12, "
+        "2W2 12 13, 2W3 13 14",
+    ],
     # D = 3, M = 8.
-    (3, 8): ["0F0 0 1, 0F1 1 2, 0F2 2 3, 0I0 5 6, 0W0 6 7, 0F3 7 8, 0I1 8 9, 0W1 9 10, 0F4 10 11, 0I2 11 12, "
-             "0W2 12 13, 0F5 13 14, 0I3 14 15, 0W3 15 16, 0F6 16 17, 0I4 17 18, 0W4 18 19, 0F7 19 20, 0I5 20 21, "
-             "0W5 21 22, 0I6 22 23, 0W6 23 24, 0I7 24 25, 0W7 25 26",
-             "1F0 1 2, 1F1 2 3, 1I0 4 5, 1F2 5 6, 1I1 6 7, 1W0 7 8, 1F3 8 9, 1I2 9 10, 1W1 10 11, 1F4 11 12, "
-             "1I3 12 13, 1W2 13 14, 1F5 14 15, 1I4 15 16, 1W3 16 17, 1F6 17 18, 1I5 18 19, 1W4 19 20, 1F7 20 21, "
-             "1I6 21 22, 1W5 22 23, 1I7 23 24, 1W6 24 25, 1W7 25 26",
-             "2F0 2 3, 2I0 3 4, 2F1 4 5, 2I1 5 6, 2F2 6 7, 2I2 7 8, 2W0 8 9, 2F3 9 10, 2I3 10 11, 2W1 11 12, "
-             "2F4 12 13, 2I4 13 14, 2W2 14 15, 2F5 15 16, 2I5 16 17, 2W3 17 18, 2F6 18 19, 2I6 19 20, 2W4 20 21, "
-             "2F7 21 22, 2I7 22 23, 2W5 23 24, 2W6 24 25, 2W7 25 26"],
+    (3, 8): [
+        "0F0 0 1, 0F1 1 2, 0F2 2 3, 0I0 5 6, 0W0 6 7, 0F3 7 8, 0I1 8 9, 0W1 9 10, 0F4 10 11, 0I2 11 12, "
+        "0W2 12 13, 0F5 13 14, 0I3 14 15, 0W3 15 16, 0F6 16 17, 0I4 17 18, 0W4 18 19, 0F7 19 20, 0I5 20 21, "
+        "0W5 21 22, 0I6 22 23, 0W6 23 24, 0I7 24 25, 0W7 25 26",
+        "1F0 1 2, 1F1 2 3, 1I0 4 5, 1F2 5 6, 1I1 6 7, 1W0 7 8, 1F3 8 9, 1I2 9 10, 1W1 10 11, 1F4 11 12, "
+        "1I3 12 13, 1W2 13 14, 1F5 14 15, 1I4 15 16, 1W3 16 17, 1F6 17 18, 1I5 18 19, 1W4 19 20, 1F7 20 21, "
+        "1I6 21 22, 1W5 22 23, 1I7 23 24, 1W6 24 25, 1W7 25 26",
+        "2F0 2 3, 2I0 3 4, 2F1 4 5, 2I1 5 6, 2F2 6 7, 2I2 7 8, 2W0 8 9, 2F3 9 10, 2I3 10 11, 2W1 11 12, "
+        "2F4 12 13, 2I4 13 14, 2W2 14 15, 2F5 15 16, 2I5 16 17, 2W3 17 18, 2F6 18 19, 2I6 19 20, 2W4 20 21, "
+        "2F7 21 22, 2I7 22 23, 2W5 23 24, 2W6 24 25, 2W7 25 26",
+    ],
 }
 
 
@@ -148,13 +165,18 @@ INTERLEAVED_HAND = {
     # D = 2, v = 2 (stages 0, 2 on device 0; 1, 3 on device 1), M = 1: the chain runs straight through.
     (2, 1): ["0F0 0 1, 2F0 2 3, 2B0 6 8, 0B0 10 12", "1F0 1 2, 3F0 3 4, 3B0 4 6, 1B0 8 10"],
     # D = 2, M = 4 (two rounds of two microbatches); e.g. 3F1 waits for 2F1 (4) and device 1 (free at 6).
-    (2, 4): ["0F0 0 1, 0F1 1 2, 2F0 2 3, 2F1 3 4, 0F2 4 5, 2B0 6 8, 0F3 8 9, 2B1 9 11, 2F2 11 12, 0B0 12 14, "
-             "2F3 14 15, 0B1 15 17, 2B2 18 20, 2B3 21 23, 0B2 23 25, 0B3 25 27",
-             "1F0 1 2, 1F1 2 3, 3F0 3 4, 3B0 4 6, 3F1 6 7, 3B1 7 9, 1F2 9 10, 1B0 10 12, 1F3 12 13, 1B1 13 15, "
-             "3F2 15 16, 3B2 16 18, 3F3 18 19, 3B3 19 21, 1B2 21 23, 1B3 23 25"],
+    (2, 4): [
+        "0F0 0 1, 0F1 1 2, 2F0 2 3, 2F1 3 4, 0F2 4 5, 2B0 6 8, 0F3 8 9, 2B1 9 11, 2F2 11 12, 0B0 12 14, "
+        "2F3 14 15, 0B1 15 17, 2B2 18 20, 2B3 21 23, 0B2 23 25, 0B3 25 27",
+        "1F0 1 2, 1F1 2 3, 3F0 3 4, 3B0 4 6, 3F1 6 7, 3B1 7 9, 1F2 9 10, 1B0 10 12, 1F3 12 13, 1B1 13 15, "
+        "3F2 15 16, 3B2 16 18, 3F3 18 19, 3B3 19 21, 1B2 21 23, 1B3 23 25",
+    ],
     # D = 3, v = 2, M = 1: straight through 6 stages: F k at [k, k+1], B k at [6 + 2(5-k), 8 + 2(5-k)].
-    (3, 1): ["0F0 0 1, 3F0 3 4, 3B0 10 12, 0B0 16 18", "1F0 1 2, 4F0 4 5, 4B0 8 10, 1B0 14 16",
-             "2F0 2 3, 5F0 5 6, 5B0 6 8, 2B0 12 14"],
+    (3, 1): [
+        "0F0 0 1, 3F0 3 4, 3B0 10 12, 0B0 16 18",
+        "1F0 1 2, 4F0 4 5, 4B0 8 10, 1B0 14 16",
+        "2F0 2 3, 5F0 5 6, 5B0 6 8, 2B0 12 14",
+    ],
 }
 
 
@@ -206,14 +228,24 @@ def reference_times(problem_stages: int, devices: int, virtual: int, microbatche
                     end[(k, op, m)] = t + length[op]
                     changed = True
                 previous = (k, op, m)
-    return [[(str(a), start[(a.stage, a.op, a.microbatch)], end[(a.stage, a.op, a.microbatch)]) for a in order]
-            for order in orders]
+    return [
+        [(str(a), start[(a.stage, a.op, a.microbatch)], end[(a.stage, a.op, a.microbatch)]) for a in order]
+        for order in orders
+    ]
 
 
-@pytest.mark.parametrize("kind,devices,virtual,microbatches", [
-    ("interleaved", 2, 2, 8), ("interleaved", 3, 2, 4), ("interleaved", 3, 2, 8), ("interleaved", 2, 3, 6),
-    ("zbh1", 4, 1, 8), ("zbh1", 2, 2, 4), ("zbh1", 3, 2, 6),
-])
+@pytest.mark.parametrize(
+    "kind,devices,virtual,microbatches",
+    [
+        ("interleaved", 2, 2, 8),
+        ("interleaved", 3, 2, 4),
+        ("interleaved", 3, 2, 8),
+        ("interleaved", 2, 3, 6),
+        ("zbh1", 4, 1, 8),
+        ("zbh1", 2, 2, 4),
+        ("zbh1", 3, 2, 6),
+    ],
+)
 def test_schedules_match_an_independent_longest_path(kind, devices, virtual, microbatches):
     problem, placement = chain(devices * virtual)
     s = simulate(problem, placement, microbatches, kind, virtual=virtual)
@@ -223,8 +255,10 @@ def test_schedules_match_an_independent_longest_path(kind, devices, virtual, mic
 def test_interleaved_checks_and_defaults():
     problem, placement = chain(6)
     assert simulate(problem, placement, 4, "interleaved").virtual == 2
-    assert simulate(problem, placement, 3, "interleaved", virtual=3).devices == (DeviceSlot("accelerator", 0),
-                                                                                DeviceSlot("accelerator", 1))
+    assert simulate(problem, placement, 3, "interleaved", virtual=3).devices == (
+        DeviceSlot("accelerator", 0),
+        DeviceSlot("accelerator", 1),
+    )
     with pytest.raises(PlacementError, match="6 stages cannot be interleaved with 4 virtual stages"):
         simulate(problem, placement, 4, "interleaved", virtual=4)
     problem4, placement4 = chain(4)
@@ -237,6 +271,7 @@ def test_interleaved_checks_and_defaults():
 
 
 # ----------------------------------------------------------------------------- actions as data
+
 
 def test_actions_print_like_torch():
     problem, placement = chain(2)
@@ -251,11 +286,14 @@ def test_actions_print_like_torch():
     with pytest.raises(PlacementError, match="expected <stage><F|B|I|W><microbatch>"):
         Action.parse("F0")
     s = simulate(problem, placement, 2, "1f1b")
-    assert [[str(a) for a in order] for order in s.actions] == [["0F0", "0F1", "0B0", "0B1"],
-                                                               ["1F0", "1B0", "1F1", "1B1"]]
+    assert [[str(a) for a in order] for order in s.actions] == [
+        ["0F0", "0F1", "0B0", "0B1"],
+        ["1F0", "1B0", "1F1", "1B1"],
+    ]
 
 
 # ----------------------------------------------------------------------------- memory
+
 
 def test_zbh1_memory_holds_stashes_until_w():
     problem, placement = chain(2)
@@ -295,6 +333,7 @@ def test_order_sweep_peak_equals_time_sweep_with_recompute_and_optimizer(kind):
 
 # ----------------------------------------------------------------------------- workloads
 
+
 @pytest.mark.slow
 @pytest.mark.skipif(not WORKLOADS, reason="shared workloads not present")
 @pytest.mark.parametrize("path", WORKLOADS, ids=lambda p: p.split("/")[-2] + "/" + p.split("/")[-1])
@@ -314,17 +353,21 @@ def test_compare_schedules_lists_every_schedule_and_reasons():
     rows = compare_schedules(problem, placement, 4)
     assert [kind for kind, _, _ in rows] == ["inference", "gpipe", "1f1b", "interleaved", "zbh1"]
     reasons = {kind: reason for kind, s, reason in rows if s is None}
-    assert reasons == {"interleaved": "3 stages cannot be interleaved with 2 virtual stages per device: the number "
-                                      "of stages must be a multiple of 2"}
+    assert reasons == {
+        "interleaved": "3 stages cannot be interleaved with 2 virtual stages per device: the number "
+        "of stages must be a multiple of 2"
+    }
 
 
 def test_zbh1_mirrors_the_deferral_when_gradients_flow_forward():
     from placement.pipeline.schedule import gradients_flow_forward
+
     problem, placement = chain(2)
     assert not gradients_flow_forward(problem, placement)
     # The paper's workloads draw gradient edges like the forward ones: b0 -> b1 (and f1 -> b1 ... the loss at b1).
-    flipped = tuple(Edge(e.target, e.source, e.cost, size=e.size) if e.source >= 100 else e
-                    for e in problem.graph.edges)
+    flipped = tuple(
+        Edge(e.target, e.source, e.cost, size=e.size) if e.source >= 100 else e for e in problem.graph.edges
+    )
     inverted = Problem(Graph(problem.graph.nodes, flipped), problem.devices)
     assert gradients_flow_forward(inverted, placement)
     s = simulate(inverted, placement, 4, "zbh1")

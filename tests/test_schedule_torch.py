@@ -17,15 +17,26 @@ schedules = pytest.importorskip("torch.distributed.pipelining.schedules")
 
 
 def torch_order(cls, ranks: int, virtual: int, microbatches: int) -> dict[int, list[str]]:
-    stages = [SimpleNamespace(group_size=ranks, group_rank=0, stage_index=j * ranks, num_stages=virtual * ranks,
-                              is_first=j == 0, is_last=False, has_backward=True, submod=None)
-              for j in range(virtual)]
+    stages = [
+        SimpleNamespace(
+            group_size=ranks,
+            group_rank=0,
+            stage_index=j * ranks,
+            num_stages=virtual * ranks,
+            is_first=j == 0,
+            is_last=False,
+            has_backward=True,
+            submod=None,
+        )
+        for j in range(virtual)
+    ]
     order = cls(stages, microbatches).pipeline_order
     return {rank: [str(a) for a in actions if a is not None] for rank, actions in order.items()}
 
 
-@pytest.mark.parametrize("kind,cls", [("interleaved", "ScheduleInterleaved1F1B"),
-                                      ("zbh1", "ScheduleInterleavedZeroBubble")])
+@pytest.mark.parametrize(
+    "kind,cls", [("interleaved", "ScheduleInterleaved1F1B"), ("zbh1", "ScheduleInterleavedZeroBubble")]
+)
 @pytest.mark.parametrize("ranks,virtual", [(2, 1), (2, 2), (3, 1), (3, 2), (4, 3)])
 @pytest.mark.parametrize("microbatches", [1, 2, 4, 6, 8, 12])
 def test_action_lists_equal_torch(kind, cls, ranks, virtual, microbatches):
@@ -40,4 +51,7 @@ def test_action_lists_equal_torch(kind, cls, ranks, virtual, microbatches):
     # The notation is torch's: its parser reads ours back.
     for text in mine[0]:
         parsed = schedules._Action.from_str(text)
-        assert (parsed.stage_index, parsed.microbatch_index) == (Action.parse(text).stage, Action.parse(text).microbatch)
+        assert (parsed.stage_index, parsed.microbatch_index) == (
+            Action.parse(text).stage,
+            Action.parse(text).microbatch,
+        )

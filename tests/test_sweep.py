@@ -10,8 +10,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from placement import AcceleratorKind, Devices, Edge, Graph, Node, PlacementError, Problem, evaluate, load_problem, solve_dp
-from placement import viz
+from placement import (
+    AcceleratorKind,
+    Devices,
+    Edge,
+    Graph,
+    Node,
+    PlacementError,
+    Problem,
+    evaluate,
+    load_problem,
+    solve_dp,
+    viz,
+)
 from placement.explore.sweep import (
     PARAMETERS,
     count_grid,
@@ -34,6 +45,7 @@ def big(count: int, memory: float = math.inf, price: float = 3.0, cpus: int = 0)
 
 
 # ----------------------------------------------------------------------------- sweeps (hand-computed values)
+
 
 def test_count_sweep_hand_computed():
     problem = Problem(chain(), big(1))
@@ -85,9 +97,14 @@ def test_cpu_and_speed_sweeps_hand_computed():
 def test_sweep_matches_solve_dp_on_a_shared_graph_with_three_kinds(samples_dir):
     base = load_problem(samples_dir / "throughput" / "layer" / "bert24_inference.json")
     memory = base.devices.accelerators[0].memory
-    devices = Devices((AcceleratorKind("fast", 2, memory, speed=2.0, price_per_hour=4.0),
-                       AcceleratorKind("mid", 2, memory, speed=1.0, price_per_hour=2.0),
-                       AcceleratorKind("slow", 2, memory / 2, speed=0.5, price_per_hour=0.5)), cpus=1)
+    devices = Devices(
+        (
+            AcceleratorKind("fast", 2, memory, speed=2.0, price_per_hour=4.0),
+            AcceleratorKind("mid", 2, memory, speed=1.0, price_per_hour=2.0),
+            AcceleratorKind("slow", 2, memory / 2, speed=0.5, price_per_hour=0.5),
+        ),
+        cpus=1,
+    )
     problem = Problem(base.graph, devices)
     values = [0, 1, 2, 3]
     points = sweep(problem, "accelerators", values, kind="mid")
@@ -146,6 +163,7 @@ def test_progress_callback_and_errors():
 
 # ----------------------------------------------------------------------------- executors
 
+
 def test_process_pool_and_dask_give_the_sequential_numbers(samples_dir):
     problem = load_problem(samples_dir / "throughput" / "layer" / "gnmt_training.json")
     values = [0.25 * k for k in range(1, 13)]
@@ -156,7 +174,9 @@ def test_process_pool_and_dask_give_the_sequential_numbers(samples_dir):
     assert [p.result.placement for p in pooled] == [p.result.placement for p in sequential]
     assert sorted(calls) == list(range(len(values) + 1))
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0") as cluster:
+    with distributed.LocalCluster(
+        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
+    ) as cluster:
         executor = executor_for(cluster.scheduler_address, allowed=(cluster.scheduler_address,))
         try:
             dasked = sweep(problem, "bandwidth", values, executor=executor)
@@ -207,10 +227,11 @@ def test_sweep_points_are_capped(samples_dir):
 
     problem = load_problem(samples_dir / "throughput" / "layer" / "bert24_inference.json")
     with pytest.raises(PlacementError, match=f"at most {MAX_SWEEP_POINTS:,} values"):
-        sweep(problem, "bandwidth", (1.0 + k for k in range(10 ** 9)))
+        sweep(problem, "bandwidth", (1.0 + k for k in range(10**9)))
 
 
 # ----------------------------------------------------------------------------- Pareto frontier
+
 
 def test_pareto_front_hand_computed():
     problem = Problem(chain(), big(1))
@@ -228,22 +249,36 @@ def test_pareto_front_hand_computed():
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.booleans()), min_size=1, max_size=12))
 def test_pareto_front_matches_definition(coords):
     template = sweep(Problem(chain(), big(1)), "accelerators", [1])[0]
-    infeasible = replace(template, result=replace(template.result, status="infeasible", placement=None),
-                         status="infeasible", time_per_sample=None)
-    points = [replace(template if ok else infeasible, index=k, devices_used=x,
-                      time_per_sample=float(y) if ok else None) for k, (x, y, ok) in enumerate(coords)]
+    infeasible = replace(
+        template,
+        result=replace(template.result, status="infeasible", placement=None),
+        status="infeasible",
+        time_per_sample=None,
+    )
+    points = [
+        replace(template if ok else infeasible, index=k, devices_used=x, time_per_sample=float(y) if ok else None)
+        for k, (x, y, ok) in enumerate(coords)
+    ]
     front = pareto_front(points, x="devices")
     good = [p for p in points if p.ok]
     for p in good:
-        dominated = any(q.devices_used <= p.devices_used and q.time_per_sample <= p.time_per_sample
-                        and (q.devices_used, q.time_per_sample) != (p.devices_used, p.time_per_sample) for q in good)
-        first_of_equals = all((q.devices_used, q.time_per_sample) != (p.devices_used, p.time_per_sample)
-                              for q in good if q.index < p.index)
+        dominated = any(
+            q.devices_used <= p.devices_used
+            and q.time_per_sample <= p.time_per_sample
+            and (q.devices_used, q.time_per_sample) != (p.devices_used, p.time_per_sample)
+            for q in good
+        )
+        first_of_equals = all(
+            (q.devices_used, q.time_per_sample) != (p.devices_used, p.time_per_sample)
+            for q in good
+            if q.index < p.index
+        )
         assert (p in front) == (not dominated and first_of_equals)
     assert [p.devices_used for p in front] == sorted(p.devices_used for p in front)
 
 
 # ----------------------------------------------------------------------------- sensitivity
+
 
 def test_sensitivity_of_device_count_hand_computed():
     problem = Problem(chain(), big(2))
@@ -290,6 +325,7 @@ def test_sensitivity_errors_and_no_plan():
 
 
 # ----------------------------------------------------------------------------- figures
+
 
 def test_sweep_and_pareto_figures_carry_point_ids():
     problem = Problem(chain(costs=(1.0, 1.0)), big(2, memory=2.0))

@@ -15,8 +15,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from placement import Problem, evaluate, load_problem, solve_dp
-from placement.pipeline.memory import memory_profile
 from placement.exact.memory_aware import solve_memory_aware
+from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,12 +28,6 @@ GIB = 2.0**30
 from .apptest_helpers import goto, metrics, start
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
-
-
-
-
-
 
 
 def charts(at: AppTest) -> dict[str, dict]:
@@ -131,7 +125,7 @@ def test_training_graph_oom_and_memory_aware_plan():
     aware_profile = memory_profile(problem, simulate(problem, aware.placement, 8, "1f1b"), 2.0)
     assert aware_profile.fits
     top = max(aware_profile.devices, key=lambda d: d.peak)
-    assert any(f"Highest peak" in s.value and str(top.device) in s.value for s in at.success)
+    assert any("Highest peak" in s.value and str(top.device) in s.value for s in at.success)
     # Leaving and coming back keeps the choices.
     goto(at, "pages/1_Graph.py")
     goto(at, "pages/4_Timeline.py")

@@ -38,8 +38,18 @@ def test_trace_structure():
         assert e["tid"] == (2 if e["cat"] == "transfer" else 1)
     # Hand-computed 1F1B (tests/test_schedule.py): device 1's B0 unit is b1 [7, 11] then send [11, 13].
     b0 = [e for e in complete if e["pid"] == 2 and e["name"] == "B0"]
-    assert b0 == [{"ph": "X", "name": "B0", "cat": "backward", "pid": 2, "tid": 1, "ts": 7000.0, "dur": 4000.0,
-                   "args": {"microbatch": 0, "stage": 1, "phase": "backward", "start": 7.0, "end": 11.0}}]
+    assert b0 == [
+        {
+            "ph": "X",
+            "name": "B0",
+            "cat": "backward",
+            "pid": 2,
+            "tid": 1,
+            "ts": 7000.0,
+            "dur": 4000.0,
+            "args": {"microbatch": 0, "stage": 1, "phase": "backward", "start": 7.0, "end": 11.0},
+        }
+    ]
     send = [e for e in complete if e["pid"] == 2 and e["name"] == "send 0"]
     assert [(e["ts"], e["dur"]) for e in send] == [(11000.0, 2000.0)]
     # Memory counters: device 0 reaches 31 + 2 x 100 bytes.
@@ -54,7 +64,11 @@ def test_trace_without_memory_and_other_units():
     trace = chrome_trace(schedule, microseconds_per_unit=1.0)
     complete = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     assert [(e["pid"], e["name"], e["ts"], e["dur"]) for e in complete] == [
-        (1, "F0", 0.0, 2.0), (1, "send 0", 2.0, 1.0), (2, "recv 0", 3.0, 1.0), (2, "F0", 4.0, 3.0)]
+        (1, "F0", 0.0, 2.0),
+        (1, "send 0", 2.0, 1.0),
+        (2, "recv 0", 3.0, 1.0),
+        (2, "F0", 4.0, 3.0),
+    ]
     assert not [e for e in trace["traceEvents"] if e["ph"] == "C"]
     with pytest.raises(PlacementError):
         chrome_trace(schedule, microseconds_per_unit=0)

@@ -84,9 +84,12 @@ def test_sensitivity_sentence_names_the_next_useful_accelerator():
     current = solve_dp(base).objective
     count = base.devices.accelerators[0].count
     # Independently: the first count above the current one with a strictly faster optimum.
-    better = next(k for k in range(count + 1, 40)
-                  if solve_dp(Problem(base.graph, base.devices.with_kind("accelerator", count=k))).objective
-                  < current * (1 - 1e-9))
+    better = next(
+        k
+        for k in range(count + 1, 40)
+        if solve_dp(Problem(base.graph, base.devices.with_kind("accelerator", count=k))).objective
+        < current * (1 - 1e-9)
+    )
     sentences = [i.value for i in at.info if i.value.startswith("With accelerators")]
     assert sentences and f"With {better} (" in sentences[0], sentences
     # The chart marks the current value and the change points.
@@ -102,10 +105,23 @@ def test_clicking_a_frontier_point_selects_its_plan_for_the_placement_page():
     xs, ys, ids = _plain(front["x"]), _plain(front["y"]), front["customdata"]
     assert xs == sorted(xs) and len(xs) >= 3
     pick = 2
-    at.session_state["to_chart_pareto"] = {"selection": {
-        "points": [{"curve_number": 1, "point_number": pick, "point_index": pick, "x": xs[pick], "y": ys[pick],
-                    "customdata": ids[pick]}],
-        "point_indices": [pick], "box": [], "lasso": []}}
+    at.session_state["to_chart_pareto"] = {
+        "selection": {
+            "points": [
+                {
+                    "curve_number": 1,
+                    "point_number": pick,
+                    "point_index": pick,
+                    "x": xs[pick],
+                    "y": ys[pick],
+                    "customdata": ids[pick],
+                }
+            ],
+            "point_indices": [pick],
+            "box": [],
+            "lasso": [],
+        }
+    }
     at.run()
     assert not at.exception, at.exception
     problem, result, label = at.session_state["_ui_selected_plan"]
@@ -125,9 +141,14 @@ def test_clicking_a_frontier_point_selects_its_plan_for_the_placement_page():
 def test_three_kinds_grid_pareto_matches_brute_force():
     base = load_problem(DEFAULT)
     memory = base.devices.accelerators[0].memory
-    devices = Devices((AcceleratorKind("fast", 2, memory, speed=2.0, price_per_hour=4.0),
-                       AcceleratorKind("mid", 2, memory, price_per_hour=2.0),
-                       AcceleratorKind("slow", 1, memory, speed=0.5, price_per_hour=0.5)), cpus=1)
+    devices = Devices(
+        (
+            AcceleratorKind("fast", 2, memory, speed=2.0, price_per_hour=4.0),
+            AcceleratorKind("mid", 2, memory, price_per_hour=2.0),
+            AcceleratorKind("slow", 1, memory, speed=0.5, price_per_hour=0.5),
+        ),
+        cpus=1,
+    )
     at = open_page(devices=devices)
     at.radio(key="to_pareto_axis").set_value("price").run()
     assert not at.exception, at.exception
@@ -142,15 +163,16 @@ def test_three_kinds_grid_pareto_matches_brute_force():
         prices = {k.name: k.price_per_hour for k in kinds}
         price = sum(prices.get(s.device.kind, 0.0) for s in result.placement.stages)  # CPU cores cost 0 here
         candidates.append((price, result.objective))
-    pareto = {(p, t) for p, t in candidates
-              if not any(q <= p and u <= t and (q, u) != (p, t) for q, u in candidates)}
+    pareto = {(p, t) for p, t in candidates if not any(q <= p and u <= t and (q, u) != (p, t) for q, u in candidates)}
     # The page's pool also holds the memory sweep of "fast" (other configurations): so every point it shows
     # on the front is beaten by no grid configuration, and every grid Pareto point is matched or beaten.
     shown = list(zip(_plain(front["x"]), _plain(front["y"])))
     assert shown
     for price, time in shown:
-        assert not any(q <= price + 1e-9 and u <= time * (1 + 1e-12) and (q < price - 1e-9 or u < time * (1 - 1e-9))
-                       for q, u in candidates), (price, time)
+        assert not any(
+            q <= price + 1e-9 and u <= time * (1 + 1e-12) and (q < price - 1e-9 or u < time * (1 - 1e-9))
+            for q, u in candidates
+        ), (price, time)
     for price, time in pareto:
         assert any(q <= price + 1e-9 and u <= time * (1 + 1e-9) for q, u in shown), (price, time)
     assert any("Accelerator kind" in s.label for s in at.selectbox)

@@ -8,8 +8,12 @@ from placement.modelling.training import backward_offset, training_graph
 
 def diamond():
     """0 -> 1, 0 -> 2, 1 -> 3, 2 -> 3 with distinct output costs."""
-    nodes = (Node(0, 10, 1, size=100, name="in", kind_latency=(("k", 0.5),)), Node(1, 20, 2, size=200, name="a"),
-             Node(2, 30, 3, name="b"), Node(3, 40, 4, name="out"))
+    nodes = (
+        Node(0, 10, 1, size=100, name="in", kind_latency=(("k", 0.5),)),
+        Node(1, 20, 2, size=200, name="a"),
+        Node(2, 30, 3, name="b"),
+        Node(3, 40, 4, name="out"),
+    )
     edges = (Edge(0, 1, 0.1, 10), Edge(0, 2, 0.1, 10), Edge(1, 3, 0.2, 20), Edge(2, 3, 0.3, 30))
     return Graph(nodes, edges, name="diamond")
 
@@ -36,11 +40,20 @@ def test_edges_match_hand_construction():
     got = {(e.source, e.target): (e.cost, e.size) for e in graph.edges}
     expected = {
         # forward edges, unchanged
-        (0, 1): (0.1, 10), (0, 2): (0.1, 10), (1, 3): (0.2, 20), (2, 3): (0.3, 30),
+        (0, 1): (0.1, 10),
+        (0, 2): (0.1, 10),
+        (1, 3): (0.2, 20),
+        (2, 3): (0.3, 30),
         # activation edges u -> u' carry u's output cost
-        (0, 4): (0.1, 10), (1, 5): (0.2, 20), (2, 6): (0.3, 30), (3, 7): (0.0, None),
+        (0, 4): (0.1, 10),
+        (1, 5): (0.2, 20),
+        (2, 6): (0.3, 30),
+        (3, 7): (0.0, None),
         # gradient edges v' -> u' for each forward u -> v; v' sends the gradients of all its inputs
-        (5, 4): (0.1, 10), (6, 4): (0.1, 10), (7, 5): (0.5, 50), (7, 6): (0.5, 50),
+        (5, 4): (0.1, 10),
+        (6, 4): (0.1, 10),
+        (7, 5): (0.5, 50),
+        (7, 6): (0.5, 50),
     }
     assert got.keys() == expected.keys()
     for key, (cost, size) in expected.items():

@@ -46,8 +46,9 @@ def test_same_seed_same_draws_and_zero_error_is_the_nominal_plan():
     c = monte_carlo(problem, result.placement, 0.2, samples=20, seed=8, reoptimise=False)
     assert a == b and a.plan_times != c.plan_times
     # The first draws do not depend on how many are asked for.
-    assert monte_carlo(problem, result.placement, 0.2, samples=5, seed=7, reoptimise=False).plan_times == \
-        a.plan_times[:5]
+    assert (
+        monte_carlo(problem, result.placement, 0.2, samples=5, seed=7, reoptimise=False).plan_times == a.plan_times[:5]
+    )
     flat = monte_carlo(problem, result.placement, 0.0, samples=5, seed=1)
     assert all(t == pytest.approx(result.objective) for t in flat.plan_times)
     assert all(t == pytest.approx(result.objective) for t in flat.reopt_times)
@@ -57,8 +58,9 @@ def test_same_seed_same_draws_and_zero_error_is_the_nominal_plan():
 def test_out_of_memory_under_a_schedule_is_counted():
     problem = load_problem(ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_training.json")
     result = solve_dp(problem)
-    many = monte_carlo(problem, result.placement, 0.1, samples=3, seed=0, schedule="gpipe", microbatches=4096,
-                       reoptimise=False)
+    many = monte_carlo(
+        problem, result.placement, 0.1, samples=3, seed=0, schedule="gpipe", microbatches=4096, reoptimise=False
+    )
     # GPipe stashes every microbatch's activations: 4096 of them exceed 16 GiB on a loaded device.
     from placement.pipeline.memory import peak_table
 

@@ -6,15 +6,30 @@ import math
 
 import pytest
 
-from placement import AcceleratorKind, Devices, Edge, Graph, Node, Placement, Problem, Stage, evaluate, load_problem
+from placement import (
+    AcceleratorKind,
+    Devices,
+    Edge,
+    Graph,
+    Node,
+    Placement,
+    Problem,
+    Stage,
+    evaluate,
+    load_problem,
+    viz,
+)
 from placement.model import DeviceSlot
-from placement import viz
 
 from .randgraphs import random_problem
 
 GIB = 2.0**30
-A0, A1, A2, C0 = DeviceSlot("accelerator", 0), DeviceSlot("accelerator", 1), DeviceSlot("accelerator", 2), \
-    DeviceSlot("cpu", 0)
+A0, A1, A2, C0 = (
+    DeviceSlot("accelerator", 0),
+    DeviceSlot("accelerator", 1),
+    DeviceSlot("accelerator", 2),
+    DeviceSlot("cpu", 0),
+)
 
 
 def diamond(memory: float = math.inf) -> Problem:
@@ -195,10 +210,16 @@ def test_placement_rows_and_device_rows():
     problem = diamond()
     rows = viz.placement_rows(problem, SPLIT)
     assert {(r["node"], r["device kind"], r["device index"], r["stage"]) for r in rows} == {
-        (0, "accelerator", 0, 0), (1, "accelerator", 0, 0), (2, "accelerator", 1, 1), (3, "accelerator", 1, 1)}
+        (0, "accelerator", 0, 0),
+        (1, "accelerator", 0, 0),
+        (2, "accelerator", 1, 1),
+        (3, "accelerator", 1, 1),
+    }
     devices = viz.device_rows(evaluate(problem, SPLIT))
     assert [(d["device"], d["load"], d["memory (GiB)"]) for d in devices] == [
-        ("accelerator 0", 3.75, 1.5), ("accelerator 1", 7.75, 2.0)]
+        ("accelerator 0", 3.75, 1.5),
+        ("accelerator 1", 7.75, 2.0),
+    ]
     assert devices[0]["cap (GiB)"] is None
 
 
@@ -218,9 +239,11 @@ def test_device_colours_are_distinct_and_grey_for_cpus():
 
 # ----------------------------------------------------------------------------- compare
 def test_compare_figure_highlights_the_best_and_lists_failures():
-    rows = [{"method": "dp", "objective": 2.0, "status": "optimal"},
-            {"method": "ip", "objective": 2.5, "status": "feasible"},
-            {"method": "pipedream", "objective": None, "status": "error"}]
+    rows = [
+        {"method": "dp", "objective": 2.0, "status": "optimal"},
+        {"method": "ip", "objective": 2.5, "status": "feasible"},
+        {"method": "pipedream", "objective": None, "status": "error"},
+    ]
     figure = viz.compare_figure(rows)
     bar = figure.data[0]
     assert decode(bar.x) == ["dp", "ip", "pipedream"]

@@ -2,11 +2,10 @@
 
 import math
 
-from placement import load_problem, solve_dp
+from placement import load_problem, solve_dp, viz
 from placement.explore.grids import memory_grid
 from placement.explore.purchase import price_frontier, purchase_options
 from placement.explore.uncertainty import monte_carlo
-from placement import viz
 
 from .apptest_helpers import ROOT
 

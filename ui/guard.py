@@ -49,8 +49,12 @@ def run_page(path: str, page_globals: dict[str, Any]) -> None:
     """
     if page_globals.get(_MARK) or page_globals.get("__name__") == "__mp_main__":
         return
-    namespace = {"__name__": page_globals.get("__name__", "__main__"), "__file__": path, _MARK: True,
-                 "__builtins__": builtins}
+    namespace = {
+        "__name__": page_globals.get("__name__", "__main__"),
+        "__file__": path,
+        _MARK: True,
+        "__builtins__": builtins,
+    }
     try:
         exec(_compile(path), namespace)  # noqa: S102 - the page's own file, run a second time
     except Exception as exc:  # noqa: BLE001 - the point of the guard
@@ -100,7 +104,9 @@ def show_error(exc: BaseException) -> None:
     """Show ``exc`` as one ``st.error`` line plus an expandable detail; log the traceback on the server."""
     if not isinstance(exc, placement.PlacementError):
         _LOGGER.error("unexpected error in a page", exc_info=exc)
-    st.error(f"{summary(exc)} — the settings of this session are kept; change them or reload the page.",
-             icon=":material/error:")
+    st.error(
+        f"{summary(exc)} — the settings of this session are kept; change them or reload the page.",
+        icon=":material/error:",
+    )
     with st.expander("Details", expanded=False):
         st.code(detail(exc), language=None)

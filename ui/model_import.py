@@ -22,13 +22,13 @@ import streamlit as st
 import placement
 from placement.modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
 from placement.modelling.onnx import MAX_DIM, MAX_ONNX_BYTES, import_onnx, symbolic_dims
-from placement.modelling.roofline import CPU_KIND, EDITABLE_COLUMNS, GiB, PRESETS, CostModel, apply_cost_rows, cost_rows
+from placement.modelling.roofline import CPU_KIND, EDITABLE_COLUMNS, PRESETS, CostModel, GiB, apply_cost_rows, cost_rows
 from placement.modelling.training import training_graph
 from ui import guard, state
 
 SOURCE_PREFIX = "model:"
-_REPORT = "_mi_report"        # (graph digest, list of lines) describing the last import/build
-_TABLE = "_mi_table"          # (graph digest, DataFrame): the editor's fixed source frame
+_REPORT = "_mi_report"  # (graph digest, list of lines) describing the last import/build
+_TABLE = "_mi_table"  # (graph digest, DataFrame): the editor's fixed source frame
 _TABLE_VERSION = "_mi_table_version"
 _ERROR = "_mi_error"
 
@@ -67,18 +67,24 @@ def _device_form() -> None:
     state.init_widget("mi_accelerators", 4)
     state.init_widget("mi_cpus", 1)
     cols = st.columns(3)
-    cols[0].selectbox("Device kind for the estimates", ACCELERATOR_PRESETS, key="mi_kind",
-                      on_change=_fill_spec_widgets,
-                      help="Latencies are estimated for this kind (the reference), for one CPU core and for the "
-                           "other presets (kept per kind in the graph, for mixed inventories).")
+    cols[0].selectbox(
+        "Device kind for the estimates",
+        ACCELERATOR_PRESETS,
+        key="mi_kind",
+        on_change=_fill_spec_widgets,
+        help="Latencies are estimated for this kind (the reference), for one CPU core and for the "
+        "other presets (kept per kind in the graph, for mixed inventories).",
+    )
     cols[1].number_input("Accelerators", min_value=0, max_value=64, step=1, key="mi_accelerators")
     cols[2].number_input("CPU cores", min_value=0, max_value=64, step=1, key="mi_cpus")
     with st.expander("Device kind values (roofline)", expanded=False):
         spec_cols = st.columns(len(_SPEC_FIELDS))
         for col, (suffix, label, _, _) in zip(spec_cols, _SPEC_FIELDS):
             col.number_input(label, min_value=0.0, format="%.4g", key=f"mi_spec_{suffix}")
-        st.caption("time = max(FLOPs / peak, bytes / memory bandwidth) / efficiency; "
-                   "edge cost = bytes / link bandwidth. Times in milliseconds.")
+        st.caption(
+            "time = max(FLOPs / peak, bytes / memory bandwidth) / efficiency; "
+            "edge cost = bytes / link bandwidth. Times in milliseconds."
+        )
 
 
 def _load(problem: placement.Problem, name: str, lines: list[str]) -> None:
@@ -100,16 +106,26 @@ def _import_onnx_clicked() -> None:
         st.session_state[_ERROR] = "Choose an .onnx file first."
         return
     if uploaded.size > MAX_ONNX_BYTES:
-        st.session_state[_ERROR] = (f"{uploaded.name}: file is {uploaded.size:,} bytes, over the "
-                                    f"{MAX_ONNX_BYTES:,}-byte limit")
+        st.session_state[_ERROR] = (
+            f"{uploaded.name}: file is {uploaded.size:,} bytes, over the {MAX_ONNX_BYTES:,}-byte limit"
+        )
         return
     try:
         cost_model = _cost_model()
         depth = int(st.session_state["mi_onnx_depth"])
-        dims = {name: int(st.session_state[_dim_key(k)]) for k, name in enumerate(_uploaded_dims())
-                if _dim_key(k) in st.session_state}
-        report = import_onnx(uploaded.getvalue(), uploaded.name, cost_model=cost_model, dims=dims,
-                             default_dim=int(st.session_state["mi_onnx_dim"]), coarsen_depth=depth or None)
+        dims = {
+            name: int(st.session_state[_dim_key(k)])
+            for k, name in enumerate(_uploaded_dims())
+            if _dim_key(k) in st.session_state
+        }
+        report = import_onnx(
+            uploaded.getvalue(),
+            uploaded.name,
+            cost_model=cost_model,
+            dims=dims,
+            default_dim=int(st.session_state["mi_onnx_dim"]),
+            coarsen_depth=depth or None,
+        )
         graph = training_graph(report.graph) if st.session_state["mi_onnx_training"] else report.graph
         problem = placement.Problem(graph, _devices(cost_model))
     except Exception as exc:  # noqa: BLE001 - a callback runs outside the page guard: one line, no traceback
@@ -121,11 +137,13 @@ def _import_onnx_clicked() -> None:
 
     lines = [f"{report.nodes_before} operators, {ideals(report.ideals_before)} ideals"]
     if depth:
-        lines.append(f"coarsened (depth {depth}): {len(report.graph.nodes)} nodes, "
-                     f"{ideals(report.ideals_after)} ideals")
+        lines.append(
+            f"coarsened (depth {depth}): {len(report.graph.nodes)} nodes, {ideals(report.ideals_after)} ideals"
+        )
     if problem.graph.is_training:
-        lines.append(f"training graph: {len(problem.graph.nodes)} nodes (a backward node per forward node, "
-                     "2x its latency)")
+        lines.append(
+            f"training graph: {len(problem.graph.nodes)} nodes (a backward node per forward node, 2x its latency)"
+        )
     lines += list(report.notes)
     _load(problem, uploaded.name, lines)
 
@@ -141,24 +159,50 @@ def _build_clicked() -> None:
                 blocks = tuple(int(x) for x in str(ss["mi_cnn_blocks"]).replace(" ", "").split(",") if x)
             except ValueError:
                 raise placement.InvalidGraphError(
-                    f"blocks per stage must be integers separated by commas (got {ss['mi_cnn_blocks']!r})") from None
-            config = CnnConfig(blocks=blocks, width=int(ss["mi_cnn_width"]), image=int(ss["mi_cnn_image"]),
-                               batch=int(ss["mi_batch"]), dtype=ss["mi_dtype"])
-            problem = build_cnn(config, cost_model, accelerators=int(ss["mi_accelerators"]),
-                                cpus=int(ss["mi_cpus"]), granularity=granularity, training=training)
+                    f"blocks per stage must be integers separated by commas (got {ss['mi_cnn_blocks']!r})"
+                ) from None
+            config = CnnConfig(
+                blocks=blocks,
+                width=int(ss["mi_cnn_width"]),
+                image=int(ss["mi_cnn_image"]),
+                batch=int(ss["mi_batch"]),
+                dtype=ss["mi_dtype"],
+            )
+            problem = build_cnn(
+                config,
+                cost_model,
+                accelerators=int(ss["mi_accelerators"]),
+                cpus=int(ss["mi_cpus"]),
+                granularity=granularity,
+                training=training,
+            )
         else:
             config = TransformerConfig(
-                style="gpt" if ss["mi_model"].startswith("GPT") else "bert", layers=int(ss["mi_layers"]),
-                hidden=int(ss["mi_hidden"]), heads=int(ss["mi_heads"]), seq_len=int(ss["mi_seq"]),
-                batch=int(ss["mi_batch"]), dtype=ss["mi_dtype"], vocab=int(ss["mi_vocab"]))
-            problem = build_transformer(config, cost_model, accelerators=int(ss["mi_accelerators"]),
-                                        cpus=int(ss["mi_cpus"]), granularity=granularity, training=training)
+                style="gpt" if ss["mi_model"].startswith("GPT") else "bert",
+                layers=int(ss["mi_layers"]),
+                hidden=int(ss["mi_hidden"]),
+                heads=int(ss["mi_heads"]),
+                seq_len=int(ss["mi_seq"]),
+                batch=int(ss["mi_batch"]),
+                dtype=ss["mi_dtype"],
+                vocab=int(ss["mi_vocab"]),
+            )
+            problem = build_transformer(
+                config,
+                cost_model,
+                accelerators=int(ss["mi_accelerators"]),
+                cpus=int(ss["mi_cpus"]),
+                granularity=granularity,
+                training=training,
+            )
     except Exception as exc:  # noqa: BLE001 - a callback runs outside the page guard: one line, no traceback
         st.session_state[_ERROR] = guard.summary(exc)
         return
     ideals = state.ideal_count(problem.graph)
-    lines = [f"{len(problem.graph.nodes)} nodes, "
-             + (f"{ideals:,} ideals" if ideals is not None else f"over {state.IDEALS_CAP:,} ideals")]
+    lines = [
+        f"{len(problem.graph.nodes)} nodes, "
+        + (f"{ideals:,} ideals" if ideals is not None else f"over {state.IDEALS_CAP:,} ideals")
+    ]
     _load(problem, problem.graph.name, lines)
 
 
@@ -190,8 +234,12 @@ def _onnx_form() -> None:
     state.init_widget("mi_onnx_dim", 1)
     state.init_widget("mi_onnx_depth", 0)
     state.init_widget("mi_onnx_training", False)
-    st.file_uploader(f"ONNX model (at most {MAX_ONNX_BYTES // 2**20} MB; tensors must be inside the file)",
-                     type=["onnx"], key="mi_onnx_upload", max_upload_size=MAX_ONNX_BYTES // 2**20)
+    st.file_uploader(
+        f"ONNX model (at most {MAX_ONNX_BYTES // 2**20} MB; tensors must be inside the file)",
+        type=["onnx"],
+        key="mi_onnx_upload",
+        max_upload_size=MAX_ONNX_BYTES // 2**20,
+    )
     names = _uploaded_dims()
     if names:  # one value per symbolic dimension: batch and sequence are separate
         st.caption("Symbolic input dimensions of this model (each gets its own value):")
@@ -200,21 +248,44 @@ def _onnx_form() -> None:
             state.init_widget(_dim_key(k), int(st.session_state["mi_onnx_dim"]))
             dim_cols[k % len(dim_cols)].number_input(f"Dimension '{name}'", min_value=1, step=1, key=_dim_key(k))
     cols = st.columns(3)
-    cols[0].number_input("Value of any other symbolic dimension" if names else
-                         "Value of symbolic dimensions (shown per name once a model is chosen)",
-                         min_value=1, max_value=MAX_DIM, step=1, key="mi_onnx_dim")
-    cols[1].number_input("Merge into layers: name components (0 = keep operators)", min_value=0, max_value=20,
-                         step=1, key="mi_onnx_depth",
-                         help="Nodes whose names share their first N components (split on '/' and '.') become one "
-                              "node; e.g. 4 merges '/bert/encoder/layer.0/...' by layer.")
+    cols[0].number_input(
+        "Value of any other symbolic dimension"
+        if names
+        else "Value of symbolic dimensions (shown per name once a model is chosen)",
+        min_value=1,
+        max_value=MAX_DIM,
+        step=1,
+        key="mi_onnx_dim",
+    )
+    cols[1].number_input(
+        "Merge into layers: name components (0 = keep operators)",
+        min_value=0,
+        max_value=20,
+        step=1,
+        key="mi_onnx_depth",
+        help="Nodes whose names share their first N components (split on '/' and '.') become one "
+        "node; e.g. 4 merges '/bert/encoder/layer.0/...' by layer.",
+    )
     cols[2].checkbox("Training graph (backward nodes)", key="mi_onnx_training")
     st.button("Import ONNX model", key="mi_onnx_import", on_click=_import_onnx_clicked, type="primary")
 
 
 def _builder_form() -> None:
-    defaults = {"mi_model": "GPT transformer", "mi_layers": 12, "mi_hidden": 768, "mi_heads": 12, "mi_seq": 1024,
-                "mi_vocab": 50257, "mi_batch": 1, "mi_dtype": "fp16", "mi_granularity": "operator",
-                "mi_training": False, "mi_cnn_blocks": "3,4,6,3", "mi_cnn_width": 64, "mi_cnn_image": 224}
+    defaults = {
+        "mi_model": "GPT transformer",
+        "mi_layers": 12,
+        "mi_hidden": 768,
+        "mi_heads": 12,
+        "mi_seq": 1024,
+        "mi_vocab": 50257,
+        "mi_batch": 1,
+        "mi_dtype": "fp16",
+        "mi_granularity": "operator",
+        "mi_training": False,
+        "mi_cnn_blocks": "3,4,6,3",
+        "mi_cnn_width": 64,
+        "mi_cnn_image": 224,
+    }
     for key, value in defaults.items():
         state.init_widget(key, value)
     cols = st.columns(4)
@@ -282,14 +353,20 @@ def _cost_table() -> None:
     frame = table[1]
     disabled = [c for c in frame.columns if c not in EDITABLE_COLUMNS]
     st.data_editor(frame, key=_editor_key(), hide_index=True, disabled=disabled, num_rows="fixed")
-    st.button("Apply edits", key="mi_apply", on_click=_apply_clicked,
-              help="Make the edited latencies and sizes the current graph (the estimates table restarts from them).")
+    st.button(
+        "Apply edits",
+        key="mi_apply",
+        on_click=_apply_clicked,
+        help="Make the edited latencies and sizes the current graph (the estimates table restarts from them).",
+    )
 
 
 def render_model_import() -> None:
     """The model import section of the Graph page (ONNX upload, builders, editable cost table)."""
-    with st.expander("Import a model: ONNX file or model builder (roofline cost estimates)",
-                     expanded=state.current_graph_source().startswith(SOURCE_PREFIX)):
+    with st.expander(
+        "Import a model: ONNX file or model builder (roofline cost estimates)",
+        expanded=state.current_graph_source().startswith(SOURCE_PREFIX),
+    ):
         _device_form()
         tab_onnx, tab_build = st.tabs(["ONNX file", "Model builder"])
         with tab_onnx:

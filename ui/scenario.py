@@ -32,8 +32,13 @@ from ui import state
 
 #: Widget keys of page settings carried by a scenario, with the private copy a page may keep
 #: when it is left (the Timeline page saves its widgets under ``_tl_saved_<key>``).
-SETTINGS_KEYS = ("timeline_schedule", "timeline_microbatches", "timeline_optimizer", "timeline_recompute",
-                 "timeline_plan")
+SETTINGS_KEYS = (
+    "timeline_schedule",
+    "timeline_microbatches",
+    "timeline_optimizer",
+    "timeline_recompute",
+    "timeline_plan",
+)
 _SAVED_PREFIXES = ("_tl_saved_",)
 UPLOADS_KEPT = 32
 _ERROR = "_ui_scenario_error"
@@ -77,9 +82,14 @@ def current_scenario(inline: bool = False) -> Scenario | None:
         if isinstance(value, (str, int, float, bool)):
             settings[key] = value
     return Scenario(
-        graph=graph, devices=state.current_devices(), method=state.current_method(),
-        objective=state.current_objective(), time_limit=min(max(state.current_time_limit(), 1.0), 3600.0),
-        latency_rules=state.latency_rules(), settings=settings, graph_name=state.current_graph_name(),
+        graph=graph,
+        devices=state.current_devices(),
+        method=state.current_method(),
+        objective=state.current_objective(),
+        time_limit=min(max(state.current_time_limit(), 1.0), 3600.0),
+        latency_rules=state.latency_rules(),
+        settings=settings,
+        graph_name=state.current_graph_name(),
         inline_graph=problem.graph if inline and not graph.startswith("sample:") else None,
     )
 
@@ -120,7 +130,8 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
         if kept is None:
             raise placement.InvalidScenarioError(
                 f"{source}: the uploaded graph {scenario.digest} is not on this server (any more); "
-                "upload the graph or its scenario card")
+                "upload the graph or its scenario card"
+            )
         name, problem = kept
         graph_source = f"upload:{name}"
     graph = problem.graph
@@ -190,16 +201,26 @@ def render_scenario_card() -> None:
     if scenario is None:
         return
     st.subheader("Share this view")
-    st.caption("The address bar always holds this view (graph, devices, inventory, multipliers, method, "
-               "schedule): copy it, or download a scenario card. A card carries an uploaded graph inline.")
+    st.caption(
+        "The address bar always holds this view (graph, devices, inventory, multipliers, method, "
+        "schedule): copy it, or download a scenario card. A card carries an uploaded graph inline."
+    )
     st.code(share_link(current_scenario()), language=None, wrap_lines=True)
     col_down, col_up = st.columns(2)
     with col_down:
-        st.download_button("Download scenario card", scenario_to_json(scenario), file_name="scenario.json",
-                           mime="application/json", key="scenario_download")
+        st.download_button(
+            "Download scenario card",
+            scenario_to_json(scenario),
+            file_name="scenario.json",
+            mime="application/json",
+            key="scenario_download",
+        )
     with col_up:
-        uploaded = st.file_uploader(f"Upload a scenario card (at most {placement.MAX_FILE_BYTES // 2**20} MiB)",
-                                    type=["json"], key="scenario_upload")
+        uploaded = st.file_uploader(
+            f"Upload a scenario card (at most {placement.MAX_FILE_BYTES // 2**20} MiB)",
+            type=["json"],
+            key="scenario_upload",
+        )
         if uploaded is not None:
             seen = (uploaded.file_id, uploaded.name, uploaded.size)
             if st.session_state.get("_scenario_upload_seen") != seen:
@@ -209,7 +230,8 @@ def render_scenario_card() -> None:
                     if uploaded.size > placement.MAX_FILE_BYTES:
                         raise placement.InvalidScenarioError(
                             f"{uploaded.name}: file is {uploaded.size:,} bytes, over the "
-                            f"{placement.MAX_FILE_BYTES:,}-byte limit")
+                            f"{placement.MAX_FILE_BYTES:,}-byte limit"
+                        )
                     apply_scenario(parse_scenario(uploaded.getvalue(), uploaded.name), uploaded.name)
                 except placement.PlacementError as exc:
                     st.session_state["_scenario_upload_error"] = str(exc)

@@ -29,7 +29,6 @@ Shared state lives in the private keys below (prefix ``_ui_``).
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
 from pathlib import Path
@@ -46,20 +45,20 @@ SAMPLES_DIR = ROOT / "sample_graphs"
 DEFAULT_SAMPLE = SAMPLES_DIR / "throughput" / "layer" / "bert24_inference.json"
 
 # Private session-state keys (never widget keys).
-_PROBLEM = "_ui_base_problem"      # Problem as loaded (the file's own devices)
-_NAME = "_ui_graph_name"           # display name of the loaded graph
-_SOURCE = "_ui_graph_source"       # "sample:<relative path>" or "upload:<file name>"
-_DEVICES = "_ui_devices"           # current Devices (Devices page knobs applied)
-_RULES = "_ui_latency_rules"       # tuple of (pattern, factor)
-_SCALED = "_ui_scaled_graph"       # (key, Graph) cache of the graph with the rules applied
-_METHOD = "_ui_method"             # chosen method name
-_OBJECTIVE = "_ui_objective"       # "throughput" or "latency"
-_TIME_LIMIT = "_ui_time_limit"     # seconds, for methods that take a time limit
-_PLAN = "_ui_selected_plan"        # (problem, result, label) or None
+_PROBLEM = "_ui_base_problem"  # Problem as loaded (the file's own devices)
+_NAME = "_ui_graph_name"  # display name of the loaded graph
+_SOURCE = "_ui_graph_source"  # "sample:<relative path>" or "upload:<file name>"
+_DEVICES = "_ui_devices"  # current Devices (Devices page knobs applied)
+_RULES = "_ui_latency_rules"  # tuple of (pattern, factor)
+_SCALED = "_ui_scaled_graph"  # (key, Graph) cache of the graph with the rules applied
+_METHOD = "_ui_method"  # chosen method name
+_OBJECTIVE = "_ui_objective"  # "throughput" or "latency"
+_TIME_LIMIT = "_ui_time_limit"  # seconds, for methods that take a time limit
+_PLAN = "_ui_selected_plan"  # (problem, result, label) or None
 _DEVICES_VERSION = "_ui_devices_version"  # bumped whenever devices change from outside the Devices widgets
 _MEMORY_MODEL = "_ui_memory_model"  # MemoryModel every page solves and reports with
-_DEVICES_ORIGIN = "_ui_devices_origin"    # "file" (the loaded file's own devices) or "custom" (set by the user)
-_KEPT_NOTE = "_ui_devices_kept_note"      # the graph name whose file devices were not applied (kept custom ones)
+_DEVICES_ORIGIN = "_ui_devices_origin"  # "file" (the loaded file's own devices) or "custom" (set by the user)
+_KEPT_NOTE = "_ui_devices_kept_note"  # the graph name whose file devices were not applied (kept custom ones)
 
 DEFAULT_TIME_LIMIT = 30.0
 
@@ -318,9 +317,15 @@ def _solve_uncached(problem: placement.Problem, method: str, options: dict[str, 
     try:
         return placement.solve(problem, method, **options)
     except placement.PlacementError as exc:
-        return placement.Result(status="error", method=method, objective=None, placement=None,
-                                seconds=time.perf_counter() - started, objective_kind=method_objective(method),
-                                reason=str(exc))
+        return placement.Result(
+            status="error",
+            method=method,
+            objective=None,
+            placement=None,
+            seconds=time.perf_counter() - started,
+            objective_kind=method_objective(method),
+            reason=str(exc),
+        )
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
@@ -346,8 +351,9 @@ def solve_cached(problem: placement.Problem, method: str = "dp", **options: Any)
     try:
         method, model_options = model.method_for(method)
     except placement.PlacementError as exc:  # the method plans with weights only: say so, solve nothing
-        return placement.make_result(method, "error", started=time.perf_counter(),
-                                     objective_kind=method_objective(method), reason=str(exc))
+        return placement.make_result(
+            method, "error", started=time.perf_counter(), objective_kind=method_objective(method), reason=str(exc)
+        )
     options = dict(method_options(method, **options), **model_options)
     digest, devices_key = problem_key(problem)
     return _solve_cached(digest, devices_key, method, tuple(sorted(options.items())), problem)
@@ -489,8 +495,12 @@ def describe_devices(devices: placement.Devices) -> str:
     """One line such as ``6 x accelerator (16.01 GiB, speed 1) + 1 CPU core; bandwidth x1``."""
     from placement.viz import format_bytes
 
-    kinds = [f"{k.count} x {k.name} ({format_bytes(k.memory)}, speed {k.speed:g}"
-             + (f", bandwidth x{k.bandwidth:g}" if k.bandwidth != 1 else "") + ")" for k in devices.accelerators]
+    kinds = [
+        f"{k.count} x {k.name} ({format_bytes(k.memory)}, speed {k.speed:g}"
+        + (f", bandwidth x{k.bandwidth:g}" if k.bandwidth != 1 else "")
+        + ")"
+        for k in devices.accelerators
+    ]
     text = " + ".join(kinds) if kinds else "no accelerators"
     text += f" + {devices.cpus} CPU core{'s' if devices.cpus != 1 else ''}"
     text += f"; bandwidth x{devices.bandwidth:g}"
@@ -525,8 +535,16 @@ def not_optimal_note(result: placement.Result) -> str:
 
 
 #: Device presets of the Devices page, in button order.
-PRESETS = ("File's own settings", "Paper model", "2x memory", "Half memory", "Unlimited memory",
-           "Half bandwidth", "2x bandwidth", "2x accelerator speed")
+PRESETS = (
+    "File's own settings",
+    "Paper model",
+    "2x memory",
+    "Half memory",
+    "Unlimited memory",
+    "Half bandwidth",
+    "2x bandwidth",
+    "2x accelerator speed",
+)
 
 
 def device_preset(name: str, current: placement.Devices, file_devices: placement.Devices) -> placement.Devices:
@@ -597,8 +615,9 @@ def time_unit() -> str:
 def time_unit_note() -> str:
     """One sentence saying which unit the numbers are in, and why."""
     if current_graph_source().startswith("upload:"):
-        return ("Times are in the file's own unit; the paper's graph format uses milliseconds, so this app "
-                "labels them ms.")
+        return (
+            "Times are in the file's own unit; the paper's graph format uses milliseconds, so this app labels them ms."
+        )
     return "Times are in milliseconds (ms), the unit of the paper's graph files and of imported models."
 
 
@@ -630,9 +649,11 @@ def plan_cost_line(problem: placement.Problem, result: placement.Result) -> tupl
 
     point = make_point(0, "plan", None, problem, result)
     cost = cost_per_sample(point.price_per_hour, point.time_per_sample)
-    help_text = (f"Price per hour of the {point.devices_used} devices the plan uses ({point.price_per_hour:,.4g}) "
-                 f"x time per sample ({format_time(point.time_per_sample)}) / 3,600,000 ms per hour, per million "
-                 "samples. Set prices in the Devices page's inventory.")
+    help_text = (
+        f"Price per hour of the {point.devices_used} devices the plan uses ({point.price_per_hour:,.4g}) "
+        f"x time per sample ({format_time(point.time_per_sample)}) / 3,600,000 ms per hour, per million "
+        "samples. Set prices in the Devices page's inventory."
+    )
     if cost is None or point.price_per_hour == 0:
         return "—", help_text
     return f"{cost * 1e6:,.4g}", help_text
@@ -655,9 +676,11 @@ def describe_ideal_bounds(graph: placement.Graph) -> str:
     from placement.exact.ideals import ADVICE, DEFAULT_MAX_IDEALS, format_count
 
     bounds = ideal_bounds(graph)
-    text = (f"Order graph of {bounds.groups:,} groups: {bounds.describe_width()} (an antichain of "
-            f"{len(bounds.antichain):,} groups); between {format_count(bounds.lower)} and "
-            f"{format_count(bounds.upper)} ideals.")
+    text = (
+        f"Order graph of {bounds.groups:,} groups: {bounds.describe_width()} (an antichain of "
+        f"{len(bounds.antichain):,} groups); between {format_count(bounds.lower)} and "
+        f"{format_count(bounds.upper)} ideals."
+    )
     if bounds.lower > DEFAULT_MAX_IDEALS:
         text += f" Over the exact DP's cap of {DEFAULT_MAX_IDEALS:,} ideals: {ADVICE}."
     return text

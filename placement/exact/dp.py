@@ -26,24 +26,47 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import TooManyIdealsError
 from ..evaluate import evaluate
-from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
-from .kernel import (INHERIT, KernelInputs, build_inputs, chain_lattice, graph_arrays, lattice_tuple,
-                     relax_then_verify, run, walk)
 from ..model import Placement, Problem, Result
+from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
+from .kernel import (
+    INHERIT,
+    KernelInputs,
+    build_inputs,
+    chain_lattice,
+    graph_arrays,
+    lattice_tuple,
+    relax_then_verify,
+    run,
+    walk,
+)
 
-__all__ = ["solve_dp", "solve_dp_table", "SolvedTable", "count_pairs", "solve_chain", "graph_arrays", "INHERIT",
-           "MAX_TABLE_BYTES"]
+__all__ = [
+    "solve_dp",
+    "solve_dp_table",
+    "SolvedTable",
+    "count_pairs",
+    "solve_chain",
+    "graph_arrays",
+    "INHERIT",
+    "MAX_TABLE_BYTES",
+]
 
 
-def _solve_lattice(problem: Problem, groups: Groups, lattice: IdealLattice, ignore_size: frozenset,
-                   tie_break: bool = True, progress=None):
+def _solve_lattice(
+    problem: Problem,
+    groups: Groups,
+    lattice: IdealLattice,
+    ignore_size: frozenset,
+    tie_break: bool = True,
+    progress=None,
+):
     """One exact DP over ``lattice``; returns (value, placement or None, pairs, table).
 
     ``table`` is a :class:`SolvedTable` of the max-load pass (None when infeasible).
@@ -69,8 +92,9 @@ def _solve_lattice(problem: Problem, groups: Groups, lattice: IdealLattice, igno
     table = SolvedTable(problem, groups, lattice, inputs, upper_bound, best, parent_ideal, parent_type)
     if tie_break:
         # Among the splits with max-load <= the optimum: least sum of stage durations, then fewest devices.
-        _, parent_ideal, parent_type, more = run(inputs, arrays, overlap, value, tie_break=True,
-                                                 progress=report(lattice.count - 1))
+        _, parent_ideal, parent_type, more = run(
+            inputs, arrays, overlap, value, tie_break=True, progress=report(lattice.count - 1)
+        )
         pairs += more
     placement, _ = walk(problem, groups, lattice.groups_of, parent_ideal, parent_type, last, lattice.full, inputs)
     return value, placement, int(pairs), table
@@ -109,8 +133,16 @@ class SolvedTable:
         value = float(self.best[0, state])
         if not value <= self.upper_bound:
             return None
-        placement, _ = walk(self.problem, self.groups, self.lattice.groups_of, self.parent_ideal, self.parent_type,
-                            state, self.lattice.full, self.inputs)
+        placement, _ = walk(
+            self.problem,
+            self.groups,
+            self.lattice.groups_of,
+            self.parent_ideal,
+            self.parent_type,
+            state,
+            self.lattice.full,
+            self.inputs,
+        )
         if not _fits_memory(self.problem, placement):
             return None  # memory of merged nodes binds: only a full solve can tell
         return value, placement
@@ -151,9 +183,11 @@ def _infeasible_reason(problem: Problem) -> str:
     capacity = sum(kind.count * kind.memory for kind in devices.accelerators)
     if devices.cpus == 0 and total > capacity:
         return f"the nodes need {total:,.0f} bytes but the accelerators hold {capacity:,.0f} bytes in all"
-    return ("no contiguous split fits: every way of cutting the graph into at most "
-            f"{devices.accelerator_count} accelerator stages and {devices.cpus} CPU stages breaks the memory or "
-            "support rules")
+    return (
+        "no contiguous split fits: every way of cutting the graph into at most "
+        f"{devices.accelerator_count} accelerator stages and {devices.cpus} CPU stages breaks the memory or "
+        "support rules"
+    )
 
 
 #: Largest DP table allowed (bytes): best (8) + parent ideal (4) + parent type (1) + useful (1) per cell.
@@ -170,8 +204,12 @@ def _check_table_size(problem: Problem, ideals: int) -> None:
         )
 
 
-def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS, tie_break: bool = True,
-             progress: Callable[[int, int], None] | None = None) -> Result:
+def solve_dp(
+    problem: Problem,
+    max_ideals: int = DEFAULT_MAX_IDEALS,
+    tie_break: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> Result:
     """The optimal contiguous split of ``problem`` (minimum max-load) by dynamic programming.
 
     Parameters
@@ -208,20 +246,37 @@ def solve_dp(problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS, tie_break: 
     def solve(groups, lattice, ignore):
         return _solve_lattice(problem, groups, lattice, ignore, tie_break, progress)
 
-    outcome = relax_then_verify(solve, lambda p: _fits_memory(problem, p), groups, full_groups, lattice, relaxed,
-                                max_ideals, lambda ideals: _check_table_size(problem, ideals))
+    outcome = relax_then_verify(
+        solve,
+        lambda p: _fits_memory(problem, p),
+        groups,
+        full_groups,
+        lattice,
+        relaxed,
+        max_ideals,
+        lambda ideals: _check_table_size(problem, ideals),
+    )
     stats = {"groups": outcome.groups, "ideals": outcome.ideals, "merged_nodes": len(moved), "pairs": outcome.pairs}
 
     def done(status, objective, placement, **extra):
-        return Result(status=status, method="dp", objective=objective, placement=placement,
-                      seconds=time.perf_counter() - started, stats=tuple(stats.items()), **extra)
+        return Result(
+            status=status,
+            method="dp",
+            objective=objective,
+            placement=placement,
+            seconds=time.perf_counter() - started,
+            stats=tuple(stats.items()),
+            **extra,
+        )
 
     if outcome.placement is not None:
         # The kernel's loads are the evaluator's, bit for bit: anything else is a bug, never a result.
         checked = evaluate(problem, outcome.placement).max_load
         if checked != outcome.value:
-            raise RuntimeError(f"internal error: the DP's max-load {outcome.value!r} differs from the evaluator's "
-                               f"{checked!r} for its own split")
+            raise RuntimeError(
+                f"internal error: the DP's max-load {outcome.value!r} differs from the evaluator's "
+                f"{checked!r} for its own split"
+            )
     if outcome.status == "infeasible":
         return done("infeasible", None, None, reason=_infeasible_reason(problem))
     if outcome.status == "no solution":

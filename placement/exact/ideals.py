@@ -109,7 +109,12 @@ def contract(graph: Graph) -> Groups:
         order.add_nodes_from(range(units))
         order.add_edges_from(unit_edges)
         condensed = nx.condensation(order)
-        rank = {c: i for i, c in enumerate(nx.lexicographical_topological_sort(condensed, key=lambda c: min(condensed.nodes[c]["members"])))}
+        rank = {
+            c: i
+            for i, c in enumerate(
+                nx.lexicographical_topological_sort(condensed, key=lambda c: min(condensed.nodes[c]["members"]))
+            )
+        }
         unit_to_group = {unit: rank[c] for c in condensed.nodes for unit in condensed.nodes[c]["members"]}
         edges = sorted({(rank[a], rank[b]) for a, b in condensed.edges})
     members: list[list[int]] = [[] for _ in range(len(set(unit_to_group.values())))]
@@ -202,9 +207,13 @@ def reduce_groups(graph: Graph, groups: Groups) -> tuple[Groups, frozenset]:
                     changed = True
                     break
         for side in ("sources", "sinks"):
-            free = [g for g in sorted(members)
-                    if (order.in_degree(g) if side == "sources" else order.out_degree(g)) == 0
-                    and _is_free(graph, members[g]) and not costly_neighbours(g)]
+            free = [
+                g
+                for g in sorted(members)
+                if (order.in_degree(g) if side == "sources" else order.out_degree(g)) == 0
+                and _is_free(graph, members[g])
+                and not costly_neighbours(g)
+            ]
             for g in free[1:]:
                 merge(free[0], g)
                 changed = True
@@ -307,7 +316,7 @@ class IdealBounds:
 
 def format_count(value: int) -> str:
     """A count that may be astronomically large: ``1,024`` or ``about 2^2000``."""
-    if value < 10 ** 15:
+    if value < 10**15:
         return f"{value:,}"
     return f"about 2^{value.bit_length() - 1:,}"
 
@@ -404,8 +413,15 @@ def ideal_bounds(groups: Groups) -> IdealBounds:
     for path in paths:
         upper *= len(path) + 1
     lower = max(1 << len(antichain), n + 1)
-    return IdealBounds(groups=n, width_low=width_low, width_high=width_high, antichain=antichain,
-                       chains=len(paths), lower=min(lower, upper), upper=upper)
+    return IdealBounds(
+        groups=n,
+        width_low=width_low,
+        width_high=width_high,
+        antichain=antichain,
+        chains=len(paths),
+        lower=min(lower, upper),
+        upper=upper,
+    )
 
 
 def _lattice_bytes(n_bits: int) -> int:
@@ -414,8 +430,9 @@ def _lattice_bytes(n_bits: int) -> int:
     return 2 * int_bytes + 120
 
 
-def enumerate_ideals(groups: Groups, max_ideals: int = DEFAULT_MAX_IDEALS,
-                     max_bytes: int = DEFAULT_MAX_LATTICE_BYTES) -> IdealLattice:
+def enumerate_ideals(
+    groups: Groups, max_ideals: int = DEFAULT_MAX_IDEALS, max_bytes: int = DEFAULT_MAX_LATTICE_BYTES
+) -> IdealLattice:
     """Enumerate every ideal of the order graph level by level (by number of groups).
 
     Before enumerating, an antichain (a longest-path layer) bounds the count from below: when
@@ -474,8 +491,9 @@ def enumerate_ideals(groups: Groups, max_ideals: int = DEFAULT_MAX_IDEALS,
                     sizes.append(size + 1)
                     next_level.append(j)
                     if len(masks) > max_ideals or len(masks) * per_ideal + 16 * len(up_group) > max_bytes:
-                        raise TooManyIdealsError(_too_many_message(groups, max_ideals, max_bytes, len(masks),
-                                                                   size + 1, len(next_level)))
+                        raise TooManyIdealsError(
+                            _too_many_message(groups, max_ideals, max_bytes, len(masks), size + 1, len(next_level))
+                        )
                 up_group.append(g)
                 up_target.append(j)
             up_start.append(len(up_group))
@@ -491,16 +509,20 @@ def enumerate_ideals(groups: Groups, max_ideals: int = DEFAULT_MAX_IDEALS,
 
 
 #: What to do instead of the exact DP, named in every refusal.
-ADVICE = ("coarsen the graph (merge operators into layers, e.g. the Graph page's 'Merge into layers' or fewer "
-          "nodes per colour class) or use an integer program: --method ip (contiguous split, time-limited), "
-          "ip-noncontiguous, or latency-ip for latency")
+ADVICE = (
+    "coarsen the graph (merge operators into layers, e.g. the Graph page's 'Merge into layers' or fewer "
+    "nodes per colour class) or use an integer program: --method ip (contiguous split, time-limited), "
+    "ip-noncontiguous, or latency-ip for latency"
+)
 
 
 def _refusal_message(groups: Groups, limit: int, width: int, lower: int, antichain) -> str:
     if (1 << width) >= lower:
         count = f"2^{width:,}" if width >= 50 else f"2^{width} = {lower:,}"
-        why = f"an antichain of {width:,} of its {groups.count:,} groups (width at least {width:,}) gives " \
-              f"at least {count} ideals"
+        why = (
+            f"an antichain of {width:,} of its {groups.count:,} groups (width at least {width:,}) gives "
+            f"at least {count} ideals"
+        )
     else:
         why = f"its {groups.count:,} groups give at least {format_count(lower)} ideals"
     return f"the graph has too many ideals for the exact DP: {why}, over the cap of {limit:,}; {ADVICE}"

@@ -94,7 +94,7 @@ if TYPE_CHECKING:
 INHERIT = 64
 
 #: Relative error bound of one floating-point addition, doubled (covers the bound's own rounding).
-EPS = 2.0 ** -52
+EPS = 2.0**-52
 
 #: Room for one expansion: non-overlapping doubles span at most 2098 / 53 + 1 = 41 components.
 MAXP = 48
@@ -210,8 +210,26 @@ def _move_group(g, enter, group_start, group_nodes, pred_start, preds, node_fwd,
 
 
 @njit(cache=True, nogil=True)
-def _exact_stage(nd, stack_group, group_start, group_nodes, pred_start, preds, in_stage, stage_succ, fwd_succ_in,
-                 out_degree, node_fwd, node_val, cross_val, in_val, exp, exp_len, mark, tag):
+def _exact_stage(
+    nd,
+    stack_group,
+    group_start,
+    group_nodes,
+    pred_start,
+    preds,
+    in_stage,
+    stage_succ,
+    fwd_succ_in,
+    out_degree,
+    node_fwd,
+    node_val,
+    cross_val,
+    in_val,
+    exp,
+    exp_len,
+    mark,
+    tag,
+):
     """Rebuild ``exp[nd]``: the exact sums of the stage made of the groups ``stack_group[1..nd]``."""
     n_val = node_val.shape[0]
     n_cross = cross_val.shape[0]
@@ -242,14 +260,50 @@ def _exact_stage(nd, stack_group, group_start, group_nodes, pred_start, preds, i
 
 
 @njit(cache=True, nogil=True)
-def lattice_dp(up_start, up_group, up_target, n_ideals,
-               group_start, group_nodes, pred_start, preds, out_degree, node_fwd,
-               node_val, cross_val, in_val, group_blocked,
-               type_compute, type_fwd, type_cross, type_cap,
-               mem_w, mem_p, mem_a, opt_mult,
-               next_state, prev_state, flight, n_states,
-               overlap, upper_bound, closure, mode_lo, mode_hi, count_only, objective, type_dur_cross,
-               best, parent_ideal, parent_type, useful, used, i_hi, i_lo, counters):
+def lattice_dp(
+    up_start,
+    up_group,
+    up_target,
+    n_ideals,
+    group_start,
+    group_nodes,
+    pred_start,
+    preds,
+    out_degree,
+    node_fwd,
+    node_val,
+    cross_val,
+    in_val,
+    group_blocked,
+    type_compute,
+    type_fwd,
+    type_cross,
+    type_cap,
+    mem_w,
+    mem_p,
+    mem_a,
+    opt_mult,
+    next_state,
+    prev_state,
+    flight,
+    n_states,
+    overlap,
+    upper_bound,
+    closure,
+    mode_lo,
+    mode_hi,
+    count_only,
+    objective,
+    type_dur_cross,
+    best,
+    parent_ideal,
+    parent_type,
+    useful,
+    used,
+    i_hi,
+    i_lo,
+    counters,
+):
     """Fill rows ``i_hi`` down to ``i_lo`` of the DP table (from :func:`new_table`); returns the pairs searched.
 
     The contract is the module docstring; rows above ``i_hi`` must be final. ``counters[0]``
@@ -314,8 +368,9 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                 depth -= 1
                 if g < 0:
                     continue
-                _move_group(g, False, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ,
-                            fwd_succ_in)
+                _move_group(
+                    g, False, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ, fwd_succ_in
+                )
                 continue
             e = stack_pos[depth]
             stack_pos[depth] = e + 1
@@ -331,8 +386,9 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
             if count_only:
                 stack_pos[nd] = up_start[j]
                 depth = nd
-                _move_group(g, True, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ,
-                            fwd_succ_in)
+                _move_group(
+                    g, True, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ, fwd_succ_in
+                )
                 continue
             # ---- push group g: the level's running sums and error bounds, plus the group's nodes
             for q in range(n_q):
@@ -359,8 +415,9 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                         old_cross[n_aff] = _crossing(in_stage, stage_succ, out_degree, u)
                         old_feed[n_aff] = _feeding(in_stage, fwd_succ_in, node_fwd, u)
                         n_aff += 1
-            _move_group(g, True, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ,
-                        fwd_succ_in)
+            _move_group(
+                g, True, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ, fwd_succ_in
+            )
             for a in range(n_aff):
                 u = affected[a]
                 now_cross = _crossing(in_stage, stage_succ, out_degree, u)
@@ -441,8 +498,15 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                         l_lo = lo_q[qc] if lo_q[qc] > x_lo else x_lo
                         l_hi = hi_q[qc] if hi_q[qc] > x_hi else x_hi
                     elif exact:
-                        l_lo = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, n_val + cc],
-                                          exp_len[nd, n_val + cc] if cc >= 0 else 0, exp[nd, qc], 0, tmp)
+                        l_lo = _round_sum(
+                            exp[nd, qc],
+                            exp_len[nd, qc],
+                            exp[nd, n_val + cc],
+                            exp_len[nd, n_val + cc] if cc >= 0 else 0,
+                            exp[nd, qc],
+                            0,
+                            tmp,
+                        )
                         l_hi = l_lo
                     else:
                         r = ap[nd, qc] + (ap[nd, n_val + cc] if cc >= 0 else 0.0)
@@ -462,8 +526,15 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                     if objective == 1:
                         cd = type_dur_cross[t]
                         if exact:
-                            dur_lo[t] = _round_sum(exp[nd, qc], exp_len[nd, qc], exp[nd, n_val + cd],
-                                                   exp_len[nd, n_val + cd] if cd >= 0 else 0, exp[nd, qc], 0, tmp)
+                            dur_lo[t] = _round_sum(
+                                exp[nd, qc],
+                                exp_len[nd, qc],
+                                exp[nd, n_val + cd],
+                                exp_len[nd, n_val + cd] if cd >= 0 else 0,
+                                exp[nd, qc],
+                                0,
+                                tmp,
+                            )
                             dur_hi[t] = dur_lo[t]
                         else:
                             r = ap[nd, qc] + (ap[nd, n_val + cd] if cd >= 0 else 0.0)
@@ -517,9 +588,26 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                                     uncertain = True
                 if not uncertain:
                     break
-                _exact_stage(nd, stack_group, group_start, group_nodes, pred_start, preds, in_stage, stage_succ,
-                             fwd_succ_in, out_degree, node_fwd, node_val, cross_val, in_val, exp, exp_len, mark2,
-                             pairs)
+                _exact_stage(
+                    nd,
+                    stack_group,
+                    group_start,
+                    group_nodes,
+                    pred_start,
+                    preds,
+                    in_stage,
+                    stage_succ,
+                    fwd_succ_in,
+                    out_degree,
+                    node_fwd,
+                    node_val,
+                    cross_val,
+                    in_val,
+                    exp,
+                    exp_len,
+                    mark2,
+                    pairs,
+                )
                 counters[0] += 1
                 exact = True
             if not alive:
@@ -571,8 +659,9 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                     back = prev_state[d, s]
                     if back < 0:
                         continue
-                    if best[i, back] < best[i, s] or (objective == 1 and best[i, back] == best[i, s]
-                                                      and used[i, back] < used[i, s]):
+                    if best[i, back] < best[i, s] or (
+                        objective == 1 and best[i, back] == best[i, s] and used[i, back] < used[i, s]
+                    ):
                         best[i, s] = best[i, back]
                         parent_ideal[i, s] = -1
                         parent_type[i, s] = INHERIT + d
@@ -583,8 +672,11 @@ def lattice_dp(up_start, up_group, up_target, n_ideals,
                 if closure:
                     for d in range(prev_state.shape[0]):
                         back = prev_state[d, s]
-                        if back >= 0 and best[i, back] <= best[i, s] and (objective == 0
-                                                                          or used[i, back] <= used[i, s]):
+                        if (
+                            back >= 0
+                            and best[i, back] <= best[i, s]
+                            and (objective == 0 or used[i, back] <= used[i, s])
+                        ):
                             dominated = True
                 useful[i, s] = not dominated
     return pairs
@@ -706,8 +798,9 @@ def graph_arrays(graph, groups) -> tuple[np.ndarray, ...]:
     return group_start, group_nodes, pred_start, preds, node_cost, out_degree
 
 
-def build_inputs(problem, groups, ignore: frozenset = frozenset(), out_bytes: dict | None = None,
-                 forward_compute: bool = False) -> KernelInputs:
+def build_inputs(
+    problem, groups, ignore: frozenset = frozenset(), out_bytes: dict | None = None, forward_compute: bool = False
+) -> KernelInputs:
     """Kernel inputs for ``problem`` contracted into ``groups``.
 
     Device types are the accelerator kinds in order, then CPU cores (cap ``inf``; communication
@@ -762,21 +855,47 @@ def build_inputs(problem, groups, ignore: frozenset = frozenset(), out_bytes: di
     cross_val = cross_val.reshape(len(classes), len(nodes))
     strides, next_state, prev_state, digit_sum = state_arrays([kind.count for kind in kinds] + [devices.cpus])
     return KernelInputs(
-        group_start, group_nodes, pred_start, preds, out_degree,
+        group_start,
+        group_nodes,
+        pred_start,
+        preds,
+        out_degree,
         np.asarray([not node.is_backward for node in nodes], dtype=np.bool_),
-        np.asarray(rows, dtype=np.float64).reshape(len(rows), len(nodes)), cross_val, in_val, blocked,
-        np.asarray(type_compute, dtype=np.int64), np.asarray(type_fwd, dtype=np.int64),
+        np.asarray(rows, dtype=np.float64).reshape(len(rows), len(nodes)),
+        cross_val,
+        in_val,
+        blocked,
+        np.asarray(type_compute, dtype=np.int64),
+        np.asarray(type_fwd, dtype=np.int64),
         np.asarray(type_cross, dtype=np.int64),
         np.asarray([kind.memory for kind in kinds] + [math.inf], dtype=np.float64),
         # Latency durations: accelerators pay their transfers, CPU nodes do not (placement.evaluate.latency).
         np.asarray(type_cross[:n_kinds] + [-1], dtype=np.int64),
-        mem_w, mem_p, mem_a, strides, next_state, prev_state, digit_sum,
+        mem_w,
+        mem_p,
+        mem_a,
+        strides,
+        next_state,
+        prev_state,
+        digit_sum,
     )
 
 
-def run(inputs: KernelInputs, lattice: tuple, overlap: bool, upper_bound: float, *, closure: bool = True,
-        flight: np.ndarray | None = None, opt_mult: float = 0.0, modes: tuple[int, int] = (0, 0),
-        count_only: bool = False, tie_break: bool = False, progress=None, chunk: int = 0):
+def run(
+    inputs: KernelInputs,
+    lattice: tuple,
+    overlap: bool,
+    upper_bound: float,
+    *,
+    closure: bool = True,
+    flight: np.ndarray | None = None,
+    opt_mult: float = 0.0,
+    modes: tuple[int, int] = (0, 0),
+    count_only: bool = False,
+    tie_break: bool = False,
+    progress=None,
+    chunk: int = 0,
+):
     """:func:`lattice_dp` on ``inputs`` over ``lattice`` = (up_start, up_group, up_target, n_ideals).
 
     ``tie_break``: objective 1 (module docstring) with ``upper_bound`` the optimal max-load.
@@ -788,8 +907,9 @@ def run(inputs: KernelInputs, lattice: tuple, overlap: bool, upper_bound: float,
     if flight is None:
         flight = np.zeros(a.n_states, dtype=np.int64)
     objective = 1 if tie_break else 0
-    best, parent_ideal, parent_type, useful, used = new_table(int(n_ideals), a.n_states, a.prev_state, bool(closure),
-                                                              objective)
+    best, parent_ideal, parent_type, useful, used = new_table(
+        int(n_ideals), a.n_states, a.prev_state, bool(closure), objective
+    )
     n = int(n_ideals)
     step = n if progress is None else (chunk or max(1, n // 100))
     pairs = 0
@@ -798,14 +918,48 @@ def run(inputs: KernelInputs, lattice: tuple, overlap: bool, upper_bound: float,
     while hi >= 0:
         lo = max(0, hi - step + 1)
         pairs += lattice_dp(
-            up_start, up_group, up_target, n,
-            a.group_start, a.group_nodes, a.pred_start, a.preds, a.out_degree, a.node_fwd,
-            a.node_val, a.cross_val, a.in_val, a.group_blocked,
-            a.type_compute, a.type_fwd, a.type_cross, a.type_cap,
-            a.mem_w, a.mem_p, a.mem_a, float(opt_mult),
-            a.next_state, a.prev_state, np.asarray(flight, dtype=np.int64), a.n_states,
-            bool(overlap), float(upper_bound), bool(closure), int(modes[0]), int(modes[1]), bool(count_only),
-            objective, a.type_dur_cross, best, parent_ideal, parent_type, useful, used, hi, lo, counters,
+            up_start,
+            up_group,
+            up_target,
+            n,
+            a.group_start,
+            a.group_nodes,
+            a.pred_start,
+            a.preds,
+            a.out_degree,
+            a.node_fwd,
+            a.node_val,
+            a.cross_val,
+            a.in_val,
+            a.group_blocked,
+            a.type_compute,
+            a.type_fwd,
+            a.type_cross,
+            a.type_cap,
+            a.mem_w,
+            a.mem_p,
+            a.mem_a,
+            float(opt_mult),
+            a.next_state,
+            a.prev_state,
+            np.asarray(flight, dtype=np.int64),
+            a.n_states,
+            bool(overlap),
+            float(upper_bound),
+            bool(closure),
+            int(modes[0]),
+            int(modes[1]),
+            bool(count_only),
+            objective,
+            a.type_dur_cross,
+            best,
+            parent_ideal,
+            parent_type,
+            useful,
+            used,
+            hi,
+            lo,
+            counters,
         )
         hi = lo - 1
         if progress is not None:
@@ -868,8 +1022,9 @@ class Outcome:
     extra: object = None
 
 
-def relax_then_verify(solve, fits, groups, full_groups, lattice, relaxed: frozenset, max_ideals: int,
-                      check_size=None) -> Outcome:
+def relax_then_verify(
+    solve, fits, groups, full_groups, lattice, relaxed: frozenset, max_ideals: int, check_size=None
+) -> Outcome:
     """The ladder every exact planner runs after merging free groups.
 
     ``solve(groups, lattice, ignore)`` returns (value, placement or None, pairs, extra): one
@@ -891,22 +1046,38 @@ def relax_then_verify(solve, fits, groups, full_groups, lattice, relaxed: frozen
     upper, upper_placement, more, upper_extra = solve(groups, lattice, frozenset())
     pairs += more
     if upper_placement is not None and upper <= value:
-        return Outcome("optimal", upper, upper_placement, value, pairs, groups.count, lattice.count,
-                       extra=upper_extra)
+        return Outcome("optimal", upper, upper_placement, value, pairs, groups.count, lattice.count, extra=upper_extra)
     try:
         full_lattice = enumerate_ideals(full_groups, max_ideals)
         if check_size is not None:
             check_size(full_lattice.count)
     except TooManyIdealsError:
         if upper_placement is None:
-            return Outcome("no solution", math.inf, None, value, pairs, groups.count, lattice.count,
-                           note="memory binds on merged nodes and the unreduced lattice is too large")
-        return Outcome("feasible", upper, upper_placement, value, pairs, groups.count, lattice.count,
-                       note="memory binds on merged nodes and the unreduced lattice is too large",
-                       extra=upper_extra)
+            return Outcome(
+                "no solution",
+                math.inf,
+                None,
+                value,
+                pairs,
+                groups.count,
+                lattice.count,
+                note="memory binds on merged nodes and the unreduced lattice is too large",
+            )
+        return Outcome(
+            "feasible",
+            upper,
+            upper_placement,
+            value,
+            pairs,
+            groups.count,
+            lattice.count,
+            note="memory binds on merged nodes and the unreduced lattice is too large",
+            extra=upper_extra,
+        )
     exact, exact_placement, more, exact_extra = solve(full_groups, full_lattice, frozenset())
     pairs += more
     if exact_placement is None:
         return Outcome("infeasible", math.inf, None, math.inf, pairs, full_groups.count, full_lattice.count)
-    return Outcome("optimal", exact, exact_placement, exact, pairs, full_groups.count, full_lattice.count,
-                   extra=exact_extra)
+    return Outcome(
+        "optimal", exact, exact_placement, exact, pairs, full_groups.count, full_lattice.count, extra=exact_extra
+    )

@@ -44,11 +44,11 @@ import numpy as np
 
 from ..errors import PlacementError, TooManyIdealsError
 from ..evaluate import evaluate
+from ..model import Placement, Problem, Result
+from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
+from ..pipeline.schedule import SCHEDULES
 from .ideals import DEFAULT_MAX_IDEALS, contract, enumerate_ideals, reduce_groups
 from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verify, run, walk
-from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
-from ..model import Placement, Problem, Result
-from ..pipeline.schedule import SCHEDULES
 
 #: Recomputation choices: which kernel modes (0 plain, 1 recompute) a stage may use.
 RECOMPUTE_MODES = {"never": (0, 0), "always": (1, 1), "per-stage": (0, 1)}
@@ -72,8 +72,16 @@ def _solve_lattice(problem, groups, lattice, ignore, options, bytes_per_cost):
     overlap = problem.devices.overlap
 
     def solve(lattice_arrays, bound):
-        return run(inputs, lattice_arrays, overlap, bound, closure=False, flight=flight,
-                   opt_mult=options["opt_mult"], modes=modes)
+        return run(
+            inputs,
+            lattice_arrays,
+            overlap,
+            bound,
+            closure=False,
+            flight=flight,
+            opt_mult=options["opt_mult"],
+            modes=modes,
+        )
 
     chain = solve(chain_lattice(groups.count), math.inf)
     upper_bound = float(np.min(chain[0][0]))  # achieved by a split: exact, no slack needed
@@ -82,8 +90,9 @@ def _solve_lattice(problem, groups, lattice, ignore, options, bytes_per_cost):
     value = float(best[0, state])
     if not math.isfinite(value):
         return math.inf, None, int(pairs), ()
-    placement, stage_modes = walk(problem, groups, lattice.groups_of, parent_ideal, parent_type, state,
-                                  lattice.full, inputs)
+    placement, stage_modes = walk(
+        problem, groups, lattice.groups_of, parent_ideal, parent_type, state, lattice.full, inputs
+    )
     return value, placement, int(pairs), stage_modes
 
 
@@ -118,13 +127,20 @@ def _recompute_choice(recompute) -> str:
         return "never"
     if isinstance(recompute, str) and recompute in RECOMPUTE_MODES:
         return recompute
-    raise PlacementError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE_MODES))} "
-                         f"(or True/False), got {recompute!r}")
+    raise PlacementError(
+        f"recompute must be one of {', '.join(map(repr, RECOMPUTE_MODES))} (or True/False), got {recompute!r}"
+    )
 
 
-def solve_memory_aware(problem: Problem, schedule: str = "1f1b", microbatches: int = 8,
-                       optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER, recompute: bool | str = False,
-                       bytes_per_cost: float | None = None, max_ideals: int = DEFAULT_MAX_IDEALS) -> Result:
+def solve_memory_aware(
+    problem: Problem,
+    schedule: str = "1f1b",
+    microbatches: int = 8,
+    optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER,
+    recompute: bool | str = False,
+    bytes_per_cost: float | None = None,
+    max_ideals: int = DEFAULT_MAX_IDEALS,
+) -> Result:
     """The optimal contiguous split whose devices hold the schedule's peak memory.
 
     Parameters
@@ -160,29 +176,49 @@ def solve_memory_aware(problem: Problem, schedule: str = "1f1b", microbatches: i
         raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(SCHEDULES)}")
     if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
         raise PlacementError(f"microbatches must be a positive integer (got {microbatches!r})")
-    if not isinstance(optimizer_multiplier, (int, float)) or not math.isfinite(optimizer_multiplier) \
-            or optimizer_multiplier < 0:
+    if (
+        not isinstance(optimizer_multiplier, (int, float))
+        or not math.isfinite(optimizer_multiplier)
+        or optimizer_multiplier < 0
+    ):
         raise PlacementError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
     choice = _recompute_choice(recompute)
     training = schedule != "inference"
     if not training:
         choice = "never"
     opt_mult = float(optimizer_multiplier) if training else 0.0
-    options = {"schedule": schedule, "microbatches": microbatches, "opt_mult": opt_mult,
-               "modes": RECOMPUTE_MODES[choice]}
-    stats = {"schedule": schedule, "microbatches": microbatches, "optimizer_multiplier": opt_mult,
-             "recompute": choice}
+    options = {
+        "schedule": schedule,
+        "microbatches": microbatches,
+        "opt_mult": opt_mult,
+        "modes": RECOMPUTE_MODES[choice],
+    }
+    stats = {"schedule": schedule, "microbatches": microbatches, "optimizer_multiplier": opt_mult, "recompute": choice}
 
     def done(status, objective, placement, modes=(), **extra):
-        stats["recompute_devices"] = ",".join(f"{s.device.kind}:{s.device.index}" for s, m in
-                                              zip(placement.stages, modes) if m) if placement else ""
-        return Result(status=status, method="memory-aware", objective=objective, placement=placement,
-                      seconds=time.perf_counter() - started, stats=tuple(stats.items()), **extra)
+        stats["recompute_devices"] = (
+            ",".join(f"{s.device.kind}:{s.device.index}" for s, m in zip(placement.stages, modes) if m)
+            if placement
+            else ""
+        )
+        return Result(
+            status=status,
+            method="memory-aware",
+            objective=objective,
+            placement=placement,
+            seconds=time.perf_counter() - started,
+            stats=tuple(stats.items()),
+            **extra,
+        )
 
     def fits(placement, modes):
         recomputing = tuple(s.device for s, m in zip(placement.stages, modes) if m)
-        return all(peak <= cap for _, peak, cap in
-                   peak_table(problem, placement, schedule, microbatches, opt_mult, recomputing, bytes_per_cost))
+        return all(
+            peak <= cap
+            for _, peak, cap in peak_table(
+                problem, placement, schedule, microbatches, opt_mult, recomputing, bytes_per_cost
+            )
+        )
 
     def solve(groups, lattice, ignore):
         value, placement, pairs, modes = _solve_lattice(problem, groups, lattice, ignore, options, bytes_per_cost)
@@ -205,20 +241,32 @@ def solve_memory_aware(problem: Problem, schedule: str = "1f1b", microbatches: i
         value, placement, pairs, modes = solve(groups, lattice, frozenset())
         stats.update(groups=groups.count, ideals=lattice.count, pairs=pairs)
         if placement is None:
-            return done("no solution", None, None,
-                        reason="recomputation with merged nodes: the unreduced lattice is too large")
-        return done("feasible", value, placement, modes,
-                    reason="recomputation with merged nodes: optimal among splits of the merged groups only")
+            return done(
+                "no solution", None, None, reason="recomputation with merged nodes: the unreduced lattice is too large"
+            )
+        return done(
+            "feasible",
+            value,
+            placement,
+            modes,
+            reason="recomputation with merged nodes: optimal among splits of the merged groups only",
+        )
     outcome = relax_then_verify(solve, lambda p: fits(p, ()), groups, full_groups, lattice, relaxed, max_ideals)
-    stats.update(groups=outcome.groups, ideals=outcome.ideals, pairs=outcome.pairs,
-                 merged_nodes=len(moved) if groups is not full_groups else 0)
+    stats.update(
+        groups=outcome.groups,
+        ideals=outcome.ideals,
+        pairs=outcome.pairs,
+        merged_nodes=len(moved) if groups is not full_groups else 0,
+    )
     modes = cast("tuple[int, ...]", outcome.extra or ())  # the solve's stage modes (walk's second value)
     if outcome.placement is not None:
         recomputing_devices = tuple(s.device for s, m in zip(outcome.placement.stages, modes) if m)
         checked = plan_value(problem, outcome.placement, recomputing_devices)
         if checked != outcome.value:
-            raise RuntimeError(f"internal error: the memory-aware DP's value {outcome.value!r} differs from the "
-                               f"evaluator's {checked!r} for its own split")
+            raise RuntimeError(
+                f"internal error: the memory-aware DP's value {outcome.value!r} differs from the "
+                f"evaluator's {checked!r} for its own split"
+            )
     if outcome.status == "infeasible":
         return done("infeasible", None, None, reason=_reason(problem, schedule, microbatches))
     if outcome.status == "no solution":
@@ -230,6 +278,8 @@ def solve_memory_aware(problem: Problem, schedule: str = "1f1b", microbatches: i
 
 
 def _reason(problem: Problem, schedule: str, microbatches: int) -> str:
-    return (f"no contiguous split fits: under {schedule} with {microbatches} microbatch(es) every way of cutting "
-            f"the graph into at most {problem.devices.accelerator_count} accelerator and {problem.devices.cpus} CPU "
-            "stages puts more weights, optimizer state and in-flight activations on some accelerator than it holds")
+    return (
+        f"no contiguous split fits: under {schedule} with {microbatches} microbatch(es) every way of cutting "
+        f"the graph into at most {problem.devices.accelerator_count} accelerator and {problem.devices.cpus} CPU "
+        "stages puts more weights, optimizer state and in-flight activations on some accelerator than it holds"
+    )

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Sequence, cast
+from typing import Any, cast
 
 from ..errors import PlacementError
 from ..evaluate import LATENCY_INFERENCE_ONLY, evaluate
@@ -21,10 +22,12 @@ from ..model import Placement, Problem, Result
 from ..solve import METHODS, MemoryModel, method_spec, solve
 
 #: Methods run by default for each objective (read-only).
-DEFAULT_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "throughput": ("dp", "ip", "ip-noncontiguous", "pipedream", "local-search", "one-accelerator"),
-    "latency": ("latency-ip", "greedy-latency", "dp"),
-})
+DEFAULT_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "throughput": ("dp", "ip", "ip-noncontiguous", "pipedream", "local-search", "one-accelerator"),
+        "latency": ("latency-ip", "greedy-latency", "dp"),
+    }
+)
 
 OBJECTIVES = ("throughput", "latency")
 
@@ -83,10 +86,14 @@ def method_options(method: str, options: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in options.items() if key in names}
 
 
-
-
-def run_method(problem: Problem, method: str, objective: str = "throughput", time_limit: float | None = 60.0,
-               memory_model: MemoryModel | None = None, **options: Any) -> CompareRow:
+def run_method(
+    problem: Problem,
+    method: str,
+    objective: str = "throughput",
+    time_limit: float | None = 60.0,
+    memory_model: MemoryModel | None = None,
+    **options: Any,
+) -> CompareRow:
     """Run one method and turn its result into a :class:`CompareRow` (``ratio_to_best`` left None).
 
     ``time_limit`` goes to the methods that take one; ``options`` to those whose registry
@@ -109,8 +116,9 @@ def run_method(problem: Problem, method: str, objective: str = "throughput", tim
     try:
         result: Result = solve(problem, method, **given)
     except PlacementError as exc:
-        return CompareRow(method, None, None, "error", None, None, time.perf_counter() - started, objective,
-                          reason=str(exc))
+        return CompareRow(
+            method, None, None, "error", None, None, time.perf_counter() - started, objective, reason=str(exc)
+        )
     value = None
     status, bound, gap, reason = result.status, result.bound, result.gap, result.reason
     if result.ok:
@@ -128,13 +136,28 @@ def run_method(problem: Problem, method: str, objective: str = "throughput", tim
             reason = "runs out of memory: " + "; ".join(out_of_memory[:2])
     elif result.objective is not None and spec.objective == objective:
         value = result.objective  # e.g. one accelerator ignoring memory: shown, not ranked
-    return CompareRow(method, value, None, status, bound, gap, result.seconds, objective, reason,
-                      result.placement if result.ok else None)
+    return CompareRow(
+        method,
+        value,
+        None,
+        status,
+        bound,
+        gap,
+        result.seconds,
+        objective,
+        reason,
+        result.placement if result.ok else None,
+    )
 
 
-def compare(problem: Problem, objective: str = "throughput", methods: Sequence[str] | None = None,
-            time_limit: float | None = 60.0, memory_model: MemoryModel | None = None,
-            **options: Any) -> list[CompareRow]:
+def compare(
+    problem: Problem,
+    objective: str = "throughput",
+    methods: Sequence[str] | None = None,
+    time_limit: float | None = 60.0,
+    memory_model: MemoryModel | None = None,
+    **options: Any,
+) -> list[CompareRow]:
     """Run ``methods`` on ``problem`` and return one row per method, in the order given.
 
     Parameters
@@ -174,8 +197,11 @@ def with_ratios(rows: Iterable[CompareRow]) -> list[CompareRow]:
     from dataclasses import replace
 
     rows = list(rows)
-    valid = [r.objective for r in rows if r.status in ("optimal", "feasible") and r.objective is not None
-             and math.isfinite(r.objective)]
+    valid = [
+        r.objective
+        for r in rows
+        if r.status in ("optimal", "feasible") and r.objective is not None and math.isfinite(r.objective)
+    ]
     best = min(valid, default=None)
     out = []
     for row in rows:
@@ -189,9 +215,17 @@ def with_ratios(rows: Iterable[CompareRow]) -> list[CompareRow]:
 def rows_to_records(rows: Iterable[CompareRow]) -> list[dict[str, Any]]:
     """Plain dicts (JSON-ready) of the rows, without the placements."""
     return [
-        {"method": r.method, "objective_kind": str(r.objective_kind), "objective": r.objective,
-         "ratio_to_best": r.ratio_to_best, "status": str(r.status), "bound": r.bound, "gap": r.gap,
-         "seconds": r.seconds, "reason": r.reason}
+        {
+            "method": r.method,
+            "objective_kind": str(r.objective_kind),
+            "objective": r.objective,
+            "ratio_to_best": r.ratio_to_best,
+            "status": str(r.status),
+            "bound": r.bound,
+            "gap": r.gap,
+            "seconds": r.seconds,
+            "reason": r.reason,
+        }
         for r in rows
     ]
 

@@ -83,18 +83,30 @@ def plan_diff(problem_a: Problem, placement_a: Placement, problem_b: Problem, pl
         raise InvalidSplitError(f"plan diff: the two plans are for different graphs (node ids {extra} differ)")
     eval_a, eval_b = evaluate(problem_a, placement_a), evaluate(problem_b, placement_b)
     where_a, where_b = placement_a.device_of, placement_b.device_of
-    moved = tuple((node, where_a.get(node), where_b.get(node)) for node in sorted(ids_a)
-                  if where_a.get(node) != where_b.get(node))
+    moved = tuple(
+        (node, where_a.get(node), where_b.get(node)) for node in sorted(ids_a) if where_a.get(node) != where_b.get(node)
+    )
     order = [stage.device for stage in placement_a.stages]
     order += [stage.device for stage in placement_b.stages if stage.device not in order]
     deltas = []
     for device in order:
         a, b = eval_a.load_of(device), eval_b.load_of(device)
-        deltas.append(DeviceDelta(
-            device=device,
-            load_a=a.load if a else 0.0, load_b=b.load if b else 0.0,
-            memory_a=a.memory if a else 0.0, memory_b=b.memory if b else 0.0,
-            nodes_a=len(a.nodes) if a else 0, nodes_b=len(b.nodes) if b else 0,
-        ))
-    return PlanDiff(moved=moved, devices=tuple(deltas), time_a=eval_a.max_load, time_b=eval_b.max_load,
-                    stages_a=len(placement_a.stages), stages_b=len(placement_b.stages))
+        deltas.append(
+            DeviceDelta(
+                device=device,
+                load_a=a.load if a else 0.0,
+                load_b=b.load if b else 0.0,
+                memory_a=a.memory if a else 0.0,
+                memory_b=b.memory if b else 0.0,
+                nodes_a=len(a.nodes) if a else 0,
+                nodes_b=len(b.nodes) if b else 0,
+            )
+        )
+    return PlanDiff(
+        moved=moved,
+        devices=tuple(deltas),
+        time_a=eval_a.max_load,
+        time_b=eval_b.max_load,
+        stages_a=len(placement_a.stages),
+        stages_b=len(placement_b.stages),
+    )

@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 import math
-from typing import Callable, cast
+from collections.abc import Callable
+from typing import cast
 
 from ..evaluate import device_loads
 from ..model import Problem, Result
@@ -45,13 +46,27 @@ def plan_memory(problem: Problem, result, kind: str) -> float:
     """
     if not result.ok:
         return math.nan
-    return max((entry.memory for entry in device_loads(problem, result.placement)
-                if entry.device.kind == kind and entry.nodes), default=0.0)
+    return max(
+        (
+            entry.memory
+            for entry in device_loads(problem, result.placement)
+            if entry.device.kind == kind and entry.nodes
+        ),
+        default=0.0,
+    )
 
 
-def memory_grid(problem: Problem, kind: str | None = None, method: str = "dp", points: int = 8,
-                rounds: int = 1, probes_per_round: int = 4, margin: float = 0.25, executor=None,
-                progress: Callable[[int, int], None] | None = None) -> tuple[SweepPoint, ...]:
+def memory_grid(
+    problem: Problem,
+    kind: str | None = None,
+    method: str = "dp",
+    points: int = 8,
+    rounds: int = 1,
+    probes_per_round: int = 4,
+    margin: float = 0.25,
+    executor=None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[SweepPoint, ...]:
     """Time per sample against memory per device of ``kind``, on a grid placed around where the plan changes.
 
     The optimum ``f(M)`` is a non-increasing step function of the memory ``M`` per device. A
@@ -134,8 +149,11 @@ def memory_grid(problem: Problem, kind: str | None = None, method: str = "dp", p
         ordered = sorted(found.items())
         gaps = []
         for (a, (_, ra)), (b, (_, rb)) in zip(ordered, ordered[1:]):
-            differ = (ra.ok != rb.ok) or (ra.ok and rb.ok and not math.isclose(
-                cast(float, ra.objective), cast(float, rb.objective), rel_tol=1e-12))  # ok: solved, an objective
+            differ = (ra.ok != rb.ok) or (
+                ra.ok
+                and rb.ok
+                and not math.isclose(cast(float, ra.objective), cast(float, rb.objective), rel_tol=1e-12)
+            )  # ok: solved, an objective
             if differ and b - a > 1e-6 * b:
                 gaps.append((b - a, (a + b) / 2))
         probes = sorted(mid for _, mid in sorted(gaps, reverse=True)[:probes_per_round])
@@ -145,5 +163,6 @@ def memory_grid(problem: Problem, kind: str | None = None, method: str = "dp", p
         done_before += len(probes)
     if progress is not None:
         progress(done_before, done_before)
-    return tuple(make_point(i, "memory", m, varied, result)
-                 for i, (m, (varied, result)) in enumerate(sorted(found.items())))
+    return tuple(
+        make_point(i, "memory", m, varied, result) for i, (m, (varied, result)) in enumerate(sorted(found.items()))
+    )

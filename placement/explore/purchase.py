@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence, cast
+from typing import Any, cast
 
 from ..errors import PlacementError
 from ..model import Devices, Problem
@@ -42,8 +43,10 @@ def cost_per_sample(price_per_hour: float, time_per_sample_ms: float | None) -> 
 
 def devices_price(devices: Devices) -> float:
     """Price per hour of every device of an inventory (cards and CPU cores)."""
-    return sum(kind.count * kind.price_per_hour for kind in devices.accelerators) \
+    return (
+        sum(kind.count * kind.price_per_hour for kind in devices.accelerators)
         + devices.cpus * devices.cpu_price_per_hour
+    )
 
 
 @dataclass(frozen=True)
@@ -95,13 +98,15 @@ def _with_prices(devices: Devices, prices: Mapping[str, float] | None) -> Device
             raise PlacementError(f"price for unknown accelerator kind {name!r}; kinds: {', '.join(sorted(names))}")
         if not (isinstance(price, (int, float)) and math.isfinite(price) and price >= 0):
             raise PlacementError(f"{name}: price per hour must be a non-negative number (got {price!r})")
-    kinds = tuple(replace(kind, price_per_hour=float(prices.get(kind.name, kind.price_per_hour)))
-                  for kind in devices.accelerators)
+    kinds = tuple(
+        replace(kind, price_per_hour=float(prices.get(kind.name, kind.price_per_hour))) for kind in devices.accelerators
+    )
     return devices.with_changes(accelerators=kinds)
 
 
-def candidate_counts(devices: Devices, extra: Mapping[str, int], max_options: int = MAX_OPTIONS
-                     ) -> tuple[tuple[int, ...], ...]:
+def candidate_counts(
+    devices: Devices, extra: Mapping[str, int], max_options: int = MAX_OPTIONS
+) -> tuple[tuple[int, ...], ...]:
     """Every count vector with ``0 <= count <= owned + extra`` per kind (not all zero unless there are CPU cores).
 
     Raises
@@ -118,15 +123,24 @@ def candidate_counts(devices: Devices, extra: Mapping[str, int], max_options: in
     maxima = [kind.count + extra.get(kind.name, 0) for kind in devices.accelerators]
     total = math.prod(m + 1 for m in maxima)
     if total > max_options:
-        raise PlacementError(f"{total:,} candidate inventories (counts 0 to {', '.join(map(str, maxima))}) is over "
-                             f"the limit of {max_options:,}: lower the maximum counts to buy")
+        raise PlacementError(
+            f"{total:,} candidate inventories (counts 0 to {', '.join(map(str, maxima))}) is over "
+            f"the limit of {max_options:,}: lower the maximum counts to buy"
+        )
     grid = [c for c in itertools.product(*(range(m + 1) for m in maxima)) if any(c) or devices.cpus > 0]
     return tuple(grid)
 
 
-def purchase_options(problem: Problem, extra: Mapping[str, int], prices: Mapping[str, float] | None = None,
-                     method: str = "dp", executor: Any = None, progress: Callable[[int, int], None] | None = None,
-                     max_options: int = MAX_OPTIONS, **options: Any) -> tuple[Option, ...]:
+def purchase_options(
+    problem: Problem,
+    extra: Mapping[str, int],
+    prices: Mapping[str, float] | None = None,
+    method: str = "dp",
+    executor: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+    max_options: int = MAX_OPTIONS,
+    **options: Any,
+) -> tuple[Option, ...]:
     """Solve every candidate inventory from 0 to ``owned + extra`` cards of each kind.
 
     Parameters
@@ -159,8 +173,15 @@ def purchase_options(problem: Problem, extra: Mapping[str, int], prices: Mapping
     out = []
     for counts, point in zip(grid, points):
         config = point.problem.devices
-        out.append(Option(tuple(counts), count_label(config, counts), devices_price(config),
-                          tuple(max(0, c - o) for c, o in zip(counts, owned)), point))
+        out.append(
+            Option(
+                tuple(counts),
+                count_label(config, counts),
+                devices_price(config),
+                tuple(max(0, c - o) for c, o in zip(counts, owned)),
+                point,
+            )
+        )
     return tuple(out)
 
 
@@ -227,24 +248,38 @@ class Worth:
         if not self.after.ok:
             return f"Even with {self.added} more {name}, no plan fits."
         if not self.before.ok:
-            return (f"Today nothing fits; with {self.added} more {name} the time per sample is "
-                    f"{self.after.time_per_sample:.6g} ms.")
+            return (
+                f"Today nothing fits; with {self.added} more {name} the time per sample is "
+                f"{self.after.time_per_sample:.6g} ms."
+            )
         saved, speedup = cast(float, self.time_saved), self.speedup  # both ok: a time saved
         if saved <= cast(float, self.before.time_per_sample) * 1e-12:
-            return (f"{self.added} more {name} change nothing: the optimal time per sample stays "
-                    f"{self.before.time_per_sample:.6g} ms (the best plan does not use them).")
-        text = (f"{self.added} more {name} take the time per sample from {self.before.time_per_sample:.6g} to "
-                f"{self.after.time_per_sample:.6g} ms ({saved:.4g} ms saved, {speedup:.3f}x the throughput)")
+            return (
+                f"{self.added} more {name} change nothing: the optimal time per sample stays "
+                f"{self.before.time_per_sample:.6g} ms (the best plan does not use them)."
+            )
+        text = (
+            f"{self.added} more {name} take the time per sample from {self.before.time_per_sample:.6g} to "
+            f"{self.after.time_per_sample:.6g} ms ({saved:.4g} ms saved, {speedup:.3f}x the throughput)"
+        )
         before_cost = cast(float, self.before.cost_per_sample)  # both ok: finite times, so costs
         after_cost = cast(float, self.after.cost_per_sample)
         if self.after.price_per_hour > 0:
-            text += (f"; price per hour {self.before.price_per_hour:,.4g} -> {self.after.price_per_hour:,.4g}, "
-                     f"cost per million samples {before_cost * 1e6:,.4g} -> {after_cost * 1e6:,.4g}")
+            text += (
+                f"; price per hour {self.before.price_per_hour:,.4g} -> {self.after.price_per_hour:,.4g}, "
+                f"cost per million samples {before_cost * 1e6:,.4g} -> {after_cost * 1e6:,.4g}"
+            )
         return text + "."
 
 
-def worth_of_more(problem: Problem, kind: str, added: int, prices: Mapping[str, float] | None = None,
-                  method: str = "dp", **options: Any) -> Worth:
+def worth_of_more(
+    problem: Problem,
+    kind: str,
+    added: int,
+    prices: Mapping[str, float] | None = None,
+    method: str = "dp",
+    **options: Any,
+) -> Worth:
     """Solve today's inventory and the one with ``added`` more cards of ``kind``; compare them exactly.
 
     Raises
@@ -263,6 +298,13 @@ def worth_of_more(problem: Problem, kind: str, added: int, prices: Mapping[str, 
     made = []
     for counts, point in zip((owned, more), points):
         config = point.problem.devices
-        made.append(Option(counts, count_label(config, counts), devices_price(config),
-                           tuple(max(0, c - o) for c, o in zip(counts, owned)), point))
+        made.append(
+            Option(
+                counts,
+                count_label(config, counts),
+                devices_price(config),
+                tuple(max(0, c - o) for c, o in zip(counts, owned)),
+                point,
+            )
+        )
     return Worth(kind, added, made[0], made[1])

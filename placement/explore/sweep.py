@@ -26,9 +26,10 @@ import json
 import math
 import multiprocessing
 import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence, cast
+from typing import Any, cast
 
 from ..errors import PlacementError
 from ..evaluate import evaluate
@@ -54,8 +55,10 @@ AXIS_TITLES = {
 
 # ----------------------------------------------------------------------------- problems
 
-def vary(problem: Problem, parameter: str | Callable[[Problem, Any], Problem | Devices], value: Any,
-         kind: str | None = None) -> Problem:
+
+def vary(
+    problem: Problem, parameter: str | Callable[[Problem, Any], Problem | Devices], value: Any, kind: str | None = None
+) -> Problem:
     """A copy of ``problem`` with ``parameter`` set to ``value``.
 
     Parameters
@@ -84,8 +87,10 @@ def vary(problem: Problem, parameter: str | Callable[[Problem, Any], Problem | D
             return replace(problem, devices=out)
         if isinstance(out, Problem):
             return out
-        raise PlacementError(f"sweep function {getattr(parameter, '__name__', parameter)!r} must return a Problem "
-                             f"or Devices (got {type(out).__name__})")
+        raise PlacementError(
+            f"sweep function {getattr(parameter, '__name__', parameter)!r} must return a Problem "
+            f"or Devices (got {type(out).__name__})"
+        )
     if parameter == "bandwidth":
         return replace(problem, devices=devices.with_changes(bandwidth=float(value)))
     if parameter == "cpus":
@@ -93,8 +98,9 @@ def vary(problem: Problem, parameter: str | Callable[[Problem, Any], Problem | D
     if parameter == "counts":
         counts = tuple(value)
         if len(counts) != len(devices.accelerators):
-            raise PlacementError(f"counts: expected one count per accelerator kind ({len(devices.accelerators)}), "
-                                 f"got {len(counts)}")
+            raise PlacementError(
+                f"counts: expected one count per accelerator kind ({len(devices.accelerators)}), got {len(counts)}"
+            )
         kinds = tuple(replace(k, count=_as_count(c, f"{k.name} count")) for k, c in zip(devices.accelerators, counts))
         return replace(problem, devices=devices.with_changes(accelerators=kinds))
     if parameter in ("accelerators", "memory", "speed"):
@@ -153,6 +159,7 @@ def current_value(problem: Problem, parameter: str, kind: str | None = None) -> 
 
 
 # ----------------------------------------------------------------------------- one point
+
 
 def solve_point(problem: Problem, method: str = "dp", options: tuple[tuple[str, Any], ...] = ()) -> Result:
     """Solve one problem; a :class:`PlacementError` becomes a Result with status "error".
@@ -251,10 +258,19 @@ def make_point(index: int, parameter: str, value: Any, problem: Problem, result:
             price += kind.price_per_hour
             used_bytes += sum(problem.graph.node_by_id[n].size for n in stage.nodes)
     return SweepPoint(
-        index=index, parameter=parameter, value=value, problem=problem, result=result, status=result.status,
+        index=index,
+        parameter=parameter,
+        value=value,
+        problem=problem,
+        result=result,
+        status=result.status,
         time_per_sample=result.objective if result.ok else None,
-        devices_used=accelerators + cpus, accelerators_used=accelerators, cpus_used=cpus,
-        total_memory=capacity, memory_used=used_bytes, price_per_hour=price,
+        devices_used=accelerators + cpus,
+        accelerators_used=accelerators,
+        cpus_used=cpus,
+        total_memory=capacity,
+        memory_used=used_bytes,
+        price_per_hour=price,
     )
 
 
@@ -282,13 +298,28 @@ def result_to_plain(result: Result) -> dict[str, Any]:
     """A result as JSON-ready plain data (what a Dask worker sends back, see :func:`result_from_plain`)."""
     placement = None
     if result.placement is not None:
-        placement = [{"kind": st.device.kind, "index": st.device.index, "nodes": list(st.nodes),
-                      "calls": [list(c) for c in st.calls] if st.calls is not None else None}
-                     for st in result.placement.stages]
+        placement = [
+            {
+                "kind": st.device.kind,
+                "index": st.device.index,
+                "nodes": list(st.nodes),
+                "calls": [list(c) for c in st.calls] if st.calls is not None else None,
+            }
+            for st in result.placement.stages
+        ]
     stats = [[str(k), v] for k, v in result.stats if v is None or isinstance(v, (bool, int, float, str))]
-    return {"status": result.status, "method": result.method, "objective": result.objective,
-            "placement": placement, "seconds": result.seconds, "objective_kind": result.objective_kind,
-            "reason": result.reason, "bound": result.bound, "gap": result.gap, "stats": stats}
+    return {
+        "status": result.status,
+        "method": result.method,
+        "objective": result.objective,
+        "placement": placement,
+        "seconds": result.seconds,
+        "objective_kind": result.objective_kind,
+        "reason": result.reason,
+        "bound": result.bound,
+        "gap": result.gap,
+        "stats": stats,
+    }
 
 
 def _plain_number(value: Any, what: str, optional: bool = True) -> float | None:
@@ -328,29 +359,44 @@ def result_from_plain(data: Any) -> Result:
             raise PlacementError("worker result: placement must be a list of stages")
         stages = []
         for raw in data["placement"]:
-            if not isinstance(raw, dict) or not isinstance(raw.get("kind"), str) \
-                    or not isinstance(raw.get("index"), int) or isinstance(raw.get("index"), bool):
+            if (
+                not isinstance(raw, dict)
+                or not isinstance(raw.get("kind"), str)
+                or not isinstance(raw.get("index"), int)
+                or isinstance(raw.get("index"), bool)
+            ):
                 raise PlacementError("worker result: a stage needs a kind (string) and an index (integer)")
             calls = raw.get("calls")
             if calls is not None:
                 if not isinstance(calls, list):
                     raise PlacementError("worker result: calls must be a list")
                 calls = tuple(_plain_ids(c, "a call") for c in calls)
-            stages.append(Stage(DeviceSlot(raw["kind"], raw["index"]), _plain_ids(raw.get("nodes"), "stage nodes"),
-                                calls))
+            stages.append(
+                Stage(DeviceSlot(raw["kind"], raw["index"]), _plain_ids(raw.get("nodes"), "stage nodes"), calls)
+            )
         placement = Placement(tuple(stages))
     stats = data.get("stats", [])
     if not isinstance(stats, list) or not all(
-            isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
-            and (item[1] is None or isinstance(item[1], (bool, int, float, str))) for item in stats):
+        isinstance(item, list)
+        and len(item) == 2
+        and isinstance(item[0], str)
+        and (item[1] is None or isinstance(item[1], (bool, int, float, str)))
+        for item in stats
+    ):
         raise PlacementError("worker result: stats must be a list of [name, plain value] pairs")
     try:
-        return Result(status=data["status"], method=data["method"],
-                      objective=_plain_number(data.get("objective"), "objective"), placement=placement,
-                      seconds=cast(float, _plain_number(data.get("seconds"), "seconds", optional=False)),
-                      objective_kind=data["objective_kind"], reason=data.get("reason"),
-                      bound=_plain_number(data.get("bound"), "bound"), gap=_plain_number(data.get("gap"), "gap"),
-                      stats=tuple((k, v) for k, v in stats))
+        return Result(
+            status=data["status"],
+            method=data["method"],
+            objective=_plain_number(data.get("objective"), "objective"),
+            placement=placement,
+            seconds=cast(float, _plain_number(data.get("seconds"), "seconds", optional=False)),
+            objective_kind=data["objective_kind"],
+            reason=data.get("reason"),
+            bound=_plain_number(data.get("bound"), "bound"),
+            gap=_plain_number(data.get("gap"), "gap"),
+            stats=tuple((k, v) for k, v in stats),
+        )
     except ValueError as exc:
         raise PlacementError(f"worker result: {exc}") from None
 
@@ -395,8 +441,12 @@ class _DaskExecutor(Executor):
         self.client.close()
 
 
-def executor_for(address: str | None = None, max_workers: int | None = None, timeout: float = 10.0,
-                 allowed: Sequence[str] | None = None) -> Executor:
+def executor_for(
+    address: str | None = None,
+    max_workers: int | None = None,
+    timeout: float = 10.0,
+    allowed: Sequence[str] | None = None,
+) -> Executor:
     """An executor for sweeps: a local process pool, or a Dask cluster's when ``address`` is given.
 
     Parameters
@@ -428,12 +478,16 @@ def executor_for(address: str | None = None, max_workers: int | None = None, tim
         return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     allowed = allowed_dask_addresses() if allowed is None else tuple(allowed)
     if address not in allowed:
-        raise PlacementError(f"Dask scheduler address {address[:100]!r} is not allowed: the operator lists the "
-                             f"allowed addresses in the environment variable {DASK_ALLOW_ENV}")
+        raise PlacementError(
+            f"Dask scheduler address {address[:100]!r} is not allowed: the operator lists the "
+            f"allowed addresses in the environment variable {DASK_ALLOW_ENV}"
+        )
     try:
         from distributed import Client
     except ImportError:  # pragma: no cover - dask is in requirements
-        raise PlacementError("a Dask scheduler address was given but the 'distributed' package is not installed") from None
+        raise PlacementError(
+            "a Dask scheduler address was given but the 'distributed' package is not installed"
+        ) from None
     try:
         client = Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
@@ -443,10 +497,17 @@ def executor_for(address: str | None = None, max_workers: int | None = None, tim
 
 # ----------------------------------------------------------------------------- sweeps
 
-def sweep(problem: Problem, parameter: str | Callable[[Problem, Any], Problem | Devices], values: Iterable[Any],
-          method: str = "dp", executor: Executor | str | None = None,
-          progress: Callable[[int, int], None] | None = None, kind: str | None = None,
-          **options: Any) -> tuple[SweepPoint, ...]:
+
+def sweep(
+    problem: Problem,
+    parameter: str | Callable[[Problem, Any], Problem | Devices],
+    values: Iterable[Any],
+    method: str = "dp",
+    executor: Executor | str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    kind: str | None = None,
+    **options: Any,
+) -> tuple[SweepPoint, ...]:
     """Solve ``problem`` once per value of ``parameter``.
 
     Parameters
@@ -506,18 +567,27 @@ def sweep(problem: Problem, parameter: str | Callable[[Problem, Any], Problem | 
                     progress(k + 1, total)
         else:
             if not isinstance(executor, Executor) and not hasattr(executor, "submit"):
-                raise PlacementError(f"executor must be None, 'process' or a concurrent.futures.Executor "
-                                     f"(got {executor!r})")
-            futures = {cast(Executor, executor).submit(solve_point, job, method, frozen_options): k
-                       for k, job in enumerate(jobs)}
+                raise PlacementError(
+                    f"executor must be None, 'process' or a concurrent.futures.Executor (got {executor!r})"
+                )
+            futures = {
+                cast(Executor, executor).submit(solve_point, job, method, frozen_options): k
+                for k, job in enumerate(jobs)
+            }
             done = 0
             for future in as_completed(futures):
                 k = futures[future]
                 try:
                     results[k] = future.result()
                 except Exception as exc:  # a worker crash must not lose the other points
-                    results[k] = Result(status="error", method=method, objective=None, placement=None, seconds=0.0,
-                                        reason=f"worker failed: {type(exc).__name__}: {exc}")
+                    results[k] = Result(
+                        status="error",
+                        method=method,
+                        objective=None,
+                        placement=None,
+                        seconds=0.0,
+                        reason=f"worker failed: {type(exc).__name__}: {exc}",
+                    )
                 done += 1
                 if progress is not None:
                     progress(done, total)
@@ -530,7 +600,9 @@ def sweep(problem: Problem, parameter: str | Callable[[Problem, Any], Problem | 
     )
 
 
-def pareto_front(points: Sequence[SweepPoint], x: str = "devices", y: str = "time_per_sample") -> tuple[SweepPoint, ...]:
+def pareto_front(
+    points: Sequence[SweepPoint], x: str = "devices", y: str = "time_per_sample"
+) -> tuple[SweepPoint, ...]:
     """The points no other point beats on both axes (smaller is better on both).
 
     Parameters
@@ -571,6 +643,7 @@ def pareto_front(points: Sequence[SweepPoint], x: str = "devices", y: str = "tim
 
 
 # ----------------------------------------------------------------------------- sensitivity
+
 
 @dataclass(frozen=True)
 class Change:
@@ -619,9 +692,18 @@ class Sensitivity:
     tie: float | None = None  # a value where another plan ties with this one (within ``tie_tol``), if seen
 
 
-def sensitivity(problem: Problem, parameter: str, kind: str | None = None, method: str = "dp",
-                result: Result | None = None, max_factor: float = 1024.0, max_count: int = 64,
-                rel_tol: float = 1e-3, tie_tol: float = 1e-6, **options: Any) -> Sensitivity:
+def sensitivity(
+    problem: Problem,
+    parameter: str,
+    kind: str | None = None,
+    method: str = "dp",
+    result: Result | None = None,
+    max_factor: float = 1024.0,
+    max_count: int = 64,
+    rel_tol: float = 1e-3,
+    tie_tol: float = 1e-6,
+    **options: Any,
+) -> Sensitivity:
     """The smallest increase and decrease of ``parameter`` at which the optimal plan changes.
 
     "Changes" means: at the new value the current plan no longer fits (memory, device
@@ -676,8 +758,19 @@ def sensitivity(problem: Problem, parameter: str, kind: str | None = None, metho
     base = current_value(problem, parameter, kind)
     integer = parameter in ("accelerators", "cpus")
     if not result.ok:
-        return Sensitivity(parameter, kind, base, None, None, None, None, base, base, solves,
-                           f"No plan to analyse: {result.reason or result.status}.")
+        return Sensitivity(
+            parameter,
+            kind,
+            base,
+            None,
+            None,
+            None,
+            None,
+            base,
+            base,
+            solves,
+            f"No plan to analyse: {result.reason or result.status}.",
+        )
     plan = cast(Placement, result.placement)  # ok: a placement is available
 
     tie_at: list[float] = []
@@ -751,9 +844,14 @@ def sensitivity(problem: Problem, parameter: str, kind: str | None = None, metho
             if unlimited is not None:
                 hi = base * max_factor
                 if unlimited.result.ok:
-                    hi = max((sum(problem.graph.node_by_id[n].size for n in s.nodes)
-                              for s in cast(Placement, unlimited.result.placement).stages if s.device.kind == kind),
-                             default=hi)
+                    hi = max(
+                        (
+                            sum(problem.graph.node_by_id[n].size for n in s.nodes)
+                            for s in cast(Placement, unlimited.result.placement).stages
+                            if s.device.kind == kind
+                        ),
+                        default=hi,
+                    )
                 hi = max(hi, base * (1 + 2 * rel_tol))
                 found = changed(hi)
                 if found is not None:
@@ -773,10 +871,13 @@ def sensitivity(problem: Problem, parameter: str, kind: str | None = None, metho
     sentence = _sentence(parameter, kind, base, result.objective, down, up, low, high)
     tie = tie_at[0] if tie_at else None
     if tie is not None:
-        sentence += (f" At {_format_parameter(parameter, tie)} another plan ties with it (within {tie_tol:g} "
-                     "relative): both are optimal.")
-    return Sensitivity(parameter, kind, float(base), result.objective, plan, down, up, float(low), float(high),
-                       solves, sentence, tie)
+        sentence += (
+            f" At {_format_parameter(parameter, tie)} another plan ties with it (within {tie_tol:g} "
+            "relative): both are optimal."
+        )
+    return Sensitivity(
+        parameter, kind, float(base), result.objective, plan, down, up, float(low), float(high), solves, sentence, tie
+    )
 
 
 def _format_value(value: Any) -> str:
@@ -826,8 +927,11 @@ def _sentence(parameter, kind, base, objective, down, up, low, high) -> str:
         if change is None:
             continue
         limit = change.value
-        text = (f"With {_format_value(limit)}" if parameter in ("accelerators", "cpus")
-                else f"At {_format_parameter(parameter, limit)}")
+        text = (
+            f"With {_format_value(limit)}"
+            if parameter in ("accelerators", "cpus")
+            else f"At {_format_parameter(parameter, limit)}"
+        )
         relative = (limit - base) / base * 100 if base and math.isfinite(base) else None
         rel = f" ({relative:+.1f} %)" if relative is not None and math.isfinite(relative) else ""
         if change.reason == "plan does not fit":
@@ -842,8 +946,10 @@ def _sentence(parameter, kind, base, objective, down, up, low, high) -> str:
             new, old = _distinct(change.objective, change.plan_objective)
             parts.append(f"{text}{rel} a different plan is faster ({new} vs {old} for this plan).")
     if down is None and up is None:
-        parts.append(f"The plan stays optimal for every value searched ({_format_parameter(parameter, low)} to "
-                     f"{_format_parameter(parameter, high)}).")
+        parts.append(
+            f"The plan stays optimal for every value searched ({_format_parameter(parameter, low)} to "
+            f"{_format_parameter(parameter, high)})."
+        )
     elif down is None:
         parts.append(f"Lowering it (down to {_format_parameter(parameter, low)}) keeps the plan optimal.")
     elif up is None:

@@ -140,12 +140,17 @@ def trace_dp(problem: Problem, max_groups: int = MAX_TEACHING_GROUPS) -> DPTrace
     """
     groups = contract(problem.graph)
     if groups.count > max_groups:
-        raise InvalidGraphError(f"{problem.graph.name or 'graph'}: {groups.count} groups; teaching mode steps "
-                                f"through graphs of at most {max_groups}")
+        raise InvalidGraphError(
+            f"{problem.graph.name or 'graph'}: {groups.count} groups; teaching mode steps "
+            f"through graphs of at most {max_groups}"
+        )
     lattice = enumerate_ideals(groups)
     masks = tuple(lattice.masks)
-    covers = tuple((i, int(lattice.up_target[k])) for i in range(lattice.count)
-                   for k in range(lattice.up_start[i], lattice.up_start[i + 1]))
+    covers = tuple(
+        (i, int(lattice.up_target[k]))
+        for i in range(lattice.count)
+        for k in range(lattice.up_start[i], lattice.up_start[i + 1])
+    )
     types = tuple(kind.name for kind in problem.devices.accelerators if kind.count > 0)
     counts = tuple(problem.devices.kind(name).count for name in types)
     if problem.devices.cpus:
@@ -173,7 +178,7 @@ def trace_dp(problem: Problem, max_groups: int = MAX_TEACHING_GROUPS) -> DPTrace
                 for t, load in enumerate(loads):
                     if state[t] == 0 or load == math.inf:
                         continue
-                    fewer = state[:t] + (state[t] - 1,) + state[t + 1:]
+                    fewer = state[:t] + (state[t] - 1,) + state[t + 1 :]
                     candidate = max(best[i][position[fewer]], load)
                     if candidate < best[j][position[state]]:
                         best[j][position[state]] = candidate
@@ -181,8 +186,10 @@ def trace_dp(problem: Problem, max_groups: int = MAX_TEACHING_GROUPS) -> DPTrace
                         improved.append((state, candidate, t))
             steps.append(TraceStep(j, i, stage_groups, stage_nodes, loads, tuple(improved)))
             if len(steps) > MAX_TEACHING_STEPS:
-                raise InvalidGraphError(f"{problem.graph.name or 'graph'}: more than {MAX_TEACHING_STEPS} pairs of "
-                                        "ideals; teaching mode needs a smaller graph")
+                raise InvalidGraphError(
+                    f"{problem.graph.name or 'graph'}: more than {MAX_TEACHING_STEPS} pairs of "
+                    "ideals; teaching mode needs a smaller graph"
+                )
 
     full, everything = len(masks) - 1, tuple(counts)
     answer = best[full][position[everything]] if states else math.inf
@@ -192,18 +199,38 @@ def trace_dp(problem: Problem, max_groups: int = MAX_TEACHING_GROUPS) -> DPTrace
         j, state = full, everything
         while j != 0:
             i, t = parent[(j, state)]
-            last_first.append((t, tuple(sorted(n for g in range(masks[j].bit_length())
-                                               if (masks[j] & ~masks[i]) >> g & 1 for n in groups.members[g]))))
-            j, state = i, state[:t] + (state[t] - 1,) + state[t + 1:]
+            last_first.append(
+                (
+                    t,
+                    tuple(
+                        sorted(
+                            n
+                            for g in range(masks[j].bit_length())
+                            if (masks[j] & ~masks[i]) >> g & 1
+                            for n in groups.members[g]
+                        )
+                    ),
+                )
+            )
+            j, state = i, state[:t] + (state[t] - 1,) + state[t + 1 :]
         used = [0] * len(types)
         stages = []
         for t, nodes in reversed(last_first):  # pipeline order: first stage first
             stages.append(Stage(DeviceSlot(types[t], used[t]), nodes))
             used[t] += 1
         placement = Placement(tuple(stages))
-    return DPTrace(groups=tuple(groups.members), masks=masks, covers=covers, types=types, counts=counts,
-                   states=states, steps=tuple(steps), best=tuple(tuple(row) for row in best), answer=answer,
-                   placement=placement)
+    return DPTrace(
+        groups=tuple(groups.members),
+        masks=masks,
+        covers=covers,
+        types=types,
+        counts=counts,
+        states=states,
+        steps=tuple(steps),
+        best=tuple(tuple(row) for row in best),
+        answer=answer,
+        placement=placement,
+    )
 
 
 # ----------------------------------------------------------------------------- why is this optimal
@@ -261,6 +288,13 @@ def explain_optimality(problem: Problem, placement: Placement) -> Explanation:
     bound, reason = lower_bound(problem)
     ideals, pairs = count_pairs(problem, reduce=False)
     top = max(evaluation.devices, key=lambda entry: entry.load)
-    return Explanation(time_per_sample=evaluation.max_load, lower_bound=bound, bound_reason=reason, ideals=ideals,
-                       pairs=pairs, bottleneck=top.device, bottleneck_compute=top.compute,
-                       bottleneck_communication=top.communication)
+    return Explanation(
+        time_per_sample=evaluation.max_load,
+        lower_bound=bound,
+        bound_reason=reason,
+        ideals=ideals,
+        pairs=pairs,
+        bottleneck=top.device,
+        bottleneck_compute=top.compute,
+        bottleneck_communication=top.communication,
+    )

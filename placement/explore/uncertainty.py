@@ -20,13 +20,14 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Mapping, Sequence, cast
+from typing import cast
 
 from ..errors import PlacementError
 from ..evaluate import evaluate
-from ..pipeline.memory import peak_table
 from ..model import Graph, Placement, Problem
+from ..pipeline.memory import peak_table
 from ..pipeline.schedule import SCHEDULES
 from .sweep import solve_point
 
@@ -35,8 +36,7 @@ MAX_SAMPLES = 5000
 
 
 def _check_error(value: float, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not 0 <= value < 1:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value < 1:
         raise PlacementError(f"{what}: a relative latency error must be a number in [0, 1) (got {value!r})")
     return float(value)
 
@@ -68,9 +68,12 @@ def draw_graph(graph: Graph, errors: Mapping[int, float], rng: random.Random) ->
         error = errors.get(node.id, 0.0)
         factor = rng.uniform(1.0 - error, 1.0 + error) if error else 1.0
         if factor != 1.0:
-            node = replace(node, cpu_latency=node.cpu_latency * factor,
-                           accelerator_latency=node.accelerator_latency * factor,
-                           kind_latency=tuple((k, v * factor) for k, v in node.kind_latency))
+            node = replace(
+                node,
+                cpu_latency=node.cpu_latency * factor,
+                accelerator_latency=node.accelerator_latency * factor,
+                kind_latency=tuple((k, v * factor) for k, v in node.kind_latency),
+            )
         nodes.append(node)
     return replace(graph, nodes=tuple(nodes))
 
@@ -139,8 +142,10 @@ class MonteCarlo:
     def bottleneck_shares(self) -> tuple[tuple[str, float], ...]:
         """(device, share of draws in which it is the chosen plan's bottleneck), most frequent first."""
         counts = Counter(self.bottlenecks)
-        return tuple((device, n / len(self.bottlenecks)) for device, n in
-                     sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+        return tuple(
+            (device, n / len(self.bottlenecks))
+            for device, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        )
 
 
 def quantiles(values: Sequence[float]) -> tuple[float, float, float]:
@@ -158,9 +163,18 @@ def quantiles(values: Sequence[float]) -> tuple[float, float, float]:
     return at(0.1), at(0.5), at(0.9)
 
 
-def monte_carlo(problem: Problem, plan: Placement, rel_error: float | Mapping[int, float], samples: int = 200,
-                seed: int = 0, schedule: str = "inference", microbatches: int = 1, reoptimise: bool = True,
-                method: str = "dp", progress: Callable[[int, int], None] | None = None) -> MonteCarlo:
+def monte_carlo(
+    problem: Problem,
+    plan: Placement,
+    rel_error: float | Mapping[int, float],
+    samples: int = 200,
+    seed: int = 0,
+    schedule: str = "inference",
+    microbatches: int = 1,
+    reoptimise: bool = True,
+    method: str = "dp",
+    progress: Callable[[int, int], None] | None = None,
+) -> MonteCarlo:
     """Draw ``samples`` latency scenarios; evaluate ``plan`` (and re-optimise) in each.
 
     Parameters
@@ -225,5 +239,15 @@ def monte_carlo(problem: Problem, plan: Placement, rel_error: float | Mapping[in
                 changed.append(True)
         if progress is not None:
             progress(k + 1, samples)
-    return MonteCarlo(seed, samples, schedule, microbatches, tuple(times), tuple(ooms), tuple(bottlenecks),
-                      tuple(reopt_times), tuple(reopt_ooms), tuple(changed))
+    return MonteCarlo(
+        seed,
+        samples,
+        schedule,
+        microbatches,
+        tuple(times),
+        tuple(ooms),
+        tuple(bottlenecks),
+        tuple(reopt_times),
+        tuple(reopt_ooms),
+        tuple(changed),
+    )

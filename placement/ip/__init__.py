@@ -15,5 +15,11 @@ from .latency import solve_latency_ip
 from .memory_aware import solve_memory_aware_ip
 from .throughput import solve_ip_contiguous, solve_ip_noncontiguous
 
-__all__ = ["PROVEN_GAP", "colour_groups", "solve_ip_contiguous", "solve_ip_noncontiguous", "solve_latency_ip",
-           "solve_memory_aware_ip"]
+__all__ = [
+    "PROVEN_GAP",
+    "colour_groups",
+    "solve_ip_contiguous",
+    "solve_ip_noncontiguous",
+    "solve_latency_ip",
+    "solve_memory_aware_ip",
+]

@@ -43,7 +43,8 @@ def check_model_size(method: str, variables: int, what: str) -> None:
     if variables > MAX_IP_VARIABLES:
         raise PlacementError(
             f"{method}: the integer program would need about {variables:,} binary variables ({what}), over the "
-            f"{MAX_IP_VARIABLES:,} limit: use fewer devices or coarsen the graph")
+            f"{MAX_IP_VARIABLES:,} limit: use fewer devices or coarsen the graph"
+        )
 
 
 def colour_groups(graph: Graph) -> tuple[tuple[int, ...], ...]:
@@ -117,15 +118,22 @@ def check_options(solver: str, time_limit: float | None, gap: float | None) -> N
     """Raise :class:`PlacementError` for an unknown solver or a bad limit."""
     if solver not in ("highs", "cbc"):
         raise PlacementError(f"unknown solver {solver!r}; choose 'highs' or 'cbc'")
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
-                                   or time_limit <= 0):
+    if time_limit is not None and (
+        isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0
+    ):
         raise PlacementError(f"time limit must be a positive number of seconds (got {time_limit!r})")
     if gap is not None and (isinstance(gap, bool) or not isinstance(gap, (int, float)) or not 0 <= gap < 1):
         raise PlacementError(f"gap must be a fraction in [0, 1) (got {gap!r})")
 
 
-def solve_model(prob: pulp.LpProblem, objective_var, solver: str, time_limit: float | None, gap: float | None,
-                start: Mapping[Any, float] | None) -> Outcome:
+def solve_model(
+    prob: pulp.LpProblem,
+    objective_var,
+    solver: str,
+    time_limit: float | None,
+    gap: float | None,
+    start: Mapping[Any, float] | None,
+) -> Outcome:
     """Solve ``prob`` (minimising) and read its status, bound and gap (see the module docstring).
 
     ``start`` maps variables to values (a MIP start; HiGHS completes a partial one).
@@ -136,8 +144,9 @@ def solve_model(prob: pulp.LpProblem, objective_var, solver: str, time_limit: fl
     if solver == "highs" and not highs_available():
         solver = "cbc"
     if solver == "highs":
-        engine = _HiGHSWithStart(start=start, report=report, msg=False, timeLimit=time_limit, gapRel=rel_gap,
-                                 gapAbs=1e-9)
+        engine = _HiGHSWithStart(
+            start=start, report=report, msg=False, timeLimit=time_limit, gapRel=rel_gap, gapAbs=1e-9
+        )
     else:
         for var, v in (start or {}).items():
             var.setInitialValue(v)
@@ -184,8 +193,10 @@ def nowhere(problem: Problem, members: Sequence[int]) -> str:
     """The reason for a group of nodes that fits no device."""
     labels = ", ".join(problem.graph.node_by_id[n].label for n in members[:5])
     more = f" (and {len(members) - 5} more)" if len(members) > 5 else ""
-    return (f"nodes {labels}{more} (which must share a device) fit no device: unsupported on every accelerator kind "
-            "or larger than its memory, and there are no CPU cores")
+    return (
+        f"nodes {labels}{more} (which must share a device) fit no device: unsupported on every accelerator kind "
+        "or larger than its memory, and there are no CPU cores"
+    )
 
 
 def objective_of(problem: Problem, placement: Placement, objective_kind: str) -> tuple[bool, float, tuple]:
@@ -195,9 +206,18 @@ def objective_of(problem: Problem, placement: Placement, objective_kind: str) ->
     return evaluation.feasible, v, evaluation.violations
 
 
-def make_result(method: str, outcome: Outcome, problem: Problem, placement: Placement | None, started: float,
-                objective_kind: str, stats: dict, incumbents: Sequence[Placement] = (),
-                reason: str | None = None, extra_bound: float | None = None) -> Result:
+def make_result(
+    method: str,
+    outcome: Outcome,
+    problem: Problem,
+    placement: Placement | None,
+    started: float,
+    objective_kind: str,
+    stats: dict,
+    incumbents: Sequence[Placement] = (),
+    reason: str | None = None,
+    extra_bound: float | None = None,
+) -> Result:
     """The Result of an IP: the best of the solver's placement and ``incumbents``, valued by the evaluator.
 
     ``extra_bound`` is a lower bound proven outside the solver (for example a combinatorial
@@ -208,20 +228,37 @@ def make_result(method: str, outcome: Outcome, problem: Problem, placement: Plac
         stats["ip_objective"] = outcome.objective
     seconds = time.perf_counter() - started
     if outcome.kind == "infeasible":
-        return Result("infeasible", method, None, None, seconds, objective_kind,
-                      reason=reason or "the integer program is infeasible: no placement satisfies the memory, "
-                                       "support and colour rules with these devices", stats=tuple(stats.items()))
+        return Result(
+            "infeasible",
+            method,
+            None,
+            None,
+            seconds,
+            objective_kind,
+            reason=reason
+            or "the integer program is infeasible: no placement satisfies the memory, "
+            "support and colour rules with these devices",
+            stats=tuple(stats.items()),
+        )
     if outcome.kind == "error":
-        return Result("error", method, None, None, seconds, objective_kind, reason=outcome.message,
-                      stats=tuple(stats.items()))
+        return Result(
+            "error", method, None, None, seconds, objective_kind, reason=outcome.message, stats=tuple(stats.items())
+        )
     best, best_value = None, math.inf
     if placement is not None and outcome.has_solution:
         feasible, v, violations = objective_of(problem, placement, objective_kind)
         if not feasible:  # pragma: no cover - a modelling bug, or a memory row met only within tolerance
             if not incumbents:
-                return Result("error", method, None, placement, seconds, objective_kind,
-                              reason="the solver's placement breaks a rule: " + "; ".join(violations[:3]),
-                              stats=tuple(stats.items()))
+                return Result(
+                    "error",
+                    method,
+                    None,
+                    placement,
+                    seconds,
+                    objective_kind,
+                    reason="the solver's placement breaks a rule: " + "; ".join(violations[:3]),
+                    stats=tuple(stats.items()),
+                )
             stats["rejected"] = "; ".join(violations[:3])
             outcome = Outcome("feasible", outcome.objective, outcome.bound, outcome.gap, outcome.solver)
         elif math.isfinite(v):
@@ -236,11 +273,27 @@ def make_result(method: str, outcome: Outcome, problem: Problem, placement: Plac
     bound = max(bounds) if bounds else None
     if best is None:
         if placement is not None and outcome.has_solution:  # pragma: no cover - would be a modelling bug
-            return Result("error", method, None, None, seconds, objective_kind,
-                          reason="the solver's placement has no finite value (its calls wait for each other)",
-                          stats=tuple(stats.items()))
-        return Result("no solution", method, None, None, seconds, objective_kind, bound=bound,
-                      reason="no solution found within the limits", stats=tuple(stats.items()))
+            return Result(
+                "error",
+                method,
+                None,
+                None,
+                seconds,
+                objective_kind,
+                reason="the solver's placement has no finite value (its calls wait for each other)",
+                stats=tuple(stats.items()),
+            )
+        return Result(
+            "no solution",
+            method,
+            None,
+            None,
+            seconds,
+            objective_kind,
+            bound=bound,
+            reason="no solution found within the limits",
+            stats=tuple(stats.items()),
+        )
     status = "optimal" if outcome.kind == "optimal" else "feasible"
     if bound is not None:
         bound = min(bound, best_value)
@@ -253,8 +306,9 @@ def make_result(method: str, outcome: Outcome, problem: Problem, placement: Plac
             status, gap = "optimal", 0.0
     else:
         gap = None
-    return Result(status, method, best_value, best, seconds, objective_kind, bound=bound, gap=gap,
-                  stats=tuple(stats.items()))
+    return Result(
+        status, method, best_value, best, seconds, objective_kind, bound=bound, gap=gap, stats=tuple(stats.items())
+    )
 
 
 def infeasible_result(method: str, reason: str, started: float, objective_kind: str) -> Result:
@@ -265,7 +319,8 @@ def infeasible_result(method: str, reason: str, started: float, objective_kind: 
 def device_types(problem: Problem) -> list[tuple[str, AcceleratorKind | None, int]]:
     """Device types with a positive count: (name, AcceleratorKind or None for CPU, count)."""
     out: list[tuple[str, AcceleratorKind | None, int]] = [
-        (kind.name, kind, kind.count) for kind in problem.devices.accelerators if kind.count > 0]
+        (kind.name, kind, kind.count) for kind in problem.devices.accelerators if kind.count > 0
+    ]
     if problem.devices.cpus > 0:
         out.append((CPU_KIND, None, problem.devices.cpus))
     return out

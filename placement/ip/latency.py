@@ -47,8 +47,8 @@ from ..evaluate import evaluate
 from ..model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage
 from .common import (
     MAX_SUBGRAPHS_PER_ACCELERATOR,
-    check_model_size,
     check_devices,
+    check_model_size,
     check_options,
     colour_groups,
     infeasible_result,
@@ -76,8 +76,12 @@ class LatencyModel:
 
     @property
     def stats(self) -> dict:
-        return {"calls": len(self.accels) * self.n_calls, "subgraphs_per_accelerator": self.n_calls,
-                "variables": self.prob.numVariables(), "constraints": self.prob.numConstraints()}
+        return {
+            "calls": len(self.accels) * self.n_calls,
+            "subgraphs_per_accelerator": self.n_calls,
+            "variables": self.prob.numVariables(),
+            "constraints": self.prob.numConstraints(),
+        }
 
 
 def _memory_covers(problem: Problem, cap: float) -> list[tuple[list[tuple[int, int]], list[int]]]:
@@ -171,8 +175,10 @@ def build_latency_model(problem: Problem, n_calls: int, upper: float, strong_cut
         kind = kinds[slot.kind]
         if math.isfinite(kind.memory):
             # In units of the cap: byte-sized coefficients mislead HiGHS.
-            prob += lp_sum((var, graph.node_by_id[v].size / kind.memory) for v in nodes
-                           for var, _ in on_device(v, a)) <= 1.0
+            prob += (
+                lp_sum((var, graph.node_by_id[v].size / kind.memory) for v in nodes for var, _ in on_device(v, a))
+                <= 1.0
+            )
     _add_times(problem, model, calls, kinds, nodes, big)
     _add_critical_path(problem, model, calls, kinds, nodes, big, strong_cuts)
     if any(graph.output_cost[e.source] == 0 for e in graph.edges):
@@ -241,8 +247,9 @@ def _add_critical_path(problem, model: LatencyModel, calls, kinds, nodes, big, s
     own = {}
     for v in nodes:
         node = graph.node_by_id[v]
-        own[v] = [(x[v, ci], node.latency_on(kinds[accels[calls[ci][0]].kind])) for ci in range(len(calls))
-                  if (v, ci) in x] + ([(y[v], node.cpu_latency)] if v in y else [])
+        own[v] = [
+            (x[v, ci], node.latency_on(kinds[accels[calls[ci][0]].kind])) for ci in range(len(calls)) if (v, ci) in x
+        ] + ([(y[v], node.cpu_latency)] if v in y else [])
         prob += lp_sum([(h[v], 1)] + [(var, -coef) for var, coef in own[v]]) >= 0
         prob += makespan - h[v] >= 0
     kept_sum: dict[tuple[int, int], list] = {}
@@ -459,8 +466,11 @@ def latency_lower_bound(problem: Problem) -> float:
     finish: dict[int, float] = {}
     for v in graph.topological_order:
         node = graph.node_by_id[v]
-        times = [node.latency_on(k) for k in devices.accelerators if k.count > 0 and node.runs_on(k)
-                 and node.size <= k.memory]
+        times = [
+            node.latency_on(k)
+            for k in devices.accelerators
+            if k.count > 0 and node.runs_on(k) and node.size <= k.memory
+        ]
         if devices.cpus > 0:
             times.append(node.cpu_latency)
         fastest = min(times, default=math.inf)
@@ -468,10 +478,18 @@ def latency_lower_bound(problem: Problem) -> float:
     return max(finish.values(), default=0.0)
 
 
-def solve_latency_ip(problem: Problem, time_limit: float | None = None, gap: float | None = None,
-                     solver: str = "highs", subgraphs_per_accelerator: int = 1, warm_start: bool = True,
-                     q: int | None = None, local_search_seconds: float | None = None,
-                     strong_cuts: bool | None = None, **_ignored: Any) -> Result:
+def solve_latency_ip(
+    problem: Problem,
+    time_limit: float | None = None,
+    gap: float | None = None,
+    solver: str = "highs",
+    subgraphs_per_accelerator: int = 1,
+    warm_start: bool = True,
+    q: int | None = None,
+    local_search_seconds: float | None = None,
+    strong_cuts: bool | None = None,
+    **_ignored: Any,
+) -> Result:
     """The placement of minimum single-sample latency, by an integer program.
 
     Parameters
@@ -502,18 +520,26 @@ def solve_latency_ip(problem: Problem, time_limit: float | None = None, gap: flo
     started = time.perf_counter()
     if q is not None:
         subgraphs_per_accelerator = q
-    if isinstance(subgraphs_per_accelerator, bool) or not isinstance(subgraphs_per_accelerator, int) \
-            or subgraphs_per_accelerator < 1:
+    if (
+        isinstance(subgraphs_per_accelerator, bool)
+        or not isinstance(subgraphs_per_accelerator, int)
+        or subgraphs_per_accelerator < 1
+    ):
         raise PlacementError(
-            f"subgraphs per accelerator must be a positive integer (got {subgraphs_per_accelerator!r})")
+            f"subgraphs per accelerator must be a positive integer (got {subgraphs_per_accelerator!r})"
+        )
     if subgraphs_per_accelerator > MAX_SUBGRAPHS_PER_ACCELERATOR:
-        raise PlacementError(f"subgraphs per accelerator must be at most {MAX_SUBGRAPHS_PER_ACCELERATOR} "
-                             f"(got {subgraphs_per_accelerator:,})")
+        raise PlacementError(
+            f"subgraphs per accelerator must be at most {MAX_SUBGRAPHS_PER_ACCELERATOR} "
+            f"(got {subgraphs_per_accelerator:,})"
+        )
     check_options(solver, time_limit, gap)
     n_all_calls = problem.devices.accelerator_count * subgraphs_per_accelerator
-    check_model_size(METHOD, (len(problem.graph.nodes) + len(problem.graph.edges)) * n_all_calls,
-                     f"{len(problem.graph.nodes):,} nodes and {len(problem.graph.edges):,} edges x "
-                     f"{n_all_calls:,} calls")
+    check_model_size(
+        METHOD,
+        (len(problem.graph.nodes) + len(problem.graph.edges)) * n_all_calls,
+        f"{len(problem.graph.nodes):,} nodes and {len(problem.graph.edges):,} edges x {n_all_calls:,} calls",
+    )
     reason = check_devices(problem)
     if reason:
         return infeasible_result(METHOD, reason, started, "latency")
@@ -533,8 +559,7 @@ def solve_latency_ip(problem: Problem, time_limit: float | None = None, gap: flo
                 incumbents.append(improved)
     # Big-M: an achievable latency (the best incumbent's, else a schedule-free safe bound).
     max_scale = max((devices.transfer_scale(k) for k in devices.accelerators), default=1.0)
-    safe = sum(max([node.cpu_latency] + [node.latency_on(k) for k in devices.accelerators])
-               for node in graph.nodes)
+    safe = sum(max([node.cpu_latency] + [node.latency_on(k) for k in devices.accelerators]) for node in graph.nodes)
     safe += len(accels) * n_calls * sum(graph.output_cost.values()) * max_scale * 2
     values = [_latency_of(problem, p) for p in incumbents]
     upper = min([safe] + values)
@@ -550,6 +575,16 @@ def solve_latency_ip(problem: Problem, time_limit: float | None = None, gap: flo
     remaining = None if time_limit is None else max(0.1, time_limit - (time.perf_counter() - started))
     outcome = solve_model(model.prob, model.makespan, solver, remaining, gap, start)
     placement = extract_latency(problem, model) if outcome.has_solution else None
-    return make_result(METHOD, outcome, problem, placement, started, "latency", stats, incumbents,
-                       reason="the latency program is infeasible: no placement satisfies the memory, support and "
-                              "colour rules with these devices", extra_bound=latency_lower_bound(problem))
+    return make_result(
+        METHOD,
+        outcome,
+        problem,
+        placement,
+        started,
+        "latency",
+        stats,
+        incumbents,
+        reason="the latency program is infeasible: no placement satisfies the memory, support and "
+        "colour rules with these devices",
+        extra_bound=latency_lower_bound(problem),
+    )

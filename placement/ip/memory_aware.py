@@ -48,8 +48,8 @@ import pulp
 from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..exact.ideals import contract
-from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
 from ..model import Placement, Problem, Result
+from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
 from ..pipeline.schedule import SCHEDULES
 from .common import (
     check_devices,
@@ -86,14 +86,24 @@ def plan_value(problem: Problem, placement: Placement, recompute: bool) -> float
     if not recompute:
         return evaluation.max_load
     kinds = {kind.name: kind for kind in problem.devices.accelerators}
-    return max(entry.load + _forward_compute(problem, stage.nodes, kinds.get(stage.device.kind))
-               for entry, stage in zip(evaluation.devices, placement.stages))
+    return max(
+        entry.load + _forward_compute(problem, stage.nodes, kinds.get(stage.device.kind))
+        for entry, stage in zip(evaluation.devices, placement.stages)
+    )
 
 
-def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches: int = 8,
-                          optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER, recompute: bool = False,
-                          time_limit: float | None = None, gap: float | None = None, solver: str = "highs",
-                          bytes_per_cost: float | None = None, **_ignored: Any) -> Result:
+def solve_memory_aware_ip(
+    problem: Problem,
+    schedule: str = "1f1b",
+    microbatches: int = 8,
+    optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER,
+    recompute: bool = False,
+    time_limit: float | None = None,
+    gap: float | None = None,
+    solver: str = "highs",
+    bytes_per_cost: float | None = None,
+    **_ignored: Any,
+) -> Result:
     """The optimal contiguous split whose accelerators hold the schedule's peak memory, by an IP.
 
     Parameters
@@ -128,8 +138,12 @@ def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches
         raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(SCHEDULES)}")
     if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
         raise PlacementError(f"microbatches must be a positive integer (got {microbatches!r})")
-    if isinstance(optimizer_multiplier, bool) or not isinstance(optimizer_multiplier, (int, float)) \
-            or not math.isfinite(optimizer_multiplier) or optimizer_multiplier < 0:
+    if (
+        isinstance(optimizer_multiplier, bool)
+        or not isinstance(optimizer_multiplier, (int, float))
+        or not math.isfinite(optimizer_multiplier)
+        or optimizer_multiplier < 0
+    ):
         raise PlacementError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
     check_options(solver, time_limit, gap)
     training = schedule != "inference"
@@ -149,13 +163,19 @@ def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches
     positions = range(n_pos)
     n_groups = len(groups)
 
-    static = [sum(nodes[n].size for n in m) + opt_mult * sum(nodes[n].size for n in m if not nodes[n].is_backward)
-              for m in groups]
+    static = [
+        sum(nodes[n].size for n in m) + opt_mult * sum(nodes[n].size for n in m if not nodes[n].is_backward)
+        for m in groups
+    ]
     act = [sum(out_bytes[n] for n in m if not nodes[n].is_backward) for m in groups]
-    compute = {(g, d): group_compute(problem, groups[g], types[d][1]) for g in range(n_groups)
-               for d in range(len(types))}
-    fcompute = {(g, d): _forward_compute(problem, groups[g], types[d][1]) if recompute else 0.0
-                for g in range(n_groups) for d in range(len(types))}
+    compute = {
+        (g, d): group_compute(problem, groups[g], types[d][1]) for g in range(n_groups) for d in range(len(types))
+    }
+    fcompute = {
+        (g, d): _forward_compute(problem, groups[g], types[d][1]) if recompute else 0.0
+        for g in range(n_groups)
+        for d in range(len(types))
+    }
     # Forward edges between groups whose source has output bytes: the stage inputs (recomputation).
     inputs: dict[int, set[int]] = {}
     if recompute:
@@ -187,8 +207,9 @@ def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches
                 prob += y[p] - x[g, p, d] >= 0
         options = [(x[g, p, d], 1) for p in positions for d in range(len(types)) if (g, p, d) in x]
         if not options:
-            return infeasible_result(METHOD, nowhere(problem, groups[g]) + " (with the schedule's memory)",
-                                      started, "throughput")
+            return infeasible_result(
+                METHOD, nowhere(problem, groups[g]) + " (with the schedule's memory)", started, "throughput"
+            )
         prob += lp_sum(options) == 1
     by_gp: dict[tuple[int, int], list] = {}
     for (g, p, d), var in x.items():
@@ -214,8 +235,10 @@ def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches
             if kind is None and scale == 0:
                 prob += lp_sum([(var, compute[g, d]) for g, var in members] + extra) <= load
                 continue
-            comm_terms = [(var, graph.output_cost[u] * scale)
-                          for var, u in crossing_vars(prob, crossing, group_of, x, at, p, d, c)]
+            comm_terms = [
+                (var, graph.output_cost[u] * scale)
+                for var, u in crossing_vars(prob, crossing, group_of, x, at, p, d, c)
+            ]
             compute_terms = [(var, compute[g, d]) for g, var in members]
             if devices.overlap:
                 prob += lp_sum(compute_terms + extra) <= load
@@ -223,25 +246,60 @@ def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches
             else:
                 prob += lp_sum(compute_terms + comm_terms + extra) <= load
             if kind is not None and math.isfinite(kind.memory):
-                _add_memory(prob, kind.memory, members, static, act, inputs, out_bytes, group_of, x, y, p, d,
-                            n_pos, schedule, microbatches, recompute)
-    stats = {"schedule": schedule, "microbatches": microbatches, "optimizer_multiplier": opt_mult,
-             "recompute": recompute, "groups": n_groups, "positions": n_pos, "variables": prob.numVariables(),
-             "constraints": prob.numConstraints()}
+                _add_memory(
+                    prob,
+                    kind.memory,
+                    members,
+                    static,
+                    act,
+                    inputs,
+                    out_bytes,
+                    group_of,
+                    x,
+                    y,
+                    p,
+                    d,
+                    n_pos,
+                    schedule,
+                    microbatches,
+                    recompute,
+                )
+    stats = {
+        "schedule": schedule,
+        "microbatches": microbatches,
+        "optimizer_multiplier": opt_mult,
+        "recompute": recompute,
+        "groups": n_groups,
+        "positions": n_pos,
+        "variables": prob.numVariables(),
+        "constraints": prob.numConstraints(),
+    }
     outcome = solve_model(prob, load, solver, time_limit, gap, None)
     stats["solver"] = outcome.solver
     if outcome.objective is not None:
         stats["ip_objective"] = outcome.objective
 
     def done(status, objective=None, placement=None, **extra):
-        return Result(status, METHOD, objective, placement, time.perf_counter() - started, "throughput",
-                      stats=tuple(stats.items()), **extra)
+        return Result(
+            status,
+            METHOD,
+            objective,
+            placement,
+            time.perf_counter() - started,
+            "throughput",
+            stats=tuple(stats.items()),
+            **extra,
+        )
 
     if outcome.kind == "infeasible":
-        return done("infeasible", reason=(
-            f"no contiguous split fits: under {schedule} with {microbatches} microbatch(es) every way of cutting "
-            f"the graph into at most {devices.accelerator_count} accelerator and {devices.cpus} CPU stages puts "
-            "more weights, optimizer state and in-flight activations on some accelerator than it holds"))
+        return done(
+            "infeasible",
+            reason=(
+                f"no contiguous split fits: under {schedule} with {microbatches} microbatch(es) every way of cutting "
+                f"the graph into at most {devices.accelerator_count} accelerator and {devices.cpus} CPU stages puts "
+                "more weights, optimizer state and in-flight activations on some accelerator than it holds"
+            ),
+        )
     if outcome.kind == "error":
         return done("error", reason=outcome.message)
     if outcome.kind == "no solution":
@@ -267,8 +325,9 @@ def solve_memory_aware_ip(problem: Problem, schedule: str = "1f1b", microbatches
     return done(status, value, placement, bound=bound, gap=gap_value)
 
 
-def _add_memory(prob, cap, members, static, act, inputs, out_bytes, group_of, x, y, p, d, n_pos, schedule,
-                microbatches, recompute):
+def _add_memory(
+    prob, cap, members, static, act, inputs, out_bytes, group_of, x, y, p, d, n_pos, schedule, microbatches, recompute
+):
     """Peak memory of position ``p`` on accelerator type ``d`` <= ``cap`` (module docstring).
 
     Bytes are counted in units of ``cap`` (right-hand side 1): coefficients near 1 whatever the

@@ -44,8 +44,9 @@ def contiguity(prob: pulp.LpProblem, order_edges, n_pos: int, at: Callable[[int,
     """Prefixes of positions form a chain of ideals: for an order edge a -> b, b is never before a."""
     for a, b in order_edges:
         for p in range(n_pos - 1):
-            terms = [(v, 1) for q in range(p + 1) for v, _ in at(a, q)] + [(v, -1) for q in range(p + 1)
-                                                                              for v, _ in at(b, q)]
+            terms = [(v, 1) for q in range(p + 1) for v, _ in at(a, q)] + [
+                (v, -1) for q in range(p + 1) for v, _ in at(b, q)
+            ]
             prob += lp_sum(terms) >= 0
 
 

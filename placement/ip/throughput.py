@@ -31,8 +31,8 @@ from ..evaluate import evaluate
 from ..exact.ideals import contract
 from ..model import DeviceSlot, Placement, Problem, Result, Stage
 from .common import (
-    check_model_size,
     check_devices,
+    check_model_size,
     check_options,
     colour_groups,
     device_types,
@@ -91,8 +91,14 @@ def start_throughput(problem: Problem, method: str) -> Placement | None:
     return result.placement
 
 
-def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: float | None = None,
-                        solver: str = "highs", warm_start: bool = True, **_ignored: Any) -> Result:
+def solve_ip_contiguous(
+    problem: Problem,
+    time_limit: float | None = None,
+    gap: float | None = None,
+    solver: str = "highs",
+    warm_start: bool = True,
+    **_ignored: Any,
+) -> Result:
     """The optimal contiguous split (minimum max-load) by an integer program.
 
     Parameters
@@ -131,8 +137,9 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
     load = prob.add_variable("L", lowBound=0)
     prob += load
     t = position_types(prob, types, positions)
-    compute = {(g, d): group_compute(problem, groups[g], types[d][1]) for g in range(len(groups))
-               for d in range(len(types))}
+    compute = {
+        (g, d): group_compute(problem, groups[g], types[d][1]) for g in range(len(groups)) for d in range(len(types))
+    }
     memory = [sum(graph.node_by_id[n].size for n in members) for members in groups]
     x = {}
     for g in range(len(groups)):
@@ -166,14 +173,20 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
             if kind is None and scale == 0:  # CPU cores pay no communication (cpu_bandwidth None)
                 prob += lp_sum((var, compute[g, d]) for g, var in members) <= load
                 continue
-            comm_terms = [(var, graph.output_cost[u])
-                          for var, u in crossing_vars(prob, crossing, group_of, x, at, p, d, c)]
-            add_load_constraints(prob, load, [(var, compute[g, d]) for g, var in members], comm_terms,
-                                 scale, devices.overlap)
+            comm_terms = [
+                (var, graph.output_cost[u]) for var, u in crossing_vars(prob, crossing, group_of, x, at, p, d, c)
+            ]
+            add_load_constraints(
+                prob, load, [(var, compute[g, d]) for g, var in members], comm_terms, scale, devices.overlap
+            )
             if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
                 prob += lp_sum((var, memory[g] / kind.memory) for g, var in members) <= 1.0
-    stats = {"groups": len(groups), "positions": n_pos, "variables": prob.numVariables(),
-             "constraints": prob.numConstraints()}
+    stats = {
+        "groups": len(groups),
+        "positions": n_pos,
+        "variables": prob.numVariables(),
+        "constraints": prob.numConstraints(),
+    }
     incumbents = []
     start = None
     if warm_start:
@@ -186,8 +199,7 @@ def solve_ip_contiguous(problem: Problem, time_limit: float | None = None, gap: 
     extra = None
     if incumbents:  # contiguous splits are placements: the pigeonhole bound holds for them too
         extra = pigeonhole_bound(problem, colour_groups(graph), evaluate(problem, incumbents[0]).max_load)
-    return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents,
-                       extra_bound=extra)
+    return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents, extra_bound=extra)
 
 
 def _contiguous_start(placement: Placement, group_of, types, x, t) -> dict | None:
@@ -214,8 +226,14 @@ def _contiguous_start(placement: Placement, group_of, types, x, t) -> dict | Non
     return start
 
 
-def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, gap: float | None = None,
-                           solver: str = "highs", warm_start: bool = True, **_ignored: Any) -> Result:
+def solve_ip_noncontiguous(
+    problem: Problem,
+    time_limit: float | None = None,
+    gap: float | None = None,
+    solver: str = "highs",
+    warm_start: bool = True,
+    **_ignored: Any,
+) -> Result:
     """The optimal (not necessarily contiguous) placement minimising max-load, by an integer program.
 
     Colour-class groups are assigned to devices freely; identical devices are ordered by their
@@ -244,8 +262,10 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
     incumbents: list[Placement] = []
     upper = math.inf
     if warm_start:
-        starts = [start_throughput(problem, "dp") or start_throughput(problem, "pipedream"),
-                  start_throughput(problem, "local-search")]
+        starts = [
+            start_throughput(problem, "dp") or start_throughput(problem, "pipedream"),
+            start_throughput(problem, "local-search"),
+        ]
         candidates = [p for p in starts if p is not None]
         if candidates:
             best = min(candidates, key=lambda p: evaluate(problem, p).max_load)
@@ -323,8 +343,9 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
                     prob += lp_sum([(var, 1), (x[gu, i], -1)] + ([(kept, 1)] if kept is not None else [])) >= 0
                 if (gw, i) in x:
                     prob += lp_sum([(var, 1), (x[gw, i], -1)] + ([(kept, 1)] if kept is not None else [])) >= 0
-        add_load_constraints(prob, load, [(var, compute[g, i]) for g, var in members],
-                             comm_terms, scale, devices.overlap)
+        add_load_constraints(
+            prob, load, [(var, compute[g, i]) for g, var in members], comm_terms, scale, devices.overlap
+        )
         if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
             prob += lp_sum((var, memory[g] / kind.memory) for g, var in members) <= 1.0
     stats = {"groups": len(groups), "variables": prob.numVariables(), "constraints": prob.numConstraints()}
@@ -335,8 +356,7 @@ def solve_ip_noncontiguous(problem: Problem, time_limit: float | None = None, ga
         assignment = {n: slots[i] for (g, i), var in x.items() if value(var) > 0.5 for n in groups[g]}
         placement = Placement.from_assignment(assignment, order=slots)
     extra = pigeonhole_bound(problem, groups, upper) if math.isfinite(upper) else None
-    return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents,
-                       extra_bound=extra)
+    return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents, extra_bound=extra)
 
 
 def pigeonhole_bound(problem: Problem, groups, upper: float) -> float:

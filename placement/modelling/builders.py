@@ -148,19 +148,36 @@ class _GraphBuilder:
         self.costs: list[tuple[str, OpCost, str]] = []
         self.preds: list[list[int]] = []
 
-    def add(self, name: str, op: str, flops: float, read_elems: float, write_elems: float, param_elems: float,
-            inputs: list[int]) -> int:
+    def add(
+        self,
+        name: str,
+        op: str,
+        flops: float,
+        read_elems: float,
+        write_elems: float,
+        param_elems: float,
+        inputs: list[int],
+    ) -> int:
         e = self.e
-        self.costs.append((name, OpCost(float(flops), read_elems * e, write_elems * e, param_elems * e,
-                                        write_elems * e, self.dtype), op))
+        self.costs.append(
+            (
+                name,
+                OpCost(float(flops), read_elems * e, write_elems * e, param_elems * e, write_elems * e, self.dtype),
+                op,
+            )
+        )
         self.preds.append(list(inputs))
         return len(self.costs) - 1
 
     def graph(self, name: str) -> Graph:
-        nodes = [self.cost_model.node(i, label, cost, extra={"op": op})
-                 for i, (label, cost, op) in enumerate(self.costs)]
-        edges = [self.cost_model.edge(p, i, self.costs[p][1].output_bytes)
-                 for i, preds in enumerate(self.preds) for p in preds]
+        nodes = [
+            self.cost_model.node(i, label, cost, extra={"op": op}) for i, (label, cost, op) in enumerate(self.costs)
+        ]
+        edges = [
+            self.cost_model.edge(p, i, self.costs[p][1].output_bytes)
+            for i, preds in enumerate(self.preds)
+            for p in preds
+        ]
         return Graph(tuple(nodes), tuple(edges), name=name)
 
 
@@ -172,8 +189,9 @@ def _finish(graph: Graph, granularity: str, training: bool) -> Graph:
     return training_graph(graph) if training else graph
 
 
-def transformer_graph(config: TransformerConfig, cost_model: CostModel | None = None, granularity: str = "layer",
-                      training: bool = False) -> Graph:
+def transformer_graph(
+    config: TransformerConfig, cost_model: CostModel | None = None, granularity: str = "layer", training: bool = False
+) -> Graph:
     """The transformer's graph (operators named ``layer<i>/<op>``; layers merge by that prefix)."""
     cm = cost_model or CostModel.with_presets()
     b, s, h, a, V = config.batch, config.seq_len, config.hidden, config.heads, config.vocab
@@ -188,8 +206,10 @@ def transformer_graph(config: TransformerConfig, cost_model: CostModel | None = 
     for layer in range(config.layers):
         p = f"layer{layer}/"
         attn_in = ln(p + "ln1", x) if config.style == "gpt" else x
-        q, k, v = (g.add(p + part, "MatMul", 2 * bsh * h + bsh, bsh + h * h + h, bsh, h * h + h, [attn_in])
-                   for part in ("q", "k", "v"))
+        q, k, v = (
+            g.add(p + part, "MatMul", 2 * bsh * h + bsh, bsh + h * h + h, bsh, h * h + h, [attn_in])
+            for part in ("q", "k", "v")
+        )
         scores = g.add(p + "scores", "MatMul", 2 * b * s * s * h, 2 * bsh, bas2, 0, [q, k])
         soft = g.add(p + "softmax", "Softmax", 5 * bas2, bas2, bas2, 0, [scores])
         context = g.add(p + "context", "MatMul", 2 * b * s * s * h, bas2 + bsh, bsh, 0, [soft, v])
@@ -209,8 +229,9 @@ def transformer_graph(config: TransformerConfig, cost_model: CostModel | None = 
     return _finish(g.graph(name), granularity, training)
 
 
-def cnn_graph(config: CnnConfig, cost_model: CostModel | None = None, granularity: str = "layer",
-              training: bool = False) -> Graph:
+def cnn_graph(
+    config: CnnConfig, cost_model: CostModel | None = None, granularity: str = "layer", training: bool = False
+) -> Graph:
     """The ResNet-like CNN's graph (operators named ``<block>/<op>``; blocks merge by that prefix)."""
     cm = cost_model or CostModel.with_presets()
     b = config.batch
@@ -219,8 +240,15 @@ def cnn_graph(config: CnnConfig, cost_model: CostModel | None = None, granularit
     def conv(name: str, x: int | None, c_in: int, c_out: int, k: int, size_out: int, size_in: int) -> int:
         out = b * size_out * size_out * c_out
         weights = c_out * c_in * k * k + c_out
-        return g.add(name, "Conv", 2 * out * c_in * k * k + out, b * size_in * size_in * c_in + weights, out,
-                     weights, [] if x is None else [x])
+        return g.add(
+            name,
+            "Conv",
+            2 * out * c_in * k * k + out,
+            b * size_in * size_in * c_in + weights,
+            out,
+            weights,
+            [] if x is None else [x],
+        )
 
     def eltwise(name: str, op: str, inputs: list[int], elems: int) -> int:
         return g.add(name, op, elems, elems * len(inputs), elems, 0, inputs)
@@ -229,8 +257,15 @@ def cnn_graph(config: CnnConfig, cost_model: CostModel | None = None, granularit
     x = conv("stem/conv", None, 3, config.width, 7, size, config.image)
     x = eltwise("stem/relu", "Relu", [x], b * size * size * config.width)
     pooled = (size + 1) // 2
-    x = g.add("stem/maxpool", "MaxPool", 9 * b * pooled * pooled * config.width, b * size * size * config.width,
-              b * pooled * pooled * config.width, 0, [x])
+    x = g.add(
+        "stem/maxpool",
+        "MaxPool",
+        9 * b * pooled * pooled * config.width,
+        b * size * size * config.width,
+        b * pooled * pooled * config.width,
+        0,
+        [x],
+    )
     size, channels = pooled, config.width
     for stage, count in enumerate(config.blocks):
         width = config.width * 2**stage
@@ -250,25 +285,53 @@ def cnn_graph(config: CnnConfig, cost_model: CostModel | None = None, granularit
             y = eltwise(p + "add", "Add", [y, shortcut], elems)
             x = eltwise(p + "relu3", "Relu", [y], elems)
             size, channels = out_size, 4 * width
-    x = g.add("head/avgpool", "GlobalAveragePool", b * size * size * channels, b * size * size * channels,
-              b * channels, 0, [x])
-    g.add("head/fc", "Gemm", 2 * b * channels * config.classes + b * config.classes,
-          b * channels + channels * config.classes + config.classes, b * config.classes,
-          channels * config.classes + config.classes, [x])
+    x = g.add(
+        "head/avgpool",
+        "GlobalAveragePool",
+        b * size * size * channels,
+        b * size * size * channels,
+        b * channels,
+        0,
+        [x],
+    )
+    g.add(
+        "head/fc",
+        "Gemm",
+        2 * b * channels * config.classes + b * config.classes,
+        b * channels + channels * config.classes + config.classes,
+        b * config.classes,
+        channels * config.classes + config.classes,
+        [x],
+    )
     name = f"ResNet-{sum(config.blocks) * 3 + 2} ({granularity}{', training' if training else ''})"
     return _finish(g.graph(name), granularity, training)
 
 
-def build_transformer(config: TransformerConfig, cost_model: CostModel | None = None, *, accelerators: int = 4,
-                      cpus: int = 1, granularity: str = "layer", training: bool = False,
-                      memory: float | None = None) -> Problem:
+def build_transformer(
+    config: TransformerConfig,
+    cost_model: CostModel | None = None,
+    *,
+    accelerators: int = 4,
+    cpus: int = 1,
+    granularity: str = "layer",
+    training: bool = False,
+    memory: float | None = None,
+) -> Problem:
     """A transformer problem: its graph on ``accelerators`` devices of the reference kind + ``cpus`` cores."""
     cm = cost_model or CostModel.with_presets()
     return Problem(transformer_graph(config, cm, granularity, training), cm.devices(accelerators, cpus, memory=memory))
 
 
-def build_cnn(config: CnnConfig, cost_model: CostModel | None = None, *, accelerators: int = 4, cpus: int = 1,
-              granularity: str = "layer", training: bool = False, memory: float | None = None) -> Problem:
+def build_cnn(
+    config: CnnConfig,
+    cost_model: CostModel | None = None,
+    *,
+    accelerators: int = 4,
+    cpus: int = 1,
+    granularity: str = "layer",
+    training: bool = False,
+    memory: float | None = None,
+) -> Problem:
     """A ResNet-like CNN problem (see :func:`build_transformer`)."""
     cm = cost_model or CostModel.with_presets()
     return Problem(cnn_graph(config, cm, granularity, training), cm.devices(accelerators, cpus, memory=memory))

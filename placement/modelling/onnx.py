@@ -54,8 +54,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..errors import InvalidGraphError, PlacementError, TooManyIdealsError
 from ..exact.ideals import count_ideals
@@ -69,30 +70,161 @@ MAX_ONNX_BYTES = 200 * 1024 * 1024
 REPORT_MAX_IDEALS = 200_000
 
 _BITS = {
-    "FLOAT": 32, "UINT8": 8, "INT8": 8, "UINT16": 16, "INT16": 16, "INT32": 32, "INT64": 64, "STRING": 0, "BOOL": 8,
-    "FLOAT16": 16, "DOUBLE": 64, "UINT32": 32, "UINT64": 64, "COMPLEX64": 64, "COMPLEX128": 128, "BFLOAT16": 16,
-    "FLOAT8E4M3FN": 8, "FLOAT8E4M3FNUZ": 8, "FLOAT8E5M2": 8, "FLOAT8E5M2FNUZ": 8, "UINT4": 4, "INT4": 4,
-    "FLOAT4E2M1": 4, "FLOAT8E8M0": 8, "UINT2": 2, "INT2": 2, "FLOAT6E2M3": 6, "FLOAT6E3M2": 6,
+    "FLOAT": 32,
+    "UINT8": 8,
+    "INT8": 8,
+    "UINT16": 16,
+    "INT16": 16,
+    "INT32": 32,
+    "INT64": 64,
+    "STRING": 0,
+    "BOOL": 8,
+    "FLOAT16": 16,
+    "DOUBLE": 64,
+    "UINT32": 32,
+    "UINT64": 64,
+    "COMPLEX64": 64,
+    "COMPLEX128": 128,
+    "BFLOAT16": 16,
+    "FLOAT8E4M3FN": 8,
+    "FLOAT8E4M3FNUZ": 8,
+    "FLOAT8E5M2": 8,
+    "FLOAT8E5M2FNUZ": 8,
+    "UINT4": 4,
+    "INT4": 4,
+    "FLOAT4E2M1": 4,
+    "FLOAT8E8M0": 8,
+    "UINT2": 2,
+    "INT2": 2,
+    "FLOAT6E2M3": 6,
+    "FLOAT6E3M2": 6,
 }
-_HALF = {"FLOAT16": "fp16", "BFLOAT16": "bf16", "INT8": "int8", "UINT8": "int8", "FLOAT8E4M3FN": "fp8",
-         "FLOAT8E4M3FNUZ": "fp8", "FLOAT8E5M2": "fp8", "FLOAT8E5M2FNUZ": "fp8"}
+_HALF = {
+    "FLOAT16": "fp16",
+    "BFLOAT16": "bf16",
+    "INT8": "int8",
+    "UINT8": "int8",
+    "FLOAT8E4M3FN": "fp8",
+    "FLOAT8E4M3FNUZ": "fp8",
+    "FLOAT8E5M2": "fp8",
+    "FLOAT8E5M2FNUZ": "fp8",
+}
 
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size", "Dropout"})
-MOVE_OPS = frozenset({"Transpose", "Concat", "Gather", "GatherElements", "GatherND", "Slice", "Split", "Pad",
-                      "Expand", "Tile", "ScatterND", "ScatterElements", "DepthToSpace", "SpaceToDepth", "Resize",
-                      "Upsample", "ConstantOfShape", "Range", "NonZero", "OneHot", "Trilu", "CastLike"})
-ELEMENTWISE_OPS = frozenset({
-    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mean", "Sum", "Where", "Equal", "Less", "Greater",
-    "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Mod", "BitShift", "PRelu", "Relu", "LeakyRelu",
-    "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu", "Erf", "Exp", "Log", "Sqrt",
-    "Reciprocal", "Neg", "Abs", "Clip", "Softplus", "Softsign", "Sign", "Floor", "Ceil", "Round", "Cast", "IsNaN",
-    "IsInf", "Sin", "Cos", "Tan", "Mish", "ThresholdedRelu", "QuantizeLinear", "DequantizeLinear",
-})
-NORM_OPS = frozenset({"LayerNormalization", "GroupNormalization", "InstanceNormalization",
-                      "SimplifiedLayerNormalization", "SkipLayerNormalization", "RMSNormalization"})
-REDUCE_OPS = frozenset({"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-                        "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "GlobalAveragePool", "GlobalMaxPool",
-                        "ArgMax", "ArgMin"})
+MOVE_OPS = frozenset(
+    {
+        "Transpose",
+        "Concat",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "Slice",
+        "Split",
+        "Pad",
+        "Expand",
+        "Tile",
+        "ScatterND",
+        "ScatterElements",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "Resize",
+        "Upsample",
+        "ConstantOfShape",
+        "Range",
+        "NonZero",
+        "OneHot",
+        "Trilu",
+        "CastLike",
+    }
+)
+ELEMENTWISE_OPS = frozenset(
+    {
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Pow",
+        "Max",
+        "Min",
+        "Mean",
+        "Sum",
+        "Where",
+        "Equal",
+        "Less",
+        "Greater",
+        "LessOrEqual",
+        "GreaterOrEqual",
+        "And",
+        "Or",
+        "Xor",
+        "Not",
+        "Mod",
+        "BitShift",
+        "PRelu",
+        "Relu",
+        "LeakyRelu",
+        "Elu",
+        "Selu",
+        "Celu",
+        "Sigmoid",
+        "HardSigmoid",
+        "HardSwish",
+        "Tanh",
+        "Gelu",
+        "Erf",
+        "Exp",
+        "Log",
+        "Sqrt",
+        "Reciprocal",
+        "Neg",
+        "Abs",
+        "Clip",
+        "Softplus",
+        "Softsign",
+        "Sign",
+        "Floor",
+        "Ceil",
+        "Round",
+        "Cast",
+        "IsNaN",
+        "IsInf",
+        "Sin",
+        "Cos",
+        "Tan",
+        "Mish",
+        "ThresholdedRelu",
+        "QuantizeLinear",
+        "DequantizeLinear",
+    }
+)
+NORM_OPS = frozenset(
+    {
+        "LayerNormalization",
+        "GroupNormalization",
+        "InstanceNormalization",
+        "SimplifiedLayerNormalization",
+        "SkipLayerNormalization",
+        "RMSNormalization",
+    }
+)
+REDUCE_OPS = frozenset(
+    {
+        "ReduceMean",
+        "ReduceSum",
+        "ReduceMax",
+        "ReduceMin",
+        "ReduceProd",
+        "ReduceL1",
+        "ReduceL2",
+        "ReduceSumSquare",
+        "ReduceLogSum",
+        "ReduceLogSumExp",
+        "GlobalAveragePool",
+        "GlobalMaxPool",
+        "ArgMax",
+        "ArgMin",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -289,23 +421,26 @@ def _tensor_infos(model) -> dict[str, TensorInfo]:
         known = infos.get(value.name)
         if known is not None and known.shape is not None and shape is None:
             continue  # a declared output without a shape does not hide an inferred one
-        infos[value.name] = TensorInfo(shape, elem_name(tt.elem_type) if tt.elem_type else
-                                       (known.elem if known else "FLOAT"))
+        infos[value.name] = TensorInfo(
+            shape, elem_name(tt.elem_type) if tt.elem_type else (known.elem if known else "FLOAT")
+        )
     for init in graph.initializer:
         infos[init.name] = TensorInfo(tuple(int(d) for d in init.dims), elem_name(init.data_type))
     for node in graph.node:
         if node.op_type == "Constant" and not node.input:
             for attr in node.attribute:
                 if attr.name == "value" and attr.type == onnx.AttributeProto.TENSOR:
-                    infos[node.output[0]] = TensorInfo(tuple(int(d) for d in attr.t.dims),
-                                                       elem_name(attr.t.data_type))
+                    infos[node.output[0]] = TensorInfo(tuple(int(d) for d in attr.t.dims), elem_name(attr.t.data_type))
     return infos
 
 
 def _attrs(node) -> dict[str, Any]:
     onnx = _onnx()
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute
-            if a.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)}
+    return {
+        a.name: onnx.helper.get_attribute_value(a)
+        for a in node.attribute
+        if a.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+    }
 
 
 def _einsum_flops(equation: str, inputs: Sequence[TensorInfo | None]) -> float | None:
@@ -321,8 +456,9 @@ def _einsum_flops(equation: str, inputs: Sequence[TensorInfo | None]) -> float |
     return float(max(len(terms) - 1, 1) * 2 * math.prod(sizes.values()))
 
 
-def op_flops(op: str, inputs: Sequence[TensorInfo | None], outputs: Sequence[TensorInfo | None],
-             attrs: Mapping[str, Any]) -> tuple[float, bool]:
+def op_flops(
+    op: str, inputs: Sequence[TensorInfo | None], outputs: Sequence[TensorInfo | None], attrs: Mapping[str, Any]
+) -> tuple[float, bool]:
     """FLOPs of one ONNX operator by the table in the module docstring.
 
     Returns
@@ -330,6 +466,7 @@ def op_flops(op: str, inputs: Sequence[TensorInfo | None], outputs: Sequence[Ten
     (float, bool)
         FLOPs and whether the value is a fallback estimate (unknown op or unknown shapes).
     """
+
     def elements(info: TensorInfo | None) -> int | None:
         return None if info is None else info.elements
 
@@ -448,8 +585,9 @@ def _node_costs(model) -> tuple[list[Any], list[OpCost], list[str], list[str], s
     return kept, costs, estimated, sorted(unknown), weights
 
 
-def onnx_graph(model, cost_model: CostModel, name: str = "", notes: list[str] | None = None,
-               source: str = "<model>") -> Graph:
+def onnx_graph(
+    model, cost_model: CostModel, name: str = "", notes: list[str] | None = None, source: str = "<model>"
+) -> Graph:
     """The operator graph of a shape-inferred ``ModelProto`` (see the module docstring)."""
     notes = notes if notes is not None else []
     kept, costs, estimated, unknown, weights = _node_costs(model)
@@ -457,8 +595,10 @@ def onnx_graph(model, cost_model: CostModel, name: str = "", notes: list[str] | 
         raise InvalidGraphError(f"{source}: no operators left (every node only computes constants)")
     folded = sum(1 for n in model.graph.node if n.op_type != "Constant") - len(kept)
     if folded:
-        notes.append(f"{folded} nodes computing constants from weights only (e.g. ConstantOfShape) were folded "
-                     "into their consumers' weights")
+        notes.append(
+            f"{folded} nodes computing constants from weights only (e.g. ConstantOfShape) were folded "
+            "into their consumers' weights"
+        )
     infos = _tensor_infos(model)
     producer: dict[str, int] = {}
     for index, node in enumerate(kept):
@@ -485,8 +625,10 @@ def onnx_graph(model, cost_model: CostModel, name: str = "", notes: list[str] | 
         counts: dict[str, int] = {}
         for op in estimated:
             counts[op] = counts.get(op, 0) + 1
-        notes.append("FLOPs estimated as 1 per output element for: "
-                     + ", ".join(f"{op} x{n}" for op, n in sorted(counts.items())))
+        notes.append(
+            "FLOPs estimated as 1 per output element for: "
+            + ", ".join(f"{op} x{n}" for op, n in sorted(counts.items()))
+        )
     if unknown:
         shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
         notes.append(f"{len(unknown)} tensors of unknown shape count 0 bytes ({shown})")
@@ -501,10 +643,18 @@ def safe_count_ideals(graph: Graph, max_ideals: int = REPORT_MAX_IDEALS) -> int 
         return None
 
 
-def import_onnx(data: bytes, source: str = "<upload>", *, cost_model: CostModel | None = None,
-                dims: Mapping[str, int] | None = None, default_dim: int = 1, coarsen_depth: int | None = None,
-                separators: str = "/.", max_bytes: int = MAX_ONNX_BYTES,
-                max_ideals: int = REPORT_MAX_IDEALS) -> ImportReport:
+def import_onnx(
+    data: bytes,
+    source: str = "<upload>",
+    *,
+    cost_model: CostModel | None = None,
+    dims: Mapping[str, int] | None = None,
+    default_dim: int = 1,
+    coarsen_depth: int | None = None,
+    separators: str = "/.",
+    max_bytes: int = MAX_ONNX_BYTES,
+    max_ideals: int = REPORT_MAX_IDEALS,
+) -> ImportReport:
     """Read an ONNX model (bytes) into an operator graph with roofline latencies.
 
     Parameters
@@ -540,8 +690,10 @@ def import_onnx(data: bytes, source: str = "<upload>", *, cost_model: CostModel 
     try:
         graph = onnx_graph(model, cost_model, name=model.graph.name or source, notes=notes, source=source)
     except (OverflowError, ValueError) as exc:  # astronomically large shapes in the model
-        raise InvalidGraphError(f"{source}: tensor sizes too large to cost ({type(exc).__name__}: "
-                                f"{str(exc).splitlines()[0][:80] if str(exc) else ''})") from None
+        raise InvalidGraphError(
+            f"{source}: tensor sizes too large to cost ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0][:80] if str(exc) else ''})"
+        ) from None
     before = safe_count_ideals(graph, max_ideals)
     after = before
     n_before = len(graph.nodes)
@@ -590,14 +742,18 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
     label_of = {node.id: key(node) for node in graph.nodes}
     quotient = nx.DiGraph()
     quotient.add_nodes_from(label_of.values())
-    quotient.add_edges_from((label_of[e.source], label_of[e.target]) for e in graph.edges
-                            if label_of[e.source] != label_of[e.target])
+    quotient.add_edges_from(
+        (label_of[e.source], label_of[e.target]) for e in graph.edges if label_of[e.source] != label_of[e.target]
+    )
     condensed = nx.condensation(quotient)
     first_position: dict[str, int] = {}
     for position, node in enumerate(graph.nodes):
         first_position.setdefault(label_of[node.id], position)
-    order = list(nx.lexicographical_topological_sort(
-        condensed, key=lambda c: min(first_position[m] for m in condensed.nodes[c]["members"])))
+    order = list(
+        nx.lexicographical_topological_sort(
+            condensed, key=lambda c: min(first_position[m] for m in condensed.nodes[c]["members"])
+        )
+    )
     new_id = {c: i for i, c in enumerate(order)}
     group_of = {n: new_id[condensed.graph["mapping"][label_of[n]]] for n in label_of}
     members: dict[int, list[Node]] = {i: [] for i in range(len(order))}
@@ -609,8 +765,10 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
         group = members[g]
         names = sorted({label_of[n.id] for n in group}, key=lambda s: first_position[s])
         kinds = set.intersection(*({k for k, _ in n.kind_latency} for n in group))
-        kind_latency = tuple((k, sum(dict(n.kind_latency)[k] for n in group)) for k in
-                             [k for k, _ in group[0].kind_latency if k in kinds])
+        kind_latency = tuple(
+            (k, sum(dict(n.kind_latency)[k] for n in group))
+            for k in [k for k, _ in group[0].kind_latency if k in kinds]
+        )
         classes = {n.color_class for n in group if n.color_class is not None}
         if len(classes) > 1:
             raise InvalidGraphError(f"group {names[0]!r}: merges colour classes {sorted(classes)}")
@@ -619,14 +777,20 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
         for field_name in ("flops", "bytesRead", "bytesWritten"):
             if all(field_name in n.extra for n in group):
                 extra[field_name] = float(sum(n.extra[field_name] for n in group))
-        nodes.append(Node(
-            id=g, name=" + ".join(names), cpu_latency=sum(n.cpu_latency for n in group),
-            accelerator_latency=sum(n.accelerator_latency for n in group),
-            supported_on_accelerator=all(n.supported_on_accelerator for n in group),
-            color_class=classes.pop() if classes else None, size=sum(n.size for n in group),
-            kind_latency=kind_latency,
-            allowed_kinds=tuple(sorted(set.intersection(*allowed))) if allowed else None, extra=extra,
-        ))
+        nodes.append(
+            Node(
+                id=g,
+                name=" + ".join(names),
+                cpu_latency=sum(n.cpu_latency for n in group),
+                accelerator_latency=sum(n.accelerator_latency for n in group),
+                supported_on_accelerator=all(n.supported_on_accelerator for n in group),
+                color_class=classes.pop() if classes else None,
+                size=sum(n.size for n in group),
+                kind_latency=kind_latency,
+                allowed_kinds=tuple(sorted(set.intersection(*allowed))) if allowed else None,
+                extra=extra,
+            )
+        )
         leaving = [n.id for n in group if any(group_of[s] != g for s in graph.successors[n.id])]
         cost = sum(graph.output_cost[n] for n in leaving)
         size = sum(sizes.get(n, 0.0) for n in leaving)

@@ -31,8 +31,9 @@ value is editable: specs are frozen dataclasses, use :func:`dataclasses.replace`
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..errors import InvalidDevicesError, InvalidGraphError
 from ..model import CPU_KIND, AcceleratorKind, Devices, Edge, Graph, Node
@@ -41,8 +42,17 @@ from ..model import CPU_KIND, AcceleratorKind, Devices, Edge, Graph, Node
 MS_PER_SECOND = 1000.0
 
 #: Bytes per element of the data types the builders accept.
-DTYPE_BYTES: dict[str, int] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int32": 4, "int64": 8,
-                               "fp64": 8, "bool": 1}
+DTYPE_BYTES: dict[str, int] = {
+    "fp32": 4,
+    "fp16": 2,
+    "bf16": 2,
+    "fp8": 1,
+    "int8": 1,
+    "int32": 4,
+    "int64": 8,
+    "fp64": 8,
+    "bool": 1,
+}
 
 #: Data types that run at the spec's ``fp16_flops`` peak (the others use ``fp32_flops``).
 _HALF_TYPES = ("fp16", "bf16", "fp8", "int8")
@@ -106,7 +116,7 @@ class DeviceSpec:
         """Peak FLOP/s for ``dtype`` (16/8-bit types use ``fp16_flops``, the rest ``fp32_flops``)."""
         return self.fp16_flops if dtype in _HALF_TYPES else self.fp32_flops
 
-    def with_changes(self, **changes: Any) -> "DeviceSpec":
+    def with_changes(self, **changes: Any) -> DeviceSpec:
         """A copy with fields replaced (validated again)."""
         return replace(self, **changes)
 
@@ -160,15 +170,24 @@ class OpCost:
     def bytes_moved(self) -> float:
         return self.bytes_read + self.bytes_written
 
-    def __add__(self, other: "OpCost") -> "OpCost":
-        return OpCost(self.flops + other.flops, self.bytes_read + other.bytes_read,
-                      self.bytes_written + other.bytes_written, self.param_bytes + other.param_bytes,
-                      self.output_bytes + other.output_bytes, self.dtype)
+    def __add__(self, other: OpCost) -> OpCost:
+        return OpCost(
+            self.flops + other.flops,
+            self.bytes_read + other.bytes_read,
+            self.bytes_written + other.bytes_written,
+            self.param_bytes + other.param_bytes,
+            self.output_bytes + other.output_bytes,
+            self.dtype,
+        )
 
-    def scaled(self, factor: float) -> "OpCost":
+    def scaled(self, factor: float) -> OpCost:
         """FLOPs and bytes moved times ``factor`` (parameters and output unchanged)."""
-        return replace(self, flops=self.flops * factor, bytes_read=self.bytes_read * factor,
-                       bytes_written=self.bytes_written * factor)
+        return replace(
+            self,
+            flops=self.flops * factor,
+            bytes_read=self.bytes_read * factor,
+            bytes_written=self.bytes_written * factor,
+        )
 
 
 def roofline_ms(flops: float, bytes_moved: float, spec: DeviceSpec, dtype: str = "fp32") -> float:
@@ -207,7 +226,7 @@ class CostModel:
             raise InvalidDevicesError("the reference and other kinds must be accelerators, not 'cpu'")
 
     @classmethod
-    def with_presets(cls, reference: str = "A100") -> "CostModel":
+    def with_presets(cls, reference: str = "A100") -> CostModel:
         """Reference kind ``reference``, the CPU preset, and every other accelerator preset."""
         ref = preset(reference)
         others = tuple(spec for name, spec in PRESETS.items() if name not in (ref.name, CPU_KIND))
@@ -215,53 +234,91 @@ class CostModel:
 
     def latencies(self, cost: OpCost) -> dict[str, float]:
         """Milliseconds per kind name (reference, others and ``"cpu"``)."""
-        out = {spec.name: roofline_ms(cost.flops, cost.bytes_moved, spec, cost.dtype)
-               for spec in (self.reference, *self.others)}
+        out = {
+            spec.name: roofline_ms(cost.flops, cost.bytes_moved, spec, cost.dtype)
+            for spec in (self.reference, *self.others)
+        }
         out[CPU_KIND] = roofline_ms(cost.flops, cost.bytes_moved, self.cpu, cost.dtype)
         return out
 
     def node(self, node_id: int, name: str, cost: OpCost, **fields: Any) -> Node:
         """A node with roofline latencies; ``cost`` is kept in ``node.extra`` (flops, bytes...)."""
         times = self.latencies(cost)
-        extra = {"flops": cost.flops, "bytesRead": cost.bytes_read, "bytesWritten": cost.bytes_written,
-                 "dtype": cost.dtype}
+        extra = {
+            "flops": cost.flops,
+            "bytesRead": cost.bytes_read,
+            "bytesWritten": cost.bytes_written,
+            "dtype": cost.dtype,
+        }
         extra.update(fields.pop("extra", {}))
         return Node(
-            id=node_id, name=name, cpu_latency=times[CPU_KIND], accelerator_latency=times[self.reference.name],
-            size=cost.param_bytes, kind_latency=tuple((k.name, times[k.name]) for k in self.others),
-            extra=extra, **fields,
+            id=node_id,
+            name=name,
+            cpu_latency=times[CPU_KIND],
+            accelerator_latency=times[self.reference.name],
+            size=cost.param_bytes,
+            kind_latency=tuple((k.name, times[k.name]) for k in self.others),
+            extra=extra,
+            **fields,
         )
 
     def edge(self, source: int, target: int, nbytes: float) -> Edge:
         """An edge carrying ``nbytes`` priced at the reference link bandwidth."""
         return Edge(source, target, transfer_ms(nbytes, self.reference), float(nbytes))
 
-    def devices(self, count: int, cpus: int = 0, other_counts: Mapping[str, int] | None = None,
-                memory: float | None = None, overlap: bool = False) -> Devices:
+    def devices(
+        self,
+        count: int,
+        cpus: int = 0,
+        other_counts: Mapping[str, int] | None = None,
+        memory: float | None = None,
+        overlap: bool = False,
+    ) -> Devices:
         """The inventory: ``count`` reference devices (``memory`` overrides the spec) plus ``other_counts``.
 
         Other kinds get ``bandwidth = their link / reference link`` so that edge costs scale
         with their links; their node latencies come from ``kind_latency``.
         """
-        kinds = [AcceleratorKind(self.reference.name, int(count), self.reference.memory if memory is None else memory,
-                                 1.0, 1.0, self.reference.price_per_hour)]
+        kinds = [
+            AcceleratorKind(
+                self.reference.name,
+                int(count),
+                self.reference.memory if memory is None else memory,
+                1.0,
+                1.0,
+                self.reference.price_per_hour,
+            )
+        ]
         for name, n in (other_counts or {}).items():
             spec = next((k for k in self.others if k.name == name), None)
             if spec is None:
                 raise InvalidDevicesError(f"no accelerator kind named {name!r} in the cost model")
             if n:
-                kinds.append(AcceleratorKind(spec.name, int(n), spec.memory, 1.0,
-                                             spec.link_bandwidth / self.reference.link_bandwidth,
-                                             spec.price_per_hour))
+                kinds.append(
+                    AcceleratorKind(
+                        spec.name,
+                        int(n),
+                        spec.memory,
+                        1.0,
+                        spec.link_bandwidth / self.reference.link_bandwidth,
+                        spec.price_per_hour,
+                    )
+                )
         return Devices(accelerators=tuple(kinds), cpus=int(cpus), overlap=overlap)
 
 
 def specs_table(specs: Iterable[DeviceSpec]) -> list[dict[str, Any]]:
     """Rows (one per spec) in display units: TFLOP/s, GB/s, GiB."""
     return [
-        {"name": s.name, "fp16 TFLOP/s": s.fp16_flops / 1e12, "fp32 TFLOP/s": s.fp32_flops / 1e12,
-         "memory GB/s": s.memory_bandwidth / 1e9, "memory GiB": s.memory / GiB, "link GB/s": s.link_bandwidth / 1e9,
-         "efficiency": s.efficiency}
+        {
+            "name": s.name,
+            "fp16 TFLOP/s": s.fp16_flops / 1e12,
+            "fp32 TFLOP/s": s.fp32_flops / 1e12,
+            "memory GB/s": s.memory_bandwidth / 1e9,
+            "memory GiB": s.memory / GiB,
+            "link GB/s": s.link_bandwidth / 1e9,
+            "efficiency": s.efficiency,
+        }
         for s in specs
     ]
 
@@ -270,8 +327,12 @@ def spec_from_row(row: Mapping[str, Any]) -> DeviceSpec:
     """Inverse of one :func:`specs_table` row."""
     try:
         return DeviceSpec(
-            str(row["name"]), float(row["fp16 TFLOP/s"]) * 1e12, float(row["fp32 TFLOP/s"]) * 1e12,
-            float(row["memory GB/s"]) * 1e9, float(row["memory GiB"]) * GiB, float(row["link GB/s"]) * 1e9,
+            str(row["name"]),
+            float(row["fp16 TFLOP/s"]) * 1e12,
+            float(row["fp32 TFLOP/s"]) * 1e12,
+            float(row["memory GB/s"]) * 1e9,
+            float(row["memory GiB"]) * GiB,
+            float(row["link GB/s"]) * 1e9,
             float(row["efficiency"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
@@ -293,11 +354,18 @@ def cost_rows(graph: Graph) -> list[dict[str, Any]]:
     rows = []
     for node in graph.nodes:
         moved = node.extra.get("bytesRead", 0.0) + node.extra.get("bytesWritten", 0.0)
-        rows.append({
-            "id": node.id, "name": node.name, "op": str(node.extra.get("op", "")),
-            "GFLOP": float(node.extra.get("flops", 0.0)) / 1e9, "MB moved": float(moved) / 1e6,
-            "accelerator ms": node.accelerator_latency, "CPU ms": node.cpu_latency, "weights (bytes)": node.size,
-        })
+        rows.append(
+            {
+                "id": node.id,
+                "name": node.name,
+                "op": str(node.extra.get("op", "")),
+                "GFLOP": float(node.extra.get("flops", 0.0)) / 1e9,
+                "MB moved": float(moved) / 1e6,
+                "accelerator ms": node.accelerator_latency,
+                "CPU ms": node.cpu_latency,
+                "weights (bytes)": node.size,
+            }
+        )
     return rows
 
 
@@ -327,10 +395,12 @@ def apply_cost_rows(graph: Graph, rows: Iterable[Mapping[str, Any]]) -> Graph:
                 number = float(value)
             except (TypeError, ValueError):
                 raise InvalidGraphError(
-                    f"cost table: node {node_id}: {column} must be a number (got {value!r})") from None
+                    f"cost table: node {node_id}: {column} must be a number (got {value!r})"
+                ) from None
             if math.isnan(number) or math.isinf(number) or number < 0:
-                raise InvalidGraphError(f"cost table: node {node_id}: {column} must be a finite number >= 0 "
-                                        f"(got {value!r})")
+                raise InvalidGraphError(
+                    f"cost table: node {node_id}: {column} must be a finite number >= 0 (got {value!r})"
+                )
             values[column] = number
         acc = values.get("accelerator ms", node.accelerator_latency)
         if acc != node.accelerator_latency:
@@ -338,7 +408,13 @@ def apply_cost_rows(graph: Graph, rows: Iterable[Mapping[str, Any]]) -> Graph:
             kinds = tuple((k, v * acc / old if old > 0 else acc) for k, v in node.kind_latency)
         else:
             kinds = node.kind_latency
-        changes[node_id] = replace(node, accelerator_latency=acc, cpu_latency=values.get("CPU ms", node.cpu_latency),
-                                   size=values.get("weights (bytes)", node.size), kind_latency=kinds)
-    return Graph(tuple(changes.get(n.id, n) for n in graph.nodes), graph.edges, name=graph.name,
-                 extra=dict(graph.extra))
+        changes[node_id] = replace(
+            node,
+            accelerator_latency=acc,
+            cpu_latency=values.get("CPU ms", node.cpu_latency),
+            size=values.get("weights (bytes)", node.size),
+            kind_latency=kinds,
+        )
+    return Graph(
+        tuple(changes.get(n.id, n) for n in graph.nodes), graph.edges, name=graph.name, extra=dict(graph.extra)
+    )

@@ -36,8 +36,9 @@ def backward_offset(graph: Graph) -> int:
     return max((node.id for node in graph.nodes), default=-1) + 1
 
 
-def training_graph(graph: Graph, backward_factor: float = BACKWARD_FACTOR,
-                   gradient_memory_factor: float = 1.0) -> Graph:
+def training_graph(
+    graph: Graph, backward_factor: float = BACKWARD_FACTOR, gradient_memory_factor: float = 1.0
+) -> Graph:
     """The training graph of the forward (inference) graph ``graph``.
 
     Parameters
@@ -67,16 +68,25 @@ def training_graph(graph: Graph, backward_factor: float = BACKWARD_FACTOR,
         if color is None:
             color, next_class = next_class, next_class + 1
         forward.append(replace(node, color_class=color))
-        backward.append(Node(
-            id=node.id + offset, name=f"{node.label} (grad)", cpu_latency=node.cpu_latency * backward_factor,
-            accelerator_latency=node.accelerator_latency * backward_factor,
-            supported_on_accelerator=node.supported_on_accelerator, is_backward=True, color_class=color,
-            size=node.size * gradient_memory_factor,
-            kind_latency=tuple((k, v * backward_factor) for k, v in node.kind_latency),
-            allowed_kinds=node.allowed_kinds,
-            extra={k: v * backward_factor for k, v in node.extra.items()
-                   if k in ("flops", "bytesRead", "bytesWritten") and isinstance(v, (int, float))},
-        ))
+        backward.append(
+            Node(
+                id=node.id + offset,
+                name=f"{node.label} (grad)",
+                cpu_latency=node.cpu_latency * backward_factor,
+                accelerator_latency=node.accelerator_latency * backward_factor,
+                supported_on_accelerator=node.supported_on_accelerator,
+                is_backward=True,
+                color_class=color,
+                size=node.size * gradient_memory_factor,
+                kind_latency=tuple((k, v * backward_factor) for k, v in node.kind_latency),
+                allowed_kinds=node.allowed_kinds,
+                extra={
+                    k: v * backward_factor
+                    for k, v in node.extra.items()
+                    if k in ("flops", "bytesRead", "bytesWritten") and isinstance(v, (int, float))
+                },
+            )
+        )
     sizes = {e.source: e.size for e in graph.edges}
     cost = graph.output_cost
     edges = [replace(e) for e in graph.edges]
@@ -92,5 +102,9 @@ def training_graph(graph: Graph, backward_factor: float = BACKWARD_FACTOR,
         grad_size = sum(known_sizes) if len(known_sizes) == len(known) else None
         for pred in preds:
             edges.append(Edge(node.id + offset, pred + offset, grad_cost, grad_size))
-    return Graph(tuple(forward + backward), tuple(edges), name=f"{graph.name} (training)" if graph.name else "",
-                 extra=dict(graph.extra))
+    return Graph(
+        tuple(forward + backward),
+        tuple(edges),
+        name=f"{graph.name} (training)" if graph.name else "",
+        extra=dict(graph.extra),
+    )

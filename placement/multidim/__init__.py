@@ -12,25 +12,25 @@ The model is the one of Piper (Tarnawski et al., NeurIPS 2021), described exactl
 """
 
 from .model import (
-           DeviceKind,
-           MultiProblem,
-           Option,
-           PEdge,
-           Plan,
-           PlanEvaluation,
-           PlanStage,
-           PNode,
-           StageCost,
+    DeviceKind,
+    MultiProblem,
+    Option,
+    PEdge,
+    Plan,
+    PlanEvaluation,
+    PlanStage,
+    PNode,
+    StageCost,
 )
 
 __all__ = [
-           "DeviceKind",
-           "MultiProblem",
-           "Option",
-           "PEdge",
-           "PNode",
-           "Plan",
-           "PlanEvaluation",
-           "PlanStage",
-           "StageCost",
+    "DeviceKind",
+    "MultiProblem",
+    "Option",
+    "PEdge",
+    "PNode",
+    "Plan",
+    "PlanEvaluation",
+    "PlanStage",
+    "StageCost",
 ]

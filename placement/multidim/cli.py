@@ -22,8 +22,9 @@ def problem_from_args(args: argparse.Namespace) -> MultiProblem:
         if len(problem.kinds) != 1:
             raise InvalidDevicesError(f"{args.graph}: --devices/--memory need a file with one device kind")
         kind = problem.kinds[0]
-        kind = replace(kind, count=kind.count if devices is None else devices,
-                       memory=kind.memory if memory is None else memory)
+        kind = replace(
+            kind, count=kind.count if devices is None else devices, memory=kind.memory if memory is None else memory
+        )
         problem = replace(problem, kinds=(kind,))
     if getattr(args, "microbatches", None) is not None:
         problem = replace(problem, microbatches=args.microbatches)
@@ -35,9 +36,19 @@ def plan_records(problem: MultiProblem, plan) -> list[dict]:
     ev = evaluate_plan(problem, plan)
     out = []
     for stage, cost in zip(plan.stages, ev.stages):
-        out.append({"nodes": list(stage.nodes), "d": stage.d, "t": stage.t, "kind": stage.kind,
-                    "options": list(stage.options), "y": cost.y, "memory": cost.memory, "memory_cap": cost.memory_cap,
-                    "time_per_sample": cost.time})
+        out.append(
+            {
+                "nodes": list(stage.nodes),
+                "d": stage.d,
+                "t": stage.t,
+                "kind": stage.kind,
+                "options": list(stage.options),
+                "y": cost.y,
+                "memory": cost.memory,
+                "memory_cap": cost.memory_cap,
+                "time_per_sample": cost.time,
+            }
+        )
     return out
 
 
@@ -47,18 +58,30 @@ def cmd_solve(args: argparse.Namespace) -> int:
     result = solve_multidim(problem, count_step=getattr(args, "count_step", None) or 1)
     records = plan_records(problem, result.plan) if result.plan is not None else []
     if getattr(args, "json", False):
-        print(json.dumps({"status": result.status, "time_per_sample": result.time_per_sample if records else None,
-                          "bound": result.bound, "seconds": result.seconds, "stages": records}))
+        print(
+            json.dumps(
+                {
+                    "status": result.status,
+                    "time_per_sample": result.time_per_sample if records else None,
+                    "bound": result.bound,
+                    "seconds": result.seconds,
+                    "stages": records,
+                }
+            )
+        )
         return 0
     print(f"status: {result.status}{' (' + result.bound + ')' if result.bound else ''}")
     if not records:
         return 0
-    print(f"time per sample: {result.time_per_sample:.6g} s   stages: {len(records)}   "
-          f"solve: {result.seconds:.2f} s")
-    print(f"{'stage':>5} {'nodes':>12} {'d x t':>9} {'kind':>8} {'recompute':>9} {'memory GiB':>14} {'time/sample':>12}")
+    print(f"time per sample: {result.time_per_sample:.6g} s   stages: {len(records)}   solve: {result.seconds:.2f} s")
+    print(
+        f"{'stage':>5} {'nodes':>12} {'d x t':>9} {'kind':>8} {'recompute':>9} {'memory GiB':>14} {'time/sample':>12}"
+    )
     for k, r in enumerate(records):
         nodes = f"{r['nodes'][0]}..{r['nodes'][-1]}" if len(r["nodes"]) > 1 else str(r["nodes"][0])
         recompute = sum("recomp" in o for o in r["options"])
-        print(f"{k:>5} {nodes:>12} {str(r['d']) + ' x ' + str(r['t']):>9} {r['kind']:>8} {recompute:>9} "
-              f"{r['memory'] / 2**30:>6.2f}/{r['memory_cap'] / 2**30:<7.2f} {r['time_per_sample']:>12.6g}")
+        print(
+            f"{k:>5} {nodes:>12} {str(r['d']) + ' x ' + str(r['t']):>9} {r['kind']:>8} {recompute:>9} "
+            f"{r['memory'] / 2**30:>6.2f}/{r['memory_cap'] / 2**30:<7.2f} {r['time_per_sample']:>12.6g}"
+        )
     return 0

@@ -70,7 +70,7 @@ DEFAULT_MAX_IDEALS = 5_000
 
 def divisors(n: int) -> list[int]:
     """Divisors of n in increasing order."""
-    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
 
 
@@ -80,8 +80,11 @@ def _lattice(problem: MultiProblem, max_ideals: int):
     for e in problem.edges:
         preds[e.target].append(e.source)
     # groups are single nodes; the order graph is the node graph (acyclic, checked by MultiProblem)
-    groups = Groups(tuple((v,) for v in range(n)), {v: v for v in range(n)},
-                    tuple(sorted((e.source, e.target) for e in problem.edges)))
+    groups = Groups(
+        tuple((v,) for v in range(n)),
+        {v: v for v in range(n)},
+        tuple(sorted((e.source, e.target) for e in problem.edges)),
+    )
     return enumerate_ideals(groups, max_ideals)
 
 
@@ -90,8 +93,10 @@ def _uniform(problem: MultiProblem) -> bool:
     for node in problem.nodes:
         for _, opts in node.options:
             first = opts[0]
-            if any(o.sync_fw != first.sync_fw or o.sync_bw != first.sync_bw or o.parameters != first.parameters
-                   for o in opts[1:]):
+            if any(
+                o.sync_fw != first.sync_fw or o.sync_bw != first.sync_bw or o.parameters != first.parameters
+                for o in opts[1:]
+            ):
                 return False
     return True
 
@@ -158,10 +163,11 @@ def stage_fronts(problem: MultiProblem, lattice, cap: float, horizon: int) -> li
             f.append(2 * (e.cost + (ot[0].sync_from(e.source) if ot else 0.0)))
             b.append(2 * (e.cost + (os_[0].sync_to(e.target) if os_ else 0.0)))
         fw[t], bw[t] = np.array(f), np.array(b)
-        wv[t] = np.array([node.options_for(t)[0].parameters if node.options_for(t) else 0.0
-                          for node in problem.nodes])
-        rows_of[t] = [np.array([[o.time, o.memory_a, o.memory_b] for o in node.options_for(t)]).reshape(-1, 3)
-                      for node in problem.nodes]
+        wv[t] = np.array([node.options_for(t)[0].parameters if node.options_for(t) else 0.0 for node in problem.nodes])
+        rows_of[t] = [
+            np.array([[o.time, o.memory_a, o.memory_b] for o in node.options_for(t)]).reshape(-1, 3)
+            for node in problem.nodes
+        ]
     member_bits = np.array([[(m >> v) & 1 for v in range(n)] for m in lattice.masks], dtype=bool).reshape(-1, n)
     up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
     out: list[tuple[int, int, int, np.ndarray, float | None, float | None]] = []
@@ -220,8 +226,13 @@ class _Tables:
         degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
         divs = [d for d in divisors(N) if d <= s_max]
         last = len(kinds) - 1
-        ds = {(t, k): np.array([d for d in divs if d * t <= kinds[k].count and (k == last or (d * t) % step == 0)],
-                               dtype=np.int64) for t in degrees_t for k in range(len(kinds))}
+        ds = {
+            (t, k): np.array(
+                [d for d in divs if d * t <= kinds[k].count and (k == last or (d * t) % step == 0)], dtype=np.int64
+            )
+            for t in degrees_t
+            for k in range(len(kinds))
+        }
         layout = {key: (dk, -(-s_max // dk)) for key, dk in ds.items()}
         uniform = [st for st in stages if st[4] is not None]
         general = [st for st in stages if st[4] is None]
@@ -247,8 +258,11 @@ class _Tables:
             W_ = np.array([st[5] for st in uniform])
             for k, kind in enumerate(kinds):
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    room = np.where(A_ > 0, np.floor((kind.memory - B_) / np.where(A_ > 0, A_, 1.0)),
-                                    np.where(B_ <= kind.memory, s_max, -1))
+                    room = np.where(
+                        A_ > 0,
+                        np.floor((kind.memory - B_) / np.where(A_ > 0, A_, 1.0)),
+                        np.where(B_ <= kind.memory, s_max, -1),
+                    )
                 yfit = np.clip(room, -1, s_max).astype(np.int64)
                 # exact fit test at the boundary (the floor of a float quotient may be off by one)
                 yfit -= (A_ * yfit + B_ > kind.memory) & (yfit > 0)
@@ -302,15 +316,17 @@ class _Tables:
         scale = np.concatenate(scales) if scales else np.zeros(0)
         by_j = np.argsort(m[:, 0], kind="stable")  # rows grouped by lower ideal j
         m, self.base, self.scale = m[by_j], base[by_j], scale[by_j]
-        self.j, self.i, self.t, self.k, self.d, self.ymax, self.block = (np.ascontiguousarray(m[:, c]) for c in range(7))
+        self.j, self.i, self.t, self.k, self.d, self.ymax, self.block = (
+            np.ascontiguousarray(m[:, c]) for c in range(7)
+        )
         width = max((b.shape[1] for b in blocks_v), default=1)
         # block steps, padded: value PV[b, q] (increasing, inf padding) holds for y up to PY[b, q]
         self.PV = np.full((n_blocks, width), np.inf)
         self.PY = np.zeros((n_blocks, width), dtype=np.int64)
         at = 0
         for v, y in zip(blocks_v, blocks_y):
-            self.PV[at: at + len(v), : v.shape[1]] = v
-            self.PY[at: at + len(y), : y.shape[1]] = y
+            self.PV[at : at + len(v), : v.shape[1]] = v
+            self.PY[at : at + len(y), : y.shape[1]] = y
             at += len(v)
         # candidate stage times: one per (row, step starting at or below the row's ymax)
         starts = np.concatenate((np.zeros((n_blocks, 1), dtype=np.int64), self.PY[:, :-1]), axis=1) + 1
@@ -362,7 +378,7 @@ def _decide(tables: _Tables, lattice, problem: MultiProblem, s_max: int, step: i
                 continue
             source = hi[: top - d + 1]
             if k == last:
-                target = hj[d: top + 1]
+                target = hj[d : top + 1]
                 np.minimum(target, source + d * t, out=target)
             else:
                 shift = d * t // step
@@ -450,17 +466,23 @@ def _read_front_plan(problem, lattice, tables, fronts_) -> Plan:
         y = -(-s // d)
         pts, choices = general_front(problem, frozenset(nodes), t, cap)
         # the DP chose this stage at (d, y), so some front row fits: best_choice is not None
-        _, choice = cast("tuple[float, tuple]",
-                         fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed,
-                                            problem.microbatches))
+        _, choice = cast(
+            "tuple[float, tuple]",
+            fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed, problem.microbatches),
+        )
         names = tuple(problem.nodes[v].options_for(t)[o].name for v, o in zip(nodes, choice))
         stages.append(PlanStage(nodes, d, t, names, kind.name))
         j, x = i, int(BX[j, x])
     return Plan(tuple(stages))
 
 
-def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int = DEFAULT_MAX_IDEALS,
-                   front_cache: dict | None = None, front_horizon: int | None = None) -> MultiResult:
+def solve_multidim(
+    problem: MultiProblem,
+    count_step: int = 1,
+    max_ideals: int = DEFAULT_MAX_IDEALS,
+    front_cache: dict | None = None,
+    front_horizon: int | None = None,
+) -> MultiResult:
     """Optimal plan (minimum time per sample) of ``problem`` in Piper's model.
 
     Parameters
@@ -484,17 +506,28 @@ def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int =
     try:
         lattice = _lattice(problem, max_ideals)
     except TooManyIdealsError as exc:
-        raise TooManyIdealsError(f"multidim planner: {exc} (it builds a table per pair of nested ideals; "
-                                 f"max_ideals={max_ideals})") from None
+        raise TooManyIdealsError(
+            f"multidim planner: {exc} (it builds a table per pair of nested ideals; max_ideals={max_ideals})"
+        ) from None
     s_max = min(problem.microbatches, problem.total_devices)
     bound = ""
     if len(problem.kinds) > 1 and count_step > 1:
-        bound = (f"optimal among plans whose stages on kinds "
-                 f"{', '.join(k.name for k in problem.kinds[:-1])} use multiples of {count_step} devices")
+        bound = (
+            f"optimal among plans whose stages on kinds "
+            f"{', '.join(k.name for k in problem.kinds[:-1])} use multiples of {count_step} devices"
+        )
     if s_max == 0 or not problem.nodes:
         status = "optimal" if not problem.nodes else "infeasible"
-        return MultiResult(status, Plan(()) if not problem.nodes else None, 0.0 if not problem.nodes else np.inf,
-                           bound, lattice.count, 0, 0, time.perf_counter() - start)
+        return MultiResult(
+            status,
+            Plan(()) if not problem.nodes else None,
+            0.0 if not problem.nodes else np.inf,
+            bound,
+            lattice.count,
+            0,
+            0,
+            time.perf_counter() - start,
+        )
     cap = max(k.memory for k in problem.kinds)
     horizon = max(s_max, front_horizon or 0)
     if front_cache is not None:
@@ -530,15 +563,15 @@ def solve_multidim(problem: MultiProblem, count_step: int = 1, max_ideals: int =
             else:
                 lo = tau
     if best is None:
-        return MultiResult("infeasible", None, float("inf"), bound, lattice.count, probes, candidates,
-                           time.perf_counter() - start)
+        return MultiResult(
+            "infeasible", None, float("inf"), bound, lattice.count, probes, candidates, time.perf_counter() - start
+        )
     tau, h, yc = best
     if single:
         plan = _read_front_plan(problem, lattice, tables, h)
     else:
         plan = _read_plan(problem, lattice, tables, h, yc, s_max, count_step)
-    return MultiResult("optimal", plan, tau, bound, lattice.count, probes, candidates,
-                       time.perf_counter() - start)
+    return MultiResult("optimal", plan, tau, bound, lattice.count, probes, candidates, time.perf_counter() - start)
 
 
 def _read_plan(problem, lattice, tables, h, ycount, s_max, step) -> Plan:
@@ -577,9 +610,10 @@ def _read_plan(problem, lattice, tables, h, ycount, s_max, step) -> Plan:
         kind = kinds[k]
         pts, choices = general_front(problem, frozenset(nodes), t, cap)
         # the DP chose this stage at (d, y), so some front row fits: best_choice is not None
-        _, choice = cast("tuple[float, tuple]",
-                         fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed,
-                                            problem.microbatches))
+        _, choice = cast(
+            "tuple[float, tuple]",
+            fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed, problem.microbatches),
+        )
         names = tuple(problem.nodes[v].options_for(t)[o].name for v, o in zip(sorted(nodes), choice))
         stages.append(PlanStage(tuple(sorted(nodes)), d, t, names, kind.name))
         j, s, c = i, s - d, prev_c

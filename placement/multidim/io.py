@@ -94,13 +94,17 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
                         except ValueError:
                             raise InvalidGraphError(f"{w}: {name} key {k!r} must be a node id") from None
                     syncs.append(pairs)
-                opts.append(Option(
-                    name=str(_field(o, "id", w, "str", f"option{j}")),
-                    time=_nonneg(_field(o, "timePerSample", w, "number"), w, "timePerSample"),
-                    parameters=_nonneg(_field(o, "parameterSize", w, "number", 0.0), w, "parameterSize"),
-                    memory_a=_nonneg(_field(o, "memoryUsageA", w, "number", 0.0), w, "memoryUsageA"),
-                    memory_b=_nonneg(_field(o, "memoryUsageB", w, "number", 0.0), w, "memoryUsageB"),
-                    sync_fw=tuple(syncs[0].items()), sync_bw=tuple(syncs[1].items())))
+                opts.append(
+                    Option(
+                        name=str(_field(o, "id", w, "str", f"option{j}")),
+                        time=_nonneg(_field(o, "timePerSample", w, "number"), w, "timePerSample"),
+                        parameters=_nonneg(_field(o, "parameterSize", w, "number", 0.0), w, "parameterSize"),
+                        memory_a=_nonneg(_field(o, "memoryUsageA", w, "number", 0.0), w, "memoryUsageA"),
+                        memory_b=_nonneg(_field(o, "memoryUsageB", w, "number", 0.0), w, "memoryUsageB"),
+                        sync_fw=tuple(syncs[0].items()),
+                        sync_bw=tuple(syncs[1].items()),
+                    )
+                )
             names = [o.name for o in opts]
             if len(set(names)) != len(names):
                 raise InvalidGraphError(f"{where}: TMPCs[{key!r}] has duplicate option ids {names}")
@@ -131,11 +135,15 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
             where = f"deviceKinds[{position}]"
             if not isinstance(raw, dict):
                 raise InvalidGraphError(f"{where}: must be an object")
-            kinds.append(DeviceKind(
-                name=_field(raw, "name", where, "str"), count=_field(raw, "count", where, "int"),
-                memory=_field(raw, "memory", where, "number", memory),
-                bandwidth=_field(raw, "bandwidth", where, "number", bandwidth),
-                speed=_field(raw, "speed", where, "number", 1.0)))
+            kinds.append(
+                DeviceKind(
+                    name=_field(raw, "name", where, "str"),
+                    count=_field(raw, "count", where, "int"),
+                    memory=_field(raw, "memory", where, "number", memory),
+                    bandwidth=_field(raw, "bandwidth", where, "number", bandwidth),
+                    speed=_field(raw, "speed", where, "number", 1.0),
+                )
+            )
     return MultiProblem(tuple(nodes), tuple(edges), tuple(kinds), microbatches)
 
 
@@ -149,16 +157,37 @@ def problem_to_dict(problem: MultiProblem) -> dict:
     """Piper JSON for ``problem`` (``deviceKinds`` written when there is more than one kind)."""
     first = problem.kinds[0]
     out: dict[str, Any] = {
-        "maxDevices": problem.total_devices, "maxMemoryPerDevice": first.memory, "bandwidth": first.bandwidth,
+        "maxDevices": problem.total_devices,
+        "maxMemoryPerDevice": first.memory,
+        "bandwidth": first.bandwidth,
         "mbsInBatch": problem.microbatches,
-        "nodes": [{"id": n.id, "name": n.name, "TMPCs": {str(t): [
-            {"id": o.name, "timePerSample": o.time, "parameterSize": o.parameters, "memoryUsageA": o.memory_a,
-             "memoryUsageB": o.memory_b, "syncTimeFw": {str(k): v for k, v in o.sync_fw},
-             "syncTimeBw": {str(k): v for k, v in o.sync_bw}} for o in opts] for t, opts in n.options}}
-            for n in problem.nodes],
+        "nodes": [
+            {
+                "id": n.id,
+                "name": n.name,
+                "TMPCs": {
+                    str(t): [
+                        {
+                            "id": o.name,
+                            "timePerSample": o.time,
+                            "parameterSize": o.parameters,
+                            "memoryUsageA": o.memory_a,
+                            "memoryUsageB": o.memory_b,
+                            "syncTimeFw": {str(k): v for k, v in o.sync_fw},
+                            "syncTimeBw": {str(k): v for k, v in o.sync_bw},
+                        }
+                        for o in opts
+                    ]
+                    for t, opts in n.options
+                },
+            }
+            for n in problem.nodes
+        ],
         "edges": [{"sourceId": e.source, "destId": e.target, "communicationCost": e.cost} for e in problem.edges],
     }
     if len(problem.kinds) > 1 or first.speed != 1.0:
-        out["deviceKinds"] = [{"name": k.name, "count": k.count, "memory": k.memory, "bandwidth": k.bandwidth,
-                               "speed": k.speed} for k in problem.kinds]
+        out["deviceKinds"] = [
+            {"name": k.name, "count": k.count, "memory": k.memory, "bandwidth": k.bandwidth, "speed": k.speed}
+            for k in problem.kinds
+        ]
     return out

@@ -53,7 +53,9 @@ class Option:
         for attr in ("time", "parameters", "memory_a", "memory_b"):
             object.__setattr__(self, attr, _check(getattr(self, attr), f"{where}: {attr}"))
         for attr in ("sync_fw", "sync_bw"):
-            pairs = tuple(sorted((int(k), _check(v, f"{where}: {attr}[{k}]")) for k, v in dict(getattr(self, attr)).items()))
+            pairs = tuple(
+                sorted((int(k), _check(v, f"{where}: {attr}[{k}]")) for k, v in dict(getattr(self, attr)).items())
+            )
             object.__setattr__(self, attr, pairs)
 
     def sync_from(self, pred: int) -> float:
@@ -189,6 +191,7 @@ class MultiProblem:
     def with_devices(self, count: int, kind: str | None = None) -> MultiProblem:
         """A copy with the device count of ``kind`` (default: the only kind) set to ``count``."""
         from dataclasses import replace
+
         if kind is None:
             if len(self.kinds) != 1:
                 raise InvalidDevicesError("with_devices: name the kind (the problem has several)")

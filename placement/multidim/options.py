@@ -57,8 +57,15 @@ def empty_front() -> tuple[np.ndarray, list]:
     return np.zeros((1, 5)), [()]
 
 
-def best_time_table(points: np.ndarray, degrees: np.ndarray, y_max: np.ndarray, memory: float,
-                    bandwidth: float, speed: float, microbatches: int) -> list[np.ndarray]:
+def best_time_table(
+    points: np.ndarray,
+    degrees: np.ndarray,
+    y_max: np.ndarray,
+    memory: float,
+    bandwidth: float,
+    speed: float,
+    microbatches: int,
+) -> list[np.ndarray]:
     """Minimum stage time for each degree d (``degrees``) and y = 1..``y_max[d]`` (inf where nothing fits).
 
     Returns one non-decreasing array per degree (index y - 1).
@@ -84,14 +91,17 @@ def best_time_table(points: np.ndarray, degrees: np.ndarray, y_max: np.ndarray, 
         return out
     for d, ym in zip(degrees, y_max):
         d = float(d)
-        cost = (points[:, E] / d + 4 * (d - 1) * points[:, W] / d / microbatches) / bandwidth + points[:, P] / (speed * d)
+        cost = (points[:, E] / d + 4 * (d - 1) * points[:, W] / d / microbatches) / bandwidth + points[:, P] / (
+            speed * d
+        )
         table = np.where(fits[:, : int(ym)], cost[:, None], np.inf).min(axis=0)
         out.append(table)
     return out
 
 
-def best_choice(points: np.ndarray, choices: list, d: int, y: int, memory: float, bandwidth: float,
-                speed: float, microbatches: int) -> tuple[float, tuple] | None:
+def best_choice(
+    points: np.ndarray, choices: list, d: int, y: int, memory: float, bandwidth: float, speed: float, microbatches: int
+) -> tuple[float, tuple] | None:
     """The fastest front row that fits at (d, y): (time, option indices), or None when none fits."""
     fits = points[:, A] * y + points[:, B] <= memory
     if not fits.any():

@@ -11,14 +11,16 @@ from .model import MultiProblem
 DEFAULT_COUNTS = (8, 16, 32, 64, 128, 256, 512, 1024)
 
 
-def device_curve(problem: MultiProblem, counts: Sequence[int] = DEFAULT_COUNTS,
-                 progress: Callable[[int, int], None] | None = None) -> list[tuple[int, float | None]]:
+def device_curve(
+    problem: MultiProblem, counts: Sequence[int] = DEFAULT_COUNTS, progress: Callable[[int, int], None] | None = None
+) -> list[tuple[int, float | None]]:
     """(count, optimal time per sample or None when infeasible) for each total device count (one kind)."""
     out = []
     cache: dict = {}  # the option fronts do not depend on the device count
     for done, count in enumerate(counts):
-        result = solve_multidim(problem.with_devices(int(count)), front_cache=cache,
-                                front_horizon=min(problem.microbatches, max(counts)))
+        result = solve_multidim(
+            problem.with_devices(int(count)), front_cache=cache, front_horizon=min(problem.microbatches, max(counts))
+        )
         out.append((int(count), result.time_per_sample if result.status == "optimal" else None))
         if progress is not None:
             progress(done + 1, len(counts))

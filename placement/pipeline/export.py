@@ -62,14 +62,19 @@ LAYER_TYPE_FIELD = "layerType"
 #: Megatron-Core's layer letters and names.
 LAYER_LETTERS = {"E": "embedding", "t": "decoder", "m": "mtp", "L": "loss"}
 #: torch.distributed.pipelining schedule classes for the schedules of :mod:`placement.pipeline.schedule`.
-TORCH_SCHEDULES = {"gpipe": "ScheduleGPipe", "1f1b": "Schedule1F1B", "interleaved": "ScheduleInterleaved1F1B",
-                   "zbh1": "ScheduleInterleavedZeroBubble"}
+TORCH_SCHEDULES = {
+    "gpipe": "ScheduleGPipe",
+    "1f1b": "Schedule1F1B",
+    "interleaved": "ScheduleInterleaved1F1B",
+    "zbh1": "ScheduleInterleavedZeroBubble",
+}
 
 _LAYER = re.compile(r"(?:^|\.)((?:layers?|h|blocks?)\.?(\d+))(?=$|\.)", re.IGNORECASE)
 _EMBEDDING = re.compile(r"(?:^|[._])(embed\w*|wte|wpe|tok_embeddings)(?=$|[._])", re.IGNORECASE)
 _MTP = re.compile(r"(?:^|[._])mtp\w*(?=$|[._])", re.IGNORECASE)
-_LOSS = re.compile(r"(?:^|[._])(head|lm_head|output|norm|ln_f|final_layernorm|final_norm|loss)(?=$|[._])",
-                   re.IGNORECASE)
+_LOSS = re.compile(
+    r"(?:^|[._])(head|lm_head|output|norm|ln_f|final_layernorm|final_norm|loss)(?=$|[._])", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -173,8 +178,10 @@ def module_plan(problem: Problem, placement: Placement) -> ModulePlan:
             module_stage[module] = k
             modules.append(module)
         elif module_stage[module] != k:
-            raise ExportError(f"module {module} is split across stages {module_stage[module]} and {k} "
-                              "(node {n}): runtime pipelines split between modules".replace("{n}", str(n)))
+            raise ExportError(
+                f"module {module} is split across stages {module_stage[module]} and {k} "
+                "(node {n}): runtime pipelines split between modules".replace("{n}", str(n))
+            )
     if not modules:
         raise ExportError("the graph has no forward modules to split")
     stages: list[list[str]] = [[] for _ in placement.stages]
@@ -182,11 +189,15 @@ def module_plan(problem: Problem, placement: Placement) -> ModulePlan:
     for module in modules:
         k = module_stage[module]
         if k < last:
-            raise ExportError(f"the plan is not contiguous in model order: module {module} on stage {k} comes after "
-                              f"modules of stage {last}")
+            raise ExportError(
+                f"the plan is not contiguous in model order: module {module} on stage {k} comes after "
+                f"modules of stage {last}"
+            )
         if stages[k] and k != last:
-            raise ExportError(f"the plan is not contiguous: stage {k} holds module {stages[k][-1]} and {module} but "
-                              "not the modules between them")
+            raise ExportError(
+                f"the plan is not contiguous: stage {k} holds module {stages[k][-1]} and {module} but "
+                "not the modules between them"
+            )
         stages[k].append(module)
         last = k
     for k, run in enumerate(stages):
@@ -204,8 +215,10 @@ def _positive(value: Any, what: str) -> int:
 def _ranks(plan: ModulePlan, virtual: int) -> int:
     stages = len(plan.stages)
     if stages % virtual:
-        raise ExportError(f"{stages} stages cannot run with {virtual} virtual stages per device: the number of stages "
-                          f"must be a multiple of {virtual}")
+        raise ExportError(
+            f"{stages} stages cannot run with {virtual} virtual stages per device: the number of stages "
+            f"must be a multiple of {virtual}"
+        )
     return stages // virtual
 
 
@@ -216,8 +229,10 @@ def layer_type(problem: Problem, module: str, nodes=()) -> tuple[str, str]:
         if given is not None:
             letter = {v: k for k, v in LAYER_LETTERS.items()}.get(str(given).lower(), str(given))
             if letter not in LAYER_LETTERS:
-                raise ExportError(f"node {node.id}: field '{LAYER_TYPE_FIELD}' must be one of "
-                                  f"{', '.join(LAYER_LETTERS)} or {', '.join(LAYER_LETTERS.values())} (got {given!r})")
+                raise ExportError(
+                    f"node {node.id}: field '{LAYER_TYPE_FIELD}' must be one of "
+                    f"{', '.join(LAYER_LETTERS)} or {', '.join(LAYER_LETTERS.values())} (got {given!r})"
+                )
             return letter, module if letter == "t" else letter
     match = _LAYER.search(module)
     if match:
@@ -228,8 +243,9 @@ def layer_type(problem: Problem, module: str, nodes=()) -> tuple[str, str]:
         return "m", module
     if _LOSS.search(module):
         return "L", "L"
-    raise ExportError(f"module {module}: unknown Megatron layer type (give the node a '{LAYER_TYPE_FIELD}' field: "
-                      "E, t, m or L)")
+    raise ExportError(
+        f"module {module}: unknown Megatron layer type (give the node a '{LAYER_TYPE_FIELD}' field: E, t, m or L)"
+    )
 
 
 def _letters(keys: list[tuple[str, str]]) -> str:
@@ -247,8 +263,9 @@ def _letters(keys: list[tuple[str, str]]) -> str:
     return "".join(letter if count == 1 else f"{letter}*{count}" for letter, count in out)
 
 
-def export_megatron(problem: Problem, placement: Placement, virtual: int = 1, tensor_parallel: int = 1,
-                    data_parallel: int = 1) -> Export:
+def export_megatron(
+    problem: Problem, placement: Placement, virtual: int = 1, tensor_parallel: int = 1, data_parallel: int = 1
+) -> Export:
     """Megatron-LM flags for the plan (module docstring)."""
     plan = module_plan(problem, placement)
     virtual = _positive(virtual, "virtual stages per device")
@@ -268,31 +285,50 @@ def export_megatron(problem: Problem, placement: Placement, virtual: int = 1, te
         keys = [layer_type(problem, module, nodes_of.get(module, ())) for module in stage]
         for letter, key in keys:
             if letter == "t" and key_stage.setdefault(key, k) != k:
-                raise ExportError(f"transformer layer {key[1:]} is split across stages {key_stage[key]} and {k}: "
-                                  "Megatron's layout places whole layers")
+                raise ExportError(
+                    f"transformer layer {key[1:]} is split across stages {key_stage[key]} and {k}: "
+                    "Megatron's layout places whole layers"
+                )
         stage_keys.append(keys)
     flat = [letter for keys in stage_keys for letter, _ in keys]
     embeddings = flat.count("E")
     if not embeddings or flat[:embeddings] != ["E"] * embeddings:
-        raise ExportError("not a transformer layer graph for Megatron: the first modules must be the embedding (E) "
-                          "and no later module may be one")
+        raise ExportError(
+            "not a transformer layer graph for Megatron: the first modules must be the embedding (E) "
+            "and no later module may be one"
+        )
     losses = flat.count("L")
-    if not losses or flat[len(flat) - losses:] != ["L"] * losses:
-        raise ExportError("not a transformer layer graph for Megatron: the last modules must be the loss / output "
-                          "layer (L) and no earlier module may be one")
+    if not losses or flat[len(flat) - losses :] != ["L"] * losses:
+        raise ExportError(
+            "not a transformer layer graph for Megatron: the last modules must be the loss / output "
+            "layer (L) and no earlier module may be one"
+        )
     # Several E modules (token + position tables) or L modules (norm + head) are one Megatron layer each.
     layout = "|".join(_letters(keys) for keys in stage_keys)
     layers = len({key for keys in stage_keys for letter, key in keys if letter == "t"})
-    args = [f"--pipeline-model-parallel-size {pp}", f"--tensor-model-parallel-size {tp}", f"--num-layers {layers}",
-            f"--pipeline-model-parallel-layout '{layout}'"]
+    args = [
+        f"--pipeline-model-parallel-size {pp}",
+        f"--tensor-model-parallel-size {tp}",
+        f"--num-layers {layers}",
+        f"--pipeline-model-parallel-layout '{layout}'",
+    ]
     config = {
-        "target": "megatron", "pipeline_model_parallel_size": pp, "tensor_model_parallel_size": tp,
-        "data_parallel_size": dp, "world_size": pp * tp * dp, "virtual_pipeline_model_parallel_size": virtual,
-        "num_layers": layers, "pipeline_model_parallel_layout": layout, "accelerator_kind": plan.kind,
-        "stages": [list(s) for s in plan.stages], "args": " ".join(args),
+        "target": "megatron",
+        "pipeline_model_parallel_size": pp,
+        "tensor_model_parallel_size": tp,
+        "data_parallel_size": dp,
+        "world_size": pp * tp * dp,
+        "virtual_pipeline_model_parallel_size": virtual,
+        "num_layers": layers,
+        "pipeline_model_parallel_layout": layout,
+        "accelerator_kind": plan.kind,
+        "stages": [list(s) for s in plan.stages],
+        "args": " ".join(args),
     }
-    text = (f"# Megatron-LM: {pp * tp * dp} GPUs = pipeline {pp} x tensor {tp} x data {dp} "
-            f"(data parallel = world size / (pipeline x tensor))\n" + " \\\n  ".join(args) + "\n")
+    text = (
+        f"# Megatron-LM: {pp * tp * dp} GPUs = pipeline {pp} x tensor {tp} x data {dp} "
+        f"(data parallel = world size / (pipeline x tensor))\n" + " \\\n  ".join(args) + "\n"
+    )
     return Export("megatron", tuple(config.items()), text)
 
 
@@ -307,12 +343,20 @@ def export_torch(problem: Problem, placement: Placement, virtual: int = 1, sched
         schedule = "interleaved"
     split_points = [stage[0] for stage in plan.stages[1:]]
     config = {
-        "target": "torch", "pipeline_parallel_degree": ranks, "stages_per_rank": virtual,
-        "split_points": split_points, "module_fqns_per_model_part": [list(s) for s in plan.stages],
-        "schedule": TORCH_SCHEDULES[schedule], "accelerator_kind": plan.kind,
-        "torchtitan": {"parallelism": {"pipeline_parallel_degree": ranks,
-                                       "pipeline_parallel_split_points": split_points,
-                                       "pipeline_parallel_schedule": TORCH_SCHEDULES[schedule].removeprefix("Schedule")}},
+        "target": "torch",
+        "pipeline_parallel_degree": ranks,
+        "stages_per_rank": virtual,
+        "split_points": split_points,
+        "module_fqns_per_model_part": [list(s) for s in plan.stages],
+        "schedule": TORCH_SCHEDULES[schedule],
+        "accelerator_kind": plan.kind,
+        "torchtitan": {
+            "parallelism": {
+                "pipeline_parallel_degree": ranks,
+                "pipeline_parallel_split_points": split_points,
+                "pipeline_parallel_schedule": TORCH_SCHEDULES[schedule].removeprefix("Schedule"),
+            }
+        },
     }
     spec = "".join(f"    {fqn!r}: SplitPoint.BEGINNING,\n" for fqn in split_points)
     text = (
@@ -351,19 +395,26 @@ def export_deepspeed(problem: Problem, placement: Placement, virtual: int = 1) -
     uniform = tuple(parts) == uniform_parts(len(plan.modules), len(plan.stages))
     method = "uniform" if uniform else "explicit"
     config = {
-        "target": "deepspeed", "num_stages": len(plan.stages), "layers": list(plan.modules), "parts": parts,
-        "partition_method": method, "accelerator_kind": plan.kind, "stages": [list(s) for s in plan.stages],
+        "target": "deepspeed",
+        "num_stages": len(plan.stages),
+        "layers": list(plan.modules),
+        "parts": parts,
+        "partition_method": method,
+        "accelerator_kind": plan.kind,
+        "stages": [list(s) for s in plan.stages],
     }
     if uniform:
-        text = (f"# DeepSpeed: the plan is DeepSpeed's uniform split of {len(plan.modules)} layers\n"
-                f"PipelineModule(layers=layers, num_stages={len(plan.stages)}, partition_method=\"uniform\")\n")
+        text = (
+            f"# DeepSpeed: the plan is DeepSpeed's uniform split of {len(plan.modules)} layers\n"
+            f'PipelineModule(layers=layers, num_stages={len(plan.stages)}, partition_method="uniform")\n'
+        )
     else:
         text = (
             "# DeepSpeed: explicit partition boundaries (stage s holds layers[parts[s]:parts[s + 1]])\n"
             "from deepspeed.pipe import PipelineModule\n\n\n"
             "class PlannedPipelineModule(PipelineModule):\n"
             f"    PARTS = {parts}\n\n"
-            "    def _partition_layers(self, method=\"uniform\"):\n"
+            '    def _partition_layers(self, method="uniform"):\n'
             "        self.parts = list(self.PARTS)\n\n\n"
             f"module = PlannedPipelineModule(layers=layers, num_stages={len(plan.stages)})\n"
         )
@@ -371,8 +422,16 @@ def export_deepspeed(problem: Problem, placement: Placement, virtual: int = 1) -
     return Export("deepspeed", tuple(config.items()), text)
 
 
-def export_plan(problem: Problem, placement: Placement, target: str, *, virtual: int = 1, tensor_parallel: int = 1,
-                data_parallel: int = 1, schedule: str = "1f1b") -> Export:
+def export_plan(
+    problem: Problem,
+    placement: Placement,
+    target: str,
+    *,
+    virtual: int = 1,
+    tensor_parallel: int = 1,
+    data_parallel: int = 1,
+    schedule: str = "1f1b",
+) -> Export:
     """Export ``placement`` to ``target`` (one of :data:`EXPORT_TARGETS`).
 
     Parameters

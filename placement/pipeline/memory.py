@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ..errors import PlacementError
 from ..model import CPU_KIND, DeviceSlot, Graph, Placement, Problem
@@ -149,8 +149,9 @@ def output_bytes(graph: Graph, bytes_per_cost: float | None = None) -> dict[int,
     return out
 
 
-def stage_memory(problem: Problem, placement: Placement, optimizer_multiplier: float = 0.0,
-                 bytes_per_cost: float | None = None) -> tuple[StageMemory, ...]:
+def stage_memory(
+    problem: Problem, placement: Placement, optimizer_multiplier: float = 0.0, bytes_per_cost: float | None = None
+) -> tuple[StageMemory, ...]:
     """W, O, A, I and the cap of every device of ``placement`` (pipeline order)."""
     if not math.isfinite(optimizer_multiplier) or optimizer_multiplier < 0:
         raise PlacementError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
@@ -165,16 +166,18 @@ def stage_memory(problem: Problem, placement: Placement, optimizer_multiplier: f
         weights = math.fsum(graph.node_by_id[n].size for n in stage.nodes)
         optimizer = optimizer_multiplier * math.fsum(graph.node_by_id[n].size for n in forward)
         activation = math.fsum(out_bytes[n] for n in forward)
-        inputs = {u for v in forward for u in graph.predecessors[v]
-                  if u not in nodes and not graph.node_by_id[u].is_backward}
+        inputs = {
+            u for v in forward for u in graph.predecessors[v] if u not in nodes and not graph.node_by_id[u].is_backward
+        }
         stage_input = math.fsum(out_bytes[u] for u in inputs)
         cap = math.inf if stage.device.kind == CPU_KIND else caps.get(stage.device.kind, 0.0)
         result.append(StageMemory(stage.device, weights, optimizer, activation, stage_input, cap))
     return tuple(result)
 
 
-def in_flight(schedule: str, position: int, stages: int, microbatches: int, virtual: int = 1,
-              flow_forward: bool = False) -> int:
+def in_flight(
+    schedule: str, position: int, stages: int, microbatches: int, virtual: int = 1, flow_forward: bool = False
+) -> int:
     """Most microbatches whose activations a device holds at once (see the module docstring).
 
     For ``"interleaved"`` and ``"zbh1"``, ``stages`` is the number of devices and ``position``
@@ -188,8 +191,9 @@ def in_flight(schedule: str, position: int, stages: int, microbatches: int, virt
     if schedule == "1f1b":
         return min(stages - position, microbatches)
     if schedule in ("interleaved", "zbh1"):
-        return _sweep_order(device_actions(schedule, position, stages, microbatches, virtual, flow_forward),
-                            {}, 0.0, False)[1]
+        return _sweep_order(
+            device_actions(schedule, position, stages, microbatches, virtual, flow_forward), {}, 0.0, False
+        )[1]
     raise PlacementError(f"unknown schedule {schedule!r}")
 
 
@@ -236,8 +240,9 @@ def peak_bytes(static: StageMemory, schedule: str, in_flight_count: int, recompu
     return base + in_flight_count * static.activation
 
 
-def memory_profile(problem: Problem, schedule: Schedule, optimizer_multiplier: float = 0.0,
-                   bytes_per_cost: float | None = None) -> MemoryProfile:
+def memory_profile(
+    problem: Problem, schedule: Schedule, optimizer_multiplier: float = 0.0, bytes_per_cost: float | None = None
+) -> MemoryProfile:
     """Sweep ``schedule``'s events: bytes held by every device over time, peak, first OOM.
 
     Parameters
@@ -262,8 +267,14 @@ def memory_profile(problem: Problem, schedule: Schedule, optimizer_multiplier: f
     for position, device in enumerate(ranks):
         mine = schedule.stages_of(device)
         cap = math.inf if device.kind == CPU_KIND else caps.get(device.kind, 0.0)
-        static = StageMemory(device, sum(statics[k].weights for k in mine), sum(statics[k].optimizer for k in mine),
-                             sum(statics[k].activation for k in mine), sum(statics[k].stage_input for k in mine), cap)
+        static = StageMemory(
+            device,
+            sum(statics[k].weights for k in mine),
+            sum(statics[k].optimizer for k in mine),
+            sum(statics[k].activation for k in mine),
+            sum(statics[k].stage_input for k in mine),
+            cap,
+        )
         # The device's units in its own order (they never overlap, so times never decrease along it).
         units: list[list] = []
         index: dict[tuple[int, str, int], int] = {}
@@ -316,16 +327,24 @@ def memory_profile(problem: Problem, schedule: Schedule, optimizer_multiplier: f
             flight = in_flight(schedule.kind, position, len(ranks), schedule.microbatches)
         else:
             flight = schedule.peak_in_flight[position]
-        devices.append(DeviceMemory(device, static, flight, tuple(times), tuple(values), peak, peak_time, first_oom,
-                                    mine))
-    return MemoryProfile(schedule.kind, schedule.microbatches, optimizer_multiplier if training else 0.0,
-                         tuple(devices))
+        devices.append(
+            DeviceMemory(device, static, flight, tuple(times), tuple(values), peak, peak_time, first_oom, mine)
+        )
+    return MemoryProfile(
+        schedule.kind, schedule.microbatches, optimizer_multiplier if training else 0.0, tuple(devices)
+    )
 
 
-def peak_table(problem: Problem, placement: Placement, schedule: str, microbatches: int,
-               optimizer_multiplier: float = 0.0, recompute: Iterable[DeviceSlot] = (),
-               bytes_per_cost: float | None = None,
-               virtual: int | None = None) -> tuple[tuple[DeviceSlot, float, float], ...]:
+def peak_table(
+    problem: Problem,
+    placement: Placement,
+    schedule: str,
+    microbatches: int,
+    optimizer_multiplier: float = 0.0,
+    recompute: Iterable[DeviceSlot] = (),
+    bytes_per_cost: float | None = None,
+    virtual: int | None = None,
+) -> tuple[tuple[DeviceSlot, float, float], ...]:
     """(device, closed-form peak, cap) for every device of ``placement`` without simulating.
 
     For ``"interleaved"`` / ``"zbh1"`` (``virtual`` stages per device, as in
@@ -349,12 +368,18 @@ def peak_table(problem: Problem, placement: Placement, schedule: str, microbatch
             device = statics[r].device
             mine = {k: statics[k] for k in range(r, n_stages, ranks)}
             base = sum(s.weights + s.optimizer for s in mine.values())
-            peak, _ = _sweep_order(device_actions(schedule, r, ranks, microbatches, virtual, flow), mine, base,
-                                   device in recompute)
+            peak, _ = _sweep_order(
+                device_actions(schedule, r, ranks, microbatches, virtual, flow), mine, base, device in recompute
+            )
             rows.append((device, peak, math.inf if device.kind == CPU_KIND else caps.get(device.kind, 0.0)))
         return tuple(rows)
     return tuple(
-        (s.device, peak_bytes(s, schedule, in_flight(schedule, k, len(statics), microbatches),
-                              training and s.device in recompute), s.cap)
+        (
+            s.device,
+            peak_bytes(
+                s, schedule, in_flight(schedule, k, len(statics), microbatches), training and s.device in recompute
+            ),
+            s.cap,
+        )
         for k, s in enumerate(statics)
     )

@@ -86,8 +86,8 @@ for 1F1B, interleaved and ZB-H1.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from ..errors import InvalidSplitError, PlacementError
 from ..model import CPU_KIND, DeviceSlot, Placement, Problem
@@ -98,7 +98,10 @@ SCHEDULES = ("inference", "gpipe", "1f1b")
 ALL_SCHEDULES = SCHEDULES + ("interleaved", "zbh1")
 #: Short names of the schedules, for tables and menus.
 SCHEDULE_LABELS = {
-    "inference": "streaming inference", "gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 1F1B",
+    "inference": "streaming inference",
+    "gpipe": "GPipe",
+    "1f1b": "1F1B",
+    "interleaved": "interleaved 1F1B",
     "zbh1": "zero bubble ZB-H1",
 }
 EVENT_KINDS = ("forward", "backward", "transfer", "recompute", "weight")
@@ -206,11 +209,11 @@ class Action:
         return f"{self.stage}{self.op}{self.microbatch}"
 
     @classmethod
-    def parse(cls, text: str) -> "Action":
+    def parse(cls, text: str) -> Action:
         """The inverse of ``str``: ``"12W3"`` -> ``Action(12, "W", 3)``."""
         for i, char in enumerate(text):
             if char in ACTION_OPS:
-                head, tail = text[:i], text[i + 1:]
+                head, tail = text[:i], text[i + 1 :]
                 if head.isdigit() and tail.isdigit():
                     return cls(int(head), char, int(tail))
                 break
@@ -311,15 +314,16 @@ class Schedule:
         return tuple(_order_in_flight(order, self.kind) for order in self.actions)
 
 
-def format_actions(schedule: "Schedule") -> str:
+def format_actions(schedule: Schedule) -> str:
     """The schedule's per-device action lists as a text table, like torch's pipeline order dump.
 
     One line per device: ``"accelerator 0 | 0F0 0F1 0B0 ..."``.
     """
     names = [str(d) for d in schedule.devices]
     width = max((len(n) for n in names), default=0)
-    return "\n".join(f"{name:<{width}} | {' '.join(str(a) for a in order)}"
-                     for name, order in zip(names, schedule.actions))
+    return "\n".join(
+        f"{name:<{width}} | {' '.join(str(a) for a in order)}" for name, order in zip(names, schedule.actions)
+    )
 
 
 def _order_in_flight(order: Sequence[Action], kind: str) -> int:
@@ -339,6 +343,7 @@ def _order_in_flight(order: Sequence[Action], kind: str) -> int:
 
 # ----- work per device -----
 
+
 def weight_fractions(graph, weight_fraction: float | None = None) -> dict[int, float]:
     """Weight-gradient share of every backward node's latency (module docstring: the split ratio).
 
@@ -347,11 +352,17 @@ def weight_fractions(graph, weight_fraction: float | None = None) -> dict[int, f
     PlacementError
         For a ``weightGradFraction`` (or ``weight_fraction``) that is not a number in [0, 1].
     """
+
     def check(value, where: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not 0 <= value <= 1:
-            raise PlacementError(f"{where}: field '{WEIGHT_FRACTION_FIELD}' must be a number from 0 to 1 "
-                                 f"(got {value!r})")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not 0 <= value <= 1
+        ):
+            raise PlacementError(
+                f"{where}: field '{WEIGHT_FRACTION_FIELD}' must be a number from 0 to 1 (got {value!r})"
+            )
         return float(value)
 
     if weight_fraction is not None:
@@ -360,14 +371,20 @@ def weight_fractions(graph, weight_fraction: float | None = None) -> dict[int, f
     default = DEFAULT_WEIGHT_FRACTION
     if WEIGHT_FRACTION_FIELD in graph.extra:
         default = check(graph.extra[WEIGHT_FRACTION_FIELD], "graph")
-    return {n.id: (check(n.extra[WEIGHT_FRACTION_FIELD], f"node {n.id}") if WEIGHT_FRACTION_FIELD in n.extra
-                   else default)
-            for n in graph.nodes if n.is_backward}
+    return {
+        n.id: (check(n.extra[WEIGHT_FRACTION_FIELD], f"node {n.id}") if WEIGHT_FRACTION_FIELD in n.extra else default)
+        for n in graph.nodes
+        if n.is_backward
+    }
 
 
-def stage_work(problem: Problem, placement: Placement, recompute: Iterable[DeviceSlot] = (),
-               run_on: Sequence[DeviceSlot] | None = None,
-               weight_fraction: float | None = None) -> tuple[StageWork, ...]:
+def stage_work(
+    problem: Problem,
+    placement: Placement,
+    recompute: Iterable[DeviceSlot] = (),
+    run_on: Sequence[DeviceSlot] | None = None,
+    weight_fraction: float | None = None,
+) -> tuple[StageWork, ...]:
     """Per-microbatch forward/backward work of every stage, in pipeline order.
 
     Parameters
@@ -432,10 +449,20 @@ def stage_work(problem: Problem, placement: Placement, recompute: Iterable[Devic
             compute, comm = fc + bc, f_in + f_out + b_in + b_out
             total = compute + comm
             factor = max(compute, comm) / total if total > 0 else 0.0
-        out.append(StageWork(
-            device, position, f_in * factor, fc * factor, f_out * factor,
-            b_in * factor, bc * factor, b_out * factor, fc if device in recompute else 0.0, wc * factor,
-        ))
+        out.append(
+            StageWork(
+                device,
+                position,
+                f_in * factor,
+                fc * factor,
+                f_out * factor,
+                b_in * factor,
+                bc * factor,
+                b_out * factor,
+                fc if device in recompute else 0.0,
+                wc * factor,
+            )
+        )
     return tuple(out)
 
 
@@ -471,8 +498,9 @@ def unit_order(schedule: str, position: int, stages: int, microbatches: int) -> 
     return order
 
 
-def _torch_rank_ops(rank: int, ranks: int, virtual: int, microbatches: int, zero_bubble: bool,
-                    gradients_flow_forward: bool = False) -> list[Action]:
+def _torch_rank_ops(
+    rank: int, ranks: int, virtual: int, microbatches: int, zero_bubble: bool, gradients_flow_forward: bool = False
+) -> list[Action]:
     """torch.distributed.pipelining's interleaved 1F1B / interleaved zero-bubble order for one rank.
 
     The same arithmetic as torch's ``ScheduleInterleaved1F1B`` / ``ScheduleInterleavedZeroBubble``
@@ -484,8 +512,10 @@ def _torch_rank_ops(rank: int, ranks: int, virtual: int, microbatches: int, zero
     rounds = max(1, microbatches // ranks) if virtual > 1 else 1
     per_round = microbatches // rounds
     if microbatches % rounds:
-        raise PlacementError(f"the {'zbh1' if zero_bubble else 'interleaved'} schedule needs the number of "
-                             f"microbatches to be a multiple of {rounds} (got {microbatches})")
+        raise PlacementError(
+            f"the {'zbh1' if zero_bubble else 'interleaved'} schedule needs the number of "
+            f"microbatches to be a multiple of {rounds} (got {microbatches})"
+        )
     total = virtual * microbatches
     factor = 1 if zero_bubble else 2
     warmup = min((virtual - 1) * per_round + factor * (ranks - 1 - rank), total)
@@ -527,8 +557,9 @@ def _torch_rank_ops(rank: int, ranks: int, virtual: int, microbatches: int, zero
     return ops
 
 
-def device_actions(schedule: str, rank: int, ranks: int, microbatches: int, virtual: int = 1,
-                   gradients_flow_forward: bool = False) -> list[Action]:
+def device_actions(
+    schedule: str, rank: int, ranks: int, microbatches: int, virtual: int = 1, gradients_flow_forward: bool = False
+) -> list[Action]:
     """The order in which device ``rank`` (of ``ranks``) runs its units under ``schedule``.
 
     With ``virtual`` stages per device, device ``rank`` runs stages ``rank, rank + ranks, ...``
@@ -569,14 +600,22 @@ def _check_virtual(schedule: str, virtual, n_stages: int) -> int:
     if schedule in SCHEDULES and virtual != 1:
         raise PlacementError(f"the {schedule} schedule runs one stage per device (got {virtual} virtual stages)")
     if n_stages % virtual:
-        raise PlacementError(f"{n_stages} stages cannot be interleaved with {virtual} virtual stages per device: "
-                             f"the number of stages must be a multiple of {virtual}")
+        raise PlacementError(
+            f"{n_stages} stages cannot be interleaved with {virtual} virtual stages per device: "
+            f"the number of stages must be a multiple of {virtual}"
+        )
     return virtual
 
 
-def simulate(problem: Problem, placement: Placement, microbatches: int, schedule: str = "inference",
-             recompute: Iterable[DeviceSlot] | bool = (), virtual: int | None = None,
-             weight_fraction: float | None = None) -> Schedule:
+def simulate(
+    problem: Problem,
+    placement: Placement,
+    microbatches: int,
+    schedule: str = "inference",
+    recompute: Iterable[DeviceSlot] | bool = (),
+    virtual: int | None = None,
+    weight_fraction: float | None = None,
+) -> Schedule:
     """Run ``microbatches`` samples through ``placement`` under ``schedule``.
 
     Parameters
@@ -714,16 +753,23 @@ def simulate(problem: Problem, placement: Placement, microbatches: int, schedule
             w = work[k]
             t = start_of[key]
             if action.op == "F":
-                parts = [("transfer", w.forward_in, "in"), ("forward", w.forward_compute, ""),
-                         ("transfer", w.forward_out, "out")]
+                parts = [
+                    ("transfer", w.forward_in, "in"),
+                    ("forward", w.forward_compute, ""),
+                    ("transfer", w.forward_out, "out"),
+                ]
                 name = "forward"
             elif action.op == "W":
                 parts = [("weight", w.weight_compute, "")]
                 name = "weight"
             else:
                 compute = w.backward_compute - (w.weight_compute if action.op == "I" else 0.0)
-                parts = [("transfer", w.backward_in, "in"), ("recompute", w.recompute, ""),
-                         ("backward", compute, ""), ("transfer", w.backward_out, "out")]
+                parts = [
+                    ("transfer", w.backward_in, "in"),
+                    ("recompute", w.recompute, ""),
+                    ("backward", compute, ""),
+                    ("transfer", w.backward_out, "out"),
+                ]
                 name = "backward"
             unit_events = []
             for kind, length, direction in parts:
@@ -733,8 +779,9 @@ def simulate(problem: Problem, placement: Placement, microbatches: int, schedule
                 t += length
             # The unit's last event ends exactly when the simulation says the unit ends (no float drift).
             last = unit_events[-1]
-            unit_events[-1] = Event(last.device, last.kind, m, min(last.start, end_of[key]), end_of[key], name,
-                                    last.direction, k)
+            unit_events[-1] = Event(
+                last.device, last.kind, m, min(last.start, end_of[key]), end_of[key], name, last.direction, k
+            )
             events.extend(unit_events)
             total += end_of[key] - start_of[key]
         busy.append(total)
@@ -751,16 +798,30 @@ def simulate(problem: Problem, placement: Placement, microbatches: int, schedule
     idle = tuple((ranks[r], makespan - busy[r]) for r in range(n_ranks))
     bubble = sum(i for _, i in idle) / (n_ranks * makespan) if makespan > 0 else 0.0
     return Schedule(
-        kind=schedule, microbatches=microbatches, placement=placement, work=work, events=tuple(events),
-        makespan=makespan, period=period, bubble_fraction=bubble, idle=idle, recompute=recompute,
-        actions=tuple(tuple(order) for order in orders), virtual=virtual,
+        kind=schedule,
+        microbatches=microbatches,
+        placement=placement,
+        work=work,
+        events=tuple(events),
+        makespan=makespan,
+        period=period,
+        bubble_fraction=bubble,
+        idle=idle,
+        recompute=recompute,
+        actions=tuple(tuple(order) for order in orders),
+        virtual=virtual,
     )
 
 
-def compare_schedules(problem: Problem, placement: Placement, microbatches: int,
-                      schedules: Iterable[str] | None = None, recompute: Iterable[DeviceSlot] | bool = (),
-                      virtual: int = 2, weight_fraction: float | None = None,
-                      ) -> tuple[tuple[str, Schedule | None, str], ...]:
+def compare_schedules(
+    problem: Problem,
+    placement: Placement,
+    microbatches: int,
+    schedules: Iterable[str] | None = None,
+    recompute: Iterable[DeviceSlot] | bool = (),
+    virtual: int = 2,
+    weight_fraction: float | None = None,
+) -> tuple[tuple[str, Schedule | None, str], ...]:
     """Simulate ``placement`` under several schedules (default: all that apply to the graph).
 
     Returns ``(schedule name, Schedule, "")`` per schedule, or ``(name, None, reason)`` where
@@ -772,8 +833,21 @@ def compare_schedules(problem: Problem, placement: Placement, microbatches: int,
     out: list[tuple[str, Schedule | None, str]] = []
     for kind in schedules:
         try:
-            out.append((kind, simulate(problem, placement, microbatches, kind, recompute,
-                                       virtual if kind == "interleaved" else None, weight_fraction), ""))
+            out.append(
+                (
+                    kind,
+                    simulate(
+                        problem,
+                        placement,
+                        microbatches,
+                        kind,
+                        recompute,
+                        virtual if kind == "interleaved" else None,
+                        weight_fraction,
+                    ),
+                    "",
+                )
+            )
         except PlacementError as exc:
             out.append((kind, None, str(exc)))
     return tuple(out)

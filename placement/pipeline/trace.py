@@ -54,43 +54,75 @@ def chrome_trace(schedule: Schedule, memory=None, microseconds_per_unit: float =
     microseconds_per_unit : float
         Microseconds per graph time unit.
     """
-    if not (isinstance(microseconds_per_unit, (int, float)) and math.isfinite(microseconds_per_unit)
-            and microseconds_per_unit > 0):
+    if not (
+        isinstance(microseconds_per_unit, (int, float))
+        and math.isfinite(microseconds_per_unit)
+        and microseconds_per_unit > 0
+    ):
         raise PlacementError(f"microseconds per time unit must be a positive number (got {microseconds_per_unit!r})")
     scale = float(microseconds_per_unit)
     pid_of = {device: k + 1 for k, device in enumerate(schedule.devices)}
     events: list[dict[str, Any]] = []
     for device, pid in pid_of.items():
         stages = schedule.stages_of(device)
-        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-                       "args": {"name": f"{device} (stage{'s' if len(stages) > 1 else ''} "
-                                        f"{', '.join(map(str, stages))})"}})
+        events.append(
+            {
+                "ph": "M",
+                "name": "process_name",
+                "pid": pid,
+                "tid": 0,
+                "args": {"name": f"{device} (stage{'s' if len(stages) > 1 else ''} {', '.join(map(str, stages))})"},
+            }
+        )
         events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
         events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": COMPUTE_TID, "args": {"name": "compute"}})
-        events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": TRANSFER_TID,
-                       "args": {"name": "transfers"}})
+        events.append(
+            {"ph": "M", "name": "thread_name", "pid": pid, "tid": TRANSFER_TID, "args": {"name": "transfers"}}
+        )
     for event in schedule.events:
-        events.append({
-            "ph": "X", "name": _event_name(event.kind, event.direction, event.microbatch), "cat": event.kind,
-            "pid": pid_of[event.device], "tid": TRANSFER_TID if event.kind == "transfer" else COMPUTE_TID,
-            "ts": event.start * scale, "dur": event.duration * scale,
-            "args": {"microbatch": event.microbatch, "stage": event.stage, "phase": event.phase, "start": event.start,
-                     "end": event.end},
-        })
+        events.append(
+            {
+                "ph": "X",
+                "name": _event_name(event.kind, event.direction, event.microbatch),
+                "cat": event.kind,
+                "pid": pid_of[event.device],
+                "tid": TRANSFER_TID if event.kind == "transfer" else COMPUTE_TID,
+                "ts": event.start * scale,
+                "dur": event.duration * scale,
+                "args": {
+                    "microbatch": event.microbatch,
+                    "stage": event.stage,
+                    "phase": event.phase,
+                    "start": event.start,
+                    "end": event.end,
+                },
+            }
+        )
     if memory is not None:
         for entry in memory.devices:
             entry_pid = pid_of.get(entry.device)
             if entry_pid is None:
                 continue
             for time, value in zip(entry.times, entry.bytes):
-                events.append({"ph": "C", "name": "memory", "pid": entry_pid, "tid": 0, "ts": time * scale,
-                               "args": {"GiB": value / 2**30}})
+                events.append(
+                    {
+                        "ph": "C",
+                        "name": "memory",
+                        "pid": entry_pid,
+                        "tid": 0,
+                        "ts": time * scale,
+                        "args": {"GiB": value / 2**30},
+                    }
+                )
     return {
         "traceEvents": events,
         "displayTimeUnit": "ms",
         "otherData": {
-            "schedule": schedule.kind, "microbatches": schedule.microbatches, "makespan": schedule.makespan,
-            "period": schedule.period, "bubble_fraction": schedule.bubble_fraction,
+            "schedule": schedule.kind,
+            "microbatches": schedule.microbatches,
+            "makespan": schedule.makespan,
+            "period": schedule.period,
+            "bubble_fraction": schedule.bubble_fraction,
             "microseconds_per_unit": scale,
         },
     }

@@ -7,7 +7,6 @@ screenshot of each step goes to test-artifacts/.
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
@@ -29,14 +28,6 @@ def engine_time(problem: Problem) -> str:
     result = solve_dp(problem)
     assert result.status == "optimal"
     return f"{evaluate(problem, result.placement).max_load:.6g} ms"
-
-
-
-
-
-
-
-
 
 
 def test_pick_graph_change_devices_and_visit_every_page(page, app_url, artifacts_dir):
@@ -67,7 +58,7 @@ def test_pick_graph_change_devices_and_visit_every_page(page, app_url, artifacts
         started = time.perf_counter()
         slider.press("ArrowLeft")
         expected = engine_time(Problem(problem.graph, problem.devices.with_kind("accelerator", count=target)))
-        took = wait_for_text(metric(page, "Time per sample"), expected)
+        wait_for_text(metric(page, "Time per sample"), expected)
         timings.append(time.perf_counter() - started)
         wait_idle(page, settle=0.1)
         assert slider.input_value() == str(target)

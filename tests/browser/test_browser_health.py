@@ -34,9 +34,21 @@ def fresh_app(artifacts_dir):
     log_path = artifacts_dir / "streamlit-health-server.log"
     with open(log_path, "w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true", f"--server.port={port}",
-             "--server.address=127.0.0.1", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless=true",
+                f"--server.port={port}",
+                "--server.address=127.0.0.1",
+                "--browser.gatherUsageStats=false",
+                "--server.fileWatcherType=none",
+            ],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
@@ -124,6 +136,8 @@ def test_health_answers_while_another_session_solves(browser, fresh_app, artifac
     latencies = sorted(probe.latencies)
     worst = latencies[-1]
     slow = sum(1 for value in latencies if value >= HEALTH_LIMIT_S)
-    assert worst < HEALTH_LIMIT_S, (f"/_stcore/health took {worst:.2f} s while another session solved "
-                                    f"({slow} of {len(latencies)} probes over {HEALTH_LIMIT_S} s, median "
-                                    f"{latencies[len(latencies) // 2]:.3f} s; solve {solve_seconds:.1f} s)")
+    assert worst < HEALTH_LIMIT_S, (
+        f"/_stcore/health took {worst:.2f} s while another session solved "
+        f"({slow} of {len(latencies)} probes over {HEALTH_LIMIT_S} s, median "
+        f"{latencies[len(latencies) // 2]:.3f} s; solve {solve_seconds:.1f} s)"
+    )

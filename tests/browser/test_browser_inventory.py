@@ -67,8 +67,9 @@ def select_cell(page, row: int, column: str) -> None:
         for _ in range(COLUMNS.index(column)):
             page.keyboard.press("ArrowRight")
         try:
-            page.wait_for_function("cell => cell.getAttribute('aria-selected') === 'true'",
-                                   arg=target.element_handle(), timeout=2000)
+            page.wait_for_function(
+                "cell => cell.getAttribute('aria-selected') === 'true'", arg=target.element_handle(), timeout=2000
+            )
             return
         except Exception:  # noqa: BLE001 - not selected: retry
             continue
@@ -97,8 +98,10 @@ def test_editing_the_inventory_updates_the_time_per_sample(page, app_url, artifa
     def expect(kinds: tuple) -> None:
         """The page shows these kinds in its summary line and the engine's time per sample for them."""
         devices = problem.devices.with_changes(accelerators=kinds)
-        wait_for_text(page.locator('[data-testid="stMarkdown"]', has_text=" on ").first,
-                      f"{SAMPLE_LABEL} on {describe_devices(devices)}")
+        wait_for_text(
+            page.locator('[data-testid="stMarkdown"]', has_text=" on ").first,
+            f"{SAMPLE_LABEL} on {describe_devices(devices)}",
+        )
         expected = engine_time(Problem(problem.graph, devices))
         wait_for_text(metric(page, "Time per sample"), expected)
         shown.append(expected)

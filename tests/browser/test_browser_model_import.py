@@ -13,13 +13,12 @@ Screenshots go to test-artifacts/ (``mi_*.png``).
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
 from placement import evaluate, solve_dp
 from placement.modelling.builders import TransformerConfig, build_transformer
-from placement.modelling.roofline import CPU_KIND, GiB, PRESETS, CostModel
+from placement.modelling.roofline import CPU_KIND, PRESETS, CostModel, GiB
 
 from .helpers import go, metric, wait_for_text, wait_idle
 
@@ -28,14 +27,6 @@ pytestmark = pytest.mark.browser
 ONNX_NODES = ("mm", "bias_add", "relu")
 # The builder form's values used below (everything else stays at the form's defaults).
 TRANSFORMER = {"Layers": 2, "Hidden size": 64, "Heads": 4, "Sequence length": 32, "Vocabulary": 1000}
-
-
-
-
-
-
-
-
 
 
 def open_model_import(page) -> None:
@@ -73,7 +64,8 @@ def tiny_onnx(path) -> None:
         helper.make_node("Relu", ["xwb"], ["y"], name=ONNX_NODES[2]),
     ]
     graph = helper.make_graph(
-        nodes, "tiny_mlp",
+        nodes,
+        "tiny_mlp",
         inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
         outputs=[helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
         initializer=[weight, bias],
@@ -88,11 +80,18 @@ def form_cost_model(kind: str = "A100") -> CostModel:
 
     The widgets hold each preset value divided by its display scale; the form multiplies back.
     """
-    scales = {"fp16_flops": 1e12, "fp32_flops": 1e12, "memory_bandwidth": 1e9, "memory": GiB,
-              "link_bandwidth": 1e9, "efficiency": 1.0}
+    scales = {
+        "fp16_flops": 1e12,
+        "fp32_flops": 1e12,
+        "memory_bandwidth": 1e9,
+        "memory": GiB,
+        "link_bandwidth": 1e9,
+        "efficiency": 1.0,
+    }
     base = PRESETS[kind]
-    reference = base.with_changes(**{attr: float(getattr(base, attr)) / scale * scale
-                                     for attr, scale in scales.items()})
+    reference = base.with_changes(
+        **{attr: float(getattr(base, attr)) / scale * scale for attr, scale in scales.items()}
+    )
     others = tuple(spec for name, spec in PRESETS.items() if name not in (reference.name, CPU_KIND))
     return CostModel(reference, PRESETS[CPU_KIND], others)
 
@@ -104,8 +103,7 @@ def test_upload_small_onnx_model_shows_its_graph(app_page, artifacts_dir, tmp_pa
     tiny_onnx(model_path)
     open_model_import(page)
 
-    page.locator('[data-testid="stFileUploader"] input[type="file"][accept*=".onnx"]').set_input_files(
-        str(model_path))
+    page.locator('[data-testid="stFileUploader"] input[type="file"][accept*=".onnx"]').set_input_files(str(model_path))
     page.locator('[data-testid="stFileChipName"]', has_text="tiny_mlp.onnx").wait_for()
     wait_idle(page)
     page.get_by_role("button", name="Import ONNX model").click()
@@ -122,7 +120,8 @@ def test_upload_small_onnx_model_shows_its_graph(app_page, artifacts_dir, tmp_pa
 
     # st.dataframe draws its cells on a canvas, so read the node names from the DAG figure's data.
     chart_text = page.locator('[data-testid="stPlotlyChart"]').first.evaluate(
-        "el => JSON.stringify((el.querySelector('.js-plotly-plot') || {}).data || [])")
+        "el => JSON.stringify((el.querySelector('.js-plotly-plot') || {}).data || [])"
+    )
     for name in ONNX_NODES:
         assert name in chart_text, f"node {name!r} not in the graph figure"
 
@@ -143,8 +142,7 @@ def test_build_transformer_then_placement_matches_solve_dp(app_page, artifacts_d
     page.get_by_role("button", name="Build model").click()
     wait_idle(page)
 
-    config = TransformerConfig(style="gpt", layers=2, hidden=64, heads=4, seq_len=32, batch=1, dtype="fp16",
-                               vocab=1000)
+    config = TransformerConfig(style="gpt", layers=2, hidden=64, heads=4, seq_len=32, batch=1, dtype="fp16", vocab=1000)
     problem = build_transformer(config, form_cost_model(), accelerators=4, cpus=1, granularity="operator")
     wait_for_text(metric(page, "Nodes"), f"{len(problem.graph.nodes):,}")
     page.get_by_role("heading", name=problem.graph.name).first.wait_for()

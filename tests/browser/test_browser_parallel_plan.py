@@ -32,7 +32,7 @@ def _set_number(page, label: str, value: str) -> None:
 
 def test_parallel_plan_bert_512(page, app_url, artifacts_dir):
     p = read_piper(BERT)
-    p = replace(p, kinds=(replace(p.kinds[0], count=512, memory=8 * 2 ** 30, bandwidth=25 * 2 ** 30),))
+    p = replace(p, kinds=(replace(p.kinds[0], count=512, memory=8 * 2**30, bandwidth=25 * 2**30),))
     expected = solve_multidim(p)
 
     page.set_default_timeout(300_000)

@@ -41,8 +41,9 @@ def edit_cell(page, row: int, column: str, text: str) -> None:
         for _ in range(COLUMNS.index(column)):
             page.keyboard.press("ArrowRight")
         try:
-            page.wait_for_function("cell => cell.getAttribute('aria-selected') === 'true'",
-                                   arg=target.element_handle(), timeout=2000)
+            page.wait_for_function(
+                "cell => cell.getAttribute('aria-selected') === 'true'", arg=target.element_handle(), timeout=2000
+            )
             break
         except Exception:  # noqa: BLE001 - not selected yet: retry
             continue

@@ -84,7 +84,8 @@ def test_export_buttons_download_the_configs(page, app_url, artifacts_dir):
     with page.expect_download() as info:
         page.get_by_role("button", name="DeepSpeed config (JSON)").click()
     assert json.loads(Path(info.value.path()).read_text())["parts"] == list(
-        export_plan(problem, placement, "deepspeed").as_dict()["parts"])
+        export_plan(problem, placement, "deepspeed").as_dict()["parts"]
+    )
     assert not page.locator('[data-testid="stException"]').count()
     heading.scroll_into_view_if_needed()
     page.screenshot(path=artifacts_dir / "export_buttons.png", full_page=True)

@@ -6,7 +6,6 @@ Screenshots go to test-artifacts/timeline_*.png.
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
@@ -23,10 +22,6 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = "throughput/layer/bert24_training"
-
-
-
-
 
 
 def metric_text(page, label: str) -> str:

@@ -24,8 +24,6 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json"
 
 
-
-
 def test_tradeoffs_curve_click_picks_the_plan(page, app_url, artifacts_dir):
     base = load_problem(DEFAULT)
     count = 4
