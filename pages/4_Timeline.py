@@ -103,7 +103,7 @@ if memory_model.training:
     )
 _remember("timeline_plan", PLANS[0])
 _remember("timeline_virtual", 2)
-col_schedule, col_v, col_m, col_opt, col_re = st.columns([2, 1, 2, 1.2, 1.2])
+col_schedule, col_v, col_m, col_opt, col_re = st.columns([2, 1, 1.6, 1.2, 1.6])  # wide enough for every label
 with col_schedule:
     schedule_kind = st.selectbox(
         "Schedule",
@@ -142,10 +142,10 @@ with col_opt:
     )
 with col_re:
     recompute = st.toggle(
-        "Recompute activations",
+        "Recompute",
         key="timeline_recompute",
         disabled=not training,
-        help="Stash only each stage's input; re-run the forward pass in the backward pass.",
+        help="Recompute activations: stash only each stage's input; re-run the forward pass in the backward pass.",
     )
 _save("timeline_schedule", "timeline_microbatches", "timeline_optimizer", "timeline_recompute", "timeline_virtual")
 # The link carries these settings (ui.scenario.SETTINGS_KEYS): app.py synced the URL before they were rendered.
@@ -207,16 +207,18 @@ evaluation = placement.evaluate(problem, plan)
 m1, m2, m3, m4, m5 = st.columns(5)
 m1.metric(
     "Period (steady state)",
-    f"{schedule.period:.6g}",
+    state.format_time(schedule.period),
     help="Steady-state time per sample: the period of the schedule once the pipeline is full.",
 )
 m2.metric(
     "Max-load (evaluator)",
-    f"{evaluation.max_load:.6g}",
+    state.format_time(evaluation.max_load),
     help="The largest per-sample load of any device, from the independent evaluator.",
 )
-m3.metric("Makespan", f"{schedule.makespan:.6g}", help=f"All {microbatches} microbatches, fill to drain.")
-m4.metric("Fill & drain", f"{schedule.fill_drain:.6g}", help="Makespan minus N x steady-state time per sample.")
+m3.metric("Makespan", state.format_time(schedule.makespan), help=f"All {microbatches} microbatches, fill to drain.")
+m4.metric(
+    "Fill & drain", state.format_time(schedule.fill_drain), help="Makespan minus N x steady-state time per sample."
+)
 m5.metric("Bubble", f"{schedule.bubble_fraction:.1%}", help="Idle device-time / (devices x makespan).")
 if schedule_kind == "gpipe":
     st.caption(

@@ -112,7 +112,7 @@ microbatches = col_micro.number_input(
     "Microbatches", min_value=1, max_value=64, step=1, key="plan_microbatches", persist_state=state.PERSIST
 )
 
-cols = st.columns(4)
+cols = st.columns([1.3, 1, 1, 1])  # the first tile holds a time with its unit: never clipped
 cols[0].metric("Time per sample", state.format_time(evaluation.max_load), help="max device load (evaluator)")
 cols[1].metric("Devices used", f"{len(order)} of {len(plan_problem.devices.slots())}")
 bottleneck = max(evaluation.devices, key=lambda entry: entry.load)

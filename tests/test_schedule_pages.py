@@ -38,7 +38,7 @@ def test_zbh1_and_every_schedule_side_by_side():
     zb = simulate(problem, placement, 8, "zbh1")
     one = simulate(problem, placement, 8, "1f1b")
     shown = metrics(at)
-    assert shown["Makespan"] == f"{zb.makespan:.6g}" and shown["Bubble"] == f"{zb.bubble_fraction:.1%}"
+    assert shown["Makespan"] == f"{zb.makespan:.6g} ms" and shown["Bubble"] == f"{zb.bubble_fraction:.1%}"
     # The action list is printed in torch's notation.
     code = "\n".join(c.value for c in at.code)
     assert f"{zb.devices[0]} | " + " ".join(str(a) for a in zb.actions[0]) in code
@@ -78,7 +78,7 @@ def test_interleaved_schedule_on_an_operator_graph():
     if len(placement.stages) % 2:
         pytest.skip("the plan has an odd number of stages")
     schedule = simulate(problem, placement, 4, "interleaved", virtual=2)
-    assert metrics(at)["Makespan"] == f"{schedule.makespan:.6g}"
+    assert metrics(at)["Makespan"] == f"{schedule.makespan:.6g} ms"
     idle = next(d.value for d in at.dataframe if "stages" in d.value.columns)
     assert len(idle) == len(placement.stages) // 2 and idle["stages"].iloc[0] == f"0, {len(placement.stages) // 2}"
 

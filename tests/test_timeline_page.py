@@ -61,10 +61,10 @@ def test_schedules_and_memory_chart_on_the_default_graph():
     at.slider(key="timeline_microbatches").set_value(5).run()
     expected = simulate(problem, placement, 5, "inference")
     shown = metrics(at)
-    assert shown["Period (steady state)"] == f"{expected.period:.6g}"
-    assert shown["Max-load (evaluator)"] == f"{evaluate(problem, placement).max_load:.6g}"
-    assert shown["Makespan"] == f"{expected.makespan:.6g}"
-    assert shown["Fill & drain"] == f"{expected.fill_drain:.6g}"
+    assert shown["Period (steady state)"] == f"{expected.period:.6g} ms"
+    assert shown["Max-load (evaluator)"] == f"{evaluate(problem, placement).max_load:.6g} ms"
+    assert shown["Makespan"] == f"{expected.makespan:.6g} ms"
+    assert shown["Fill & drain"] == f"{expected.fill_drain:.6g} ms"
     assert shown["Bubble"] == f"{expected.bubble_fraction:.1%}"
     figures = charts(at)
     gantt = next(spec for title, spec in figures.items() if title.startswith("inference schedule"))
@@ -78,7 +78,7 @@ def test_schedules_and_memory_chart_on_the_default_graph():
     at.selectbox(key="timeline_schedule").set_value("gpipe").run()
     assert not at.exception, at.exception
     gpipe = simulate(problem, placement, 5, "gpipe")
-    assert metrics(at)["Makespan"] == f"{gpipe.makespan:.6g}"
+    assert metrics(at)["Makespan"] == f"{gpipe.makespan:.6g} ms"
     assert any(title.startswith("gpipe schedule") for title in charts(at))
     assert at.get("download_button")
 
@@ -103,9 +103,9 @@ def test_training_graph_oom_and_memory_aware_plan():
     schedule = simulate(problem, plain.placement, 8, "1f1b")
     profile = memory_profile(problem, schedule, 2.0)
     shown = metrics(at)
-    assert shown["Period (steady state)"] == f"{plain.objective:.6g}"
-    assert shown["Max-load (evaluator)"] == f"{plain.objective:.6g}"
-    assert shown["Makespan"] == f"{schedule.makespan:.6g}"
+    assert shown["Period (steady state)"] == f"{plain.objective:.6g} ms"
+    assert shown["Max-load (evaluator)"] == f"{plain.objective:.6g} ms"
+    assert shown["Makespan"] == f"{schedule.makespan:.6g} ms"
     # The size-only plan runs out of memory under 1F1B: the first OOM is reported.
     device, when = profile.first_oom
     errors = [e.value for e in at.error]
@@ -120,7 +120,7 @@ def test_training_graph_oom_and_memory_aware_plan():
     aware = solve_memory_aware(problem, "1f1b", 8, optimizer_multiplier=2.0)
     assert aware.objective > plain.objective
     shown = metrics(at)
-    assert shown["Period (steady state)"] == f"{aware.objective:.6g}"
+    assert shown["Period (steady state)"] == f"{aware.objective:.6g} ms"
     assert not at.error
     aware_profile = memory_profile(problem, simulate(problem, aware.placement, 8, "1f1b"), 2.0)
     assert aware_profile.fits

@@ -42,7 +42,7 @@ def test_zbh1_and_the_schedules_side_by_side(page, app_url, artifacts_dir):
     go(page, "Timeline")
     choose(page, "Schedule", "zero bubble ZB-H1 (split backward)")
     zb = simulate(problem, placement, 8, "zbh1")
-    wait_for_text(metric(page, "Makespan"), f"{zb.makespan:.6g}", timeout=60)
+    wait_for_text(metric(page, "Makespan"), f"{zb.makespan:.6g} ms", timeout=60)
     assert metric(page, "Bubble").inner_text().strip() == f"{zb.bubble_fraction:.1%}"
     gantt = page.locator('[data-testid="stPlotlyChart"]').first
     gantt.locator(".main-svg").first.wait_for()

@@ -63,8 +63,8 @@ def test_switch_schedule_and_see_the_memory_chart(page, app_url, artifacts_dir):
     go(page, "Timeline")
     # Training graph: 1F1B with 8 microbatches by default.
     one_f_one_b = simulate(problem, placement, 8, "1f1b")
-    wait_for_metric(page, "Makespan", f"{one_f_one_b.makespan:.6g}", timeout=60)
-    assert metric_text(page, "Period (steady state)") == f"{one_f_one_b.period:.6g}"
+    wait_for_metric(page, "Makespan", f"{one_f_one_b.makespan:.6g} ms", timeout=60)
+    assert metric_text(page, "Period (steady state)") == f"{one_f_one_b.period:.6g} ms"
     page.get_by_role("heading", name="Memory over time").wait_for()
     assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2
     page.screenshot(path=artifacts_dir / "timeline_1f1b.png", full_page=True)
@@ -72,7 +72,7 @@ def test_switch_schedule_and_see_the_memory_chart(page, app_url, artifacts_dir):
     # Switch to GPipe: new makespan, the memory chart is redrawn with GPipe's higher peak.
     choose(page, "Schedule", "GPipe (all forwards, then all backwards)")
     gpipe = simulate(problem, placement, 8, "gpipe")
-    wait_for_metric(page, "Makespan", f"{gpipe.makespan:.6g}")
+    wait_for_metric(page, "Makespan", f"{gpipe.makespan:.6g} ms")
     profile = memory_profile(problem, gpipe, 2.0)
     top = max(profile.devices, key=lambda d: d.peak)
     message = page.locator('[data-testid="stAlert"]', has_text="Highest peak").first
