@@ -544,83 +544,8 @@ def _idle_intervals(schedule, device) -> list[tuple[float, float]]:
 
 
 def timeline_figure(schedule, title: str | None = None, show_idle: bool = True) -> go.Figure:
-    """Gantt chart of a :class:`~placement.pipeline.schedule.Schedule`: one row per device, numeric time axis.
-
-    Horizontal ``go.Bar`` traces with ``base=start`` and ``x=duration`` (one trace per event
-    kind: forward, backward, transfer, recompute), the microbatch number written in each bar,
-    idle time (bubbles) shaded red, and the makespan marked. The first pipeline stage is the
-    top row.
-    """
-    devices = list(schedule.devices)
-    labels = {d: f"{d} (stage {k})" for k, d in enumerate(devices)}
-    figure = go.Figure()
-    for kind in ("forward", "backward", "recompute", "transfer"):
-        events = [e for e in schedule.events if e.kind == kind]
-        if not events:
-            continue
-        hover = [
-            f"{e.device} · {kind}{' ' + e.direction if e.direction else ''} ({e.phase}) · microbatch {e.microbatch}"
-            f"<br>{e.start:.6g} → {e.end:.6g} (duration {e.duration:.6g})"
-            for e in events
-        ]
-        figure.add_trace(
-            go.Bar(
-                y=[labels[e.device] for e in events],
-                x=[float(e.duration) for e in events],
-                base=[float(e.start) for e in events],
-                orientation="h",
-                name=kind,
-                marker={"color": EVENT_COLOURS[kind], "line": {"width": 0.5, "color": "white"}},
-                text=[str(e.microbatch) if kind in ("forward", "backward") else "" for e in events],
-                textposition="inside",
-                insidetextanchor="middle",
-                hovertext=hover,
-                hoverinfo="text",
-            )
-        )
-    if show_idle:
-        idle_y, idle_x, idle_base = [], [], []
-        for device in devices:
-            for start, end in _idle_intervals(schedule, device):
-                idle_y.append(labels[device])
-                idle_x.append(float(end - start))
-                idle_base.append(float(start))
-        if idle_y:
-            figure.add_trace(
-                go.Bar(
-                    y=idle_y,
-                    x=idle_x,
-                    base=idle_base,
-                    orientation="h",
-                    name="idle (bubble)",
-                    marker={"color": IDLE_COLOUR, "pattern": {"shape": "/", "fgcolor": "rgba(214, 39, 40, 0.5)"}},
-                    hovertext=[f"idle {x:.6g}" for x in idle_x],
-                    hoverinfo="text",
-                )
-            )
-    figure.add_vline(
-        x=float(schedule.makespan),
-        line_dash="dash",
-        line_color="black",
-        annotation_text=f"makespan {schedule.makespan:.6g}",
-        annotation_position="top",
-    )
-    figure.update_layout(
-        barmode="overlay",
-        height=max(260, 70 + 48 * len(devices)),
-        title=title
-        or (
-            f"{schedule.kind} schedule, {schedule.microbatches} microbatch"
-            f"{'es' if schedule.microbatches != 1 else ''}: period {schedule.period:.6g}, "
-            f"bubble {schedule.bubble_fraction:.1%}"
-        ),
-        xaxis={"title": "time", "type": "linear", "range": [0, float(schedule.makespan) * 1.02 or 1.0]},
-        yaxis={"title": "", "categoryorder": "array", "categoryarray": [labels[d] for d in reversed(devices)]},
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
-        bargap=0.25,
-    )
-    return figure
+    """Gantt chart of a pipeline schedule: one row per device (see :func:`schedule_figure`, which draws it)."""
+    return schedule_figure(schedule, title=title, show_idle=show_idle)
 
 
 def memory_timeline_figure(profile, title: str | None = None) -> go.Figure:
