@@ -67,7 +67,7 @@ def test_home_describes_the_tool_the_graph_and_the_devices():
     ["throughput/layer/resnet50_training", "latency/operator/bert_l-3_inference", "throughput/layer/gnmt_inference"],
 )
 def test_graph_page_loads_a_sample_and_shows_its_stats(label):
-    at = start("pages/1_Graph.py")
+    at = start("app_pages/1_Graph.py")
     options = at.selectbox(key="graph_sample").options
     assert len(options) == len([p for p in SAMPLES.rglob("*.json") if "expert-splits" not in p.parts])
     at.selectbox(key="graph_sample").set_value(label).run()
@@ -90,9 +90,9 @@ def test_graph_page_loads_a_sample_and_shows_its_stats(label):
     assert ids == sorted(n.id for n in problem.graph.nodes)
     assert len(at.dataframe[0].value) == len(problem.graph.nodes)
     # The choice survives a page switch.
-    goto(at, "pages/3_Placement.py")
+    goto(at, "app_pages/3_Placement.py")
     assert time_per_sample(at) == pytest.approx(dp_time(problem), rel=1e-5)
-    goto(at, "pages/1_Graph.py")
+    goto(at, "app_pages/1_Graph.py")
     assert at.selectbox(key="graph_sample").value == label
     assert number(metrics(at)["Nodes"]) == len(problem.graph.nodes)
 
@@ -118,20 +118,20 @@ def test_graph_page_loads_a_sample_and_shows_its_stats(label):
     ],
 )
 def test_bad_upload_shows_the_engines_message_and_keeps_the_graph(content, needle):
-    at = start("pages/1_Graph.py")
+    at = start("app_pages/1_Graph.py")
     before = metrics(at)["Nodes"]
     at.file_uploader(key="graph_upload").set_value(("bad.json", content, "application/json")).run()
     assert not at.exception
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and needle in errors[0] and "bad.json" in errors[0], errors
     assert metrics(at)["Nodes"] == before
-    goto(at, "pages/3_Placement.py")
+    goto(at, "app_pages/3_Placement.py")
     assert time_per_sample(at) == pytest.approx(dp_time(load_problem(DEFAULT)), rel=1e-5)
 
 
 def test_oversized_upload_is_refused(monkeypatch):
     monkeypatch.setattr(placement, "MAX_FILE_BYTES", 1000)
-    at = start("pages/1_Graph.py")
+    at = start("app_pages/1_Graph.py")
     at.file_uploader(key="graph_upload").set_value(("big.json", b" " * 2000, "application/json")).run()
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "over the 1,000-byte limit" in errors[0]
@@ -140,12 +140,12 @@ def test_oversized_upload_is_refused(monkeypatch):
 
 def test_good_upload_replaces_the_graph_and_its_devices():
     path = SAMPLES / "latency" / "layer" / "bert24_inference.json"
-    at = start("pages/1_Graph.py")
+    at = start("app_pages/1_Graph.py")
     at.file_uploader(key="graph_upload").set_value(("mine.json", path.read_bytes(), "application/json")).run()
     assert not at.exception and not at.error
     problem = load_problem(path)
     assert at.subheader[0].value == "mine.json"
-    goto(at, "pages/2_Devices.py")
+    goto(at, "app_pages/2_Devices.py")
     assert at.slider(key="dev_count").value == problem.devices.accelerator_count
     assert at.slider(key="dev_cpus").value == problem.devices.cpus
     assert time_per_sample(at) == pytest.approx(dp_time(problem), rel=1e-5)
@@ -153,7 +153,7 @@ def test_good_upload_replaces_the_graph_and_its_devices():
 
 def test_after_an_upload_the_shown_sample_can_be_loaded_again():
     path = SAMPLES / "latency" / "layer" / "bert24_inference.json"
-    at = start("pages/1_Graph.py")
+    at = start("app_pages/1_Graph.py")
     shown = at.selectbox(key="graph_sample").value
     at.file_uploader(key="graph_upload").set_value(("mine.json", path.read_bytes(), "application/json")).run()
     assert at.subheader[0].value == "mine.json"
@@ -165,7 +165,7 @@ def test_after_an_upload_the_shown_sample_can_be_loaded_again():
 
 # ----------------------------------------------------------------------------- devices page
 def test_sliders_resolve_live_and_settings_survive_page_switches():
-    at = start("pages/2_Devices.py")
+    at = start("app_pages/2_Devices.py")
     base = load_problem(DEFAULT)
     assert time_per_sample(at) == pytest.approx(dp_time(base), rel=1e-5)
     at.slider(key="dev_count").set_value(2).run()
@@ -178,17 +178,17 @@ def test_sliders_resolve_live_and_settings_survive_page_switches():
     assert time_per_sample(at) == pytest.approx(expected, rel=1e-5)
     load = chart(at, "dev_load")
     assert max(s["y0"] for s in load["layout"]["shapes"]) == pytest.approx(expected)
-    goto(at, "pages/3_Placement.py")
+    goto(at, "app_pages/3_Placement.py")
     assert time_per_sample(at) == pytest.approx(expected, rel=1e-5)
-    goto(at, "app.py")
+    goto(at, "app_pages/0_Home.py")
     assert any("2 x accelerator" in m.value and "3 CPU cores" in m.value for m in at.markdown)
-    goto(at, "pages/2_Devices.py")
+    goto(at, "app_pages/2_Devices.py")
     assert at.slider(key="dev_count").value == 2 and at.slider(key="dev_cpus").value == 3
     assert at.slider(key="dev_bandwidth").value == 0.5
 
 
 def test_memory_and_overlap_widgets():
-    at = start("pages/2_Devices.py")
+    at = start("app_pages/2_Devices.py")
     base = load_problem(DEFAULT)
     at.number_input(key="dev_memory_gib").set_value(4.0).run()
     at.toggle(key="dev_overlap").set_value(True).run()
@@ -201,7 +201,7 @@ def test_memory_and_overlap_widgets():
 
 
 def test_cpu_transfer_widgets():
-    at = start("pages/2_Devices.py")
+    at = start("app_pages/2_Devices.py")
     base = load_problem(DEFAULT)
     assert at.toggle(key="dev_cpu_pays").value is False and at.number_input(key="dev_cpu_bandwidth").disabled
     at.slider(key="dev_count").set_value(1).run()
@@ -229,7 +229,7 @@ def state_summary(devices: Devices) -> str:
     "index, name", [(1, "Paper model"), (2, "2x memory"), (5, "Half bandwidth"), (7, "2x accelerator speed")]
 )
 def test_presets_apply_and_the_sliders_follow(index, name):
-    at = start("pages/2_Devices.py")
+    at = start("app_pages/2_Devices.py")
     base = load_problem(DEFAULT)
     at.slider(key="dev_count").set_value(3).run()
     button = at.button(key=f"dev_preset_{index}")
@@ -258,7 +258,7 @@ def inventory_key(at: AppTest) -> str:
 
 
 def test_inventory_editor_adds_a_heterogeneous_kind_and_edits_the_first():
-    at = start("pages/2_Devices.py")
+    at = start("app_pages/2_Devices.py")
     base = load_problem(DEFAULT)
     at.session_state[inventory_key(at)] = {
         "edited_rows": {0: {"count": 2}},
@@ -290,7 +290,7 @@ def test_inventory_editor_adds_a_heterogeneous_kind_and_edits_the_first():
 
 
 def test_inventory_editor_rejects_a_bad_row_with_a_message():
-    at = start("pages/2_Devices.py")
+    at = start("app_pages/2_Devices.py")
     before = time_per_sample(at)
     at.session_state[inventory_key(at)] = {
         "edited_rows": {},
@@ -304,7 +304,7 @@ def test_inventory_editor_rejects_a_bad_row_with_a_message():
 
 
 def test_latency_multiplier_rescales_matching_nodes():
-    at = start("pages/2_Devices.py")
+    at = start("app_pages/2_Devices.py")
     base = load_problem(DEFAULT)
     pattern = "node1[0-9]$"
     assert any(__import__("re").search(pattern, n.name) for n in base.graph.nodes)
@@ -314,15 +314,15 @@ def test_latency_multiplier_rescales_matching_nodes():
     assert not at.exception and not at.error
     graph = base.graph.with_latency_scale(pattern, 3.0)
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(graph, base.devices)), rel=1e-5)
-    goto(at, "pages/3_Placement.py")
+    goto(at, "app_pages/3_Placement.py")
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(graph, base.devices)), rel=1e-5)
-    goto(at, "pages/2_Devices.py")
+    goto(at, "app_pages/2_Devices.py")
     at.button(key="lat_clear").click().run()
     assert time_per_sample(at) == pytest.approx(dp_time(base), rel=1e-5)
 
 
 def test_bad_latency_pattern_is_reported():
-    at = start("pages/2_Devices.py")
+    at = start("app_pages/2_Devices.py")
     at.text_input(key="lat_pattern").set_value("[unclosed")
     at.button(key="lat_add").click().run()
     assert not at.exception
@@ -330,7 +330,7 @@ def test_bad_latency_pattern_is_reported():
 
 
 def test_infeasible_memory_explains_instead_of_crashing():
-    at = start("pages/2_Devices.py")
+    at = start("app_pages/2_Devices.py")
     at.slider(key="dev_cpus").set_value(0).run()
     at.number_input(key="dev_memory_gib").set_value(0.01).run()
     assert not at.exception
@@ -339,7 +339,7 @@ def test_infeasible_memory_explains_instead_of_crashing():
     result = solve_dp(Problem(base.graph, devices))
     assert result.status == "infeasible"
     assert any(result.reason in e.value for e in at.error), [e.value for e in at.error]
-    goto(at, "pages/3_Placement.py")
+    goto(at, "app_pages/3_Placement.py")
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "infeasible" in errors[0] and result.reason in errors[0]
     assert "Time per sample" not in metrics(at)
@@ -347,7 +347,7 @@ def test_infeasible_memory_explains_instead_of_crashing():
 
 # ----------------------------------------------------------------------------- placement page
 def test_placement_page_numbers_come_from_the_engine():
-    at = start("pages/3_Placement.py")
+    at = start("app_pages/3_Placement.py")
     problem = load_problem(DEFAULT)
     result = solve_dp(problem)
     evaluation = evaluate(problem, result.placement)
@@ -401,7 +401,7 @@ def test_placement_downloads_round_trip_through_the_engine(monkeypatch):
         return original(self, path_or_data, mimetype, kind, filename)
 
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    start("pages/3_Placement.py")
+    start("app_pages/3_Placement.py")
     problem = load_problem(DEFAULT)
     result = solve_dp(problem)
     json_name = [n for n in stored if n.endswith("_split.json")][0]
@@ -421,7 +421,7 @@ def test_placement_downloads_round_trip_through_the_engine(monkeypatch):
 
 
 def test_selected_plan_is_shown_with_a_note_and_a_way_back():
-    at = start("pages/3_Placement.py")
+    at = start("app_pages/3_Placement.py")
     base = load_problem(DEFAULT)
     other = Problem(base.graph, base.devices.with_kind("accelerator", count=2))
     result = solve_dp(other)
@@ -436,7 +436,7 @@ def test_selected_plan_is_shown_with_a_note_and_a_way_back():
 
 
 def test_latency_objective_without_methods_says_so_or_solves():
-    at = start("pages/3_Placement.py")
+    at = start("app_pages/3_Placement.py")
     at.radio(key="pl_objective").set_value("latency").run()
     assert not at.exception
     methods = placement.available_methods("latency")
@@ -450,7 +450,7 @@ def test_latency_objective_without_methods_says_so_or_solves():
 
 # ----------------------------------------------------------------------------- compare page
 def test_compare_page_runs_the_chosen_methods_and_hands_a_plan_to_placement():
-    at = start("pages/6_Compare.py")
+    at = start("app_pages/6_Compare.py")
     try:
         import placement.explore.compare  # noqa: F401
     except ImportError:
@@ -494,7 +494,7 @@ def test_compare_page_runs_the_chosen_methods_and_hands_a_plan_to_placement():
 def test_integer_program_method_matches_the_dp_and_live_preview_stays_on_the_dp():
     if "ip" not in placement.available_methods("throughput"):
         pytest.skip("the contiguous IP is not available")
-    at = start("pages/3_Placement.py")
+    at = start("app_pages/3_Placement.py")
     at.selectbox(key="pl_method").set_value("ip").run()
     assert not at.exception
     assert not at.number_input(key="pl_time_limit").disabled
@@ -502,12 +502,12 @@ def test_integer_program_method_matches_the_dp_and_live_preview_stays_on_the_dp(
     # The contiguous IP is exact too: same optimum as the DP.
     assert time_per_sample(at) == pytest.approx(dp_time(problem), rel=1e-5)
     assert metrics(at)["Status"] == "optimal"
-    goto(at, "pages/2_Devices.py")
+    goto(at, "app_pages/2_Devices.py")
     assert any("Live numbers use the exact DP" in c.value for c in at.caption)
     at.slider(key="dev_count").set_value(2).run()
     devices = problem.devices.with_kind("accelerator", count=2)
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(problem.graph, devices)), rel=1e-5)
-    goto(at, "pages/3_Placement.py")
+    goto(at, "app_pages/3_Placement.py")
     assert at.selectbox(key="pl_method").value == "ip"
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(problem.graph, devices)), rel=1e-5)
 
@@ -516,7 +516,7 @@ def test_latency_objective_shows_the_latency_first():
     methods = placement.available_methods("latency")
     if not methods:
         pytest.skip("no latency method available")
-    at = start("pages/3_Placement.py")
+    at = start("app_pages/3_Placement.py")
     at.radio(key="pl_objective").set_value("latency").run()
     assert not at.exception
     method = at.selectbox(key="pl_method").value
@@ -527,7 +527,7 @@ def test_latency_objective_shows_the_latency_first():
 
 
 def test_deleting_every_inventory_row_leaves_cpus_only():
-    at = start("pages/2_Devices.py")
+    at = start("app_pages/2_Devices.py")
     base = load_problem(DEFAULT)
     at.session_state[inventory_key(at)] = {"edited_rows": {}, "added_rows": [], "deleted_rows": [0]}
     at.run()
@@ -540,7 +540,7 @@ def test_deleting_every_inventory_row_leaves_cpus_only():
 
 
 def test_a_new_inventory_row_without_speed_is_refused_not_defaulted():
-    at = start("pages/2_Devices.py")
+    at = start("app_pages/2_Devices.py")
     before = at.session_state["_ui_devices"]
     at.session_state[inventory_key(at)] = {
         "edited_rows": {},

@@ -15,7 +15,7 @@ def _antichain(n: int) -> bytes:
 
 def test_graph_page_shows_width_and_refusal_advice():
     state.clear_caches()
-    at = start("pages/1_Graph.py")
+    at = start("app_pages/1_Graph.py")
     captions = [c.value for c in at.caption]
     assert "Order graph of 32 groups: width 3 (an antichain of 3 groups); between 33 and 448 ideals." in captions, [
         c for c in captions if "Order" in c
@@ -31,7 +31,7 @@ def test_graph_page_shows_width_and_refusal_advice():
 def test_upload_with_a_billion_accelerators_is_refused_at_load():
     """Issue 17: ``maxFPGAs`` 1e9 in an uploaded file is refused when it is read, not on Compare."""
     state.clear_caches()
-    at = start("pages/1_Graph.py")
+    at = start("app_pages/1_Graph.py")
     before = at.session_state["_ui_graph_name"]
     graph = json.loads(_antichain(3))
     graph["maxFPGAs"] = 1e9

@@ -203,7 +203,7 @@ def test_builder_errors_are_shown():
 def test_graph_page_builds_and_placement_page_plans():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page("pages/1_Graph.py")
+    at.switch_page("app_pages/1_Graph.py")
     at.run()
     assert not at.exception, at.exception
     at.number_input(key="mi_layers").set_value(12)
@@ -215,7 +215,7 @@ def test_graph_page_builds_and_placement_page_plans():
     )
     assert at.subheader[0].value == expected.graph.name
     assert {m.label: m.value for m in at.metric}["Nodes"] == "14"
-    at.switch_page("pages/3_Placement.py")
+    at.switch_page("app_pages/3_Placement.py")
     at.run()
     assert not at.exception, at.exception
     shown = float({m.label: m.value for m in at.metric}["Time per sample"].split()[0].replace(",", ""))

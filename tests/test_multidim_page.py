@@ -1,4 +1,4 @@
-"""AppTest of the Parallel plan page (pages/7_Parallel_plan.py) and plain tests of its figures.
+"""AppTest of the Parallel plan page (app_pages/7_Parallel_plan.py) and plain tests of its figures.
 
 Every number asserted is recomputed here with the engine and the independent evaluator.
 """
@@ -17,7 +17,7 @@ from .apptest_helpers import start
 
 ROOT = Path(__file__).resolve().parent.parent
 BERT = ROOT / "sample_graphs" / "piper" / "bert32a100.json"
-PAGE = "pages/7_Parallel_plan.py"
+PAGE = "app_pages/7_Parallel_plan.py"
 GiB = 2**30
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")

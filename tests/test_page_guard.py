@@ -24,12 +24,12 @@ def _raise(kind):
 # (page, module attribute to break): an engine call each page makes on its first run.
 PAGES = [
     ("app.py", "placement.viz.format_bytes"),
-    ("pages/1_Graph.py", "placement.viz.graph_stats"),
-    ("pages/2_Devices.py", "placement.viz.load_figure"),
-    ("pages/3_Placement.py", "placement.viz.memory_figure"),
-    ("pages/4_Timeline.py", "placement.viz.schedule_figure"),
-    ("pages/5_Tradeoffs.py", "placement.viz.sweep_figure"),
-    ("pages/6_Compare.py", "placement.explore.compare.run_method"),
+    ("app_pages/1_Graph.py", "placement.viz.graph_stats"),
+    ("app_pages/2_Devices.py", "placement.viz.load_figure"),
+    ("app_pages/3_Placement.py", "placement.viz.memory_figure"),
+    ("app_pages/4_Timeline.py", "placement.viz.schedule_figure"),
+    ("app_pages/5_Tradeoffs.py", "placement.viz.sweep_figure"),
+    ("app_pages/6_Compare.py", "placement.explore.compare.run_method"),
 ]
 
 
@@ -57,7 +57,7 @@ def test_failing_engine_call_shows_one_line(monkeypatch, page, target, kind):
     if page != "app.py":
         at.switch_page(page)
     at.run()
-    if page == "pages/6_Compare.py":
+    if page == "app_pages/6_Compare.py":
         at.button(key="cmp_run").click().run()
     assert not at.exception, at.exception
     errors = [e.value for e in at.error]
@@ -76,7 +76,7 @@ def test_failing_engine_call_shows_one_line(monkeypatch, page, target, kind):
     assert at.session_state["_ui_graph_name"] == loaded
     monkeypatch.undo()
     at.run()
-    if page == "pages/6_Compare.py":
+    if page == "app_pages/6_Compare.py":
         at.button(key="cmp_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
 

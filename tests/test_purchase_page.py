@@ -8,7 +8,7 @@ from placement.explore.purchase import cheapest_under, fastest_within, price_fro
 from .apptest_helpers import ROOT, goto, start
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-PAGE = "pages/7_Purchase.py"
+PAGE = "app_pages/7_Purchase.py"
 DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json"
 
 
@@ -95,7 +95,7 @@ def test_cost_per_sample_sits_next_to_time_per_sample_on_placement_and_devices()
     used = {s.device.kind for s in result.placement.stages if s.nodes}
     price = sum({"fast": 3.0, "slow": 1.0}.get(s.device.kind, 0.0) for s in result.placement.stages if s.nodes)
     expected = price * result.objective / 3_600_000 * 1e6
-    for page in ("pages/3_Placement.py", "pages/2_Devices.py"):
+    for page in ("app_pages/3_Placement.py", "app_pages/2_Devices.py"):
         goto(at, page)
         shown = {m.label: m.value for m in at.metric}
         assert "Time per sample" in shown and used

@@ -188,9 +188,9 @@ def fresh(query: dict[str, str] | None = None, page: str | None = None):
 
 @pytestmark_app
 def test_the_url_follows_the_state_and_a_link_reproduces_the_view():
-    at = start("pages/1_Graph.py")
+    at = start("app_pages/1_Graph.py")
     at.selectbox(key="graph_sample").set_value(OTHER).run()
-    goto(at, "pages/2_Devices.py")
+    goto(at, "app_pages/2_Devices.py")
     at.slider(key="dev_count").set_value(3).run()
     at.slider(key="dev_cpus").set_value(2).run()
     at.text_input(key="lat_pattern").set_value("lstm")
@@ -206,7 +206,7 @@ def test_the_url_follows_the_state_and_a_link_reproduces_the_view():
     expected = dp_time(Problem(problem.graph.with_latency_scale("lstm", 0.5), devices))
     assert shown_time(at) == pytest.approx(expected, rel=1e-5)
 
-    other = fresh(query, "pages/2_Devices.py")
+    other = fresh(query, "app_pages/2_Devices.py")
     assert other.slider(key="dev_count").value == 3 and other.slider(key="dev_cpus").value == 2
     assert shown_time(other) == pytest.approx(expected, rel=1e-5)
     assert any(OTHER in m.value for m in other.markdown)
@@ -226,12 +226,12 @@ def test_a_bad_link_says_why_and_opens_the_default_view():
 def test_an_uploaded_graph_is_shared_by_digest_and_by_card():
     path = SAMPLES / "latency" / "layer" / "bert24_inference.json"
     problem = load_problem(path)
-    at = start("pages/1_Graph.py")
+    at = start("app_pages/1_Graph.py")
     at.file_uploader(key="graph_upload").set_value(("mine.json", path.read_bytes(), "application/json")).run()
     query = dict(at.query_params)
     assert query["graph"] == f"upload:{problem.graph.digest}"
     assert at.get("download_button")  # the card download is offered
-    other = fresh(query, "pages/3_Placement.py")  # same server: the digest finds the graph
+    other = fresh(query, "app_pages/3_Placement.py")  # same server: the digest finds the graph
     assert shown_time(other) == pytest.approx(dp_time(problem), rel=1e-5)
 
     # A card carries the graph inline: it opens even where the server does not know the digest.
@@ -239,17 +239,17 @@ def test_an_uploaded_graph_is_shared_by_digest_and_by_card():
     card = scenario_to_json(
         Scenario(f"upload:{'f' * 16}", devices, inline_graph=problem.graph, graph_name="carried.json")
     )
-    at = fresh(None, "pages/1_Graph.py")
+    at = fresh(None, "app_pages/1_Graph.py")
     at.file_uploader(key="scenario_upload").set_value(("card.json", card.encode(), "application/json")).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.subheader[0].value == "carried.json"
-    goto(at, "pages/3_Placement.py")
+    goto(at, "app_pages/3_Placement.py")
     assert shown_time(at) == pytest.approx(dp_time(Problem(problem.graph, devices)), rel=1e-5)
 
 
 @pytestmark_app
 def test_a_bad_card_is_refused_with_one_line_and_the_view_stays():
-    at = start("pages/1_Graph.py")
+    at = start("app_pages/1_Graph.py")
     before = metrics(at)["Nodes"]
     at.file_uploader(key="scenario_upload").set_value(("card.json", b'{"format": 1}', "application/json")).run()
     errors = [e.value for e in at.error]
@@ -259,11 +259,11 @@ def test_a_bad_card_is_refused_with_one_line_and_the_view_stays():
 
 @pytestmark_app
 def test_the_link_carries_the_timeline_settings():
-    at = start("pages/4_Timeline.py")
+    at = start("app_pages/4_Timeline.py")
     at.selectbox(key="timeline_schedule").set_value("gpipe").run()
     query = dict(at.query_params)
     assert json.loads(query["settings"])["timeline_schedule"] == "gpipe"
-    other = fresh(query, "pages/4_Timeline.py")
+    other = fresh(query, "app_pages/4_Timeline.py")
     assert other.selectbox(key="timeline_schedule").value == "gpipe"
 
 

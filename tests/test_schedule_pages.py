@@ -27,9 +27,9 @@ GIB = 2.0**30
 
 def test_zbh1_and_every_schedule_side_by_side():
     at = start()
-    goto(at, "pages/1_Graph.py")
+    goto(at, "app_pages/1_Graph.py")
     at.selectbox(key="graph_sample").set_value("throughput/layer/bert24_training").run()
-    goto(at, "pages/4_Timeline.py")
+    goto(at, "app_pages/4_Timeline.py")
     at.slider(key="timeline_microbatches").set_value(8).run()
     at.selectbox(key="timeline_schedule").set_value("zbh1").run()
     assert not at.exception, at.exception
@@ -67,9 +67,9 @@ def test_zbh1_and_every_schedule_side_by_side():
 
 def test_interleaved_schedule_on_an_operator_graph():
     at = start()
-    goto(at, "pages/1_Graph.py")
+    goto(at, "app_pages/1_Graph.py")
     at.selectbox(key="graph_sample").set_value("throughput/operator/bert_l-3_training").run()
-    goto(at, "pages/4_Timeline.py")
+    goto(at, "app_pages/4_Timeline.py")
     at.slider(key="timeline_microbatches").set_value(4).run()
     at.selectbox(key="timeline_schedule").set_value("interleaved").run()
     assert not at.exception, at.exception
@@ -84,7 +84,7 @@ def test_interleaved_schedule_on_an_operator_graph():
 
 
 def test_export_buttons_on_the_placement_page():
-    at = goto(start(), "pages/3_Placement.py")
+    at = goto(start(), "app_pages/3_Placement.py")
     problem = load_problem(SAMPLES / "throughput" / "layer" / "bert24_inference.json")
     placement = solve_dp(problem).placement
     buttons = {b.proto.label: b for b in at.get("download_button")}

@@ -20,7 +20,7 @@ from .randgraphs import brute_force, random_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "sample_graphs" / "ours" / "tiny_training.json"
-PAGE = "pages/8_Teaching.py"
+PAGE = "app_pages/8_Teaching.py"
 
 
 @pytest.mark.parametrize("seed", range(40))

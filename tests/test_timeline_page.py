@@ -48,13 +48,13 @@ def values(array) -> list[float]:
 
 
 def load_training(at: AppTest) -> None:
-    goto(at, "pages/1_Graph.py")
+    goto(at, "app_pages/1_Graph.py")
     at.selectbox(key="graph_sample").set_value(TRAINING_LABEL).run()
     assert not at.exception, at.exception
 
 
 def test_schedules_and_memory_chart_on_the_default_graph():
-    at = goto(start(), "pages/4_Timeline.py")
+    at = goto(start(), "app_pages/4_Timeline.py")
     problem = load_problem(SAMPLES / "throughput" / "layer" / "bert24_inference.json")
     placement = solve_dp(problem).placement
     assert at.selectbox(key="timeline_schedule").value == "inference"
@@ -87,11 +87,11 @@ def test_training_graph_oom_and_memory_aware_plan():
     at = start()
     load_training(at)
     # Devices page: accelerators of 1.5e9 bytes.
-    goto(at, "pages/2_Devices.py")
+    goto(at, "app_pages/2_Devices.py")
     at.checkbox(key="dev_memory_limited").check().run()
     at.number_input(key="dev_memory_gib").set_value(1.5e9 / GIB).run()
     assert not at.exception, at.exception
-    goto(at, "pages/4_Timeline.py")
+    goto(at, "app_pages/4_Timeline.py")
     assert at.selectbox(key="timeline_schedule").value == "1f1b"
     at.slider(key="timeline_microbatches").set_value(8).run()
     at.number_input(key="timeline_optimizer").set_value(2.0).run()
@@ -127,8 +127,8 @@ def test_training_graph_oom_and_memory_aware_plan():
     top = max(aware_profile.devices, key=lambda d: d.peak)
     assert any("Highest peak" in s.value and str(top.device) in s.value for s in at.success)
     # Leaving and coming back keeps the choices.
-    goto(at, "pages/1_Graph.py")
-    goto(at, "pages/4_Timeline.py")
+    goto(at, "app_pages/1_Graph.py")
+    goto(at, "app_pages/4_Timeline.py")
     assert at.radio(key="timeline_plan").value == "memory-aware plan"
     assert at.slider(key="timeline_microbatches").value == 8
 
@@ -136,10 +136,10 @@ def test_training_graph_oom_and_memory_aware_plan():
 def test_compare_table_on_demand():
     at = start()
     load_training(at)
-    goto(at, "pages/2_Devices.py")
+    goto(at, "app_pages/2_Devices.py")
     at.checkbox(key="dev_memory_limited").check().run()
     at.number_input(key="dev_memory_gib").set_value(1.5e9 / GIB).run()
-    goto(at, "pages/4_Timeline.py")
+    goto(at, "app_pages/4_Timeline.py")
     at.slider(key="timeline_microbatches").set_value(8).run()
     before = len(at.dataframe)  # idle, peak and schedules tables; the memory-aware comparison only on demand
     assert before == 3

@@ -1,4 +1,4 @@
-"""AppTest checks of the Tradeoffs page (pages/5_Tradeoffs.py).
+"""AppTest checks of the Tradeoffs page (app_pages/5_Tradeoffs.py).
 
 Every number asserted is recomputed here with the engine (solve_dp on a copy of the
 devices), never copied from the app.
@@ -18,7 +18,7 @@ from placement import AcceleratorKind, Devices, Problem, load_problem, solve_dp
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json"
-PAGE = "pages/5_Tradeoffs.py"
+PAGE = "app_pages/5_Tradeoffs.py"
 
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")

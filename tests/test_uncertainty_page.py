@@ -12,7 +12,7 @@ DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.js
 
 
 def test_monte_carlo_run_shows_the_seeded_quantiles():
-    at = goto(start(), "pages/8_Uncertainty.py")
+    at = goto(start(), "app_pages/8_Uncertainty.py")
     assert any("Run Monte Carlo" in i.value for i in at.info)
     at.number_input(key="unc_error").set_value(20.0)
     at.number_input(key="unc_samples").set_value(30)

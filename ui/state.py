@@ -147,9 +147,8 @@ def set_graph(problem: placement.Problem, name: str, source: str | None = None) 
 def base_problem() -> placement.Problem | None:
     """The graph as loaded, with the file's own devices (no knobs, no latency multipliers).
 
-    Loads the default sample when nothing is loaded yet: app.py does that once per session, but a
-    server's very first session opened on a deep link (``/Tradeoffs``) runs the page file without
-    app.py (Streamlit's pages/-folder mode lasts until app.py's ``st.navigation`` has run once).
+    Loads the default sample when nothing is loaded yet (app.py does that once per session; a page
+    run on its own, e.g. by AppTest, relies on this).
     """
     if st.session_state.get(_PROBLEM) is None:
         ensure_default_graph()

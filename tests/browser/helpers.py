@@ -43,3 +43,12 @@ def wait_for_text(locator, text: str, timeout: float = 30.0) -> float:
         if time.perf_counter() - started > timeout:
             raise AssertionError(f"expected {text!r}, still {current!r} after {timeout} s")
         time.sleep(0.02)
+
+
+def engine_time(problem) -> str:
+    """The time per sample as the pages format it (6 significant digits and the unit), from solve_dp + evaluate."""
+    from placement import evaluate, solve_dp
+
+    result = solve_dp(problem)
+    assert result.status == "optimal"
+    return f"{evaluate(problem, result.placement).max_load:.6g} ms"

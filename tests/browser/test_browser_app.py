@@ -12,22 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from placement import Problem, evaluate, load_problem, solve_dp
+from placement import Problem, load_problem
 
-from .helpers import go, metric, wait_for_text, wait_idle
+from .helpers import engine_time, go, metric, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = "throughput/layer/resnet50_inference"
-PAGES = ROOT / "pages"
-
-
-def engine_time(problem: Problem) -> str:
-    """The time per sample as the app formats it (6 significant digits), from solve_dp + evaluate."""
-    result = solve_dp(problem)
-    assert result.status == "optimal"
-    return f"{evaluate(problem, result.placement).max_load:.6g} ms"
+PAGES = ROOT / "app_pages"
 
 
 def test_pick_graph_change_devices_and_visit_every_page(page, app_url, artifacts_dir):

@@ -10,20 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from placement import Problem, evaluate, load_problem, solve_dp
+from placement import Problem, load_problem
 
-from .helpers import go, metric, wait_for_text, wait_idle
+from .helpers import engine_time, go, metric, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = "throughput/layer/gnmt_inference"
-
-
-def engine_time(problem: Problem) -> str:
-    result = solve_dp(problem)
-    assert result.status == "optimal"
-    return f"{evaluate(problem, result.placement).max_load:.6g}"
 
 
 def wait_for_url(page, needle: str, timeout: float = 20.0) -> str:

@@ -13,20 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from placement import Problem, evaluate, load_problem, solve_dp
+from placement import Problem, load_problem
 
-from .helpers import metric, wait_for_text, wait_idle
+from .helpers import engine_time, metric, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SAMPLE = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json"
-
-
-def engine_time(problem: Problem) -> str:
-    result = solve_dp(problem)
-    assert result.status == "optimal"
-    return f"{evaluate(problem, result.placement).max_load:.6g}"
 
 
 def thumb(page, label: str):

@@ -169,4 +169,4 @@ if with_plans:
             else row.reason,
         )
         state.set_selected_plan(stored[2], result, f"{state.method_name(row.method)} from the Compare page")
-        st.switch_page("pages/3_Placement.py")
+        st.switch_page("app_pages/3_Placement.py")

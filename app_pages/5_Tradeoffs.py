@@ -411,7 +411,7 @@ def main() -> None:
             col_text, col_go = st.columns([4, 1], vertical_alignment="center")
             col_text.success(f"Selected: {picked[2]}. The Placement page now shows this plan.")
             if col_go.button("Show on Placement page", key="to_open_placement", type="primary"):
-                st.switch_page("pages/3_Placement.py")
+                st.switch_page("app_pages/3_Placement.py")
         else:
             st.caption("Click a point of any chart to pick its plan for the Placement page.")
 

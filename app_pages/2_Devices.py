@@ -200,7 +200,12 @@ col_o.number_input(
     disabled=not training_model,
     help="Bytes of optimizer state per byte of forward weights (Adam: 2).",
 )
-col_r.toggle("Recompute activations", key="dev_mm_recompute", disabled=not training_model)
+col_r.toggle(
+    "Recompute",
+    key="dev_mm_recompute",
+    disabled=not training_model,
+    help="Recompute activations in the backward pass: each stage stashes only its inputs.",
+)
 try:
     state.set_memory_model(
         placement.MemoryModel(
