@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from onnx import TensorProto, helper, numpy_helper
 from streamlit.testing.v1 import AppTest
 
@@ -25,6 +24,7 @@ pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 def section_script():
     """The section alone, plus the current problem and its DP result for the test to read."""
+    import streamlit as st  # AppTest.from_function runs this body on its own: imports go inside
 
     from ui import state
     from ui.model_import import render_model_import
