@@ -6,6 +6,7 @@ missing; with ``CI=true`` they run and fail loudly instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -42,53 +43,58 @@ def artifacts_dir() -> Path:
     return ARTIFACTS
 
 
+@contextlib.contextmanager
+def streamlit_server(log_path: Path):
+    """Run ``streamlit run app.py`` headless on a free port until healthy; yield its URL; stop it afterwards."""
+    port = _free_port()
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless=true",
+                f"--server.port={port}",
+                "--server.address=127.0.0.1",
+                "--browser.gatherUsageStats=false",
+                "--server.fileWatcherType=none",
+            ],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while True:
+                if process.poll() is not None:
+                    pytest.fail(f"streamlit exited with code {process.returncode}: {log_path.read_text()[-2000:]}")
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                        if response.read().decode().strip() == "ok":
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    pytest.fail(f"streamlit did not become healthy in 60 s: {log_path.read_text()[-2000:]}")
+                time.sleep(0.25)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
 @pytest.fixture(scope="session")
 def app_url(artifacts_dir):
-    """Start ``streamlit run app.py`` headless on a free port; yield its URL; stop it afterwards."""
-    port = _free_port()
-    log_path = artifacts_dir / "streamlit-server.log"
-    log = open(log_path, "w")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless=true",
-            f"--server.port={port}",
-            "--server.address=127.0.0.1",
-            "--browser.gatherUsageStats=false",
-            "--server.fileWatcherType=none",
-        ],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        if process.poll() is not None:
-            log.close()
-            pytest.fail(f"streamlit exited with code {process.returncode}: {log_path.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read().decode().strip() == "ok":
-                    break
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            process.terminate()
-            pytest.fail(f"streamlit did not become healthy in 60 s: {log_path.read_text()[-2000:]}")
-        time.sleep(0.25)
-    yield url
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    log.close()
+    """The app served once for the whole browser session."""
+    with streamlit_server(artifacts_dir / "streamlit-server.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -9,16 +9,13 @@ when the solve releases the GIL (the numba kernels run with ``nogil=True``).
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, _free_port
+from .conftest import streamlit_server
 from .helpers import go, metric, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -30,48 +27,8 @@ HEALTH_LIMIT_S = 0.5
 @pytest.fixture
 def fresh_app(artifacts_dir):
     """A server of its own: nothing solved or cached yet."""
-    port = _free_port()
-    log_path = artifacts_dir / "streamlit-health-server.log"
-    with open(log_path, "w") as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.headless=true",
-                f"--server.port={port}",
-                "--server.address=127.0.0.1",
-                "--browser.gatherUsageStats=false",
-                "--server.fileWatcherType=none",
-            ],
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                pytest.fail(f"streamlit did not start: {Path(log_path).read_text()[-2000:]}")
-            time.sleep(0.25)
-        try:
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with streamlit_server(artifacts_dir / "streamlit-health-server.log") as url:
+        yield url
 
 
 class _Probe(threading.Thread):
