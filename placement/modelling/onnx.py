@@ -725,7 +725,7 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
     Groups whose merge would create a cycle (A -> B -> A through different members) are
     merged further, as one node. A merged node sums its members' latencies (per kind only
     for kinds every member names; others fall back to ``accelerator_latency / speed``),
-    sizes and the FLOPs/bytes in ``extra``; it runs on an accelerator only if all members
+    sizes and the FLOPs/bytes in ``extra`` (``extra["ops"]``: its operator types); it runs on an accelerator only if all members
     do. Its output cost (and edge ``size``) is the sum over members with an edge leaving
     the group of their output cost (size): each member's output is sent once.
     Only forward graphs can be coarsened (build the training graph afterwards).
@@ -777,6 +777,11 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
         for field_name in ("flops", "bytesRead", "bytesWritten"):
             if all(field_name in n.extra for n in group):
                 extra[field_name] = float(sum(n.extra[field_name] for n in group))
+        ops = {str(n.extra["op"]) for n in group if "op" in n.extra} | {
+            str(o) for n in group for o in n.extra.get("ops", ())
+        }
+        if ops:  # the member operator types (the multidim planner splits matrix products)
+            extra["ops"] = sorted(ops)
         nodes.append(
             Node(
                 id=g,

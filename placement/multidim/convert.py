@@ -1,0 +1,252 @@
+"""Options (TMPCs) for the package's own graphs: paper format, model builders and ONNX imports.
+
+:func:`options_from_graph` turns a :class:`~placement.model.Graph` (or a :class:`~placement.model.Problem`)
+into a :class:`~.model.MultiProblem` of Piper's model. The formulas, with units, are in the README section
+"Multidimensional plans" (paragraph "Options for our graphs"); in short:
+
+* **Training.** Piper's model is a training model (p is forward + backward, edges are charged twice, weights
+  are resynchronised). A forward-only graph is first turned into its training graph
+  (:func:`placement.modelling.training.training_graph`: backward = ``backward_factor`` x forward, gradient
+  bytes = weight bytes). Every colour class (a forward node with its backward node) becomes one node of the
+  model; classes whose forward edges form a cycle are merged (strongly connected components). Only forward
+  edges order and connect the model's nodes (Piper doubles them for the gradient); a backward node with no
+  forward node in its class is a node of its own without edges.
+* **Per node (t = 1, "vanilla").** ``p = (F + Bw) / 1000`` s (F, Bw: summed reference-kind latencies in ms of
+  the forward and backward members), ``w`` = forward ``size`` (bytes of weights), memory constant
+  ``b`` = all members' ``size`` (weights + gradients), memory per microbatch in flight ``a`` = the forward
+  members' ``bytesWritten`` (every activation kept for the backward; roofline graphs) or else the node's
+  output bytes X.
+* **Tensor parallel (t > 1, roofline graphs only).** A node is split Megatron-style when one of its operators
+  is a matrix product or an embedding (:data:`TP_OPS`): ``p_t = p / t + 2 * AR_t`` with the ring all-reduce
+  ``AR_t = 2 (t - 1) / t * X / bandwidth`` (one in the forward, one in the backward, X = the node's output
+  bytes), ``w_t = w / t``, ``b_t = b / t``, ``a_t = a / t`` (sequence parallelism splits the rest of the
+  layer too). Any other node is replicated on the t devices with its full time and memory.
+* **Activation recompute (roofline graphs only).** Keep only the node's input (``a_r = I``, I = bytes of
+  its forward inputs); the forward runs again in the backward: ``p_r = p_t + F / (1000 t) + AR_t`` (the
+  replicated nodes: ``+ F / 1000``); the working memory of one recomputation goes to the constant:
+  ``b_r = b_t + (a_t - I)``. Offered only where ``I < a_t``.
+* **Paper-format graphs** (no roofline data: no ``flops`` in ``node.extra``): the only option is t = 1,
+  vanilla; d comes from replication (each replica holds ``b`` and resynchronises ``w``).
+
+Edge bytes are the edge's ``size`` when known, else ``cost / 1000 * bandwidth`` (the bytes that take
+``cost`` ms on the link). The bandwidth (bytes/s) defaults to the one the graph's edges imply
+(median of size / cost), else :data:`DEFAULT_BANDWIDTH`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from statistics import median
+
+from ..errors import InvalidDevicesError, InvalidGraphError
+from ..model import Graph, Node, Problem
+from .model import DeviceKind, MultiProblem, Option, PEdge, PNode
+
+#: Operators that Megatron-style tensor parallelism splits (matrix products, attention, embeddings).
+TP_OPS = frozenset({"MatMul", "Gemm", "Einsum", "Attention", "MultiHeadAttention", "Embedding", "MatMulInteger"})
+
+#: Tensor-parallel degrees generated for roofline graphs (Piper's workloads use the same).
+DEFAULT_DEGREES = (1, 2, 4, 8)
+
+#: Link bandwidth (bytes/s) when neither the caller nor the graph's edges give one (Piper's BERT setting).
+DEFAULT_BANDWIDTH = 25e9
+
+#: Microbatches per batch N when the caller gives none.
+DEFAULT_MICROBATCHES = 512
+
+#: Memory per device (bytes) standing for "unlimited" (the model needs a finite cap).
+UNLIMITED_MEMORY = float(2**80)
+
+#: Names of the two kinds of option.
+VANILLA, RECOMPUTE = "vanilla", "activation recomp"
+
+
+def _ops(node: Node) -> set[str]:
+    ops = {str(o) for o in node.extra.get("ops", ()) or ()}
+    if "op" in node.extra:
+        ops.add(str(node.extra["op"]))
+    return ops
+
+
+def _is_roofline(graph: Graph) -> bool:
+    """Whether the graph carries roofline data (every node has ``flops``): builders and ONNX imports."""
+    return all("flops" in node.extra for node in graph.nodes)
+
+
+def _groups(graph: Graph) -> list[list[int]]:
+    """Node ids per model node: colour classes (forward + backward), merged along forward cycles.
+
+    Returned in a topological order of the forward edges between groups (ties: first node position).
+    """
+    import networkx as nx  # noqa: PLC0415
+
+    position = {node.id: i for i, node in enumerate(graph.nodes)}
+    label: dict[int, object] = {}
+    for node in graph.nodes:
+        label[node.id] = ("class", node.color_class) if node.color_class is not None else ("node", node.id)
+    quotient = nx.DiGraph()
+    quotient.add_nodes_from(set(label.values()))
+    node_of = graph.node_by_id
+    for e in graph.edges:
+        if node_of[e.source].is_backward or node_of[e.target].is_backward:
+            continue
+        if label[e.source] != label[e.target]:
+            quotient.add_edge(label[e.source], label[e.target])
+    condensed = nx.condensation(quotient)
+    members: dict[int, list[int]] = {c: [] for c in condensed.nodes}
+    for node in graph.nodes:
+        members[condensed.graph["mapping"][label[node.id]]].append(node.id)
+    order = nx.lexicographical_topological_sort(condensed, key=lambda c: min(position[v] for v in members[c]))
+    return [sorted(members[c], key=position.__getitem__) for c in order]
+
+
+def _bandwidth_of(graph: Graph) -> float | None:
+    """The link bandwidth (bytes/s) the edges imply: median of size / (cost in s), None without both."""
+    ratios = [e.size / (e.cost / 1000.0) for e in graph.edges if e.size and e.cost > 0]
+    return float(median(ratios)) if ratios else None
+
+
+def options_from_graph(
+    source: Graph | Problem,
+    *,
+    devices: int | None = None,
+    memory: float | None = None,
+    bandwidth: float | None = None,
+    microbatches: int = DEFAULT_MICROBATCHES,
+    degrees: Iterable[int] = DEFAULT_DEGREES,
+    recompute: bool = True,
+    backward_factor: float = 2.0,
+) -> MultiProblem:
+    """The multidimensional (Piper) model of one of our graphs, with options generated per node.
+
+    Parameters
+    ----------
+    source : Graph or Problem
+        A paper-format graph, a builder graph or an ONNX import (forward-only or training). With a
+        Problem, its first accelerator kind gives the default device count and memory.
+    devices : int, optional
+        Total devices (default: the Problem's accelerators of the first kind, else 8).
+    memory : float, optional
+        Bytes per device (default: the Problem's first kind; unlimited stands as :data:`UNLIMITED_MEMORY`).
+    bandwidth : float, optional
+        Bytes/s of each device's link: prices edges, resyncs and the tensor-parallel all-reduce
+        (default: implied by the graph's edges, else :data:`DEFAULT_BANDWIDTH`).
+    microbatches : int
+        N, microbatches per batch.
+    degrees : iterable of int
+        Tensor-parallel degrees to generate (roofline graphs only; 1 is always included).
+    recompute : bool
+        Add the "activation recomp" option where it saves memory (roofline graphs only).
+    backward_factor : float
+        Backward / forward latency used when ``source`` is forward-only.
+
+    Returns
+    -------
+    MultiProblem
+        Nodes numbered in a topological order; ``PNode.name`` lists the member names.
+
+    Raises
+    ------
+    InvalidGraphError, InvalidDevicesError
+        One line naming the parameter and the rule broken.
+    """
+    from ..modelling.training import training_graph  # noqa: PLC0415
+
+    graph = source.graph if isinstance(source, Problem) else source
+    if not isinstance(graph, Graph):
+        raise InvalidGraphError(f"options_from_graph: expected a Graph or Problem (got {type(source).__name__})")
+    kind = source.devices.accelerators[0] if isinstance(source, Problem) and source.devices.accelerators else None
+    if devices is None:
+        devices = kind.count if kind is not None else 8
+    if isinstance(devices, bool) or not isinstance(devices, int) or devices < 0:
+        raise InvalidDevicesError(f"devices must be a non-negative integer (got {devices!r})")
+    if memory is None:
+        memory = kind.memory if kind is not None else math.inf
+    if isinstance(memory, bool) or not isinstance(memory, (int, float)) or math.isnan(memory) or memory <= 0:
+        raise InvalidDevicesError(f"memory must be a positive number of bytes (got {memory!r})")
+    memory = min(float(memory), UNLIMITED_MEMORY)
+    if bandwidth is None:
+        bandwidth = _bandwidth_of(graph) or DEFAULT_BANDWIDTH
+    if (
+        isinstance(bandwidth, bool)
+        or not isinstance(bandwidth, (int, float))
+        or not math.isfinite(bandwidth)
+        or bandwidth <= 0
+    ):
+        raise InvalidDevicesError(f"bandwidth must be a positive finite number of bytes/s (got {bandwidth!r})")
+    if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
+        raise InvalidGraphError(f"microbatches must be a positive integer (got {microbatches!r})")
+    ts = sorted({1, *(int(t) for t in degrees)})
+    if ts[0] < 1:
+        raise InvalidGraphError(f"tensor-parallel degrees must be >= 1 (got {ts[0]})")
+
+    roofline = _is_roofline(graph)
+    if not graph.is_training:
+        graph = training_graph(graph, backward_factor)
+    node_of = graph.node_by_id
+    groups = _groups(graph)
+    group_of = {v: g for g, vs in enumerate(groups) for v in vs}
+
+    def edge_bytes(cost: float, size: float | None) -> float:
+        return float(size) if size is not None else cost / 1000.0 * bandwidth
+
+    out_bytes: dict[int, float] = {}  # bytes of each forward node's output (largest of its edges)
+    for e in graph.edges:
+        if not node_of[e.source].is_backward:
+            out_bytes[e.source] = max(out_bytes.get(e.source, 0.0), edge_bytes(e.cost, e.size))
+    # forward edges between groups; bytes of each source node counted once per target group
+    pairs: dict[tuple[int, int], set[int]] = {}
+    for e in graph.edges:
+        if node_of[e.source].is_backward or node_of[e.target].is_backward:
+            continue
+        gu, gv = group_of[e.source], group_of[e.target]
+        if gu != gv:
+            pairs.setdefault((gu, gv), set()).add(e.source)
+    in_bytes = [0.0] * len(groups)
+    leaving: list[set[int]] = [set() for _ in groups]
+    edges = []
+    for (gu, gv), sources in sorted(pairs.items()):
+        nbytes = sum(out_bytes[u] for u in sources)
+        edges.append(PEdge(gu, gv, nbytes))
+        in_bytes[gv] += nbytes
+        leaving[gu] |= sources
+
+    any_split = roofline and any(_ops(node_of[v]) & TP_OPS for vs in groups for v in vs)
+    use_ts = ts if any_split else [1]
+    nodes = []
+    for g, vs in enumerate(groups):
+        forward = [node_of[v] for v in vs if not node_of[v].is_backward]
+        backward = [node_of[v] for v in vs if node_of[v].is_backward]
+        f_s = sum(n.accelerator_latency for n in forward) / 1000.0
+        b_s = sum(n.accelerator_latency for n in backward) / 1000.0
+        weights = sum(n.size for n in forward)
+        constant = weights + sum(n.size for n in backward)
+        x = sum(out_bytes.get(v, 0.0) for v in leaving[g])  # output bytes leaving the node
+        if roofline and forward and all("bytesWritten" in n.extra for n in forward):
+            stored = float(sum(n.extra["bytesWritten"] for n in forward))
+        else:
+            stored = x
+        split = roofline and any(_ops(n) & TP_OPS for n in forward)
+        options = {}
+        for t in use_ts:
+            k = t if split else 1
+            allreduce = 2 * (t - 1) / t * x / bandwidth if split else 0.0
+            vanilla = Option(VANILLA, (f_s + b_s) / k + 2 * allreduce, weights / k, stored / k, constant / k)
+            opts = [vanilla]
+            checkpoint = in_bytes[g]
+            if roofline and recompute and forward and checkpoint < stored / k:
+                opts.append(
+                    Option(
+                        RECOMPUTE,
+                        vanilla.time + f_s / k + allreduce,
+                        weights / k,
+                        checkpoint,
+                        constant / k + stored / k - checkpoint,
+                    )
+                )
+            options[t] = tuple(opts)
+        name = " + ".join(dict.fromkeys(n.label.removesuffix(" (grad)") for n in forward or backward))
+        nodes.append(PNode(g, name, tuple(options.items())))
+    kinds = (DeviceKind(kind.name if kind is not None else "accelerator", int(devices), memory, float(bandwidth)),)
+    return MultiProblem(tuple(nodes), tuple(edges), kinds, microbatches)
