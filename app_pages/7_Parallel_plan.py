@@ -1,6 +1,7 @@
 """Parallel plan page: data x tensor x pipeline parallelism with activation recomputation (Piper's model).
 
-Loads a Piper workload (sample or upload), lets the user set the device count (up to 1024), memory per
+Plans a Piper workload (sample or upload) or the graph loaded in the app (its options generated from the
+roofline by ``placement.multidim.options_from_graph``), lets the user set the device count (up to 1024), memory per
 device, bandwidth and microbatches, and shows the proven-optimal plan: a stage table (d x t, options
 chosen, memory against the cap, time per sample), a timeline (one row per stage of d replicas) and the
 curve of optimal time per sample for 8..1024 devices.
@@ -11,17 +12,19 @@ from pathlib import Path
 
 import streamlit as st
 
-from placement import PlacementError, viz
+from placement import PlacementError, Problem, viz
+from placement.multidim.convert import options_from_graph
 from placement.multidim.dp import solve_multidim
 from placement.multidim.evaluate import evaluate_plan
 from placement.multidim.io import piper_from_json
 from placement.multidim.sweep import DEFAULT_COUNTS, device_curve
-from ui import guard
+from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper"
 GiB = 2**30
+PIPER, GRAPH = "a Piper workload", "the graph loaded in the app"
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -36,9 +39,32 @@ def _configured(problem, devices: int, memory_gib: float, bandwidth_gib: float, 
     return replace(problem, kinds=(kind,), microbatches=int(microbatches))
 
 
+@st.cache_data(show_spinner=False, max_entries=8, hash_funcs={Problem: lambda p: (p.graph.digest, repr(p.devices))})
+def _converted(problem: Problem, devices=None, memory_gib=None, bandwidth_gib=None, microbatches=None):
+    """The loaded graph in Piper's model (options from the roofline); None values: the graph's defaults."""
+    kwargs = {} if microbatches is None else {"microbatches": int(microbatches)}
+    return options_from_graph(
+        problem,
+        devices=devices,
+        memory=None if memory_gib is None else float(memory_gib) * GiB,
+        bandwidth=None if bandwidth_gib is None else float(bandwidth_gib) * GiB,
+        **kwargs,
+    )
+
+
+def _base(text: str, name: str, devices: int, memory_gib: float, bandwidth_gib: float, microbatches: int):
+    if text == GRAPH:  # the app's graph (name: its digest, for the caches)
+        return _converted(_graph_problem(), 1, memory_gib, bandwidth_gib, microbatches)
+    return _configured(_load(text, name), 1, memory_gib, bandwidth_gib, microbatches)
+
+
+def _graph_problem() -> Problem:
+    return Problem(state.current_graph(), state.current_devices())
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def _solve(text: str, name: str, devices: int, memory_gib: float, bandwidth_gib: float, microbatches: int):
-    problem = _configured(_load(text, name), devices, memory_gib, bandwidth_gib, microbatches)
+    problem = _base(text, name, devices, memory_gib, bandwidth_gib, microbatches).with_devices(int(devices))
     result = solve_multidim(problem)
     evaluation = evaluate_plan(problem, result.plan) if result.plan is not None else None
     return problem, result, evaluation
@@ -46,7 +72,7 @@ def _solve(text: str, name: str, devices: int, memory_gib: float, bandwidth_gib:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _curve(text: str, name: str, memory_gib: float, bandwidth_gib: float, microbatches: int):
-    problem = _configured(_load(text, name), 1, memory_gib, bandwidth_gib, microbatches)
+    problem = _base(text, name, 1, memory_gib, bandwidth_gib, microbatches)
     bar = st.progress(0.0, text="curve: starting")
     points = device_curve(
         problem,
@@ -64,24 +90,34 @@ st.caption(
     "independent evaluator."
 )
 
-samples = sorted(p.name for p in SAMPLES.glob("*.json"))
-left, right = st.columns(2)
-with left:
-    choice = st.selectbox(
-        "Piper workload",
-        samples,
-        index=samples.index("bert32a100.json") if "bert32a100.json" in samples else 0,
-        key="md_sample",
-    )
-with right:
-    upload = st.file_uploader("or upload a Piper JSON file", type=["json"], key="md_upload")
-if upload is not None:
-    name, text = upload.name, upload.getvalue().decode("utf-8", errors="replace")
+source = st.radio("plan", (PIPER, GRAPH), horizontal=True, key="md_source")
+suffix = "" if source == PIPER else "_graph"  # each source keeps its own settings
+if source == PIPER:
+    samples = sorted(p.name for p in SAMPLES.glob("*.json"))
+    left, right = st.columns(2)
+    with left:
+        choice = st.selectbox(
+            "Piper workload",
+            samples,
+            index=samples.index("bert32a100.json") if "bert32a100.json" in samples else 0,
+            key="md_sample",
+        )
+    with right:
+        upload = st.file_uploader("or upload a Piper JSON file", type=["json"], key="md_upload")
+    if upload is not None:
+        name, text = upload.name, upload.getvalue().decode("utf-8", errors="replace")
+    else:
+        name, text = choice, (SAMPLES / choice).read_text()
 else:
-    name, text = choice, (SAMPLES / choice).read_text()
+    st.caption(
+        f"**{state.current_graph_name() or 'the loaded graph'}**: tensor-parallel and recompute options from "
+        "the roofline where the graph has it (model builders, ONNX imports), else t = 1 only (README, "
+        "'Options for our graphs')."
+    )
+    name, text = _graph_problem().graph.digest, GRAPH
 
 try:
-    base = _load(text, name)
+    base = _load(text, name) if source == PIPER else _converted(_graph_problem())
 except PlacementError as exc:
     st.error(str(exc))
     st.stop()
@@ -94,16 +130,16 @@ if len(base.kinds) > 1:
     )
 cols = st.columns(4)
 devices = cols[0].number_input(
-    "devices", min_value=1, max_value=1024, value=min(max(kind.count, 1), 1024), step=1, key="md_devices"
+    "devices", min_value=1, max_value=1024, value=min(max(kind.count, 1), 1024), step=1, key=f"md_devices{suffix}"
 )
 memory_gib = cols[1].number_input(
-    "memory per device (GiB)", min_value=0.01, value=round(kind.memory / GiB, 3), key="md_memory"
+    "memory per device (GiB)", min_value=0.01, value=round(kind.memory / GiB, 3), key=f"md_memory{suffix}"
 )
 bandwidth_gib = cols[2].number_input(
-    "bandwidth (GiB/s)", min_value=0.001, value=round(kind.bandwidth / GiB, 3), key="md_bandwidth"
+    "bandwidth (GiB/s)", min_value=0.001, value=round(kind.bandwidth / GiB, 3), key=f"md_bandwidth{suffix}"
 )
 microbatches = cols[3].number_input(
-    "microbatches per batch (N)", min_value=1, value=base.microbatches, step=1, key="md_microbatches"
+    "microbatches per batch (N)", min_value=1, value=base.microbatches, step=1, key=f"md_microbatches{suffix}"
 )
 
 with st.spinner("solving"):

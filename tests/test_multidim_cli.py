@@ -57,3 +57,44 @@ def test_cli_multidim_bad_file_exit_2(tmp_path, capsys):
     assert main(["solve", str(bad), "--method", "multidim"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"error: {bad}: node 0: missing field 'TMPCs'"
+
+
+def test_cli_multidim_paper_graph_matches_options_from_graph(capsys):
+    from placement.io import load_problem
+    from placement.multidim.convert import options_from_graph
+
+    tiny = BERT.parent.parent / "ours" / "tiny_training.json"
+    args = ["solve", str(tiny), "--method", "multidim", "--devices", "4", "--microbatches", "4", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = solve_multidim(options_from_graph(load_problem(tiny), devices=4, microbatches=4))
+    assert out["status"] == "optimal"
+    assert out["time_per_sample"] == pytest.approx(expected.time_per_sample, rel=1e-12)
+    assert all(s["t"] == 1 for s in out["stages"])  # paper format: t = 1 only
+
+
+def test_cli_multidim_builder_graph_gets_tensor_parallel_options(tmp_path, capsys):
+    from placement.io import problem_to_json
+    from placement.modelling.builders import TransformerConfig, build_transformer
+    from placement.multidim.convert import options_from_graph
+
+    built = build_transformer(TransformerConfig(layers=2, hidden=1024, heads=8, seq_len=512, vocab=1000))
+    path = tmp_path / "gpt.json"
+    path.write_text(problem_to_json(built))
+    args = ["solve", str(path), "--method", "multidim", "--devices", "8", "--memory", str(2**30)]
+    assert main([*args, "--microbatches", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    # the saved JSON keeps the roofline data (ops, bytes written): the same options as the graph itself
+    expected = solve_multidim(options_from_graph(built, devices=8, memory=2**30, microbatches=8))
+    assert out["status"] == "optimal"
+    assert out["time_per_sample"] == pytest.approx(expected.time_per_sample, rel=1e-12)
+    assert max(s["t"] for s in out["stages"]) > 1  # 1 GiB per device: the layers must be split
+
+
+def test_cli_multidim_bad_paper_graph_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    node = '{"id": 0, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": -1, "isBackwardNode": 0, "size": 0}'
+    bad.write_text('{"maxFPGAs": 1, "maxCPUs": 0, "maxSizePerFPGA": 10, "nodes": [' + node + '], "edges": []}')
+    assert main(["solve", str(bad), "--method", "multidim"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {bad}: node 0") and "fpgaLatency" in err and "\n" not in err

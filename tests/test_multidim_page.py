@@ -77,3 +77,41 @@ def test_page_bad_upload_gives_one_line_error():
     assert len(at.error) == 1
     message = at.error[0].value
     assert message.startswith("bad.json: ") and "missing field 'maxMemoryPerDevice'" in message and "\n" not in message
+
+
+def test_page_plans_the_graph_loaded_in_the_app():
+    """Source "the graph loaded in the app": a GPT builder graph, options generated, plan = engine's plan."""
+    from placement.modelling.builders import TransformerConfig, build_transformer
+    from placement.multidim.convert import options_from_graph
+
+    built = build_transformer(TransformerConfig(layers=2, hidden=256, heads=4, seq_len=128, vocab=1000))
+    at = start(PAGE, timeout=300)
+    at.session_state["_ui_base_problem"] = built
+    at.session_state["_ui_graph_name"] = "GPT 2x256"
+    at.session_state["_ui_devices"] = built.devices
+    at.radio(key="md_source").set_value("the graph loaded in the app")
+    at.toggle(key="md_curve_on").set_value(False)
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    # defaults: the builder's 4 A100s, 80 GiB, the 300 GB/s link its edges were priced with
+    assert at.number_input(key="md_devices_graph").value == 4
+    at.number_input(key="md_devices_graph").set_value(8)
+    at.number_input(key="md_memory_graph").set_value(1.0)
+    at.run()
+    assert not at.exception, at.exception
+    bandwidth = at.number_input(key="md_bandwidth_graph").value
+    problem = options_from_graph(built, devices=8, memory=1.0 * GiB, bandwidth=bandwidth * GiB, microbatches=512)
+    result = solve_multidim(problem)
+    ev = evaluate_plan(problem, result.plan)
+    assert ev.feasible
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["time per sample"] == f"{ev.time_per_sample:.6g} s"
+    assert shown["stages"] == str(len(result.plan.stages))
+    rows = at.dataframe[0].value
+    assert list(rows["d x t"]) == [f"{s.d} x {s.t}" for s in result.plan.stages]
+    # the Piper source keeps its own settings
+    at.radio(key="md_source").set_value("a Piper workload")
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="md_sample").value == "bert32a100.json"

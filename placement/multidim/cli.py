@@ -1,4 +1,8 @@
-"""``python -m placement solve FILE --method multidim``: read a Piper file, plan, print the stages."""
+"""``python -m placement solve FILE --method multidim``: read a Piper file, plan, print the stages.
+
+FILE may also be one of our graphs (paper format, a saved builder graph, or an ``.onnx`` model): its options
+come from :func:`~placement.multidim.convert.options_from_graph`.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,18 @@ import argparse
 import json
 from dataclasses import replace
 
-from ..errors import InvalidDevicesError
+from ..errors import InvalidDevicesError, InvalidGraphError
+from .convert import DEFAULT_MICROBATCHES, options_from_graph
 from .dp import solve_multidim
 from .evaluate import evaluate_plan
-from .io import read_piper
+from .io import is_piper_dict, piper_from_dict
 from .model import MultiProblem
 
 
 def problem_from_args(args: argparse.Namespace) -> MultiProblem:
-    """The Piper file with ``--devices``, ``--microbatches`` and ``--memory`` overrides applied."""
-    problem = read_piper(args.graph)
+    """The Piper file (or our graph, with generated options) with ``--devices``, ``--microbatches`` and
+    ``--memory`` overrides applied."""
+    problem = _read(args)
     devices = getattr(args, "devices", None)
     memory = getattr(args, "memory", None)
     if devices is not None or memory is not None:
@@ -29,6 +35,24 @@ def problem_from_args(args: argparse.Namespace) -> MultiProblem:
     if getattr(args, "microbatches", None) is not None:
         problem = replace(problem, microbatches=args.microbatches)
     return problem
+
+
+def _read(args: argparse.Namespace) -> MultiProblem:
+    """A Piper file as is; a paper-format/builder JSON graph or an ONNX model through ``options_from_graph``."""
+    from ..io import _load_json, _read_file, parse_problem  # noqa: PLC0415
+
+    path = str(args.graph)
+    microbatches = getattr(args, "microbatches", None) or DEFAULT_MICROBATCHES
+    if path.lower().endswith(".onnx"):
+        from ..modelling.onnx import import_onnx  # noqa: PLC0415
+
+        graph = import_onnx(_read_file(path, InvalidGraphError), path).graph
+        return options_from_graph(graph, microbatches=microbatches)
+    data = _read_file(path, InvalidGraphError)
+    parsed = _load_json(data, path, InvalidGraphError)
+    if is_piper_dict(parsed):
+        return piper_from_dict(parsed, path)
+    return options_from_graph(parse_problem(data, path), microbatches=microbatches)
 
 
 def plan_records(problem: MultiProblem, plan) -> list[dict]:
