@@ -98,3 +98,20 @@ def test_cli_multidim_bad_paper_graph_exit_2(tmp_path, capsys):
     assert main(["solve", str(bad), "--method", "multidim"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {bad}: node 0") and "fpgaLatency" in err and "\n" not in err
+
+
+def test_cli_multidim_onnx_model(tmp_path, capsys):
+    from placement.modelling.onnx import import_onnx
+    from placement.multidim.convert import options_from_graph
+
+    from .test_onnx_import import mlp_bytes
+
+    path = tmp_path / "mlp.onnx"
+    path.write_bytes(mlp_bytes())
+    assert main(["solve", str(path), "--method", "multidim", "--devices", "2", "--microbatches", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    problem = options_from_graph(import_onnx(mlp_bytes(), str(path)).graph, devices=2, microbatches=2)
+    assert [t for t, _ in problem.nodes[0].options] == [1, 2, 4, 8]  # the MatMul splits
+    expected = solve_multidim(problem)
+    assert out["status"] == "optimal"
+    assert out["time_per_sample"] == pytest.approx(expected.time_per_sample, rel=1e-12)
