@@ -56,3 +56,42 @@ def test_parallel_plan_bert_512(page, app_url, artifacts_dir):
     points = charts.nth(1).locator(".scatterlayer .trace").first.locator("path.point")
     assert points.count() == 8  # 8..1024 devices, all feasible
     page.screenshot(path=artifacts_dir / "parallel_plan_bert512.png", full_page=True)
+
+
+def test_parallel_plan_of_the_loaded_graph(page, app_url, artifacts_dir):
+    """Source "the graph loaded in the app" (the default sample, paper format): the plan of its generated options."""
+    from placement.io import load_problem
+    from placement.multidim.convert import options_from_graph
+    from ui.state import DEFAULT_SAMPLE
+
+    GiB = 2**30
+    loaded = load_problem(DEFAULT_SAMPLE)
+    base = options_from_graph(loaded)
+    kind = base.kinds[0]
+    # the page shows memory and bandwidth in GiB rounded to 3 decimals, and plans with the shown values
+    problem = options_from_graph(
+        loaded,
+        memory=round(kind.memory / GiB, 3) * GiB,
+        bandwidth=round(kind.bandwidth / GiB, 3) * GiB,
+        microbatches=base.microbatches,
+    )
+    expected = solve_multidim(problem)
+    assert expected.status == "optimal"
+
+    page.set_default_timeout(300_000)
+    page.goto(app_url)
+    page.get_by_role("heading", name="Device placement explorer").wait_for()
+    wait_idle(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Parallel plan", exact=True).click()
+    page.wait_for_url(re.compile(r"/Parallel_plan(\?.*)?$"))
+    page.get_by_role("heading", name="Parallel plan").first.wait_for()
+    wait_idle(page)
+    page.get_by_text("the graph loaded in the app", exact=True).click()
+    wait_idle(page)
+    assert page.get_by_label("devices", exact=True).input_value() == str(kind.count)
+    value = metric(page, "time per sample")
+    value.wait_for()
+    assert value.inner_text().strip() == f"{expected.time_per_sample:.6g} s"
+    page.locator('[data-testid="stDataFrame"]').first.wait_for()
+    page.locator('[data-testid="stPlotlyChart"]').nth(1).wait_for()
+    page.screenshot(path=artifacts_dir / "parallel_plan_loaded_graph.png", full_page=True)
