@@ -115,6 +115,9 @@ def test_builder_transformer_and_cnn():
     # a CNN has no matrix product in its blocks but its classifier: blocks are replicated at t > 1
     cnn = options_from_graph(build_cnn(CnnConfig(blocks=(1,), width=8, image=32)), microbatches=4)
     assert dict(cnn.nodes[1].options)[2] == dict(cnn.nodes[1].options)[1]
+    # the builder's training graph (backward nodes tied by colour classes) gives the same model
+    trained = build_transformer(TransformerConfig(layers=1, hidden=64, heads=4, seq_len=16, vocab=100), training=True)
+    assert options_from_graph(trained, microbatches=8) == mp
     # a paper-format graph (no roofline data) gets t = 1 only
     assert all(n.degrees == (1,) for n in options_from_graph(load_problem(TINY)).nodes)
 
@@ -191,5 +194,7 @@ def test_public_export_and_bad_arguments():
         options_from_graph(graph, memory=-1.0)
     with pytest.raises(InvalidGraphError, match="microbatches must be a positive integer"):
         options_from_graph(graph, microbatches=0)
+    with pytest.raises(InvalidGraphError, match="degrees must be positive integers"):
+        options_from_graph(graph, degrees=(2, 0))
     with pytest.raises(InvalidGraphError, match="expected a Graph or Problem"):
         options_from_graph(json.loads("{}"))  # type: ignore[arg-type]

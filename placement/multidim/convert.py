@@ -177,9 +177,10 @@ def options_from_graph(
         raise InvalidDevicesError(f"bandwidth must be a positive finite number of bytes/s (got {bandwidth!r})")
     if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
         raise InvalidGraphError(f"microbatches must be a positive integer (got {microbatches!r})")
-    ts = sorted({1, *(int(t) for t in degrees)})
-    if ts[0] < 1:
-        raise InvalidGraphError(f"tensor-parallel degrees must be >= 1 (got {ts[0]})")
+    ts = sorted({1, *degrees})
+    for t in ts:
+        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+            raise InvalidGraphError(f"tensor-parallel degrees must be positive integers (got {t!r})")
 
     roofline = _is_roofline(graph)
     if not graph.is_training:
