@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=sorted([*METHODS, "multidim"]),
         help="solver (default: dp): "
         + "; ".join(f"{n}: {m.title}" for n, m in METHODS.items())
-        + "; multidim: data x tensor x pipeline parallelism of a Piper file or of our graph (JSON or .onnx; options generated)",
+        + "; multidim: data x tensor x pipeline parallelism of a Piper file or of our graph"
+        + " (JSON or .onnx; options generated)",
     )
     solve_cmd.add_argument("--devices", type=_count, default=None, help="multidim: total devices (override)")
     solve_cmd.add_argument(
