@@ -726,8 +726,8 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
     merged further, as one node. A merged node sums its members' latencies (per kind only
     for kinds every member names; others fall back to ``accelerator_latency / speed``),
     sizes and the FLOPs/bytes in ``extra`` (``extra["ops"]``: the members' operator types); it runs on
-    an accelerator only if all members do. Its output cost (and edge ``size``) is the sum over members with an edge leaving
-    the group of their output cost (size): each member's output is sent once.
+    an accelerator only if all members do. Its output cost (and edge ``size``) is the sum over members
+    with an edge leaving the group of their output cost (size): each member's output is sent once.
     Only forward graphs can be coarsened (build the training graph afterwards).
 
     Returns
