@@ -200,11 +200,15 @@ col_o.number_input(
     disabled=not training_model,
     help="Bytes of optimizer state per byte of forward weights (Adam: 2).",
 )
-col_r.toggle(
+RECOMPUTE_LABELS = {"none": "No recomputation", "always": "Every stage", "per-stage": "Per stage (exact DP)"}
+col_r.selectbox(
     "Recompute",
+    tuple(RECOMPUTE_LABELS),
+    format_func=RECOMPUTE_LABELS.get,
     key="dev_mm_recompute",
     disabled=not training_model,
-    help="Recompute activations in the backward pass: each stage stashes only its inputs.",
+    help="Recompute activations in the backward pass: a recomputing stage stashes only its inputs and runs "
+    "its forward pass again. Per stage: the exact DP chooses for each stage (the IP offers none or every stage).",
 )
 try:
     state.set_memory_model(
@@ -213,7 +217,7 @@ try:
             schedule=st.session_state["dev_mm_schedule"],
             microbatches=int(st.session_state["dev_mm_microbatches"]),
             optimizer_multiplier=float(st.session_state["dev_mm_optimizer"]),
-            recompute=bool(st.session_state["dev_mm_recompute"]),
+            recompute=st.session_state["dev_mm_recompute"],
         )
     )
 except placement.PlacementError as exc:

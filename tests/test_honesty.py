@@ -238,7 +238,8 @@ def test_every_method_is_described_once_and_matches_its_function():
         ("ip", {"time_limit": -1}, ["'time_limit'", "> 0"]),
         ("ip", {"solver": "gurobi"}, ["'solver'", "highs"]),
         ("memory-aware", {"microbatches": 0}, ["'microbatches'", ">= 1"]),
-        ("memory-aware", {"recompute": "yes"}, ["'recompute'", "true or false"]),
+        ("memory-aware", {"recompute": "yes"}, ["'recompute'", "per-stage"]),
+        ("memory-aware-ip", {"recompute": "per-stage"}, ["'memory-aware-ip'", "recompute='per-stage'", "memory-aware"]),
         ("local-search", {"seed": 1.5}, ["'seed'", "integer"]),
     ],
 )
@@ -316,7 +317,7 @@ def test_memory_model_maps_methods_and_rejects_those_without_a_variant():
     assert model.method_for("ip")[0] == "memory-aware-ip"
     assert model.method_for("dp") == (
         "memory-aware",
-        {"schedule": "gpipe", "microbatches": 4, "optimizer_multiplier": 2.0, "recompute": False},
+        {"schedule": "gpipe", "microbatches": 4, "optimizer_multiplier": 2.0, "recompute": "none"},
     )
     assert MemoryModel().method_for("pipedream") == ("pipedream", {})
     with pytest.raises(PlacementError, match="pipedream"):

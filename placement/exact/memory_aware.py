@@ -13,7 +13,7 @@ peak (:func:`placement.pipeline.memory.peak_bytes`)::
     inference: W + A        gpipe: W + O + M A        1f1b: W + O + min(K - k, M) A
     (a stage that recomputes: n A becomes n I + A)
 
-Recomputation (training schedules): ``"never"``, ``"always"`` (every stage) or
+Recomputation (training schedules): ``"none"``, ``"always"`` (every stage) or
 ``"per-stage"`` (the planner chooses for each stage, exactly: both options are states of
 the same DP).
 
@@ -51,7 +51,7 @@ from .ideals import DEFAULT_MAX_IDEALS, contract, enumerate_ideals, reduce_group
 from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verify, run, walk
 
 #: Recomputation choices: which kernel modes (0 plain, 1 recompute) a stage may use.
-RECOMPUTE_MODES = {"never": (0, 0), "always": (1, 1), "per-stage": (0, 1)}
+RECOMPUTE_MODES = {"none": (0, 0), "always": (1, 1), "per-stage": (0, 1)}
 
 
 def _flight(schedule: str, microbatches: int, digit_sum: np.ndarray) -> np.ndarray:
@@ -123,8 +123,8 @@ def plan_value(problem: Problem, placement: Placement, recomputing=()) -> float:
 def _recompute_choice(recompute) -> str:
     if recompute is True:
         return "always"
-    if recompute is False or recompute is None:
-        return "never"
+    if recompute is False or recompute is None or recompute == "never":
+        return "none"
     if isinstance(recompute, str) and recompute in RECOMPUTE_MODES:
         return recompute
     raise PlacementError(
@@ -137,7 +137,7 @@ def solve_memory_aware(
     schedule: str = "1f1b",
     microbatches: int = 8,
     optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER,
-    recompute: bool | str = False,
+    recompute: bool | str = "none",
     bytes_per_cost: float | None = None,
     max_ideals: int = DEFAULT_MAX_IDEALS,
 ) -> Result:
@@ -154,10 +154,10 @@ def solve_memory_aware(
     optimizer_multiplier : float
         Optimizer state per byte of forward weights (training schedules; Adam: 2).
     recompute : bool or str
-        ``"never"`` (or False), ``"always"`` (or True: every device recomputes its forward
+        ``"none"`` (or False, or ``"never"``), ``"always"`` (or True: every device recomputes its forward
         pass in the backward pass, stashing only its stage input), or ``"per-stage"`` (the
         planner decides for each stage). A recomputing stage's value is its load + its
-        forward compute. Ignored (never) for inference.
+        forward compute. Ignored (none) for inference.
     bytes_per_cost : float, optional
         Bytes per transfer-cost unit for edges without a ``size``.
     max_ideals : int
@@ -185,7 +185,7 @@ def solve_memory_aware(
     choice = _recompute_choice(recompute)
     training = schedule != "inference"
     if not training:
-        choice = "never"
+        choice = "none"
     opt_mult = float(optimizer_multiplier) if training else 0.0
     options = {
         "schedule": schedule,
@@ -228,7 +228,7 @@ def solve_memory_aware(
     groups, moved = reduce_groups(problem.graph, full_groups)
     out_bytes = output_bytes(problem.graph, bytes_per_cost)
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0 or out_bytes[n] > 0)
-    recomputing = choice != "never"
+    recomputing = choice != "none"
     if recomputing and relaxed:
         groups, relaxed = full_groups, frozenset()
     try:

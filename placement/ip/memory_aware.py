@@ -97,7 +97,7 @@ def solve_memory_aware_ip(
     schedule: str = "1f1b",
     microbatches: int = 8,
     optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER,
-    recompute: bool = False,
+    recompute: bool | str = "none",
     time_limit: float | None = None,
     gap: float | None = None,
     solver: str = "highs",
@@ -116,8 +116,9 @@ def solve_memory_aware_ip(
         Microbatches per batch (``M``).
     optimizer_multiplier : float
         Optimizer state per byte of forward weights (training schedules; Adam: 2).
-    recompute : bool
-        Every device recomputes its forward pass in the backward pass (training schedules).
+    recompute : bool or str
+        ``"always"`` (or True): every device recomputes its forward pass in the backward pass
+        (training schedules); ``"none"`` (or False): none does. No per-stage choice.
     time_limit : float, optional
         Seconds for the solver; on expiry the best split found is returned as "feasible".
     gap : float, optional
@@ -147,7 +148,9 @@ def solve_memory_aware_ip(
         raise PlacementError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
     check_options(solver, time_limit, gap)
     training = schedule != "inference"
-    recompute = bool(recompute) and training
+    if recompute not in (False, True, "none", "always"):
+        raise PlacementError(f"recompute must be 'none' or 'always' (or true/false) for {METHOD!r}, got {recompute!r}")
+    recompute = recompute in (True, "always") and training
     opt_mult = float(optimizer_multiplier) if training else 0.0
     reason = check_devices(problem)
     if reason:
