@@ -690,7 +690,8 @@ def make_result(
     method: str,
     status: str,
     *,
-    started: float,
+    started: float | None = None,
+    seconds: float | None = None,
     objective: float | None = None,
     placement: Placement | None = None,
     objective_kind: str = "throughput",
@@ -701,7 +702,8 @@ def make_result(
 ) -> Result:
     """Build a :class:`Result`, timing it from ``started`` (a :func:`time.perf_counter` reading).
 
-    The one builder new solvers use (``seconds`` is measured here, ``stats`` may be a dict).
+    The one builder of results: ``seconds`` is measured here from ``started``, or given as
+    ``seconds`` (a result rebuilt from stored values); ``stats`` may be a dict.
 
     Examples
     --------
@@ -710,17 +712,10 @@ def make_result(
     >>> result.status == "infeasible", result.status is Status.INFEASIBLE, result.ok
     (True, True, False)
     """
+    if (started is None) == (seconds is None):
+        raise TypeError("make_result takes exactly one of started and seconds")
+    if seconds is None:
+        seconds = time.perf_counter() - cast(float, started)
     if isinstance(stats, Mapping):
         stats = tuple(stats.items())
-    return Result(
-        status=status,
-        method=method,
-        objective=objective,
-        placement=placement,
-        seconds=time.perf_counter() - started,
-        objective_kind=objective_kind,
-        reason=reason,
-        bound=bound,
-        gap=gap,
-        stats=tuple(stats),
-    )
+    return Result(status, method, objective, placement, seconds, objective_kind, reason, bound, gap, tuple(stats))

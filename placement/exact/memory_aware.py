@@ -44,7 +44,7 @@ import numpy as np
 
 from ..errors import PlacementError, TooManyIdealsError
 from ..evaluate import evaluate
-from ..model import Placement, Problem, Result
+from ..model import Placement, Problem, Result, make_result
 from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
 from ..pipeline.schedule import SCHEDULES
 from .ideals import DEFAULT_MAX_IDEALS, contract, enumerate_ideals, reduce_groups
@@ -201,14 +201,8 @@ def solve_memory_aware(
             if placement
             else ""
         )
-        return Result(
-            status=status,
-            method="memory-aware",
-            objective=objective,
-            placement=placement,
-            seconds=time.perf_counter() - started,
-            stats=tuple(stats.items()),
-            **extra,
+        return make_result(
+            "memory-aware", status, started=started, objective=objective, placement=placement, stats=stats, **extra
         )
 
     def fits(placement, modes):

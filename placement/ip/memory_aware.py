@@ -48,7 +48,7 @@ import pulp
 from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..exact.ideals import contract
-from ..model import Placement, Problem, Result
+from ..model import Placement, Problem, Result, make_result
 from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
 from ..pipeline.schedule import SCHEDULES
 from .common import (
@@ -283,15 +283,8 @@ def solve_memory_aware_ip(
         stats["ip_objective"] = outcome.objective
 
     def done(status, objective=None, placement=None, **extra):
-        return Result(
-            status,
-            METHOD,
-            objective,
-            placement,
-            time.perf_counter() - started,
-            "throughput",
-            stats=tuple(stats.items()),
-            **extra,
+        return make_result(
+            METHOD, status, started=started, objective=objective, placement=placement, stats=stats, **extra
         )
 
     if outcome.kind == "infeasible":
