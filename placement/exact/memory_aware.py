@@ -45,8 +45,7 @@ import numpy as np
 from ..errors import PlacementError, TooManyIdealsError
 from ..evaluate import evaluate
 from ..model import Placement, Problem, Result, make_result
-from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
-from ..pipeline.schedule import SCHEDULES
+from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, check_schedule_options, output_bytes, peak_table
 from .ideals import DEFAULT_MAX_IDEALS, contract, enumerate_ideals, reduce_groups
 from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verify, run, walk
 
@@ -172,16 +171,7 @@ def solve_memory_aware(
         recompute, as ``"kind:index"`` strings).
     """
     started = time.perf_counter()
-    if schedule not in SCHEDULES:
-        raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(SCHEDULES)}")
-    if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
-        raise PlacementError(f"microbatches must be a positive integer (got {microbatches!r})")
-    if (
-        not isinstance(optimizer_multiplier, (int, float))
-        or not math.isfinite(optimizer_multiplier)
-        or optimizer_multiplier < 0
-    ):
-        raise PlacementError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
+    check_schedule_options(schedule, microbatches, optimizer_multiplier)
     choice = _recompute_choice(recompute)
     training = schedule != "inference"
     if not training:

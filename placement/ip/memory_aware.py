@@ -49,8 +49,7 @@ from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..exact.ideals import contract
 from ..model import Placement, Problem, Result, make_result
-from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
-from ..pipeline.schedule import SCHEDULES
+from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, check_schedule_options, output_bytes, peak_table
 from .common import (
     check_devices,
     check_options,
@@ -135,17 +134,7 @@ def solve_memory_aware_ip(
         The objective equals that of :func:`placement.exact.memory_aware.solve_memory_aware`.
     """
     started = time.perf_counter()
-    if schedule not in SCHEDULES:
-        raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(SCHEDULES)}")
-    if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
-        raise PlacementError(f"microbatches must be a positive integer (got {microbatches!r})")
-    if (
-        isinstance(optimizer_multiplier, bool)
-        or not isinstance(optimizer_multiplier, (int, float))
-        or not math.isfinite(optimizer_multiplier)
-        or optimizer_multiplier < 0
-    ):
-        raise PlacementError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
+    check_schedule_options(schedule, microbatches, optimizer_multiplier)
     check_options(solver, time_limit, gap)
     training = schedule != "inference"
     if recompute not in (False, True, "none", "always"):
