@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidDevicesError, InvalidGraphError
-from ..io import _field, _load_json, _read_file
+from ..errors import InvalidGraphError
+from ..io import _field, _load_json, _named_errors, _read_file
 from .model import DeviceKind, MultiProblem, Option, PEdge, PNode
 
 
@@ -37,13 +37,7 @@ def is_piper_dict(data: Any) -> bool:
 
 def piper_from_dict(data: Any, source: str = "<piper>") -> MultiProblem:
     """Build a validated :class:`MultiProblem` from parsed Piper JSON."""
-    try:
-        return _from_dict(data, source)
-    except (InvalidGraphError, InvalidDevicesError) as exc:
-        message = str(exc)
-        if not message.startswith(f"{source}:"):
-            message = f"{source}: {message}"
-        raise InvalidGraphError(message) from None
+    return _named_errors(source, _from_dict, data)
 
 
 def _from_dict(data: Any, source: str) -> MultiProblem:
