@@ -240,7 +240,7 @@ st.caption(
     "The others scale the current settings."
 )
 
-# ----------------------------------------------------------------------------- inventory (issue 5)
+# ----------------------------------------------------------------------------- inventory
 st.subheader("Accelerator inventory")
 st.caption(
     "One row per accelerator kind. Memory empty = unlimited. Speed divides node latencies, bandwidth "
@@ -341,7 +341,7 @@ if unlimited:
         ":material/info: Unlimited memory (memory left empty) on: " + ", ".join(unlimited) + ". Enter GiB to limit it."
     )
 
-# ----------------------------------------------------------------------------- latency multipliers (issue 5)
+# ----------------------------------------------------------------------------- latency multipliers
 st.subheader("Latency multipliers")
 st.caption(
     "Scale the latency (accelerator and CPU) of every node whose name matches a pattern "

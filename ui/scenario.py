@@ -1,4 +1,4 @@
-"""The scenario in the URL and in scenario cards (issue 15 item 3; issue 17: a reload keeps the settings).
+"""The scenario in the URL and in scenario cards (a reload keeps the settings).
 
 * :func:`sync_url` writes the current scenario (graph, devices, latency multipliers, method,
   objective, time limit, page settings such as the schedule) into ``st.query_params``; it runs
