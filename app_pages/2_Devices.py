@@ -182,7 +182,7 @@ st.radio(
     "contiguous IP) plans with the schedule's peak memory per device.",
 )
 training_model = st.session_state["dev_mm_kind"] == "training"
-col_s, col_m, col_o, col_r = st.columns([2, 2, 1.2, 1.2])
+col_s, col_m, col_o, col_r = st.columns([1.8, 1.8, 1.5, 1.6])  # room for the recompute choices
 col_s.selectbox(
     "Schedule",
     ("1f1b", "gpipe"),
