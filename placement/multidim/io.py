@@ -40,6 +40,15 @@ def piper_from_dict(data: Any, source: str = "<piper>") -> MultiProblem:
     return _named_errors(source, _from_dict, data)
 
 
+def _objects(items: list, name: str):
+    """(position, where, item) for each entry of the list field ``name``; every entry must be an object."""
+    for position, raw in enumerate(items):
+        where = f"{name}[{position}]"
+        if not isinstance(raw, dict):
+            raise InvalidGraphError(f"{where}: must be an object")
+        yield position, where, raw
+
+
 def _from_dict(data: Any, source: str) -> MultiProblem:
     if not isinstance(data, dict):
         raise InvalidGraphError("top level must be a JSON object")
@@ -54,10 +63,7 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
     raw_nodes = _field(data, "nodes", "top level", "list")
     raw_edges = _field(data, "edges", "top level", "list")
     nodes = []
-    for position, raw in enumerate(raw_nodes):
-        where = f"nodes[{position}]"
-        if not isinstance(raw, dict):
-            raise InvalidGraphError(f"{where}: must be an object")
+    for position, where, raw in _objects(raw_nodes, "nodes"):
         node_id = _field(raw, "id", where, "int")
         if node_id != position:
             raise InvalidGraphError(f"{where}: id {node_id} must equal its position {position} (ids are 0..n-1)")
@@ -107,10 +113,7 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
             raise InvalidGraphError(f"{where}: TMPCs is empty (at least t = 1 is needed)")
         nodes.append(PNode(node_id, str(_field(raw, "name", where, "str", f"node{node_id}")), tuple(options.items())))
     edges = []
-    for position, raw in enumerate(raw_edges):
-        where = f"edges[{position}]"
-        if not isinstance(raw, dict):
-            raise InvalidGraphError(f"{where}: must be an object")
+    for _, where, raw in _objects(raw_edges, "edges"):
         s = _field(raw, "sourceId", where, "int")
         t = _field(raw, "destId", where, "int")
         c = _nonneg(_field(raw, "communicationCost", where, "number", 0.0), where, "communicationCost")
@@ -125,10 +128,7 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
         kinds: tuple[DeviceKind, ...] | list[DeviceKind] = (DeviceKind("device", devices, memory, bandwidth),)
     else:
         kinds = []
-        for position, raw in enumerate(raw_kinds):
-            where = f"deviceKinds[{position}]"
-            if not isinstance(raw, dict):
-                raise InvalidGraphError(f"{where}: must be an object")
+        for _, where, raw in _objects(raw_kinds, "deviceKinds"):
             kinds.append(
                 DeviceKind(
                     name=_field(raw, "name", where, "str"),
