@@ -141,7 +141,7 @@ st.caption(
 with st.expander(f"Node table ({len(graph.nodes)} nodes)", expanded=len(graph.nodes) <= 40):
     st.dataframe(pd.DataFrame(viz.node_rows(graph)), key="graph_nodes", hide_index=True)
 
-# ----------------------------------------------------------------------------- share (issue 15 item 3)
+# ----------------------------------------------------------------------------- share
 from ui.scenario import render_scenario_card  # noqa: E402
 
 render_scenario_card()

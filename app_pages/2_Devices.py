@@ -182,7 +182,7 @@ st.radio(
     "contiguous IP) plans with the schedule's peak memory per device.",
 )
 training_model = st.session_state["dev_mm_kind"] == "training"
-col_s, col_m, col_o, col_r = st.columns([2, 2, 1.2, 1.2])
+col_s, col_m, col_o, col_r = st.columns([1.8, 1.8, 1.5, 1.6])  # room for the recompute choices
 col_s.selectbox(
     "Schedule",
     ("1f1b", "gpipe"),
@@ -200,11 +200,15 @@ col_o.number_input(
     disabled=not training_model,
     help="Bytes of optimizer state per byte of forward weights (Adam: 2).",
 )
-col_r.toggle(
+RECOMPUTE_LABELS = {"none": "No recomputation", "always": "Every stage", "per-stage": "Per stage (exact DP)"}
+col_r.selectbox(
     "Recompute",
+    tuple(RECOMPUTE_LABELS),
+    format_func=RECOMPUTE_LABELS.get,
     key="dev_mm_recompute",
     disabled=not training_model,
-    help="Recompute activations in the backward pass: each stage stashes only its inputs.",
+    help="Recompute activations in the backward pass: a recomputing stage stashes only its inputs and runs "
+    "its forward pass again. Per stage: the exact DP chooses for each stage (the IP offers none or every stage).",
 )
 try:
     state.set_memory_model(
@@ -213,7 +217,7 @@ try:
             schedule=st.session_state["dev_mm_schedule"],
             microbatches=int(st.session_state["dev_mm_microbatches"]),
             optimizer_multiplier=float(st.session_state["dev_mm_optimizer"]),
-            recompute=bool(st.session_state["dev_mm_recompute"]),
+            recompute=st.session_state["dev_mm_recompute"],
         )
     )
 except placement.PlacementError as exc:
@@ -236,7 +240,7 @@ st.caption(
     "The others scale the current settings."
 )
 
-# ----------------------------------------------------------------------------- inventory (issue 5)
+# ----------------------------------------------------------------------------- inventory
 st.subheader("Accelerator inventory")
 st.caption(
     "One row per accelerator kind. Memory empty = unlimited. Speed divides node latencies, bandwidth "
@@ -337,7 +341,7 @@ if unlimited:
         ":material/info: Unlimited memory (memory left empty) on: " + ", ".join(unlimited) + ". Enter GiB to limit it."
     )
 
-# ----------------------------------------------------------------------------- latency multipliers (issue 5)
+# ----------------------------------------------------------------------------- latency multipliers
 st.subheader("Latency multipliers")
 st.caption(
     "Scale the latency (accelerator and CPU) of every node whose name matches a pattern "

@@ -7,7 +7,7 @@ import streamlit as st
 
 import placement
 from placement import viz
-from placement.solve import available_methods
+from placement.solve import available_methods, recomputing_devices
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -106,7 +106,8 @@ if result.status == "feasible":
     st.warning(state.not_optimal_note(result))
 if not evaluation.feasible:
     st.warning("The evaluator finds rule violations: " + "; ".join(evaluation.violations[:5]))
-out_of_memory = memory_model.violations(problem, result.placement) if memory_model.training else ()
+recomputing = recomputing_devices(result)  # a per-stage plan's own choice
+out_of_memory = memory_model.violations(problem, result.placement, recomputing) if memory_model.training else ()
 if out_of_memory:
     st.error("Runs out of memory under the memory model in force: " + "; ".join(out_of_memory[:3]))
 
@@ -153,7 +154,7 @@ with col_memory:
 
 st.dataframe(pd.DataFrame(viz.device_rows(evaluation)), key="pl_devices", hide_index=True)
 if memory_model.training:
-    peaks = memory_model.peaks(problem, result.placement)
+    peaks = memory_model.peaks(problem, result.placement, recomputing)
     highest = max(peaks, key=lambda row: row[1])
     st.metric(
         "Peak memory (memory model)",

@@ -42,17 +42,6 @@ SCHEDULE_LABELS = {
 PLANS = ("current plan", "memory-aware plan")
 
 
-def _remember(key: str, default):
-    """Initialise widget ``key`` from its saved copy (widget values are dropped when the page is left)."""
-    state.init_widget(key, st.session_state.get("_tl_saved_" + key, default))
-
-
-def _save(*keys: str) -> None:
-    for key in keys:
-        if key in st.session_state:
-            st.session_state["_tl_saved_" + key] = st.session_state[key]
-
-
 @st.cache_data(show_spinner="Planning with the schedule's memory...", max_entries=32)
 def _memory_aware(
     key, schedule: str, microbatches: int, optimizer: float, recompute: bool, _problem: placement.Problem
@@ -83,32 +72,37 @@ training_graph = problem.graph.is_training
 
 # ----------------------------------------------------------------------------- controls
 memory_model = state.current_memory_model()
-if st.session_state.get("_tl_memory_model") != memory_model:  # the model changed: start from its settings
-    st.session_state["_tl_memory_model"] = memory_model
-    if memory_model.training:
-        for key, value in (
-            ("timeline_schedule", memory_model.schedule),
-            ("timeline_microbatches", memory_model.microbatches),
-            ("timeline_optimizer", memory_model.optimizer_multiplier),
-            ("timeline_recompute", memory_model.recompute),
-        ):
-            st.session_state[key] = st.session_state["_tl_saved_" + key] = value
-_remember("timeline_schedule", "1f1b" if training_graph else "inference")
-_remember("timeline_microbatches", memory_model.microbatches)
-_remember("timeline_optimizer", memory_model.optimizer_multiplier)
-_remember("timeline_recompute", False)
+# A changed training memory model resets the settings it decides; otherwise each widget keeps its value.
+if memory_model.training:
+    state.sync_widgets(
+        "timeline_memory_model",
+        {
+            "timeline_schedule": memory_model.schedule,
+            "timeline_microbatches": memory_model.microbatches,
+            "timeline_optimizer": memory_model.optimizer_multiplier,
+            "timeline_recompute": memory_model.recompute == "always",
+        },
+        memory_model,
+    )
+else:
+    state.mark_synced("timeline_memory_model", memory_model)
+state.init_widget("timeline_schedule", "1f1b" if training_graph else "inference")
+state.init_widget("timeline_microbatches", memory_model.microbatches)
+state.init_widget("timeline_optimizer", memory_model.optimizer_multiplier)
+state.init_widget("timeline_recompute", False)
 if memory_model.training:
     st.caption(
         f"Memory model in force: {memory_model.describe()} (Devices page); the current plan was planned with it."
     )
-_remember("timeline_plan", PLANS[0])
-_remember("timeline_virtual", 2)
+state.init_widget("timeline_plan", PLANS[0])
+state.init_widget("timeline_virtual", 2)
 col_schedule, col_v, col_m, col_opt, col_re = st.columns([2, 1, 1.6, 1.2, 1.6])  # wide enough for every label
 with col_schedule:
     schedule_kind = st.selectbox(
         "Schedule",
         ALL_SCHEDULES,
         key="timeline_schedule",
+        persist_state=state.PERSIST,
         format_func=lambda s: SCHEDULE_LABELS[s],
         help="Streaming inference runs forward units only; GPipe and 1F1B run a forward "
         "and a backward unit per microbatch and flush at the end of the batch. "
@@ -123,12 +117,15 @@ with col_v:
         8,
         step=1,
         key="timeline_virtual",
+        persist_state=state.PERSIST,
         disabled=schedule_kind != "interleaved",
         help="Interleaved 1F1B: the plan's S stages run on S / v devices, stage i on the "
         "device of stage i mod (S / v). S must be a multiple of v.",
     )
 with col_m:
-    microbatches = st.slider("Samples / microbatches (N)", 1, 64, key="timeline_microbatches")
+    microbatches = st.slider(
+        "Samples / microbatches (N)", 1, 64, key="timeline_microbatches", persist_state=state.PERSIST
+    )
 training = schedule_kind != "inference"
 with col_opt:
     optimizer = st.number_input(
@@ -137,6 +134,7 @@ with col_opt:
         8.0,
         step=0.5,
         key="timeline_optimizer",
+        persist_state=state.PERSIST,
         disabled=not training,
         help="Bytes of optimizer state per byte of forward weights (Adam: 2 moments).",
     )
@@ -144,10 +142,10 @@ with col_re:
     recompute = st.toggle(
         "Recompute",
         key="timeline_recompute",
+        persist_state=state.PERSIST,
         disabled=not training,
         help="Recompute activations: stash only each stage's input; re-run the forward pass in the backward pass.",
     )
-_save("timeline_schedule", "timeline_microbatches", "timeline_optimizer", "timeline_recompute", "timeline_virtual")
 # The link carries these settings (ui.scenario.SETTINGS_KEYS): app.py synced the URL before they were rendered.
 scenario.sync_url()
 virtual_used = int(virtual) if schedule_kind == "interleaved" else None
@@ -161,13 +159,13 @@ plan_kind = st.radio(
     "Plan",
     PLANS,
     key="timeline_plan",
+    persist_state=state.PERSIST,
     horizontal=True,
     disabled=not plannable,
     help="The memory-aware plan is the optimal split whose devices hold this schedule's peak "
     "memory (weights + optimizer state + in-flight activations); it plans for inference, "
     "GPipe and 1F1B.",
 )
-_save("timeline_plan")
 shown_result = result
 aware = None
 if plan_kind == PLANS[1] and not plannable:
@@ -294,9 +292,8 @@ st.plotly_chart(viz.schedule_comparison_figure(comparison_rows), key="timeline_c
 table = pd.DataFrame(comparison_rows)
 table["bubble"] = ["" if pd.isna(b) else f"{b:.1%}" for b in table["bubble"]]
 st.dataframe(table, hide_index=True, key="timeline_compare_schedules")
-_remember("timeline_compare_gantts", False)
-show_all = st.toggle("Show every schedule's Gantt chart", key="timeline_compare_gantts")
-_save("timeline_compare_gantts")
+state.init_widget("timeline_compare_gantts", False)
+show_all = st.toggle("Show every schedule's Gantt chart", key="timeline_compare_gantts", persist_state=state.PERSIST)
 if show_all:
     charts = [(kind, other) for kind, other, _ in compared if other is not None]
     for start in range(0, len(charts), 2):
@@ -321,13 +318,13 @@ if training and plannable:
             "min(K - k, N) microbatches on the stage at position k of K, GPipe all N). Lower the accelerator memory "
             "on the Devices page to see them differ."
         )
-        _remember("timeline_compare", False)
+        state.init_widget("timeline_compare", False)
         compare = st.toggle(
             "Compare the current plan with the memory-aware plan",
             key="timeline_compare",
+            persist_state=state.PERSIST,
             help="Solves the memory-aware DP for this schedule (cached; seconds on operator graphs).",
         )
-        _save("timeline_compare")
         if aware is None and compare:
             aware = _memory_aware(
                 state.problem_key(problem), schedule_kind, microbatches, float(optimizer), bool(recompute), problem

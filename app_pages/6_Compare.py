@@ -155,12 +155,12 @@ if with_plans:
         row = next(r for r in with_plans if r.method == picked)
         spec = placement.METHODS[row.method]
         other = spec.objective != row.objective_kind  # scored on an objective the method does not optimise
-        result = placement.Result(
-            status=row.status,
-            method=row.method,
+        result = placement.make_result(
+            row.method,
+            row.status,
+            seconds=row.seconds,
             objective=row.objective,
             placement=row.placement,
-            seconds=row.seconds,
             objective_kind=row.objective_kind,
             bound=row.bound,
             gap=row.gap,

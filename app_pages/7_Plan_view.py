@@ -1,5 +1,5 @@
 """Plan view: the partitioned graph, the load bars, the Gantt chart and memory over time of one plan,
-side by side and linked (issue 15 item 2).
+side by side and linked.
 
 * Clicking a point of the curve (time per sample against the number of accelerators) shows that
   plan in every view; a plan picked on the Tradeoffs or Compare page shows here too.

@@ -1,4 +1,4 @@
-"""Teaching mode (issue 15 item 4): step through the DP on a small graph, see why a plan is optimal,
+"""Teaching mode: step through the DP on a small graph, see why a plan is optimal,
 and try to beat the solver by hand.
 """
 

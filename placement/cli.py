@@ -32,7 +32,7 @@ from .errors import PlacementError
 from .evaluate import Evaluation, evaluate, latency_note
 from .io import load_placement, load_problem
 from .model import CPU_KIND, Problem, Result
-from .solve import METHODS, MemoryModel, Option, solve
+from .solve import METHODS, MemoryModel, Option, recomputing_devices, solve
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         if option.type is bool:
             group.add_argument(option.flag, dest=name, action="store_const", const=True, default=None, help=option.help)
         elif option.choices:
-            group.add_argument(option.flag, dest=name, choices=option.choices, default=None, help=option.help)
+            _choice_flag(group, option, option.help)
         else:
             group.add_argument(
                 option.flag,
@@ -134,6 +134,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _choice_flag(group: Any, option: Option, text: str) -> None:
+    """A flag taking one of the option's choices; an option with a True alias also stands alone for it.
+
+    ``--recompute`` alone is ``--recompute always`` (the flag was a switch before it took a value).
+    """
+    alone = next((choice for alias, choice in option.aliases if alias is True), None)
+    extra: dict[str, Any] = {"nargs": "?", "const": alone} if alone is not None else {}
+    group.add_argument(option.flag, dest=option.name, choices=option.choices, default=None, help=text, **extra)
+
+
 def _method_options() -> dict[str, Option]:
     """Every option with a CLI flag, once (by name) across the registry."""
     options: dict[str, Option] = {}
@@ -156,7 +166,7 @@ def _method_flags(command: argparse.ArgumentParser) -> None:
                 option.flag, dest=name, action="store_const", const=not option.default, default=None, help=text
             )
         elif option.choices:
-            group.add_argument(option.flag, dest=name, choices=option.choices, default=None, help=text)
+            _choice_flag(group, option, text)
         else:
             parse = _count if option.type is int else _number
             group.add_argument(option.flag, dest=name, type=parse, default=None, help=text)
@@ -264,7 +274,7 @@ def result_to_json(problem: Problem, result: Result) -> dict[str, Any]:
         out["memory_model"] = model.describe()
         out["peak_memory"] = [
             {"device": str(device), "bytes": peak, "cap": cap}
-            for device, peak, cap in model.peaks(problem, result.placement)
+            for device, peak, cap in model.peaks(problem, result.placement, recomputing_devices(result))
         ]
     if result.reason:
         out["reason"] = result.reason
@@ -277,9 +287,7 @@ def _memory_model_of(result: Result) -> MemoryModel | None:
     if not METHODS[result.method].takes_memory_model or result.stat("schedule") is None:
         return None
     settings = {name: result.stat(name) for name in MemoryModel.OPTION_NAMES}
-    # The memory-aware DP reports its recompute mode ("never", "always", "per-stage"); the IP a bool.
-    settings["recompute"] = settings["recompute"] in (True, "always")
-    return MemoryModel(training=True, **settings)
+    return MemoryModel(training=True, **settings)  # the DP reports its recompute choice, the IP a bool
 
 
 def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
@@ -333,7 +341,7 @@ def _print_solution(problem: Problem, result: Result) -> None:
         print(f"memory model: {model.describe()}")
         peaks = [
             (str(device), f"{peak:,.0f}", "-" if math.isinf(cap) else f"{cap:,.0f}")
-            for device, peak, cap in model.peaks(problem, result.placement)
+            for device, peak, cap in model.peaks(problem, result.placement, recomputing_devices(result))
         ]
         print(_table(peaks, ("device", "peak memory", "capacity")))
 

@@ -26,40 +26,51 @@ import networkx as nx
 from .errors import PlacementError
 from .evaluate import evaluate
 from .exact.ideals import contract
-from .model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage
+from .model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage, make_result
+
+
+def _infeasible(
+    method: str, started: float, reason: str, objective_kind: str = "throughput", stats: dict | None = None
+) -> Result:
+    """A heuristic's Result when it found no placement (``reason`` says why)."""
+    return make_result(
+        method, "infeasible", started=started, objective_kind=objective_kind, reason=reason, stats=stats or {}
+    )
 
 
 def _done(
     method: str,
     problem: Problem,
-    placement: Placement | None,
+    placement: Placement,
     started: float,
     objective_kind: str,
-    reason: str | None = None,
     stats: dict | None = None,
 ) -> Result:
+    """A heuristic's Result for ``placement``, valued by the evaluator ("infeasible" if it breaks a rule)."""
     stats = dict(stats or {})
     seconds = time.perf_counter() - started
-    if placement is None:
-        return Result(
-            "infeasible", method, None, None, seconds, objective_kind, reason=reason, stats=tuple(stats.items())
-        )
     evaluation = evaluate(problem, placement)
     if not evaluation.feasible:
-        return Result(
-            "infeasible",
+        return make_result(
             method,
-            None,
-            None,
-            seconds,
-            objective_kind,
-            reason=reason or "; ".join(evaluation.violations[:3]),
-            stats=tuple(stats.items()),
+            "infeasible",
+            seconds=seconds,
+            objective_kind=objective_kind,
+            reason="; ".join(evaluation.violations[:3]),
+            stats=stats,
         )
     value = evaluation.max_load if objective_kind == "throughput" else evaluation.latency
     stats.setdefault("max_load", evaluation.max_load)
     stats.setdefault("latency", evaluation.latency)
-    return Result("feasible", method, value, placement, seconds, objective_kind, stats=tuple(stats.items()))
+    return make_result(
+        method,
+        "feasible",
+        seconds=seconds,
+        objective=value,
+        placement=placement,
+        objective_kind=objective_kind,
+        stats=stats,
+    )
 
 
 # ----------------------------------------------------------------------------- one accelerator
@@ -83,8 +94,7 @@ def one_accelerator(problem: Problem, ignore_memory: bool = False, **_ignored: A
     Result
         Method ``"one-accelerator"``, objective kind ``"throughput"``.
     """
-    started = time.perf_counter()
-    method = "one-accelerator"
+    started, method = time.perf_counter(), "one-accelerator"
     graph, devices = problem.graph, problem.devices
     best = None
     notes = []
@@ -111,38 +121,24 @@ def one_accelerator(problem: Problem, ignore_memory: bool = False, **_ignored: A
         if best is None or key < best[0]:
             best = (key, placement, evaluation.max_load, fits)
     if best is None:
-        return _done(
-            method,
-            problem,
-            None,
-            started,
-            "throughput",
-            reason="no accelerator kind can run the graph: " + "; ".join(notes or ["no accelerators"]),
+        return _infeasible(
+            method, started, "no accelerator kind can run the graph: " + "; ".join(notes or ["no accelerators"])
         )
     _, placement, load, fits = best
     stats = {"load_ignoring_memory": load}
     if not fits:
         reason = "the graph does not fit one accelerator: " + "; ".join(notes)
         if ignore_memory:
-            return Result(
-                "infeasible",
+            return make_result(
                 method,
-                load,
-                placement,
-                time.perf_counter() - started,
-                "throughput",
+                "infeasible",
+                started=started,
+                objective=load,
+                placement=placement,
                 reason=reason + f" (load ignoring memory: {load:g})",
-                stats=tuple(stats.items()),
+                stats=stats,
             )
-        return _done(
-            method,
-            problem,
-            None,
-            started,
-            "throughput",
-            reason=reason + f" (load ignoring memory: {load:g})",
-            stats=stats,
-        )
+        return _infeasible(method, started, reason + f" (load ignoring memory: {load:g})", stats=stats)
     return _done(method, problem, placement, started, "throughput", stats=stats)
 
 
@@ -171,8 +167,7 @@ def greedy_latency(problem: Problem, order: str = "paper", **_ignored: Any) -> R
         Method ``"greedy-latency"``, objective kind ``"latency"`` (infeasible when a group
         needs the CPU and there is none).
     """
-    started = time.perf_counter()
-    method = "greedy-latency"
+    started, method = time.perf_counter(), "greedy-latency"
     graph, devices = problem.graph, problem.devices
     if order not in ("paper", "lexicographic"):
         raise PlacementError(f"unknown greedy order {order!r}; choose 'paper' or 'lexicographic'")
@@ -208,13 +203,8 @@ def greedy_latency(problem: Problem, order: str = "paper", **_ignored: Any) -> R
         if not placed:
             if devices.cpus == 0:
                 label = graph.node_by_id[members[0]].label
-                return _done(
-                    method,
-                    problem,
-                    None,
-                    started,
-                    "latency",
-                    reason=f"node {label} fits no remaining accelerator and there are no CPU cores",
+                return _infeasible(
+                    method, started, f"node {label} fits no remaining accelerator and there are no CPU cores", "latency"
                 )
             cpu_nodes.extend(members)
     stages = []
@@ -244,19 +234,11 @@ def pipedream(problem: Problem, **_ignored: Any) -> Result:
     """
     from .exact.dp import solve_chain  # the shared exact kernel over one topological chain
 
-    started = time.perf_counter()
-    method = "pipedream"
+    started, method = time.perf_counter(), "pipedream"
     groups = contract(problem.graph)
     value, placement = solve_chain(problem, groups)
     if placement is None:
-        return _done(
-            method,
-            problem,
-            None,
-            started,
-            "throughput",
-            reason="no split of the topological chain fits the memory and support rules",
-        )
+        return _infeasible(method, started, "no split of the topological chain fits the memory and support rules")
     return _done(method, problem, placement, started, "throughput", stats={"groups": groups.count})
 
 
@@ -435,8 +417,7 @@ def local_search(
     Result
         Method ``"local-search"``, objective kind ``"throughput"``.
     """
-    started = time.perf_counter()
-    method = "local-search"
+    started, method = time.perf_counter(), "local-search"
     if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 1:
         raise PlacementError(f"restarts must be a positive integer (got {restarts!r})")
     deadline = started + (time_limit if time_limit is not None else math.inf)
@@ -447,13 +428,8 @@ def local_search(
     for g, options in enumerate(state.allowed):
         if not options:
             label = graph.node_by_id[groups[g][0]].label
-            return _done(
-                method,
-                problem,
-                None,
-                started,
-                "throughput",
-                reason=f"node {label} fits no device (unsupported or larger than memory, no CPU cores)",
+            return _infeasible(
+                method, started, f"node {label} fits no device (unsupported or larger than memory, no CPU cores)"
             )
     rng = random.Random(seed)
     best_key, best_assign = None, None
@@ -481,14 +457,7 @@ def local_search(
         if best_key is None or key < best_key:
             best_key, best_assign = key, list(state.assign)
     if best_assign is None:
-        return _done(
-            method,
-            problem,
-            None,
-            started,
-            "throughput",
-            reason="no memory-feasible assignment found (random starts failed)",
-        )
+        return _infeasible(method, started, "no memory-feasible assignment found (random starts failed)")
     assignment = {n: slots[best_assign[g]] for g, members in enumerate(groups) for n in members}
     placement = Placement.from_assignment(assignment, order=slots)
     return _done(method, problem, placement, started, "throughput", stats={"restarts": tried, "seed": seed})

@@ -21,12 +21,14 @@ import json
 import math
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError
 from .model import CPU_KIND, AcceleratorKind, Devices, DeviceSlot, Edge, Graph, Node, Placement, Problem, Stage
+
+_T = TypeVar("_T")
 
 #: Largest integer accepted in an integer field (ids, counts): exactly representable as a float.
 MAX_INTEGER = 2**53
@@ -163,8 +165,13 @@ def graph_from_dict(data: Any, source: str = "<graph>") -> tuple[Graph, Devices]
     InvalidGraphError
         One line naming ``source``, the node/edge/field and the rule broken.
     """
+    return _named_errors(source, _graph_from_dict, data)
+
+
+def _named_errors(source: str, build: Callable[[Any, str], _T], data: Any) -> _T:
+    """``build(data, source)``; a graph or devices error becomes one :class:`InvalidGraphError` line naming ``source``."""
     try:
-        return _graph_from_dict(data, source)
+        return build(data, source)
     except (InvalidGraphError, InvalidDevicesError) as exc:
         message = str(exc)
         if not message.startswith(f"{source}:"):

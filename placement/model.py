@@ -157,6 +157,34 @@ class Edge:
             object.__setattr__(self, "size", _check_number(self.size, f"{where}: field 'size'"))
 
 
+def smallest_first_order(items: Iterable[int], edges: Iterable[tuple[int, int]]) -> list[int] | None:
+    """Topological order of ``items`` taking the smallest ready one first; None when ``edges`` make a cycle.
+
+    The same order as ``networkx.lexicographical_topological_sort``, in linear time plus a heap.
+
+    >>> smallest_first_order([3, 1, 2], [(3, 1)])
+    [2, 3, 1]
+    """
+    import heapq
+
+    indegree = dict.fromkeys(items, 0)
+    successors: dict[int, list[int]] = {item: [] for item in indegree}
+    for a, b in edges:
+        successors[a].append(b)
+        indegree[b] += 1
+    ready = [item for item, degree in indegree.items() if degree == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        item = heapq.heappop(ready)
+        out.append(item)
+        for target in successors[item]:
+            indegree[target] -= 1
+            if indegree[target] == 0:
+                heapq.heappush(ready, target)
+    return out if len(out) == len(indegree) else None
+
+
 @dataclass(frozen=True)
 class Graph:
     """A validated DAG of operators.
@@ -245,23 +273,8 @@ class Graph:
     @cached_property
     def topological_order(self) -> tuple[int, ...]:
         """Node ids in topological order, the smallest ready id first (networkx's lexicographical order)."""
-        import heapq
-
-        indegree = {node.id: 0 for node in self.nodes}
-        for edge in self.edges:
-            indegree[edge.target] += 1
-        ready = [node_id for node_id, degree in indegree.items() if degree == 0]
-        heapq.heapify(ready)
-        successors = self.successors
-        out = []
-        while ready:
-            node_id = heapq.heappop(ready)
-            out.append(node_id)
-            for target in successors[node_id]:
-                indegree[target] -= 1
-                if indegree[target] == 0:
-                    heapq.heappush(ready, target)
-        return tuple(out)  # complete: the graph was checked acyclic at construction
+        order = smallest_first_order((node.id for node in self.nodes), ((e.source, e.target) for e in self.edges))
+        return tuple(order or ())  # complete: the graph was checked acyclic at construction
 
     @property
     def is_training(self) -> bool:
@@ -690,7 +703,8 @@ def make_result(
     method: str,
     status: str,
     *,
-    started: float,
+    started: float | None = None,
+    seconds: float | None = None,
     objective: float | None = None,
     placement: Placement | None = None,
     objective_kind: str = "throughput",
@@ -701,7 +715,8 @@ def make_result(
 ) -> Result:
     """Build a :class:`Result`, timing it from ``started`` (a :func:`time.perf_counter` reading).
 
-    The one builder new solvers use (``seconds`` is measured here, ``stats`` may be a dict).
+    The one builder of results: ``seconds`` is measured here from ``started``, or given as
+    ``seconds`` (a result rebuilt from stored values); ``stats`` may be a dict.
 
     Examples
     --------
@@ -710,17 +725,10 @@ def make_result(
     >>> result.status == "infeasible", result.status is Status.INFEASIBLE, result.ok
     (True, True, False)
     """
+    if (started is None) == (seconds is None):
+        raise TypeError("make_result takes exactly one of started and seconds")
+    if seconds is None:
+        seconds = time.perf_counter() - cast(float, started)
     if isinstance(stats, Mapping):
         stats = tuple(stats.items())
-    return Result(
-        status=status,
-        method=method,
-        objective=objective,
-        placement=placement,
-        seconds=time.perf_counter() - started,
-        objective_kind=objective_kind,
-        reason=reason,
-        bound=bound,
-        gap=gap,
-        stats=tuple(stats),
-    )
+    return Result(status, method, objective, placement, seconds, objective_kind, reason, bound, gap, tuple(stats))

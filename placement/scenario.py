@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidScenarioError, PlacementError
-from .io import MAX_FILE_BYTES, graph_from_dict, graph_to_dict
+from .io import MAX_FILE_BYTES, _load_json, graph_from_dict, graph_to_dict
 from .model import AcceleratorKind, Devices, Graph
 
 #: Value of the card's ``format`` field.
@@ -329,24 +329,10 @@ def scenario_to_json(scenario: Scenario) -> str:
 
 def parse_scenario(data: bytes | str, source: str = "<scenario card>") -> Scenario:
     """Parse a scenario card (size-limited to :data:`placement.MAX_FILE_BYTES`; one-line errors)."""
-    if isinstance(data, bytes):
-        if len(data) > MAX_FILE_BYTES:
-            raise InvalidScenarioError(f"{source}: file is {len(data):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidScenarioError(f"{source}: not UTF-8 text (is it a JSON file?)") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise InvalidScenarioError(f"{source}: text is over the {MAX_FILE_BYTES:,}-byte limit")
-    try:
-        parsed = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise InvalidScenarioError(
-            f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        ) from None
-    except RecursionError:
-        raise InvalidScenarioError(f"{source}: not valid JSON (nested too deeply)") from None
-    return scenario_from_dict(parsed, source)
+    if len(data) > MAX_FILE_BYTES:  # this module's limit (a test lowers it), checked before decoding
+        what = f"file is {len(data):,} bytes," if isinstance(data, bytes) else "text is"
+        raise InvalidScenarioError(f"{source}: {what} over the {MAX_FILE_BYTES:,}-byte limit")
+    return scenario_from_dict(_load_json(data, source, InvalidScenarioError), source)
 
 
 # ----------------------------------------------------------------------------- URL query parameters

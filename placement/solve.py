@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -44,6 +44,7 @@ __all__ = [
     "available_methods",
     "method_function",
     "method_spec",
+    "recomputing_devices",
     "solve",
 ]
 
@@ -72,6 +73,9 @@ class Option:
         Numbers must be > ``minimum`` (not >=).
     cli : bool
         Whether the command line offers a flag for it.
+    aliases : tuple of (value, choice) pairs
+        Values of another type a ``str`` option still accepts, each standing for a choice
+        (``recompute``: ``False`` is ``"none"``, ``True`` is ``"always"``).
     """
 
     name: str
@@ -82,6 +86,7 @@ class Option:
     minimum: float | None = 0
     positive: bool = False
     cli: bool = True
+    aliases: tuple[tuple[Any, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.type not in _TYPE_WORDS:
@@ -109,9 +114,14 @@ class Option:
             if not isinstance(value, bool):
                 raise PlacementError(f"{where} must be true or false (got {value!r})")
             return value
+        for alias, choice in self.aliases:
+            if type(value) is type(alias) and value == alias:
+                return choice
         if self.type is str:
             if not isinstance(value, str) or (self.choices is not None and value not in self.choices):
                 choose = f"one of: {', '.join(self.choices)}" if self.choices else "a string"
+                if self.aliases:
+                    choose += " (or " + ", ".join(f"{str(a).lower()} for {c}" for a, c in self.aliases) + ")"
                 raise PlacementError(f"{where} must be {choose} (got {value!r})")
             return value
         if (
@@ -192,8 +202,25 @@ class MethodSpec:
         return f"method {self.name!r} has no option {name!r} (its options: {known})"
 
     def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
-        """The options validated and converted; :class:`PlacementError` for an unknown or bad one."""
-        return {name: self.option(name).check(value, f"method {self.name!r}") for name, value in options.items()}
+        """The options validated and converted; :class:`PlacementError` for an unknown or bad one.
+
+        A choice that another method's option of the same name takes is named as unsupported here,
+        with the methods that support it.
+        """
+        checked = {}
+        for name, value in options.items():
+            option = self.option(name)
+            try:
+                checked[name] = option.check(value, f"method {self.name!r}")
+            except PlacementError:
+                others = [m for m, spec in METHODS.items() if _takes_choice(spec, name, value)]
+                if not option.choices or not others:
+                    raise
+                raise PlacementError(
+                    f"method {self.name!r} does not support {name}={value!r} "
+                    f"(its choices: {', '.join(option.choices)}; {value!r} is supported by: {', '.join(others)})"
+                ) from None
+        return checked
 
     def defaults(self) -> dict[str, Any]:
         """Option name -> default value."""
@@ -205,6 +232,12 @@ class MethodSpec:
             return getattr(importlib.import_module(self.module), self.function)
         except (ImportError, AttributeError) as exc:
             raise PlacementError(f"method {self.name!r} is not available ({exc})") from None
+
+
+def _takes_choice(spec: MethodSpec, name: str, value: Any) -> bool:
+    """Whether ``spec`` has a choice option ``name`` that lists ``value``."""
+    option = next((o for o in spec.options if o.name == name), None)
+    return option is not None and bool(option.choices) and isinstance(value, str) and value in (option.choices or ())
 
 
 # ----------------------------------------------------------------------------- the options, once each
@@ -234,11 +267,29 @@ _OPTIMIZER = Option(
     DEFAULT_OPTIMIZER_MULTIPLIER,
     "optimizer state per byte of forward weights (Adam: 2; 0 leaves it out)",
 )
-_RECOMPUTE = Option("recompute", bool, False, "recompute activations in the backward pass (stash stage inputs only)")
+#: Recomputation choices: none, every stage, or each stage's own choice (the exact DP only).
+RECOMPUTE_CHOICES = ("none", "always", "per-stage")
+
+
+def _recompute(*choices: str) -> Option:
+    return Option(
+        "recompute",
+        str,
+        "none",
+        "recompute activations in the backward pass (a recomputing stage stashes only its inputs): "
+        "none, always, or per-stage (each stage chooses)",
+        choices=choices,
+        aliases=((False, "none"), (True, "always")),
+    )
+
+
+_RECOMPUTE = _recompute(*RECOMPUTE_CHOICES)
 _BYTES_PER_COST = Option(
     "bytes_per_cost", float, None, "bytes per transfer-cost unit for edges without a size", positive=True
 )
 _MEMORY_OPTIONS = (_SCHEDULE, _MICROBATCHES, _OPTIMIZER, _RECOMPUTE, _BYTES_PER_COST)
+#: The memory-aware IP recomputes on every stage or none (no per-stage choice).
+_IP_MEMORY_OPTIONS = (_SCHEDULE, _MICROBATCHES, _OPTIMIZER, _recompute("none", "always"), _BYTES_PER_COST)
 _IP_OPTIONS = (_time_limit(None), _GAP, _SOLVER, _WARM_START)
 
 
@@ -354,7 +405,7 @@ METHODS: Mapping[str, MethodSpec] = MappingProxyType(
                 "placement.ip.memory_aware.solve_memory_aware_ip",
                 "throughput",
                 True,
-                *_MEMORY_OPTIONS,
+                *_IP_MEMORY_OPTIONS,
                 *_IP_OPTIONS[:3],
                 memory_variant="memory-aware-ip",
             ),
@@ -433,21 +484,25 @@ class MemoryModel:
     ``training=False`` is the paper's model: the sizes of its nodes (weights). ``training=True``:
     weights + optimizer state (``optimizer_multiplier`` x forward weights) + the activations of
     the microbatches in flight under ``schedule`` with ``microbatches`` microbatches (stage
-    inputs only, plus one microbatch's activations, with ``recompute``); see :mod:`placement.pipeline.memory`.
+    inputs only, plus one microbatch's activations, on a recomputing device); see :mod:`placement.pipeline.memory`.
+    ``recompute`` is ``"none"``, ``"always"`` or ``"per-stage"`` (each stage chooses; the exact
+    DP only); True and False stand for ``"always"`` and ``"none"``.
 
     Examples
     --------
     >>> MemoryModel().describe()
     "weights only (the paper's model)"
     >>> MemoryModel(training=True).method_for("dp")
-    ('memory-aware', {'schedule': '1f1b', 'microbatches': 8, 'optimizer_multiplier': 2.0, 'recompute': False})
+    ('memory-aware', {'schedule': '1f1b', 'microbatches': 8, 'optimizer_multiplier': 2.0, 'recompute': 'none'})
+    >>> MemoryModel(training=True, recompute=True).recompute
+    'always'
     """
 
     training: bool = False
     schedule: str = ScheduleKind.ONE_F_ONE_B.value
     microbatches: int = 8
     optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER
-    recompute: bool = False
+    recompute: str = "none"
     OPTION_NAMES = ("schedule", "microbatches", "optimizer_multiplier", "recompute")
 
     def __post_init__(self) -> None:
@@ -473,7 +528,9 @@ class MemoryModel:
             f"training: weights + optimizer state (x{self.optimizer_multiplier:g}) + activations in flight "
             f"under {schedule}, {self.microbatches} microbatch{'es' if self.microbatches != 1 else ''}"
         )
-        return text + (", recomputation" if self.recompute else "")
+        return (
+            text + {"none": "", "always": ", recomputation", "per-stage": ", recomputation per stage"}[self.recompute]
+        )
 
     def supports(self, method: str) -> bool:
         """Whether ``method`` can plan under this model."""
@@ -496,20 +553,51 @@ class MemoryModel:
             )
         return variant, self.options()
 
-    def peaks(self, problem: Problem, placement: Placement) -> tuple[tuple[Any, float, float], ...]:
-        """(device, peak bytes, cap) of every device of ``placement`` under this model."""
+    def peaks(
+        self, problem: Problem, placement: Placement, recomputing: Iterable[Any] | None = None
+    ) -> tuple[tuple[Any, float, float], ...]:
+        """(device, peak bytes, cap) of every device of ``placement`` under this model.
+
+        ``recomputing``: the devices that recompute (a per-stage plan's choice); by default every
+        device under ``"always"``, none under ``"none"``, and under ``"per-stage"`` each device's
+        smaller peak (a stage may recompute where it must).
+        """
         if not self.training:
             return tuple((d.device, d.memory, d.memory_cap) for d in _evaluate(problem, placement).devices)
-        recompute = tuple(stage.device for stage in placement.stages) if self.recompute else ()
-        return peak_table(problem, placement, self.schedule, self.microbatches, self.optimizer_multiplier, recompute)
+        every = tuple(stage.device for stage in placement.stages)
 
-    def violations(self, problem: Problem, placement: Placement) -> tuple[str, ...]:
-        """One message per device whose peak memory under this model exceeds its capacity."""
+        def table(devices):
+            return peak_table(problem, placement, self.schedule, self.microbatches, self.optimizer_multiplier, devices)
+
+        if recomputing is not None:
+            return table(tuple(recomputing))
+        if self.recompute != "per-stage":
+            return table(every if self.recompute == "always" else ())
+        return tuple(
+            (device, min(plain, again), cap) for (device, plain, cap), (_, again, _) in zip(table(()), table(every))
+        )
+
+    def violations(
+        self, problem: Problem, placement: Placement, recomputing: Iterable[Any] | None = None
+    ) -> tuple[str, ...]:
+        """One message per device whose peak memory under this model exceeds its capacity (see :meth:`peaks`)."""
         return tuple(
             f"{device}: needs {peak:,.0f} bytes under {self.describe()}, holds {cap:,.0f}"
-            for device, peak, cap in self.peaks(problem, placement)
+            for device, peak, cap in self.peaks(problem, placement, recomputing)
             if peak > cap
         )
+
+
+def recomputing_devices(result: Result) -> tuple[Any, ...] | None:
+    """The devices a memory-aware result recomputes on (its ``recompute_devices`` stat); None when not reported.
+
+    Pass it to :meth:`MemoryModel.peaks` to show a per-stage plan's own choice.
+    """
+    listed = result.stat("recompute_devices")
+    if listed is None or result.placement is None:
+        return None
+    names = set(listed.split(",")) if listed else set()
+    return tuple(s.device for s in result.placement.stages if f"{s.device.kind}:{s.device.index}" in names)
 
 
 def _evaluate(problem: Problem, placement: Placement):

@@ -51,6 +51,103 @@ CPU_COLOURS = ("#7f7f7f", "#a0a0a0", "#5f5f5f", "#c0c0c0")
 UNPLACED_COLOUR = "#d0d0d0"
 GIB = float(2**30)
 
+#: Legends in one row above the plot, from its left or its right edge.
+_LEGEND_LEFT = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}
+_LEGEND_RIGHT = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"}
+
+
+def _margin(top: float) -> dict[str, float]:
+    """The figures' margins: ``top`` pixels above the plot (title and legend), 10 elsewhere."""
+    return {"l": 10, "r": 10, "t": top, "b": 10}
+
+
+def _layout(figure: go.Figure, top: float, **layout: Any) -> None:
+    """``figure.update_layout(**layout)`` with the figures' shared margins, ``top`` pixels above the plot."""
+    figure.update_layout(margin=_margin(top), **layout)
+
+
+#: Hover showing the point's ``text``.
+_TEXT_HOVER = "%{text}<extra></extra>"
+
+
+def _ring(x: Any, y: Any, size: float, colour: str = "black", width: float = 2.5, **trace: Any) -> go.Scatter:
+    """An empty circle of ``size`` px around the point (x, y): marks the chosen point of a chart."""
+    ring = {"size": size, "color": "rgba(0,0,0,0)", "line": {"color": colour, "width": width}}
+    return go.Scatter(x=[x], y=[y], mode="markers", marker=ring, **trace)
+
+
+def _front_traces(others: tuple, front: tuple, names: tuple[str, str], sizes: tuple[float, float]) -> list[go.Scatter]:
+    """Grey markers for the points off a frontier, then the frontier as a step line.
+
+    ``others`` and ``front`` are (x, y, hover texts, customdata or None).
+    """
+    grey = go.Scatter(mode="markers", marker={"size": sizes[0], "color": "#b0b0b0"})
+    line = go.Scatter(
+        mode="lines+markers",
+        line={"shape": "hv", "color": _FRONT_COLOUR, "width": 2},
+        marker={"size": sizes[1], "color": _FRONT_COLOUR},
+    )
+    for trace, (x, y, texts, custom), name in zip((grey, line), (others, front), names):
+        trace.update(x=x, y=y, name=name, customdata=custom, text=texts, hovertemplate=_TEXT_HOVER)
+    return [grey, line]
+
+
+def _segments(segments: Iterable[tuple[Any, Any]], colour: str, width: float, **trace: Any) -> go.Scatter:
+    """One line trace drawing every segment ((x0, y0), (x1, y1)), without hover or legend entry."""
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for (x0, y0), (x1, y1) in segments:
+        xs += [x0, x1, None]
+        ys += [y0, y1, None]
+    line = {"color": colour, "width": width}
+    return go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False, line=line, **trace)
+
+
+def _add_bars(figure: go.Figure, labels: Sequence[str], *series: tuple[Sequence[float], str, str, str]) -> None:
+    """One bar trace per (values, name, colour, hover word) over the categories ``labels``."""
+    for values, name, colour, word in series:
+        hover = f"%{{x}}<br>{word} %{{y:.6g}}<extra></extra>"
+        figure.add_trace(go.Bar(x=labels, y=values, name=name, marker_color=colour, hovertemplate=hover))
+
+
+def _at(where: Mapping[int, tuple[float, float]], ids: Sequence[int], **trace: Any) -> go.Scatter:
+    """A scatter trace of the points ``ids``, each drawn at ``where[id]``."""
+    return go.Scatter(x=[where[i][0] for i in ids], y=[where[i][1] for i in ids], **trace)
+
+
+def _ring_selected(figure: go.Figure, points: Iterable[tuple[Any, float]], selected: int | None, size: float) -> None:
+    """Ring the sweep point whose ``index`` is ``selected``: ``points`` are (point, x), y its time per sample."""
+    chosen = [(p, x) for p, x in points if selected is not None and p.index == selected]
+    if chosen:
+        point, x = chosen[0]
+        y = float(point.time_per_sample)
+        figure.add_trace(_ring(x, y, size, name="selected", customdata=[[point.index]], hoverinfo="skip"))
+
+
+def _clickable_time_layout(figure: go.Figure, title: str, xaxis: dict[str, Any], **layout: Any) -> None:
+    """Layout of a chart of time per sample (ms) whose points a click selects (sweeps, Pareto fronts)."""
+    _layout(
+        figure,
+        90,
+        legend=_LEGEND_LEFT,
+        title=_top_title(title),
+        height=420,
+        xaxis=xaxis,
+        yaxis={"title": "time per sample (ms)", "rangemode": "tozero"},
+        clickmode="event+select",
+        **layout,
+    )
+
+
+def _span_bars(rows: Sequence[str], starts: Sequence[float], widths: Sequence[float], **trace: Any) -> go.Bar:
+    """Horizontal bars: on row ``rows[i]``, from ``starts[i]`` for ``widths[i]`` (a Gantt chart's spans)."""
+    return go.Bar(y=rows, x=widths, base=starts, orientation="h", **trace)
+
+
+def _top_title(text: str) -> dict[str, Any]:
+    """A title pinned near the top edge (above a legend row)."""
+    return {"text": text, "y": 0.97, "yanchor": "top"}
+
 
 def device_colours(slots: Iterable[DeviceSlot]) -> dict[DeviceSlot, str]:
     """A stable colour per device: accelerators cycle :data:`DEVICE_COLOURS`, CPU cores greys."""
@@ -187,25 +284,10 @@ def graph_figure(
         range slider (an overview of the whole graph) to scroll: hundreds of nodes stay readable.
     """
     layout = layout if layout is not None else dag_layout(graph)
-    edge_x: list[float | None] = []
-    edge_y: list[float | None] = []
-    for edge in graph.edges:
-        (x0, y0), (x1, y1) = layout[edge.source], layout[edge.target]
-        edge_x += [x0, x1, None]
-        edge_y += [y0, y1, None]
     many = len(graph.nodes) > 150
     figure = go.Figure()
-    figure.add_trace(
-        go.Scatter(
-            x=edge_x,
-            y=edge_y,
-            mode="lines",
-            hoverinfo="skip",
-            showlegend=False,
-            line={"color": "rgba(120,120,120,0.45)", "width": 0.7 if many else 1.0},
-            name="edges",
-        )
-    )
+    segments = [(layout[edge.source], layout[edge.target]) for edge in graph.edges]
+    figure.add_trace(_segments(segments, "rgba(120,120,120,0.45)", 0.7 if many else 1.0, name="edges"))
     marker_size = 6 if many else 11
     if device_of is None:
         groups: list[tuple[str, str, list[int]]] = [("nodes", DEVICE_COLOURS[0], [n.id for n in graph.nodes])]
@@ -223,9 +305,9 @@ def graph_figure(
             groups.append(("unplaced", UNPLACED_COLOUR, unplaced))
     for label, colour, ids in groups:
         figure.add_trace(
-            go.Scatter(
-                x=[layout[n][0] for n in ids],
-                y=[layout[n][1] for n in ids],
+            _at(
+                layout,
+                ids,
                 mode="markers",
                 name=label,
                 marker={
@@ -269,14 +351,15 @@ def graph_figure(
             zeroline=False,
             title={"text": f"layers 1-{window} of {n_layers}: drag the overview below to scroll", "font": {"size": 11}},
         )
-    figure.update_layout(
+    _layout(
+        figure,
+        40 if title else 10,
+        legend={"orientation": "v", "x": 1.0, "xanchor": "left", "y": 1.0, "title": {"text": "device"}},
         title=title,
         height=height or int(min(640, max(340, 200 + 70 * half_height))),
-        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         showlegend=device_of is not None,
         hovermode="closest",
         plot_bgcolor="white",
-        legend={"orientation": "v", "x": 1.0, "xanchor": "left", "y": 1.0, "title": {"text": "device"}},
         xaxis=xaxis,
         yaxis={"visible": False, "range": [-half_height, half_height], "fixedrange": False},
         dragmode="pan",
@@ -349,34 +432,15 @@ def load_figure(
     communication = [float(by_slot[s].communication) if s in by_slot else 0.0 for s in order]
     loads = [float(by_slot[s].load) if s in by_slot else 0.0 for s in order]
     figure = go.Figure()
-    figure.add_trace(
-        go.Bar(
-            x=labels,
-            y=compute,
-            name="compute",
-            marker_color="#1f77b4",
-            hovertemplate="%{x}<br>compute %{y:.6g}<extra></extra>",
-        )
-    )
-    figure.add_trace(
-        go.Bar(
-            x=labels,
-            y=communication,
-            name="communication",
-            marker_color="#ff7f0e",
-            hovertemplate="%{x}<br>communication %{y:.6g}<extra></extra>",
-        )
+    _add_bars(
+        figure,
+        labels,
+        (compute, "compute", "#1f77b4", "compute"),
+        (communication, "communication", "#ff7f0e", "communication"),
     )
     if overlap:
-        figure.add_trace(
-            go.Scatter(
-                x=labels,
-                y=loads,
-                mode="markers",
-                name="load (overlapped)",
-                marker={"symbol": "diamond", "size": 11, "color": "black"},
-            )
-        )
+        diamond = {"symbol": "diamond", "size": 11, "color": "black"}
+        figure.add_trace(go.Scatter(x=labels, y=loads, mode="markers", name="load (overlapped)", marker=diamond))
     max_load = _finite(evaluation.max_load)
     if max_load is not None:
         figure.add_hline(
@@ -386,20 +450,14 @@ def load_figure(
             annotation_text=f"max load {max_load:.6g}",
             annotation_position="top left",
         )
-    figure.update_layout(
+    _layout(
+        figure,
+        60,
+        legend={**_LEGEND_RIGHT, "traceorder": "normal"},
         barmode="stack",
         title=title,
         height=360,
         yaxis_title="time per sample (ms)",
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
-        legend={
-            "orientation": "h",
-            "yanchor": "bottom",
-            "y": 1.02,
-            "x": 1.0,
-            "xanchor": "right",
-            "traceorder": "normal",
-        },
     )
     return figure
 
@@ -440,13 +498,7 @@ def memory_figure(
             )
         )
     default_title = "Memory per accelerator vs cap" if cap_x else "Memory per accelerator (unlimited)"
-    figure.update_layout(
-        title=title or default_title,
-        height=360,
-        yaxis_title="GiB",
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
-    )
+    _layout(figure, 60, legend=_LEGEND_RIGHT, title=title or default_title, height=360, yaxis_title="GiB")
     return figure
 
 
@@ -514,11 +566,7 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], objective: str = "throughp
             hovertemplate="%{x}<br>%{y:.6g}<extra></extra>",
         )
     )
-    figure.update_layout(
-        height=360,
-        yaxis_title="time per sample (ms)" if objective == "throughput" else "latency (ms)",
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
-    )
+    _layout(figure, 30, height=360, yaxis_title="time per sample (ms)" if objective == "throughput" else "latency (ms)")
     return figure
 
 
@@ -608,13 +656,14 @@ def memory_timeline_figure(profile, title: str | None = None) -> go.Figure:
                 hovertemplate="OOM at t %{x:.6g}<extra></extra>",
             )
         )
-    figure.update_layout(
+    _layout(
+        figure,
+        90,
+        legend=_LEGEND_LEFT,
         title=title or f"memory over time ({profile.schedule}, {profile.microbatches} microbatches)",
         height=400,
         xaxis={"title": "time", "type": "linear"},
         yaxis={"title": "GiB", "rangemode": "tozero"},
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
     return figure
 
@@ -737,7 +786,7 @@ def sweep_figure(
             name="optimal time per sample",
             customdata=[[p.index] for p, _ in good],
             text=[_point_hover(p) for p, _ in good],
-            hovertemplate="%{text}<extra></extra>",
+            hovertemplate=_TEXT_HOVER,
             marker={"size": 10, "color": _CURVE_COLOUR},
             line={"color": _CURVE_COLOUR},
         )
@@ -756,33 +805,16 @@ def sweep_figure(
                 name="no plan fits",
                 customdata=[[p.index] for p, _ in bad],
                 text=[f"{p.label}<br>{p.status}: {p.result.reason or ''}" for p, _ in bad],
-                hovertemplate="%{text}<extra></extra>",
+                hovertemplate=_TEXT_HOVER,
                 marker={"symbol": "x", "size": 10, "color": "#7f7f7f"},
             )
         )
-    if selected is not None:
-        chosen = [(p, x) for p, x in good if p.index == selected]
-        if chosen:
-            figure.add_trace(
-                go.Scatter(
-                    x=[chosen[0][1]],
-                    y=[float(chosen[0][0].time_per_sample)],
-                    mode="markers",
-                    name="selected",
-                    customdata=[[chosen[0][0].index]],
-                    hoverinfo="skip",
-                    marker={"size": 18, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
-                )
-            )
-    figure.update_layout(
-        title={"text": title or f"time per sample vs {axis_title}", "y": 0.97, "yanchor": "top"},
-        height=420,
-        xaxis={"title": axis_title, "type": "log" if log_x else "linear"},
-        yaxis={"title": "time per sample (ms)", "rangemode": "tozero"},
+    _ring_selected(figure, good, selected, 18)
+    _clickable_time_layout(
+        figure,
+        title or f"time per sample vs {axis_title}",
+        {"title": axis_title, "type": "log" if log_x else "linear"},
         yaxis2={"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
-        clickmode="event+select",
     )
     if sensitivity is not None:
         add_sensitivity_markers(figure, sensitivity)
@@ -876,55 +908,16 @@ def pareto_figure(
     others, ox, oy = coords([p for p in points if p.index not in on_front])
     best, fx, fy = coords(front)
     figure = go.Figure()
-    figure.add_trace(
-        go.Scatter(
-            x=ox,
-            y=oy,
-            mode="markers",
-            name="other configurations",
-            customdata=[[p.index] for p in others],
-            text=[_point_hover(p) for p in others],
-            hovertemplate="%{text}<extra></extra>",
-            marker={"size": 9, "color": "#b0b0b0"},
-        )
-    )
-    figure.add_trace(
-        go.Scatter(
-            x=fx,
-            y=fy,
-            mode="lines+markers",
-            name="Pareto frontier",
-            customdata=[[p.index] for p in best],
-            text=[_point_hover(p) for p in best],
-            hovertemplate="%{text}<extra></extra>",
-            line={"shape": "hv", "color": _FRONT_COLOUR, "width": 2},
-            marker={"size": 12, "color": _FRONT_COLOUR},
-        )
-    )
-    if selected is not None:
-        chosen = [p for p in list(others) + list(best) if p.index == selected]
-        if chosen:
-            figure.add_trace(
-                go.Scatter(
-                    x=[float(getattr(chosen[0], attr)) / scale],
-                    y=[float(chosen[0].time_per_sample)],
-                    mode="markers",
-                    name="selected",
-                    customdata=[[chosen[0].index]],
-                    hoverinfo="skip",
-                    marker={"size": 20, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
-                )
-            )
+    for trace in _front_traces(
+        (ox, oy, [_point_hover(p) for p in others], [[p.index] for p in others]),
+        (fx, fy, [_point_hover(p) for p in best], [[p.index] for p in best]),
+        ("other configurations", "Pareto frontier"),
+        (9, 12),
+    ):
+        figure.add_trace(trace)
+    _ring_selected(figure, [(p, float(getattr(p, attr)) / scale) for p in [*others, *best]], selected, 20)
     axis = {"devices": "devices used", "memory": "memory provisioned (GiB)", "price": "price per hour"}.get(x, x)
-    figure.update_layout(
-        title={"text": title or f"Pareto frontier: time per sample vs {axis}", "y": 0.97, "yanchor": "top"},
-        height=420,
-        xaxis={"title": axis},
-        yaxis={"title": "time per sample (ms)", "rangemode": "tozero"},
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
-        clickmode="event+select",
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
-    )
+    _clickable_time_layout(figure, title or f"Pareto frontier: time per sample vs {axis}", {"title": axis})
     return figure
 
 
@@ -991,11 +984,10 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
             for e in events
         ]
         figure.add_trace(
-            go.Bar(
-                y=[labels[e.device] for e in events],
-                x=[float(e.duration) for e in events],
-                base=[float(e.start) for e in events],
-                orientation="h",
+            _span_bars(
+                [labels[e.device] for e in events],
+                [float(e.start) for e in events],
+                [float(e.duration) for e in events],
                 name="weight gradient" if kind == "weight" else kind,
                 marker={"color": SCHEDULE_EVENT_COLOURS[kind], "line": {"width": 0.5, "color": "white"}},
                 text=text,
@@ -1014,11 +1006,10 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
                 idle_base.append(float(start))
         if idle_y:
             figure.add_trace(
-                go.Bar(
-                    y=idle_y,
-                    x=idle_x,
-                    base=idle_base,
-                    orientation="h",
+                _span_bars(
+                    idle_y,
+                    idle_base,
+                    idle_x,
                     name="idle (bubble)",
                     marker={"color": IDLE_COLOUR, "pattern": {"shape": "/", "fgcolor": "rgba(214, 39, 40, 0.5)"}},
                     hovertext=[f"idle {x:.6g}" for x in idle_x],
@@ -1032,7 +1023,10 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
         annotation_text=f"makespan {schedule.makespan:.6g}",
         annotation_position="top",
     )
-    figure.update_layout(
+    _layout(
+        figure,
+        90,
+        legend=_LEGEND_LEFT,
         barmode="overlay",
         height=height or max(260, 70 + 48 * len(devices)),
         title=title
@@ -1043,8 +1037,6 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
         ),
         xaxis={"title": "time", "type": "linear", "range": [0, float(schedule.makespan) * 1.02 or 1.0]},
         yaxis={"title": "", "categoryorder": "array", "categoryarray": [labels[d] for d in reversed(devices)]},
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
         bargap=0.25,
     )
     return figure
@@ -1101,40 +1093,25 @@ def schedule_comparison_figure(rows: Sequence[Mapping[str, Any]], title: str | N
     figure = make_subplots(
         rows=1, cols=2, subplot_titles=("bubble (idle share of device time)", "peak memory of the fullest device (GiB)")
     )
-    figure.add_trace(
-        go.Bar(
+    bubbles = [100.0 * float(r["bubble"]) for r in shown]
+    peaks = [float(r["peak memory (GiB)"] or 0.0) for r in shown]
+    panels = (
+        (bubbles, "bubble %", "#d62728", [f"{b:.1f}%" for b in bubbles], "bubble %{y:.2f}%", "%"),
+        (peaks, "peak memory", "#1f77b4", [f"{p:.3g}" for p in peaks], "peak %{y:.4g} GiB", "GiB"),
+    )
+    for col, (values, name, colour, texts, hover, unit) in enumerate(panels, start=1):
+        bar = go.Bar(
             x=names,
-            y=[100.0 * float(r["bubble"]) for r in shown],
-            name="bubble %",
-            marker_color="#d62728",
-            text=[f"{100 * float(r['bubble']):.1f}%" for r in shown],
+            y=values,
+            name=name,
+            marker_color=colour,
+            text=texts,
             textposition="outside",
-            hovertemplate="%{x}: bubble %{y:.2f}%<extra></extra>",
-        ),
-        row=1,
-        col=1,
-    )
-    figure.add_trace(
-        go.Bar(
-            x=names,
-            y=[float(r["peak memory (GiB)"] or 0.0) for r in shown],
-            name="peak memory",
-            marker_color="#1f77b4",
-            text=[f"{float(r['peak memory (GiB)'] or 0.0):.3g}" for r in shown],
-            textposition="outside",
-            hovertemplate="%{x}: peak %{y:.4g} GiB<extra></extra>",
-        ),
-        row=1,
-        col=2,
-    )
-    figure.update_yaxes(title_text="%", row=1, col=1, rangemode="tozero")
-    figure.update_yaxes(title_text="GiB", row=1, col=2, rangemode="tozero")
-    figure.update_layout(
-        title=title or "schedules side by side",
-        showlegend=False,
-        height=380,
-        margin={"l": 10, "r": 10, "t": 80, "b": 10},
-    )
+            hovertemplate=f"%{{x}}: {hover}<extra></extra>",
+        )
+        figure.add_trace(bar, row=1, col=col)
+        figure.update_yaxes(title_text=unit, row=1, col=col, rangemode="tozero")
+    _layout(figure, 80, title=title or "schedules side by side", showlegend=False, height=380)
     return figure
 
 
@@ -1192,52 +1169,32 @@ def purchase_figure(
     others = [o for o in options if o.ok and o.counts not in on_front]
     best = [o for o in front if o.ok]
     figure = go.Figure()
-    figure.add_trace(
-        go.Scatter(
-            x=[o.price_per_hour for o in others],
-            y=[o.time_per_sample for o in others],
-            mode="markers",
-            name="other inventories",
-            text=[hover(o) for o in others],
-            hovertemplate="%{text}<extra></extra>",
-            marker={"size": 8, "color": "#b0b0b0"},
-        )
-    )
-    figure.add_trace(
-        go.Scatter(
-            x=[o.price_per_hour for o in best],
-            y=[o.time_per_sample for o in best],
-            mode="lines+markers",
-            name="frontier (cheapest for its speed)",
-            text=[hover(o) for o in best],
-            hovertemplate="%{text}<extra></extra>",
-            line={"shape": "hv", "color": _FRONT_COLOUR, "width": 2},
-            marker={"size": 11, "color": _FRONT_COLOUR},
-        )
-    )
+    for trace in _front_traces(
+        ([o.price_per_hour for o in others], [o.time_per_sample for o in others], [hover(o) for o in others], None),
+        ([o.price_per_hour for o in best], [o.time_per_sample for o in best], [hover(o) for o in best], None),
+        ("other inventories", "frontier (cheapest for its speed)"),
+        (8, 11),
+    ):
+        figure.add_trace(trace)
     if answer is not None and answer.ok:
         figure.add_trace(
-            go.Scatter(
-                x=[answer.price_per_hour],
-                y=[answer.time_per_sample],
-                mode="markers",
+            _ring(
+                answer.price_per_hour,
+                answer.time_per_sample,
+                22,
                 name="answer",
                 text=[hover(answer)],
-                hovertemplate="%{text}<extra></extra>",
-                marker={"size": 22, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
+                hovertemplate=_TEXT_HOVER,
             )
         )
-    figure.update_layout(
-        title={
-            "text": title or "Time per sample vs price per hour of every candidate inventory",
-            "y": 0.97,
-            "yanchor": "top",
-        },
+    _layout(
+        figure,
+        90,
+        legend=_LEGEND_LEFT,
+        title=_top_title(title or "Time per sample vs price per hour of every candidate inventory"),
         height=440,
         xaxis={"title": "price per hour (all devices of the inventory)", "rangemode": "tozero"},
         yaxis={"title": f"time per sample ({time_unit})", "rangemode": "tozero"},
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
     times = [o.time_per_sample for o in options if o.ok and o.time_per_sample > 0]
     if times and max(times) > 20 * min(times):  # e.g. CPU only next to many cards: a log axis shows both
@@ -1293,18 +1250,15 @@ def monte_carlo_figure(mc: Any, time_unit: str = "ms", title: str | None = None)
             annotation={"text": label, "bgcolor": "rgba(255,255,255,0.8)"},
             annotation_position="top right",
         )
-    figure.update_layout(
+    _layout(
+        figure,
+        90,
+        legend=_LEGEND_LEFT,
         barmode="overlay",
         height=400,
-        title={
-            "text": title or f"Time per sample over {mc.samples} draws (seed {mc.seed})",
-            "y": 0.97,
-            "yanchor": "top",
-        },
+        title=_top_title(title or f"Time per sample over {mc.samples} draws (seed {mc.seed})"),
         xaxis={"title": f"time per sample ({time_unit})"},
         yaxis={"title": "draws"},
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
     return figure
 
@@ -1322,12 +1276,13 @@ def bottleneck_figure(mc: Any, title: str | None = None) -> go.Figure:
             hovertemplate="%{x}: bottleneck in %{y:.1f} % of draws<extra></extra>",
         )
     )
-    figure.update_layout(
+    _layout(
+        figure,
+        60,
         height=360,
         title={"text": title or "Which device is the bottleneck (share of draws)", "y": 0.96, "yanchor": "top"},
         xaxis={"title": "device", "type": "category"},
         yaxis={"title": "% of draws", "range": [0, 110]},
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
     )
     return figure
 
@@ -1401,23 +1356,17 @@ def count_curve_figure(
     chosen = [(c, t) for c, t in feasible if c == selected]
     if chosen:
         figure.add_trace(
-            go.Scatter(
-                x=[chosen[0][0]],
-                y=[chosen[0][1]],
-                mode="markers",
-                name="shown below",
-                marker={"size": 20, "color": "rgba(0,0,0,0)", "line": {"width": 3, "color": "#d62728"}},
-                hoverinfo="skip",
-            )
+            _ring(chosen[0][0], chosen[0][1], 20, colour="#d62728", width=3, name="shown below", hoverinfo="skip")
         )
-    figure.update_layout(
+    _layout(
+        figure,
+        60,
+        legend=_LEGEND_RIGHT,
         title=f"Time per sample against the number of {kind}s (click a point)",
         height=320,
         xaxis={"title": f"{kind}s", "dtick": 1, "type": "linear"},
         yaxis={"title": "time per sample", "rangemode": "tozero"},
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
         clickmode="event+select",
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
     )
     return figure
 
@@ -1472,23 +1421,11 @@ def plan_diff_figure(diff, title: str | None = None) -> go.Figure:
     """
     labels = [str(d.device) for d in diff.devices]
     figure = go.Figure()
-    figure.add_trace(
-        go.Bar(
-            x=labels,
-            y=[d.load_a for d in diff.devices],
-            name="pinned plan (A)",
-            marker_color="#9e9e9e",
-            hovertemplate="%{x}<br>A: %{y:.6g}<extra></extra>",
-        )
-    )
-    figure.add_trace(
-        go.Bar(
-            x=labels,
-            y=[d.load_b for d in diff.devices],
-            name="current plan (B)",
-            marker_color="#1f77b4",
-            hovertemplate="%{x}<br>B: %{y:.6g}<extra></extra>",
-        )
+    _add_bars(
+        figure,
+        labels,
+        ([d.load_a for d in diff.devices], "pinned plan (A)", "#9e9e9e", "A:"),
+        ([d.load_b for d in diff.devices], "current plan (B)", "#1f77b4", "B:"),
     )
     for value, name, colour, position in (
         (diff.time_a, "A", "#616161", "top left"),
@@ -1502,13 +1439,14 @@ def plan_diff_figure(diff, title: str | None = None) -> go.Figure:
                 annotation_text=f"time per sample {name} {value:.6g}",
                 annotation_position=position,
             )
-    figure.update_layout(
+    _layout(
+        figure,
+        60,
+        legend=_LEGEND_RIGHT,
         barmode="group",
         height=360,
         yaxis_title="load (time per sample)",
         title=title or "Load per device: pinned plan (A) and current plan (B)",
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
     )
     return figure
 
@@ -1548,22 +1486,8 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
         for k, index in enumerate(members):
             position[index] = (size, k - (len(members) - 1) / 2)
     current = trace.steps[step] if step is not None and trace.steps else None
-    edge_x: list[float | None] = []
-    edge_y: list[float | None] = []
-    for a, b in trace.covers:
-        edge_x += [position[a][0], position[b][0], None]
-        edge_y += [position[a][1], position[b][1], None]
     figure = go.Figure()
-    figure.add_trace(
-        go.Scatter(
-            x=edge_x,
-            y=edge_y,
-            mode="lines",
-            hoverinfo="skip",
-            showlegend=False,
-            line={"color": "rgba(120,120,120,0.5)", "width": 1},
-        )
-    )
+    figure.add_trace(_segments([(position[a], position[b]) for a, b in trace.covers], "rgba(120,120,120,0.5)", 1))
 
     def label(index: int) -> str:
         groups = trace.groups_of(index)
@@ -1584,9 +1508,9 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
         if not members:
             continue
         figure.add_trace(
-            go.Scatter(
-                x=[position[i][0] for i in members],
-                y=[position[i][1] for i in members],
+            _at(
+                position,
+                members,
                 mode="markers+text",
                 name=name,
                 text=[label(i) for i in members],
@@ -1606,14 +1530,15 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
     if current is not None:
         stage = "{" + ",".join(str(g) for g in current.stage_groups) + "}"
         title = f"Finishing J = {label(current.ideal)}: trying I = {label(current.previous)}, stage J \\ I = {stage}"
-    figure.update_layout(
+    _layout(
+        figure,
+        60,
+        legend=_LEGEND_RIGHT,
         title=title,
         height=int(min(560, max(320, 160 + 60 * spread))),
         plot_bgcolor="white",
         xaxis={"title": "groups in the ideal", "dtick": 1, "range": [-0.5, len(levels) - 0.5], "zeroline": False},
         yaxis={"visible": False, "range": [-spread, spread]},
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 1.0, "xanchor": "right"},
     )
     return figure
 
@@ -1678,21 +1603,14 @@ def multidim_curve_figure(
             )
         )
     if selected is not None and selected in xs:
-        figure.add_trace(
-            go.Scatter(
-                x=[selected],
-                y=[ys[xs.index(selected)]],
-                mode="markers",
-                name="this plan",
-                marker={"size": 16, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2.5}},
-            )
-        )
-    figure.update_layout(
+        figure.add_trace(_ring(selected, ys[xs.index(selected)], 16, name="this plan"))
+    _layout(
+        figure,
+        60,
         title=title or "Time per sample vs devices (each point a proven optimum)",
         height=380,
         xaxis={"title": "devices", "type": "log", "dtick": math.log10(2)},
         yaxis={"title": "time per sample (s, log scale)", "type": "log"},
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
     )
     return figure
 
@@ -1717,22 +1635,22 @@ def multidim_timeline_figure(plan: Any, evaluation: Any, microbatches: int = 6, 
             bases.append(begin)
             ys.append(labels[i])
         figure.add_trace(
-            go.Bar(
-                x=xs,
-                base=bases,
-                y=ys,
-                orientation="h",
+            _span_bars(
+                ys,
+                bases,
+                xs,
                 name=f"microbatch {m}",
                 hovertemplate="%{y}<br>start %{base:.4g} s, %{x:.4g} s<extra>microbatch " + str(m) + "</extra>",
             )
         )
-    figure.update_layout(
+    _layout(
+        figure,
+        60,
         title=title or "Pipeline timeline (a stage of d replicas is one row)",
         barmode="overlay",
         height=max(260, 28 * len(times) + 120),
         xaxis={"title": "time (s per sample)"},
         yaxis={"autorange": "reversed"},
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
         showlegend=False,
     )
     return figure

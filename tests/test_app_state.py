@@ -139,3 +139,18 @@ def test_an_imported_model_brings_the_devices_its_form_chose():
     assert any("the file's own" in c.value for c in at.caption)
     goto(at, "app_pages/2_Devices.py")
     assert at.slider(key="dev_count").value == 2
+
+
+def test_timeline_settings_survive_a_page_switch_without_private_copies():
+    """The Timeline page keeps its widgets like every other page (persist_state), no ``_tl_saved_`` copies."""
+    at = start("app_pages/4_Timeline.py")
+    at.selectbox(key="timeline_schedule").set_value("gpipe").run()
+    at.slider(key="timeline_microbatches").set_value(5).run()
+    at.toggle(key="timeline_compare_gantts").set_value(True).run()
+    assert not at.exception
+    goto(at, "app_pages/2_Devices.py")
+    goto(at, "app_pages/4_Timeline.py")
+    assert at.selectbox(key="timeline_schedule").value == "gpipe"
+    assert at.slider(key="timeline_microbatches").value == 5
+    assert at.toggle(key="timeline_compare_gantts").value is True
+    assert "_tl_saved_timeline_schedule" not in at.session_state

@@ -4,6 +4,7 @@ honest status text, and the vocabulary enums.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 import math
@@ -238,7 +239,8 @@ def test_every_method_is_described_once_and_matches_its_function():
         ("ip", {"time_limit": -1}, ["'time_limit'", "> 0"]),
         ("ip", {"solver": "gurobi"}, ["'solver'", "highs"]),
         ("memory-aware", {"microbatches": 0}, ["'microbatches'", ">= 1"]),
-        ("memory-aware", {"recompute": "yes"}, ["'recompute'", "true or false"]),
+        ("memory-aware", {"recompute": "yes"}, ["'recompute'", "per-stage"]),
+        ("memory-aware-ip", {"recompute": "per-stage"}, ["'memory-aware-ip'", "recompute='per-stage'", "memory-aware"]),
         ("local-search", {"seed": 1.5}, ["'seed'", "integer"]),
     ],
 )
@@ -316,7 +318,7 @@ def test_memory_model_maps_methods_and_rejects_those_without_a_variant():
     assert model.method_for("ip")[0] == "memory-aware-ip"
     assert model.method_for("dp") == (
         "memory-aware",
-        {"schedule": "gpipe", "microbatches": 4, "optimizer_multiplier": 2.0, "recompute": False},
+        {"schedule": "gpipe", "microbatches": 4, "optimizer_multiplier": 2.0, "recompute": "none"},
     )
     assert MemoryModel().method_for("pipedream") == ("pipedream", {})
     with pytest.raises(PlacementError, match="pipedream"):
@@ -336,6 +338,24 @@ def test_status_objective_schedule_are_string_enums():
     assert built.status is Status.NO_SOLUTION and built.stat("a") == 1 and built.seconds > 0
     with pytest.raises(ValueError):
         Result("bogus", "x", None, None, 0.0)
+    stored = make_result("dp", "error", seconds=1.5, reason="r")
+    assert stored == Result("error", "dp", None, None, 1.5, reason="r")
+    with pytest.raises(TypeError):
+        make_result("dp", "error", started=0.0, seconds=1.5)
+
+
+def test_every_result_is_built_by_make_result():
+    """No module of the package, the app or its pages calls ``Result(...)`` except ``model.make_result``."""
+    callers = []
+    files = [*(ROOT / "placement").rglob("*.py"), *(ROOT / "ui").glob("*.py"), *(ROOT / "app_pages").glob("*.py")]
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                if name == "Result":
+                    callers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert len(callers) == 1 and callers[0].startswith("placement/model.py:"), callers
 
 
 # ----------------------------------------------------------------------------- 10.5 honest status text

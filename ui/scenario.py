@@ -1,4 +1,4 @@
-"""The scenario in the URL and in scenario cards (issue 15 item 3; issue 17: a reload keeps the settings).
+"""The scenario in the URL and in scenario cards (a reload keeps the settings).
 
 * :func:`sync_url` writes the current scenario (graph, devices, latency multipliers, method,
   objective, time limit, page settings such as the schedule) into ``st.query_params``; it runs
@@ -30,8 +30,7 @@ from placement.scenario import (
 )
 from ui import state
 
-#: Widget keys of page settings carried by a scenario, with the private copy a page may keep
-#: when it is left (the Timeline page saves its widgets under ``_tl_saved_<key>``).
+#: Widget keys of page settings carried by a scenario (their widgets persist across page switches).
 SETTINGS_KEYS = (
     "timeline_schedule",
     "timeline_microbatches",
@@ -39,7 +38,6 @@ SETTINGS_KEYS = (
     "timeline_recompute",
     "timeline_plan",
 )
-_SAVED_PREFIXES = ("_tl_saved_",)
 UPLOADS_KEPT = 32
 _ERROR = "_ui_scenario_error"
 _RESTORED = "_ui_scenario_restored"
@@ -61,12 +59,7 @@ def remember_upload(problem: placement.Problem, name: str) -> None:
 
 
 def _setting(key: str):
-    if key in st.session_state:
-        return st.session_state[key]
-    for prefix in _SAVED_PREFIXES:
-        if prefix + key in st.session_state:
-            return st.session_state[prefix + key]
-    return None
+    return st.session_state.get(key)
 
 
 def current_scenario(inline: bool = False) -> Scenario | None:
@@ -148,8 +141,6 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
     for key, value in scenario.settings:
         if key in SETTINGS_KEYS:
             st.session_state[key] = value
-            for prefix in _SAVED_PREFIXES:
-                st.session_state[prefix + key] = value
     # Widgets that mirror the method and objective follow the scenario.
     for key in ("pl_method", "pl_objective", "pl_time_limit", "cmp_objective"):
         st.session_state.pop(key, None)

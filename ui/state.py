@@ -316,14 +316,8 @@ def _solve_uncached(problem: placement.Problem, method: str, options: dict[str, 
     try:
         return placement.solve(problem, method, **options)
     except placement.PlacementError as exc:
-        return placement.Result(
-            status="error",
-            method=method,
-            objective=None,
-            placement=None,
-            seconds=time.perf_counter() - started,
-            objective_kind=method_objective(method),
-            reason=str(exc),
+        return placement.make_result(
+            method, "error", started=started, objective_kind=method_objective(method), reason=str(exc)
         )
 
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import TooManyIdealsError
 from ..evaluate import evaluate
-from ..model import Placement, Problem, Result
+from ..model import Placement, Problem, Result, make_result
 from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
 from .kernel import (
     INHERIT,
@@ -259,14 +259,8 @@ def solve_dp(
     stats = {"groups": outcome.groups, "ideals": outcome.ideals, "merged_nodes": len(moved), "pairs": outcome.pairs}
 
     def done(status, objective, placement, **extra):
-        return Result(
-            status=status,
-            method="dp",
-            objective=objective,
-            placement=placement,
-            seconds=time.perf_counter() - started,
-            stats=tuple(stats.items()),
-            **extra,
+        return make_result(
+            "dp", status, started=started, objective=objective, placement=placement, stats=stats, **extra
         )
 
     if outcome.placement is not None:

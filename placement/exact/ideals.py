@@ -16,14 +16,13 @@ that can be added to it and the index of the ideal that results.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
 
 from ..errors import TooManyIdealsError
-from ..model import Graph
+from ..model import Graph, smallest_first_order
 
 #: Default cap on the number of ideals enumerated before giving up (memory stays ~ 100s of MB).
 DEFAULT_MAX_IDEALS = 1_000_000
@@ -52,30 +51,6 @@ class Groups:
         return len(self.members)
 
 
-def _lexicographic_order(n: int, edges) -> list[int] | None:
-    """Topological order of ``range(n)`` taking the smallest ready index first (None when there is a cycle).
-
-    The same order as ``networkx.lexicographical_topological_sort`` with the index as key, in
-    linear time (plus a heap), without building a networkx graph.
-    """
-    successors: list[list[int]] = [[] for _ in range(n)]
-    indegree = [0] * n
-    for a, b in edges:
-        successors[a].append(b)
-        indegree[b] += 1
-    ready = [v for v in range(n) if indegree[v] == 0]
-    heapq.heapify(ready)
-    out = []
-    while ready:
-        v = heapq.heappop(ready)
-        out.append(v)
-        for w in successors[v]:
-            indegree[w] -= 1
-            if indegree[w] == 0:
-                heapq.heappush(ready, w)
-    return out if len(out) == n else None
-
-
 def contract(graph: Graph) -> Groups:
     """Contract colour classes (and the cycles they create) into groups in topological order."""
     unit_of = {node: k for k, unit in enumerate(graph.colour_units) for node in unit}
@@ -97,7 +72,7 @@ def contract(graph: Graph) -> Groups:
             # only sits before the groups that feed it and after the groups it feeds.
             unit_edges.add((b, a))
     units = len(graph.colour_units)
-    fast = _lexicographic_order(units, unit_edges)
+    fast = smallest_first_order(range(units), unit_edges)
     if fast is not None:
         # Acyclic: every unit is a group of its own, ranked by the smallest-index-first topological order.
         rank = {unit: i for i, unit in enumerate(fast)}

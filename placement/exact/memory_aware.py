@@ -13,7 +13,7 @@ peak (:func:`placement.pipeline.memory.peak_bytes`)::
     inference: W + A        gpipe: W + O + M A        1f1b: W + O + min(K - k, M) A
     (a stage that recomputes: n A becomes n I + A)
 
-Recomputation (training schedules): ``"never"``, ``"always"`` (every stage) or
+Recomputation (training schedules): ``"none"``, ``"always"`` (every stage) or
 ``"per-stage"`` (the planner chooses for each stage, exactly: both options are states of
 the same DP).
 
@@ -44,14 +44,13 @@ import numpy as np
 
 from ..errors import PlacementError, TooManyIdealsError
 from ..evaluate import evaluate
-from ..model import Placement, Problem, Result
-from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
-from ..pipeline.schedule import SCHEDULES
+from ..model import Placement, Problem, Result, make_result
+from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, check_schedule_options, output_bytes, peak_table
 from .ideals import DEFAULT_MAX_IDEALS, contract, enumerate_ideals, reduce_groups
 from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verify, run, walk
 
 #: Recomputation choices: which kernel modes (0 plain, 1 recompute) a stage may use.
-RECOMPUTE_MODES = {"never": (0, 0), "always": (1, 1), "per-stage": (0, 1)}
+RECOMPUTE_MODES = {"none": (0, 0), "always": (1, 1), "per-stage": (0, 1)}
 
 
 def _flight(schedule: str, microbatches: int, digit_sum: np.ndarray) -> np.ndarray:
@@ -123,8 +122,8 @@ def plan_value(problem: Problem, placement: Placement, recomputing=()) -> float:
 def _recompute_choice(recompute) -> str:
     if recompute is True:
         return "always"
-    if recompute is False or recompute is None:
-        return "never"
+    if recompute is False or recompute is None or recompute == "never":
+        return "none"
     if isinstance(recompute, str) and recompute in RECOMPUTE_MODES:
         return recompute
     raise PlacementError(
@@ -137,7 +136,7 @@ def solve_memory_aware(
     schedule: str = "1f1b",
     microbatches: int = 8,
     optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER,
-    recompute: bool | str = False,
+    recompute: bool | str = "none",
     bytes_per_cost: float | None = None,
     max_ideals: int = DEFAULT_MAX_IDEALS,
 ) -> Result:
@@ -154,10 +153,10 @@ def solve_memory_aware(
     optimizer_multiplier : float
         Optimizer state per byte of forward weights (training schedules; Adam: 2).
     recompute : bool or str
-        ``"never"`` (or False), ``"always"`` (or True: every device recomputes its forward
+        ``"none"`` (or False, or ``"never"``), ``"always"`` (or True: every device recomputes its forward
         pass in the backward pass, stashing only its stage input), or ``"per-stage"`` (the
         planner decides for each stage). A recomputing stage's value is its load + its
-        forward compute. Ignored (never) for inference.
+        forward compute. Ignored (none) for inference.
     bytes_per_cost : float, optional
         Bytes per transfer-cost unit for edges without a ``size``.
     max_ideals : int
@@ -172,20 +171,11 @@ def solve_memory_aware(
         recompute, as ``"kind:index"`` strings).
     """
     started = time.perf_counter()
-    if schedule not in SCHEDULES:
-        raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(SCHEDULES)}")
-    if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
-        raise PlacementError(f"microbatches must be a positive integer (got {microbatches!r})")
-    if (
-        not isinstance(optimizer_multiplier, (int, float))
-        or not math.isfinite(optimizer_multiplier)
-        or optimizer_multiplier < 0
-    ):
-        raise PlacementError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
+    check_schedule_options(schedule, microbatches, optimizer_multiplier)
     choice = _recompute_choice(recompute)
     training = schedule != "inference"
     if not training:
-        choice = "never"
+        choice = "none"
     opt_mult = float(optimizer_multiplier) if training else 0.0
     options = {
         "schedule": schedule,
@@ -201,14 +191,8 @@ def solve_memory_aware(
             if placement
             else ""
         )
-        return Result(
-            status=status,
-            method="memory-aware",
-            objective=objective,
-            placement=placement,
-            seconds=time.perf_counter() - started,
-            stats=tuple(stats.items()),
-            **extra,
+        return make_result(
+            "memory-aware", status, started=started, objective=objective, placement=placement, stats=stats, **extra
         )
 
     def fits(placement, modes):
@@ -228,7 +212,7 @@ def solve_memory_aware(
     groups, moved = reduce_groups(problem.graph, full_groups)
     out_bytes = output_bytes(problem.graph, bytes_per_cost)
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0 or out_bytes[n] > 0)
-    recomputing = choice != "never"
+    recomputing = choice != "none"
     if recomputing and relaxed:
         groups, relaxed = full_groups, frozenset()
     try:

@@ -19,7 +19,7 @@ from typing import Any, cast
 from ..errors import PlacementError
 from ..evaluate import LATENCY_INFERENCE_ONLY, evaluate
 from ..model import Placement, Problem, Result
-from ..solve import METHODS, MemoryModel, method_spec, solve
+from ..solve import METHODS, MemoryModel, method_spec, recomputing_devices, solve
 
 #: Methods run by default for each objective (read-only).
 DEFAULT_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -130,7 +130,8 @@ def run_method(
         if not math.isfinite(value):
             status, bound, gap = "infeasible", None, None
             reason = "its placement has no finite latency (calls depend on each other in a cycle)"
-        out_of_memory = memory_model.violations(problem, placement) if memory_model.training else ()
+        recomputing = recomputing_devices(result)  # a per-stage plan's own choice
+        out_of_memory = memory_model.violations(problem, placement, recomputing) if memory_model.training else ()
         if out_of_memory:
             status, bound, gap = "infeasible", None, None
             reason = "runs out of memory: " + "; ".join(out_of_memory[:2])

@@ -1,4 +1,4 @@
-"""Differences between two plans of one graph (issue 15 item 2: "Compare two plans").
+"""Differences between two plans of one graph ("Compare two plans").
 
 Both plans are scored by the independent evaluator (:func:`placement.evaluate`); the diff lists
 the nodes whose device changed, every device's load and memory in each plan with the delta,

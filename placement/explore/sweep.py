@@ -33,7 +33,7 @@ from typing import Any, cast
 
 from ..errors import PlacementError
 from ..evaluate import evaluate
-from ..model import CPU_KIND, Devices, Placement, Problem, Result
+from ..model import CPU_KIND, Devices, Placement, Problem, Result, make_result
 from ..solve import solve
 
 #: Parameters :func:`sweep` and :func:`sensitivity` understand by name.
@@ -169,7 +169,7 @@ def solve_point(problem: Problem, method: str = "dp", options: tuple[tuple[str, 
     try:
         return solve(problem, method, **dict(options))
     except PlacementError as exc:
-        return Result(status="error", method=method, objective=None, placement=None, seconds=0.0, reason=str(exc))
+        return make_result(method, "error", seconds=0.0, reason=str(exc))
 
 
 @dataclass(frozen=True)
@@ -385,12 +385,12 @@ def result_from_plain(data: Any) -> Result:
     ):
         raise PlacementError("worker result: stats must be a list of [name, plain value] pairs")
     try:
-        return Result(
-            status=data["status"],
-            method=data["method"],
+        return make_result(
+            data["method"],
+            data["status"],
+            seconds=cast(float, _plain_number(data.get("seconds"), "seconds", optional=False)),
             objective=_plain_number(data.get("objective"), "objective"),
             placement=placement,
-            seconds=cast(float, _plain_number(data.get("seconds"), "seconds", optional=False)),
             objective_kind=data["objective_kind"],
             reason=data.get("reason"),
             bound=_plain_number(data.get("bound"), "bound"),
@@ -580,13 +580,8 @@ def sweep(
                 try:
                     results[k] = future.result()
                 except Exception as exc:  # a worker crash must not lose the other points
-                    results[k] = Result(
-                        status="error",
-                        method=method,
-                        objective=None,
-                        placement=None,
-                        seconds=0.0,
-                        reason=f"worker failed: {type(exc).__name__}: {exc}",
+                    results[k] = make_result(
+                        method, "error", seconds=0.0, reason=f"worker failed: {type(exc).__name__}: {exc}"
                     )
                 done += 1
                 if progress is not None:

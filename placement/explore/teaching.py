@@ -1,4 +1,4 @@
-"""Teaching mode (issue 15 item 4): a small, readable trace of the DP's recurrence, and why a plan is optimal.
+"""Teaching mode: a small, readable trace of the DP's recurrence, and why a plan is optimal.
 
 :func:`trace_dp` runs the same recurrence as :func:`placement.solve_dp` in plain Python, without
 its speed-ups (no pruning, no group merging, no bounds), on the shared lattice of ideals

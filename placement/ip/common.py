@@ -24,6 +24,7 @@ import pulp
 from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..model import CPU_KIND, AcceleratorKind, Graph, Placement, Problem, Result
+from ..model import make_result as _result  # this module's make_result builds an IP's Result with it
 
 #: Relative gap under which a solver's "optimal" is reported as proven.
 PROVEN_GAP = 1e-6
@@ -228,36 +229,33 @@ def make_result(
         stats["ip_objective"] = outcome.objective
     seconds = time.perf_counter() - started
     if outcome.kind == "infeasible":
-        return Result(
-            "infeasible",
+        return _result(
             method,
-            None,
-            None,
-            seconds,
-            objective_kind,
+            "infeasible",
+            seconds=seconds,
+            objective_kind=objective_kind,
             reason=reason
             or "the integer program is infeasible: no placement satisfies the memory, "
             "support and colour rules with these devices",
-            stats=tuple(stats.items()),
+            stats=stats,
         )
     if outcome.kind == "error":
-        return Result(
-            "error", method, None, None, seconds, objective_kind, reason=outcome.message, stats=tuple(stats.items())
+        return _result(
+            method, "error", seconds=seconds, objective_kind=objective_kind, reason=outcome.message, stats=stats
         )
     best, best_value = None, math.inf
     if placement is not None and outcome.has_solution:
         feasible, v, violations = objective_of(problem, placement, objective_kind)
         if not feasible:  # pragma: no cover - a modelling bug, or a memory row met only within tolerance
             if not incumbents:
-                return Result(
-                    "error",
+                return _result(
                     method,
-                    None,
-                    placement,
-                    seconds,
-                    objective_kind,
+                    "error",
+                    seconds=seconds,
+                    placement=placement,
+                    objective_kind=objective_kind,
                     reason="the solver's placement breaks a rule: " + "; ".join(violations[:3]),
-                    stats=tuple(stats.items()),
+                    stats=stats,
                 )
             stats["rejected"] = "; ".join(violations[:3])
             outcome = Outcome("feasible", outcome.objective, outcome.bound, outcome.gap, outcome.solver)
@@ -273,26 +271,22 @@ def make_result(
     bound = max(bounds) if bounds else None
     if best is None:
         if placement is not None and outcome.has_solution:  # pragma: no cover - would be a modelling bug
-            return Result(
-                "error",
+            return _result(
                 method,
-                None,
-                None,
-                seconds,
-                objective_kind,
+                "error",
+                seconds=seconds,
+                objective_kind=objective_kind,
                 reason="the solver's placement has no finite value (its calls wait for each other)",
-                stats=tuple(stats.items()),
+                stats=stats,
             )
-        return Result(
-            "no solution",
+        return _result(
             method,
-            None,
-            None,
-            seconds,
-            objective_kind,
+            "no solution",
+            seconds=seconds,
+            objective_kind=objective_kind,
             bound=bound,
             reason="no solution found within the limits",
-            stats=tuple(stats.items()),
+            stats=stats,
         )
     status = "optimal" if outcome.kind == "optimal" else "feasible"
     if bound is not None:
@@ -306,14 +300,13 @@ def make_result(
             status, gap = "optimal", 0.0
     else:
         gap = None
-    return Result(
-        status, method, best_value, best, seconds, objective_kind, bound=bound, gap=gap, stats=tuple(stats.items())
-    )
+    found: dict[str, Any] = {"objective": best_value, "placement": best, "bound": bound, "gap": gap}
+    return _result(method, status, seconds=seconds, objective_kind=objective_kind, stats=stats, **found)
 
 
 def infeasible_result(method: str, reason: str, started: float, objective_kind: str) -> Result:
     """A proven-infeasible Result (no placement can exist)."""
-    return Result("infeasible", method, None, None, time.perf_counter() - started, objective_kind, reason=reason)
+    return _result(method, "infeasible", started=started, objective_kind=objective_kind, reason=reason)
 
 
 def device_types(problem: Problem) -> list[tuple[str, AcceleratorKind | None, int]]:

@@ -48,9 +48,8 @@ import pulp
 from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..exact.ideals import contract
-from ..model import Placement, Problem, Result
-from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, output_bytes, peak_table
-from ..pipeline.schedule import SCHEDULES
+from ..model import Placement, Problem, Result, make_result
+from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, check_schedule_options, output_bytes, peak_table
 from .common import (
     check_devices,
     check_options,
@@ -97,7 +96,7 @@ def solve_memory_aware_ip(
     schedule: str = "1f1b",
     microbatches: int = 8,
     optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER,
-    recompute: bool = False,
+    recompute: bool | str = "none",
     time_limit: float | None = None,
     gap: float | None = None,
     solver: str = "highs",
@@ -116,8 +115,9 @@ def solve_memory_aware_ip(
         Microbatches per batch (``M``).
     optimizer_multiplier : float
         Optimizer state per byte of forward weights (training schedules; Adam: 2).
-    recompute : bool
-        Every device recomputes its forward pass in the backward pass (training schedules).
+    recompute : bool or str
+        ``"always"`` (or True): every device recomputes its forward pass in the backward pass
+        (training schedules); ``"none"`` (or False): none does. No per-stage choice.
     time_limit : float, optional
         Seconds for the solver; on expiry the best split found is returned as "feasible".
     gap : float, optional
@@ -134,20 +134,12 @@ def solve_memory_aware_ip(
         The objective equals that of :func:`placement.exact.memory_aware.solve_memory_aware`.
     """
     started = time.perf_counter()
-    if schedule not in SCHEDULES:
-        raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(SCHEDULES)}")
-    if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
-        raise PlacementError(f"microbatches must be a positive integer (got {microbatches!r})")
-    if (
-        isinstance(optimizer_multiplier, bool)
-        or not isinstance(optimizer_multiplier, (int, float))
-        or not math.isfinite(optimizer_multiplier)
-        or optimizer_multiplier < 0
-    ):
-        raise PlacementError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
+    check_schedule_options(schedule, microbatches, optimizer_multiplier)
     check_options(solver, time_limit, gap)
     training = schedule != "inference"
-    recompute = bool(recompute) and training
+    if recompute not in (False, True, "none", "always"):
+        raise PlacementError(f"recompute must be 'none' or 'always' (or true/false) for {METHOD!r}, got {recompute!r}")
+    recompute = recompute in (True, "always") and training
     opt_mult = float(optimizer_multiplier) if training else 0.0
     reason = check_devices(problem)
     if reason:
@@ -280,15 +272,8 @@ def solve_memory_aware_ip(
         stats["ip_objective"] = outcome.objective
 
     def done(status, objective=None, placement=None, **extra):
-        return Result(
-            status,
-            METHOD,
-            objective,
-            placement,
-            time.perf_counter() - started,
-            "throughput",
-            stats=tuple(stats.items()),
-            **extra,
+        return make_result(
+            METHOD, status, started=started, objective=objective, placement=placement, stats=stats, **extra
         )
 
     if outcome.kind == "infeasible":

@@ -36,6 +36,7 @@ is a ``c x classes`` matrix product.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -307,31 +308,36 @@ def cnn_graph(
     return _finish(g.graph(name), granularity, training)
 
 
-def build_transformer(
-    config: TransformerConfig,
-    cost_model: CostModel | None = None,
-    *,
-    accelerators: int = 4,
-    cpus: int = 1,
-    granularity: str = "layer",
-    training: bool = False,
-    memory: float | None = None,
-) -> Problem:
-    """A transformer problem: its graph on ``accelerators`` devices of the reference kind + ``cpus`` cores."""
-    cm = cost_model or CostModel.with_presets()
-    return Problem(transformer_graph(config, cm, granularity, training), cm.devices(accelerators, cpus, memory=memory))
+def _problem_builder(graph_of: Callable[..., Graph], name: str, doc: str) -> Callable[..., Problem]:
+    """A public ``build_*`` function: the graph ``graph_of`` makes, on the cost model's devices."""
+
+    def build(
+        config: Any,
+        cost_model: CostModel | None = None,
+        *,
+        accelerators: int = 4,
+        cpus: int = 1,
+        granularity: str = "layer",
+        training: bool = False,
+        memory: float | None = None,
+    ) -> Problem:
+        cm = cost_model or CostModel.with_presets()
+        return Problem(graph_of(config, cm, granularity, training), cm.devices(accelerators, cpus, memory=memory))
+
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = doc
+    return build
 
 
-def build_cnn(
-    config: CnnConfig,
-    cost_model: CostModel | None = None,
-    *,
-    accelerators: int = 4,
-    cpus: int = 1,
-    granularity: str = "layer",
-    training: bool = False,
-    memory: float | None = None,
-) -> Problem:
-    """A ResNet-like CNN problem (see :func:`build_transformer`)."""
-    cm = cost_model or CostModel.with_presets()
-    return Problem(cnn_graph(config, cm, granularity, training), cm.devices(accelerators, cpus, memory=memory))
+build_transformer = _problem_builder(
+    transformer_graph,
+    "build_transformer",
+    """A transformer problem: its graph on ``accelerators`` devices of the reference kind + ``cpus`` cores.
+
+    ``build_transformer(config, cost_model=None, *, accelerators=4, cpus=1, granularity="layer",
+    training=False, memory=None)``; ``memory`` overrides the reference kind's bytes per device.
+    """,
+)
+build_cnn = _problem_builder(
+    cnn_graph, "build_cnn", "A ResNet-like CNN problem (same arguments as :func:`build_transformer`)."
+)

@@ -374,10 +374,12 @@ def load_onnx(data: bytes, source: str = "<upload>", max_bytes: int = MAX_ONNX_B
     return model
 
 
-def _bind_dims(model, dims: Mapping[str, int], default_dim: int, notes: list[str]) -> None:
-    """Replace symbolic/unknown dims of the graph inputs (in place) by values."""
+def _open_dims(model):
+    """(key, dim) for every symbolic or unknown dim of the graph inputs (not initializers), in order.
+
+    ``key`` is the dim's name, else ``"<input>[<axis>]"``.
+    """
     initializers = {t.name for t in model.graph.initializer}
-    bound: dict[str, int] = {}
     for value in model.graph.input:
         if value.name in initializers or not value.type.HasField("tensor_type"):
             continue
@@ -385,15 +387,20 @@ def _bind_dims(model, dims: Mapping[str, int], default_dim: int, notes: list[str
         if not tensor_type.HasField("shape"):
             continue
         for i, dim in enumerate(tensor_type.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value > 0:
-                continue
-            key = dim.dim_param or f"{value.name}[{i}]"
-            size = int(dims.get(key, dims.get(dim.dim_param, default_dim))) if dims else default_dim
-            if not 0 < size <= MAX_DIM:
-                raise InvalidGraphError(f"dimension {key!r} must be an integer from 1 to {MAX_DIM:,} (got {size:,})")
-            dim.Clear()
-            dim.dim_value = size
-            bound[key] = size
+            if not (dim.HasField("dim_value") and dim.dim_value > 0):
+                yield dim.dim_param or f"{value.name}[{i}]", dim
+
+
+def _bind_dims(model, dims: Mapping[str, int], default_dim: int, notes: list[str]) -> None:
+    """Replace symbolic/unknown dims of the graph inputs (in place) by values."""
+    bound: dict[str, int] = {}
+    for key, dim in list(_open_dims(model)):  # listed first: binding a dim changes what is open
+        size = int(dims.get(key, dims.get(dim.dim_param, default_dim))) if dims else default_dim
+        if not 0 < size <= MAX_DIM:
+            raise InvalidGraphError(f"dimension {key!r} must be an integer from 1 to {MAX_DIM:,} (got {size:,})")
+        dim.Clear()
+        dim.dim_value = size
+        bound[key] = size
     if bound:
         notes.append("bound input dimensions: " + ", ".join(f"{k}={v}" for k, v in sorted(bound.items())))
 
@@ -495,16 +502,12 @@ def op_flops(
             n = b[0] if attrs.get("transB", 0) else b[1]
             extra = m * n if len(inputs) > 2 and inputs[2] is not None else 0
             return float(2 * m * n * k + extra), False
-        if op in ("Conv", "ConvInteger"):
+        if op in ("Conv", "ConvInteger", "ConvTranspose"):
             w = shape(inputs[1])
-            flops = 2 * known(out) * w[1] * math.prod(w[2:])
-            if len(inputs) > 2 and inputs[2] is not None:
-                flops += known(out)
-            return float(flops), False
-        if op == "ConvTranspose":
-            w = shape(inputs[1])
-            # weights are (C_in, C_out/group, k...): w[1] already is C_out/group
-            flops = 2 * known(first) * w[1] * math.prod(w[2:])
+            # Conv weights are (C_out, C_in/group, k...), one sum per output element; ConvTranspose weights
+            # are (C_in, C_out/group, k...), one scatter per input element: w[1] is the other side per group.
+            positions = known(first) if op == "ConvTranspose" else known(out)
+            flops = 2 * positions * w[1] * math.prod(w[2:])
             if len(inputs) > 2 and inputs[2] is not None:
                 flops += known(out)
             return float(flops), False
@@ -816,18 +819,8 @@ def symbolic_dims(data: bytes, source: str = "<upload>") -> tuple[str, ...]:
         As :func:`load_onnx`.
     """
     model = load_onnx(data, source)
-    initializers = {t.name for t in model.graph.initializer}
     names: list[str] = []
-    for value in model.graph.input:
-        if value.name in initializers or not value.type.HasField("tensor_type"):
-            continue
-        tensor_type = value.type.tensor_type
-        if not tensor_type.HasField("shape"):
-            continue
-        for i, dim in enumerate(tensor_type.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value > 0:
-                continue
-            key = dim.dim_param or f"{value.name}[{i}]"
-            if key not in names:
-                names.append(key)
+    for key, _ in _open_dims(model):
+        if key not in names:
+            names.append(key)
     return tuple(names)

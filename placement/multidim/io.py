@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidDevicesError, InvalidGraphError
-from ..io import _field, _load_json, _read_file
+from ..errors import InvalidGraphError
+from ..io import _field, _load_json, _named_errors, _read_file
 from .model import DeviceKind, MultiProblem, Option, PEdge, PNode
 
 
@@ -37,13 +37,16 @@ def is_piper_dict(data: Any) -> bool:
 
 def piper_from_dict(data: Any, source: str = "<piper>") -> MultiProblem:
     """Build a validated :class:`MultiProblem` from parsed Piper JSON."""
-    try:
-        return _from_dict(data, source)
-    except (InvalidGraphError, InvalidDevicesError) as exc:
-        message = str(exc)
-        if not message.startswith(f"{source}:"):
-            message = f"{source}: {message}"
-        raise InvalidGraphError(message) from None
+    return _named_errors(source, _from_dict, data)
+
+
+def _objects(items: list, name: str):
+    """(position, where, item) for each entry of the list field ``name``; every entry must be an object."""
+    for position, raw in enumerate(items):
+        where = f"{name}[{position}]"
+        if not isinstance(raw, dict):
+            raise InvalidGraphError(f"{where}: must be an object")
+        yield position, where, raw
 
 
 def _from_dict(data: Any, source: str) -> MultiProblem:
@@ -60,10 +63,7 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
     raw_nodes = _field(data, "nodes", "top level", "list")
     raw_edges = _field(data, "edges", "top level", "list")
     nodes = []
-    for position, raw in enumerate(raw_nodes):
-        where = f"nodes[{position}]"
-        if not isinstance(raw, dict):
-            raise InvalidGraphError(f"{where}: must be an object")
+    for position, where, raw in _objects(raw_nodes, "nodes"):
         node_id = _field(raw, "id", where, "int")
         if node_id != position:
             raise InvalidGraphError(f"{where}: id {node_id} must equal its position {position} (ids are 0..n-1)")
@@ -113,10 +113,7 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
             raise InvalidGraphError(f"{where}: TMPCs is empty (at least t = 1 is needed)")
         nodes.append(PNode(node_id, str(_field(raw, "name", where, "str", f"node{node_id}")), tuple(options.items())))
     edges = []
-    for position, raw in enumerate(raw_edges):
-        where = f"edges[{position}]"
-        if not isinstance(raw, dict):
-            raise InvalidGraphError(f"{where}: must be an object")
+    for _, where, raw in _objects(raw_edges, "edges"):
         s = _field(raw, "sourceId", where, "int")
         t = _field(raw, "destId", where, "int")
         c = _nonneg(_field(raw, "communicationCost", where, "number", 0.0), where, "communicationCost")
@@ -131,10 +128,7 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
         kinds: tuple[DeviceKind, ...] | list[DeviceKind] = (DeviceKind("device", devices, memory, bandwidth),)
     else:
         kinds = []
-        for position, raw in enumerate(raw_kinds):
-            where = f"deviceKinds[{position}]"
-            if not isinstance(raw, dict):
-                raise InvalidGraphError(f"{where}: must be an object")
+        for _, where, raw in _objects(raw_kinds, "deviceKinds"):
             kinds.append(
                 DeviceKind(
                     name=_field(raw, "name", where, "str"),

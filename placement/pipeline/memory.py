@@ -129,6 +129,21 @@ class MemoryProfile:
         raise PlacementError(f"{device}: not in the memory profile")
 
 
+def check_schedule_options(schedule: str, microbatches: int, optimizer_multiplier: float) -> None:
+    """:class:`PlacementError` naming the first bad one of a memory-aware planner's schedule options."""
+    if schedule not in SCHEDULES:
+        raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(SCHEDULES)}")
+    if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
+        raise PlacementError(f"microbatches must be a positive integer (got {microbatches!r})")
+    if (
+        isinstance(optimizer_multiplier, bool)
+        or not isinstance(optimizer_multiplier, (int, float))
+        or not math.isfinite(optimizer_multiplier)
+        or optimizer_multiplier < 0
+    ):
+        raise PlacementError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
+
+
 def output_bytes(graph: Graph, bytes_per_cost: float | None = None) -> dict[int, float]:
     """Output bytes of every node (edge sizes, else the cost-based estimate of the module docstring)."""
     sized: dict[int, float] = {}
