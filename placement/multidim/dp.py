@@ -311,7 +311,70 @@ def _extend_pab(points: np.ndarray, options: np.ndarray, cap: float, horizon: in
     return comb[~np.triu(le, 1).any(axis=0)]
 
 
-def stage_fronts(problem: MultiProblem, lattice, cap: float, horizon: int, safe_cap: float | None = None) -> list:
+#: Largest horizon for which :func:`stage_fronts` keeps one (time, memory) front per y (cheap sorts)
+#: instead of one front over (P, A, B) (quadratic dominance test, but independent of the horizon).
+PER_Y_HORIZON = 64
+
+
+def _extend_per_y(front: tuple, options: np.ndarray, ys: np.ndarray, cap: float, safe: np.ndarray) -> tuple:
+    """Uniform-case front step with one front per y: rows (P, A, B), dominance on (P, A y + B) at that y.
+
+    ``front`` is (P, A, B), each of shape (len(ys), width), padded with P = inf. For a fixed y the
+    memory of a stage is the number A y + B, so a row is useless at y when another row has no larger P
+    and no larger memory at y: each front is a 2-D Pareto front (sort, running minimum). Row r is kept
+    at y only if nothing dominates it at y, so for every y the front holds a row of least P among the
+    choices that fit at y, whatever nodes are added later (a dominator stays one when the same options
+    are added to both). ``safe[y]``: a row whose memory at y is at most this fits with any completion,
+    so the rows after the first such row (larger or equal P) are dropped.
+    """
+    P, A, B = front
+    H = len(ys)
+    P = (P[:, :, None] + options[None, None, :, 0]).reshape(H, -1)
+    A = (A[:, :, None] + options[None, None, :, 1]).reshape(H, -1)
+    B = (B[:, :, None] + options[None, None, :, 2]).reshape(H, -1)
+    M = A * ys[:, None] + B
+    P = np.where(M <= cap, P, np.inf)  # padding (inf) and rows that cannot fit sort last
+    # a stable sort by P (runs of sorted rows, one per option); rows of equal P keep any order, so a
+    # dominated one may survive (harmless), but every row dropped below has a dominator before it
+    width = P.shape[1]
+    flat = np.argsort(P, axis=1, kind="stable") + (np.arange(H) * width)[:, None]
+    P, A, B, M = P.ravel()[flat], A.ravel()[flat], B.ravel()[flat], M.ravel()[flat]
+    prev = np.concatenate((np.full((H, 1), np.inf), np.minimum.accumulate(M, axis=1)[:, :-1]), axis=1)
+    keep = np.isfinite(P) & (M < prev)  # invariant: kept rows have increasing P and decreasing memory
+    sure = keep & (M <= safe[:, None])
+    first = np.where(sure.any(axis=1), np.argmax(sure, axis=1), width)
+    keep &= np.arange(width)[None, :] <= first[:, None]
+    counts = keep.sum(axis=1)
+    out_w = int(counts.max()) if len(counts) else 0
+    rows, cols = np.nonzero(keep)
+    at = rows * out_w + (np.cumsum(keep, axis=1) - 1)[rows, cols]  # kept rows first, still by P
+    P2, A2, B2 = np.full(H * out_w, np.inf), np.zeros(H * out_w), np.zeros(H * out_w)
+    P2[at], A2[at], B2[at] = P[rows, cols], A[rows, cols], B[rows, cols]
+    return P2.reshape(H, out_w), A2.reshape(H, out_w), B2.reshape(H, out_w)
+
+
+def _best_rows(front: tuple, ys: np.ndarray, caps: list) -> np.ndarray:
+    """For every y and every cap, the least-P row of the per-y front that fits; rows (P, A, B) by P.
+
+    Every returned row is a real choice, so the least P of a returned row fitting at (y, cap) is the
+    least P of any choice fitting there: the stage-time tables need nothing else.
+    """
+    P, A, B = front
+    M = A * ys[:, None] + B
+    picks = []
+    for c in caps:
+        fits = np.isfinite(P) & (M <= c)
+        has = fits.any(axis=1)
+        col = np.argmax(fits, axis=1)  # rows are by increasing P: the first fitting row is the best
+        rows = np.flatnonzero(has)
+        picks.append(np.stack((P[rows, col[rows]], A[rows, col[rows]], B[rows, col[rows]]), axis=1))
+    out = np.concatenate(picks)
+    return out[np.lexsort((out[:, 2], out[:, 1], out[:, 0]))]
+
+
+def stage_fronts(
+    problem: MultiProblem, lattice, cap: float, horizon: int, safe_cap: float | None = None, caps: tuple = ()
+) -> list:
     """Every stage (j, i) of the lattice at every degree t with its exact option front.
 
     Returns a list of ``(j, i, t, front, e, w)``: in the uniform case ``front`` has columns (P, A, B)
@@ -323,6 +386,10 @@ def stage_fronts(problem: MultiProblem, lattice, cap: float, horizon: int, safe_
     under it at y = ``horizon`` even with the heaviest options of every node not yet in the stage makes
     every row with a larger or equal P useless (see :func:`_extend_pab`), so the fronts only keep, for
     every y <= horizon and every extension, an optimal row -- not the whole Pareto front.
+
+    With ``horizon <= PER_Y_HORIZON`` the uniform fronts are kept per y (:func:`_extend_per_y`) and a
+    stage's returned rows are, for each y and each cap in ``caps`` (the memory of every kind; ``cap``
+    is always included), the least-P row that fits (:func:`_best_rows`): exact for those caps only.
     """
     n = len(problem.nodes)
     degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
@@ -357,6 +424,20 @@ def stage_fronts(problem: MultiProblem, lattice, cap: float, horizon: int, safe_
         for t in degrees_t
     }
     heavy_in = {t: member_bits @ heavy[t] for t in degrees_t}
+    per_y = horizon <= PER_Y_HORIZON
+    caps = sorted(set(caps) | {cap})  # the memory of every kind (the tables ask for no other cap)
+    ys = np.arange(1, horizon + 1, dtype=np.float64)
+    # per y: heaviest memory of each node (n x H) and of each ideal (L x H)
+    heavy_y = {
+        t: np.array(
+            [
+                [max((o.memory_a * y + o.memory_b for o in node.options_for(t)), default=0.0) for y in ys]
+                for node in problem.nodes
+            ]
+        ).reshape(n, horizon)
+        for t in degrees_t
+    }
+    heavy_in_y = {t: member_bits.astype(np.float64) @ heavy_y[t] for t in degrees_t}
     up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
     out: list[tuple[int, int, int, np.ndarray, float | None, float | None]] = []
     for j in range(lattice.count):
@@ -380,7 +461,10 @@ def stage_fronts(problem: MultiProblem, lattice, cap: float, horizon: int, safe_
             cross_out = inside[:, src] & ~inside[:, dst]
             e_bytes = {t: cross_in @ fw[t] + cross_out @ bw[t] for t in degrees_t}
             w_bytes = {t: inside @ wv[t] for t in degrees_t}
-            front_of = {t: {j: np.zeros((1, 3))} for t in degrees_t}
+            if per_y:
+                front_of = {t: {j: (np.zeros((horizon, 1)),) * 3} for t in degrees_t}
+            else:
+                front_of = {t: {j: np.zeros((1, 3))} for t in degrees_t}
         for row, i in enumerate(order[1:]):
             i0, g = parent[i]
             for t in degrees_t:
@@ -389,16 +473,29 @@ def stage_fronts(problem: MultiProblem, lattice, cap: float, horizon: int, safe_
                     nodes_g = lattice.members[g]
                     if pts is None or not all(avail[t][v] for v in nodes_g):
                         continue
-                    rest = float(heavy[t].sum() - heavy_in[t][i0])  # heaviest memory still to come
-                    for v in nodes_g:
-                        rest -= heavy[t][v]
-                        pts = _extend_pab(pts, rows_of[t][v], cap, horizon, margin - rest)
+                    if per_y:
+                        rest_y = heavy_y[t].sum(axis=0) - heavy_in_y[t][i0]  # heaviest memory to come, per y
+                        for v in nodes_g:
+                            rest_y = rest_y - heavy_y[t][v]
+                            pts = _extend_per_y(pts, rows_of[t][v], ys, cap, margin - rest_y)
+                            if pts[0].shape[1] == 0:
+                                break
+                        if pts[0].shape[1] == 0:
+                            continue  # nothing fits at any y: no larger stage from j fits either
+                        front_of[t][i] = pts
+                        rows = _best_rows(pts, ys, caps)
+                    else:
+                        rest = float(heavy[t].sum() - heavy_in[t][i0])  # heaviest memory still to come
+                        for v in nodes_g:
+                            rest -= heavy[t][v]
+                            pts = _extend_pab(pts, rows_of[t][v], cap, horizon, margin - rest)
+                            if len(pts) == 0:
+                                break
                         if len(pts) == 0:
-                            break
-                    if len(pts) == 0:
-                        continue  # nothing fits at y = 1: no larger stage from j fits either
-                    front_of[t][i] = pts  # sorted by P (lexsort), so also the P order the tables need
-                    out.append((j, i, t, pts, float(e_bytes[t][row]), float(w_bytes[t][row])))
+                            continue  # nothing fits at y = 1: no larger stage from j fits either
+                        front_of[t][i] = rows = pts
+                    # rows sorted by P (lexsort / unique), the P order the tables need
+                    out.append((j, i, t, rows, float(e_bytes[t][row]), float(w_bytes[t][row])))
                 else:
                     if (inside[row] & ~avail[t]).any():
                         continue
@@ -416,7 +513,8 @@ class _Tables:
         kinds = problem.kinds
         cap = max(k.memory for k in kinds)
         if stages is None:
-            stages = stage_fronts(problem, lattice, cap, s_max, min(k.memory for k in kinds))
+            memories = tuple(k.memory for k in kinds)
+            stages = stage_fronts(problem, lattice, cap, s_max, min(memories), memories)
         degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
         divs = [d for d in divisors(N) if d <= s_max]
         last = len(kinds) - 1
@@ -718,14 +816,14 @@ def solve_multidim(
             time.perf_counter() - start,
         )
     cap = max(k.memory for k in problem.kinds)
-    safe_cap = min(k.memory for k in problem.kinds)
+    memories = tuple(sorted({k.memory for k in problem.kinds}))
     horizon = max(s_max, front_horizon or 0)
     if front_cache is not None:
-        if (cap, safe_cap, horizon) not in front_cache:
-            front_cache[(cap, safe_cap, horizon)] = stage_fronts(problem, lattice, cap, horizon, safe_cap)
-        stages = front_cache[(cap, safe_cap, horizon)]
+        if (memories, horizon) not in front_cache:
+            front_cache[(memories, horizon)] = stage_fronts(problem, lattice, cap, horizon, memories[0], memories)
+        stages = front_cache[(memories, horizon)]
     else:
-        stages = stage_fronts(problem, lattice, cap, horizon, safe_cap)
+        stages = stage_fronts(problem, lattice, cap, horizon, memories[0], memories)
     tables = _Tables(problem, lattice, s_max, count_step, stages)
     single = len(problem.kinds) == 1
 
