@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import networkx as nx
 import numpy as np
@@ -425,7 +425,7 @@ def stage_fronts(
     }
     heavy_in = {t: member_bits @ heavy[t] for t in degrees_t}
     per_y = horizon <= PER_Y_HORIZON
-    caps = sorted(set(caps) | {cap})  # the memory of every kind (the tables ask for no other cap)
+    cap_list = sorted(set(caps) | {cap})  # the memory of every kind (the tables ask for no other cap)
     ys = np.arange(1, horizon + 1, dtype=np.float64)
     # per y: heaviest memory of each node (n x H) and of each ideal (L x H)
     heavy_y = {
@@ -461,6 +461,7 @@ def stage_fronts(
             cross_out = inside[:, src] & ~inside[:, dst]
             e_bytes = {t: cross_in @ fw[t] + cross_out @ bw[t] for t in degrees_t}
             w_bytes = {t: inside @ wv[t] for t in degrees_t}
+            front_of: dict[int, dict[int, Any]]  # per t: ideal -> front ((P, A, B) per y, or rows)
             if per_y:
                 front_of = {t: {j: (np.zeros((horizon, 1)),) * 3} for t in degrees_t}
             else:
@@ -469,7 +470,7 @@ def stage_fronts(
             i0, g = parent[i]
             for t in degrees_t:
                 if uniform:
-                    pts = front_of[t].get(i0)
+                    pts: Any = front_of[t].get(i0)
                     nodes_g = lattice.members[g]
                     if pts is None or not all(avail[t][v] for v in nodes_g):
                         continue
@@ -483,7 +484,7 @@ def stage_fronts(
                         if pts[0].shape[1] == 0:
                             continue  # nothing fits at any y: no larger stage from j fits either
                         front_of[t][i] = pts
-                        rows = _best_rows(pts, ys, caps)
+                        rows = _best_rows(pts, ys, cap_list)
                     else:
                         rest = float(heavy[t].sum() - heavy_in[t][i0])  # heaviest memory still to come
                         for v in nodes_g:
