@@ -224,3 +224,11 @@ def test_safe_cut_counts_the_memory_still_to_come(pab, monkeypatch):
     result = solve_multidim(problem)
     assert result.time_per_sample == pytest.approx(5.1)
     _check(problem)
+
+
+def test_only_free_nodes():
+    """Isolated free nodes end up in one group; the plan is one stage."""
+    nodes = tuple(PNode(v, f"n{v}", ((1, (Option("free", 0.0),)),)) for v in range(3))
+    problem = MultiProblem(nodes, (), (DeviceKind("x", 2, 1.0, 1.0),), 2)
+    assert [len(m) for m in plan_groups(problem).members] == [3]
+    _check(problem)

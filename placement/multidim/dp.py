@@ -10,6 +10,7 @@ by ``h_j[s + d, c + dt e_K] = min h_i[s, c] (+ d t if K is the last kind)`` over
 degrees t, kinds K and data-parallel degrees d with ``T(I_i \\ I_j, t, K, d, y) <= tau`` where
 ``y = ceil((s + d) / d)``. T, the fastest option choice under the memory cap, comes from exact Pareto
 fronts (:mod:`.options`) and is non-decreasing in y, so the test is ``s + d <= d * ymax(tau)``.
+The lattice is over groups: nodes, with free nodes merged into a neighbour (:func:`plan_groups`).
 
 The optimum is one of the finitely many values T takes: a binary search over them, each probe one
 decision DP, finds the smallest tau that is feasible. That tau is the optimal time per sample and the
@@ -152,7 +153,7 @@ def plan_groups(problem: MultiProblem) -> Groups:
                         into = p
                         break
             if into is None and not succs and not preds:
-                into = next(g for g in sorted(members) if g != v)
+                into = next((g for g in sorted(members) if g != v), None)  # None: v is all that is left
             if into is None:
                 continue
             for p in preds:
