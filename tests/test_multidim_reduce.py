@@ -183,7 +183,28 @@ def test_too_many_ideals_is_refused_with_one_line():
     problem = MultiProblem(nodes, (), (DeviceKind("x", 4, 100.0, 10.0),), 4)
     with pytest.raises(TooManyIdealsError) as info:
         solve_multidim(problem)
-    assert "\n" not in str(info.value) and "5,000" in str(info.value)
+    assert "\n" not in str(info.value) and f"{dp.DEFAULT_MAX_IDEALS:,}" in str(info.value)
+
+
+def test_too_many_stages_is_refused_with_one_line():
+    """Fourteen independent costly nodes: 16,384 ideals (under the ideal cap) but 3^14 - 2^14 nested
+    pairs, over the stage cap."""
+    nodes = tuple(PNode(v, f"n{v}", ((1, (Option("o", 1.0),)),)) for v in range(14))
+    problem = MultiProblem(nodes, (), (DeviceKind("x", 4, 100.0, 10.0),), 4)
+    assert 2**14 < dp.DEFAULT_MAX_IDEALS and 3**14 - 2**14 > dp.DEFAULT_MAX_STAGES
+    with pytest.raises(TooManyIdealsError) as info:
+        solve_multidim(problem)
+    text = str(info.value)
+    assert "\n" not in text and "16,384 ideals" in text and f"{dp.DEFAULT_MAX_STAGES:,} stages" in text
+
+
+def test_count_stages_matches_a_direct_count():
+    rng = random.Random(5)
+    for _ in range(10):
+        problem = _with_free_nodes(rng, _random_problem(rng, uniform=True), 1)
+        lattice = dp._lattice(problem, 1000)
+        direct = sum(1 for a in lattice.masks for b in lattice.masks if a != b and a & b == a)
+        assert dp.count_stages(lattice, 10**9) == direct
 
 
 def test_gnmt_own_settings_is_solved():
