@@ -2,8 +2,10 @@
 
 Each case runs in a fresh subprocess; "seconds" is the in-process solve time (reading the file and
 importing excluded), "peak MiB" the process's maximum resident set. The plan is re-checked by the
-independent evaluator. "CPU s" is the process CPU time of the solve (less sensitive than wall-clock
-seconds to other work on a shared machine; numpy here is single-threaded). Usage::
+independent evaluator ("evaluated"); "Piper" is Piper's own time per sample where its README states
+one (n/a: not published with the workloads). "CPU s" is the process CPU time of the solve (less
+sensitive than wall-clock seconds to other work on a shared machine; numpy here is single-threaded).
+The load average of the machine is printed before and after. Usage::
 
     python -m scripts.bench_multidim [--cases bert-own,bert-512,resnet-own,gnmt-own] [--timeout 600]
 """
@@ -16,6 +18,8 @@ import subprocess
 import sys
 
 GiB = 2**30
+#: Piper's own figure per case, where its README states one (only BERT-32 on 512 devices).
+PIPER = {"bert-512": "~0.00256"}
 CASES = {
     "bert-own": ("bert32a100.json", {}),
     "bert-512": ("bert32a100.json", {"count": 512, "memory": 8 * GiB, "bandwidth": 25 * GiB, "N": 1920}),
@@ -47,6 +51,7 @@ def run_case(name: str) -> dict:
     ev = evaluate_plan(problem, result.plan) if result.plan else None
     return {
         "case": name,
+        "nodes": len(problem.nodes),
         "devices": kind.count,
         "N": problem.microbatches,
         "status": result.status,
@@ -71,9 +76,12 @@ def main() -> None:
     if args.one:
         print(json.dumps(run_case(args.one)))
         return
+    import os
+
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     print(
-        f"{'case':<11} {'devices':>7} {'N':>5} {'status':>9} {'TPS (s)':>12} {'evaluated':>12} {'stages':>6} "
-        f"{'ideals':>7} {'probes':>6} {'seconds':>8} {'CPU s':>6} {'peak MiB':>9}"
+        f"{'case':<11} {'nodes':>5} {'devices':>7} {'N':>5} {'status':>9} {'TPS (s)':>12} {'evaluated':>12} "
+        f"{'Piper':>9} {'stages':>6} {'ideals':>7} {'probes':>6} {'seconds':>8} {'CPU s':>6} {'peak MiB':>9}"
     )
     for name in args.cases.split(","):
         try:
@@ -91,10 +99,12 @@ def main() -> None:
             print(f"{name:<11} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else '?'}")
             continue
         print(
-            f"{row['case']:<11} {row['devices']:>7} {row['N']:>5} {row['status']:>9} {row['tps']:>12.6g} "
-            f"{row['evaluated'] or float('nan'):>12.6g} {row['stages']:>6} {row['ideals']:>7} {row['probes']:>6} "
+            f"{row['case']:<11} {row['nodes']:>5} {row['devices']:>7} {row['N']:>5} {row['status']:>9} "
+            f"{row['tps']:>12.6g} {row['evaluated'] or float('nan'):>12.6g} {PIPER.get(name, 'n/a'):>9} "
+            f"{row['stages']:>6} {row['ideals']:>7} {row['probes']:>6} "
             f"{row['seconds']:>8.2f} {row['cpu']:>6.2f} {row['peak_mib']:>9.0f}"
         )
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ by ``h_j[s + d, c + dt e_K] = min h_i[s, c] (+ d t if K is the last kind)`` over
 degrees t, kinds K and data-parallel degrees d with ``T(I_i \\ I_j, t, K, d, y) <= tau`` where
 ``y = ceil((s + d) / d)``. T, the fastest option choice under the memory cap, comes from exact Pareto
 fronts (:mod:`.options`) and is non-decreasing in y, so the test is ``s + d <= d * ymax(tau)``.
+The lattice is over groups: nodes, with free nodes merged into a neighbour (:func:`plan_groups`).
 
 The optimum is one of the finitely many values T takes: a binary search over them, each probe one
 decision DP, finds the smallest tau that is feasible. That tau is the optimal time per sample and the
@@ -25,12 +26,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
+import networkx as nx
 import numpy as np
 
 from ..errors import InvalidDevicesError, TooManyIdealsError
-from ..exact.ideals import Groups, enumerate_ideals
+from ..exact.ideals import Groups, IdealLattice, enumerate_ideals
 from . import options as fronts
 from .model import MultiProblem, Plan, PlanStage
 
@@ -63,9 +65,30 @@ class MultiResult:
     seconds: float
 
 
-#: Default cap on the lattice size: the planner builds option fronts for every pair of nested ideals,
-#: so its work grows with the square of the ideal count.
-DEFAULT_MAX_IDEALS = 5_000
+#: Default cap on the lattice size (after the free-node merge). The planner's work and memory follow
+#: the number of stages (pairs of nested ideals), which :data:`DEFAULT_MAX_STAGES` caps.
+DEFAULT_MAX_IDEALS = 20_000
+
+#: Default cap on the number of stages (pairs j < i of nested ideals): each gets option fronts and
+#: table rows (28,729 on resnet.json take about 10 CPU seconds).
+DEFAULT_MAX_STAGES = 500_000
+
+
+def count_stages(lattice, limit: int) -> int:
+    """Number of pairs (j, i) of ideals with I_j a proper subset of I_i, counted up to just past ``limit``.
+
+    Vectorised over the ideals as 64-bit words of their node masks (one pass per lower ideal).
+    """
+    width = max(1, (max((m.bit_length() for m in lattice.masks), default=0) + 63) // 64)
+    words = np.array(
+        [[(m >> (64 * w)) & 0xFFFFFFFFFFFFFFFF for w in range(width)] for m in lattice.masks], dtype=np.uint64
+    ).reshape(-1, width)
+    total = 0
+    for j in range(lattice.count):
+        total += int(np.all((words & words[j]) == words[j], axis=1).sum()) - 1
+        if total > limit:
+            break
+    return total
 
 
 def divisors(n: int) -> list[int]:
@@ -74,18 +97,118 @@ def divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
-def _lattice(problem: MultiProblem, max_ideals: int):
-    n = len(problem.nodes)
-    preds: list[list[int]] = [[] for _ in range(n)]
+@dataclass(frozen=True)
+class NodeLattice(IdealLattice):
+    """The ideals of the planner, as bitmasks over **node ids** (bit v set = node v in the ideal).
+
+    ``up_group[e]`` is a group index; ``members[g]`` lists the nodes of group g (a node, or a node
+    with the free nodes merged into it, see :func:`plan_groups`).
+    """
+
+    members: tuple = ()
+
+
+def _free_edge(problem: MultiProblem, source: int, target: int, cost: float) -> bool:
+    """Whether an edge adds no bytes wherever its ends are: zero cost and zero sync bytes in every option."""
+    if cost != 0:
+        return False
+    if any(o.sync_to(target) for _, opts in problem.nodes[source].options for o in opts):
+        return False
+    return not any(o.sync_from(source) for _, opts in problem.nodes[target].options for o in opts)
+
+
+def free_nodes(problem: MultiProblem) -> set[int]:
+    """Nodes that cost nothing wherever they are placed.
+
+    A node is *free* when every option at every degree has zero time, parameters and memory, it has
+    options at every tensor degree of the problem, and every edge touching it is free (zero cost, zero
+    sync bytes). Moving a free node to another stage changes no stage's time, memory or bytes.
+    """
+    degrees = {t for node in problem.nodes for t in node.degrees}
+    out = set()
+    for node in problem.nodes:
+        if set(node.degrees) != degrees:
+            continue
+        if any(o.time or o.parameters or o.memory_a or o.memory_b for _, opts in node.options for o in opts):
+            continue
+        out.add(node.id)
     for e in problem.edges:
-        preds[e.target].append(e.source)
-    # groups are single nodes; the order graph is the node graph (acyclic, checked by MultiProblem)
-    groups = Groups(
-        tuple((v,) for v in range(n)),
-        {v: v for v in range(n)},
-        tuple(sorted((e.source, e.target) for e in problem.edges)),
+        if not _free_edge(problem, e.source, e.target, e.cost):
+            out.discard(e.source)
+            out.discard(e.target)
+    return out
+
+
+def plan_groups(problem: MultiProblem) -> Groups:
+    """Groups of the planner's lattice: single nodes, with each free node merged into a neighbour.
+
+    A free node v (:func:`free_nodes`) is merged into a successor group that every other successor
+    group of v is reachable from, else into a predecessor group that reaches every other predecessor
+    group, else (no neighbour) into group 0. Exact: in any plan, moving v into that group's stage keeps
+    every prefix an ideal (the group lies between all of v's predecessors and successors) and changes
+    no cost; a stage left empty is dropped, which lowers the sums of d (so every y) and the devices.
+    Merging never creates a cycle (v already precedes, or follows, the group it joins). Groups are
+    numbered in a topological order (the numbering :mod:`placement.exact.ideals` expects).
+    """
+    n = len(problem.nodes)
+    order = nx.DiGraph()
+    order.add_nodes_from(range(n))
+    order.add_edges_from((e.source, e.target) for e in problem.edges)
+    members: dict[int, list[int]] = {v: [v] for v in range(n)}
+    pending = sorted(free_nodes(problem)) if n > 1 else []
+    changed = True
+    while changed:  # a merge can make a neighbour's successors comparable: repeat until nothing moves
+        changed = False
+        for v in list(pending):
+            succs, preds = list(order.successors(v)), list(order.predecessors(v))
+            into = None
+            for s in succs:
+                below = nx.descendants(order, s)
+                if all(x == s or x in below for x in succs):
+                    into = s
+                    break
+            if into is None:
+                for p in preds:
+                    above = nx.ancestors(order, p)
+                    if all(x == p or x in above for x in preds):
+                        into = p
+                        break
+            if into is None and not succs and not preds:
+                into = next((g for g in sorted(members) if g != v), None)  # None: v is all that is left
+            if into is None:
+                continue
+            for p in preds:
+                if p != into:
+                    order.add_edge(p, into)
+            for s in succs:
+                if s != into:
+                    order.add_edge(into, s)
+            order.remove_node(v)
+            members[into].extend(members.pop(v))
+            pending.remove(v)
+            changed = True
+    rank = {g: k for k, g in enumerate(nx.lexicographical_topological_sort(order, key=lambda g: min(members[g])))}
+    groups = [tuple(sorted(members[g])) for g in sorted(rank, key=rank.__getitem__)]
+    group_of = {v: rank[g] for g, nodes in members.items() for v in nodes}
+    edges = tuple(sorted((rank[a], rank[b]) for a, b in order.edges))
+    return Groups(tuple(groups), group_of, edges)
+
+
+def _lattice(problem: MultiProblem, max_ideals: int) -> NodeLattice:
+    groups = plan_groups(problem)
+    lattice = enumerate_ideals(groups, max_ideals)
+    bits = [sum(1 << v for v in nodes) for nodes in groups.members]
+    masks = []
+    for mask in lattice.masks:
+        out = 0
+        while mask:
+            low = mask & -mask
+            out |= bits[low.bit_length() - 1]
+            mask ^= low
+        masks.append(out)
+    return NodeLattice(
+        masks, lattice.sizes, lattice.up_start, lattice.up_group, lattice.up_target, tuple(groups.members)
     )
-    return enumerate_ideals(groups, max_ideals)
 
 
 def _uniform(problem: MultiProblem) -> bool:
@@ -122,31 +245,173 @@ def general_front(problem: MultiProblem, members: frozenset, t: int, cap: float)
     return points, choices
 
 
-def _extend_pab(points: np.ndarray, options: np.ndarray, cap: float, horizon: int) -> np.ndarray:
+def stage_choice(problem: MultiProblem, nodes, t: int, d: int, y: int, kind) -> tuple[float, tuple] | None:
+    """Fastest option choice of stage ``nodes`` on d x t devices of ``kind`` with y microbatches in flight.
+
+    At fixed (d, y) the stage time is a sum over the nodes of a per-option number (its compute, its
+    boundary bytes over d and its resync bytes, over the bandwidth) and the memory a sum of
+    ``a y + b``: the choice is a 2-D knapsack, solved exactly by a Pareto front over (time, memory),
+    node by node. A row that fits even with the heaviest options of the nodes still to come makes every
+    slower row useless (they are dropped). Returns (time, option indices in ``sorted(nodes)`` order) or
+    None when nothing fits.
+    """
+    members = sorted(nodes)
+    inside = set(members)
+    N = problem.microbatches
+    costs, mems = [], []
+    for v in members:
+        opts = problem.nodes[v].options_for(t)
+        preds = [(e.source, e.cost) for e in problem.edges if e.target == v and e.source not in inside]
+        succs = [(e.target, e.cost) for e in problem.edges if e.source == v and e.target not in inside]
+        c, m = [], []
+        for o in opts:
+            e = sum(2 * (w + o.sync_from(u)) for u, w in preds) + sum(2 * (w + o.sync_to(u)) for u, w in succs)
+            c.append((e / d + 4 * (d - 1) * o.parameters / d / N) / kind.bandwidth + o.time / (kind.speed * d))
+            m.append(o.memory_a * y + o.memory_b)
+        costs.append(np.array(c))
+        mems.append(np.array(m))
+    heavy = np.array([m.max() for m in mems])
+    rest = np.concatenate((np.cumsum(heavy[::-1])[::-1][1:], [0.0]))  # heaviest memory after node k
+    margin = kind.memory * (1 - 1e-9)
+    cost, mem = np.zeros(1), np.zeros(1)
+    back: list[tuple[np.ndarray, np.ndarray]] = []  # per node: (source row, option) of each row
+    for k in range(len(members)):
+        m_opts = len(costs[k])
+        c = (cost[:, None] + costs[k][None, :]).ravel()
+        mm = (mem[:, None] + mems[k][None, :]).ravel()
+        src = np.repeat(np.arange(len(cost)), m_opts)
+        opt = np.tile(np.arange(m_opts), len(cost))
+        ok = mm <= kind.memory
+        c, mm, src, opt = c[ok], mm[ok], src[ok], opt[ok]
+        if len(c) == 0:
+            return None
+        order = np.lexsort((mm, c))
+        c, mm, src, opt = c[order], mm[order], src[order], opt[order]
+        # invariant: kept rows have increasing time and strictly decreasing memory
+        keep = mm < np.concatenate(([np.inf], np.minimum.accumulate(mm)[:-1]))
+        c, mm, src, opt = c[keep], mm[keep], src[keep], opt[keep]
+        sure = np.flatnonzero(mm + rest[k] <= margin)
+        if len(sure):
+            c, mm, src, opt = c[: sure[0] + 1], mm[: sure[0] + 1], src[: sure[0] + 1], opt[: sure[0] + 1]
+        back.append((src, opt))
+        cost, mem = c, mm
+    row = int(np.argmin(cost))
+    best = float(cost[row])
+    picks = []
+    for src, opt in reversed(back):
+        picks.append(int(opt[row]))
+        row = int(src[row])
+    return best, tuple(reversed(picks))
+
+
+def _extend_pab(points: np.ndarray, options: np.ndarray, cap: float, horizon: int, safe: float = -1.0) -> np.ndarray:
     """Uniform-case front step over columns (P, A, B): all sums, drop what cannot fit, drop dominated rows.
 
     Only y in 1..``horizon`` is ever asked, and memory A y + B is linear in y, so row q dominates row p
     when P_q <= P_p and q's memory is no larger at y = 1 and at y = horizon.
+
+    ``safe``: a row with memory at most ``safe`` at y = horizon fits at every y <= horizon with any
+    completion of the stage (the caller subtracts the most memory the nodes not yet added could take,
+    at the smallest cap). The first such row by P then dominates every row with a larger or equal P in
+    every stage that extends this one, so those rows are dropped.
     """
     comb = (points[:, None, :] + options[None, :, :]).reshape(-1, 3)
     comb = comb[comb[:, 1] + comb[:, 2] <= cap]
     if len(comb) <= 1:
         return comb
     comb = comb[np.lexsort((comb[:, 2], comb[:, 1], comb[:, 0]))]
-    low = comb[:, 1] + comb[:, 2]
     high = comb[:, 1] * horizon + comb[:, 2]
+    sure = np.flatnonzero(high <= safe)
+    if len(sure):
+        # invariant: rows are sorted by P, so the rows before the first sure row have a smaller or equal P
+        comb, high = comb[: sure[0] + 1], high[: sure[0] + 1]
+        if len(comb) == 1:
+            return comb
+    low = comb[:, 1] + comb[:, 2]
     le = (comb[:, None, 0] <= comb[None, :, 0]) & (low[:, None] <= low[None, :]) & (high[:, None] <= high[None, :])
     # a row is dominated by an earlier (lexicographically smaller or equal) row
     return comb[~np.triu(le, 1).any(axis=0)]
 
 
-def stage_fronts(problem: MultiProblem, lattice, cap: float, horizon: int) -> list:
+#: Largest horizon for which :func:`stage_fronts` keeps one (time, memory) front per y (cheap sorts)
+#: instead of one front over (P, A, B) (quadratic dominance test, but independent of the horizon).
+PER_Y_HORIZON = 64
+
+
+def _extend_per_y(front: tuple, options: np.ndarray, ys: np.ndarray, cap: float, safe: np.ndarray) -> tuple:
+    """Uniform-case front step with one front per y: rows (P, A, B), dominance on (P, A y + B) at that y.
+
+    ``front`` is (P, A, B), each of shape (len(ys), width), padded with P = inf. For a fixed y the
+    memory of a stage is the number A y + B, so a row is useless at y when another row has no larger P
+    and no larger memory at y: each front is a 2-D Pareto front (sort, running minimum). Row r is kept
+    at y only if nothing dominates it at y, so for every y the front holds a row of least P among the
+    choices that fit at y, whatever nodes are added later (a dominator stays one when the same options
+    are added to both). ``safe[y]``: a row whose memory at y is at most this fits with any completion,
+    so the rows after the first such row (larger or equal P) are dropped.
+    """
+    P, A, B = front
+    H = len(ys)
+    P = (P[:, :, None] + options[None, None, :, 0]).reshape(H, -1)
+    A = (A[:, :, None] + options[None, None, :, 1]).reshape(H, -1)
+    B = (B[:, :, None] + options[None, None, :, 2]).reshape(H, -1)
+    M = A * ys[:, None] + B
+    P = np.where(M <= cap, P, np.inf)  # padding (inf) and rows that cannot fit sort last
+    # a stable sort by P (runs of sorted rows, one per option); rows of equal P keep any order, so a
+    # dominated one may survive (harmless), but every row dropped below has a dominator before it
+    width = P.shape[1]
+    flat = np.argsort(P, axis=1, kind="stable") + (np.arange(H) * width)[:, None]
+    P, A, B, M = P.ravel()[flat], A.ravel()[flat], B.ravel()[flat], M.ravel()[flat]
+    prev = np.concatenate((np.full((H, 1), np.inf), np.minimum.accumulate(M, axis=1)[:, :-1]), axis=1)
+    keep = np.isfinite(P) & (M < prev)  # invariant: kept rows have increasing P and decreasing memory
+    sure = keep & (M <= safe[:, None])
+    first = np.where(sure.any(axis=1), np.argmax(sure, axis=1), width)
+    keep &= np.arange(width)[None, :] <= first[:, None]
+    counts = keep.sum(axis=1)
+    out_w = int(counts.max()) if len(counts) else 0
+    rows, cols = np.nonzero(keep)
+    at = rows * out_w + (np.cumsum(keep, axis=1) - 1)[rows, cols]  # kept rows first, still by P
+    P2, A2, B2 = np.full(H * out_w, np.inf), np.zeros(H * out_w), np.zeros(H * out_w)
+    P2[at], A2[at], B2[at] = P[rows, cols], A[rows, cols], B[rows, cols]
+    return P2.reshape(H, out_w), A2.reshape(H, out_w), B2.reshape(H, out_w)
+
+
+def _best_rows(front: tuple, ys: np.ndarray, caps: list) -> np.ndarray:
+    """For every y and every cap, the least-P row of the per-y front that fits; rows (P, A, B) by P.
+
+    Every returned row is a real choice, so the least P of a returned row fitting at (y, cap) is the
+    least P of any choice fitting there: the stage-time tables need nothing else.
+    """
+    P, A, B = front
+    M = A * ys[:, None] + B
+    picks = []
+    for c in caps:
+        fits = np.isfinite(P) & (M <= c)
+        has = fits.any(axis=1)
+        col = np.argmax(fits, axis=1)  # rows are by increasing P: the first fitting row is the best
+        rows = np.flatnonzero(has)
+        picks.append(np.stack((P[rows, col[rows]], A[rows, col[rows]], B[rows, col[rows]]), axis=1))
+    out = np.concatenate(picks)
+    return out[np.lexsort((out[:, 2], out[:, 1], out[:, 0]))]
+
+
+def stage_fronts(
+    problem: MultiProblem, lattice, cap: float, horizon: int, safe_cap: float | None = None, caps: tuple = ()
+) -> list:
     """Every stage (j, i) of the lattice at every degree t with its exact option front.
 
     Returns a list of ``(j, i, t, front, e, w)``: in the uniform case ``front`` has columns (P, A, B)
     sorted by P and ``e``, ``w`` are the stage's boundary and parameter bytes; otherwise ``front`` has the
     five columns of :mod:`.options` and ``e = w = None``. Depends on the problem's nodes and edges, on
     ``cap`` and on ``horizon`` (the largest y asked), so it is reusable across device counts.
+
+    ``safe_cap`` (default ``cap``; the smallest memory of any kind): in the uniform case a row that fits
+    under it at y = ``horizon`` even with the heaviest options of every node not yet in the stage makes
+    every row with a larger or equal P useless (see :func:`_extend_pab`), so the fronts only keep, for
+    every y <= horizon and every extension, an optimal row -- not the whole Pareto front.
+
+    With ``horizon <= PER_Y_HORIZON`` the uniform fronts are kept per y (:func:`_extend_per_y`) and a
+    stage's returned rows are, for each y and each cap in ``caps`` (the memory of every kind; ``cap``
+    is always included), the least-P row that fits (:func:`_best_rows`): exact for those caps only.
     """
     n = len(problem.nodes)
     degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
@@ -169,6 +434,32 @@ def stage_fronts(problem: MultiProblem, lattice, cap: float, horizon: int) -> li
             for node in problem.nodes
         ]
     member_bits = np.array([[(m >> v) & 1 for v in range(n)] for m in lattice.masks], dtype=bool).reshape(-1, n)
+    margin = (cap if safe_cap is None else safe_cap) * (1 - 1e-9)  # rounding never makes a row look safe
+    # heaviest memory of each node at y = horizon, and of each ideal (nodes not in the ideal may join)
+    heavy = {
+        t: np.array(
+            [
+                max((o.memory_a * horizon + o.memory_b for o in rows), default=0.0)
+                for rows in (node.options_for(t) for node in problem.nodes)
+            ]
+        )
+        for t in degrees_t
+    }
+    heavy_in = {t: member_bits @ heavy[t] for t in degrees_t}
+    per_y = horizon <= PER_Y_HORIZON
+    cap_list = sorted(set(caps) | {cap})  # the memory of every kind (the tables ask for no other cap)
+    ys = np.arange(1, horizon + 1, dtype=np.float64)
+    # per y: heaviest memory of each node (n x H) and of each ideal (L x H)
+    heavy_y = {
+        t: np.array(
+            [
+                [max((o.memory_a * y + o.memory_b for o in node.options_for(t)), default=0.0) for y in ys]
+                for node in problem.nodes
+            ]
+        ).reshape(n, horizon)
+        for t in degrees_t
+    }
+    heavy_in_y = {t: member_bits.astype(np.float64) @ heavy_y[t] for t in degrees_t}
     up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
     out: list[tuple[int, int, int, np.ndarray, float | None, float | None]] = []
     for j in range(lattice.count):
@@ -192,19 +483,42 @@ def stage_fronts(problem: MultiProblem, lattice, cap: float, horizon: int) -> li
             cross_out = inside[:, src] & ~inside[:, dst]
             e_bytes = {t: cross_in @ fw[t] + cross_out @ bw[t] for t in degrees_t}
             w_bytes = {t: inside @ wv[t] for t in degrees_t}
-            front_of = {t: {j: np.zeros((1, 3))} for t in degrees_t}
+            front_of: dict[int, dict[int, Any]]  # per t: ideal -> front ((P, A, B) per y, or rows)
+            if per_y:
+                front_of = {t: {j: (np.zeros((horizon, 1)),) * 3} for t in degrees_t}
+            else:
+                front_of = {t: {j: np.zeros((1, 3))} for t in degrees_t}
         for row, i in enumerate(order[1:]):
             i0, g = parent[i]
             for t in degrees_t:
                 if uniform:
-                    prev = front_of[t].get(i0)
-                    if prev is None or not avail[t][g]:
+                    pts: Any = front_of[t].get(i0)
+                    nodes_g = lattice.members[g]
+                    if pts is None or not all(avail[t][v] for v in nodes_g):
                         continue
-                    pts = _extend_pab(prev, rows_of[t][g], cap, horizon)
-                    if len(pts) == 0:
-                        continue  # nothing fits at y = 1: no larger stage from j fits either
-                    front_of[t][i] = pts  # sorted by P (lexsort), so also the P order the tables need
-                    out.append((j, i, t, pts, float(e_bytes[t][row]), float(w_bytes[t][row])))
+                    if per_y:
+                        rest_y = heavy_y[t].sum(axis=0) - heavy_in_y[t][i0]  # heaviest memory to come, per y
+                        for v in nodes_g:
+                            rest_y = rest_y - heavy_y[t][v]
+                            pts = _extend_per_y(pts, rows_of[t][v], ys, cap, margin - rest_y)
+                            if pts[0].shape[1] == 0:
+                                break
+                        if pts[0].shape[1] == 0:
+                            continue  # nothing fits at any y: no larger stage from j fits either
+                        front_of[t][i] = pts
+                        rows = _best_rows(pts, ys, cap_list)
+                    else:
+                        rest = float(heavy[t].sum() - heavy_in[t][i0])  # heaviest memory still to come
+                        for v in nodes_g:
+                            rest -= heavy[t][v]
+                            pts = _extend_pab(pts, rows_of[t][v], cap, horizon, margin - rest)
+                            if len(pts) == 0:
+                                break
+                        if len(pts) == 0:
+                            continue  # nothing fits at y = 1: no larger stage from j fits either
+                        front_of[t][i] = rows = pts
+                    # rows sorted by P (lexsort / unique), the P order the tables need
+                    out.append((j, i, t, rows, float(e_bytes[t][row]), float(w_bytes[t][row])))
                 else:
                     if (inside[row] & ~avail[t]).any():
                         continue
@@ -222,7 +536,8 @@ class _Tables:
         kinds = problem.kinds
         cap = max(k.memory for k in kinds)
         if stages is None:
-            stages = stage_fronts(problem, lattice, cap, s_max)
+            memories = tuple(k.memory for k in kinds)
+            stages = stage_fronts(problem, lattice, cap, s_max, min(memories), memories)
         degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
         divs = [d for d in divisors(N) if d <= s_max]
         last = len(kinds) - 1
@@ -454,7 +769,6 @@ def _decide_front(tables: _Tables, lattice, problem: MultiProblem, s_max: int, t
 
 def _read_front_plan(problem, lattice, tables, fronts_) -> Plan:
     kind = problem.kinds[0]
-    cap = kind.memory
     FS, FV, BR, BX, length = fronts_
     stages = []
     j, x = 0, int(np.argmin(FV[0, : length[0]]))
@@ -464,12 +778,8 @@ def _read_front_plan(problem, lattice, tables, fronts_) -> Plan:
         i, d, t = int(tables.i[r]), int(tables.d[r]), int(tables.t[r])
         nodes = tuple(v for v in range(len(problem.nodes)) if (lattice.masks[i] & ~lattice.masks[j]) >> v & 1)
         y = -(-s // d)
-        pts, choices = general_front(problem, frozenset(nodes), t, cap)
-        # the DP chose this stage at (d, y), so some front row fits: best_choice is not None
-        _, choice = cast(
-            "tuple[float, tuple]",
-            fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed, problem.microbatches),
-        )
+        # the DP chose this stage at (d, y), so some choice fits: stage_choice is not None
+        _, choice = cast("tuple[float, tuple]", stage_choice(problem, nodes, t, d, y, kind))
         names = tuple(problem.nodes[v].options_for(t)[o].name for v, o in zip(nodes, choice))
         stages.append(PlanStage(nodes, d, t, names, kind.name))
         j, x = i, int(BX[j, x])
@@ -480,6 +790,7 @@ def solve_multidim(
     problem: MultiProblem,
     count_step: int = 1,
     max_ideals: int = DEFAULT_MAX_IDEALS,
+    max_stages: int = DEFAULT_MAX_STAGES,
     front_cache: dict | None = None,
     front_horizon: int | None = None,
 ) -> MultiResult:
@@ -493,6 +804,9 @@ def solve_multidim(
         devices (the bound is reported in ``MultiResult.bound``). 1 = unbounded.
     max_ideals : int
         Cap on the lattice size (:class:`~placement.errors.TooManyIdealsError` beyond).
+    max_stages : int
+        Cap on the number of stages, pairs of nested ideals (the same one-line error beyond): the
+        planner's time and memory follow it.
     front_cache : dict, optional
         Reuse of the option fronts between solves of the same nodes and edges (e.g. a device-count
         sweep): pass the same dict; it is keyed on the largest memory cap and the horizon.
@@ -509,6 +823,13 @@ def solve_multidim(
         raise TooManyIdealsError(
             f"multidim planner: {exc} (it builds a table per pair of nested ideals; max_ideals={max_ideals})"
         ) from None
+    stages_count = count_stages(lattice, max_stages)
+    if stages_count > max_stages:
+        raise TooManyIdealsError(
+            f"multidim planner: {lattice.count:,} ideals give more than {max_stages:,} stages (pairs of nested "
+            f"ideals), each needing option fronts and table rows (max_stages={max_stages:,}); merge nodes "
+            f"into layers (fewer parallel branches give fewer ideals) or raise max_stages"
+        )
     s_max = min(problem.microbatches, problem.total_devices)
     bound = ""
     if len(problem.kinds) > 1 and count_step > 1:
@@ -529,13 +850,14 @@ def solve_multidim(
             time.perf_counter() - start,
         )
     cap = max(k.memory for k in problem.kinds)
+    memories = tuple(sorted({k.memory for k in problem.kinds}))
     horizon = max(s_max, front_horizon or 0)
     if front_cache is not None:
-        if (cap, horizon) not in front_cache:
-            front_cache[(cap, horizon)] = stage_fronts(problem, lattice, cap, horizon)
-        stages = front_cache[(cap, horizon)]
+        if (memories, horizon) not in front_cache:
+            front_cache[(memories, horizon)] = stage_fronts(problem, lattice, cap, horizon, memories[0], memories)
+        stages = front_cache[(memories, horizon)]
     else:
-        stages = stage_fronts(problem, lattice, cap, horizon)
+        stages = stage_fronts(problem, lattice, cap, horizon, memories[0], memories)
     tables = _Tables(problem, lattice, s_max, count_step, stages)
     single = len(problem.kinds) == 1
 
@@ -582,7 +904,6 @@ def _read_plan(problem, lattice, tables, h, ycount, s_max, step) -> Plan:
     state = np.unravel_index(flat, h0.shape)
     s, c = int(state[0]), tuple(int(x) for x in state[1:])
     j = 0
-    cap = max(k.memory for k in kinds)
     stages = []
     rows_by_j: dict[int, list[int]] = {}
     for r in np.flatnonzero(ycount > 0).tolist():
@@ -608,12 +929,8 @@ def _read_plan(problem, lattice, tables, h, ycount, s_max, step) -> Plan:
         nodes = tuple(v for v in range(len(problem.nodes)) if members >> v & 1)
         y = -(-s // d)
         kind = kinds[k]
-        pts, choices = general_front(problem, frozenset(nodes), t, cap)
-        # the DP chose this stage at (d, y), so some front row fits: best_choice is not None
-        _, choice = cast(
-            "tuple[float, tuple]",
-            fronts.best_choice(pts, choices, d, y, kind.memory, kind.bandwidth, kind.speed, problem.microbatches),
-        )
+        # the DP chose this stage at (d, y), so some choice fits: stage_choice is not None
+        _, choice = cast("tuple[float, tuple]", stage_choice(problem, nodes, t, d, y, kind))
         names = tuple(problem.nodes[v].options_for(t)[o].name for v, o in zip(sorted(nodes), choice))
         stages.append(PlanStage(tuple(sorted(nodes)), d, t, names, kind.name))
         j, s, c = i, s - d, prev_c

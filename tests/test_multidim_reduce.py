@@ -1,0 +1,255 @@
+"""Multidimensional planner: prunes and lattice reductions against the brute force.
+
+Each prune of :mod:`placement.multidim.dp` is checked on random instances where it acts: free nodes
+merged into a neighbour (ids shuffled, so the node numbering is not topological), the (P, A, B) fronts
+of large horizons, the safe-row cut of the fronts under a binding memory cap, and the read-back's
+fixed-(d, y) option choice.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from placement.errors import TooManyIdealsError
+from placement.multidim import dp
+from placement.multidim.dp import free_nodes, plan_groups, solve_multidim, stage_choice
+from placement.multidim.evaluate import evaluate_plan
+from placement.multidim.io import read_piper
+from placement.multidim.model import DeviceKind, MultiProblem, Option, PEdge, Plan, PlanStage, PNode
+from tests.test_multidim import _brute_force, _random_problem
+
+PIPER = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper"
+
+
+def _relabel(problem: MultiProblem, perm: list[int]) -> MultiProblem:
+    """The same problem with node v renamed perm[v] (sync bytes follow their nodes)."""
+
+    def opt(o: Option) -> Option:
+        return Option(
+            o.name,
+            o.time,
+            o.parameters,
+            o.memory_a,
+            o.memory_b,
+            tuple((perm[u], b) for u, b in o.sync_fw),
+            tuple((perm[u], b) for u, b in o.sync_bw),
+        )
+
+    nodes = [None] * len(problem.nodes)
+    for node in problem.nodes:
+        nodes[perm[node.id]] = PNode(
+            perm[node.id], node.name, tuple((t, tuple(opt(o) for o in opts)) for t, opts in node.options)
+        )
+    edges = tuple(PEdge(perm[e.source], perm[e.target], e.cost) for e in problem.edges)
+    return MultiProblem(tuple(nodes), edges, problem.kinds, problem.microbatches)
+
+
+def _with_free_nodes(rng: random.Random, problem: MultiProblem, count: int) -> MultiProblem:
+    """``problem`` plus ``count`` free nodes (zero cost, zero-byte edges) wired at random, ids shuffled."""
+    degrees = sorted({t for node in problem.nodes for t in node.degrees})
+    nodes = list(problem.nodes)
+    edges = list(problem.edges)
+    order = list(range(len(nodes)))  # a topological order (the random problems' edges go up in id)
+    for _ in range(count):
+        v = len(nodes)
+        nodes.append(PNode(v, f"free{v}", tuple((t, (Option("free", 0.0),)) for t in degrees)))
+        at = rng.randint(0, len(order))
+        # predecessors before v in the order and successors after it keep the graph acyclic
+        for u in rng.sample(order[:at], k=min(at, rng.randint(0, 2))):
+            edges.append(PEdge(u, v, 0.0))
+        after = order[at:]
+        for w in rng.sample(after, k=min(len(after), rng.randint(0, 3))):
+            edges.append(PEdge(v, w, 0.0))
+        order.insert(at, v)
+    problem = MultiProblem(tuple(nodes), tuple(edges), problem.kinds, problem.microbatches)
+    perm = list(range(len(nodes)))
+    rng.shuffle(perm)
+    return _relabel(problem, perm)
+
+
+def _check(problem: MultiProblem) -> None:
+    expected = _brute_force(problem)
+    result = solve_multidim(problem)
+    if math.isinf(expected):
+        assert result.status == "infeasible"
+        return
+    assert result.status == "optimal"
+    assert result.time_per_sample == pytest.approx(expected, rel=1e-9)
+    ev = evaluate_plan(problem, result.plan)
+    assert ev.feasible, ev.violations
+    assert ev.time_per_sample == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_free_nodes_and_shuffled_ids_equal_brute_force(seed):
+    rng = random.Random(1000 + seed)
+    base = _random_problem(rng, uniform=seed % 2 == 0)
+    while len(base.nodes) > 4:
+        base = _random_problem(rng, uniform=seed % 2 == 0)
+    problem = _with_free_nodes(rng, base, rng.randint(1, 2))
+    assert free_nodes(problem)  # the reduction has something to act on
+    _check(problem)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pab_fronts_equal_brute_force(seed, monkeypatch):
+    """The (P, A, B) fronts (used above ``PER_Y_HORIZON``) with their safe-row cut, forced on small cases."""
+    monkeypatch.setattr(dp, "PER_Y_HORIZON", 0)
+    rng = random.Random(2000 + seed)
+    _check(_random_problem(rng, uniform=True))
+
+
+def _tight(rng: random.Random) -> MultiProblem:
+    """A chain whose memory binds: each node has a fast heavy option and a slow light one."""
+    n = rng.randint(2, 5)
+    nodes = []
+    for v in range(n):
+        opts = (
+            Option("vanilla", float(rng.randint(2, 6)), float(rng.randint(0, 4)), float(rng.randint(2, 5)), 0.0),
+            Option("recomp", float(rng.randint(6, 9)), float(rng.randint(0, 4)), 1.0, float(rng.randint(1, 4))),
+        )
+        nodes.append(PNode(v, f"n{v}", ((1, opts),)))
+    edges = tuple(PEdge(v, v + 1, float(rng.randint(0, 4))) for v in range(n - 1))
+    kinds = (DeviceKind("x", rng.randint(2, 6), float(rng.randint(6, 16)), 4.0),)
+    return MultiProblem(tuple(nodes), edges, kinds, rng.choice([2, 4, 6]))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_binding_memory_equals_brute_force(seed):
+    """Memory caps that force recomputation on some stages (the safe-row cut must keep those rows)."""
+    _check(_tight(random.Random(3000 + seed)))
+
+
+def test_stage_choice_is_the_best_option_combination():
+    rng = random.Random(7)
+    for _ in range(20):
+        problem = _tight(rng)
+        kind = problem.kinds[0]
+        nodes = tuple(range(len(problem.nodes)))
+        for d, y in itertools.product((1, 2), (1, 2, 3)):
+            best = math.inf
+            for names in itertools.product(*[[o.name for o in problem.nodes[v].options_for(1)] for v in nodes]):
+                # time does not depend on y; the memory is taken at the asked y (a lone stage has y = 1)
+                cost = evaluate_plan(problem, Plan((PlanStage(nodes, d, 1, names),))).stages[0]
+                chosen = [o for v, name in zip(nodes, names) for o in problem.nodes[v].options_for(1) if o.name == name]
+                if sum(o.memory_a * y + o.memory_b for o in chosen) <= kind.memory:
+                    best = min(best, cost.time)
+            got = stage_choice(problem, nodes, 1, d, y, kind)
+            if math.isinf(best):
+                assert got is None
+            else:
+                assert got is not None and got[0] == pytest.approx(best, rel=1e-12)
+
+
+def test_reversed_ids_are_not_refused():
+    """A chain numbered backwards has 15 ideals; the old lattice read its ids as a topological order
+    and refused it (a bogus antichain of 13 nodes, 2^13 > 5,000)."""
+    n = 14
+    nodes = tuple(PNode(v, f"n{v}", ((1, (Option("o", 1.0 + v, memory_a=1.0),)),)) for v in range(n))
+    edges = tuple(PEdge(v + 1, v, 1.0) for v in range(n - 1))
+    problem = MultiProblem(nodes, edges, (DeviceKind("x", 4, 100.0, 10.0),), 4)
+    result = solve_multidim(problem)
+    assert result.status == "optimal" and result.ideals == n + 1
+    ev = evaluate_plan(problem, result.plan)
+    assert ev.feasible and ev.time_per_sample == pytest.approx(result.time_per_sample, rel=1e-12)
+
+
+def test_free_node_reduction_keeps_costly_nodes_apart():
+    """Only free nodes are merged; a zero-time node with memory or a costly edge stays its own group."""
+    o_free = Option("free", 0.0)
+    o_mem = Option("mem", 0.0, memory_b=1.0)
+    nodes = (
+        PNode(0, "a", ((1, (Option("a", 1.0),)),)),
+        PNode(1, "free", ((1, (o_free,)),)),
+        PNode(2, "mem", ((1, (o_mem,)),)),
+        PNode(3, "edge", ((1, (o_free,)),)),
+        PNode(4, "b", ((1, (Option("b", 1.0),)),)),
+    )
+    edges = (PEdge(0, 1, 0.0), PEdge(1, 4, 0.0), PEdge(0, 2, 0.0), PEdge(2, 4, 0.0), PEdge(0, 3, 2.0), PEdge(3, 4, 0.0))
+    problem = MultiProblem(nodes, edges, (DeviceKind("x", 4, 100.0, 10.0),), 4)
+    assert free_nodes(problem) == {1}
+    groups = plan_groups(problem)
+    assert sorted(groups.members) == [(0,), (1, 4), (2,), (3,)]
+
+
+def test_too_many_ideals_is_refused_with_one_line():
+    """Twenty independent costly nodes: 2^20 ideals, refused at once (no free node to merge)."""
+    nodes = tuple(PNode(v, f"n{v}", ((1, (Option("o", 1.0),)),)) for v in range(20))
+    problem = MultiProblem(nodes, (), (DeviceKind("x", 4, 100.0, 10.0),), 4)
+    with pytest.raises(TooManyIdealsError) as info:
+        solve_multidim(problem)
+    assert "\n" not in str(info.value) and f"{dp.DEFAULT_MAX_IDEALS:,}" in str(info.value)
+
+
+def test_too_many_stages_is_refused_with_one_line():
+    """Fourteen independent costly nodes: 16,384 ideals (under the ideal cap) but 3^14 - 2^14 nested
+    pairs, over the stage cap."""
+    nodes = tuple(PNode(v, f"n{v}", ((1, (Option("o", 1.0),)),)) for v in range(14))
+    problem = MultiProblem(nodes, (), (DeviceKind("x", 4, 100.0, 10.0),), 4)
+    assert 2**14 < dp.DEFAULT_MAX_IDEALS and 3**14 - 2**14 > dp.DEFAULT_MAX_STAGES
+    with pytest.raises(TooManyIdealsError) as info:
+        solve_multidim(problem)
+    text = str(info.value)
+    assert "\n" not in text and "16,384 ideals" in text and f"{dp.DEFAULT_MAX_STAGES:,} stages" in text
+
+
+def test_count_stages_matches_a_direct_count():
+    rng = random.Random(5)
+    for _ in range(10):
+        problem = _with_free_nodes(rng, _random_problem(rng, uniform=True), 1)
+        lattice = dp._lattice(problem, 1000)
+        direct = sum(1 for a in lattice.masks for b in lattice.masks if a != b and a & b == a)
+        assert dp.count_stages(lattice, 10**9) == direct
+
+
+def test_gnmt_own_settings_is_solved():
+    p = read_piper(PIPER / "gnmt.json")
+    result = solve_multidim(p)
+    assert result.status == "optimal" and result.ideals == 100
+    ev = evaluate_plan(p, result.plan)
+    assert ev.feasible, ev.violations
+    assert ev.time_per_sample == pytest.approx(result.time_per_sample, rel=1e-9)
+
+
+@pytest.mark.slow
+def test_resnet_own_settings_is_solved():
+    p = read_piper(PIPER / "resnet.json")
+    result = solve_multidim(p)
+    assert result.status == "optimal" and result.ideals == 242
+    ev = evaluate_plan(p, result.plan)
+    assert ev.feasible, ev.violations
+    assert ev.time_per_sample == pytest.approx(result.time_per_sample, rel=1e-9)
+
+
+@pytest.mark.parametrize("pab", [False, True])
+def test_safe_cut_counts_the_memory_still_to_come(pab, monkeypatch):
+    """One device, one stage a -> b -> c, cap 8: a's fast option (memory 5) fits on its own, but the best
+    full stage recomputes a (cheap) and keeps b fast; a cut that ignored b and c would drop it (7 vs 5.1)."""
+    if pab:
+        monkeypatch.setattr(dp, "PER_Y_HORIZON", 0)
+
+    def node(v, slow):
+        return PNode(v, f"n{v}", ((1, (Option("vanilla", 1.0, memory_b=5.0), Option("recomp", slow, memory_b=1.0))),))
+
+    problem = MultiProblem(
+        (node(0, 1.1), node(1, 3.0), node(2, 3.0)),
+        (PEdge(0, 1, 0.0), PEdge(1, 2, 0.0)),
+        (DeviceKind("x", 1, 8.0, 1.0),),
+        1,
+    )
+    result = solve_multidim(problem)
+    assert result.time_per_sample == pytest.approx(5.1)
+    _check(problem)
+
+
+def test_only_free_nodes():
+    """Isolated free nodes end up in one group; the plan is one stage."""
+    nodes = tuple(PNode(v, f"n{v}", ((1, (Option("free", 0.0),)),)) for v in range(3))
+    problem = MultiProblem(nodes, (), (DeviceKind("x", 2, 1.0, 1.0),), 2)
+    assert [len(m) for m in plan_groups(problem).members] == [3]
+    _check(problem)
