@@ -269,40 +269,25 @@ def solve_ip_noncontiguous(
         candidates = [p for p in starts if p is not None]
         if candidates:
             best = min(candidates, key=lambda p: evaluate(problem, p).max_load)
-            incumbents.append(_canonical(best, group_of, slots))
+            incumbents.append(_canonical(best, group_of, _symmetry_ranks(problem, groups, slots, kinds)))
             # A hair above the incumbent's value, for float noise: no optimum is worse.
             upper = evaluate(problem, best).max_load * (1 + 1e-9) + 1e-12
-    prob = pulp.LpProblem("noncontiguous", pulp.LpMinimize)
-    load = prob.add_variable("L", lowBound=0)
-    prob += load
-    if math.isfinite(upper):
-        prob += load <= upper  # the incumbent (the DP optimum or better) as a cut
     memory = [sum(graph.node_by_id[n].size for n in members) for members in groups]
-    compute = {}
-    x = {}
-    for g in range(len(groups)):
-        for i, slot in enumerate(slots):
-            kind = kinds.get(slot.kind)
-            compute[g, i] = group_compute(problem, groups[g], kind)
-            # A group whose compute alone exceeds the incumbent never sits there in a better placement.
-            if not math.isfinite(compute[g, i]) or compute[g, i] > upper:
-                continue
-            if kind is not None and memory[g] > kind.memory:
-                continue
-            x[g, i] = prob.add_variable(f"x_{g}_{i}", 0, 1, pulp.LpBinary)
-        options = [(x[g, i], 1) for i in range(len(slots)) if (g, i) in x]
-        if not options:
-            return infeasible_result(method, nowhere(problem, groups[g]), started, "throughput")
-        prob += lp_sum(options) == 1
-    # Symmetry: among devices of one kind, device j may take group g only if device j-1 took an earlier group.
-    for j in range(1, len(slots)):
-        if slots[j].kind != slots[j - 1].kind:
-            continue
-        for g in range(len(groups)):
-            if (g, j) in x:
-                prob += lp_sum([(x[g, j], 1)] + [(x[h, j - 1], -1) for h in range(g) if (h, j - 1) in x]) <= 0
-    if math.isfinite(upper):
-        _cardinality_cuts(prob, x, compute, len(groups), len(slots), upper)
+    rank = _symmetry_ranks(problem, groups, slots, kinds)
+    # The compute-only relaxation, its own (easier) integer program: a lower bound and a cut here,
+    # given a third of the time left.
+    left = _remaining(time_limit, started)
+    budget = COMPUTE_BOUND_SECONDS if left is None else left / 3
+    lower, relaxed = compute_bound(problem, groups, slots, memory, rank, upper, solver, budget)
+    if warm_start and relaxed is not None and evaluate(problem, relaxed).max_load < upper:  # a better start
+        incumbents.insert(0, _canonical(relaxed, group_of, rank))
+        upper = evaluate(problem, relaxed).max_load * (1 + 1e-9) + 1e-12
+    built = _assignment_model("noncontiguous", problem, groups, slots, memory, rank, upper)
+    if isinstance(built, str):
+        return infeasible_result(method, built, started, "throughput")
+    prob, load, x, compute = built
+    if lower is not None:
+        prob += load >= lower
     # Per edge between groups and device: s = both ends there (linking "kept" edges to the x's).
     same: dict[tuple[int, int], dict[int, Any]] = {}
     for u, targets in crossing.items():
@@ -346,8 +331,6 @@ def solve_ip_noncontiguous(
         add_load_constraints(
             prob, load, [(var, compute[g, i]) for g, var in members], comm_terms, scale, devices.overlap
         )
-        if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
-            prob += lp_sum((var, memory[g] / kind.memory) for g, var in members) <= 1.0
     stats = {"groups": len(groups), "variables": prob.numVariables(), "constraints": prob.numConstraints()}
     start = _noncontiguous_start(incumbents[0], group_of, slots, x) if incumbents else None
     outcome = solve_model(prob, load, solver, _remaining(time_limit, started), gap, start)
@@ -356,7 +339,106 @@ def solve_ip_noncontiguous(
         assignment = {n: slots[i] for (g, i), var in x.items() if value(var) > 0.5 for n in groups[g]}
         placement = Placement.from_assignment(assignment, order=slots)
     extra = pigeonhole_bound(problem, groups, upper) if math.isfinite(upper) else None
+    if lower is not None:
+        stats["compute_bound"] = lower
+        extra = lower if extra is None else max(extra, lower)
     return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents, extra_bound=extra)
+
+
+#: Seconds for the compute-only relaxation when the caller sets no time limit.
+COMPUTE_BOUND_SECONDS = 30.0
+#: Relative gap at which the compute-only relaxation stops (its bound only needs to be close).
+COMPUTE_BOUND_GAP = 1e-4
+
+
+def _assignment_model(name: str, problem: Problem, groups, slots, memory, rank, upper: float):
+    """The assignment part shared by the non-contiguous IP and its compute-only relaxation.
+
+    ``x[g, i]`` = group ``g`` on slot ``i`` (only where supported, within memory, and with compute
+    at most ``upper``), each group once, memory rows, symmetry among identical devices, the cut
+    ``L <= upper`` and the cardinality cuts. Returns ``(prob, L, x, compute)``, or the reason
+    (a string) when a group fits no device.
+    """
+    kinds = {kind.name: kind for kind in problem.devices.accelerators}
+    prob = pulp.LpProblem(name, pulp.LpMinimize)
+    load = prob.add_variable("L", lowBound=0)
+    prob += load
+    if math.isfinite(upper):
+        prob += load <= upper  # the incumbent (the DP optimum or better) as a cut
+    compute = {}
+    x = {}
+    for g in range(len(groups)):
+        for i, slot in enumerate(slots):
+            kind = kinds.get(slot.kind)
+            compute[g, i] = group_compute(problem, groups[g], kind)
+            # A group whose compute alone exceeds the incumbent never sits there in a better placement.
+            if not math.isfinite(compute[g, i]) or compute[g, i] > upper:
+                continue
+            if kind is not None and memory[g] > kind.memory:
+                continue
+            x[g, i] = prob.add_variable(f"x_{g}_{i}", 0, 1, pulp.LpBinary)
+        options = [(x[g, i], 1) for i in range(len(slots)) if (g, i) in x]
+        if not options:
+            return nowhere(problem, groups[g])
+        prob += lp_sum(options) == 1
+    # Symmetry: among devices of one kind, device j may take group g only if device j-1 took a group
+    # ranked before g, groups ranked by compute on that kind, largest first (so the largest group sits
+    # on the kind's first device: much stronger than ranking by index).
+    for j in range(1, len(slots)):
+        if slots[j].kind != slots[j - 1].kind:
+            continue
+        order = rank[slots[j].kind]
+        for r, g in enumerate(order):
+            if (g, j) in x:
+                prob += lp_sum([(x[g, j], 1)] + [(x[h, j - 1], -1) for h in order[:r] if (h, j - 1) in x]) <= 0
+    for i, slot in enumerate(slots):
+        kind = kinds.get(slot.kind)
+        if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
+            members = [(x[g, i], memory[g] / kind.memory) for g in range(len(groups)) if (g, i) in x]
+            if members:
+                prob += lp_sum(members) <= 1.0
+    if math.isfinite(upper):
+        _cardinality_cuts(prob, x, compute, len(groups), len(slots), upper)
+    return prob, load, x, compute
+
+
+def compute_bound(
+    problem: Problem, groups, slots, memory, rank, upper: float, solver: str, seconds: float
+) -> tuple[float | None, Placement | None]:
+    """A lower bound on the max-load from the compute-only relaxation, and its best split.
+
+    The relaxation drops every transfer from the loads (a load is compute plus communication,
+    or the larger of the two with ``overlap``: at least its compute) and keeps everything else,
+    so its optimum, and any dual bound of it, bounds the max-load of every placement no worse
+    than ``upper``. Without the transfer variables it is a multiprocessor scheduling problem
+    that HiGHS often proves within seconds where the full model stalls. Returns ``(None, None)``
+    when it gives nothing (no bound, or infeasible: the full model then decides).
+    """
+    built = _assignment_model("compute_only", problem, groups, slots, memory, rank, upper)
+    if isinstance(built, str):
+        return None, None
+    prob, load, x, compute = built
+    for i in range(len(slots)):
+        members = [(x[g, i], compute[g, i]) for g in range(len(groups)) if (g, i) in x]
+        if members:
+            prob += lp_sum(members) <= load
+    outcome = solve_model(prob, load, solver, max(0.1, seconds), COMPUTE_BOUND_GAP, None)
+    if outcome.solver == "highs":
+        lower = outcome.bound  # HiGHS' dual bound (at most its objective)
+    elif outcome.kind == "optimal" and outcome.objective is not None:
+        # CBC reports no bound; "optimal" means within COMPUTE_BOUND_GAP of the objective.
+        lower = outcome.objective * (1 - COMPUTE_BOUND_GAP)
+    else:
+        lower = None
+    placement = None
+    if outcome.has_solution:
+        assignment = {n: slots[i] for (g, i), var in x.items() if value(var) > 0.5 for n in groups[g]}
+        placement = Placement.from_assignment(assignment, order=slots)
+        if not evaluate(problem, placement).feasible:  # pragma: no cover - within tolerance only
+            placement = None
+    if lower is None or not math.isfinite(lower) or lower <= 0:
+        return None, placement
+    return lower, placement
 
 
 def pigeonhole_bound(problem: Problem, groups, upper: float) -> float:
@@ -426,12 +508,26 @@ def _cardinality_cuts(prob, x, compute, n_groups: int, n_slots: int, upper: floa
                 prob += lp_sum((x[g, i], 1) for g in members) <= k
 
 
-def _canonical(placement: Placement, group_of, slots) -> Placement:
-    """Renumber devices of each kind by their lowest group (the order the symmetry constraints demand)."""
+def _symmetry_ranks(problem: Problem, groups, slots, kinds) -> dict[str, list[int]]:
+    """Per device kind, the groups in symmetry-breaking order: compute on that kind descending, then index."""
+    out = {}
+    for slot in slots:
+        if slot.kind not in out:
+            kind = kinds.get(slot.kind)
+            cost = [group_compute(problem, members, kind) for members in groups]
+            # inf (unsupported) sorts first; such groups have no variable on this kind and are skipped.
+            out[slot.kind] = sorted(range(len(groups)), key=lambda g, cost=cost: (-cost[g], g))
+    return out
+
+
+def _canonical(placement: Placement, group_of, rank: dict[str, list[int]]) -> Placement:
+    """Renumber devices of each kind by their first group in ``rank`` (the order the symmetry constraints demand)."""
+    position = {kind: {g: r for r, g in enumerate(order)} for kind, order in rank.items()}
     by_kind: dict[str, list[tuple[int, Stage]]] = {}
     for stage in placement.stages:
         if stage.nodes:
-            by_kind.setdefault(stage.device.kind, []).append((min(group_of[n] for n in stage.nodes), stage))
+            first = min(position[stage.device.kind][group_of[n]] for n in stage.nodes)
+            by_kind.setdefault(stage.device.kind, []).append((first, stage))
     stages = []
     for kind, items in by_kind.items():
         for index, (_, stage) in enumerate(sorted(items, key=lambda item: item[0])):
