@@ -516,7 +516,7 @@ def _symmetry_ranks(problem: Problem, groups, slots, kinds) -> dict[str, list[in
             kind = kinds.get(slot.kind)
             cost = [group_compute(problem, members, kind) for members in groups]
             # inf (unsupported) sorts first; such groups have no variable on this kind and are skipped.
-            out[slot.kind] = sorted(range(len(groups)), key=lambda g, cost=cost: (-cost[g], g))
+            out[slot.kind] = sorted(range(len(groups)), key=lambda g: (-cost[g], g))  # cost is used at once
     return out
 
 
