@@ -10,9 +10,14 @@ workloads (``<workloads>/latency/*/*.json``) the latency methods, each with ``--
 seconds where the method takes a limit (the IPs, the local search). The latency table also has
 layer and operator graphs built by :mod:`placement.modelling.builders` (ResNet-50 and a 6-layer BERT on 4
 accelerators holding 40 % of the weights each, and 8 CPU cores, like the paper's latency inputs).
-The last line times the exact DP on ``sample_graphs/ours/inception_wide_inference.json`` (in
-process, after a warm-up that compiles the kernel). ``workloads`` defaults to
-``/work/shared/workloads`` when it exists, else ``sample_graphs/``.
+Each row ends with the 1-minute load average (``os.getloadavg``) after its workload ran: on a
+shared machine a 60 s limit gives less CPU under load. The last line times the exact DP on
+``sample_graphs/ours/inception_wide_inference.json`` (in process, after a warm-up that compiles
+the kernel). ``workloads`` defaults to
+``/work/shared/workloads`` when it exists, else ``sample_graphs/``. ``--only`` keeps the
+workloads whose name contains one of its words (for example ``--only gnmt_inference``);
+the DP timing runs when no ``--only`` is given or one matches
+``ours/inception_wide_inference``; ``--no-inception`` skips it (minutes before the DP is made fast).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import time
 from pathlib import Path
 
@@ -87,7 +93,7 @@ def main(argv=None) -> int:
     out = []
     print(
         f"{'workload':40} {'method':16} {'objective':>11} {'ratio':>6} {'status':11} {'bound':>11} {'gap':>8} "
-        f"{'seconds':>8}",
+        f"{'seconds':>8} {'load':>5}",
         flush=True,
     )
     for objective, name, source in cases:
@@ -96,14 +102,17 @@ def main(argv=None) -> int:
         problem = load_problem(source) if isinstance(source, Path) else source
         methods = [m for m in (args.methods or DEFAULT_METHODS[objective]) if m in DEFAULT_METHODS[objective]]
         rows = with_ratios([run_method(problem, m, objective, time_limit=args.time_limit) for m in methods])
+        load = os.getloadavg()[0]  # the machine is shared: the 1-minute load average after the runs
         for row in rows:
             print(
                 f"{name:40} {row.method:16} {_fmt(row.objective):>11} {_fmt(row.ratio_to_best, 3):>6} "
-                f"{row.status:11} {_fmt(row.bound):>11} {_fmt(row.gap, 4):>8} {row.seconds:8.2f}",
+                f"{row.status:11} {_fmt(row.bound):>11} {_fmt(row.gap, 4):>8} {row.seconds:8.2f} {load:5.2f}",
                 flush=True,
             )
-        out.extend(dict(record, workload=name) for record in rows_to_records(rows))
-    if not args.no_inception and INCEPTION.exists():
+        out.extend(dict(record, workload=name, load=load) for record in rows_to_records(rows))
+    inception_name = "ours/inception_wide_inference"
+    wanted = not args.only or any(part in inception_name for part in args.only)
+    if not args.no_inception and wanted and INCEPTION.exists():
         from placement.exact.dp import solve_dp
 
         problem = load_problem(INCEPTION)
@@ -113,7 +122,8 @@ def main(argv=None) -> int:
         seconds = time.perf_counter() - started
         print(
             f"{'ours/inception_wide_inference (DP time)':40} {'dp':16} {_fmt(result.objective):>11} {'':>6} "
-            f"{result.status:11} {_fmt(result.bound):>11} {_fmt(result.gap, 4):>8} {seconds:8.2f}",
+            f"{result.status:11} {_fmt(result.bound):>11} {_fmt(result.gap, 4):>8} {seconds:8.2f} "
+            f"{os.getloadavg()[0]:5.2f}",
             flush=True,
         )
         out.append(

@@ -8,11 +8,14 @@ CPU positions pay communication only when ``devices.cpu_bandwidth`` is set (scal
 
 **Non-contiguous (``"ip-noncontiguous"``)** - any assignment of colour-class groups to devices
 (``x[g, device]``), same loads, memory and support rules. Identical devices are ordered by
-their lowest group (symmetry breaking). Crossing indicators are tightened per edge: with
+their first group, groups ranked by compute, largest first (symmetry breaking). Crossing indicators are tightened per edge: with
 ``s[u, w, i]`` = "both ends on device ``i``" (``s <= x[g(u), i]``, ``s <= x[g(w), i]``),
 ``c[u, i] >= x[g(u), i] - s[u, w, i]`` and ``c[u, i] >= x[g(w), i] - s[u, w, i]`` (stronger in
 the relaxation than ``c >= x[g(u), i] - x[g(w), i]``). The better of the exact DP's optimum
 (contiguous, so an upper bound) and a local search is the incumbent and a cut ``L <= value``.
+The compute-only relaxation (transfers dropped: a multiprocessor scheduling problem that HiGHS
+often proves in seconds where the full model stalls) is solved first; its bound is the cut
+``L >= bound`` (it is what closes the gap on GNMT, whose loads are almost all compute).
 
 Both are warm-started: the chain DP (``"pipedream"``) for the contiguous IP; the better of the
 exact DP and a short local search for the non-contiguous one.
@@ -69,6 +72,13 @@ def _remaining(time_limit: float | None, started: float) -> float | None:
     return None if time_limit is None else max(0.1, time_limit - (time.perf_counter() - started))
 
 
+def _refuse(problem: Problem, method: str, solver: str, time_limit, gap, started: float) -> Result | None:
+    """Check the options (raising on bad ones); the infeasible Result when a node can run nowhere, else None."""
+    check_options(solver, time_limit, gap)
+    reason = check_devices(problem)
+    return infeasible_result(method, reason, started, "throughput") if reason else None
+
+
 def start_throughput(problem: Problem, method: str) -> Placement | None:
     """A feasible split from a cheap method (None when it finds none)."""
     try:
@@ -119,12 +129,9 @@ def solve_ip_contiguous(
     Result
         Method ``"ip"``, objective kind ``"throughput"``; stages in pipeline order.
     """
-    started = time.perf_counter()
-    method = "ip"
-    check_options(solver, time_limit, gap)
-    reason = check_devices(problem)
-    if reason:
-        return infeasible_result(method, reason, started, "throughput")
+    started, method = time.perf_counter(), "ip"
+    if refused := _refuse(problem, method, solver, time_limit, gap, started):
+        return refused
     graph, devices = problem.graph, problem.devices
     groups_obj = contract(graph)
     groups = groups_obj.members
@@ -236,22 +243,25 @@ def solve_ip_noncontiguous(
 ) -> Result:
     """The optimal (not necessarily contiguous) placement minimising max-load, by an integer program.
 
-    Colour-class groups are assigned to devices freely; identical devices are ordered by their
-    lowest group (symmetry breaking). Options as :func:`solve_ip_contiguous`; the warm start is
-    the better of the exact DP's split (so the result is never worse than the contiguous
-    optimum when the DP runs; else the chain DP's) and a short local search (5 restarts, <= 10 s).
+    Options as :func:`solve_ip_contiguous`.
 
     Returns
     -------
     Result
         Method ``"ip-noncontiguous"``, objective kind ``"throughput"``; stages ordered by device.
+
+    Notes
+    -----
+    Colour-class groups are assigned to devices freely; identical devices are ordered by their
+    first group in the order of compute, largest first (symmetry breaking). The warm start is the
+    best of the exact DP's split (so the result is never worse than the contiguous optimum when
+    the DP runs; else the chain DP's), a short local search (5 restarts, <= 10 s) and the split
+    of the compute-only relaxation (:func:`compute_bound`, a third of the time left), whose
+    bound is a cut ``L >= bound`` and a floor of the reported bound.
     """
-    started = time.perf_counter()
-    method = "ip-noncontiguous"
-    check_options(solver, time_limit, gap)
-    reason = check_devices(problem)
-    if reason:
-        return infeasible_result(method, reason, started, "throughput")
+    started, method = time.perf_counter(), "ip-noncontiguous"
+    if refused := _refuse(problem, method, solver, time_limit, gap, started):
+        return refused
     graph, devices = problem.graph, problem.devices
     groups = colour_groups(graph)
     group_of, crossing = group_data(problem, groups)
@@ -269,40 +279,25 @@ def solve_ip_noncontiguous(
         candidates = [p for p in starts if p is not None]
         if candidates:
             best = min(candidates, key=lambda p: evaluate(problem, p).max_load)
-            incumbents.append(_canonical(best, group_of, slots))
+            incumbents.append(_canonical(best, group_of, _symmetry_ranks(problem, groups, slots, kinds)))
             # A hair above the incumbent's value, for float noise: no optimum is worse.
             upper = evaluate(problem, best).max_load * (1 + 1e-9) + 1e-12
-    prob = pulp.LpProblem("noncontiguous", pulp.LpMinimize)
-    load = prob.add_variable("L", lowBound=0)
-    prob += load
-    if math.isfinite(upper):
-        prob += load <= upper  # the incumbent (the DP optimum or better) as a cut
     memory = [sum(graph.node_by_id[n].size for n in members) for members in groups]
-    compute = {}
-    x = {}
-    for g in range(len(groups)):
-        for i, slot in enumerate(slots):
-            kind = kinds.get(slot.kind)
-            compute[g, i] = group_compute(problem, groups[g], kind)
-            # A group whose compute alone exceeds the incumbent never sits there in a better placement.
-            if not math.isfinite(compute[g, i]) or compute[g, i] > upper:
-                continue
-            if kind is not None and memory[g] > kind.memory:
-                continue
-            x[g, i] = prob.add_variable(f"x_{g}_{i}", 0, 1, pulp.LpBinary)
-        options = [(x[g, i], 1) for i in range(len(slots)) if (g, i) in x]
-        if not options:
-            return infeasible_result(method, nowhere(problem, groups[g]), started, "throughput")
-        prob += lp_sum(options) == 1
-    # Symmetry: among devices of one kind, device j may take group g only if device j-1 took an earlier group.
-    for j in range(1, len(slots)):
-        if slots[j].kind != slots[j - 1].kind:
-            continue
-        for g in range(len(groups)):
-            if (g, j) in x:
-                prob += lp_sum([(x[g, j], 1)] + [(x[h, j - 1], -1) for h in range(g) if (h, j - 1) in x]) <= 0
-    if math.isfinite(upper):
-        _cardinality_cuts(prob, x, compute, len(groups), len(slots), upper)
+    rank = _symmetry_ranks(problem, groups, slots, kinds)
+    # The compute-only relaxation, its own (easier) integer program: a lower bound and a cut here,
+    # given a third of the time left.
+    left = _remaining(time_limit, started)
+    budget = COMPUTE_BOUND_SECONDS if left is None else left / 3
+    lower, relaxed = compute_bound(problem, groups, slots, memory, rank, upper, solver, budget)
+    if warm_start and relaxed is not None and evaluate(problem, relaxed).max_load < upper:  # a better start
+        incumbents.insert(0, _canonical(relaxed, group_of, rank))
+        upper = evaluate(problem, relaxed).max_load * (1 + 1e-9) + 1e-12
+    built = _assignment_model("noncontiguous", problem, groups, slots, memory, rank, upper)
+    if isinstance(built, str):
+        return infeasible_result(method, built, started, "throughput")
+    prob, load, x, compute = built
+    if lower is not None:
+        prob += load >= lower
     # Per edge between groups and device: s = both ends there (linking "kept" edges to the x's).
     same: dict[tuple[int, int], dict[int, Any]] = {}
     for u, targets in crossing.items():
@@ -346,8 +341,6 @@ def solve_ip_noncontiguous(
         add_load_constraints(
             prob, load, [(var, compute[g, i]) for g, var in members], comm_terms, scale, devices.overlap
         )
-        if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
-            prob += lp_sum((var, memory[g] / kind.memory) for g, var in members) <= 1.0
     stats = {"groups": len(groups), "variables": prob.numVariables(), "constraints": prob.numConstraints()}
     start = _noncontiguous_start(incumbents[0], group_of, slots, x) if incumbents else None
     outcome = solve_model(prob, load, solver, _remaining(time_limit, started), gap, start)
@@ -356,7 +349,106 @@ def solve_ip_noncontiguous(
         assignment = {n: slots[i] for (g, i), var in x.items() if value(var) > 0.5 for n in groups[g]}
         placement = Placement.from_assignment(assignment, order=slots)
     extra = pigeonhole_bound(problem, groups, upper) if math.isfinite(upper) else None
+    if lower is not None:
+        stats["compute_bound"] = lower
+        extra = lower if extra is None else max(extra, lower)
     return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents, extra_bound=extra)
+
+
+#: Seconds for the compute-only relaxation when the caller sets no time limit.
+COMPUTE_BOUND_SECONDS = 30.0
+#: Relative gap at which the compute-only relaxation stops (its bound only needs to be close).
+COMPUTE_BOUND_GAP = 1e-4
+
+
+def _assignment_model(name: str, problem: Problem, groups, slots, memory, rank, upper: float):
+    """The assignment part shared by the non-contiguous IP and its compute-only relaxation.
+
+    ``x[g, i]`` = group ``g`` on slot ``i`` (only where supported, within memory, and with compute
+    at most ``upper``), each group once, memory rows, symmetry among identical devices, the cut
+    ``L <= upper`` and the cardinality cuts. Returns ``(prob, L, x, compute)``, or the reason
+    (a string) when a group fits no device.
+    """
+    kinds = {kind.name: kind for kind in problem.devices.accelerators}
+    prob = pulp.LpProblem(name, pulp.LpMinimize)
+    load = prob.add_variable("L", lowBound=0)
+    prob += load
+    if math.isfinite(upper):
+        prob += load <= upper  # the incumbent (the DP optimum or better) as a cut
+    compute = {}
+    x = {}
+    for g in range(len(groups)):
+        for i, slot in enumerate(slots):
+            kind = kinds.get(slot.kind)
+            compute[g, i] = group_compute(problem, groups[g], kind)
+            # A group whose compute alone exceeds the incumbent never sits there in a better placement.
+            if not math.isfinite(compute[g, i]) or compute[g, i] > upper:
+                continue
+            if kind is not None and memory[g] > kind.memory:
+                continue
+            x[g, i] = prob.add_variable(f"x_{g}_{i}", 0, 1, pulp.LpBinary)
+        options = [(x[g, i], 1) for i in range(len(slots)) if (g, i) in x]
+        if not options:
+            return nowhere(problem, groups[g])
+        prob += lp_sum(options) == 1
+    # Symmetry: among devices of one kind, device j may take group g only if device j-1 took a group
+    # ranked before g, groups ranked by compute on that kind, largest first (so the largest group sits
+    # on the kind's first device: much stronger than ranking by index).
+    for j in range(1, len(slots)):
+        if slots[j].kind != slots[j - 1].kind:
+            continue
+        order = rank[slots[j].kind]
+        for r, g in enumerate(order):
+            if (g, j) in x:
+                prob += lp_sum([(x[g, j], 1)] + [(x[h, j - 1], -1) for h in order[:r] if (h, j - 1) in x]) <= 0
+    for i, slot in enumerate(slots):
+        kind = kinds.get(slot.kind)
+        if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
+            members = [(x[g, i], memory[g] / kind.memory) for g in range(len(groups)) if (g, i) in x]
+            if members:
+                prob += lp_sum(members) <= 1.0
+    if math.isfinite(upper):
+        _cardinality_cuts(prob, x, compute, len(groups), len(slots), upper)
+    return prob, load, x, compute
+
+
+def compute_bound(
+    problem: Problem, groups, slots, memory, rank, upper: float, solver: str, seconds: float
+) -> tuple[float | None, Placement | None]:
+    """A lower bound on the max-load from the compute-only relaxation, and its best split.
+
+    The relaxation drops every transfer from the loads (a load is compute plus communication,
+    or the larger of the two with ``overlap``: at least its compute) and keeps everything else,
+    so its optimum, and any dual bound of it, bounds the max-load of every placement no worse
+    than ``upper``. Without the transfer variables it is a multiprocessor scheduling problem
+    that HiGHS often proves within seconds where the full model stalls. Returns ``(None, None)``
+    when it gives nothing (no bound, or infeasible: the full model then decides).
+    """
+    built = _assignment_model("compute_only", problem, groups, slots, memory, rank, upper)
+    if isinstance(built, str):
+        return None, None
+    prob, load, x, compute = built
+    for i in range(len(slots)):
+        members = [(x[g, i], compute[g, i]) for g in range(len(groups)) if (g, i) in x]
+        if members:
+            prob += lp_sum(members) <= load
+    outcome = solve_model(prob, load, solver, max(0.1, seconds), COMPUTE_BOUND_GAP, None)
+    if outcome.solver == "highs":
+        lower = outcome.bound  # HiGHS' dual bound (at most its objective)
+    elif outcome.kind == "optimal" and outcome.objective is not None:
+        # CBC reports no bound; "optimal" means within COMPUTE_BOUND_GAP of the objective.
+        lower = outcome.objective * (1 - COMPUTE_BOUND_GAP)
+    else:
+        lower = None
+    placement = None
+    if outcome.has_solution:
+        assignment = {n: slots[i] for (g, i), var in x.items() if value(var) > 0.5 for n in groups[g]}
+        placement = Placement.from_assignment(assignment, order=slots)
+        if not evaluate(problem, placement).feasible:  # pragma: no cover - within tolerance only
+            placement = None
+    if lower is None or not math.isfinite(lower) or lower <= 0:
+        return None, placement
+    return lower, placement
 
 
 def pigeonhole_bound(problem: Problem, groups, upper: float) -> float:
@@ -426,12 +518,26 @@ def _cardinality_cuts(prob, x, compute, n_groups: int, n_slots: int, upper: floa
                 prob += lp_sum((x[g, i], 1) for g in members) <= k
 
 
-def _canonical(placement: Placement, group_of, slots) -> Placement:
-    """Renumber devices of each kind by their lowest group (the order the symmetry constraints demand)."""
+def _symmetry_ranks(problem: Problem, groups, slots, kinds) -> dict[str, list[int]]:
+    """Per device kind, the groups in symmetry-breaking order: compute on that kind descending, then index."""
+    out = {}
+    for slot in slots:
+        if slot.kind not in out:
+            kind = kinds.get(slot.kind)
+            cost = [group_compute(problem, members, kind) for members in groups]
+            # inf (unsupported) sorts first; such groups have no variable on this kind and are skipped.
+            out[slot.kind] = sorted(range(len(groups)), key=lambda g: (-cost[g], g))  # cost is used at once
+    return out
+
+
+def _canonical(placement: Placement, group_of, rank: dict[str, list[int]]) -> Placement:
+    """Renumber devices of each kind by their first group in ``rank`` (the order the symmetry constraints demand)."""
+    position = {kind: {g: r for r, g in enumerate(order)} for kind, order in rank.items()}
     by_kind: dict[str, list[tuple[int, Stage]]] = {}
     for stage in placement.stages:
         if stage.nodes:
-            by_kind.setdefault(stage.device.kind, []).append((min(group_of[n] for n in stage.nodes), stage))
+            first = min(position[stage.device.kind][group_of[n]] for n in stage.nodes)
+            by_kind.setdefault(stage.device.kind, []).append((first, stage))
     stages = []
     for kind, items in by_kind.items():
         for index, (_, stage) in enumerate(sorted(items, key=lambda item: item[0])):
