@@ -111,7 +111,7 @@ cols[0].metric(
     help=f"{stats['forward nodes']} forward, {stats['backward nodes']} backward, {stats['CPU-only nodes']} CPU-only",
 )
 cols[1].metric("Edges", f"{stats['edges']:,}")
-cols[2].metric("Colour classes", f"{stats['colour classes']:,}")
+cols[2].metric("Color classes", f"{stats['color classes']:,}")
 cols[3].metric(
     "Total compute",
     state.format_time(stats["total accelerator compute"]),
@@ -122,7 +122,7 @@ cols[4].metric("Memory", viz.format_bytes(stats["total memory (bytes)"]), help="
 cols[5].metric(
     "Ideals",
     f"{ideals:,}" if ideals is not None else f"> {state.IDEALS_CAP:,}",
-    help="Ideals (downward-closed node sets) of the graph after contracting colour classes; "
+    help="Ideals (downward-closed node sets) of the graph after contracting color classes; "
     f"the DP's search space before its own reductions (counted up to the DP's limit, "
     f"{state.IDEALS_CAP:,}).",
 )

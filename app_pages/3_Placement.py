@@ -135,7 +135,7 @@ st.plotly_chart(
         device_of=device_of,
         layout=state.graph_layout(problem.graph),
         device_order=order,
-        title="Partitioned graph (colour = device, pipeline order in the legend)",
+        title="Partitioned graph (color = device, pipeline order in the legend)",
     ),
     key="pl_graph",
     config={"scrollZoom": True, "displaylogo": False},

@@ -138,7 +138,7 @@ st.plotly_chart(
             device_of=result.placement.device_of,
             layout=state.graph_layout(plan_problem.graph),
             device_order=order,
-            title="Partitioned graph (colour = device)",
+            title="Partitioned graph (color = device)",
         )
     ),
     key="plan_graph",

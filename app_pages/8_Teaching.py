@@ -32,7 +32,7 @@ choice = st.radio(
     key="teach_graph",
     horizontal=True,
     persist_state=state.PERSIST,
-    help=f"Teaching works on graphs of at most {MAX_TEACHING_GROUPS} groups (colour classes) and 8 "
+    help=f"Teaching works on graphs of at most {MAX_TEACHING_GROUPS} groups (color classes) and 8 "
     f"devices; the current graph has {groups} groups.",
 )
 problem = current if choice == "current graph" else placement.load_problem(TINY)

@@ -164,7 +164,7 @@ def check(problem: Problem, placement: Placement) -> tuple[str, ...]:
     for color, members in graph.color_classes.items():
         placed = {device_of.get(n) for n in members}
         if len(placed) > 1:
-            problems.append(f"colour class {color} is split over {len(placed)} devices")
+            problems.append(f"color class {color} is split over {len(placed)} devices")
     return tuple(problems)
 
 

@@ -6,7 +6,7 @@
   (or cannot run on an accelerator) goes to the CPU;
 * ``pipedream`` - PipeDream-style: linearise the groups into a chain in topological order and
   split the chain optimally (the DP over the chain of prefixes, with the full model's costs);
-* ``local_search`` - seeded random restarts moving colour-class groups between devices.
+* ``local_search`` - seeded random restarts moving color-class groups between devices.
 
 Every function returns a :class:`~placement.model.Result` whose objective is the evaluator's
 value (:func:`placement.evaluate.evaluate`) of the returned placement; status "feasible"
@@ -148,7 +148,7 @@ def one_accelerator(problem: Problem, ignore_memory: bool = False, **_ignored: A
 def greedy_latency(problem: Problem, order: str = "paper", **_ignored: Any) -> Result:
     """The paper's greedy for latency.
 
-    Groups (contracted colour classes, :func:`placement.exact.ideals.contract`) are taken in
+    Groups (contracted color classes, :func:`placement.exact.ideals.contract`) are taken in
     topological order and put on the current accelerator while its memory lasts, then on the
     next one (kinds in inventory order); a group that cannot run on the current accelerator's
     kind, or that fits on no remaining accelerator, goes to a CPU core.
@@ -397,7 +397,7 @@ def local_search(
     max_moves: int = 10_000,
     **_ignored: Any,
 ) -> Result:
-    """Seeded local search over colour-class groups (not restricted to contiguous splits).
+    """Seeded local search over color-class groups (not restricted to contiguous splits).
 
     Each restart draws a random memory-feasible assignment of groups to devices, then moves
     single groups off the busiest device while the (max-load, sum of squared loads) pair
@@ -422,7 +422,7 @@ def local_search(
         raise PlacementError(f"restarts must be a positive integer (got {restarts!r})")
     deadline = started + (time_limit if time_limit is not None else math.inf)
     graph = problem.graph
-    groups = graph.colour_units  # colour classes (singletons otherwise)
+    groups = graph.color_groups  # color classes (singletons otherwise)
     slots = problem.devices.slots()
     state = _State(problem, groups, slots)
     for g, options in enumerate(state.allowed):

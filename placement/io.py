@@ -438,7 +438,7 @@ def problem_to_json(problem: Problem) -> str:
 def placement_from_dict(data: Any, graph: Graph, devices: Devices, source: str = "<split>") -> Placement:
     """Read a split (``fpgas``/``cpus`` or ``accelerators``/``cpus``) for ``graph``.
 
-    Backward nodes not listed follow the device of a forward node of their colour class;
+    Backward nodes not listed follow the device of a forward node of their color class;
     a node that is still unplaced is an error.
     """
     try:
@@ -491,7 +491,7 @@ def _placement_from_dict(data: Any, graph: Graph, devices: Devices) -> Placement
         raise InvalidSplitError("field 'cpus' must be a list")
     for position, raw in enumerate(raw_cpus):
         stages.append(Stage(DeviceSlot(CPU_KIND, position), tuple(_node_list(raw, f"cpus[{position}]"))))
-    # Unknown ids, then completion of backward nodes by colour class.
+    # Unknown ids, then completion of backward nodes by color class.
     device_of: dict[int, DeviceSlot] = {}
     for stage in stages:
         for node_id in stage.nodes:
@@ -510,7 +510,7 @@ def _placement_from_dict(data: Any, graph: Graph, devices: Devices) -> Placement
             else []
         )
         if not partners:
-            raise InvalidSplitError(f"node {node.id}: not placed (and no placed node shares its colour class)")
+            raise InvalidSplitError(f"node {node.id}: not placed (and no placed node shares its color class)")
         device = device_of[partners[0]]
         added.setdefault(device, []).append(node.id)
     completed = []

@@ -70,7 +70,7 @@ class Node:
     is_backward : bool
         True for the backward (gradient) nodes of a training graph.
     color_class : int or None
-        Nodes sharing a colour class must share a device.
+        Nodes sharing a color class must share a device.
     size : float
         Bytes the node occupies in accelerator memory (weights).
     name : str
@@ -282,7 +282,7 @@ class Graph:
 
     @cached_property
     def color_classes(self) -> dict[int, tuple[int, ...]]:
-        """Colour class -> ids of its nodes."""
+        """Color class -> ids of its nodes."""
         classes: dict[int, list[int]] = {}
         for node in self.nodes:
             if node.color_class is not None:
@@ -290,12 +290,12 @@ class Graph:
         return {key: tuple(value) for key, value in classes.items()}
 
     @cached_property
-    def colour_units(self) -> tuple[tuple[int, ...], ...]:
-        """Node sets that must share a device: colour classes (linked through shared members), else single nodes.
+    def color_groups(self) -> tuple[tuple[int, ...], ...]:
+        """The groups before contraction: node sets that must share a device (color classes linked through shared members, else single nodes).
 
         Ordered by the first topological position of a member; ids sorted within a set.
         """
-        if not self.color_classes:  # every node is a unit of its own
+        if not self.color_classes:  # every node is a group of its own
             return tuple((node_id,) for node_id in self.topological_order)
         parent = {node.id: node.id for node in self.nodes}
 
@@ -308,10 +308,10 @@ class Graph:
         for members in self.color_classes.values():
             for other in members[1:]:
                 parent[find(other)] = find(members[0])
-        units: dict[int, list[int]] = {}
+        groups: dict[int, list[int]] = {}
         for node_id in self.topological_order:
-            units.setdefault(find(node_id), []).append(node_id)
-        return tuple(tuple(sorted(m)) for m in units.values())
+            groups.setdefault(find(node_id), []).append(node_id)
+        return tuple(tuple(sorted(m)) for m in groups.values())
 
     @cached_property
     def digest(self) -> str:

@@ -7,7 +7,7 @@ Python lists (not NumPy arrays) so that the figure JSON stays readable.
 
 Sections (append new figures to the section they belong to, or add a section at the end):
 
-* common helpers (colours, units);
+* common helpers (colors, units);
 * graph: DAG layout, graph figure, graph statistics and node table;
 * placement: per-device load and memory figures, placement tables;
 * compare: the methods-comparison bar chart;
@@ -28,8 +28,8 @@ from .model import DeviceSlot, Graph, Placement, Problem
 
 # ============================================================================ common helpers
 
-#: Colours for devices (accelerators first); CPU cores get :data:`CPU_COLOURS`.
-DEVICE_COLOURS = (
+#: Colors for devices (accelerators first); CPU cores get :data:`CPU_COLORS`.
+DEVICE_COLORS = (
     "#1f77b4",
     "#ff7f0e",
     "#2ca02c",
@@ -47,8 +47,8 @@ DEVICE_COLOURS = (
     "#3182bd",
     "#e6550d",
 )
-CPU_COLOURS = ("#7f7f7f", "#a0a0a0", "#5f5f5f", "#c0c0c0")
-UNPLACED_COLOUR = "#d0d0d0"
+CPU_COLORS = ("#7f7f7f", "#a0a0a0", "#5f5f5f", "#c0c0c0")
+UNPLACED_COLOR = "#d0d0d0"
 GIB = float(2**30)
 
 #: Legends in one row above the plot, from its left or its right edge.
@@ -70,9 +70,9 @@ def _layout(figure: go.Figure, top: float, **layout: Any) -> None:
 _TEXT_HOVER = "%{text}<extra></extra>"
 
 
-def _ring(x: Any, y: Any, size: float, colour: str = "black", width: float = 2.5, **trace: Any) -> go.Scatter:
+def _ring(x: Any, y: Any, size: float, color: str = "black", width: float = 2.5, **trace: Any) -> go.Scatter:
     """An empty circle of ``size`` px around the point (x, y): marks the chosen point of a chart."""
-    ring = {"size": size, "color": "rgba(0,0,0,0)", "line": {"color": colour, "width": width}}
+    ring = {"size": size, "color": "rgba(0,0,0,0)", "line": {"color": color, "width": width}}
     return go.Scatter(x=[x], y=[y], mode="markers", marker=ring, **trace)
 
 
@@ -84,30 +84,30 @@ def _front_traces(others: tuple, front: tuple, names: tuple[str, str], sizes: tu
     grey = go.Scatter(mode="markers", marker={"size": sizes[0], "color": "#b0b0b0"})
     line = go.Scatter(
         mode="lines+markers",
-        line={"shape": "hv", "color": _FRONT_COLOUR, "width": 2},
-        marker={"size": sizes[1], "color": _FRONT_COLOUR},
+        line={"shape": "hv", "color": _FRONT_COLOR, "width": 2},
+        marker={"size": sizes[1], "color": _FRONT_COLOR},
     )
     for trace, (x, y, texts, custom), name in zip((grey, line), (others, front), names):
         trace.update(x=x, y=y, name=name, customdata=custom, text=texts, hovertemplate=_TEXT_HOVER)
     return [grey, line]
 
 
-def _segments(segments: Iterable[tuple[Any, Any]], colour: str, width: float, **trace: Any) -> go.Scatter:
+def _segments(segments: Iterable[tuple[Any, Any]], color: str, width: float, **trace: Any) -> go.Scatter:
     """One line trace drawing every segment ((x0, y0), (x1, y1)), without hover or legend entry."""
     xs: list[float | None] = []
     ys: list[float | None] = []
     for (x0, y0), (x1, y1) in segments:
         xs += [x0, x1, None]
         ys += [y0, y1, None]
-    line = {"color": colour, "width": width}
+    line = {"color": color, "width": width}
     return go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False, line=line, **trace)
 
 
 def _add_bars(figure: go.Figure, labels: Sequence[str], *series: tuple[Sequence[float], str, str, str]) -> None:
-    """One bar trace per (values, name, colour, hover word) over the categories ``labels``."""
-    for values, name, colour, word in series:
+    """One bar trace per (values, name, color, hover word) over the categories ``labels``."""
+    for values, name, color, word in series:
         hover = f"%{{x}}<br>{word} %{{y:.6g}}<extra></extra>"
-        figure.add_trace(go.Bar(x=labels, y=values, name=name, marker_color=colour, hovertemplate=hover))
+        figure.add_trace(go.Bar(x=labels, y=values, name=name, marker_color=color, hovertemplate=hover))
 
 
 def _at(where: Mapping[int, tuple[float, float]], ids: Sequence[int], **trace: Any) -> go.Scatter:
@@ -149,20 +149,20 @@ def _top_title(text: str) -> dict[str, Any]:
     return {"text": text, "y": 0.97, "yanchor": "top"}
 
 
-def device_colours(slots: Iterable[DeviceSlot]) -> dict[DeviceSlot, str]:
-    """A stable colour per device: accelerators cycle :data:`DEVICE_COLOURS`, CPU cores greys."""
-    colours: dict[DeviceSlot, str] = {}
+def device_colors(slots: Iterable[DeviceSlot]) -> dict[DeviceSlot, str]:
+    """A stable color per device: accelerators cycle :data:`DEVICE_COLORS`, CPU cores greys."""
+    colors: dict[DeviceSlot, str] = {}
     accelerator = cpu = 0
     for slot in slots:
-        if slot in colours:
+        if slot in colors:
             continue
         if slot.is_cpu:
-            colours[slot] = CPU_COLOURS[cpu % len(CPU_COLOURS)]
+            colors[slot] = CPU_COLORS[cpu % len(CPU_COLORS)]
             cpu += 1
         else:
-            colours[slot] = DEVICE_COLOURS[accelerator % len(DEVICE_COLOURS)]
+            colors[slot] = DEVICE_COLORS[accelerator % len(DEVICE_COLORS)]
             accelerator += 1
-    return colours
+    return colors
 
 
 def format_bytes(value: float) -> str:
@@ -250,7 +250,7 @@ def node_hover(graph: Graph, node_id: int, device: DeviceSlot | None = None) -> 
     if node.is_backward:
         lines.append("backward node")
     if node.color_class is not None:
-        lines.append(f"colour class {node.color_class}")
+        lines.append(f"color class {node.color_class}")
     if not node.supported_on_accelerator:
         lines.append("CPU only")
     if device is not None:
@@ -267,7 +267,7 @@ def graph_figure(
     height: int | None = None,
     window_layers: int = 60,
 ) -> go.Figure:
-    """The DAG, left to right; nodes coloured by device when ``device_of`` is given.
+    """The DAG, left to right; nodes colored by device when ``device_of`` is given.
 
     Parameters
     ----------
@@ -290,20 +290,20 @@ def graph_figure(
     figure.add_trace(_segments(segments, "rgba(120,120,120,0.45)", 0.7 if many else 1.0, name="edges"))
     marker_size = 6 if many else 11
     if device_of is None:
-        groups: list[tuple[str, str, list[int]]] = [("nodes", DEVICE_COLOURS[0], [n.id for n in graph.nodes])]
+        groups: list[tuple[str, str, list[int]]] = [("nodes", DEVICE_COLORS[0], [n.id for n in graph.nodes])]
     else:
         order = list(device_order) if device_order is not None else sorted(set(device_of.values()))
         order += sorted(set(device_of.values()) - set(order))
-        colours = device_colours(order)
+        colors = device_colors(order)
         members: dict[DeviceSlot, list[int]] = {slot: [] for slot in order}
         unplaced: list[int] = []
         for node in graph.nodes:
             slot = device_of.get(node.id)
             (members[slot] if slot is not None else unplaced).append(node.id)
-        groups = [(str(slot), colours[slot], members[slot]) for slot in order if members[slot]]
+        groups = [(str(slot), colors[slot], members[slot]) for slot in order if members[slot]]
         if unplaced:
-            groups.append(("unplaced", UNPLACED_COLOUR, unplaced))
-    for label, colour, ids in groups:
+            groups.append(("unplaced", UNPLACED_COLOR, unplaced))
+    for label, color, ids in groups:
         figure.add_trace(
             _at(
                 layout,
@@ -312,7 +312,7 @@ def graph_figure(
                 name=label,
                 marker={
                     "size": marker_size,
-                    "color": colour,
+                    "color": color,
                     "line": {"width": 0.5, "color": "#333"},
                     "symbol": ["diamond" if graph.node_by_id[n].is_backward else "circle" for n in ids],
                 },
@@ -374,7 +374,7 @@ def graph_stats(graph: Graph) -> dict[str, Any]:
         "edges": len(graph.edges),
         "forward nodes": sum(1 for n in graph.nodes if not n.is_backward),
         "backward nodes": sum(1 for n in graph.nodes if n.is_backward),
-        "colour classes": len(graph.color_classes),
+        "color classes": len(graph.color_classes),
         "CPU-only nodes": sum(1 for n in graph.nodes if not n.supported_on_accelerator),
         "total accelerator compute": sum(n.accelerator_latency for n in graph.nodes),
         "total CPU compute": sum(n.cpu_latency for n in graph.nodes),
@@ -395,7 +395,7 @@ def node_rows(graph: Graph, device_of: Mapping[int, DeviceSlot] | None = None) -
             "size (MiB)": node.size / 2**20,
             "output cost": graph.output_cost[node.id],
             "backward": node.is_backward,
-            "colour class": node.color_class,
+            "color class": node.color_class,
             "on accelerator": node.supported_on_accelerator,
         }
         if device_of is not None:
@@ -547,9 +547,7 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], objective: str = "throughp
     methods = [str(row.get("method")) for row in rows]
     values = [_finite(row.get("objective")) for row in rows]
     best = min((v for v in values if v is not None), default=None)
-    colours = [
-        "#2ca02c" if v is not None and best is not None and v <= best * (1 + 1e-9) else "#1f77b4" for v in values
-    ]
+    colors = ["#2ca02c" if v is not None and best is not None and v <= best * (1 + 1e-9) else "#1f77b4" for v in values]
     text = [
         (f"{v:.5g}" + (f" (+{(v / best - 1) * 100:.2f} %)" if best and v > best * (1 + 1e-9) else ""))
         if v is not None
@@ -560,7 +558,7 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], objective: str = "throughp
         go.Bar(
             x=methods,
             y=[v if v is not None else 0.0 for v in values],
-            marker_color=colours,
+            marker_color=colors,
             text=text,
             textposition="outside",
             hovertemplate="%{x}<br>%{y:.6g}<extra></extra>",
@@ -573,9 +571,9 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], objective: str = "throughp
 # --- timeline and memory figures ---
 # (owned by the schedule helper: Gantt chart of a pipeline schedule, memory over time)
 
-#: Colours of the schedule's event kinds and of idle time.
-EVENT_COLOURS = {"forward": "#1f77b4", "backward": "#ff7f0e", "transfer": "#9e9e9e", "recompute": "#9467bd"}
-IDLE_COLOUR = "rgba(214, 39, 40, 0.18)"
+#: Colors of the schedule's event kinds and of idle time.
+EVENT_COLORS = {"forward": "#1f77b4", "backward": "#ff7f0e", "transfer": "#9e9e9e", "recompute": "#9467bd"}
+IDLE_COLOR = "rgba(214, 39, 40, 0.18)"
 
 
 def _idle_intervals(schedule, device) -> list[tuple[float, float]]:
@@ -600,21 +598,21 @@ def memory_timeline_figure(profile, title: str | None = None) -> go.Figure:
     """Bytes held by every device over time (GiB step lines) against its cap, first OOM marked.
 
     Takes a :class:`~placement.pipeline.memory.MemoryProfile`. Each device's cap is a dotted line of
-    the device's colour; the peak of each device is a dot, and a device's first time over its
+    the device's color; the peak of each device is a dot, and a device's first time over its
     cap a red cross labelled "OOM".
     """
-    colours = device_colours(d.device for d in profile.devices)
+    colors = device_colors(d.device for d in profile.devices)
     figure = go.Figure()
     caps_drawn: set[float] = set()
     end = max((d.times[-1] for d in profile.devices if d.times), default=0.0)
     for entry in profile.devices:
-        colour = colours[entry.device]
+        color = colors[entry.device]
         figure.add_trace(
             go.Scatter(
                 x=[float(t) for t in entry.times],
                 y=[float(b) / GIB for b in entry.bytes],
                 mode="lines",
-                line={"shape": "hv", "color": colour, "width": 2},
+                line={"shape": "hv", "color": color, "width": 2},
                 name=str(entry.device),
                 hovertemplate=f"{entry.device}<br>t %{{x:.6g}}<br>%{{y:.4g}} GiB<extra></extra>",
             )
@@ -625,7 +623,7 @@ def memory_timeline_figure(profile, title: str | None = None) -> go.Figure:
                 y=[float(entry.peak) / GIB],
                 mode="markers",
                 showlegend=False,
-                marker={"color": colour, "size": 8},
+                marker={"color": color, "size": 8},
                 name=f"{entry.device} peak",
                 hovertemplate=f"{entry.device} peak %{{y:.4g}} GiB at t %{{x:.6g}}<extra></extra>",
             )
@@ -704,8 +702,8 @@ _SWEEP_AXIS_TITLES = {
     "counts": "devices",
 }
 _PARETO_ATTRS = {"devices": "devices_used", "memory": "total_memory", "price": "price_per_hour"}
-_FRONT_COLOUR = "#d62728"
-_CURVE_COLOUR = "#1f77b4"
+_FRONT_COLOR = "#d62728"
+_CURVE_COLOR = "#1f77b4"
 
 
 def _sweep_x(point, parameter: str) -> float | None:
@@ -787,8 +785,8 @@ def sweep_figure(
             customdata=[[p.index] for p, _ in good],
             text=[_point_hover(p) for p, _ in good],
             hovertemplate=_TEXT_HOVER,
-            marker={"size": 10, "color": _CURVE_COLOUR},
-            line={"color": _CURVE_COLOUR},
+            marker={"size": 10, "color": _CURVE_COLOR},
+            line={"color": _CURVE_COLOR},
         )
     )
     if bad:
@@ -845,7 +843,7 @@ def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
     right = max(xs) * 1.05 if xs else None
     if right is not None:
         figure.update_xaxes(range=[min(0.0, min(xs)), right])  # the data's range: a far-off mark never squashes it
-    for value, label, dash, colour, position in marks:
+    for value, label, dash, color, position in marks:
         if value is None or not math.isfinite(value):
             continue
         if right is not None and float(value) / scale > right:  # beyond the grid: say so at the right edge
@@ -857,15 +855,15 @@ def add_sensitivity_markers(figure: go.Figure, sensitivity: Any) -> go.Figure:
                 xanchor="right",
                 yanchor="top",
                 showarrow=False,
-                font={"color": colour},
+                font={"color": color},
                 text=f"{label}: {format_bytes(float(value))} →",
             )
             continue
         # Labels inside the plot, at the bottom, so they never collide with the title or legend above.
         figure.add_vline(
             x=float(value) / scale,
-            line={"dash": dash, "color": colour, "width": 1.5},
-            annotation={"text": label, "font": {"color": colour}, "bgcolor": "rgba(255,255,255,0.8)"},
+            line={"dash": dash, "color": color, "width": 1.5},
+            annotation={"text": label, "font": {"color": color}, "bgcolor": "rgba(255,255,255,0.8)"},
             annotation_position=position,
         )
     return figure
@@ -950,7 +948,7 @@ def sweep_rows(points: Sequence[Any]) -> list[dict[str, Any]]:
 # Gantt charts that know every schedule of placement.pipeline.schedule (interleaved stages, ZB-H1's
 # weight-gradient units) and a side-by-side comparison of bubble and peak memory per schedule.
 
-SCHEDULE_EVENT_COLOURS = {**EVENT_COLOURS, "weight": "#2ca02c"}
+SCHEDULE_EVENT_COLORS = {**EVENT_COLORS, "weight": "#2ca02c"}
 _OP_LETTER = {"forward": "F", "backward": "B", "weight": "W"}
 
 
@@ -989,7 +987,7 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
                 [float(e.start) for e in events],
                 [float(e.duration) for e in events],
                 name="weight gradient" if kind == "weight" else kind,
-                marker={"color": SCHEDULE_EVENT_COLOURS[kind], "line": {"width": 0.5, "color": "white"}},
+                marker={"color": SCHEDULE_EVENT_COLORS[kind], "line": {"width": 0.5, "color": "white"}},
                 text=text,
                 textposition="inside",
                 insidetextanchor="middle",
@@ -1011,7 +1009,7 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
                     idle_base,
                     idle_x,
                     name="idle (bubble)",
-                    marker={"color": IDLE_COLOUR, "pattern": {"shape": "/", "fgcolor": "rgba(214, 39, 40, 0.5)"}},
+                    marker={"color": IDLE_COLOR, "pattern": {"shape": "/", "fgcolor": "rgba(214, 39, 40, 0.5)"}},
                     hovertext=[f"idle {x:.6g}" for x in idle_x],
                     hoverinfo="text",
                 )
@@ -1099,12 +1097,12 @@ def schedule_comparison_figure(rows: Sequence[Mapping[str, Any]], title: str | N
         (bubbles, "bubble %", "#d62728", [f"{b:.1f}%" for b in bubbles], "bubble %{y:.2f}%", "%"),
         (peaks, "peak memory", "#1f77b4", [f"{p:.3g}" for p in peaks], "peak %{y:.4g} GiB", "GiB"),
     )
-    for col, (values, name, colour, texts, hover, unit) in enumerate(panels, start=1):
+    for col, (values, name, color, texts, hover, unit) in enumerate(panels, start=1):
         bar = go.Bar(
             x=names,
             y=values,
             name=name,
-            marker_color=colour,
+            marker_color=color,
             text=texts,
             textposition="outside",
             hovertemplate=f"%{{x}}: {hover}<extra></extra>",
@@ -1237,7 +1235,7 @@ def monte_carlo_figure(mc: Any, time_unit: str = "ms", title: str | None = None)
     low, high = min(every), max(every)
     bins = {"start": low, "end": high + (high - low) * 1e-9 + 1e-12, "size": (high - low) / 30 or 1.0}
     figure.add_trace(
-        go.Histogram(x=list(mc.plan_times), name="chosen plan", opacity=0.65, marker_color=_CURVE_COLOUR, xbins=bins)
+        go.Histogram(x=list(mc.plan_times), name="chosen plan", opacity=0.65, marker_color=_CURVE_COLOR, xbins=bins)
     )
     if reopt:  # the same bins, so that the two distributions compare bar by bar
         figure.add_trace(
@@ -1356,7 +1354,7 @@ def count_curve_figure(
     chosen = [(c, t) for c, t in feasible if c == selected]
     if chosen:
         figure.add_trace(
-            _ring(chosen[0][0], chosen[0][1], 20, colour="#d62728", width=3, name="shown below", hoverinfo="skip")
+            _ring(chosen[0][0], chosen[0][1], 20, color="#d62728", width=3, name="shown below", hoverinfo="skip")
         )
     _layout(
         figure,
@@ -1427,7 +1425,7 @@ def plan_diff_figure(diff, title: str | None = None) -> go.Figure:
         ([d.load_a for d in diff.devices], "pinned plan (A)", "#9e9e9e", "A:"),
         ([d.load_b for d in diff.devices], "current plan (B)", "#1f77b4", "B:"),
     )
-    for value, name, colour, position in (
+    for value, name, color, position in (
         (diff.time_a, "A", "#616161", "top left"),
         (diff.time_b, "B", "#d62728", "top right"),
     ):
@@ -1435,7 +1433,7 @@ def plan_diff_figure(diff, title: str | None = None) -> go.Figure:
             figure.add_hline(
                 y=value,
                 line_dash="dash",
-                line_color=colour,
+                line_color=color,
                 annotation_text=f"time per sample {name} {value:.6g}",
                 annotation_position=position,
             )
@@ -1504,7 +1502,7 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
     ]
     if current is not None:
         categories += [("J (being finished)", "#ff7f0e", [current.ideal]), ("I (tried)", "#1f77b4", [current.previous])]
-    for name, colour, members in categories:
+    for name, color, members in categories:
         if not members:
             continue
         figure.add_trace(
@@ -1518,7 +1516,7 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
                 textfont={"size": 10},
                 marker={
                     "size": 16 if name.startswith(("J", "I")) else 11,
-                    "color": colour,
+                    "color": color,
                     "line": {"width": 1, "color": "#333"},
                 },
                 hovertext=[f"ideal {i}: groups {label(i)}" for i in members],

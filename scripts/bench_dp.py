@@ -4,7 +4,7 @@ Each graph runs in a fresh process (so peak memory is that graph's own): the pro
 first solves a tiny graph (loading the compiled kernel from numba's cache, or compiling
 it), then times ``solve_dp`` on the graph. Columns:
 
-* ideals - ideals of the lattice the DP searches (after contracting colour classes and
+* ideals - ideals of the lattice the DP searches (after contracting color classes and
   merging free nodes, see placement/exact/ideals.py);
 * pairs searched - ideal pairs (I, J) the DP visited (pruned by the chain upper bound);
 * all pairs - every comparable pair I <= J, as the paper's code counts them (only with --all-pairs; slow on wide graphs);

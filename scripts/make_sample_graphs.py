@@ -4,7 +4,7 @@
   five parallel branches (lengths 2, 4, 6, 3, 5) between a split and a concat node, then a
   head. About 40,000 ideals: the wide case the paper's C++ DP could not finish.
 * ``tiny_training.json``: a 4-layer MLP training graph for demos and tests (forward nodes,
-  backward nodes tied by colour classes, gradient edges).
+  backward nodes tied by color classes, gradient edges).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ OPTIMAL_MAX_LOAD = {
     "throughput/operator/resnet50_inference.json": 124.34884977404485,
 }
 
-#: Ideals counted by the paper's code after contracting colour classes (where ours agree).
+#: Ideals counted by the paper's code after contracting color classes (where ours agree).
 PAPER_IDEALS = {
     "throughput/layer/bert24_inference.json": 30,
     "throughput/layer/bert24_training.json": 30,

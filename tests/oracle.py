@@ -1,7 +1,7 @@
 """The brute-force oracle of the property tests: it shares no code with the package under test.
 
 It reads the model's plain data (nodes, edges, device kinds) and recomputes everything from
-the definitions in the README, by itself: which nodes must share a device (colour classes,
+the definitions in the README, by itself: which nodes must share a device (color classes,
 joined through shared members), which placements are valid (support, allowed kinds, memory,
 device counts), which are contiguous (some order of the used devices makes every prefix of
 forward nodes closed under predecessors), and every device's load (compute on its kind, plus
@@ -23,7 +23,7 @@ CPU = "cpu"
 
 
 def must_share(graph: Graph) -> list[tuple[int, ...]]:
-    """Node sets that must share a device: colour classes joined through shared members; others alone."""
+    """Node sets that must share a device: color classes joined through shared members; others alone."""
     nodes = graph.nodes
     parent = {node.id: node.id for node in nodes}
 

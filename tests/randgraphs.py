@@ -36,10 +36,10 @@ def random_problem(
     """A small random problem (the one generator of the property tests; seeded, reproducible).
 
     A DAG of ``n_forward`` nodes (else 3..``max_forward``), an optional backward mirror with
-    colour classes, tight memory, unsupported nodes, 0-2 CPU cores, zero-latency nodes, and
+    color classes, tight memory, unsupported nodes, 0-2 CPU cores, zero-latency nodes, and
     with ``kinds`` 2 a second, faster accelerator kind with per-kind latencies. ``rich`` adds,
     from a second stream of random numbers (so that the plain problems of a seed never
-    change): a colour class of two forward nodes, per-node allowed kinds, latency overrides,
+    change): a color class of two forward nodes, per-node allowed kinds, latency overrides,
     a third kind (``kinds`` 3), unlimited memory, a bandwidth factor and compute/communication
     overlap.
     """

@@ -76,7 +76,7 @@ def test_graph_page_loads_a_sample_and_shows_its_stats(label):
     shown = metrics(at)
     assert number(shown["Nodes"]) == len(problem.graph.nodes)
     assert number(shown["Edges"]) == len(problem.graph.edges)
-    assert number(shown["Colour classes"]) == len(problem.graph.color_classes)
+    assert number(shown["Color classes"]) == len(problem.graph.color_classes)
     assert number(shown["Total compute"]) == pytest.approx(
         sum(n.accelerator_latency for n in problem.graph.nodes), rel=1e-5
     )

@@ -193,10 +193,10 @@ def test_local_search_incremental_loads_match_the_evaluator(random_problem, seed
 
     from placement.evaluate import device_loads
     from placement.heuristics import _State
-    from placement.ip import colour_groups
+    from placement.ip import color_groups
 
     problem = random_problem(seed, training=seed % 2 == 0, kinds=1 + seed % 2, n_forward=6)
-    groups = colour_groups(problem.graph)
+    groups = color_groups(problem.graph)
     slots = problem.devices.slots()
     state = _State(problem, groups, slots)
     rng = random.Random(seed)

@@ -1,7 +1,7 @@
 """CPU cores that pay transfers (``Devices.cpu_bandwidth``): evaluator, DP, integer programs, baselines, io.
 
 The solvers are checked against the independent brute force of ``tests/randgraphs.py``
-(every assignment of colour classes to devices, scored with the evaluator) on random small
+(every assignment of color classes to devices, scored with the evaluator) on random small
 graphs whose CPU cores pay communication; the evaluator against hand-computed loads.
 """
 
@@ -18,7 +18,7 @@ from placement.errors import InvalidDevicesError, InvalidGraphError
 from placement.evaluate import latency
 from placement.heuristics import _State, local_search, pipedream
 from placement.io import devices_to_dict, problem_to_json
-from placement.ip import colour_groups, solve_ip_contiguous, solve_ip_noncontiguous
+from placement.ip import color_groups, solve_ip_contiguous, solve_ip_noncontiguous
 
 from .randgraphs import brute_force, random_problem
 from .test_evaluate import diamond
@@ -216,7 +216,7 @@ def test_ips_without_warm_start_see_cpu_communication():
 def test_local_search_state_matches_the_evaluator():
     for seed in range(25):
         problem = cpu_problem(seed, training=seed % 2 == 0)
-        groups = colour_groups(problem.graph)
+        groups = color_groups(problem.graph)
         slots = problem.devices.slots()
         state = _State(problem, groups, slots)
         rng = random.Random(seed)

@@ -94,7 +94,7 @@ def test_violations_are_listed_not_raised():
     text = " | ".join(evaluation.violations)
     assert "cannot run on accelerator 0" in text
     assert "needs 15 bytes, holds 10" in text
-    assert "colour class 7 is split" in text
+    assert "color class 7 is split" in text
     assert "only 2 device(s)" in text
 
 

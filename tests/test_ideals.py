@@ -38,7 +38,7 @@ def test_ideal_counts_match_the_papers_code(samples_dir, name):
     assert enumerate_ideals(groups).count == PAPER_IDEALS[name]
 
 
-def test_colour_classes_that_close_a_cycle_become_one_group():
+def test_color_classes_that_close_a_cycle_become_one_group():
     # 1 -> 2 -> 3 with 1 and 3 in one class: 2 must join them.
     nodes = (Node(1, 1, 1, color_class=9), Node(2, 1, 1), Node(3, 1, 1, color_class=9))
     graph = Graph(nodes, (Edge(1, 2, 0), Edge(2, 3, 0)))

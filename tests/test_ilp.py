@@ -23,7 +23,7 @@ from placement import (
     solve_dp,
 )
 from placement.errors import PlacementError
-from placement.ip import colour_groups, solve_ip_contiguous, solve_ip_noncontiguous, solve_latency_ip
+from placement.ip import color_groups, solve_ip_contiguous, solve_ip_noncontiguous, solve_latency_ip
 
 REL = 1e-6
 
@@ -36,7 +36,7 @@ def close(a: float, b: float, rel: float = REL) -> bool:
 
 
 def _groups(problem):
-    """Colour classes (nodes that must share a device), written independently of the code under test."""
+    """Color classes (nodes that must share a device), written independently of the code under test."""
     classes: dict = {}
     for node in problem.graph.nodes:
         key = ("c", node.color_class) if node.color_class is not None else ("n", node.id)
@@ -45,7 +45,7 @@ def _groups(problem):
 
 
 def brute_force_max_load(problem) -> float:
-    """Minimum max-load over every assignment of colour classes to devices (math.inf if none is valid)."""
+    """Minimum max-load over every assignment of color classes to devices (math.inf if none is valid)."""
     slots = problem.devices.slots()
     groups = _groups(problem)
     best = math.inf
@@ -58,7 +58,7 @@ def brute_force_max_load(problem) -> float:
 
 
 def brute_force_latency(problem) -> float:
-    """Minimum single-sample latency over every assignment of colour classes to accelerators (one call each)
+    """Minimum single-sample latency over every assignment of color classes to accelerators (one call each)
     or the CPU (all CPU nodes on core 0: latency runs them on unbounded cores anyway)."""
     accels = [s for s in problem.devices.slots() if not s.is_cpu]
     targets = accels + ([DeviceSlot("cpu", 0)] if problem.devices.cpus else [])
@@ -213,10 +213,10 @@ def test_time_limit_gives_feasible_with_gap(samples_dir):
     _check_result(problem, result, "throughput")
 
 
-def test_colour_groups_are_classes():
+def test_color_groups_are_classes():
     nodes = (Node(0, 1, 1, color_class=7), Node(1, 1, 1), Node(2, 1, 1, color_class=7))
     graph = Graph(nodes, (Edge(0, 1, 1), Edge(1, 2, 1)))
-    assert sorted(colour_groups(graph)) == [(0, 2), (1,)]
+    assert sorted(color_groups(graph)) == [(0, 2), (1,)]
 
 
 def test_kinds_contiguous_equals_dp_and_uses_the_fast_kind():
@@ -410,7 +410,7 @@ def test_pigeonhole_bound_by_hand():
 
     nodes = tuple(Node(i, cpu_latency=100, accelerator_latency=1.0 + 0.1 * i) for i in range(7))
     problem = Problem(Graph(nodes, ()), Devices.paper(3, 0))
-    groups = colour_groups(problem.graph)
+    groups = color_groups(problem.graph)
     # The three smallest computes: 1.0 + 1.1 + 1.2.
     assert pigeonhole_bound(problem, groups, math.inf) == pytest.approx(3.3)
     assert brute_force_max_load(problem) >= 3.3 - 1e-12
@@ -418,7 +418,7 @@ def test_pigeonhole_bound_by_hand():
     cpu_problem = Problem(
         Graph(tuple(Node(i, cpu_latency=1.0, accelerator_latency=1.0) for i in range(7)), ()), Devices.paper(3, 1)
     )
-    assert pigeonhole_bound(cpu_problem, colour_groups(cpu_problem.graph), 2.0) == pytest.approx(1.0)
+    assert pigeonhole_bound(cpu_problem, color_groups(cpu_problem.graph), 2.0) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("seed,training", CASES[:12])
@@ -429,7 +429,7 @@ def test_pigeonhole_bound_never_exceeds_the_optimum(random_problem, seed, traini
     expected = brute_force_max_load(problem)
     if math.isinf(expected):
         return
-    assert pigeonhole_bound(problem, colour_groups(problem.graph), expected) <= expected * (1 + REL)
+    assert pigeonhole_bound(problem, color_groups(problem.graph), expected) <= expected * (1 + REL)
     result = solve_ip_noncontiguous(problem, time_limit=30)
     assert result.bound <= expected * (1 + REL)
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 import pytest
 
 from placement import Graph, Problem, evaluate, load_problem
-from placement.ip import colour_groups, solve_ip_noncontiguous
+from placement.ip import color_groups, solve_ip_noncontiguous
 from placement.ip.throughput import COMPUTE_BOUND_GAP, _symmetry_ranks, compute_bound
 
 from .randgraphs import brute_force, random_problem
@@ -32,7 +32,7 @@ def _without_transfers(problem: Problem) -> Problem:
 
 
 def _bound(problem: Problem, upper: float, seconds: float = 20.0) -> tuple[float | None, object]:
-    groups = colour_groups(problem.graph)
+    groups = color_groups(problem.graph)
     slots = problem.devices.slots()
     kinds = {kind.name: kind for kind in problem.devices.accelerators}
     memory = [sum(problem.graph.node_by_id[n].size for n in members) for members in groups]
@@ -41,7 +41,7 @@ def _bound(problem: Problem, upper: float, seconds: float = 20.0) -> tuple[float
 
 
 def _problem(seed: int) -> Problem:
-    # Training colour classes, 1-3 accelerator kinds, 0-2 CPU cores, tight memory, overlap (rich).
+    # Training color classes, 1-3 accelerator kinds, 0-2 CPU cores, tight memory, overlap (rich).
     return random_problem(
         seed, training=seed % 2 == 1, kinds=1 + seed % 3, max_accelerators=3, max_forward=4, rich=seed % 4 >= 2
     )

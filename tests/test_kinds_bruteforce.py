@@ -1,11 +1,11 @@
 """Brute-force property tests of the multi-kind DP (placement.exact.dp.solve_dp).
 
 Random small problems from the one generator (:func:`tests.randgraphs.random_problem` with
-``rich=True``, drawn by hypothesis): inference and training graphs with colour classes, 2 or
+``rich=True``, drawn by hypothesis): inference and training graphs with color classes, 2 or
 3 accelerator kinds with their own counts, memory, speed, bandwidth, per-kind latencies and
 allowed kinds, CPU cores, unsupported nodes, tight memory and zero-latency nodes (which the
 DP merges away). The oracle (:mod:`tests.oracle`) shares no code with the package: it
-enumerates every assignment of the colour units to devices, checks contiguity from the
+enumerates every assignment of the color units to devices, checks contiguity from the
 definition and computes loads itself.
 
 The DP must equal the oracle's best contiguous split and can never beat its best placement.

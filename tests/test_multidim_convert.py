@@ -115,7 +115,7 @@ def test_builder_transformer_and_cnn():
     # a CNN has no matrix product in its blocks but its classifier: blocks are replicated at t > 1
     cnn = options_from_graph(build_cnn(CnnConfig(blocks=(1,), width=8, image=32)), microbatches=4)
     assert dict(cnn.nodes[1].options)[2] == dict(cnn.nodes[1].options)[1]
-    # the builder's training graph (backward nodes tied by colour classes) gives the same model
+    # the builder's training graph (backward nodes tied by color classes) gives the same model
     trained = build_transformer(TransformerConfig(layers=1, hidden=64, heads=4, seq_len=16, vocab=100), training=True)
     assert options_from_graph(trained, microbatches=8) == mp
     # a paper-format graph (no roofline data) gets t = 1 only
@@ -171,8 +171,8 @@ def test_planner_on_generated_options_equals_brute_force(seed):
     assert ev.time_per_sample == pytest.approx(expected, rel=1e-9)
 
 
-def test_colour_classes_fold_and_cycles_merge():
-    # training graph: a -> b forward, a and c share a colour class and b -> c: the classes {a, c} and {b} form
+def test_color_classes_fold_and_cycles_merge():
+    # training graph: a -> b forward, a and c share a color class and b -> c: the classes {a, c} and {b} form
     # a cycle, so they merge into one model node.
     nodes = (
         Node(0, 1, 1, name="a", color_class=0),

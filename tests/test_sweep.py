@@ -151,7 +151,7 @@ def test_progress_callback_and_errors():
     sweep(problem, "accelerators", [1, 2, 3], progress=lambda done, total: calls.append((done, total)))
     assert calls == [(0, 3), (1, 3), (2, 3), (3, 3)]
     with pytest.raises(PlacementError, match="unknown sweep parameter"):
-        sweep(problem, "colour", [1])
+        sweep(problem, "color", [1])
     with pytest.raises(PlacementError, match="non-negative integer"):
         sweep(problem, "accelerators", [1.5])
     with pytest.raises(PlacementError, match="no accelerator kind"):
@@ -242,7 +242,7 @@ def test_pareto_front_hand_computed():
     assert front[-1].value == 4
     assert [p.value for p in pareto_front(points, x="price")] == [1, 2, 4]
     with pytest.raises(PlacementError, match="Pareto axis"):
-        pareto_front(points, x="colour")
+        pareto_front(points, x="color")
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)

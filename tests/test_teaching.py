@@ -132,7 +132,7 @@ def test_why_is_this_optimal_and_beat_the_solver():
     assert shown["Gap to the optimum"] == "0.0%"
     assert any("matched the optimum" in s.value for s in at.success)
 
-    # Split a colour class over two devices: the rule is named.
+    # Split a color class over two devices: the rule is named.
     node = tiny.graph.nodes[0]
     partner = next(n for n in tiny.graph.nodes if n.id != node.id and n.color_class == node.color_class)
     other = next(str(s) for s in tiny.devices.slots() if s != optimal.device_of[node.id])
@@ -140,5 +140,5 @@ def test_why_is_this_optimal_and_beat_the_solver():
     edits[0] = {"device": other}
     at.session_state["teach_beat_0"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
     at.run()
-    assert any("colour class" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any("color class" in w.value for w in at.warning), [w.value for w in at.warning]
     assert partner.id != node.id

@@ -1,4 +1,4 @@
-"""Training graphs built from inference graphs: nodes, colour classes and edges against hand-written ones."""
+"""Training graphs built from inference graphs: nodes, color classes and edges against hand-written ones."""
 
 import pytest
 

@@ -124,11 +124,11 @@ def test_graph_figure_has_every_node_and_edge_with_hover_text():
     hover = dict(zip(decode(nodes.customdata), decode(nodes.hovertext)))
     assert "attention" in hover[1] and "accelerator latency: 2" in hover[1] and "CPU latency: 20" in hover[1]
     assert "512.00 MiB" in hover[1]
-    assert "colour class 7" in hover[2]
+    assert "color class 7" in hover[2]
     json.loads(figure.to_json())
 
 
-def test_graph_figure_colours_nodes_by_device_in_pipeline_order():
+def test_graph_figure_colors_nodes_by_device_in_pipeline_order():
     problem = diamond()
     figure = viz.graph_figure(problem.graph, device_of=SPLIT.device_of, device_order=[A1, A0])
     traces = [t for t in figure.data if t.mode == "markers"]
@@ -148,7 +148,7 @@ def test_graph_figure_marks_unplaced_nodes():
 def test_graph_stats_are_plain_sums():
     stats = viz.graph_stats(diamond().graph)
     assert stats["nodes"] == 4 and stats["edges"] == 5
-    assert stats["colour classes"] == 1
+    assert stats["color classes"] == 1
     assert stats["total accelerator compute"] == 1 + 2 + 3 + 4
     assert stats["total CPU compute"] == 100
     assert stats["total memory (bytes)"] == 3.5 * GIB
@@ -195,8 +195,8 @@ def test_memory_figure_shows_use_against_cap_and_flags_overflow():
     used, cap = figure.data[0], figure.data[1]
     assert decode(used.x) == ["accelerator 0", "accelerator 1", "accelerator 2"]  # CPU left out
     assert decode(used.y) == [1.5, 2.0, 0.0]
-    colours = decode(used.marker.color)
-    assert colours[0] != colours[1]  # accelerator 1 holds 2 GiB > 1.75 GiB
+    colors = decode(used.marker.color)
+    assert colors[0] != colors[1]  # accelerator 1 holds 2 GiB > 1.75 GiB
     assert decode(cap.x) == ["accelerator 0", "accelerator 1"] and decode(cap.y) == [1.75, 1.75]
 
 
@@ -230,11 +230,11 @@ def test_format_bytes():
     assert viz.format_bytes(12) == "12 B"
 
 
-def test_device_colours_are_distinct_and_grey_for_cpus():
+def test_device_colors_are_distinct_and_grey_for_cpus():
     slots = [DeviceSlot("a", i) for i in range(5)] + [DeviceSlot("cpu", 0)]
-    colours = viz.device_colours(slots)
-    assert len(set(colours[s] for s in slots[:5])) == 5
-    assert colours[slots[5]] in viz.CPU_COLOURS
+    colors = viz.device_colors(slots)
+    assert len(set(colors[s] for s in slots[:5])) == 5
+    assert colors[slots[5]] in viz.CPU_COLORS
 
 
 # ----------------------------------------------------------------------------- compare
@@ -248,8 +248,8 @@ def test_compare_figure_highlights_the_best_and_lists_failures():
     bar = figure.data[0]
     assert decode(bar.x) == ["dp", "ip", "pipedream"]
     assert decode(bar.y) == [2.0, 2.5, 0.0]
-    colours = decode(bar.marker.color)
-    assert colours[0] != colours[1] and colours[1] == colours[2]
+    colors = decode(bar.marker.color)
+    assert colors[0] != colors[1] and colors[1] == colors[2]
     assert decode(bar.text) == ["2", "2.5 (+25.00 %)", "error"]
 
 

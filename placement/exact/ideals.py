@@ -1,8 +1,8 @@
-"""Groups (contracted colour classes) and the lattice of ideals the DP searches.
+"""Groups (contracted color classes) and the lattice of ideals the DP searches.
 
-A **group** is a set of nodes that must share a device: the nodes of one colour class
+A **group** is a set of nodes that must share a device: the nodes of one color class
 (a forward node and its backward nodes), merged further where contracting classes
-creates a cycle among forward nodes. Nodes without a colour class are groups of their own.
+creates a cycle among forward nodes. Nodes without a color class are groups of their own.
 
 The **order graph** on groups has an edge g -> h when a forward node of g feeds a forward
 node of h. Groups with backward nodes only (no forward partner) are ordered by the
@@ -52,37 +52,37 @@ class Groups:
 
 
 def contract(graph: Graph) -> Groups:
-    """Contract colour classes (and the cycles they create) into groups in topological order."""
-    unit_of = {node: k for k, unit in enumerate(graph.colour_units) for node in unit}
+    """Contract color classes (and the cycles they create) into groups in topological order."""
+    class_of = {node: k for k, cls in enumerate(graph.color_groups) for node in cls}
     has_forward: dict[int, bool] = {}
     for node in graph.nodes:
-        unit = unit_of[node.id]
-        has_forward[unit] = has_forward.get(unit, False) or not node.is_backward
-    unit_edges: set[tuple[int, int]] = set()
+        cls = class_of[node.id]
+        has_forward[cls] = has_forward.get(cls, False) or not node.is_backward
+    class_edges: set[tuple[int, int]] = set()
     node_by_id = graph.node_by_id
     for edge in graph.edges:
-        a, b = unit_of[edge.source], unit_of[edge.target]
+        a, b = class_of[edge.source], class_of[edge.target]
         if a == b:
             continue
         source_backward, target_backward = node_by_id[edge.source].is_backward, node_by_id[edge.target].is_backward
         if not source_backward and not target_backward:
-            unit_edges.add((a, b))
+            class_edges.add((a, b))
         elif source_backward and target_backward and not (has_forward[a] and has_forward[b]):
             # Backward work flows from the last stage to the first: a group of backward nodes
             # only sits before the groups that feed it and after the groups it feeds.
-            unit_edges.add((b, a))
-    units = len(graph.colour_units)
-    fast = smallest_first_order(range(units), unit_edges)
+            class_edges.add((b, a))
+    n_classes = len(graph.color_groups)
+    fast = smallest_first_order(range(n_classes), class_edges)
     if fast is not None:
-        # Acyclic: every unit is a group of its own, ranked by the smallest-index-first topological order.
-        rank = {unit: i for i, unit in enumerate(fast)}
-        unit_to_group = rank
-        edges = sorted((rank[a], rank[b]) for a, b in unit_edges)
+        # Acyclic: every class is a group of its own, ranked by the smallest-index-first topological order.
+        rank = {cls: i for i, cls in enumerate(fast)}
+        class_to_group = rank
+        edges = sorted((rank[a], rank[b]) for a, b in class_edges)
     else:
         # Cycles created by contraction: the classes on a cycle must share a device.
         order = nx.DiGraph()
-        order.add_nodes_from(range(units))
-        order.add_edges_from(unit_edges)
+        order.add_nodes_from(range(n_classes))
+        order.add_edges_from(class_edges)
         condensed = nx.condensation(order)
         rank = {
             c: i
@@ -90,12 +90,12 @@ def contract(graph: Graph) -> Groups:
                 nx.lexicographical_topological_sort(condensed, key=lambda c: min(condensed.nodes[c]["members"]))
             )
         }
-        unit_to_group = {unit: rank[c] for c in condensed.nodes for unit in condensed.nodes[c]["members"]}
+        class_to_group = {cls: rank[c] for c in condensed.nodes for cls in condensed.nodes[c]["members"]}
         edges = sorted({(rank[a], rank[b]) for a, b in condensed.edges})
-    members: list[list[int]] = [[] for _ in range(len(set(unit_to_group.values())))]
+    members: list[list[int]] = [[] for _ in range(len(set(class_to_group.values())))]
     group_of = {}
     for node in graph.nodes:
-        group = unit_to_group[unit_of[node.id]]
+        group = class_to_group[class_of[node.id]]
         members[group].append(node.id)
         group_of[node.id] = group
     return Groups(tuple(tuple(sorted(m)) if len(m) > 1 else tuple(m) for m in members), group_of, tuple(edges))
@@ -486,7 +486,7 @@ def enumerate_ideals(
 #: What to do instead of the exact DP, named in every refusal.
 ADVICE = (
     "coarsen the graph (merge operators into layers, e.g. the Graph page's 'Merge into layers' or fewer "
-    "nodes per colour class) or use an integer program: --method ip (contiguous split, time-limited), "
+    "nodes per color class) or use an integer program: --method ip (contiguous split, time-limited), "
     "ip-noncontiguous, or latency-ip for latency"
 )
 

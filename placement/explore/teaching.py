@@ -60,7 +60,7 @@ class DPTrace:
     Attributes
     ----------
     groups : tuple of tuple of int
-        Node ids of each group (colour classes contracted), in topological order.
+        Node ids of each group (color classes contracted), in topological order.
     masks : tuple of int
         Ideal i as a bitmask over groups, by increasing size (``masks[0]`` is empty).
     covers : tuple of (int, int)
@@ -131,7 +131,7 @@ def trace_dp(problem: Problem, max_groups: int = MAX_TEACHING_GROUPS) -> DPTrace
     problem : Problem
         The graph and devices.
     max_groups : int
-        Refuse graphs with more groups (after contracting colour classes) than this.
+        Refuse graphs with more groups (after contracting color classes) than this.
 
     Raises
     ------
@@ -259,7 +259,7 @@ def lower_bound(problem: Problem) -> tuple[float, str]:
 
     Communication is never negative, so each node costs at least its cheapest latency over the
     device types present; the loads then sum to at least the total cheapest compute, spread
-    over at most every device; and the group (colour class) holding the most cheapest compute
+    over at most every device; and the group (color class) holding the most cheapest compute
     must sit whole on one device.
     """
     graph, devices = problem.graph, problem.devices
@@ -276,7 +276,7 @@ def lower_bound(problem: Problem) -> tuple[float, str]:
     average = sum(cost.values()) / total_devices if total_devices else math.inf
     heaviest = max((sum(cost[n] for n in members) for members in contract(graph).members), default=0.0)
     if heaviest >= average:
-        return heaviest, "the heaviest group (colour class) must sit whole on one device"
+        return heaviest, "the heaviest group (color class) must sit whole on one device"
     return average, f"the cheapest total compute spread evenly over all {total_devices} devices"
 
 

@@ -10,14 +10,14 @@ No PuLP object leaves this package: every function returns a plain
 :class:`~placement.model.Result` whose objective is recomputed by the independent evaluator.
 """
 
-from .common import PROVEN_GAP, colour_groups
+from .common import PROVEN_GAP, color_groups
 from .latency import solve_latency_ip
 from .memory_aware import solve_memory_aware_ip
 from .throughput import solve_ip_contiguous, solve_ip_noncontiguous
 
 __all__ = [
     "PROVEN_GAP",
-    "colour_groups",
+    "color_groups",
     "solve_ip_contiguous",
     "solve_ip_noncontiguous",
     "solve_latency_ip",

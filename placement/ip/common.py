@@ -48,9 +48,9 @@ def check_model_size(method: str, variables: int, what: str) -> None:
         )
 
 
-def colour_groups(graph: Graph) -> tuple[tuple[int, ...], ...]:
-    """Nodes that must share a device (colour classes; singletons otherwise), by first topological position."""
-    return graph.colour_units
+def color_groups(graph: Graph) -> tuple[tuple[int, ...], ...]:
+    """Nodes that must share a device (color classes; singletons otherwise), by first topological position."""
+    return graph.color_groups
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,7 @@ def make_result(
             objective_kind=objective_kind,
             reason=reason
             or "the integer program is infeasible: no placement satisfies the memory, "
-            "support and colour rules with these devices",
+            "support and color rules with these devices",
             stats=stats,
         )
     if outcome.kind == "error":

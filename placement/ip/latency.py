@@ -25,7 +25,7 @@ Symmetry rows (identical accelerators ordered by their first node) were tried an
 BERT-3 operator graph they held HiGHS' bound at 62 after 30 s, against 369 without them.
 
 Incumbents: the greedy (both orders), the DP's split, and a latency local search from the best of
-them (moves of colour classes between devices and the CPU, valued by the evaluator); the result
+them (moves of color classes between devices and the CPU, valued by the evaluator); the result
 is never worse than any of them. The model is built, solved and read back in three steps
 (:func:`build_latency_model`, :func:`placement.ip.common.solve_model`,
 :func:`extract_latency`).
@@ -50,7 +50,7 @@ from .common import (
     check_devices,
     check_model_size,
     check_options,
-    colour_groups,
+    color_groups,
     infeasible_result,
     lp_sum,
     make_result,
@@ -162,8 +162,8 @@ def build_latency_model(problem: Problem, n_calls: int, upper: float, strong_cut
     def on_device(v: int, a: int) -> list:
         return [(x[v, a * n_calls + j], 1) for j in range(n_calls) if (v, a * n_calls + j) in x]
 
-    # Colour classes share a device (any of its calls).
-    for members in colour_groups(graph):
+    # Color classes share a device (any of its calls).
+    for members in color_groups(graph):
         first = members[0]
         for other in members[1:]:
             for a in range(len(accels)):
@@ -348,14 +348,14 @@ def extract_latency(problem: Problem, model: LatencyModel) -> Placement:
 
 
 def cpu_stages(problem: Problem, cpu_nodes: Sequence[int]) -> list[Stage]:
-    """Spread CPU nodes over the cores, colour class by colour class, round-robin (latency ignores cores)."""
+    """Spread CPU nodes over the cores, color class by color class, round-robin (latency ignores cores)."""
     if not cpu_nodes:
         return []
     cores = problem.devices.cpus
     chosen = set(cpu_nodes)
     per_core: dict[int, list[int]] = {}
     k = 0
-    for members in colour_groups(problem.graph):
+    for members in color_groups(problem.graph):
         inside = [n for n in members if n in chosen]
         if inside:
             per_core.setdefault(k % cores, []).extend(inside)
@@ -416,14 +416,14 @@ def baseline_placements(problem: Problem) -> list[Placement]:
 
 
 def latency_local_search(problem: Problem, placement: Placement, time_limit: float, seed: int = 0) -> Placement:
-    """Improve ``placement``'s latency by moving colour classes between devices (one call each) and the CPU.
+    """Improve ``placement``'s latency by moving color classes between devices (one call each) and the CPU.
 
     First-improvement descent valued by the evaluator, with random restarts of the move order
     until ``time_limit`` seconds pass; returns the best placement seen (never worse than the input).
     """
     deadline = time.perf_counter() + time_limit
     graph, devices = problem.graph, problem.devices
-    groups = colour_groups(graph)
+    groups = color_groups(graph)
     targets = [slot for slot in devices.slots() if not slot.is_cpu]
     if devices.cpus > 0:
         targets.append(DeviceSlot(CPU_KIND, 0))
@@ -585,6 +585,6 @@ def solve_latency_ip(
         stats,
         incumbents,
         reason="the latency program is infeasible: no placement satisfies the memory, support and "
-        "colour rules with these devices",
+        "color rules with these devices",
         extra_bound=latency_lower_bound(problem),
     )

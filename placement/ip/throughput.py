@@ -6,7 +6,7 @@ of :func:`placement.exact.ideals.contract` on ``D`` ordered positions whose pref
 CPU positions pay communication only when ``devices.cpu_bandwidth`` is set (scaled by
 ``devices.cpu_transfer_scale``; ``overlap`` applies to them as well).
 
-**Non-contiguous (``"ip-noncontiguous"``)** - any assignment of colour-class groups to devices
+**Non-contiguous (``"ip-noncontiguous"``)** - any assignment of color-class groups to devices
 (``x[g, device]``), same loads, memory and support rules. Identical devices are ordered by
 their first group, groups ranked by compute, largest first (symmetry breaking). Crossing indicators are tightened per edge: with
 ``s[u, w, i]`` = "both ends on device ``i``" (``s <= x[g(u), i]``, ``s <= x[g(w), i]``),
@@ -37,7 +37,7 @@ from .common import (
     check_devices,
     check_model_size,
     check_options,
-    colour_groups,
+    color_groups,
     device_types,
     group_compute,
     infeasible_result,
@@ -205,7 +205,7 @@ def solve_ip_contiguous(
     placement = read_contiguous(x, t, groups, types, n_pos) if outcome.has_solution else None
     extra = None
     if incumbents:  # contiguous splits are placements: the pigeonhole bound holds for them too
-        extra = pigeonhole_bound(problem, colour_groups(graph), evaluate(problem, incumbents[0]).max_load)
+        extra = pigeonhole_bound(problem, color_groups(graph), evaluate(problem, incumbents[0]).max_load)
     return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents, extra_bound=extra)
 
 
@@ -252,7 +252,7 @@ def solve_ip_noncontiguous(
 
     Notes
     -----
-    Colour-class groups are assigned to devices freely; identical devices are ordered by their
+    Color-class groups are assigned to devices freely; identical devices are ordered by their
     first group in the order of compute, largest first (symmetry breaking). The warm start is the
     best of the exact DP's split (so the result is never worse than the contiguous optimum when
     the DP runs; else the chain DP's), a short local search (5 restarts, <= 10 s) and the split
@@ -263,7 +263,7 @@ def solve_ip_noncontiguous(
     if refused := _refuse(problem, method, solver, time_limit, gap, started):
         return refused
     graph, devices = problem.graph, problem.devices
-    groups = colour_groups(graph)
+    groups = color_groups(graph)
     group_of, crossing = group_data(problem, groups)
     n_devices = devices.accelerator_count + devices.cpus
     check_model_size(method, len(groups) * n_devices * 2, f"{len(groups):,} groups x {n_devices:,} devices")

@@ -774,7 +774,7 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
         )
         classes = {n.color_class for n in group if n.color_class is not None}
         if len(classes) > 1:
-            raise InvalidGraphError(f"group {names[0]!r}: merges colour classes {sorted(classes)}")
+            raise InvalidGraphError(f"group {names[0]!r}: merges color classes {sorted(classes)}")
         allowed = [set(n.allowed_kinds) for n in group if n.allowed_kinds is not None]
         extra: dict[str, Any] = {"members": len(group)}
         for field_name in ("flops", "bytesRead", "bytesWritten"):

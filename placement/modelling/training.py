@@ -2,14 +2,14 @@
 
 For a forward graph ``G`` the training graph has, for every forward node ``v``:
 
-* the forward node ``v`` itself (its colour class set, see below);
+* the forward node ``v`` itself (its color class set, see below);
 * a backward node ``v'`` (id ``v + offset``, name ``"<name> (grad)"``, ``is_backward``)
   whose latencies (CPU, reference and per-kind) are ``backward_factor`` times ``v``'s.
   The default 2.0 follows the usual estimate that a backward pass costs about twice the
   forward FLOPs (one product for the input gradient and one for the weight gradient) and
   moves about twice the bytes, so its roofline time doubles too. Its ``size`` is
   ``gradient_memory_factor`` times ``v``'s (weight gradients, optimizer state);
-* ``v`` and ``v'`` share a **colour class** (the class of ``v`` if it had one, else a new
+* ``v`` and ``v'`` share a **color class** (the class of ``v`` if it had one, else a new
   one), so a device that runs a forward operator also runs its gradient.
 
 Edges: every forward edge ``u -> v`` is kept and gives a gradient edge ``v' -> u'``

@@ -7,7 +7,7 @@ into a :class:`~.model.MultiProblem` of Piper's model. The formulas, with units,
 * **Training.** Piper's model is a training model (p is forward + backward, edges are charged twice, weights
   are resynchronised). A forward-only graph is first turned into its training graph
   (:func:`placement.modelling.training.training_graph`: backward = ``backward_factor`` x forward, gradient
-  bytes = weight bytes). Every colour class (a forward node with its backward node) becomes one node of the
+  bytes = weight bytes). Every color class (a forward node with its backward node) becomes one node of the
   model; classes whose forward edges form a cycle are merged (strongly connected components). Only forward
   edges order and connect the model's nodes (Piper doubles them for the gradient); a backward node with no
   forward node in its class is a node of its own without edges.
@@ -75,7 +75,7 @@ def _is_roofline(graph: Graph) -> bool:
 
 
 def _groups(graph: Graph) -> list[list[int]]:
-    """Node ids per model node: colour classes (forward + backward), merged along forward cycles.
+    """Node ids per model node: color classes (forward + backward), merged along forward cycles.
 
     Returned in a topological order of the forward edges between groups (ties: first node position).
     """
