@@ -39,6 +39,7 @@ from .kernel import (
     INHERIT,
     KernelInputs,
     build_inputs,
+    cell_floors,
     chain_lattice,
     graph_arrays,
     lattice_tuple,
@@ -85,15 +86,22 @@ def _solve_lattice(
             return None
         return lambda done, total, *_: progress(offset + done, passes * total)
 
-    best, parent_ideal, parent_type, pairs = run(inputs, arrays, overlap, upper_bound, progress=report(0))
+    # Only cells that a split within the bound can pass through are relaxed, and a cell stops at
+    # its floor (its own lower bound, or the whole problem's: see cell_floors).
+    floors = cell_floors(inputs, arrays, upper_bound)
+    best, parent_ideal, parent_type, pairs = run(inputs, arrays, overlap, upper_bound, floor=floors, progress=report(0))
+    del floors
     value = float(best[0, last])
     if not math.isfinite(value):
         return math.inf, None, int(pairs), None
     table = SolvedTable(problem, groups, lattice, inputs, upper_bound, best, parent_ideal, parent_type)
     if tie_break:
         # Among the splits with max-load <= the optimum: least sum of stage durations, then fewest devices.
+        # The cells this pass can use are exactly the needed ones whose max-load is <= the optimum
+        # (the first pass's values are exact there, see cell_floors).
+        floors = cell_floors(inputs, arrays, value, feasible=best <= value)
         _, parent_ideal, parent_type, more = run(
-            inputs, arrays, overlap, value, tie_break=True, progress=report(lattice.count - 1)
+            inputs, arrays, overlap, value, tie_break=True, floor=floors, progress=report(lattice.count - 1)
         )
         pairs += more
     placement, _ = walk(problem, groups, lattice.groups_of, parent_ideal, parent_type, last, lattice.full, inputs)
