@@ -1027,6 +1027,7 @@ def cell_floors(
     upper_bound: float,
     *,
     clamp: bool = True,
+    lower: float = -math.inf,
     feasible: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per cell ``(I, s)`` of the table, the value at or below which it is final (``floor``).
@@ -1096,7 +1097,7 @@ def cell_floors(
         return np.where(needed & feasible, -math.inf, math.inf)
     floor = out
     if clamp:
-        floor = np.maximum(floor, out[0, n_states - 1])
+        floor = np.maximum(floor, max(lower, out[0, n_states - 1]))
     return np.where(needed, floor, math.inf)
 
 
