@@ -15,6 +15,15 @@ order (a chain of ideals, a feasible split), so no optimal split is cut. Loads a
 computes them), so the reported objective always equals the evaluator's max-load of the
 returned split; :func:`solve_dp` checks this before returning.
 
+Most cells of the table cannot be on an optimal split: the groups outside ideal ``I`` must fit
+on the devices of ``s`` and the groups inside on the devices ``s`` leaves over, each within
+the upper bound. A fractional work bound (plus the largest group) on both sides decides this
+per cell (:func:`placement.exact.kernel.cell_floors`); only the cells that pass are relaxed,
+a cell stops improving once it reaches its own lower bound or the whole problem's, and a
+search from ``I`` stops at stages whose compute already reaches the values of ``I``'s open
+cells. The tie-break pass relaxes only the cells whose max-load (exact from the first pass)
+is at most the optimum.
+
 Before the search, groups that can be merged with a neighbour without raising any load are
 merged (:func:`placement.exact.ideals.reduce_groups`); their memory is first ignored (a
 relaxation), then the split is checked with the real sizes, and re-solved without the
@@ -112,9 +121,11 @@ def _solve_lattice(
 class SolvedTable:
     """The max-load table of one DP run, to answer smaller device counts without solving again.
 
-    ``best[I, s]`` holds the optimal max-load with *at most* the counts of state ``s`` (see
-    :mod:`placement.exact.kernel`); a value is exact whenever it is ``<= upper_bound`` (the search
-    cut only stages slower than that), otherwise :meth:`query` answers None.
+    ``best[I, s]`` holds a max-load with *at most* the counts of state ``s`` (see
+    :mod:`placement.exact.kernel`). Only the empty ideal's row is read: ``best[0, q]`` is the
+    exact optimum whenever it is ``<= upper_bound`` (the search cut only stages slower than
+    that, and cells no split within the bound passes through; other rows may hold larger,
+    still achievable values), otherwise :meth:`query` answers None.
     """
 
     problem: Problem
@@ -198,13 +209,16 @@ def _infeasible_reason(problem: Problem) -> str:
     )
 
 
-#: Largest DP table allowed (bytes): best (8) + parent ideal (4) + parent type (1) + useful (1) per cell.
+#: Largest DP table allowed (bytes): best (8) + parent ideal (4) + parent type (1) + useful (1) + floor (8) per cell.
 MAX_TABLE_BYTES = 2 * 1024**3
+
+#: Bytes per cell of the table (see MAX_TABLE_BYTES).
+CELL_BYTES = 22
 
 
 def _check_table_size(problem: Problem, ideals: int) -> None:
     states = math.prod(kind.count + 1 for kind in problem.devices.accelerators) * (problem.devices.cpus + 1)
-    needed = ideals * states * 14
+    needed = ideals * states * CELL_BYTES
     if needed > MAX_TABLE_BYTES:
         raise TooManyIdealsError(
             f"the DP table would need {needed / 1024**3:.1f} GiB ({ideals:,} ideals x {states:,} device-count "

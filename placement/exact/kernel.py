@@ -72,6 +72,23 @@ when every stage feeds the next.
 alone exceeds ``upper_bound``, or its memory at the smallest in-flight count exceeds the
 cap - all monotone in ``J`` - so no split whose loads are all ``<= upper_bound`` is cut.
 
+**Open cells** (the search's real cut). A cell ``(I, s)`` is *open* while its value is above
+its ``floor`` (:func:`cell_floors`; without floors every cell is open): a cell at or below
+its floor is final, and a cell whose floor is ``inf`` is never relaxed. A row with no open
+cell is not searched at all, and its search stops as soon as its last open cell closes.
+Per type ``t`` the search keeps ``limit[t]``, the largest value among the open cells a stage
+on ``t`` can improve; a value through a stage is ``>= its compute`` (``max(base, load)``, or
+``base + duration`` with ``base >= 0``), compute only grows with ``J`` and limits only
+fall, so a branch whose compute is ``>= limit[t]`` (objective 1: ``>``, a tie may still win
+on the device count) can improve nothing on ``t`` and is cut for ``t``. Only the open cells
+are relaxed, and a pair ``(I, J)`` whose ``J`` has no extendable state under an open cell it
+could beat costs only the branch tests (no loads).
+
+Floors make values inexact only where that cannot matter: with floors from
+:func:`cell_floors`, ``best[empty, q]`` is exact for every state ``q`` whose optimum is
+``<= upper_bound`` (every cell on an optimal split of ``q`` is needed, and the clamp ``L`` is
+``<=`` every such optimum); other cells may hold a larger (still achievable) value.
+
 Returns ``(best, parent_ideal, parent_type, pairs)``: per cell the ideal ``J`` after the
 stage and ``type + T * mode`` of its device, or ``INHERIT + d`` (same value as the state
 with one device of type ``d`` fewer, ``closure`` only); ``pairs`` counts the pairs ``I < J``
@@ -536,52 +553,69 @@ def lattice_dp(
                             e = er[nd, qc] + (er[nd, n_val + cd] if cd >= 0 else 0.0) + EPS * abs(r)
                             dur_lo[t] = r - 2.0 * e
                             dur_hi[t] = r + 2.0 * e
-                if not alive or exact or not relevant:
+                if not alive or not relevant:
                     break
-                # Relax where the intervals decide (only base itself can be stored then); stop at the
-                # first update that is undecided or would store a load known only as an interval.
-                if not uncertain:
-                    for k in range(n_open):
-                        if uncertain:
-                            break
-                        nxt = open_cells[k]
-                        n_fl = flight[nxt]
-                        for t in range(n_types):
-                            if not alive_t[t]:
+                # Relax the open cells best[I, nxt] from best[J, nxt - one device of type t]. On the
+                # intervals: only where they decide (only base itself can be stored then), stopping
+                # at the first update that is undecided or would store a load known only as an
+                # interval. Exact (intervals are points): every update.
+                for k in range(0 if uncertain else n_open):
+                    if uncertain:
+                        break
+                    nxt = open_cells[k]
+                    n_fl = flight[nxt]
+                    for t in range(n_types):
+                        if not alive_t[t]:
+                            continue
+                        back = prev_state[t, nxt]
+                        if back < 0 or not useful[j, back]:
+                            continue
+                        base = best[j, back]
+                        for mode in range(mode_lo, mode_hi + 1):
+                            if load_lo[mode, t] > upper_bound:
                                 continue
-                            back = prev_state[t, nxt]
-                            if back < 0 or not useful[j, back]:
+                            if mode == 0:
+                                m_lo = st_lo + n_fl * a_lo
+                                m_hi = st_hi + n_fl * a_hi
+                            else:
+                                m_lo = st_lo + n_fl * i_lo_v + a_lo
+                                m_hi = st_hi + n_fl * i_hi_v + a_hi
+                            if m_lo > type_cap[t]:
                                 continue
-                            base = best[j, back]
                             cell = best[i, nxt]
-                            for mode in range(mode_lo, mode_hi + 1):
-                                if load_lo[mode, t] > upper_bound:
-                                    continue
-                                if mode == 0:
-                                    m_lo = st_lo + n_fl * a_lo
-                                    m_hi = st_hi + n_fl * a_hi
+                            if exact:
+                                load = load_lo[mode, t]
+                                count = 0
+                                if objective == 0:
+                                    value = base if base > load else load
+                                    better = value < cell
                                 else:
-                                    m_lo = st_lo + n_fl * i_lo_v + a_lo
-                                    m_hi = st_hi + n_fl * i_hi_v + a_hi
-                                if m_lo > type_cap[t]:
-                                    continue
-                                if m_hi > type_cap[t]:
-                                    uncertain = True
-                                elif objective == 0:
-                                    # value = max(base, load): base if load_hi <= base, else undecided
-                                    # unless even the smallest value cannot beat the cell.
-                                    if load_hi[mode, t] > base:
-                                        if load_lo[mode, t] < cell:
-                                            uncertain = True
-                                    elif base < cell:
-                                        best[i, nxt] = base
-                                        parent_ideal[i, nxt] = j
-                                        parent_type[i, nxt] = t + n_types * mode
-                                        cell = base
-                                        changed = True
-                                elif base + dur_lo[t] <= cell:
-                                    uncertain = True
-                if not uncertain:
+                                    value = base + dur_lo[t]
+                                    count = used[j, back] + 1
+                                    better = value < cell or (value == cell and count < used[i, nxt])
+                                if better:
+                                    best[i, nxt] = value
+                                    parent_ideal[i, nxt] = j
+                                    parent_type[i, nxt] = t + n_types * mode
+                                    if objective == 1:
+                                        used[i, nxt] = count
+                                    changed = True
+                            elif m_hi > type_cap[t]:
+                                uncertain = True
+                            elif objective == 0:
+                                # value = max(base, load): base if load_hi <= base, else undecided
+                                # unless even the smallest value cannot beat the cell.
+                                if load_hi[mode, t] > base:
+                                    if load_lo[mode, t] < cell:
+                                        uncertain = True
+                                elif base < cell:
+                                    best[i, nxt] = base
+                                    parent_ideal[i, nxt] = j
+                                    parent_type[i, nxt] = t + n_types * mode
+                                    changed = True
+                            elif base + dur_lo[t] <= cell:
+                                uncertain = True
+                if exact or not uncertain:
                     break
                 # Rebuild exp[nd]: the exact sums of the stage made of the groups stack_group[1..nd].
                 for q in range(n_q):
@@ -614,42 +648,6 @@ def lattice_dp(
                 stack_pos[nd] = up_start[j + 1]  # dead: no supersets, the pop undoes it
                 continue
             stack_pos[nd] = up_start[j]
-            # ---- exact (else every update was decided above): relax the open cells best[I, nxt]
-            # from best[J, nxt - one device of type t]
-            for k in range(n_open if exact else 0):
-                nxt = open_cells[k]
-                n_fl = flight[nxt]
-                for t in range(n_types):
-                    if not alive_t[t]:
-                        continue
-                    back = prev_state[t, nxt]
-                    if back < 0 or not useful[j, back]:
-                        continue
-                    base = best[j, back]
-                    for mode in range(mode_lo, mode_hi + 1):
-                        load = load_lo[mode, t]
-                        if load > upper_bound:
-                            continue
-                        if mode == 0:
-                            memory = st_lo + n_fl * a_lo
-                        else:
-                            memory = st_lo + n_fl * i_lo_v + a_lo
-                        if memory > type_cap[t]:
-                            continue
-                        if objective == 0:
-                            value = base if base > load else load
-                            better = value < best[i, nxt]
-                        else:
-                            value = base + dur_lo[t]
-                            count = used[j, back] + 1
-                            better = value < best[i, nxt] or (value == best[i, nxt] and count < used[i, nxt])
-                        if better:
-                            best[i, nxt] = value
-                            parent_ideal[i, nxt] = j
-                            parent_type[i, nxt] = t + n_types * mode
-                            if objective == 1:
-                                used[i, nxt] = count
-                            changed = True
             if changed:
                 n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, limit)
                 if n_open == 0:  # every cell of row i is final: unwind the search
@@ -975,11 +973,12 @@ def run(
 
 
 @njit(cache=True, nogil=True)
-def _bound_sums(up_start, up_group, up_target, n_ideals, group_compute, type_sets, set_of_state):
+def _bound_sums(up_start, up_group, up_target, n_ideals, group_compute, type_sets):
     """Per ideal and type set: the weighted work and the largest group outside and inside the ideal.
 
-    ``group_compute[t, g]``: group ``g``'s compute on type ``t`` (``inf``: blocked), already
-    weighted for the sums (``weighted``) - see :func:`cell_floors`. Returns (work_out,
+    ``group_compute`` = (weighted, plain), each ``[t, g]``: group ``g``'s compute on type ``t``
+    (``inf``: blocked), times the type's weight for the sums / as it is (see :func:`cell_floors`).
+    ``type_sets[k, t]``: type ``t`` belongs to set ``k``. Returns (work_out,
     group_out, work_in, group_in), each ``[ideal, set]``: sums of ``min_t weight_t *
     compute[t, g]`` and maxima of ``min_t compute[t, g]`` over the groups outside / inside.
     """
@@ -1045,9 +1044,10 @@ def cell_floors(
     needed (the bounds only shrink with more devices, and a stage added to a prefix raises
     its bound to at most max(bound, the stage's compute)). Cells that are not needed get floor
     ``inf`` (never relaxed); needed cells get ``max(L, out)`` with ``clamp`` (``L`` = ``out``
-    of the empty ideal with every device, a lower bound of the optimum: a cell at or below
-    it can only reach the answer through a split whose value is the optimum's own bound, see
-    the module docstring), ``out`` without. ``feasible`` (tie-break pass): a boolean table of
+    of the empty ideal with every device, a lower bound of every optimum read from row 0: a
+    value at or below ``L`` can never be the difference between two answers, so such a cell
+    only needs an achievable value, see the module docstring), ``out`` without; ``lower`` raises ``L`` (it must be a lower bound of
+    the optimum with every device). ``feasible`` (tie-break pass): a boolean table of
     the cells whose max-load is ``<= upper_bound``; needed feasible cells get ``-inf`` (open
     until final), the others ``inf``.
     """
@@ -1076,7 +1076,7 @@ def cell_floors(
     sets, set_of_state = np.unique(present.T, axis=0, return_inverse=True)
     set_of_state = set_of_state.reshape(-1)
     work_out, group_out, work_in, group_in = _bound_sums(
-        up_start, up_group, up_target, int(n_ideals), (weighted, plain), sets.astype(np.bool_), set_of_state
+        up_start, up_group, up_target, int(n_ideals), (weighted, plain), sets.astype(np.bool_)
     )
     scale = (counts * weight[:, None]).sum(axis=0)  # sum_t n_t w_t per state
 
