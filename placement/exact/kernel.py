@@ -440,14 +440,17 @@ def lattice_dp(
             # J is relevant when a state of J worth extending lies under an open cell it could improve
             # (value = max(base, load) or base + duration, both >= base); otherwise only whether its
             # supersets are alive matters.
-            relevant = False
-            for k in range(n_open):
+            # (With many open cells nearly every J is relevant: the test would only cost time.)
+            relevant = n_open * n_types > 8
+            for k in range(0 if relevant else n_open):
                 nxt = open_cells[k]
                 for t in range(n_types):
                     back = prev_state[t, nxt]
                     if back >= 0 and useful[j, back]:
                         if best[j, back] < best[i, nxt] or (objective == 1 and best[j, back] == best[i, nxt]):
                             relevant = True
+                if relevant:
+                    break
             changed = False
             exact = False
             for attempt in range(2):
