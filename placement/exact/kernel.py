@@ -227,8 +227,22 @@ def _move_group(g, enter, group_start, group_nodes, pred_start, preds, node_fwd,
 
 
 @njit(cache=True, nogil=True)
-def _open_cells(i, best, floor, has_floor, prev_state, open_cells, limit):
-    """List row ``i``'s open cells (value above the floor) in ``open_cells``; returns their number.
+def _stale(i, nxt, old, new, floor, has_floor, prev_state, limit):
+    """Whether lowering cell ``(i, nxt)`` from ``old`` to ``new`` may close it or lower a limit.
+
+    Otherwise the open cells and limits are left as they are (a stale limit is only larger: safe).
+    """
+    if has_floor and not new > floor[i, nxt]:
+        return True
+    for t in range(prev_state.shape[0]):
+        if prev_state[t, nxt] >= 0 and old >= limit[t]:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit):
+    """List row ``i``'s open cells (value above the floor) in ``open_cells`` (flags in ``is_open``); returns their number.
 
     ``limit[t]``: the largest value among the open cells a stage on type ``t`` can improve
     (``-inf``: none). State 0 (no device) is never the target of a stage.
@@ -236,8 +250,10 @@ def _open_cells(i, best, floor, has_floor, prev_state, open_cells, limit):
     for t in range(prev_state.shape[0]):
         limit[t] = -np.inf
     n_open = 0
+    is_open[0] = False
     for s in range(1, best.shape[1]):
-        if has_floor and not best[i, s] > floor[i, s]:
+        is_open[s] = not has_floor or best[i, s] > floor[i, s]
+        if not is_open[s]:
             continue
         open_cells[n_open] = s
         n_open += 1
@@ -339,11 +355,12 @@ def lattice_dp(
     stack_group = np.empty(max_depth, dtype=np.int64)
     alive_t = np.zeros(n_types, dtype=np.bool_)
     open_cells = np.empty(n_states, dtype=np.int64)  # the states of row i whose cell may still improve
+    is_open = np.zeros(n_states, dtype=np.bool_)
     limit = np.empty(n_types, dtype=np.float64)  # per type: the largest incumbent among its open cells
     toggles = 0
     pairs = 0
     for i in range(i_hi, i_lo - 1, -1):
-        n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, limit)
+        n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
         depth = 0 if n_open > 0 or count_only else -1  # no open cell: nothing to search
         stack_ideal[0] = i
         stack_pos[0] = up_start[i]
@@ -562,18 +579,17 @@ def lattice_dp(
                 # intervals: only where they decide (only base itself can be stored then), stopping
                 # at the first update that is undecided or would store a load known only as an
                 # interval. Exact (intervals are points): every update.
-                for k in range(0 if uncertain else n_open):
+                for back in range(0 if uncertain else n_states):
                     if uncertain:
                         break
-                    nxt = open_cells[k]
-                    n_fl = flight[nxt]
+                    if not useful[j, back]:
+                        continue
+                    base = best[j, back]
                     for t in range(n_types):
-                        if not alive_t[t]:
+                        nxt = next_state[t, back]
+                        if not alive_t[t] or nxt < 0 or not is_open[nxt]:
                             continue
-                        back = prev_state[t, nxt]
-                        if back < 0 or not useful[j, back]:
-                            continue
-                        base = best[j, back]
+                        n_fl = flight[nxt]
                         for mode in range(mode_lo, mode_hi + 1):
                             if load_lo[mode, t] > upper_bound:
                                 continue
@@ -597,12 +613,13 @@ def lattice_dp(
                                     count = used[j, back] + 1
                                     better = value < cell or (value == cell and count < used[i, nxt])
                                 if better:
+                                    if _stale(i, nxt, cell, value, floor, has_floor, prev_state, limit):
+                                        changed = True
                                     best[i, nxt] = value
                                     parent_ideal[i, nxt] = j
                                     parent_type[i, nxt] = t + n_types * mode
                                     if objective == 1:
                                         used[i, nxt] = count
-                                    changed = True
                             elif m_hi > type_cap[t]:
                                 uncertain = True
                             elif objective == 0:
@@ -612,10 +629,11 @@ def lattice_dp(
                                     if load_lo[mode, t] < cell:
                                         uncertain = True
                                 elif base < cell:
+                                    if _stale(i, nxt, cell, base, floor, has_floor, prev_state, limit):
+                                        changed = True
                                     best[i, nxt] = base
                                     parent_ideal[i, nxt] = j
                                     parent_type[i, nxt] = t + n_types * mode
-                                    changed = True
                             elif base + dur_lo[t] <= cell:
                                 uncertain = True
                 if exact or not uncertain:
@@ -652,7 +670,7 @@ def lattice_dp(
                 continue
             stack_pos[nd] = up_start[j]
             if changed:
-                n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, limit)
+                n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
                 if n_open == 0:  # every cell of row i is final: unwind the search
                     for level in range(nd + 1):
                         stack_pos[level] = up_start[stack_ideal[level] + 1]
