@@ -15,6 +15,15 @@ order (a chain of ideals, a feasible split), so no optimal split is cut. Loads a
 computes them), so the reported objective always equals the evaluator's max-load of the
 returned split; :func:`solve_dp` checks this before returning.
 
+Most cells of the table cannot be on an optimal split: the groups outside ideal ``I`` must fit
+on the devices of ``s`` and the groups inside on the devices ``s`` leaves over, each within
+the upper bound. A fractional work bound (plus the largest group) on both sides decides this
+per cell (:func:`placement.exact.kernel.cell_floors`); only the cells that pass are relaxed,
+a cell stops improving once it reaches its own lower bound or the whole problem's, and a
+search from ``I`` stops at stages whose compute already reaches the values of ``I``'s open
+cells. The tie-break pass relaxes only the cells whose max-load (exact from the first pass)
+is at most the optimum.
+
 Before the search, groups that can be merged with a neighbour without raising any load are
 merged (:func:`placement.exact.ideals.reduce_groups`); their memory is first ignored (a
 relaxation), then the split is checked with the real sizes, and re-solved without the
@@ -39,6 +48,7 @@ from .kernel import (
     INHERIT,
     KernelInputs,
     build_inputs,
+    cell_floors,
     chain_lattice,
     graph_arrays,
     lattice_tuple,
@@ -85,15 +95,22 @@ def _solve_lattice(
             return None
         return lambda done, total, *_: progress(offset + done, passes * total)
 
-    best, parent_ideal, parent_type, pairs = run(inputs, arrays, overlap, upper_bound, progress=report(0))
+    # Only cells that a split within the bound can pass through are relaxed, and a cell stops at
+    # its floor (its own lower bound, or the whole problem's: see cell_floors).
+    floors = cell_floors(inputs, arrays, upper_bound)
+    best, parent_ideal, parent_type, pairs = run(inputs, arrays, overlap, upper_bound, floor=floors, progress=report(0))
+    del floors
     value = float(best[0, last])
     if not math.isfinite(value):
         return math.inf, None, int(pairs), None
     table = SolvedTable(problem, groups, lattice, inputs, upper_bound, best, parent_ideal, parent_type)
     if tie_break:
         # Among the splits with max-load <= the optimum: least sum of stage durations, then fewest devices.
+        # The cells this pass can use are exactly the needed ones whose max-load is <= the optimum
+        # (the first pass's values are exact there, see cell_floors).
+        floors = cell_floors(inputs, arrays, value, feasible=best <= value)
         _, parent_ideal, parent_type, more = run(
-            inputs, arrays, overlap, value, tie_break=True, progress=report(lattice.count - 1)
+            inputs, arrays, overlap, value, tie_break=True, floor=floors, progress=report(lattice.count - 1)
         )
         pairs += more
     placement, _ = walk(problem, groups, lattice.groups_of, parent_ideal, parent_type, last, lattice.full, inputs)
@@ -104,9 +121,11 @@ def _solve_lattice(
 class SolvedTable:
     """The max-load table of one DP run, to answer smaller device counts without solving again.
 
-    ``best[I, s]`` holds the optimal max-load with *at most* the counts of state ``s`` (see
-    :mod:`placement.exact.kernel`); a value is exact whenever it is ``<= upper_bound`` (the search
-    cut only stages slower than that), otherwise :meth:`query` answers None.
+    ``best[I, s]`` holds a max-load with *at most* the counts of state ``s`` (see
+    :mod:`placement.exact.kernel`). Only the empty ideal's row is read: ``best[0, q]`` is the
+    exact optimum whenever it is ``<= upper_bound`` (the search cut only stages slower than
+    that, and cells no split within the bound passes through; other rows may hold larger,
+    still achievable values), otherwise :meth:`query` answers None.
     """
 
     problem: Problem
@@ -190,13 +209,16 @@ def _infeasible_reason(problem: Problem) -> str:
     )
 
 
-#: Largest DP table allowed (bytes): best (8) + parent ideal (4) + parent type (1) + useful (1) per cell.
+#: Largest DP table allowed (bytes): best (8) + parent ideal (4) + parent type (1) + useful (1) + floor (8) per cell.
 MAX_TABLE_BYTES = 2 * 1024**3
+
+#: Bytes per cell of the table (see MAX_TABLE_BYTES).
+CELL_BYTES = 22
 
 
 def _check_table_size(problem: Problem, ideals: int) -> None:
     states = math.prod(kind.count + 1 for kind in problem.devices.accelerators) * (problem.devices.cpus + 1)
-    needed = ideals * states * 14
+    needed = ideals * states * CELL_BYTES
     if needed > MAX_TABLE_BYTES:
         raise TooManyIdealsError(
             f"the DP table would need {needed / 1024**3:.1f} GiB ({ideals:,} ideals x {states:,} device-count "

@@ -72,6 +72,23 @@ when every stage feeds the next.
 alone exceeds ``upper_bound``, or its memory at the smallest in-flight count exceeds the
 cap - all monotone in ``J`` - so no split whose loads are all ``<= upper_bound`` is cut.
 
+**Open cells** (the search's real cut). A cell ``(I, s)`` is *open* while its value is above
+its ``floor`` (:func:`cell_floors`; without floors every cell is open): a cell at or below
+its floor is final, and a cell whose floor is ``inf`` is never relaxed. A row with no open
+cell is not searched at all, and its search stops as soon as its last open cell closes.
+Per type ``t`` the search keeps ``limit[t]``, the largest value among the open cells a stage
+on ``t`` can improve; a value through a stage is ``>= its compute`` (``max(base, load)``, or
+``base + duration`` with ``base >= 0``), compute only grows with ``J`` and limits only
+fall, so a branch whose compute is ``>= limit[t]`` (objective 1: ``>``, a tie may still win
+on the device count) can improve nothing on ``t`` and is cut for ``t``. Only the open cells
+are relaxed, and a pair ``(I, J)`` whose ``J`` has no extendable state under an open cell it
+could beat costs only the branch tests (no loads).
+
+Floors make values inexact only where that cannot matter: with floors from
+:func:`cell_floors`, ``best[empty, q]`` is exact for every state ``q`` whose optimum is
+``<= upper_bound`` (every cell on an optimal split of ``q`` is needed, and the clamp ``L`` is
+``<=`` every such optimum); other cells may hold a larger (still achievable) value.
+
 Returns ``(best, parent_ideal, parent_type, pairs)``: per cell the ideal ``J`` after the
 stage and ``type + T * mode`` of its device, or ``INHERIT + d`` (same value as the state
 with one device of type ``d`` fewer, ``closure`` only); ``pairs`` counts the pairs ``I < J``
@@ -210,53 +227,40 @@ def _move_group(g, enter, group_start, group_nodes, pred_start, preds, node_fwd,
 
 
 @njit(cache=True, nogil=True)
-def _exact_stage(
-    nd,
-    stack_group,
-    group_start,
-    group_nodes,
-    pred_start,
-    preds,
-    in_stage,
-    stage_succ,
-    fwd_succ_in,
-    out_degree,
-    node_fwd,
-    node_val,
-    cross_val,
-    in_val,
-    exp,
-    exp_len,
-    mark,
-    tag,
-):
-    """Rebuild ``exp[nd]``: the exact sums of the stage made of the groups ``stack_group[1..nd]``."""
-    n_val = node_val.shape[0]
-    n_cross = cross_val.shape[0]
-    q_in = n_val + n_cross
-    for q in range(q_in + 1):
-        exp_len[nd, q] = 0
-    for level in range(1, nd + 1):
-        g = stack_group[level]
-        for k in range(group_start[g], group_start[g + 1]):
-            x = group_nodes[k]
-            for q in range(n_val):
-                v = node_val[q, x]
-                if v != 0.0:
-                    exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
-            # Boundary nodes: stage nodes, and outside predecessors of stage nodes.
-            for m in range(pred_start[x] - 1, pred_start[x + 1]):
-                u = x if m < pred_start[x] else preds[m]
-                if mark[u] == tag:
-                    continue
-                mark[u] = tag
-                if _crossing(in_stage, stage_succ, out_degree, u):
-                    for cl in range(n_cross):
-                        v = cross_val[cl, u]
-                        if v != 0.0:
-                            exp_len[nd, n_val + cl] = _grow(exp[nd, n_val + cl], exp_len[nd, n_val + cl], v)
-                if _feeding(in_stage, fwd_succ_in, node_fwd, u) and in_val[u] != 0.0:
-                    exp_len[nd, q_in] = _grow(exp[nd, q_in], exp_len[nd, q_in], in_val[u])
+def _stale(i, nxt, old, new, floor, has_floor, prev_state, limit):
+    """Whether lowering cell ``(i, nxt)`` from ``old`` to ``new`` may close it or lower a limit.
+
+    Otherwise the open cells and limits are left as they are (a stale limit is only larger: safe).
+    """
+    if has_floor and not new > floor[i, nxt]:
+        return True
+    for t in range(prev_state.shape[0]):
+        if prev_state[t, nxt] >= 0 and old >= limit[t]:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit):
+    """List row ``i``'s open cells (value above the floor) in ``open_cells`` (flags in ``is_open``); returns their number.
+
+    ``limit[t]``: the largest value among the open cells a stage on type ``t`` can improve
+    (``-inf``: none). State 0 (no device) is never the target of a stage.
+    """
+    for t in range(prev_state.shape[0]):
+        limit[t] = -np.inf
+    n_open = 0
+    is_open[0] = False
+    for s in range(1, best.shape[1]):
+        is_open[s] = not has_floor or best[i, s] > floor[i, s]
+        if not is_open[s]:
+            continue
+        open_cells[n_open] = s
+        n_open += 1
+        for t in range(prev_state.shape[0]):
+            if prev_state[t, s] >= 0 and best[i, s] > limit[t]:
+                limit[t] = best[i, s]
+    return n_open
 
 
 @njit(cache=True, nogil=True)
@@ -300,6 +304,7 @@ def lattice_dp(
     parent_type,
     useful,
     used,
+    floor,
     i_hi,
     i_lo,
     counters,
@@ -307,8 +312,10 @@ def lattice_dp(
     """Fill rows ``i_hi`` down to ``i_lo`` of the DP table (from :func:`new_table`); returns the pairs searched.
 
     The contract is the module docstring; rows above ``i_hi`` must be final. ``counters[0]``
-    is increased by the number of pairs whose exact sums had to be rebuilt.
+    is increased by the number of pairs whose exact sums had to be rebuilt. ``floor``: the
+    cells' floors (module docstring, "Open cells"), or a 1 x 1 array: every cell open.
     """
+    has_floor = floor.shape[0] > 1
     n_types = type_compute.shape[0]
     n_nodes = out_degree.shape[0]
     n_val = node_val.shape[0]
@@ -347,10 +354,14 @@ def lattice_dp(
     stack_pos = np.empty(max_depth, dtype=np.int64)
     stack_group = np.empty(max_depth, dtype=np.int64)
     alive_t = np.zeros(n_types, dtype=np.bool_)
+    open_cells = np.empty(n_states, dtype=np.int64)  # the states of row i whose cell may still improve
+    is_open = np.zeros(n_states, dtype=np.bool_)
+    limit = np.empty(n_types, dtype=np.float64)  # per type: the largest incumbent among its open cells
     toggles = 0
     pairs = 0
     for i in range(i_hi, i_lo - 1, -1):
-        depth = 0
+        n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
+        depth = 0 if n_open > 0 or count_only else -1  # no open cell: nothing to search
         stack_ideal[0] = i
         stack_pos[0] = up_start[i]
         stack_group[0] = -1
@@ -443,6 +454,21 @@ def lattice_dp(
             # sum that holds its exact value (correctly rounded); where an interval cannot decide a
             # test or a value must be stored, the stage's exact sums are rebuilt from its nodes and
             # the intervals collapse to points. Every test below is monotone in the quantities.
+            # J is relevant when a state of J worth extending lies under an open cell it could improve
+            # (value = max(base, load) or base + duration, both >= base); otherwise only whether its
+            # supersets are alive matters.
+            # (With many open cells nearly every J is relevant: the test would only cost time.)
+            relevant = n_open * n_types > 8
+            for k in range(0 if relevant else n_open):
+                nxt = open_cells[k]
+                for t in range(n_types):
+                    back = prev_state[t, nxt]
+                    if back >= 0 and useful[j, back]:
+                        if best[j, back] < best[i, nxt] or (objective == 1 and best[j, back] == best[i, nxt]):
+                            relevant = True
+                if relevant:
+                    break
+            changed = False
             exact = False
             for attempt in range(2):
                 for q in range(n_q):
@@ -475,6 +501,10 @@ def lattice_dp(
                     qc = type_compute[t]
                     if lo_q[qc] > upper_bound:
                         continue
+                    # Per-row incumbents: any value through this stage is >= its compute, and compute
+                    # only grows with J (objective 1 may still win a tie on the device count).
+                    if lo_q[qc] > limit[t] or (objective == 0 and lo_q[qc] >= limit[t]):
+                        continue
                     if hi_q[qc] > upper_bound:
                         uncertain = True
                     low_lo = st_lo + (min_flight * a_lo if mode_lo == 0 else a_lo)
@@ -488,6 +518,8 @@ def lattice_dp(
                         uncertain = True
                     alive_t[t] = True
                     alive = True
+                    if not relevant:
+                        continue
                     # Loads per mode and the tie-break duration, as intervals.
                     cc = type_cross[t]
                     x_lo = lo_q[n_val + cc] if cc >= 0 else 0.0
@@ -541,117 +573,107 @@ def lattice_dp(
                             e = er[nd, qc] + (er[nd, n_val + cd] if cd >= 0 else 0.0) + EPS * abs(r)
                             dur_lo[t] = r - 2.0 * e
                             dur_hi[t] = r + 2.0 * e
-                if not alive or exact:
+                if not alive or not relevant:
                     break
-                # Relax where the intervals decide (only base itself can be stored then); stop at the
-                # first update that is undecided or would store a load known only as an interval.
-                if not uncertain:
-                    for s in range(n_states):
-                        if uncertain:
-                            break
-                        if not useful[j, s]:
+                # Relax the open cells best[I, nxt] from best[J, nxt - one device of type t]. On the
+                # intervals: only where they decide (only base itself can be stored then), stopping
+                # at the first update that is undecided or would store a load known only as an
+                # interval. Exact (intervals are points): every update.
+                for back in range(0 if uncertain else n_states):
+                    if uncertain:
+                        break
+                    if not useful[j, back]:
+                        continue
+                    base = best[j, back]
+                    for t in range(n_types):
+                        nxt = next_state[t, back]
+                        if not alive_t[t] or nxt < 0 or not is_open[nxt]:
                             continue
-                        base = best[j, s]
-                        for t in range(n_types):
-                            if not alive_t[t]:
+                        n_fl = flight[nxt]
+                        for mode in range(mode_lo, mode_hi + 1):
+                            if load_lo[mode, t] > upper_bound:
                                 continue
-                            nxt = next_state[t, s]
-                            if nxt < 0:
+                            if mode == 0:
+                                m_lo = st_lo + n_fl * a_lo
+                                m_hi = st_hi + n_fl * a_hi
+                            else:
+                                m_lo = st_lo + n_fl * i_lo_v + a_lo
+                                m_hi = st_hi + n_fl * i_hi_v + a_hi
+                            if m_lo > type_cap[t]:
                                 continue
-                            n_fl = flight[nxt]
                             cell = best[i, nxt]
-                            for mode in range(mode_lo, mode_hi + 1):
-                                if load_lo[mode, t] > upper_bound:
-                                    continue
-                                if mode == 0:
-                                    m_lo = st_lo + n_fl * a_lo
-                                    m_hi = st_hi + n_fl * a_hi
+                            if exact:
+                                load = load_lo[mode, t]
+                                count = 0
+                                if objective == 0:
+                                    value = base if base > load else load
+                                    better = value < cell
                                 else:
-                                    m_lo = st_lo + n_fl * i_lo_v + a_lo
-                                    m_hi = st_hi + n_fl * i_hi_v + a_hi
-                                if m_lo > type_cap[t]:
-                                    continue
-                                if m_hi > type_cap[t]:
-                                    uncertain = True
-                                elif objective == 0:
-                                    # value = max(base, load): base if load_hi <= base, else undecided
-                                    # unless even the smallest value cannot beat the cell.
-                                    if load_hi[mode, t] > base:
-                                        if load_lo[mode, t] < cell:
-                                            uncertain = True
-                                    elif base < cell:
-                                        best[i, nxt] = base
-                                        parent_ideal[i, nxt] = j
-                                        parent_type[i, nxt] = t + n_types * mode
-                                        cell = base
-                                elif base + dur_lo[t] <= cell:
-                                    uncertain = True
-                if not uncertain:
+                                    value = base + dur_lo[t]
+                                    count = used[j, back] + 1
+                                    better = value < cell or (value == cell and count < used[i, nxt])
+                                if better:
+                                    if _stale(i, nxt, cell, value, floor, has_floor, prev_state, limit):
+                                        changed = True
+                                    best[i, nxt] = value
+                                    parent_ideal[i, nxt] = j
+                                    parent_type[i, nxt] = t + n_types * mode
+                                    if objective == 1:
+                                        used[i, nxt] = count
+                            elif m_hi > type_cap[t]:
+                                uncertain = True
+                            elif objective == 0:
+                                # value = max(base, load): base if load_hi <= base, else undecided
+                                # unless even the smallest value cannot beat the cell.
+                                if load_hi[mode, t] > base:
+                                    if load_lo[mode, t] < cell:
+                                        uncertain = True
+                                elif base < cell:
+                                    if _stale(i, nxt, cell, base, floor, has_floor, prev_state, limit):
+                                        changed = True
+                                    best[i, nxt] = base
+                                    parent_ideal[i, nxt] = j
+                                    parent_type[i, nxt] = t + n_types * mode
+                            elif base + dur_lo[t] <= cell:
+                                uncertain = True
+                if exact or not uncertain:
                     break
-                _exact_stage(
-                    nd,
-                    stack_group,
-                    group_start,
-                    group_nodes,
-                    pred_start,
-                    preds,
-                    in_stage,
-                    stage_succ,
-                    fwd_succ_in,
-                    out_degree,
-                    node_fwd,
-                    node_val,
-                    cross_val,
-                    in_val,
-                    exp,
-                    exp_len,
-                    mark2,
-                    pairs,
-                )
+                # Rebuild exp[nd]: the exact sums of the stage made of the groups stack_group[1..nd].
+                for q in range(n_q):
+                    exp_len[nd, q] = 0
+                for level in range(1, nd + 1):
+                    gl = stack_group[level]
+                    for k in range(group_start[gl], group_start[gl + 1]):
+                        x = group_nodes[k]
+                        for q in range(n_val):
+                            v = node_val[q, x]
+                            if v != 0.0:
+                                exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
+                        # Boundary nodes: stage nodes, and outside predecessors of stage nodes.
+                        for m in range(pred_start[x] - 1, pred_start[x + 1]):
+                            u = x if m < pred_start[x] else preds[m]
+                            if mark2[u] == pairs:
+                                continue
+                            mark2[u] = pairs
+                            if _crossing(in_stage, stage_succ, out_degree, u):
+                                for cl in range(n_cross):
+                                    v = cross_val[cl, u]
+                                    if v != 0.0:
+                                        q = n_val + cl
+                                        exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
+                            if _feeding(in_stage, fwd_succ_in, node_fwd, u) and in_val[u] != 0.0:
+                                exp_len[nd, q_in] = _grow(exp[nd, q_in], exp_len[nd, q_in], in_val[u])
                 counters[0] += 1
                 exact = True
             if not alive:
                 stack_pos[nd] = up_start[j + 1]  # dead: no supersets, the pop undoes it
                 continue
             stack_pos[nd] = up_start[j]
-            if not exact:
-                continue  # every update was decided above
-            # ---- exact: relax best[I, next(s)] from best[J, s]
-            static = st_lo
-            for s in range(n_states):
-                if not useful[j, s]:
-                    continue
-                base = best[j, s]
-                for t in range(n_types):
-                    if not alive_t[t]:
-                        continue
-                    nxt = next_state[t, s]
-                    if nxt < 0:
-                        continue
-                    n_fl = flight[nxt]
-                    for mode in range(mode_lo, mode_hi + 1):
-                        load = load_lo[mode, t]
-                        if load > upper_bound:
-                            continue
-                        if mode == 0:
-                            memory = static + n_fl * a_lo
-                        else:
-                            memory = static + n_fl * i_lo_v + a_lo
-                        if memory > type_cap[t]:
-                            continue
-                        if objective == 0:
-                            value = base if base > load else load
-                            better = value < best[i, nxt]
-                        else:
-                            value = base + dur_lo[t]
-                            count = used[j, s] + 1
-                            better = value < best[i, nxt] or (value == best[i, nxt] and count < used[i, nxt])
-                        if better:
-                            best[i, nxt] = value
-                            parent_ideal[i, nxt] = j
-                            parent_type[i, nxt] = t + n_types * mode
-                            if objective == 1:
-                                used[i, nxt] = count
+            if changed:
+                n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
+                if n_open == 0:  # every cell of row i is final: unwind the search
+                    for level in range(nd + 1):
+                        stack_pos[level] = up_start[stack_ideal[level] + 1]
         # best[i] is final: close it (closure) and mark the states worth extending.
         for s in range(n_states):
             if closure:
@@ -893,12 +915,15 @@ def run(
     modes: tuple[int, int] = (0, 0),
     count_only: bool = False,
     tie_break: bool = False,
+    floor: np.ndarray | None = None,
     progress=None,
     chunk: int = 0,
 ):
     """:func:`lattice_dp` on ``inputs`` over ``lattice`` = (up_start, up_group, up_target, n_ideals).
 
     ``tie_break``: objective 1 (module docstring) with ``upper_bound`` the optimal max-load.
+    ``floor``: per cell, the value at or below which it is final (:func:`cell_floors`; None:
+    every cell stays open).
     ``progress(done, total)``: called after every ``chunk`` ideals (default: 1 % of them);
     the kernel runs without the GIL in between. Returns (best, parent_ideal, parent_type, pairs).
     """
@@ -957,6 +982,7 @@ def run(
             parent_type,
             useful,
             used,
+            np.full((1, 1), -np.inf) if floor is None else floor,
             hi,
             lo,
             counters,
@@ -965,6 +991,135 @@ def run(
         if progress is not None:
             progress(n - 1 - lo, n - 1, int(counters[0]))
     return best, parent_ideal, parent_type, pairs
+
+
+@njit(cache=True, nogil=True)
+def _bound_sums(up_start, up_group, up_target, n_ideals, group_compute, type_sets):
+    """Per ideal and type set: the weighted work and the largest group outside and inside the ideal.
+
+    ``group_compute`` = (weighted, plain), each ``[t, g]``: group ``g``'s compute on type ``t``
+    (``inf``: blocked), times the type's weight for the sums / as it is (see :func:`cell_floors`).
+    ``type_sets[k, t]``: type ``t`` belongs to set ``k``. Returns (work_out,
+    group_out, work_in, group_in), each ``[ideal, set]``: sums of ``min_t weight_t *
+    compute[t, g]`` and maxima of ``min_t compute[t, g]`` over the groups outside / inside.
+    """
+    weighted, plain = group_compute
+    n_sets = type_sets.shape[0]
+    n_types = type_sets.shape[1]
+    n_groups = plain.shape[1]
+    cheapest_w = np.full((n_sets, n_groups), np.inf)
+    cheapest = np.full((n_sets, n_groups), np.inf)
+    for k in range(n_sets):
+        for g in range(n_groups):
+            for t in range(n_types):
+                if type_sets[k, t]:
+                    cheapest_w[k, g] = min(cheapest_w[k, g], weighted[t, g])
+                    cheapest[k, g] = min(cheapest[k, g], plain[t, g])
+    work_out = np.zeros((n_ideals, n_sets))
+    group_out = np.zeros((n_ideals, n_sets))
+    work_in = np.zeros((n_ideals, n_sets))
+    group_in = np.zeros((n_ideals, n_sets))
+    seen = np.zeros(n_ideals, dtype=np.bool_)
+    seen[0] = True
+    for i in range(n_ideals):  # inside: from any ideal covered by this one (subsets come first)
+        for e in range(up_start[i], up_start[i + 1]):
+            j = up_target[e]
+            if seen[j]:
+                continue
+            seen[j] = True
+            g = up_group[e]
+            for k in range(n_sets):
+                work_in[j, k] = work_in[i, k] + cheapest_w[k, g]
+                group_in[j, k] = max(group_in[i, k], cheapest[k, g])
+    for i in range(n_ideals - 2, -1, -1):  # outside: from any ideal covering this one
+        e = up_start[i]
+        j = up_target[e]
+        g = up_group[e]
+        for k in range(n_sets):
+            work_out[i, k] = work_out[j, k] + cheapest_w[k, g]
+            group_out[i, k] = max(group_out[j, k], cheapest[k, g])
+    return work_out, group_out, work_in, group_in
+
+
+def cell_floors(
+    inputs: KernelInputs,
+    lattice: tuple,
+    upper_bound: float,
+    *,
+    clamp: bool = True,
+    lower: float = -math.inf,
+    feasible: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per cell ``(I, s)`` of the table, the value at or below which it is final (``floor``).
+
+    A lower bound of the max-load of any split of the groups *outside* ``I`` on the devices
+    of ``s`` (``out``), and of the groups *inside* ``I`` on the devices that ``s`` leaves over
+    (``in``), each the larger of a fractional work bound and the largest group: for weights
+    ``y_t >= 0`` with ``sum_t n_t y_t = 1`` every split has max-load ``>= sum_g min_t y_t
+    compute_t(g)`` (each stage's load is at least its compute; LP duality), with ``y_t``
+    proportional to ``1 / (the whole graph's compute on t)``. Both bounds are scaled down by
+    ``1e-9`` relative, far above the rounding of the sums.
+
+    A cell is *needed* when ``in <= upper_bound`` and ``out <= upper_bound``: every cell on an
+    optimal split of any state ``q <= all devices`` whose optimum is ``<= upper_bound`` is
+    needed (the bounds only shrink with more devices, and a stage added to a prefix raises
+    its bound to at most max(bound, the stage's compute)). Cells that are not needed get floor
+    ``inf`` (never relaxed); needed cells get ``max(L, out)`` with ``clamp`` (``L`` = ``out``
+    of the empty ideal with every device, a lower bound of every optimum read from row 0: a
+    value at or below ``L`` can never be the difference between two answers, so such a cell
+    only needs an achievable value, see the module docstring), ``out`` without; ``lower`` raises ``L`` (it must be a lower bound of
+    the optimum with every device). ``feasible`` (tie-break pass): a boolean table of
+    the cells whose max-load is ``<= upper_bound``; needed feasible cells get ``-inf`` (open
+    until final), the others ``inf``.
+    """
+    up_start, up_group, up_target, n_ideals = lattice
+    a = inputs
+    n_types = a.n_types
+    n_groups = a.group_start.shape[0] - 1
+    plain = np.zeros((n_types, n_groups))
+    for t in range(n_types):
+        row = a.node_val[a.type_compute[t]]
+        for g in range(n_groups):
+            plain[t, g] = (
+                math.inf
+                if a.group_blocked[t, g] > 0
+                else float(row[a.group_nodes[a.group_start[g] : a.group_start[g + 1]]].sum())
+            )
+    totals = np.where(np.isfinite(plain), plain, 0.0).sum(axis=1)
+    weight = np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1.0), 0.0)
+    finite = np.isfinite(plain)
+    weighted = np.where(finite, np.where(finite, plain, 0.0) * weight[:, None], math.inf)
+    n_states = a.n_states
+    counts = np.asarray(
+        [(np.arange(n_states) // int(a.strides[t])) % (int(a.strides[t + 1] // a.strides[t])) for t in range(n_types)]
+    )
+    present = counts > 0  # [type, state]
+    sets, set_of_state = np.unique(present.T, axis=0, return_inverse=True)
+    set_of_state = set_of_state.reshape(-1)
+    work_out, group_out, work_in, group_in = _bound_sums(
+        up_start, up_group, up_target, int(n_ideals), (weighted, plain), sets.astype(np.bool_)
+    )
+    scale = (counts * weight[:, None]).sum(axis=0)  # sum_t n_t w_t per state
+
+    def bound(work, group, states):
+        k = set_of_state[states]
+        frac = np.where(
+            scale[states] > 0,
+            work[:, k] / np.where(scale[states] > 0, scale[states], 1.0),
+            np.where(np.isinf(work[:, k]), math.inf, 0.0),
+        )
+        return np.maximum(frac, group[:, k]) * (1.0 - 1e-9)
+
+    states = np.arange(n_states)
+    out = bound(work_out, group_out, states)
+    inner = bound(work_in, group_in, (n_states - 1) - states)  # the devices s leaves over
+    needed = (out <= upper_bound) & (inner <= upper_bound)
+    if feasible is not None:
+        return np.where(needed & feasible, -math.inf, math.inf)
+    floor = out
+    if clamp:
+        floor = np.maximum(floor, max(lower, out[0, n_states - 1]))
+    return np.where(needed, floor, math.inf)
 
 
 def lattice_tuple(lattice) -> tuple:
