@@ -12,8 +12,11 @@ smaller count, so :meth:`placement.exact.dp.SolvedTable.query` answers it withou
 * :class:`SolveProgress` - ``progress(done, total)`` callback that shows a bar only once a
   solve has run for :data:`PROGRESS_AFTER` seconds (a quick solve shows nothing).
 
-The kept table lives in ``st.session_state`` under one private key, so a session holds at most
-one table. It is keyed on everything that decides the answer except the device counts: the
+The table is built with ``bound=math.inf`` (no cut: with the default chain bound of the full
+counts, a count lowered far enough to raise the optimum could not be answered), in the session's
+one background thread after each fresh solve, so the fresh result shows at once; an answer
+waits for what is left of the build. The kept table lives in ``st.session_state`` under one
+private key, so a session holds at most one table. It is keyed on everything that decides the answer except the device counts: the
 graph's digest, the devices with every count set to 0 (memory, speed, bandwidths, overlap, ...)
 and the method's options. An answer is used only when every count (each accelerator kind, CPU
 cores) is at most the table's and at least one is smaller; the evaluator
@@ -41,6 +44,7 @@ from placement.exact.dp import SolvedTable, solve_dp_table
 
 # Private session-state keys (never widget keys).
 _TABLE = "_ui_live_table"  # _Kept or None: the last DP table of the current scenario
+_EXECUTOR = "_ui_live_executor"  # the session's one ThreadPoolExecutor that builds tables
 _FRESH = "_ui_live_fresh"  # (graph digest, devices repr) the user asked to solve afresh, or None
 
 #: Seconds a solve runs before its progress bar appears (a quicker solve shows none).
@@ -70,6 +74,8 @@ def _build(problem: placement.Problem, max_ideals: Any) -> SolvedTable | None:
 
 def _table(kept: _Kept) -> SolvedTable | None:
     """The kept table, waiting for its build if it is still running."""
+    if kept.table.cancelled():
+        return None
     if not kept.table.done():
         with st.spinner("Finishing the table of the last solve...", show_time=True):
             wait([kept.table])
@@ -176,14 +182,22 @@ def keep(problem: placement.Problem, options: dict[str, Any]) -> None:
     if kept is not None and kept.key == key and _covered(wanted, kept.counts):
         return
     if not any(wanted[0]) and wanted[1] == 0:
+        if kept is not None:
+            kept.table.cancel()
         st.session_state[_TABLE] = None
         return
+    if kept is not None:
+        kept.table.cancel()  # not started yet (queued behind another build): never run it
     st.session_state[_TABLE] = None  # the old table is of no use now: let it go
-    # Built in a background thread (the kernel runs without the GIL): the page shows the fresh
-    # result at once, and a count lowered later waits only for what is left of the build.
-    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dp-table")
+    # Built in the session's one background thread (the kernel runs without the GIL): the page
+    # shows the fresh result at once, and a count lowered later waits only for what is left of
+    # the build. One thread per session: at most one build runs and one waits, however fast the
+    # settings change.
+    executor = st.session_state.get(_EXECUTOR)
+    if executor is None:
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dp-table")
+        st.session_state[_EXECUTOR] = executor
     future = executor.submit(_build, problem, options.get("max_ideals"))
-    executor.shutdown(wait=False)
     st.session_state[_TABLE] = _Kept(key, wanted, future)
 
 
