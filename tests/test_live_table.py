@@ -292,3 +292,21 @@ def test_cli_progress_goes_to_stderr_and_json_stays_clean(monkeypatch, capsys):
     done, total = (int(x.replace(",", "")) for x in lines[-1].removeprefix("dp: ").split(" ideals")[0].split(" / "))
     assert 0 < done <= total
     assert forced.err.endswith("\n")
+
+
+def test_waiting_for_a_table_build_shows_its_ideals(monkeypatch, no_table):
+    """A lowered count that arrives while the table is still being built waits with the build's counts shown."""
+    import threading
+    from concurrent.futures import Future
+
+    seen: list[tuple[int, int]] = []
+    monkeypatch.setattr(live.SolveProgress, "__call__", lambda self, done, total: seen.append((done, total)))
+    problem = load_problem(DEFAULT)
+    table = dp_module.solve_dp_table(problem, bound=math.inf)
+    searched = live._Searched()
+    searched(5, 10)  # what the build's thread reported so far
+    pending: Future = Future()
+    kept = live._Kept(live.rest_key(problem, {}), live.counts_of(problem.devices), pending, searched)
+    threading.Timer(0.3, pending.set_result, [table]).start()
+    assert live._table(kept) is table
+    assert seen and set(seen) == {(5, 10)}

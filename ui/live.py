@@ -60,25 +60,38 @@ class _Kept:
     key: tuple
     counts: Counts
     table: Future  # of SolvedTable | None, built in a background thread
+    searched: _Searched
 
 
-def _build(problem: placement.Problem, max_ideals: Any) -> SolvedTable | None:
+class _Searched:
+    """(ideals done, total) of a table build, written by the build's thread, read by the page's."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.total = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+
+
+def _build(problem: placement.Problem, max_ideals: Any, searched: _Searched) -> SolvedTable | None:
     """The table of ``problem`` searched without a cut (``bound=inf``), so that every smaller count is answerable."""
+    limit = {} if max_ideals is None else {"max_ideals": int(max_ideals)}
     try:
-        if max_ideals is None:
-            return solve_dp_table(problem, bound=math.inf)
-        return solve_dp_table(problem, max_ideals=int(max_ideals), bound=math.inf)
+        return solve_dp_table(problem, bound=math.inf, progress=searched, **limit)
     except placement.PlacementError:
         return None  # only a shortcut: the page has its result already
 
 
 def _table(kept: _Kept) -> SolvedTable | None:
-    """The kept table, waiting for its build if it is still running."""
+    """The kept table, waiting for its build if it is still running (a progress bar past a second)."""
     if kept.table.cancelled():
         return None
     if not kept.table.done():
-        with st.spinner("Finishing the table of the last solve...", show_time=True):
-            wait([kept.table])
+        bar = SolveProgress("Finishing the table of the last solve")
+        while not wait([kept.table], timeout=0.1).done:
+            bar(kept.searched.done, kept.searched.total)
+        bar.close()
     try:
         return kept.table.result()
     except Exception:  # noqa: BLE001 - a failed build only means: solve normally
@@ -197,8 +210,9 @@ def keep(problem: placement.Problem, options: dict[str, Any]) -> None:
     if executor is None:
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dp-table")
         st.session_state[_EXECUTOR] = executor
-    future = executor.submit(_build, problem, options.get("max_ideals"))
-    st.session_state[_TABLE] = _Kept(key, wanted, future)
+    searched = _Searched()
+    future = executor.submit(_build, problem, options.get("max_ideals"), searched)
+    st.session_state[_TABLE] = _Kept(key, wanted, future, searched)
 
 
 def solve_afresh(problem: placement.Problem) -> None:

@@ -292,7 +292,10 @@ def solve_dp(
 
 
 def solve_dp_table(
-    problem: Problem, max_ideals: int = DEFAULT_MAX_IDEALS, bound: float | None = None
+    problem: Problem,
+    max_ideals: int = DEFAULT_MAX_IDEALS,
+    bound: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SolvedTable | None:
     """Solve ``problem`` once and keep the table, for queries with fewer devices (a slider moved down).
 
@@ -306,12 +309,13 @@ def solve_dp_table(
     raise the optimum above it is not answered; ``bound=math.inf`` cuts nothing and answers
     every smaller count (except where the merged nodes' memory binds), at the price of the
     search's pruning (about twice the time of one pass on the sample operator graphs).
+    ``progress(done, total)`` reports ideals searched, as in :func:`solve_dp`.
     """
     groups, moved = reduce_groups(problem.graph, contract(problem.graph))
     lattice = enumerate_ideals(groups, max_ideals)
     _check_table_size(problem, lattice.count)
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0)
-    *_, table = _solve_lattice(problem, groups, lattice, relaxed, tie_break=False, bound=bound)
+    *_, table = _solve_lattice(problem, groups, lattice, relaxed, tie_break=False, progress=progress, bound=bound)
     return table
 
 
