@@ -89,7 +89,7 @@ state.set_time_limit(limit)
 # ----------------------------------------------------------------------------- solve (cached)
 problem = state.result_problem()
 with st.spinner(f"Solving with {method}..." if plan is None else "Loading the plan..."):
-    result = state.current_result()
+    result = state.current_result(live=True)
 
 if not result.ok:
     message = f"**{result.status}** ({result.method}): {result.reason or 'no placement found'}"

@@ -438,12 +438,15 @@ def live_method() -> str:
     return "dp" if takes_time_limit(method) else method
 
 
-def current_result() -> placement.Result | None:
+def current_result(live: bool = False) -> placement.Result | None:
     """The result the Placement page shows: the picked plan if any, else the live solve.
 
     The live solve uses :func:`current_problem`, :func:`current_method` and
     :func:`current_time_limit` (cached). Use :func:`result_problem` for the problem the
-    result belongs to (a picked plan may come with other devices).
+    result belongs to (a picked plan may come with other devices). ``live=True`` (the Placement
+    page, which says so and offers a fresh solve): a lowered device count may be answered from
+    the last DP table (see :func:`solve_cached`), with an optimal split that is not tie-broken;
+    the other pages get the full solve's split.
     """
     plan = selected_plan()
     if plan is not None:
@@ -451,7 +454,7 @@ def current_result() -> placement.Result | None:
     problem = current_problem()
     if problem is None:
         return None
-    return solve_cached(problem, current_method(), live=True, time_limit=current_time_limit())
+    return solve_cached(problem, current_method(), live=live, time_limit=current_time_limit())
 
 
 def result_problem() -> placement.Problem | None:
