@@ -1,8 +1,8 @@
 """Measure answering lowered device counts from the last DP table (issue 12, item 3).
 
 For each graph: one fresh ``solve_dp`` at the file's counts; the table build
-(``solve_dp_table``) with the chain bound (the default) and with ``bound=inf`` (what the app
-keeps, so that every lower count is answerable); then, for every lower count (each accelerator
+(``solve_dp_table``) with the chain bound (the default), with ``bound`` = ``ui.live.TABLE_BOUND`` x
+the optimum (what the app keeps) and with ``bound=inf`` (every lower count answerable); then, for every lower count (each accelerator
 kind and CPU cores, the solved counts excluded), ``SolvedTable.query`` + the evaluator's check
 against a fresh ``solve_dp``. Prints one row per graph: seconds, how many lower counts each
 table answers, the median answer and fresh-solve times, and whether every answer's max-load
@@ -25,6 +25,7 @@ from pathlib import Path
 
 from placement import Problem, evaluate, load_problem
 from placement.exact.dp import solve_dp, solve_dp_table
+from ui.live import TABLE_BOUND
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = sorted((ROOT / "sample_graphs" / "throughput" / "layer").glob("*.json")) + [
@@ -69,8 +70,10 @@ def main() -> None:
         "graph",
         "solve_dp s",
         "table s",
+        f"table {TABLE_BOUND:g}x s",
         "table inf s",
         "answered",
+        f"answered {TABLE_BOUND:g}x",
         "answered inf",
         "answer ms",
         "fresh ms",
@@ -79,16 +82,20 @@ def main() -> None:
     rows = []
     for path in args.graphs:
         problem = load_problem(path)
-        _, solve_seconds = timed(solve_dp, problem)
+        full, solve_seconds = timed(solve_dp, problem)
         chain_table, chain_seconds = timed(solve_dp_table, problem)
+        cut = TABLE_BOUND * full.objective if full.objective else math.inf
+        app_table, app_seconds = timed(solve_dp_table, problem, bound=cut)
         table, inf_seconds = timed(solve_dp_table, problem, bound=math.inf)
-        answered = answered_inf = total = 0
+        answered = answered_app = answered_inf = total = 0
         answer_times, fresh_times, equal = [], [], True
         lower = sorted(lower_counts(problem), key=lambda item: (-sum(item[0]) - item[1], item[:2]))
         for position, (accelerators, cpus, smaller) in enumerate(lower):
             total += 1
             if chain_table is not None and chain_table.query(accelerators, cpus) is not None:
                 answered += 1
+            if app_table is not None and app_table.query(accelerators, cpus) is not None:
+                answered_app += 1
             answer, seconds = timed(table.query, accelerators, cpus) if table is not None else (None, 0.0)
             compare = args.fresh is None or position < args.fresh
             if compare:
@@ -106,8 +113,10 @@ def main() -> None:
                 "/".join(path.parts[-2:]),
                 f"{solve_seconds:.3f}",
                 f"{chain_seconds:.3f}",
+                f"{app_seconds:.3f}",
                 f"{inf_seconds:.3f}",
                 f"{answered}/{total}",
+                f"{answered_app}/{total}",
                 f"{answered_inf}/{total}",
                 f"{statistics.median(answer_times) * 1000:.2f}" if answer_times else "-",
                 f"{statistics.median(fresh_times) * 1000:.1f}" if fresh_times else "-",

@@ -54,7 +54,8 @@ def every_lower_count(problem: Problem):
 @pytest.mark.parametrize("seed", range(12))
 def test_answers_from_the_table_equal_a_fresh_solve_and_the_oracle(seed, no_table):
     problem = random_problem(seed, kinds=1 + seed % 3, max_accelerators=3, rich=seed % 2 == 0)
-    live.keep(problem, {})
+    optimum = solve_dp(problem).objective or math.inf  # infeasible: no cut
+    live.keep(problem, {}, optimum)
     answered = 0
     for accelerators, cpus in every_lower_count(problem):
         smaller = lowered(problem, accelerators, cpus)
@@ -77,27 +78,29 @@ def test_answers_from_the_table_equal_a_fresh_solve_and_the_oracle(seed, no_tabl
 
 @pytest.mark.parametrize("name", ["layer/bert24_inference", "operator/resnet50_inference"])
 def test_every_lower_count_with_a_split_is_answered(name, no_table):
-    """Not a test that passes by answering nothing: every lower count that has a split is answered."""
+    """Not a test that passes by answering nothing: every lower count with an optimum within the cut is answered."""
     problem = load_problem(ROOT / "sample_graphs" / "throughput" / f"{name}.json")
-    live.keep(problem, {})
+    optimum = solve_dp(problem).objective
+    live.keep(problem, {}, optimum)
     answered = 0
     for accelerators, cpus in every_lower_count(problem):
         if (accelerators, cpus) == live.counts_of(problem.devices):
             continue
         smaller = lowered(problem, accelerators, cpus)
         result, fresh = live.answer(smaller, {}), solve_dp(smaller)
-        if fresh.status != "optimal":
-            assert result is None
+        if fresh.status != "optimal" or fresh.objective > live.TABLE_BOUND * optimum:
+            assert result is None  # no split, or beyond the table's cut: solved afresh
             continue
         assert result is not None, (accelerators, cpus)
         assert result.objective == fresh.objective
         answered += 1
-    assert answered >= 10
+    assert answered >= 5
 
 
 def test_no_answer_for_a_raised_count_or_other_settings(no_table):
     problem = load_problem(DEFAULT)
-    live.keep(problem, {})
+    optimum = solve_dp(problem).objective
+    live.keep(problem, {}, optimum)
     (count,), cpus = live.counts_of(problem.devices)
     assert live.answer(lowered(problem, (count - 1,), cpus), {}) is not None
     assert live.answer(lowered(problem, (count + 1,), cpus), {}) is None

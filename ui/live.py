@@ -12,10 +12,12 @@ smaller count, so :meth:`placement.exact.dp.SolvedTable.query` answers it withou
 * :class:`SolveProgress` - ``progress(done, total)`` callback that shows a bar only once a
   solve has run for :data:`PROGRESS_AFTER` seconds (a quick solve shows nothing).
 
-The table is built with ``bound=math.inf`` (no cut: with the default chain bound of the full
-counts, a count lowered far enough to raise the optimum could not be answered), in the session's
-one background thread after each fresh solve, so the fresh result shows at once; an answer
-waits for what is left of the build. The kept table lives in ``st.session_state`` under one
+The table is built with ``bound`` = :data:`TABLE_BOUND` x the fresh optimum (the default cut,
+the chain's value at the full counts, certifies almost no lowered count; ``math.inf`` certifies
+all but costs about 3x a full solve on the wide Inception-like graph), so counts down to about
+half are answered and a lower one is solved afresh. It is built in the session's one background
+thread after each fresh solve, so the fresh result shows at once; an answer waits for what is
+left of the build. The kept table lives in ``st.session_state`` under one
 private key, so a session holds at most one table. It is keyed on everything that decides the answer except the device counts: the
 graph's digest, the devices with every count set to 0 (memory, speed, bandwidths, overlap, ...)
 and the method's options. An answer is used only when every count (each accelerator kind, CPU
@@ -47,6 +49,10 @@ _TABLE = "_ui_live_table"  # _Kept or None: the last DP table of the current sce
 _EXECUTOR = "_ui_live_executor"  # the session's one ThreadPoolExecutor that builds tables
 _FRESH = "_ui_live_fresh"  # (graph digest, devices repr) the user asked to solve afresh, or None
 
+#: The kept table is searched up to this multiple of the fresh optimum: lower counts whose optimum
+#: is within it are answered (about half the devices); measured in scripts/bench_live_table.py.
+TABLE_BOUND = 2.0
+
 #: Seconds a solve runs before its progress bar appears (a quicker solve shows none).
 PROGRESS_AFTER = 1.0
 
@@ -74,11 +80,11 @@ class _Searched:
         self.done, self.total = done, total
 
 
-def _build(problem: placement.Problem, max_ideals: Any, searched: _Searched) -> SolvedTable | None:
-    """The table of ``problem`` searched without a cut (``bound=inf``), so that every smaller count is answerable."""
+def _build(problem: placement.Problem, max_ideals: Any, bound: float, searched: _Searched) -> SolvedTable | None:
+    """The table of ``problem`` searched with the cut ``bound`` (counts whose optimum is within it are answerable)."""
     limit = {} if max_ideals is None else {"max_ideals": int(max_ideals)}
     try:
-        return solve_dp_table(problem, bound=math.inf, progress=searched, **limit)
+        return solve_dp_table(problem, bound=bound, progress=searched, **limit)
     except placement.PlacementError:
         return None  # only a shortcut: the page has its result already
 
@@ -183,8 +189,11 @@ def answer(problem: placement.Problem, options: dict[str, Any]) -> placement.Res
     )
 
 
-def keep(problem: placement.Problem, options: dict[str, Any]) -> None:
-    """Keep the DP table of ``problem`` (just solved afresh) for lower counts, unless the kept one covers it.
+def keep(problem: placement.Problem, options: dict[str, Any], optimum: float) -> None:
+    """Keep the DP table of ``problem`` (just solved afresh, ``optimum`` its max-load) for lower counts.
+
+    Nothing happens when the kept table already covers these counts. The table answers the lower
+    counts whose optimum is at most :data:`TABLE_BOUND` x ``optimum``.
 
     Replaces the session's one table. Nothing is kept when no split fits or the table cannot be
     built (it is only a shortcut: the page has its result already).
@@ -211,7 +220,8 @@ def keep(problem: placement.Problem, options: dict[str, Any]) -> None:
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dp-table")
         st.session_state[_EXECUTOR] = executor
     searched = _Searched()
-    future = executor.submit(_build, problem, options.get("max_ideals"), searched)
+    bound = TABLE_BOUND * optimum if math.isfinite(optimum) and optimum > 0 else math.inf
+    future = executor.submit(_build, problem, options.get("max_ideals"), bound, searched)
     st.session_state[_TABLE] = _Kept(key, wanted, future, searched)
 
 
