@@ -16,7 +16,7 @@ import placement
 from placement import viz
 from placement.model import MAX_DEVICE_COUNT
 from placement.patterns import compile_pattern
-from ui import guard, state
+from ui import guard, live, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
@@ -385,7 +385,9 @@ with summary:
     problem = state.current_problem()
     method = state.live_method()
     with st.spinner(f"Solving with {state.method_name(method)}..."):
-        result = state.solve_cached(problem, method)
+        result = state.solve_cached(problem, method, live=True)
+    if live.from_table(result):
+        st.caption(live.note(result))
     if method != state.current_method():
         st.caption(
             f"Live numbers use the exact DP; the Placement page runs {state.current_method()} "

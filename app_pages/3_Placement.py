@@ -8,7 +8,7 @@ import streamlit as st
 import placement
 from placement import viz
 from placement.solve import available_methods, recomputing_devices
-from ui import guard, state
+from ui import guard, live, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
@@ -89,7 +89,7 @@ state.set_time_limit(limit)
 # ----------------------------------------------------------------------------- solve (cached)
 problem = state.result_problem()
 with st.spinner(f"Solving with {method}..." if plan is None else "Loading the plan..."):
-    result = state.current_result()
+    result = state.current_result(live=True)
 
 if not result.ok:
     message = f"**{result.status}** ({result.method}): {result.reason or 'no placement found'}"
@@ -102,6 +102,12 @@ if not result.ok:
     st.stop()
 
 evaluation = placement.evaluate(problem, result.placement)
+if live.from_table(result):  # a device count only went down: answered from the last DP table
+    col_note, col_fresh = st.columns([4, 1], vertical_alignment="center")
+    col_note.caption(live.note(result))
+    if col_fresh.button("Solve afresh (tie-break)", key="pl_solve_afresh"):
+        live.solve_afresh(problem)
+        st.rerun()
 if result.status == "feasible":
     st.warning(state.not_optimal_note(result))
 if not evaluation.feasible:

@@ -346,6 +346,10 @@ def _print_solution(problem: Problem, result: Result) -> None:
         print(_table(peaks, ("device", "peak memory", "capacity")))
 
 
+#: Seconds a DP solve runs before ``solve`` reports its progress (ideals done / total) on stderr.
+PROGRESS_AFTER = 1.0
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     if args.method == "multidim":
         from .multidim.cli import cmd_solve
@@ -354,11 +358,11 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     problem = _problem(args)
     options = _given_options(args)
     shown = []
-    if args.method == "dp":  # progress on stderr (never in --json output) once a solve passes 1 s
+    if args.method == "dp":  # progress on stderr (never in --json output) once a solve passes PROGRESS_AFTER
         started = time.perf_counter()
 
         def progress(done: int, total: int) -> None:
-            if time.perf_counter() - started > 1.0:
+            if time.perf_counter() - started > PROGRESS_AFTER:
                 sys.stderr.write(f"\rdp: {done:,} / {total:,} ideals ({100 * done // max(total, 1)}%)")
                 sys.stderr.flush()
                 shown.append(done)

@@ -39,6 +39,7 @@ import streamlit as st
 import placement
 from placement.evaluate import LATENCY_INFERENCE_ONLY
 from placement.solve import METHODS, MemoryModel
+from ui import live as live_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = ROOT / "sample_graphs"
@@ -311,8 +312,12 @@ def takes_time_limit(method: str) -> bool:
     return spec is not None and spec.has_time_limit
 
 
-def _solve_uncached(problem: placement.Problem, method: str, options: dict[str, Any]) -> placement.Result:
+def _solve_uncached(
+    problem: placement.Problem, method: str, options: dict[str, Any], progress: Any = None
+) -> placement.Result:
     started = time.perf_counter()
+    if progress is not None:  # the method takes a progress option (checked by the caller)
+        options = dict(options, progress=progress)
     try:
         return placement.solve(problem, method, **options)
     except placement.PlacementError as exc:
@@ -322,8 +327,15 @@ def _solve_uncached(problem: placement.Problem, method: str, options: dict[str, 
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def _solve_cached(graph_digest: str, devices_key: str, method: str, options: tuple, _problem: placement.Problem):
-    return _solve_uncached(_problem, method, dict(options))
+def _solve_cached(
+    graph_digest: str, devices_key: str, method: str, options: tuple, _problem: placement.Problem, _progress=None
+):
+    # The progress bar is created and removed in here, so that a cache hit replays nothing visible.
+    try:
+        return _solve_uncached(_problem, method, dict(options), _progress)
+    finally:
+        if _progress is not None:
+            _progress.close()
 
 
 def problem_key(problem: placement.Problem) -> tuple[str, str]:
@@ -331,14 +343,22 @@ def problem_key(problem: placement.Problem) -> tuple[str, str]:
     return problem.graph.digest, repr(problem.devices)
 
 
-def solve_cached(problem: placement.Problem, method: str = "dp", **options: Any) -> placement.Result:
+def solve_cached(
+    problem: placement.Problem, method: str = "dp", *, live: bool = False, **options: Any
+) -> placement.Result:
     """Solve ``problem`` with ``method`` under the current memory model, cached on (graph, devices, method, options).
 
     Under the training memory model the method runs as its memory-aware variant with the
     model's options (:meth:`placement.solve.MemoryModel.method_for`). Options the method
     does not take are dropped (see :func:`method_options`); a :class:`placement.PlacementError`
     becomes a result with status ``"error"`` and its message as ``reason``, so pages never
-    crash on a bad setting.
+    crash on a bad setting. A method with a ``progress`` option (the exact DP) shows a progress
+    bar once it runs over a second (:class:`ui.live.SolveProgress`).
+
+    ``live=True`` (the current scenario: the Placement page, the Devices page's summary): the
+    exact DP answers a lowered device count from the last table of this session when it can
+    (:func:`ui.live.answer`; the result's ``stat("from_table")`` is True), and keeps the table
+    of every fresh solve (:func:`ui.live.keep`).
     """
     model = current_memory_model()
     try:
@@ -348,8 +368,21 @@ def solve_cached(problem: placement.Problem, method: str = "dp", **options: Any)
             method, "error", started=time.perf_counter(), objective_kind=method_objective(method), reason=str(exc)
         )
     options = dict(method_options(method, **options), **model_options)
+    options.pop("progress", None)  # never part of the key: the bar is added below
+    table_method = live and method == "dp"
+    if table_method:
+        answered = live_tables.answer(problem, options)
+        if answered is not None:
+            return answered
     digest, devices_key = problem_key(problem)
-    return _solve_cached(digest, devices_key, method, tuple(sorted(options.items())), problem)
+    progress = None
+    spec = METHODS.get(method)
+    if spec is not None and "progress" in spec.option_names:
+        progress = live_tables.SolveProgress(method_name(method), "ideals")
+    result = _solve_cached(digest, devices_key, method, tuple(sorted(options.items())), problem, progress)
+    if table_method and result.status == "optimal":
+        live_tables.keep(problem, options, float(result.objective))
+    return result
 
 
 def clear_caches() -> None:
@@ -399,12 +432,15 @@ def live_method() -> str:
     return "dp" if takes_time_limit(method) else method
 
 
-def current_result() -> placement.Result | None:
+def current_result(live: bool = False) -> placement.Result | None:
     """The result the Placement page shows: the picked plan if any, else the live solve.
 
     The live solve uses :func:`current_problem`, :func:`current_method` and
     :func:`current_time_limit` (cached). Use :func:`result_problem` for the problem the
-    result belongs to (a picked plan may come with other devices).
+    result belongs to (a picked plan may come with other devices). ``live=True`` (the Placement
+    page, which says so and offers a fresh solve): a lowered device count may be answered from
+    the last DP table (see :func:`solve_cached`), with an optimal split that is not tie-broken;
+    the other pages get the full solve's split.
     """
     plan = selected_plan()
     if plan is not None:
@@ -412,7 +448,7 @@ def current_result() -> placement.Result | None:
     problem = current_problem()
     if problem is None:
         return None
-    return solve_cached(problem, current_method(), time_limit=current_time_limit())
+    return solve_cached(problem, current_method(), live=live, time_limit=current_time_limit())
 
 
 def result_problem() -> placement.Problem | None:

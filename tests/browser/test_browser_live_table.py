@@ -1,0 +1,67 @@
+"""Real-browser test: a lowered accelerator count is answered from the last DP table (issue 12, item 3).
+
+On the Devices page the accelerator count goes down from the file's 6 to 4, one slider step at
+a time; the summary shows the caption "Answered from the last table" and the engine's time per
+sample for 4 accelerators. The Placement page then shows the same answer with the caption and
+its "Solve afresh" button, which brings the tie-broken solve (same time per sample, no caption).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from placement import Problem, load_problem
+
+from .helpers import engine_time, go, metric, wait_for_text, wait_idle
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_SAMPLE = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json"
+CAPTION = "Answered from the last table"
+
+
+def thumb(page, label: str):
+    return page.locator('[data-testid="stSlider"]', has_text=label).locator('input[type="range"]').first
+
+
+def step_down_to(page, label: str, target: int) -> None:
+    """Press ArrowLeft on the slider until it shows ``target``, one rerun per step."""
+    for _ in range(20):
+        slider = thumb(page, label)
+        if int(slider.input_value()) == target:
+            return
+        slider.focus()
+        slider.press("ArrowLeft")
+        wait_idle(page, settle=0.4)
+    raise AssertionError(f"{label}: could not reach {target}")
+
+
+def test_lowered_count_is_answered_from_the_table(page, app_url, artifacts_dir):
+    problem = load_problem(DEFAULT_SAMPLE)
+    assert problem.devices.accelerator_count == 6
+    page.goto(f"{app_url}/Devices")
+    page.get_by_role("heading", name="Devices").first.wait_for()
+    wait_idle(page)
+    wait_for_text(metric(page, "Time per sample"), engine_time(problem))
+    assert not page.get_by_text(CAPTION).count()
+
+    step_down_to(page, "Number of accelerators", 4)
+    smaller = Problem(problem.graph, problem.devices.with_kind("accelerator", count=4))
+    wait_for_text(metric(page, "Time per sample"), engine_time(smaller))
+    caption = page.get_by_text(CAPTION).first
+    caption.wait_for()
+    assert "6 x accelerator, 1 CPU core" in caption.inner_text()
+    page.screenshot(path=artifacts_dir / "live_table_devices.png", full_page=True)
+
+    go(page, "Placement")
+    wait_for_text(metric(page, "Time per sample"), engine_time(smaller))
+    page.get_by_text(CAPTION).first.wait_for()
+    page.screenshot(path=artifacts_dir / "live_table_placement.png", full_page=False)
+    page.get_by_role("button", name="Solve afresh (tie-break)").click()
+    wait_idle(page)
+    wait_for_text(metric(page, "Time per sample"), engine_time(smaller))
+    assert not page.get_by_text(CAPTION).count()
+    assert not page.locator('[data-testid="stException"]').count()
