@@ -74,7 +74,9 @@ def main() -> None:
         _child(args.child, args.all_pairs)
         return
     graphs = [Path(g) for g in args.graphs] or sorted(
-        p for p in SAMPLES.rglob("*.json") if "expert-splits" not in p.parts
+        p
+        for p in SAMPLES.rglob("*.json")
+        if "expert-splits" not in p.parts and "piper" not in p.parts  # piper/: multidim format (bench_multidim)
     )
     header = (
         f"{'graph':44} {'nodes':>6} {'ideals':>8} {'pairs searched':>15} {'all pairs':>13} "
