@@ -950,6 +950,9 @@ THREAD_MIN_IDEALS = 2000
 #: A level with fewer rows than this runs on one thread.
 THREAD_MIN_ROWS = 8
 
+#: Pieces per thread a level's rows are cut into (a row's cost varies a lot; a kernel call costs ~30 us).
+THREAD_PIECES = 4
+
 
 def default_workers(n_ideals: int) -> int:
     """Threads for a DP over ``n_ideals`` ideals: the CPUs this process may run on, 1 for small lattices."""
@@ -1086,7 +1089,7 @@ def _fill_levels(fill, levels, n: int, n_workers: int, step: int, progress) -> i
             if len(rows) < THREAD_MIN_ROWS:
                 pairs[0] += fill(rows, counters[0])
             else:
-                size = max(1, -(-len(rows) // (4 * n_workers)))
+                size = max(1, -(-len(rows) // (THREAD_PIECES * n_workers)))
                 pieces = [rows[k : k + size] for k in range(0, len(rows), size)]
                 taken = itertools.count()  # next() is atomic under the GIL
 
