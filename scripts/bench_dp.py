@@ -8,8 +8,9 @@ it), then times ``solve_dp`` on the graph. Columns:
   merging free nodes, see placement/exact/ideals.py);
 * pairs searched - ideal pairs (I, J) the DP visited (pruned by the chain upper bound);
 * all pairs - every comparable pair I <= J, as the paper's code counts them (only with --all-pairs; slow on wide graphs);
-* solve s - wall-clock seconds of solve_dp after warm-up; cpu s - its CPU seconds (the honest
-  figure on a shared machine); process s - the whole child
+* solve s - wall-clock seconds of solve_dp after warm-up; cpu s - its CPU seconds, all threads
+  together (the DP fills each lattice level on every CPU of the process, so cpu s may exceed
+  solve s; on a shared machine compare both with the load); process s - the whole child
   process (Python start, imports, kernel load, solve);
 * peak MB - the child's maximum resident set size.
 

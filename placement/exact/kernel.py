@@ -97,7 +97,10 @@ searched.
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -305,13 +308,17 @@ def lattice_dp(
     useful,
     used,
     floor,
-    i_hi,
-    i_lo,
+    rows,
     counters,
 ):
-    """Fill rows ``i_hi`` down to ``i_lo`` of the DP table (from :func:`new_table`); returns the pairs searched.
+    """Fill the rows ``rows`` of the DP table (from :func:`new_table`), in that order; returns the pairs searched.
 
-    The contract is the module docstring; rows above ``i_hi`` must be final. ``counters[0]``
+    The contract is the module docstring. Every row ``J > i`` that row ``i`` can reach by cover
+    edges (its supersets) must be final before ``i`` is searched (earlier in ``rows``, or
+    filled before the call); row ``i``'s search reads only those rows, ``floor`` and its own
+    row, and writes only row ``i`` of the tables, so rows that are not supersets of one
+    another (e.g. ideals of equal size) may be filled by concurrent calls, each with its own
+    ``counters`` (:func:`run`). ``counters[0]``
     is increased by the number of pairs whose exact sums had to be rebuilt. ``floor``: the
     cells' floors (module docstring, "Open cells"), or a 1 x 1 array: every cell open.
     """
@@ -359,7 +366,7 @@ def lattice_dp(
     limit = np.empty(n_types, dtype=np.float64)  # per type: the largest incumbent among its open cells
     toggles = 0
     pairs = 0
-    for i in range(i_hi, i_lo - 1, -1):
+    for i in rows:
         n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
         depth = 0 if n_open > 0 or count_only else -1  # no open cell: nothing to search
         stack_ideal[0] = i
@@ -903,6 +910,61 @@ def build_inputs(
     )
 
 
+@njit(cache=True, nogil=True)
+def ideal_levels(up_start, up_target, n_ideals):
+    """The rows below the full ideal grouped into levels that may be filled concurrently.
+
+    The level of an ideal is the length of the longest cover chain from it up to the full
+    ideal (for a lattice of ideals: the number of groups outside it). A row reads only its
+    supersets, which lie on strictly lower levels, so the rows of one level are independent
+    of one another once every lower level is final. Returns (order, level_start): the rows of
+    level ``k`` (k >= 1) are ``order[level_start[k - 1]:level_start[k]]``, by decreasing index.
+    """
+    height = np.zeros(n_ideals, dtype=np.int64)
+    top = 0
+    for i in range(n_ideals - 2, -1, -1):  # supersets have larger indices: their heights are known
+        h = 0
+        for e in range(up_start[i], up_start[i + 1]):
+            if height[up_target[e]] > h:
+                h = height[up_target[e]]
+        height[i] = h + 1
+        if h + 1 > top:
+            top = h + 1
+    level_start = np.zeros(top + 1, dtype=np.int64)
+    for i in range(n_ideals - 1):
+        level_start[height[i]] += 1
+    for k in range(1, top + 1):
+        level_start[k] += level_start[k - 1]
+    fill = np.zeros(top + 1, dtype=np.int64)
+    fill[1:] = level_start[:top]
+    order = np.empty(max(n_ideals - 1, 0), dtype=np.int64)
+    for i in range(n_ideals - 2, -1, -1):
+        order[fill[height[i]]] = i
+        fill[height[i]] += 1
+    return order, level_start[1:]
+
+
+#: Below this many ideals the DP runs on one thread (threads do not pay; measured in scripts/bench_dp.py).
+THREAD_MIN_IDEALS = 2000
+
+#: A level with fewer rows than this runs on one thread.
+THREAD_MIN_ROWS = 8
+
+#: Pieces per thread a level's rows are cut into (a row's cost varies a lot; a kernel call costs ~30 us).
+THREAD_PIECES = 4
+
+
+def default_workers(n_ideals: int) -> int:
+    """Threads for a DP over ``n_ideals`` ideals: the CPUs this process may run on, 1 for small lattices."""
+    if n_ideals < THREAD_MIN_IDEALS:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, cpus)
+
+
 def run(
     inputs: KernelInputs,
     lattice: tuple,
@@ -918,14 +980,20 @@ def run(
     floor: np.ndarray | None = None,
     progress=None,
     chunk: int = 0,
+    workers: int | None = None,
 ):
     """:func:`lattice_dp` on ``inputs`` over ``lattice`` = (up_start, up_group, up_target, n_ideals).
 
     ``tie_break``: objective 1 (module docstring) with ``upper_bound`` the optimal max-load.
     ``floor``: per cell, the value at or below which it is final (:func:`cell_floors`; None:
     every cell stays open).
-    ``progress(done, total)``: called after every ``chunk`` ideals (default: 1 % of them);
-    the kernel runs without the GIL in between. Returns (best, parent_ideal, parent_type, pairs).
+    ``progress(done, total, rebuilt)``: called after every ``chunk`` ideals (default: 1 % of
+    them); the kernel runs without the GIL in between.
+    ``workers``: threads (default :func:`default_workers`). With more than one, the rows of
+    each level (:func:`ideal_levels`) are shared out among the threads, each calling the
+    kernel without the GIL on its own rows; a row's result depends only on its supersets, so
+    the table is the same bit for bit as with one thread.
+    Returns (best, parent_ideal, parent_type, pairs).
     """
     up_start, up_group, up_target, n_ideals = lattice
     a = inputs
@@ -937,12 +1005,12 @@ def run(
     )
     n = int(n_ideals)
     step = n if progress is None else (chunk or max(1, n // 100))
-    pairs = 0
-    counters = np.zeros(1, dtype=np.int64)
-    hi = n - 2
-    while hi >= 0:
-        lo = max(0, hi - step + 1)
-        pairs += lattice_dp(
+    flight = np.asarray(flight, dtype=np.int64)
+    floor_arr = np.full((1, 1), -np.inf) if floor is None else floor
+    n_workers = default_workers(n) if workers is None else max(1, int(workers))
+
+    def fill(rows, counters):
+        return lattice_dp(
             up_start,
             up_group,
             up_target,
@@ -967,7 +1035,7 @@ def run(
             float(opt_mult),
             a.next_state,
             a.prev_state,
-            np.asarray(flight, dtype=np.int64),
+            flight,
             a.n_states,
             bool(overlap),
             float(upper_bound),
@@ -982,15 +1050,62 @@ def run(
             parent_type,
             useful,
             used,
-            np.full((1, 1), -np.inf) if floor is None else floor,
-            hi,
-            lo,
+            floor_arr,
+            rows,
             counters,
         )
-        hi = lo - 1
-        if progress is not None:
-            progress(n - 1 - lo, n - 1, int(counters[0]))
+
+    if n_workers == 1 or n < 3:
+        pairs = 0
+        counters = np.zeros(1, dtype=np.int64)
+        hi = n - 2
+        while hi >= 0:
+            lo = max(0, hi - step + 1)
+            pairs += fill(np.arange(hi, lo - 1, -1, dtype=np.int64), counters)
+            hi = lo - 1
+            if progress is not None:
+                progress(n - 1 - lo, n - 1, int(counters[0]))
+        return best, parent_ideal, parent_type, pairs
+    pairs = _fill_levels(fill, ideal_levels(up_start, up_target, n), n, n_workers, step, progress)
     return best, parent_ideal, parent_type, pairs
+
+
+def _fill_levels(fill, levels, n: int, n_workers: int, step: int, progress) -> int:
+    """Run ``fill(rows, counters)`` level by level, each level's rows shared out among ``n_workers`` threads.
+
+    A level's rows are cut into pieces that the threads take in turn (a row's cost varies a
+    lot); the next level starts once every piece is done. Returns the pairs searched.
+    """
+    order, level_start = levels
+    counters = [np.zeros(1, dtype=np.int64) for _ in range(n_workers)]
+    pairs = [0] * n_workers
+    done = 0
+    reported = 0
+    with ThreadPoolExecutor(max_workers=n_workers - 1) as pool:
+        begin = 0
+        for end in level_start.tolist():
+            rows = order[begin:end]
+            begin = end
+            if len(rows) < THREAD_MIN_ROWS:
+                pairs[0] += fill(rows, counters[0])
+            else:
+                size = max(1, -(-len(rows) // (THREAD_PIECES * n_workers)))
+                pieces = [rows[k : k + size] for k in range(0, len(rows), size)]
+                taken = itertools.count()  # next() is atomic under the GIL
+
+                def drain(w, pieces=pieces, taken=taken):
+                    while (k := next(taken)) < len(pieces):
+                        pairs[w] += fill(pieces[k], counters[w])
+
+                futures = [pool.submit(drain, w) for w in range(1, n_workers)]
+                drain(0)
+                for future in futures:
+                    future.result()
+            done += len(rows)
+            if progress is not None and (done - reported >= step or done == n - 1):
+                reported = done
+                progress(done, n - 1, int(sum(int(c[0]) for c in counters)))
+    return sum(pairs)
 
 
 @njit(cache=True, nogil=True)
