@@ -63,7 +63,7 @@ _TOP_KEYS = {
 }
 
 
-def _load_json(data: bytes | str, source: str, error: type[PlacementError]) -> Any:
+def parse_json(data: bytes | str, source: str, error: type[PlacementError]) -> Any:
     if isinstance(data, bytes):
         if len(data) > MAX_FILE_BYTES:
             raise error(f"{source}: file is {len(data):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
@@ -81,7 +81,7 @@ def _load_json(data: bytes | str, source: str, error: type[PlacementError]) -> A
         raise error(f"{source}: not valid JSON ({exc})") from None
 
 
-def _read_file(path: str | Path, error: type[PlacementError]) -> bytes:
+def read_file_bytes(path: str | Path, error: type[PlacementError]) -> bytes:
     """Read a regular file of at most :data:`MAX_FILE_BYTES` (never a device, pipe or socket: no hang)."""
     path = Path(path)
     try:
@@ -115,7 +115,9 @@ def _float(value: int | float, what: str, error: type[PlacementError]) -> float:
         raise error(f"{what} is too large (over {sys.float_info.max:.4g}, the largest float)") from None
 
 
-def _field(obj: Mapping[str, Any], key: str, where: str, kind: str, default: Any = ..., error=InvalidGraphError) -> Any:
+def get_field(
+    obj: Mapping[str, Any], key: str, where: str, kind: str, default: Any = ..., error=InvalidGraphError
+) -> Any:
     """Fetch ``obj[key]`` checking its JSON type; ``kind`` is 'int', 'number', 'bool', 'str', 'list', 'object'."""
     if key not in obj:
         if default is ...:
@@ -165,10 +167,10 @@ def graph_from_dict(data: Any, source: str = "<graph>") -> tuple[Graph, Devices]
     InvalidGraphError
         One line naming ``source``, the node/edge/field and the rule broken.
     """
-    return _named_errors(source, _graph_from_dict, data)
+    return with_source(source, _graph_from_dict, data)
 
 
-def _named_errors(source: str, build: Callable[[Any, str], _T], data: Any) -> _T:
+def with_source(source: str, build: Callable[[Any, str], _T], data: Any) -> _T:
     """``build(data, source)``; a graph or devices error becomes one :class:`InvalidGraphError` line naming ``source``."""
     try:
         return build(data, source)
@@ -182,8 +184,8 @@ def _named_errors(source: str, build: Callable[[Any, str], _T], data: Any) -> _T
 def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
     if not isinstance(data, dict):
         raise InvalidGraphError("the top level must be a JSON object with 'nodes' and 'edges'")
-    raw_nodes = _field(data, "nodes", "graph", "list")
-    raw_edges = _field(data, "edges", "graph", "list")
+    raw_nodes = get_field(data, "nodes", "graph", "list")
+    raw_edges = get_field(data, "edges", "graph", "list")
     nodes = []
     for position, raw in enumerate(raw_nodes):
         if not isinstance(raw, dict):
@@ -194,26 +196,26 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
             if isinstance(raw_id, int) and not isinstance(raw_id, bool) and abs(raw_id) <= MAX_INTEGER
             else f"nodes[{position}]"
         )
-        node_id = _field(raw, "id", where, "int")
-        latencies = _field(raw, "latencies", where, "object", {})
+        node_id = get_field(raw, "id", where, "int")
+        latencies = get_field(raw, "latencies", where, "object", {})
         for kind, value in latencies.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise InvalidGraphError(f"{where}: field 'latencies.{kind}' must be a number")
             _float(value, f"{where}: field 'latencies.{kind}'", InvalidGraphError)
-        kinds = _field(raw, "kinds", where, "list", None)
+        kinds = get_field(raw, "kinds", where, "list", None)
         if kinds is not None and not all(isinstance(k, str) for k in kinds):
             raise InvalidGraphError(f"{where}: field 'kinds' must be a list of kind names")
-        color = _field(raw, "colorClass", where, "int", None)
+        color = get_field(raw, "colorClass", where, "int", None)
         nodes.append(
             Node(
                 id=node_id,
-                cpu_latency=_field(raw, "cpuLatency", where, "number"),
-                accelerator_latency=_field(raw, "fpgaLatency", where, "number"),
-                supported_on_accelerator=_field(raw, "supportedOnFpga", where, "bool"),
-                is_backward=_field(raw, "isBackwardNode", where, "bool"),
+                cpu_latency=get_field(raw, "cpuLatency", where, "number"),
+                accelerator_latency=get_field(raw, "fpgaLatency", where, "number"),
+                supported_on_accelerator=get_field(raw, "supportedOnFpga", where, "bool"),
+                is_backward=get_field(raw, "isBackwardNode", where, "bool"),
                 color_class=color,
-                size=_field(raw, "size", where, "number", 0.0),
-                name=str(_field(raw, "name", where, "str", "")),
+                size=get_field(raw, "size", where, "number", 0.0),
+                name=str(get_field(raw, "name", where, "str", "")),
                 kind_latency=tuple(latencies.items()),
                 allowed_kinds=tuple(kinds) if kinds is not None else None,
                 extra={k: v for k, v in raw.items() if k not in _NODE_KEYS},
@@ -224,15 +226,15 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
         if not isinstance(raw, dict):
             raise InvalidGraphError(f"edges[{position}]: must be an object")
         where = f"edges[{position}]"
-        source_id = _field(raw, "sourceId", where, "int")
-        target_id = _field(raw, "destId", where, "int")
+        source_id = get_field(raw, "sourceId", where, "int")
+        target_id = get_field(raw, "destId", where, "int")
         where = f"edge {source_id}->{target_id}"
-        size = _field(raw, "size", where, "number", None)
+        size = get_field(raw, "size", where, "number", None)
         edges.append(
             Edge(
                 source_id,
                 target_id,
-                _field(raw, "cost", where, "number"),
+                get_field(raw, "cost", where, "number"),
                 size,
                 extra={k: v for k, v in raw.items() if k not in _EDGE_KEYS},
             )
@@ -256,16 +258,16 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
 
 
 def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
-    cpus = _field(data, "maxCPUs", "graph", "int", 0)
-    bandwidth = _field(data, "bandwidthFactor", "graph", "number", 1.0)
-    overlap = _field(data, "overlap", "graph", "bool", False)
-    cpu_price = _field(data, "cpuPricePerHour", "graph", "number", 0.0)
+    cpus = get_field(data, "maxCPUs", "graph", "int", 0)
+    bandwidth = get_field(data, "bandwidthFactor", "graph", "number", 1.0)
+    overlap = get_field(data, "overlap", "graph", "bool", False)
+    cpu_price = get_field(data, "cpuPricePerHour", "graph", "number", 0.0)
     # Absent or null: CPU cores pay no communication (the paper's model).
-    cpu_bandwidth = None if data.get("cpuBandwidth") is None else _field(data, "cpuBandwidth", "graph", "number")
-    raw_kinds = _field(data, "deviceKinds", "graph", "list", None)
+    cpu_bandwidth = None if data.get("cpuBandwidth") is None else get_field(data, "cpuBandwidth", "graph", "number")
+    raw_kinds = get_field(data, "deviceKinds", "graph", "list", None)
     kinds: tuple[AcceleratorKind, ...]
     if raw_kinds is None:
-        count = _field(data, "maxFPGAs", "graph", "int", 0)
+        count = get_field(data, "maxFPGAs", "graph", "int", 0)
         memory = data.get("maxSizePerFPGA", math.inf)
         if memory is None:
             memory = math.inf
@@ -288,12 +290,12 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
                 memory = _float(memory, f"{where}: field 'memory'", InvalidGraphError)
             kind_list.append(
                 AcceleratorKind(
-                    name=_field(raw, "name", where, "str"),
-                    count=_field(raw, "count", where, "int"),
+                    name=get_field(raw, "name", where, "str"),
+                    count=get_field(raw, "count", where, "int"),
                     memory=memory,
-                    speed=_field(raw, "speed", where, "number", 1.0),
-                    bandwidth=_field(raw, "bandwidth", where, "number", 1.0),
-                    price_per_hour=_field(raw, "pricePerHour", where, "number", 0.0),
+                    speed=get_field(raw, "speed", where, "number", 1.0),
+                    bandwidth=get_field(raw, "bandwidth", where, "number", 1.0),
+                    price_per_hour=get_field(raw, "pricePerHour", where, "number", 0.0),
                 )
             )
         kinds = tuple(kind_list)
@@ -309,7 +311,7 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
 
 def parse_problem(data: bytes | str, source: str = "<upload>") -> Problem:
     """Parse the bytes/text of a graph file into a :class:`Problem` (graph + the file's devices)."""
-    graph, devices = graph_from_dict(_load_json(data, source, InvalidGraphError), source)
+    graph, devices = graph_from_dict(parse_json(data, source, InvalidGraphError), source)
     try:
         return Problem(graph, devices)
     except InvalidGraphError as exc:
@@ -345,7 +347,7 @@ def load_problem(path: str | Path) -> Problem:
     ...
     placement.errors.InvalidGraphError: no/such/file.json: no such file
     """
-    return parse_problem(_read_file(path, InvalidGraphError), str(path))
+    return parse_problem(read_file_bytes(path, InvalidGraphError), str(path))
 
 
 def load_graph(path: str | Path) -> Graph:
@@ -525,12 +527,12 @@ def _placement_from_dict(data: Any, graph: Graph, devices: Devices) -> Placement
 
 def parse_placement(data: bytes | str, graph: Graph, devices: Devices, source: str = "<split>") -> Placement:
     """Parse the bytes/text of a split file for ``graph``."""
-    return placement_from_dict(_load_json(data, source, InvalidSplitError), graph, devices, source)
+    return placement_from_dict(parse_json(data, source, InvalidSplitError), graph, devices, source)
 
 
 def load_placement(path: str | Path, graph: Graph, devices: Devices) -> Placement:
     """Read a split file from disk."""
-    return parse_placement(_read_file(path, InvalidSplitError), graph, devices, str(path))
+    return parse_placement(read_file_bytes(path, InvalidSplitError), graph, devices, str(path))
 
 
 def placement_to_dict(placement: Placement, devices: Devices, loads: Mapping[DeviceSlot, float] | None = None) -> dict:

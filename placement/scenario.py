@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidScenarioError, PlacementError
-from .io import MAX_FILE_BYTES, _load_json, graph_from_dict, graph_to_dict
+from .io import MAX_FILE_BYTES, graph_from_dict, graph_to_dict, parse_json
 from .model import AcceleratorKind, Devices, Graph
 
 #: Value of the card's ``format`` field.
@@ -332,7 +332,7 @@ def parse_scenario(data: bytes | str, source: str = "<scenario card>") -> Scenar
     if len(data) > MAX_FILE_BYTES:  # this module's limit (a test lowers it), checked before decoding
         what = f"file is {len(data):,} bytes," if isinstance(data, bytes) else "text is"
         raise InvalidScenarioError(f"{source}: {what} over the {MAX_FILE_BYTES:,}-byte limit")
-    return scenario_from_dict(_load_json(data, source, InvalidScenarioError), source)
+    return scenario_from_dict(parse_json(data, source, InvalidScenarioError), source)
 
 
 # ----------------------------------------------------------------------------- URL query parameters

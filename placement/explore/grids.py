@@ -110,9 +110,9 @@ def memory_grid(
     PlacementError
         For an unknown kind.
     """
-    from .sweep import _kind_name, sweep
+    from .sweep import kind_label, sweep
 
-    name = _kind_name(problem.devices, kind)
+    name = kind_label(problem.devices, kind)
     done_before = 0
     planned = 1 + points + 2 + rounds * probes_per_round
 

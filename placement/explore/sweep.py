@@ -104,7 +104,7 @@ def vary(
         kinds = tuple(replace(k, count=_as_count(c, f"{k.name} count")) for k, c in zip(devices.accelerators, counts))
         return replace(problem, devices=devices.with_changes(accelerators=kinds))
     if parameter in ("accelerators", "memory", "speed"):
-        name = _kind_name(devices, kind)
+        name = kind_label(devices, kind)
         if parameter == "accelerators":
             return replace(problem, devices=devices.with_kind(name, count=_as_count(value, "accelerators")))
         return replace(problem, devices=devices.with_kind(name, **{parameter: float(value)}))
@@ -119,7 +119,7 @@ def _as_count(value: Any, what: str) -> int:
     return value
 
 
-def _kind_name(devices: Devices, kind: str | None) -> str:
+def kind_label(devices: Devices, kind: str | None) -> str:
     if kind is None:
         if not devices.accelerators:
             raise PlacementError("the inventory has no accelerator kind to vary")
@@ -153,7 +153,7 @@ def current_value(problem: Problem, parameter: str, kind: str | None = None) -> 
     if parameter == "cpus":
         return devices.cpus
     if parameter in ("accelerators", "memory", "speed"):
-        found = devices.kind(_kind_name(devices, kind))
+        found = devices.kind(kind_label(devices, kind))
         return {"accelerators": found.count, "memory": found.memory, "speed": found.speed}[parameter]
     raise PlacementError(f"unknown parameter {parameter!r}; choose one of: {', '.join(PARAMETERS)}")
 
@@ -735,7 +735,7 @@ def sensitivity(
     if parameter not in PARAMETERS:
         raise PlacementError(f"unknown parameter {parameter!r}; choose one of: {', '.join(PARAMETERS)}")
     if parameter in ("accelerators", "memory", "speed"):
-        kind = _kind_name(problem.devices, kind)
+        kind = kind_label(problem.devices, kind)
     else:
         kind = None
     frozen = tuple(sorted(options.items()))

@@ -39,17 +39,17 @@ def problem_from_args(args: argparse.Namespace) -> MultiProblem:
 
 def _read(args: argparse.Namespace) -> MultiProblem:
     """A Piper file as is; a paper-format/builder JSON graph or an ONNX model through ``options_from_graph``."""
-    from ..io import _load_json, _read_file, parse_problem  # noqa: PLC0415
+    from ..io import parse_json, parse_problem, read_file_bytes  # noqa: PLC0415
 
     path = str(args.graph)
     microbatches = getattr(args, "microbatches", None) or DEFAULT_MICROBATCHES
     if path.lower().endswith(".onnx"):
         from ..modelling.onnx import import_onnx  # noqa: PLC0415
 
-        graph = import_onnx(_read_file(path, InvalidGraphError), path).graph
+        graph = import_onnx(read_file_bytes(path, InvalidGraphError), path).graph
         return options_from_graph(graph, microbatches=microbatches)
-    data = _read_file(path, InvalidGraphError)
-    parsed = _load_json(data, path, InvalidGraphError)
+    data = read_file_bytes(path, InvalidGraphError)
+    parsed = parse_json(data, path, InvalidGraphError)
     if is_piper_dict(parsed):
         return piper_from_dict(parsed, path)
     return options_from_graph(parse_problem(data, path), microbatches=microbatches)

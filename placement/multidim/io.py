@@ -16,18 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidGraphError
-from ..io import _field, _load_json, _named_errors, _read_file
+from ..io import get_field, parse_json, read_file_bytes, with_source
 from .model import DeviceKind, MultiProblem, Option, PEdge, PNode
 
 
 def read_piper(path: str | Path) -> MultiProblem:
     """Read a Piper workload file (raises :class:`InvalidGraphError` with a one-line message)."""
-    return piper_from_json(_read_file(path, InvalidGraphError), str(path))
+    return piper_from_json(read_file_bytes(path, InvalidGraphError), str(path))
 
 
 def piper_from_json(data: bytes | str, source: str = "<piper>") -> MultiProblem:
     """Parse Piper JSON text or bytes."""
-    return piper_from_dict(_load_json(data, source, InvalidGraphError), source)
+    return piper_from_dict(parse_json(data, source, InvalidGraphError), source)
 
 
 def is_piper_dict(data: Any) -> bool:
@@ -37,7 +37,7 @@ def is_piper_dict(data: Any) -> bool:
 
 def piper_from_dict(data: Any, source: str = "<piper>") -> MultiProblem:
     """Build a validated :class:`MultiProblem` from parsed Piper JSON."""
-    return _named_errors(source, _from_dict, data)
+    return with_source(source, _from_dict, data)
 
 
 def _objects(items: list, name: str):
@@ -52,23 +52,23 @@ def _objects(items: list, name: str):
 def _from_dict(data: Any, source: str) -> MultiProblem:
     if not isinstance(data, dict):
         raise InvalidGraphError("top level must be a JSON object")
-    devices = _field(data, "maxDevices", "top level", "int")
-    memory = _field(data, "maxMemoryPerDevice", "top level", "number")
-    bandwidth = _field(data, "bandwidth", "top level", "number")
-    microbatches = _field(data, "mbsInBatch", "top level", "int")
+    devices = get_field(data, "maxDevices", "top level", "int")
+    memory = get_field(data, "maxMemoryPerDevice", "top level", "number")
+    bandwidth = get_field(data, "bandwidth", "top level", "number")
+    microbatches = get_field(data, "mbsInBatch", "top level", "int")
     if devices < 0:
         raise InvalidGraphError("top level: maxDevices must be >= 0")
     if microbatches < 1:
         raise InvalidGraphError("top level: mbsInBatch must be >= 1")
-    raw_nodes = _field(data, "nodes", "top level", "list")
-    raw_edges = _field(data, "edges", "top level", "list")
+    raw_nodes = get_field(data, "nodes", "top level", "list")
+    raw_edges = get_field(data, "edges", "top level", "list")
     nodes = []
     for position, where, raw in _objects(raw_nodes, "nodes"):
-        node_id = _field(raw, "id", where, "int")
+        node_id = get_field(raw, "id", where, "int")
         if node_id != position:
             raise InvalidGraphError(f"{where}: id {node_id} must equal its position {position} (ids are 0..n-1)")
         where = f"node {node_id}"
-        tmpcs = _field(raw, "TMPCs", where, "object")
+        tmpcs = get_field(raw, "TMPCs", where, "object")
         options = {}
         for key, lst in tmpcs.items():
             try:
@@ -86,7 +86,7 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
                     raise InvalidGraphError(f"{w}: must be an object")
                 syncs = []
                 for name in ("syncTimeFw", "syncTimeBw"):
-                    m = _field(o, name, w, "object", {})
+                    m = get_field(o, name, w, "object", {})
                     pairs = {}
                     for k, v in m.items():
                         try:
@@ -96,11 +96,11 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
                     syncs.append(pairs)
                 opts.append(
                     Option(
-                        name=str(_field(o, "id", w, "str", f"option{j}")),
-                        time=_nonneg(_field(o, "timePerSample", w, "number"), w, "timePerSample"),
-                        parameters=_nonneg(_field(o, "parameterSize", w, "number", 0.0), w, "parameterSize"),
-                        memory_a=_nonneg(_field(o, "memoryUsageA", w, "number", 0.0), w, "memoryUsageA"),
-                        memory_b=_nonneg(_field(o, "memoryUsageB", w, "number", 0.0), w, "memoryUsageB"),
+                        name=str(get_field(o, "id", w, "str", f"option{j}")),
+                        time=_nonneg(get_field(o, "timePerSample", w, "number"), w, "timePerSample"),
+                        parameters=_nonneg(get_field(o, "parameterSize", w, "number", 0.0), w, "parameterSize"),
+                        memory_a=_nonneg(get_field(o, "memoryUsageA", w, "number", 0.0), w, "memoryUsageA"),
+                        memory_b=_nonneg(get_field(o, "memoryUsageB", w, "number", 0.0), w, "memoryUsageB"),
                         sync_fw=tuple(syncs[0].items()),
                         sync_bw=tuple(syncs[1].items()),
                     )
@@ -111,17 +111,19 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
             options[t] = tuple(opts)
         if not options:
             raise InvalidGraphError(f"{where}: TMPCs is empty (at least t = 1 is needed)")
-        nodes.append(PNode(node_id, str(_field(raw, "name", where, "str", f"node{node_id}")), tuple(options.items())))
+        nodes.append(
+            PNode(node_id, str(get_field(raw, "name", where, "str", f"node{node_id}")), tuple(options.items()))
+        )
     edges = []
     for _, where, raw in _objects(raw_edges, "edges"):
-        s = _field(raw, "sourceId", where, "int")
-        t = _field(raw, "destId", where, "int")
-        c = _nonneg(_field(raw, "communicationCost", where, "number", 0.0), where, "communicationCost")
+        s = get_field(raw, "sourceId", where, "int")
+        t = get_field(raw, "destId", where, "int")
+        c = _nonneg(get_field(raw, "communicationCost", where, "number", 0.0), where, "communicationCost")
         for end in (s, t):
             if not 0 <= end < len(nodes):
                 raise InvalidGraphError(f"{where}: unknown node {end}")
         edges.append(PEdge(s, t, c))
-    raw_kinds = _field(data, "deviceKinds", "top level", "list", None)
+    raw_kinds = get_field(data, "deviceKinds", "top level", "list", None)
     if raw_kinds is None:
         if memory <= 0 or bandwidth <= 0:
             raise InvalidGraphError("top level: maxMemoryPerDevice and bandwidth must be positive")
@@ -131,11 +133,11 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
         for _, where, raw in _objects(raw_kinds, "deviceKinds"):
             kinds.append(
                 DeviceKind(
-                    name=_field(raw, "name", where, "str"),
-                    count=_field(raw, "count", where, "int"),
-                    memory=_field(raw, "memory", where, "number", memory),
-                    bandwidth=_field(raw, "bandwidth", where, "number", bandwidth),
-                    speed=_field(raw, "speed", where, "number", 1.0),
+                    name=get_field(raw, "name", where, "str"),
+                    count=get_field(raw, "count", where, "int"),
+                    memory=get_field(raw, "memory", where, "number", memory),
+                    bandwidth=get_field(raw, "bandwidth", where, "number", bandwidth),
+                    speed=get_field(raw, "speed", where, "number", 1.0),
                 )
             )
     return MultiProblem(tuple(nodes), tuple(edges), tuple(kinds), microbatches)
