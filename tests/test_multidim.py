@@ -183,10 +183,8 @@ def _brute_force(problem: MultiProblem) -> float:
     return best
 
 
-@pytest.mark.parametrize("seed", range(30))
-def test_solver_equals_brute_force(seed):
-    rng = random.Random(seed)
-    problem = _random_problem(rng, uniform=seed % 2 == 0)
+def assert_equals_brute_force(problem: MultiProblem) -> None:
+    """The planner's optimum equals the brute force's, and the evaluator confirms its plan."""
     expected = _brute_force(problem)
     result = solve_multidim(problem)
     if math.isinf(expected):
@@ -197,6 +195,12 @@ def test_solver_equals_brute_force(seed):
     ev = evaluate_plan(problem, result.plan)
     assert ev.feasible, ev.violations
     assert ev.time_per_sample == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_solver_equals_brute_force(seed):
+    rng = random.Random(seed)
+    assert_equals_brute_force(_random_problem(rng, uniform=seed % 2 == 0))
 
 
 def test_count_step_bound_is_reported():

@@ -21,7 +21,7 @@ from placement.multidim.dp import free_nodes, plan_groups, solve_multidim, stage
 from placement.multidim.evaluate import evaluate_plan
 from placement.multidim.io import read_piper
 from placement.multidim.model import DeviceKind, MultiProblem, Option, PEdge, Plan, PlanStage, PNode
-from tests.test_multidim import _brute_force, _random_problem
+from tests.test_multidim import _random_problem, assert_equals_brute_force
 
 PIPER = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper"
 
@@ -72,19 +72,6 @@ def _with_free_nodes(rng: random.Random, problem: MultiProblem, count: int) -> M
     return _relabel(problem, perm)
 
 
-def _check(problem: MultiProblem) -> None:
-    expected = _brute_force(problem)
-    result = solve_multidim(problem)
-    if math.isinf(expected):
-        assert result.status == "infeasible"
-        return
-    assert result.status == "optimal"
-    assert result.time_per_sample == pytest.approx(expected, rel=1e-9)
-    ev = evaluate_plan(problem, result.plan)
-    assert ev.feasible, ev.violations
-    assert ev.time_per_sample == pytest.approx(expected, rel=1e-9)
-
-
 @pytest.mark.parametrize("seed", range(24))
 def test_free_nodes_and_shuffled_ids_equal_brute_force(seed):
     rng = random.Random(1000 + seed)
@@ -93,7 +80,7 @@ def test_free_nodes_and_shuffled_ids_equal_brute_force(seed):
         base = _random_problem(rng, uniform=seed % 2 == 0)
     problem = _with_free_nodes(rng, base, rng.randint(1, 2))
     assert free_nodes(problem)  # the reduction has something to act on
-    _check(problem)
+    assert_equals_brute_force(problem)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -101,7 +88,7 @@ def test_pab_fronts_equal_brute_force(seed, monkeypatch):
     """The (P, A, B) fronts (used above ``PER_Y_HORIZON``) with their safe-row cut, forced on small cases."""
     monkeypatch.setattr(dp, "PER_Y_HORIZON", 0)
     rng = random.Random(2000 + seed)
-    _check(_random_problem(rng, uniform=True))
+    assert_equals_brute_force(_random_problem(rng, uniform=True))
 
 
 def _tight(rng: random.Random) -> MultiProblem:
@@ -122,7 +109,7 @@ def _tight(rng: random.Random) -> MultiProblem:
 @pytest.mark.parametrize("seed", range(12))
 def test_binding_memory_equals_brute_force(seed):
     """Memory caps that force recomputation on some stages (the safe-row cut must keep those rows)."""
-    _check(_tight(random.Random(3000 + seed)))
+    assert_equals_brute_force(_tight(random.Random(3000 + seed)))
 
 
 def test_stage_choice_is_the_best_option_combination():
@@ -244,7 +231,7 @@ def test_safe_cut_counts_the_memory_still_to_come(pab, monkeypatch):
     )
     result = solve_multidim(problem)
     assert result.time_per_sample == pytest.approx(5.1)
-    _check(problem)
+    assert_equals_brute_force(problem)
 
 
 def test_only_free_nodes():
@@ -252,4 +239,4 @@ def test_only_free_nodes():
     nodes = tuple(PNode(v, f"n{v}", ((1, (Option("free", 0.0),)),)) for v in range(3))
     problem = MultiProblem(nodes, (), (DeviceKind("x", 2, 1.0, 1.0),), 2)
     assert [len(m) for m in plan_groups(problem).members] == [3]
-    _check(problem)
+    assert_equals_brute_force(problem)
