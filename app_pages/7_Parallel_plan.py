@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from placement import PlacementError, Problem, viz
+from placement import MAX_FILE_BYTES, PlacementError, Problem, viz
 from placement.multidim.convert import options_from_graph
 from placement.multidim.dp import solve_multidim
 from placement.multidim.evaluate import evaluate_plan
@@ -28,7 +28,7 @@ PIPER, GRAPH = "a Piper workload", "the graph loaded in the app"
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _load(text: str, name: str):
+def _load(text: bytes | str, name: str):
     return piper_from_json(text, name)
 
 
@@ -103,9 +103,14 @@ if source == PIPER:
             key="md_sample",
         )
     with right:
-        upload = st.file_uploader("or upload a Piper JSON file", type=["json"], key="md_upload")
+        upload = st.file_uploader(
+            f"or upload a Piper JSON file (at most {MAX_FILE_BYTES // 2**20} MB)",
+            type=["json"],
+            key="md_upload",
+            max_upload_size=max(1, -(-MAX_FILE_BYTES // 2**20)),
+        )
     if upload is not None:
-        name, text = upload.name, upload.getvalue().decode("utf-8", errors="replace")
+        name, text = upload.name, upload.getvalue()  # bytes: the reader checks size and UTF-8
     else:
         name, text = choice, (SAMPLES / choice).read_text()
 else:

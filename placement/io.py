@@ -64,6 +64,7 @@ _TOP_KEYS = {
 
 
 def parse_json(data: bytes | str, source: str, error: type[PlacementError]) -> Any:
+    """Parse JSON ``data`` (bytes: at most MAX_FILE_BYTES, UTF-8) or raise ``error`` in one line naming ``source``."""
     if isinstance(data, bytes):
         if len(data) > MAX_FILE_BYTES:
             raise error(f"{source}: file is {len(data):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")

@@ -120,6 +120,7 @@ def _as_count(value: Any, what: str) -> int:
 
 
 def kind_label(devices: Devices, kind: str | None) -> str:
+    """The display name of accelerator ``kind`` (None: the only or first kind) of ``devices``."""
     if kind is None:
         if not devices.accelerators:
             raise PlacementError("the inventory has no accelerator kind to vary")
