@@ -20,7 +20,8 @@ def wait_idle(page, settle: float = 0.3) -> None:
 def go(page, name: str) -> None:
     """Navigate with the sidebar (keeps the session, unlike loading a URL)."""
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name, exact=True).click()
-    page.wait_for_url(re.compile(rf"/{name}(\?.*)?$"))  # the query carries the scenario
+    path = name.replace(" ", "_")  # "Parallel plan" -> /Parallel_plan
+    page.wait_for_url(re.compile(rf"/{path}(\?.*)?$"))  # the query carries the scenario
     page.get_by_role("heading", name=re.compile(name)).first.wait_for()
     wait_idle(page)
 

@@ -6,7 +6,6 @@ devices, checks the time per sample against the engine and saves screenshots und
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 from placement.multidim.dp import solve_multidim
 from placement.multidim.io import read_piper
 
-from .helpers import metric, wait_idle
+from .helpers import go, metric, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -39,10 +38,7 @@ def test_parallel_plan_bert_512(page, app_url, artifacts_dir):
     page.goto(app_url)
     page.get_by_role("heading", name="Device placement explorer").wait_for()
     wait_idle(page)
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Parallel plan", exact=True).click()
-    page.wait_for_url(re.compile(r"/Parallel_plan(\?.*)?$"))
-    page.get_by_role("heading", name="Parallel plan").first.wait_for()
-    wait_idle(page)
+    go(page, "Parallel plan")
     _set_number(page, "devices", "512")
     _set_number(page, "memory per device (GiB)", "8")
     _set_number(page, "bandwidth (GiB/s)", "25")
@@ -82,10 +78,7 @@ def test_parallel_plan_of_the_loaded_graph(page, app_url, artifacts_dir):
     page.goto(app_url)
     page.get_by_role("heading", name="Device placement explorer").wait_for()
     wait_idle(page)
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Parallel plan", exact=True).click()
-    page.wait_for_url(re.compile(r"/Parallel_plan(\?.*)?$"))
-    page.get_by_role("heading", name="Parallel plan").first.wait_for()
-    wait_idle(page)
+    go(page, "Parallel plan")
     page.get_by_text("the graph loaded in the app", exact=True).click()
     wait_idle(page)
     assert page.get_by_label("devices", exact=True).input_value() == str(kind.count)
