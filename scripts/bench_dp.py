@@ -6,7 +6,8 @@ it), then times ``solve_dp`` on the graph. Columns:
 
 * ideals - ideals of the lattice the DP searches (after contracting color classes and
   merging free nodes, see placement/exact/ideals.py);
-* pairs searched - ideal pairs (I, J) the DP visited (pruned by the chain upper bound);
+* pairs searched - ideal pairs (I, J) the DP visited (pruned by the chain upper bound; in the
+  kernel's pair mode the pairs whose stage was evaluated);
 * all pairs - every comparable pair I <= J, as the paper's code counts them (only with --all-pairs; slow on wide graphs);
 * solve s - wall-clock seconds of solve_dp after warm-up; cpu s - its CPU seconds, all threads
   together (the DP fills each lattice level on every CPU of the process, so cpu s may exceed

@@ -22,7 +22,8 @@ per cell (:func:`placement.exact.kernel.cell_floors`); only the cells that pass 
 a cell stops improving once it reaches its own lower bound or the whole problem's, and a
 search from ``I`` stops at stages whose compute already reaches the values of ``I``'s open
 cells. The tie-break pass relaxes only the cells whose max-load (exact from the first pass)
-is at most the optimum.
+is at most the optimum. When few rows can hold a value, each row is compared with those rows
+directly instead of walking every superset in between (the kernel's pair mode).
 
 Before the search, groups that can be merged with a neighbour without raising any load are
 merged (:func:`placement.exact.ideals.reduce_groups`); their memory is first ignored (a
