@@ -1190,7 +1190,7 @@ def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> tup
     up_start, up_group, up_target, n_ideals = lattice
     a = inputs
     n_ideals = int(n_ideals)
-    is_target = (floor < math.inf).any(axis=1)
+    is_target = np.asarray((floor < math.inf).any(axis=1), dtype=np.bool_)
     is_target[n_ideals - 1] = True
     n_targets = int(is_target.sum())
     n_groups = a.group_start.shape[0] - 1
