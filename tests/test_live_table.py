@@ -313,3 +313,20 @@ def test_waiting_for_a_table_build_shows_its_ideals(monkeypatch, no_table):
     threading.Timer(0.3, pending.set_result, [table]).start()
     assert live._table(kept) is table
     assert seen and set(seen) == {(5, 10)}
+
+
+def test_a_build_slower_than_the_fresh_solve_is_stopped_not_waited_for(no_table):
+    """On a wide graph the table takes far longer than a solve: a lowered count waits at most the solve's time."""
+    import time
+
+    problem = load_problem(ROOT / "sample_graphs" / "ours" / "inception_wide_inference.json")
+    fresh = solve_dp(problem)
+    live.keep(problem, {}, fresh.objective, fresh_seconds=0.2)
+    kept = live.st.session_state["_ui_live_table"]
+    (count,), cpus = live.counts_of(problem.devices)
+    started = time.perf_counter()
+    assert live.answer(lowered(problem, (count - 1,), cpus), {}) is None  # the caller solves afresh
+    assert time.perf_counter() - started < 5.0  # not the table's tens of seconds
+    assert live.st.session_state["_ui_live_table"] is None  # the stopped table is dropped
+    done, _ = wait([kept.table], timeout=60)  # the build ends at its next progress report
+    assert done and isinstance(kept.table.exception(), live._Stopped)

@@ -17,7 +17,9 @@ the chain's value at the full counts, certifies almost no lowered count; ``math.
 all but costs about 3x a full solve on the wide Inception-like graph), so counts down to about
 half are answered and a lower one is solved afresh. It is built in the session's one background
 thread after each fresh solve, so the fresh result shows at once; an answer waits for what is
-left of the build. The kept table lives in ``st.session_state`` under one
+left of the build, but never longer than the fresh solve took: past that the build is stopped
+and the counts are solved afresh (on the wide Inception-like graph a solve takes under a second
+and this table tens of seconds). The kept table lives in ``st.session_state`` under one
 private key, so a session holds at most one table. It is keyed on everything that decides the answer except the device counts: the
 graph's digest, the devices with every count set to 0 (memory, speed, bandwidths, overlap, ...)
 and the method's options. An answer is used only when every count (each accelerator kind, CPU
@@ -67,16 +69,27 @@ class _Kept:
     counts: Counts
     table: Future  # of SolvedTable | None, built in a background thread
     searched: _Searched
+    fresh_seconds: float = math.inf  # what the fresh solve took: an answer waits at most this long for the build
+
+
+class _Stopped(Exception):
+    """Raised in a table build's progress callback once nobody waits for the table any more."""
 
 
 class _Searched:
-    """(ideals done, total) of a table build, written by the build's thread, read by the page's."""
+    """(ideals done, total) of a table build, written by the build's thread, read by the page's.
+
+    Setting ``stop`` ends the build at its next progress report.
+    """
 
     def __init__(self) -> None:
         self.done = 0
         self.total = 0
+        self.stop = False
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, *_) -> None:
+        if self.stop:
+            raise _Stopped
         self.done, self.total = done, total
 
 
@@ -90,12 +103,22 @@ def _build(problem: placement.Problem, max_ideals: Any, bound: float, searched: 
 
 
 def _table(kept: _Kept) -> SolvedTable | None:
-    """The kept table, waiting for its build if it is still running (a progress bar past a second)."""
+    """The kept table, waiting for its build if it is still running (a progress bar past a second).
+
+    The wait is at most what the fresh solve took (``kept.fresh_seconds``): a build still running
+    then is stopped and dropped, and the caller solves afresh.
+    """
     if kept.table.cancelled():
         return None
     if not kept.table.done():
         bar = SolveProgress("Finishing the table of the last solve")
-        while not wait([kept.table], timeout=0.1).done:
+        deadline = time.perf_counter() + kept.fresh_seconds
+        while not wait([kept.table], timeout=max(0.0, min(0.1, deadline - time.perf_counter()))).done:
+            if time.perf_counter() >= deadline:
+                kept.searched.stop = True  # a fresh solve is quicker than the rest of the build
+                st.session_state[_TABLE] = None
+                bar.close()
+                return None
             bar(kept.searched.done, kept.searched.total)
         bar.close()
     try:
@@ -189,11 +212,12 @@ def answer(problem: placement.Problem, options: dict[str, Any]) -> placement.Res
     )
 
 
-def keep(problem: placement.Problem, options: dict[str, Any], optimum: float) -> None:
+def keep(problem: placement.Problem, options: dict[str, Any], optimum: float, fresh_seconds: float = math.inf) -> None:
     """Keep the DP table of ``problem`` (just solved afresh, ``optimum`` its max-load) for lower counts.
 
     Nothing happens when the kept table already covers these counts. The table answers the lower
-    counts whose optimum is at most :data:`TABLE_BOUND` x ``optimum``.
+    counts whose optimum is at most :data:`TABLE_BOUND` x ``optimum``. ``fresh_seconds``: what the
+    fresh solve took; an answer waits at most that long for the build (then solves afresh).
 
     Replaces the session's one table. Nothing is kept when no split fits or the table cannot be
     built (it is only a shortcut: the page has its result already).
@@ -222,7 +246,7 @@ def keep(problem: placement.Problem, options: dict[str, Any], optimum: float) ->
     searched = _Searched()
     bound = TABLE_BOUND * optimum if math.isfinite(optimum) and optimum > 0 else math.inf
     future = executor.submit(_build, problem, options.get("max_ideals"), bound, searched)
-    st.session_state[_TABLE] = _Kept(key, wanted, future, searched)
+    st.session_state[_TABLE] = _Kept(key, wanted, future, searched, float(fresh_seconds))
 
 
 def solve_afresh(problem: placement.Problem) -> None:

@@ -381,7 +381,7 @@ def solve_cached(
         progress = live_tables.SolveProgress(method_name(method), "ideals")
     result = _solve_cached(digest, devices_key, method, tuple(sorted(options.items())), problem, progress)
     if table_method and result.status == "optimal":
-        live_tables.keep(problem, options, float(result.objective))
+        live_tables.keep(problem, options, float(result.objective), fresh_seconds=result.seconds)
     return result
 
 
