@@ -43,7 +43,9 @@ def pair_mode(forced: bool | None = True):
 
     limits: dict = {}
     if forced is not None:
-        limits = {"PAIR_MAX_TARGETS": 10**9, "PAIR_MAX_FRACTION": 1.0} if forced else {"PAIR_MAX_TARGETS": 0}
+        limits = {"PAIR_MIN_IDEALS": 0, "PAIR_MAX_TARGETS": 10**9, "PAIR_MAX_FRACTION": 1.0}
+        if not forced:
+            limits = {"PAIR_MAX_TARGETS": 0}
     with mock.patch.multiple(kernel, target_pairs=spy, **limits):
         yield used
 

@@ -1072,7 +1072,11 @@ def build_inputs(
     )
 
 
-#: Pair mode (see :func:`target_pairs`) is used when at most this many rows can hold a value ...
+#: Pair mode (see :func:`target_pairs`) is used on lattices of at least this many ideals (below, the
+#: walk takes milliseconds and pair mode's setup as long; measured in scripts/bench_dp.py) ...
+PAIR_MIN_IDEALS = 2_000
+
+#: ... when at most this many rows can hold a value ...
 PAIR_MAX_TARGETS = 16_384
 
 #: ... and they are at most this fraction of the ideals.
@@ -1177,8 +1181,8 @@ def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> tup
 
     A row whose cells all have floor ``inf`` is never relaxed, so it stays ``inf`` (closure
     only copies within a row; the full ideal's row is given) and no stage can end there. When
-    few rows can (the *targets*: at most :data:`PAIR_MAX_TARGETS` and
-    :data:`PAIR_MAX_FRACTION` of the ideals), the kernel compares each row ``I`` with the
+    few rows can (the *targets*: a lattice of at least :data:`PAIR_MIN_IDEALS` ideals, at most
+    :data:`PAIR_MAX_TARGETS` targets and :data:`PAIR_MAX_FRACTION` of the ideals), the kernel compares each row ``I`` with the
     targets ``K > I`` directly instead of walking every superset between them: ``K`` must
     contain ``I`` (bit sets of groups), the additive sums of ``K \\ I`` are the differences of
     the two ideals' float sums with their error bounds (every group sum correctly rounded,
@@ -1196,7 +1200,8 @@ def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> tup
     n_groups = a.group_start.shape[0] - 1
     n_words = max(1, -(-n_groups // 64))
     if (
-        n_targets > PAIR_MAX_TARGETS
+        n_ideals < PAIR_MIN_IDEALS
+        or n_targets > PAIR_MAX_TARGETS
         or n_targets > PAIR_MAX_FRACTION * n_ideals
         or n_ideals * n_words * 8 > MAX_BITS_BYTES
     ):
