@@ -238,6 +238,12 @@ def _move_group(g, enter, group_start, group_nodes, pred_start, preds, node_fwd,
                 fwd_succ_in[u] += step
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _holds(bits, k, g):
+    """Whether the bit set ``bits[k]`` (64 groups per word) holds group ``g``."""
+    return ((bits[k, g >> 6] >> np.uint64(g & 63)) & np.uint64(1)) != 0
+
+
 @njit(cache=True, nogil=True)
 def _stale(i, nxt, old, new, floor, has_floor, prev_state, limit):
     """Whether lowering cell ``(i, nxt)`` from ``old`` to ``new`` may close it or lower a limit.
@@ -465,12 +471,8 @@ def lattice_dp(
                             continue
                         g = node_group[u]
                         h = node_group[fr_dst[m]]
-                        u_in = ((tgt_bits[kk, g >> 6] >> np.uint64(g & 63)) & np.uint64(1)) and not (
-                            (tgt_bits[row_pos, g >> 6] >> np.uint64(g & 63)) & np.uint64(1)
-                        )
-                        v_in = ((tgt_bits[kk, h >> 6] >> np.uint64(h & 63)) & np.uint64(1)) and not (
-                            (tgt_bits[row_pos, h >> 6] >> np.uint64(h & 63)) & np.uint64(1)
-                        )
+                        u_in = _holds(tgt_bits, kk, g) and not _holds(tgt_bits, row_pos, g)
+                        v_in = _holds(tgt_bits, kk, h) and not _holds(tgt_bits, row_pos, h)
                         if u_in == v_in:
                             continue
                         mark[u] = toggles
@@ -771,11 +773,7 @@ def lattice_dp(
                     break
                 if pair_mode:  # list the stage's groups as stack_group[1..nd] and move them into the node state
                     for g in range(group_start.shape[0] - 1):
-                        w = g >> 6
-                        bit = np.uint64(g & 63)
-                        if ((tgt_bits[kk, w] >> bit) & np.uint64(1)) and not (
-                            (tgt_bits[row_pos, w] >> bit) & np.uint64(1)
-                        ):
+                        if _holds(tgt_bits, kk, g) and not _holds(tgt_bits, row_pos, g):
                             moved += 1
                             stack_group[moved] = g
                             _move_group(
@@ -1145,7 +1143,7 @@ def _target_data(
         for w in range(n_words):
             t_bits[k, w] = bits[i, w]
         for g in range(n_groups):
-            if (bits[i, g >> 6] >> np.uint64(g & 63)) & np.uint64(1):
+            if _holds(bits, i, g):
                 for q in range(n_val):
                     v = group_sum[q, g]
                     r = t_sum[k, q] + v
@@ -1156,10 +1154,10 @@ def _target_data(
         n_fr = fr_start[k]
         for x in range(n_nodes):  # the boundary edges: one end inside, the other outside
             g = node_group[x]
-            x_in = (bits[i, g >> 6] >> np.uint64(g & 63)) & np.uint64(1)
+            x_in = _holds(bits, i, g)
             for z in range(succ_start[x], succ_start[x + 1]):
                 h = node_group[succs[z]]
-                if ((bits[i, h >> 6] >> np.uint64(h & 63)) & np.uint64(1)) == x_in:
+                if _holds(bits, i, h) == x_in:
                     continue
                 if n_fr == src.shape[0]:
                     grown = np.empty(2 * n_fr, dtype=np.int64)
