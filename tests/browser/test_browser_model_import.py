@@ -145,7 +145,7 @@ def test_build_transformer_then_placement_matches_solve_dp(app_page, artifacts_d
     for label, value in TRANSFORMER.items():
         box = page.get_by_label(label, exact=True)
         # Each field's rerun must have ended before the next action: wait_idle alone can return
-        # before the server has even started it (the CI flake: Nodes still showed bert24's 32).
+        # before the server has even started it, and an action then lands in a run in progress.
         with rerun_after(page):
             box.fill(str(value))
             box.press("Enter")
