@@ -16,6 +16,8 @@ through :func:`ui.state.set_graph` (source ``"model:<name>"``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -44,6 +46,19 @@ _SPEC_FIELDS = (
 )
 
 
+def _start(key: str, default: Any) -> Any:
+    """The ``value=`` of widget ``key``: its current value, else ``default`` (the state is not written).
+
+    Invariant: a widget's browser component starts from the server's value. A value put into
+    ``st.session_state`` before the widget is created reaches the browser in that run only; a
+    component the browser mounts afresh later starts from the widget's ``value=`` and sends it
+    back with the next rerun. Without ``value=`` that was ``min_value``: under load (reruns
+    landing while a run is in progress) "Build model" and "Import ONNX model" now and then read
+    0 accelerators and 0 TFLOP/s ("fp16_flops must be a positive finite number (got 0.0)").
+    """
+    return st.session_state.get(key, default)
+
+
 def _fill_spec_widgets() -> None:
     """Copy the chosen preset's values into the spec widgets (on preset change)."""
     spec = PRESETS[st.session_state["mi_kind"]]
@@ -61,11 +76,8 @@ def _cost_model() -> CostModel:
 
 
 def _device_form() -> None:
-    state.init_widget("mi_kind", "A100")
-    if "mi_spec_fp16" not in st.session_state:
-        _fill_spec_widgets()
-    state.init_widget("mi_accelerators", 4)
-    state.init_widget("mi_cpus", 1)
+    state.init_widget("mi_kind", "A100")  # the selectbox's own default (first option): the browser agrees
+    preset = PRESETS[st.session_state["mi_kind"]]
     cols = st.columns(3)
     cols[0].selectbox(
         "Device kind for the estimates",
@@ -75,12 +87,16 @@ def _device_form() -> None:
         help="Latencies are estimated for this kind (the reference), for one CPU core and for the "
         "other presets (kept per kind in the graph, for mixed inventories).",
     )
-    cols[1].number_input("Accelerators", min_value=0, max_value=64, step=1, key="mi_accelerators")
-    cols[2].number_input("CPU cores", min_value=0, max_value=64, step=1, key="mi_cpus")
+    cols[1].number_input(
+        "Accelerators", min_value=0, max_value=64, step=1, value=_start("mi_accelerators", 4), key="mi_accelerators"
+    )
+    cols[2].number_input("CPU cores", min_value=0, max_value=64, step=1, value=_start("mi_cpus", 1), key="mi_cpus")
     with st.expander("Device kind values (roofline)", expanded=False):
         spec_cols = st.columns(len(_SPEC_FIELDS))
-        for col, (suffix, label, _, _) in zip(spec_cols, _SPEC_FIELDS):
-            col.number_input(label, min_value=0.0, format="%.4g", key=f"mi_spec_{suffix}")
+        for col, (suffix, label, attr, scale) in zip(spec_cols, _SPEC_FIELDS):
+            key = f"mi_spec_{suffix}"  # a change of kind refills these (_fill_spec_widgets)
+            value = _start(key, float(getattr(preset, attr)) / scale)
+            col.number_input(label, min_value=0.0, format="%.4g", value=value, key=key)
         st.caption(
             "time = max(FLOPs / peak, bytes / memory bandwidth) / efficiency; "
             "edge cost = bytes / link bandwidth. Times in milliseconds."
@@ -231,8 +247,7 @@ def _uploaded_dims() -> tuple[str, ...]:
 
 
 def _onnx_form() -> None:
-    state.init_widget("mi_onnx_dim", 1)
-    state.init_widget("mi_onnx_depth", 0)
+    state.init_widget("mi_onnx_depth", 0)  # equal to the widget's own default (min_value)
     state.init_widget("mi_onnx_training", False)
     st.file_uploader(
         f"ONNX model (at most {MAX_ONNX_BYTES // 2**20} MB; tensors must be inside the file)",
@@ -245,8 +260,10 @@ def _onnx_form() -> None:
         st.caption("Symbolic input dimensions of this model (each gets its own value):")
         dim_cols = st.columns(min(len(names), 4))
         for k, name in enumerate(names):
-            state.init_widget(_dim_key(k), int(st.session_state["mi_onnx_dim"]))
-            dim_cols[k % len(dim_cols)].number_input(f"Dimension '{name}'", min_value=1, step=1, key=_dim_key(k))
+            value = _start(_dim_key(k), int(_start("mi_onnx_dim", 1)))
+            dim_cols[k % len(dim_cols)].number_input(
+                f"Dimension '{name}'", min_value=1, step=1, value=value, key=_dim_key(k)
+            )
     cols = st.columns(3)
     cols[0].number_input(
         "Value of any other symbolic dimension"
@@ -255,6 +272,7 @@ def _onnx_form() -> None:
         min_value=1,
         max_value=MAX_DIM,
         step=1,
+        value=_start("mi_onnx_dim", 1),
         key="mi_onnx_dim",
     )
     cols[1].number_input(
@@ -271,23 +289,26 @@ def _onnx_form() -> None:
 
 
 def _builder_form() -> None:
-    defaults = {
+    # Choices start at the widgets' own defaults (first option, unchecked), so the browser agrees.
+    for key, value in {
         "mi_model": "GPT transformer",
+        "mi_dtype": "fp16",
+        "mi_granularity": "operator",
+        "mi_training": False,
+    }.items():
+        state.init_widget(key, value)
+    defaults = {
         "mi_layers": 12,
         "mi_hidden": 768,
         "mi_heads": 12,
         "mi_seq": 1024,
         "mi_vocab": 50257,
         "mi_batch": 1,
-        "mi_dtype": "fp16",
-        "mi_granularity": "operator",
-        "mi_training": False,
         "mi_cnn_blocks": "3,4,6,3",
         "mi_cnn_width": 64,
         "mi_cnn_image": 224,
     }
-    for key, value in defaults.items():
-        state.init_widget(key, value)
+    values = {key: _start(key, value) for key, value in defaults.items()}
     cols = st.columns(4)
     cols[0].selectbox("Model", ("GPT transformer", "BERT transformer", "ResNet-like CNN"), key="mi_model")
     cols[1].selectbox("Data type", ("fp16", "bf16", "fp32", "int8"), key="mi_dtype")
@@ -295,16 +316,16 @@ def _builder_form() -> None:
     cols[3].checkbox("Training graph (backward nodes)", key="mi_training")
     cols = st.columns(5)
     if st.session_state["mi_model"] == "ResNet-like CNN":
-        cols[0].text_input("Blocks per stage", key="mi_cnn_blocks")
-        cols[1].number_input("Base width", min_value=1, step=1, key="mi_cnn_width")
-        cols[2].number_input("Image size", min_value=32, step=1, key="mi_cnn_image")
+        cols[0].text_input("Blocks per stage", value=values["mi_cnn_blocks"], key="mi_cnn_blocks")
+        cols[1].number_input("Base width", min_value=1, step=1, value=values["mi_cnn_width"], key="mi_cnn_width")
+        cols[2].number_input("Image size", min_value=32, step=1, value=values["mi_cnn_image"], key="mi_cnn_image")
     else:
-        cols[0].number_input("Layers", min_value=1, max_value=512, step=1, key="mi_layers")
-        cols[1].number_input("Hidden size", min_value=1, step=1, key="mi_hidden")
-        cols[2].number_input("Heads", min_value=1, step=1, key="mi_heads")
-        cols[3].number_input("Sequence length", min_value=1, step=1, key="mi_seq")
-        st.number_input("Vocabulary", min_value=1, step=1, key="mi_vocab")
-    cols[4].number_input("Batch", min_value=1, step=1, key="mi_batch")
+        cols[0].number_input("Layers", min_value=1, max_value=512, step=1, value=values["mi_layers"], key="mi_layers")
+        cols[1].number_input("Hidden size", min_value=1, step=1, value=values["mi_hidden"], key="mi_hidden")
+        cols[2].number_input("Heads", min_value=1, step=1, value=values["mi_heads"], key="mi_heads")
+        cols[3].number_input("Sequence length", min_value=1, step=1, value=values["mi_seq"], key="mi_seq")
+        st.number_input("Vocabulary", min_value=1, step=1, value=values["mi_vocab"], key="mi_vocab")
+    cols[4].number_input("Batch", min_value=1, step=1, value=values["mi_batch"], key="mi_batch")
     st.button("Build model", key="mi_build", on_click=_build_clicked, type="primary")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def wait_idle(page, settle: float = 0.3) -> None:
@@ -15,6 +17,40 @@ def wait_idle(page, settle: float = 0.3) -> None:
         timeout=60_000,
     )
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=60_000)
+
+
+# Counts the script runs that end after it is installed: every change of stApp's
+# data-test-script-state away from "running". The frontend sets "running" only when the
+# server says a run started (a widget change does not set it on sending), so after a widget
+# action the state reads "notRunning" until the server has picked the change up.
+_WATCH_RUNS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (window.__stRunWatch) window.__stRunWatch.disconnect();
+  window.__stRunsEnded = 0;
+  window.__stRunWatch = new MutationObserver((records) => {
+    for (const record of records) if (record.oldValue === 'running') window.__stRunsEnded += 1;
+  });
+  window.__stRunWatch.observe(app, {attributes: true, attributeOldValue: true,
+                                    attributeFilter: ['data-test-script-state']});
+}"""
+
+
+@contextmanager
+def rerun_after(page, timeout: float = 60.0) -> Iterator[None]:
+    """Wait, after the ``with`` block's action, for the script run that action causes to end.
+
+    :func:`wait_idle` alone can return before that run has even started (the app still reads
+    "notRunning" while the change travels to the server), so an action right after it can land
+    on a page whose previous change is not applied yet. Here a run must start and end after the
+    action (seen by a MutationObserver installed before it), then the app must be idle.
+    """
+    page.evaluate(_WATCH_RUNS)
+    yield
+    try:
+        page.wait_for_function("() => window.__stRunsEnded > 0", timeout=timeout * 1000)
+    except Exception as exc:  # noqa: BLE001 - Playwright's TimeoutError, reworded
+        raise AssertionError(f"no script run started and ended within {timeout} s of the action") from exc
+    wait_idle(page, settle=0)
 
 
 def go(page, name: str) -> None:

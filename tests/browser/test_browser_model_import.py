@@ -20,7 +20,7 @@ from placement import evaluate, solve_dp
 from placement.modelling.builders import TransformerConfig, build_transformer
 from placement.modelling.roofline import CPU_KIND, PRESETS, CostModel, GiB
 
-from .helpers import go, metric, wait_for_text, wait_idle
+from .helpers import go, metric, rerun_after, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -41,6 +41,13 @@ def open_model_import(page) -> None:
 def no_exception(page) -> None:
     exceptions = page.locator('[data-testid="stException"]')
     assert not exceptions.count(), exceptions.first.inner_text()
+
+
+def no_error(page) -> None:
+    """No exception and no ``st.error`` (a failed import/build says why and keeps the old graph)."""
+    no_exception(page)
+    errors = page.locator('[data-testid="stAlertContentError"]')
+    assert not errors.count(), errors.first.inner_text()
 
 
 @pytest.fixture
@@ -103,11 +110,14 @@ def test_upload_small_onnx_model_shows_its_graph(app_page, artifacts_dir, tmp_pa
     tiny_onnx(model_path)
     open_model_import(page)
 
-    page.locator('[data-testid="stFileUploader"] input[type="file"][accept*=".onnx"]').set_input_files(str(model_path))
+    with rerun_after(page):  # the upload's rerun, so the click below finds the file on the server
+        page.locator('[data-testid="stFileUploader"] input[type="file"][accept*=".onnx"]').set_input_files(
+            str(model_path)
+        )
     page.locator('[data-testid="stFileChipName"]', has_text="tiny_mlp.onnx").wait_for()
-    wait_idle(page)
-    page.get_by_role("button", name="Import ONNX model").click()
-    wait_idle(page)
+    with rerun_after(page):
+        page.get_by_role("button", name="Import ONNX model").click()
+    no_error(page)
 
     wait_for_text(metric(page, "Nodes"), str(len(ONNX_NODES)))
     assert metric(page, "Edges").inner_text().strip() == "2"  # a chain of three operators
@@ -134,18 +144,22 @@ def test_build_transformer_then_placement_matches_solve_dp(app_page, artifacts_d
 
     for label, value in TRANSFORMER.items():
         box = page.get_by_label(label, exact=True)
-        box.fill(str(value))
-        box.press("Enter")
-        wait_idle(page, settle=0.2)
+        # Each field's rerun must have ended before the next action: wait_idle alone can return
+        # before the server has even started it, and an action then lands in a run in progress.
+        with rerun_after(page):
+            box.fill(str(value))
+            box.press("Enter")
     for label, value in TRANSFORMER.items():
         assert page.get_by_label(label, exact=True).input_value() == str(value), label
-    page.get_by_role("button", name="Build model").click()
-    wait_idle(page)
+    with rerun_after(page):  # the click reached the server and its run (the build) ended
+        page.get_by_role("button", name="Build model").click()
+    no_error(page)
 
     config = TransformerConfig(style="gpt", layers=2, hidden=64, heads=4, seq_len=32, batch=1, dtype="fp16", vocab=1000)
     problem = build_transformer(config, form_cost_model(), accelerators=4, cpus=1, granularity="operator")
+    # The build's own visible effect: the built graph's name as the heading, then its node count.
+    page.get_by_role("heading", name=problem.graph.name).first.wait_for(timeout=60_000)
     wait_for_text(metric(page, "Nodes"), f"{len(problem.graph.nodes):,}")
-    page.get_by_role("heading", name=problem.graph.name).first.wait_for()
     no_exception(page)
     page.screenshot(path=artifacts_dir / "mi_02_built_transformer.png", full_page=True)
 

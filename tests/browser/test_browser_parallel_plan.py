@@ -14,7 +14,7 @@ import pytest
 from placement.multidim.dp import solve_multidim
 from placement.multidim.io import read_piper
 
-from .helpers import go, metric, wait_idle
+from .helpers import go, metric, rerun_after, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -24,9 +24,10 @@ BERT = ROOT / "sample_graphs" / "piper" / "bert32a100.json"
 
 def _set_number(page, label: str, value: str) -> None:
     box = page.get_by_label(label, exact=True)
-    box.fill(value)
-    box.press("Enter")
-    wait_idle(page)
+    # The field's rerun (a solve: the test's 300 s budget) has ended; wait_idle alone can return before it starts.
+    with rerun_after(page, timeout=300):
+        box.fill(value)
+        box.press("Enter")
 
 
 def test_parallel_plan_bert_512(page, app_url, artifacts_dir):

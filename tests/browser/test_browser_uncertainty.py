@@ -14,7 +14,7 @@ import pytest
 from placement import load_problem, solve_dp
 from placement.explore.uncertainty import monte_carlo
 
-from .helpers import metric, wait_for_text, wait_idle
+from .helpers import metric, rerun_after, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -24,9 +24,9 @@ DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.js
 
 def set_number(page, label: str, value: str) -> None:
     box = page.get_by_label(label, exact=True)
-    box.fill(value)
-    box.press("Enter")
-    wait_idle(page)
+    with rerun_after(page):  # the field's rerun has ended (wait_idle alone can return before it starts)
+        box.fill(value)
+        box.press("Enter")
 
 
 def test_monte_carlo_run_in_the_browser(page, app_url, artifacts_dir):
