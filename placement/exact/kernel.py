@@ -225,8 +225,14 @@ def _feeding(in_stage, fwd_succ_in, node_fwd, u):
 
 
 @njit(cache=True, nogil=True)
-def _move_group(g, enter, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ, fwd_succ_in):
-    """Move group ``g``'s nodes into (``enter``) or out of the stage: membership and successor counts."""
+def _move_group(g, enter, graph, node_state):
+    """Move group ``g``'s nodes into (``enter``) or out of the stage: membership and successor counts.
+
+    ``graph`` = (group_start, group_nodes, pred_start, preds, node_fwd); ``node_state`` =
+    (in_stage, stage_succ, fwd_succ_in), updated in place.
+    """
+    group_start, group_nodes, pred_start, preds, node_fwd = graph
+    in_stage, stage_succ, fwd_succ_in = node_state
     step = 1 if enter else -1
     for k in range(group_start[g], group_start[g + 1]):
         x = group_nodes[k]
@@ -374,6 +380,8 @@ def lattice_dp(
     in_stage = np.zeros(n_nodes, dtype=np.bool_)
     stage_succ = np.zeros(n_nodes, dtype=np.int64)
     fwd_succ_in = np.zeros(n_nodes, dtype=np.int64)
+    graph = (group_start, group_nodes, pred_start, preds, node_fwd)
+    node_state = (in_stage, stage_succ, fwd_succ_in)  # the stage's membership and successor counts
     mark = np.full(n_nodes, -1, dtype=np.int64)
     affected = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.int64)
     old_cross = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
@@ -494,18 +502,7 @@ def lattice_dp(
                     depth -= 1
                     if g < 0:
                         continue
-                    _move_group(
-                        g,
-                        False,
-                        group_start,
-                        group_nodes,
-                        pred_start,
-                        preds,
-                        node_fwd,
-                        in_stage,
-                        stage_succ,
-                        fwd_succ_in,
-                    )
+                    _move_group(g, False, graph, node_state)
                     continue
                 e = stack_pos[depth]
                 stack_pos[depth] = e + 1
@@ -521,18 +518,7 @@ def lattice_dp(
                 if count_only:
                     stack_pos[nd] = up_start[j]
                     depth = nd
-                    _move_group(
-                        g,
-                        True,
-                        group_start,
-                        group_nodes,
-                        pred_start,
-                        preds,
-                        node_fwd,
-                        in_stage,
-                        stage_succ,
-                        fwd_succ_in,
-                    )
+                    _move_group(g, True, graph, node_state)
                     continue
                 # ---- push group g: the level's running sums and error bounds, plus the group's nodes
                 for q in range(n_q):
@@ -559,9 +545,7 @@ def lattice_dp(
                             old_cross[n_aff] = _crossing(in_stage, stage_succ, out_degree, u)
                             old_feed[n_aff] = _feeding(in_stage, fwd_succ_in, node_fwd, u)
                             n_aff += 1
-                _move_group(
-                    g, True, group_start, group_nodes, pred_start, preds, node_fwd, in_stage, stage_succ, fwd_succ_in
-                )
+                _move_group(g, True, graph, node_state)
                 for a in range(n_aff):
                     u = affected[a]
                     now_cross = _crossing(in_stage, stage_succ, out_degree, u)
@@ -776,18 +760,7 @@ def lattice_dp(
                         if _holds(tgt_bits, kk, g) and not _holds(tgt_bits, row_pos, g):
                             moved += 1
                             stack_group[moved] = g
-                            _move_group(
-                                g,
-                                True,
-                                group_start,
-                                group_nodes,
-                                pred_start,
-                                preds,
-                                node_fwd,
-                                in_stage,
-                                stage_succ,
-                                fwd_succ_in,
-                            )
+                            _move_group(g, True, graph, node_state)
                 # Rebuild exp[nd]: the exact sums of the stage made of the groups stack_group[1..nd].
                 for q in range(n_q):
                     exp_len[nd, q] = 0
@@ -817,18 +790,7 @@ def lattice_dp(
                 exact = True
             if pair_mode:
                 for level in range(1, moved + 1):
-                    _move_group(
-                        stack_group[level],
-                        False,
-                        group_start,
-                        group_nodes,
-                        pred_start,
-                        preds,
-                        node_fwd,
-                        in_stage,
-                        stage_succ,
-                        fwd_succ_in,
-                    )
+                    _move_group(stack_group[level], False, graph, node_state)
                 if changed:
                     n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
                 continue
