@@ -250,6 +250,23 @@ def _holds(bits, k, g):
     return ((bits[k, g >> 6] >> np.uint64(g & 63)) & np.uint64(1)) != 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _can_improve(i, j, n_open, open_cells, prev_state, useful, best, objective):
+    """Whether a state of ``J`` worth extending lies under an open cell of row ``i`` that it could improve.
+
+    A value through a stage is ``max(base, load)`` or ``base + duration``, both ``>= base``
+    (objective 1 may still win a tie on the device count).
+    """
+    for k in range(n_open):
+        nxt = open_cells[k]
+        for t in range(prev_state.shape[0]):
+            back = prev_state[t, nxt]
+            if back >= 0 and useful[j, back]:
+                if best[j, back] < best[i, nxt] or (objective == 1 and best[j, back] == best[i, nxt]):
+                    return True
+    return False
+
+
 @njit(cache=True, nogil=True)
 def _stale(i, nxt, old, new, floor, has_floor, prev_state, limit):
     """Whether lowering cell ``(i, nxt)`` from ``old`` to ``new`` may close it or lower a limit.
@@ -421,15 +438,7 @@ def lattice_dp(
                     c = cand
                     cand += 1
                     j = tgt_ideal[c]
-                    useful_j = False
-                    for k in range(n_open):
-                        nxt = open_cells[k]
-                        for t in range(n_types):
-                            back = prev_state[t, nxt]
-                            if back >= 0 and useful[j, back]:
-                                if best[j, back] < best[i, nxt] or (objective == 1 and best[j, back] == best[i, nxt]):
-                                    useful_j = True
-                    if not useful_j:
+                    if not _can_improve(i, j, n_open, open_cells, prev_state, useful, best, objective):
                         continue
                     fits = False
                     for t in range(n_types):
@@ -575,16 +584,9 @@ def lattice_dp(
             # (value = max(base, load) or base + duration, both >= base); otherwise only whether its
             # supersets are alive matters.
             # (With many open cells nearly every J is relevant: the test would only cost time.)
-            relevant = n_open * n_types > 8
-            for k in range(0 if relevant else n_open):
-                nxt = open_cells[k]
-                for t in range(n_types):
-                    back = prev_state[t, nxt]
-                    if back >= 0 and useful[j, back]:
-                        if best[j, back] < best[i, nxt] or (objective == 1 and best[j, back] == best[i, nxt]):
-                            relevant = True
-                if relevant:
-                    break
+            relevant = n_open * n_types > 8 or _can_improve(
+                i, j, n_open, open_cells, prev_state, useful, best, objective
+            )
             changed = False
             exact = False
             for attempt in range(2):
@@ -1066,18 +1068,12 @@ def _target_data(
 ):
     """Bits, sums with error bounds, blocked counts and frontiers of the target ideals (see :func:`target_pairs`)."""
     bits = np.zeros((n_ideals, n_words), dtype=np.uint64)
-    seen = np.zeros(n_ideals, dtype=np.bool_)
-    seen[0] = True
-    for i in range(n_ideals):  # an ideal's bits from any ideal it covers (subsets come first)
-        for e in range(up_start[i], up_start[i + 1]):
-            j = up_target[e]
-            if seen[j]:
-                continue
-            seen[j] = True
-            g = up_group[e]
-            for w in range(n_words):
-                bits[j, w] = bits[i, w]
-            bits[j, g >> 6] |= np.uint64(1) << np.uint64(g & 63)
+    below, added = cover_tree(up_start, up_group, up_target, n_ideals)
+    for j in range(1, n_ideals):  # an ideal's bits: those of the ideal it covers in the tree, plus one group
+        g = added[j]
+        for w in range(n_words):
+            bits[j, w] = bits[below[j], w]
+        bits[j, g >> 6] |= np.uint64(1) << np.uint64(g & 63)
     n_t = 0
     for i in range(n_ideals):
         if is_target[i]:
@@ -1142,8 +1138,8 @@ def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> tup
     A row whose cells all have floor ``inf`` is never relaxed, so it stays ``inf`` (closure
     only copies within a row; the full ideal's row is given) and no stage can end there. When
     few rows can (the *targets*: a lattice of at least :data:`PAIR_MIN_IDEALS` ideals, at most
-    :data:`PAIR_MAX_TARGETS` targets and :data:`PAIR_MAX_FRACTION` of the ideals), the kernel compares each row ``I`` with the
-    targets ``K > I`` directly instead of walking every superset between them: ``K`` must
+    :data:`PAIR_MAX_TARGETS` targets and :data:`PAIR_MAX_FRACTION` of the ideals), the kernel
+    compares each row ``I`` with the targets ``K > I`` directly instead of walking every superset between them: ``K`` must
     contain ``I`` (bit sets of groups), the additive sums of ``K \\ I`` are the differences of
     the two ideals' float sums with their error bounds (every group sum correctly rounded,
     then ``EPS * (|group sum| + |partial sum|)`` per addition), and the boundary terms come
@@ -1404,6 +1400,24 @@ def _fill_levels(fill, levels, n: int, n_workers: int, step: int, progress) -> i
 
 
 @njit(cache=True, nogil=True)
+def cover_tree(up_start, up_group, up_target, n_ideals):
+    """A spanning tree of the cover relation: per ideal ``j > 0``, one ideal ``below[j]`` it covers.
+
+    ``added[j]`` is the group between them. ``below[j] < j`` (subsets have smaller indices), so a pass over ``j`` in increasing order
+    can build any per-ideal sum from ``below[j]``'s. Entries of ideal 0 are -1.
+    """
+    below = np.full(n_ideals, -1, dtype=np.int64)
+    added = np.full(n_ideals, -1, dtype=np.int64)
+    for i in range(n_ideals):  # the first cover edge that reaches each ideal
+        for e in range(up_start[i], up_start[i + 1]):
+            j = up_target[e]
+            if below[j] < 0:
+                below[j] = i
+                added[j] = up_group[e]
+    return below, added
+
+
+@njit(cache=True, nogil=True)
 def _bound_sums(up_start, up_group, up_target, n_ideals, group_compute, type_sets):
     """Per ideal and type set: the weighted work and the largest group outside and inside the ideal.
 
@@ -1429,18 +1443,13 @@ def _bound_sums(up_start, up_group, up_target, n_ideals, group_compute, type_set
     group_out = np.zeros((n_ideals, n_sets))
     work_in = np.zeros((n_ideals, n_sets))
     group_in = np.zeros((n_ideals, n_sets))
-    seen = np.zeros(n_ideals, dtype=np.bool_)
-    seen[0] = True
-    for i in range(n_ideals):  # inside: from any ideal covered by this one (subsets come first)
-        for e in range(up_start[i], up_start[i + 1]):
-            j = up_target[e]
-            if seen[j]:
-                continue
-            seen[j] = True
-            g = up_group[e]
-            for k in range(n_sets):
-                work_in[j, k] = work_in[i, k] + cheapest_w[k, g]
-                group_in[j, k] = max(group_in[i, k], cheapest[k, g])
+    below, added = cover_tree(up_start, up_group, up_target, n_ideals)
+    for j in range(1, n_ideals):  # inside: from the ideal this one covers in the tree
+        i = below[j]
+        g = added[j]
+        for k in range(n_sets):
+            work_in[j, k] = work_in[i, k] + cheapest_w[k, g]
+            group_in[j, k] = max(group_in[i, k], cheapest[k, g])
     for i in range(n_ideals - 2, -1, -1):  # outside: from any ideal covering this one
         e = up_start[i]
         j = up_target[e]
