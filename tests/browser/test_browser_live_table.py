@@ -14,7 +14,7 @@ import pytest
 
 from placement import Problem, load_problem
 
-from .helpers import engine_time, go, metric, wait_for_text, wait_idle
+from .helpers import engine_time, go, metric, rerun_after, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -60,8 +60,9 @@ def test_lowered_count_is_answered_from_the_table(page, app_url, artifacts_dir):
     wait_for_text(metric(page, "Time per sample"), engine_time(smaller))
     page.get_by_text(CAPTION).first.wait_for()
     page.screenshot(path=artifacts_dir / "live_table_placement.png", full_page=False)
-    page.get_by_role("button", name="Solve afresh (tie-break)").click()
-    wait_idle(page)
+    with rerun_after(page):  # wait_idle alone may return before the click's run has started
+        page.get_by_role("button", name="Solve afresh (tie-break)").click()
     wait_for_text(metric(page, "Time per sample"), engine_time(smaller))
+    page.get_by_text(CAPTION).first.wait_for(state="detached", timeout=30_000)  # the run's stale elements go
     assert not page.get_by_text(CAPTION).count()
     assert not page.locator('[data-testid="stException"]').count()
