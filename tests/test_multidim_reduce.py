@@ -194,20 +194,11 @@ def test_count_stages_matches_a_direct_count():
         assert dp.count_stages(lattice, 10**9) == direct
 
 
-def test_gnmt_own_settings_is_solved():
-    p = read_piper(PIPER / "gnmt.json")
+@pytest.mark.parametrize("name, ideals", [("gnmt.json", 100), pytest.param("resnet.json", 242, marks=pytest.mark.slow)])
+def test_piper_workload_with_its_own_settings_is_solved(name, ideals):
+    p = read_piper(PIPER / name)
     result = solve_multidim(p)
-    assert result.status == "optimal" and result.ideals == 100
-    ev = evaluate_plan(p, result.plan)
-    assert ev.feasible, ev.violations
-    assert ev.time_per_sample == pytest.approx(result.time_per_sample, rel=1e-9)
-
-
-@pytest.mark.slow
-def test_resnet_own_settings_is_solved():
-    p = read_piper(PIPER / "resnet.json")
-    result = solve_multidim(p)
-    assert result.status == "optimal" and result.ideals == 242
+    assert result.status == "optimal" and result.ideals == ideals
     ev = evaluate_plan(p, result.plan)
     assert ev.feasible, ev.violations
     assert ev.time_per_sample == pytest.approx(result.time_per_sample, rel=1e-9)
