@@ -461,7 +461,7 @@ def lattice_dp(
                         break
                 if kk < 0:
                     break
-                # ---- the stage K \ I: additive sums as differences, boundary terms from the frontiers
+                # ---- the stage K \ I: additive sums as differences, boundary terms from the boundary edges
                 nd = 0
                 for w in range(n_words):
                     stage_bits = tgt_bits[kk, w] & ~tgt_bits[row_pos, w]
@@ -1066,7 +1066,7 @@ def no_targets() -> tuple:
 def _target_data(
     up_start, up_group, up_target, n_ideals, is_target, n_words, group_sum, group_blocked, node_group, succ_start, succs
 ):
-    """Bits, sums with error bounds, blocked counts and frontiers of the target ideals (see :func:`target_pairs`)."""
+    """Bits, sums with error bounds, blocked counts and boundary edges of the target ideals (see :func:`target_pairs`)."""
     bits = np.zeros((n_ideals, n_words), dtype=np.uint64)
     below, added = cover_tree(up_start, up_group, up_target, n_ideals)
     for j in range(1, n_ideals):  # an ideal's bits: those of the ideal it covers in the tree, plus one group
@@ -1139,13 +1139,14 @@ def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> tup
     only copies within a row; the full ideal's row is given) and no stage can end there. When
     few rows can (the *targets*: a lattice of at least :data:`PAIR_MIN_IDEALS` ideals, at most
     :data:`PAIR_MAX_TARGETS` targets and :data:`PAIR_MAX_FRACTION` of the ideals), the kernel
-    compares each row ``I`` with the targets ``K > I`` directly instead of walking every superset between them: ``K`` must
-    contain ``I`` (bit sets of groups), the additive sums of ``K \\ I`` are the differences of
-    the two ideals' float sums with their error bounds (every group sum correctly rounded,
-    then ``EPS * (|group sum| + |partial sum|)`` per addition), and the boundary terms come
-    from the frontiers (a node of ``K \\ I`` with a successor outside ``K``, a node of ``I``
-    with a successor in ``K \\ I``). Where an interval cannot decide, the kernel rebuilds the
-    exact sums as the cover-edge search does.
+    compares each row ``I`` with the targets ``K > I`` directly instead of walking every
+    superset between them: ``K`` must contain ``I`` (bit sets of groups), the additive sums of
+    ``K \\ I`` are the differences of the two ideals' float sums with their error bounds (every
+    group sum correctly rounded, then ``EPS * (|group sum| + |partial sum|)`` per addition), and
+    a node pays its communication term when an edge joins it to the other side of ``K \\ I``;
+    every such edge crosses the boundary of ``I`` or of ``K`` (kept per target: its boundary
+    edges, in either direction, as training graphs have backward edges). Where an interval cannot
+    decide, the kernel rebuilds the exact sums as the cover-edge search does.
     """
     up_start, up_group, up_target, n_ideals = lattice
     a = inputs
