@@ -104,7 +104,7 @@ if state.latency_rules():
 stats = viz.graph_stats(graph)
 with st.spinner("Counting ideals..."):
     ideals = state.ideal_count(graph)
-cols = st.columns(6)
+cols = [*st.columns(3), *st.columns(3)]  # two rows: six metrics in one row cut long values short
 cols[0].metric(
     "Nodes",
     f"{stats['nodes']:,}",

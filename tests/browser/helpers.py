@@ -4,19 +4,40 @@ from __future__ import annotations
 
 import re
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+
+# True once the app has been idle for ``quiet`` ms on end: no script run, and no change of
+# stApp's data-test-script-state for that long (a MutationObserver, installed on the first
+# poll, stamps every change). A run interrupted by a rerun ends with "notRunning" for a moment
+# before the next one starts; an idle-looking moment alone is not the end of the page's runs.
+_IDLE_FOR = """(quiet) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app) return false;
+  if (window.__stIdleApp !== app) {
+    if (window.__stIdleWatch) window.__stIdleWatch.disconnect();
+    window.__stIdleApp = app;
+    window.__stIdleSince = performance.now();
+    window.__stIdleWatch = new MutationObserver(() => { window.__stIdleSince = performance.now(); });
+    window.__stIdleWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  }
+  const status = document.querySelector('[data-testid="stStatusWidget"]');
+  if (status && status.innerText.match(/Running|Stop/)) { window.__stIdleSince = performance.now(); return false; }
+  if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  return performance.now() - window.__stIdleSince >= quiet;
+}"""
 
 
 def wait_idle(page, settle: float = 0.3) -> None:
-    """Wait until Streamlit has finished the current script run."""
-    time.sleep(settle)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.match(/Running|Stop/)",
-        timeout=60_000,
-    )
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=60_000)
+    """Wait until Streamlit has finished the current script run and stayed idle ``settle`` seconds.
+
+    The quiet time counts from this call at the earliest (a run an action causes may not have
+    started yet) and restarts at every change of the app's run state.
+    """
+    page.evaluate("() => { window.__stIdleSince = performance.now(); }")
+    page.wait_for_function(_IDLE_FOR, arg=settle * 1000, timeout=60_000, polling=50)
 
 
 # Counts the script runs that end after it is installed: every change of stApp's
@@ -49,8 +70,30 @@ def rerun_after(page, timeout: float = 60.0) -> Iterator[None]:
     try:
         page.wait_for_function("() => window.__stRunsEnded > 0", timeout=timeout * 1000)
     except Exception as exc:  # noqa: BLE001 - Playwright's TimeoutError, reworded
-        raise AssertionError(f"no script run started and ended within {timeout} s of the action") from exc
-    wait_idle(page, settle=0)
+        state = page.evaluate(
+            "() => [document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state'),"
+            " document.querySelector('[data-testid=\"stStatusWidget\"]')?.innerText]"
+        )
+        raise AssertionError(
+            f"no script run started and ended within {timeout} s of the action (run state, status: {state})"
+        ) from exc
+    wait_idle(page)
+
+
+def upload_file(page, file_input, path, timeout: float = 60.0) -> None:
+    """Give ``file_input`` the file at ``path`` and wait for the run the upload causes.
+
+    In about one run in ten, after other tests on the same server, the browser dropped the
+    selection: no upload and no run followed in 60 s. The selection is then made once more
+    (with a warning that says so); a second miss fails the test.
+    """
+    try:
+        with rerun_after(page, timeout=min(timeout, 20.0)):
+            file_input.set_input_files(str(path))
+    except AssertionError as first:
+        warnings.warn(f"upload of {Path(path).name} made again: {first}", stacklevel=2)
+        with rerun_after(page, timeout=timeout):
+            file_input.set_input_files(str(path))
 
 
 def go(page, name: str) -> None:

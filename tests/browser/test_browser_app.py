@@ -14,7 +14,7 @@ import pytest
 
 from placement import Problem, load_problem
 
-from .helpers import engine_time, go, metric, wait_for_text, wait_idle
+from .helpers import engine_time, go, metric, upload_file, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -97,7 +97,8 @@ def test_bad_upload_shows_an_error_and_keeps_the_graph(page, app_url, artifacts_
     before = metric(page, "Nodes").inner_text()
     bad = tmp_path / "broken.json"
     bad.write_text('{"nodes": [1, 2], "edges": []')
-    page.locator('[data-testid="stFileUploader"] input[type="file"][accept*=".json"]').set_input_files(str(bad))
+    graph_uploader = page.locator('[data-testid="stFileUploader"]', has_text="upload a graph")
+    upload_file(page, graph_uploader.locator('input[type="file"]'), bad)  # not the scenario card's uploader
     error = page.locator('[data-testid="stAlertContentError"]').first
     error.wait_for(timeout=30_000)
     assert "broken.json: not valid JSON" in error.inner_text()

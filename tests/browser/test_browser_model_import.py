@@ -20,7 +20,7 @@ from placement import evaluate, solve_dp
 from placement.modelling.builders import TransformerConfig, build_transformer
 from placement.modelling.roofline import CPU_KIND, PRESETS, CostModel, GiB
 
-from .helpers import go, metric, rerun_after, wait_for_text, wait_idle
+from .helpers import go, metric, rerun_after, upload_file, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -110,10 +110,8 @@ def test_upload_small_onnx_model_shows_its_graph(app_page, artifacts_dir, tmp_pa
     tiny_onnx(model_path)
     open_model_import(page)
 
-    with rerun_after(page):  # the upload's rerun, so the click below finds the file on the server
-        page.locator('[data-testid="stFileUploader"] input[type="file"][accept*=".onnx"]').set_input_files(
-            str(model_path)
-        )
+    # The upload's rerun, so the click below finds the file on the server.
+    upload_file(page, page.locator('[data-testid="stFileUploader"] input[type="file"][accept*=".onnx"]'), model_path)
     page.locator('[data-testid="stFileChipName"]', has_text="tiny_mlp.onnx").wait_for()
     with rerun_after(page):
         page.get_by_role("button", name="Import ONNX model").click()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from placement import Problem, load_problem
+from placement import MAX_FILE_BYTES, Problem, load_problem
 
 from .helpers import engine_time, go, metric, wait_for_text, wait_idle
 
@@ -75,7 +75,12 @@ def test_a_shared_link_reproduces_the_view_in_a_fresh_browser(browser, page, app
 
         # The Graph page offers the link and the card.
         go(other, "Graph")
-        assert other.get_by_role("button", name="Download scenario card").is_visible()
+        exceptions = other.locator('[data-testid="stException"]')
+        assert not exceptions.count(), exceptions.first.inner_text()
+        other.get_by_role("button", name="Download scenario card").wait_for(state="visible", timeout=30_000)
+        # The card's dropzone states the cap the code enforces, not Streamlit's server-wide 200 MB.
+        card_upload = other.locator('[data-testid="stFileUploader"]', has_text="scenario card")
+        assert f"{-(-MAX_FILE_BYTES // 2**20)}MB per file" in card_upload.inner_text()
         assert "gnmt_inference" in other.locator('[data-testid="stCode"]').first.inner_text()
         other.screenshot(path=artifacts_dir / "scenario_03_share_section.png", full_page=True)
         assert not other.locator('[data-testid="stException"]').count()
