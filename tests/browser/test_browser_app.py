@@ -64,8 +64,8 @@ def test_pick_graph_change_devices_and_visit_every_page(page, app_url, artifacts
     # Placement page: same number, charts drawn, downloads offered.
     go(page, "Placement")
     wait_for_text(metric(page, "Time per sample"), expected)
-    assert page.locator('[data-testid="stPlotlyChart"]').count() >= 3
-    assert page.get_by_role("button", name="Placement (paper JSON)").is_visible()
+    page.locator('[data-testid="stPlotlyChart"]').nth(2).wait_for(timeout=30_000)  # at least three charts
+    page.get_by_role("button", name="Placement (paper JSON)").wait_for(state="visible", timeout=30_000)
     page.screenshot(path=artifacts_dir / "04_placement.png", full_page=True)
 
     # Timeline and Tradeoffs (pages of other helpers): they open and draw their charts.

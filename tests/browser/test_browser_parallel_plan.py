@@ -51,6 +51,7 @@ def test_parallel_plan_bert_512(page, app_url, artifacts_dir):
     charts = page.locator('[data-testid="stPlotlyChart"]')
     charts.nth(1).wait_for()
     points = charts.nth(1).locator(".scatterlayer .trace").first.locator("path.point")
+    points.nth(7).wait_for()
     assert points.count() == 8  # 8..1024 devices, all feasible
     page.screenshot(path=artifacts_dir / "parallel_plan_bert512.png", full_page=True)
 

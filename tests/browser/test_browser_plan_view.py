@@ -47,7 +47,7 @@ def test_a_clicked_point_updates_all_linked_views(page, app_url, artifacts_dir):
     assert used <= legend_entries(graph) and not (legend_entries(graph) - used - {"edges"})
     assert {t.split(" (")[0] for t in svg_texts(gantt, "g.ytick text")} == used
     assert used <= legend_entries(memory)
-    assert page.get_by_text("3 x accelerator from the Plan view curve").count()
+    page.get_by_text("3 x accelerator from the Plan view curve").first.wait_for(timeout=30_000)
     page.screenshot(path=artifacts_dir / "plan_view_02_clicked_point.png", full_page=True)
 
     # Click the second device's bar: the device is highlighted everywhere.
