@@ -52,7 +52,7 @@ with col_upload:
         f"...or upload a graph in the paper's JSON format (at most {placement.MAX_FILE_BYTES // 2**20} MB)",
         type=["json"],
         key="graph_upload",
-        max_upload_size=max(1, -(-placement.MAX_FILE_BYTES // 2**20)),
+        max_upload_size=state.UPLOAD_LIMIT_MB,
     )
     if uploaded is not None:
         file_key = (uploaded.file_id, uploaded.name, uploaded.size)

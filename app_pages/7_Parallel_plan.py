@@ -107,7 +107,7 @@ if source == PIPER:
             f"or upload a Piper JSON file (at most {MAX_FILE_BYTES // 2**20} MB)",
             type=["json"],
             key="md_upload",
-            max_upload_size=max(1, -(-MAX_FILE_BYTES // 2**20)),
+            max_upload_size=state.UPLOAD_LIMIT_MB,
         )
     if upload is not None:
         name, text = upload.name, upload.getvalue()  # bytes: the reader checks size and UTF-8

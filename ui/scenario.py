@@ -211,7 +211,7 @@ def render_scenario_card() -> None:
             f"Upload a scenario card (at most {placement.MAX_FILE_BYTES // 2**20} MiB)",
             type=["json"],
             key="scenario_upload",
-            max_upload_size=max(1, -(-placement.MAX_FILE_BYTES // 2**20)),  # the dropzone shows this cap
+            max_upload_size=state.UPLOAD_LIMIT_MB,
         )
         if uploaded is not None:
             seen = (uploaded.file_id, uploaded.name, uploaded.size)

@@ -62,6 +62,9 @@ _DEVICES_ORIGIN = "_ui_devices_origin"  # "file" (the loaded file's own devices)
 _KEPT_NOTE = "_ui_devices_kept_note"  # the graph name whose file devices were not applied (kept custom ones)
 
 DEFAULT_TIME_LIMIT = 30.0
+#: The per-widget upload cap of every JSON uploader, in Streamlit's MB (2**20 bytes): the dropzone shows it,
+#: and the page still refuses any file over :data:`placement.MAX_FILE_BYTES` with a one-line error.
+UPLOAD_LIMIT_MB = max(1, -(-placement.MAX_FILE_BYTES // 2**20))
 
 
 # ----------------------------------------------------------------------------- samples

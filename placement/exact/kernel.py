@@ -1044,6 +1044,9 @@ PAIR_MAX_TARGETS = 16_384
 #: ... and they are at most this fraction of the ideals.
 PAIR_MAX_FRACTION = 0.25
 
+#: Pair mode keeps one bit set per ideal: at most this many bytes of them.
+MAX_BITS_BYTES = 1 << 28
+
 
 def no_targets() -> tuple:
     """The ``targets`` argument of :func:`lattice_dp` that keeps the cover-edge search."""
@@ -1192,10 +1195,6 @@ def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> tup
         succs,
     )
     return (*data, node_group)
-
-
-#: Pair mode keeps one bit set per ideal: at most this many bytes of them.
-MAX_BITS_BYTES = 1 << 28
 
 
 @njit(cache=True, nogil=True)

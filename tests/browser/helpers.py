@@ -11,8 +11,10 @@ from pathlib import Path
 
 # True once the app has been idle for ``quiet`` ms on end: no script run, and no change of
 # stApp's data-test-script-state for that long (a MutationObserver, installed on the first
-# poll, stamps every change). A run interrupted by a rerun ends with "notRunning" for a moment
-# before the next one starts; an idle-looking moment alone is not the end of the page's runs.
+# poll, stamps every change). One idle-looking moment is not enough: the last elements of a
+# long page could still be missing right after the state read "notRunning" (the scenario
+# card's button and uploader, seen in CI and locally), and a run cut short by a rerun also
+# reads "notRunning" for a moment before the next one starts.
 _IDLE_FOR = """(quiet) => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app) return false;
