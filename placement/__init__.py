@@ -147,3 +147,41 @@ __all__ += [
 from .explore.sweep import Sensitivity, SweepPoint, executor_for, pareto_front, sensitivity, sweep
 
 __all__ += ["Sensitivity", "SweepPoint", "executor_for", "pareto_front", "sensitivity", "sweep"]
+
+# Transformer training performance and memory model (Megatron-LM layouts).
+from .errors import InvalidLayoutError, InvalidModelSpecError
+from .perf import (
+    ACCELERATORS,
+    MODELS,
+    Accelerator,
+    Cluster,
+    Layout,
+    MemoryBreakdown,
+    PerfParams,
+    Prediction,
+    Recompute,
+    TransformerSpec,
+    check_layout,
+    megatron_args,
+    parse_megatron_args,
+    predict,
+)
+
+__all__ += [
+    "ACCELERATORS",
+    "Accelerator",
+    "Cluster",
+    "InvalidLayoutError",
+    "InvalidModelSpecError",
+    "Layout",
+    "MODELS",
+    "MemoryBreakdown",
+    "PerfParams",
+    "Prediction",
+    "Recompute",
+    "TransformerSpec",
+    "check_layout",
+    "megatron_args",
+    "parse_megatron_args",
+    "predict",
+]

@@ -131,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     export_cmd.add_argument("--data-parallel", type=_count, default=1, help="Megatron data-parallel size")
     export_cmd.add_argument("--schedule", default="1f1b", help="torch: gpipe, 1f1b, interleaved or zbh1")
     export_cmd.add_argument("--json", action="store_true", help="print the configuration as JSON")
+    from .perf.cli import register as register_predict  # the transformer performance model's subcommand
+
+    register_predict(commands)
     return parser
 
 
@@ -456,7 +459,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (2 for bad input)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    from .perf.cli import cmd_predict
+
     handlers = {"solve": _cmd_solve, "evaluate": _cmd_evaluate, "compare": _cmd_compare, "export": _cmd_export}
+    handlers["predict"] = cmd_predict
     try:
         status = handlers[args.command](args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below

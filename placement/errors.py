@@ -36,3 +36,11 @@ class ExportError(PlacementError):
 
 class InvalidScenarioError(PlacementError, ValueError):
     """A scenario (URL query parameters or a scenario card) is malformed."""
+
+
+class InvalidLayoutError(PlacementError, ValueError):
+    """A parallel layout (or a Megatron-LM command line) breaks a rule of the training performance model."""
+
+
+class InvalidModelSpecError(PlacementError, ValueError):
+    """A transformer specification is malformed (non-positive sizes, heads not dividing the hidden size, ...)."""

@@ -1,0 +1,107 @@
+"""A performance and memory model of transformer training (Megatron-LM style parallelism).
+
+Closed-form per layer: GEMMs with shape-dependent efficiency, fused or unfused attention, streaming kernels
+at HBM speed, alpha-beta collectives placed as Megatron places its groups, pipeline bubbles, data-parallel
+reduction with or without overlap, the optimizer step; memory by part with Korthikanti et al.'s activation
+formulas. Calibrated once on published runs (``sample_graphs/calibration/``); see the README section
+"Performance model (transformer training)".
+
+>>> from placement.perf import ACCELERATORS, Cluster, Layout, MODELS, predict
+>>> p = predict(MODELS["gpt3-175b"], Cluster(ACCELERATORS["A100"], 1024),
+...             Layout(tensor=8, pipeline=8, data=16, virtual_stages=2, global_batch=1536,
+...                    sequence_parallel=True, zero_stage=1, recompute="selective"))
+>>> p.fits, p.model_id
+(True, 'perf-v1')
+"""
+
+from .calibration import (
+    CALIBRATION_FILE,
+    CalibrationResult,
+    CalibrationRow,
+    calibration_band,
+    calibration_results,
+    eq3_flops,
+    load_calibration,
+)
+from .collectives import (
+    Group,
+    GroupKind,
+    Links,
+    allgather_seconds,
+    allreduce_seconds,
+    alltoall_seconds,
+    megatron_group,
+    p2p_seconds,
+    reduce_scatter_seconds,
+    strided_group,
+)
+from .hardware import ACCELERATORS, Accelerator, Cluster, Dtype, accelerator
+from .kernels import flash_attention_seconds, gemm_efficiency, gemm_seconds, streaming_seconds
+from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout
+from .megatron import megatron_args, parse_megatron_args
+from .memory import (
+    MemoryBreakdown,
+    korthikanti_layer_bytes,
+    layer_activation_bytes,
+    layers_in_flight,
+    memory_breakdown,
+    stage_parameters,
+)
+from .params import DEFAULT_PARAMS, PerfParams
+from .predict import MODEL_ID, CalibrationBand, Prediction, TimeBreakdown, layer_forward_flops, predict
+from .transformer import MODELS, Norm, TransformerSpec, model_preset
+
+__all__ = [
+    "ACCELERATORS",
+    "Accelerator",
+    "Attention",
+    "CALIBRATION_FILE",
+    "CalibrationBand",
+    "CalibrationResult",
+    "CalibrationRow",
+    "Cluster",
+    "DEFAULT_PARAMS",
+    "Dtype",
+    "Group",
+    "GroupKind",
+    "Layout",
+    "Links",
+    "MODELS",
+    "MODEL_ID",
+    "MemoryBreakdown",
+    "Norm",
+    "PerfParams",
+    "Prediction",
+    "Recompute",
+    "RecomputeMethod",
+    "Schedule",
+    "TimeBreakdown",
+    "TransformerSpec",
+    "accelerator",
+    "allgather_seconds",
+    "allreduce_seconds",
+    "alltoall_seconds",
+    "calibration_band",
+    "calibration_results",
+    "check_layout",
+    "eq3_flops",
+    "flash_attention_seconds",
+    "gemm_efficiency",
+    "gemm_seconds",
+    "korthikanti_layer_bytes",
+    "layer_activation_bytes",
+    "layer_forward_flops",
+    "layers_in_flight",
+    "load_calibration",
+    "megatron_args",
+    "megatron_group",
+    "memory_breakdown",
+    "model_preset",
+    "p2p_seconds",
+    "parse_megatron_args",
+    "predict",
+    "reduce_scatter_seconds",
+    "stage_parameters",
+    "streaming_seconds",
+    "strided_group",
+]

@@ -1,0 +1,104 @@
+"""``python -m placement predict``: the performance model on a Megatron-LM command line.
+
+``python -m placement predict --gpu A100 --gpus 1024 [--gpus-per-node 8] [--nvlink-gbps X] [--nic-gbps Y]
+[--json] -- <Megatron-LM flags>`` prints the iteration time (with the calibration band), tokens/s, TFLOP/s
+per GPU, MFU, the memory of the most loaded GPU by part and whether it fits. Bandwidth overrides are in
+GB/s (gigabytes per second), per GPU and direction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from .hardware import GB, Cluster, accelerator
+from .megatron import parse_megatron_args
+from .predict import Prediction, predict
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0: {text!r}")
+    return value
+
+
+def _gpus(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1 or value > 1_000_000:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to 1,000,000: {text!r}")
+    return value
+
+
+def register(commands: Any) -> None:
+    """Add the ``predict`` subcommand to an ``argparse`` subparsers object."""
+    cmd = commands.add_parser(
+        "predict",
+        help="iteration time, throughput and memory of a Megatron-LM run (flags after --)",
+        description="Predict a Megatron-LM training run: give the cluster, then the launch flags after --.",
+    )
+    cmd.add_argument(
+        "--gpu", required=True, help="accelerator: A100, A100-40GB, H100, H100-PCIe, H200, B200, MI300X, L4, V100"
+    )
+    cmd.add_argument("--gpus", required=True, type=_gpus, help="number of GPUs (world size)")
+    cmd.add_argument("--gpus-per-node", type=_gpus, default=8, help="GPUs per NVLink node (default 8)")
+    cmd.add_argument("--nvlink-gbps", type=_positive, default=None, help="NVLink GB/s per GPU and direction")
+    cmd.add_argument("--nic-gbps", type=_positive, default=None, help="network GB/s per GPU and direction")
+    cmd.add_argument("--json", action="store_true", help="print one JSON object")
+    cmd.add_argument("megatron", nargs=argparse.REMAINDER, help="-- then Megatron-LM flags")
+
+
+def _gib(value: float) -> str:
+    return f"{value / 2**30:.1f} GiB"
+
+
+def _text(pred: Prediction, notes: list[str]) -> str:
+    band = pred.band
+    band_text = f" (calibration band ±{band.max_abs_error:.0%})" if band else ""
+    lines = [
+        f"model {pred.model_id}",
+        f"iteration {pred.iteration_seconds:.3g} s{band_text}",
+        f"tokens/s {pred.tokens_per_second:,.0f}",
+        f"TFLOP/s per GPU {pred.tflops_per_gpu:.1f} (recomputation counted)",
+        f"MFU {pred.mfu:.1%}",
+        f"memory (pipeline rank {pred.memory.stage}): {_gib(pred.memory.total)} of {_gib(pred.memory_capacity)}: "
+        + ("fits" if pred.fits else "DOES NOT FIT"),
+    ]
+    lines += [f"  {k:16s} {_gib(v)}" for k, v in pred.memory.as_dict().items() if k != "total"]
+    lines.append("time by part (s):")
+    lines += [f"  {k:16s} {v:.4g}" for k, v in pred.time.as_dict().items()]
+    lines += [f"note: {n}" for n in [*notes, *pred.notes]]
+    return "\n".join(lines)
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    """Run ``predict``; :class:`~placement.errors.PlacementError` propagates to the CLI's one-line handler."""
+    flags = list(args.megatron)
+    if flags and flags[0] == "--":
+        flags = flags[1:]
+    cluster = Cluster(
+        accelerator(args.gpu),
+        args.gpus,
+        args.gpus_per_node,
+        nvlink_bytes_per_s=None if args.nvlink_gbps is None else args.nvlink_gbps * GB,
+        nic_bytes_per_s=None if args.nic_gbps is None else args.nic_gbps * GB,
+    )
+    model, layout, notes = parse_megatron_args(flags, gpus=args.gpus)
+    pred = predict(model, cluster, layout)
+    if args.json:
+        out = pred.as_dict()
+        out["accelerator"] = cluster.accelerator.name
+        out["gpus"] = cluster.gpus
+        out["notes"] = [*notes, *pred.notes]
+        print(json.dumps(out, allow_nan=False))
+    else:
+        print(_text(pred, notes))
+    return 0

@@ -1,0 +1,219 @@
+"""A parallel training layout (Megatron-LM's knobs) and the rules it must satisfy on a model and a cluster."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from ..errors import InvalidLayoutError
+from .hardware import Cluster, Dtype
+from .transformer import TransformerSpec
+
+
+class _StrEnum(str, Enum):
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Recompute(_StrEnum):
+    """Activation recomputation (Megatron's ``--recompute-granularity``)."""
+
+    NONE = "none"
+    SELECTIVE = "selective"  #: core attention only (Korthikanti et al. 2022)
+    FULL = "full"  #: whole layers, keeping only their inputs
+
+
+class RecomputeMethod(_StrEnum):
+    """How ``recompute_layers`` is read under full recomputation (``--recompute-method``)."""
+
+    UNIFORM = "uniform"  #: checkpoint every group of ``recompute_layers`` layers
+    BLOCK = "block"  #: recompute the first ``recompute_layers`` layers of each stage chunk, keep the rest
+
+
+class Schedule(_StrEnum):
+    """Pipeline schedule."""
+
+    GPIPE = "gpipe"
+    ONE_F_ONE_B = "1f1b"
+    INTERLEAVED = "interleaved"  #: 1F1B with ``virtual_stages`` chunks per GPU
+    ZB_H1 = "zbh1"  #: zero-bubble H1 (Qi et al. 2024): the weight-gradient pass fills the bubble
+
+
+class Attention(_StrEnum):
+    """Core attention kernel."""
+
+    FLASH = "flash"  #: fused (FlashAttention / cuDNN): no s^2 tensor in memory
+    UNFUSED = "unfused"  #: two batched GEMMs around a materialised softmax (Megatron 2021)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one training iteration is split over the GPUs.
+
+    Parameters
+    ----------
+    tensor, pipeline, data, context, expert : int
+        Parallel sizes t, p, d, cp, ep (``t * p * cp * d`` GPUs; experts are split over ``ep`` ranks of the
+        data x context group).
+    virtual_stages : int
+        Model chunks per pipeline rank v (interleaved schedule when > 1).
+    micro_batch, global_batch : int
+        Sequences per micro-batch b and per iteration B (B is a multiple of ``b * d``).
+    sequence_parallel : bool
+        Megatron's sequence parallelism (norms and dropouts split over the tensor group).
+    zero_stage : int
+        0: replicated optimizer; 1: distributed optimizer (optimizer state sharded, Megatron's
+        ``--use-distributed-optimizer``); 2: gradients sharded too; 3: weights too (FSDP).
+    recompute, recompute_method, recompute_layers : Recompute, RecomputeMethod, int or None
+        Activation recomputation; ``recompute_layers`` (``None``: 1 for uniform, all for block).
+    dtype : Dtype
+        Type of the matrix products (bf16/fp16; fp8 runs GEMMs at the fp8 peak with bf16 weights).
+    attention : Attention
+        Fused (flash) or unfused core attention.
+    overlap_grad_reduce, overlap_param_gather, tp_comm_overlap : bool
+        Overlap data-parallel gradient reduction / parameter gathering / tensor-parallel communication
+        with compute.
+    schedule : Schedule
+        Pipeline schedule (``virtual_stages > 1`` makes 1F1B interleaved).
+    grad_reduce_fp32 : bool or None
+        Gradients accumulated and reduced in fp32 (``None``: Megatron's default, fp32 for bf16).
+    """
+
+    tensor: int = 1
+    pipeline: int = 1
+    data: int = 1
+    context: int = 1
+    expert: int = 1
+    virtual_stages: int = 1
+    micro_batch: int = 1
+    global_batch: int = 1
+    sequence_parallel: bool = False
+    zero_stage: int = 0
+    recompute: Recompute = Recompute.NONE
+    recompute_method: RecomputeMethod = RecomputeMethod.UNIFORM
+    recompute_layers: int | None = None
+    dtype: Dtype = Dtype.BF16
+    attention: Attention = Attention.FLASH
+    overlap_grad_reduce: bool = False
+    overlap_param_gather: bool = False
+    tp_comm_overlap: bool = False
+    schedule: Schedule = Schedule.ONE_F_ONE_B
+    grad_reduce_fp32: bool | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidLayoutError(f"layout {name}: must be a positive integer, got {value!r}")
+        if isinstance(self.global_batch, bool) or not isinstance(self.global_batch, int) or self.global_batch < 1:
+            raise InvalidLayoutError(f"--global-batch-size {self.global_batch!r}: must be a positive integer")
+        if self.zero_stage not in (0, 1, 2, 3):
+            raise InvalidLayoutError(f"zero_stage {self.zero_stage!r}: must be 0, 1, 2 or 3")
+        if self.recompute_layers is not None and (
+            isinstance(self.recompute_layers, bool) or not isinstance(self.recompute_layers, int)
+            or self.recompute_layers < 1
+        ):  # fmt: skip
+            raise InvalidLayoutError(f"--recompute-num-layers {self.recompute_layers!r}: must be a positive integer")
+        for name, kind in (
+            ("recompute", Recompute),
+            ("recompute_method", RecomputeMethod),
+            ("dtype", Dtype),
+            ("attention", Attention),
+            ("schedule", Schedule),
+        ):
+            try:
+                object.__setattr__(self, name, kind(getattr(self, name)))
+            except ValueError:
+                choices = ", ".join(k.value for k in kind)
+                raise InvalidLayoutError(f"layout {name} {getattr(self, name)!r}: must be one of {choices}") from None
+        if self.virtual_stages > 1 and self.schedule is Schedule.ONE_F_ONE_B:
+            object.__setattr__(self, "schedule", Schedule.INTERLEAVED)
+        if self.schedule is Schedule.INTERLEAVED and self.virtual_stages == 1:
+            raise InvalidLayoutError("schedule interleaved needs virtual_stages > 1")
+        if self.virtual_stages > 1 and self.schedule is not Schedule.INTERLEAVED:
+            raise InvalidLayoutError(f"virtual_stages > 1 needs the interleaved schedule, not {self.schedule}")
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the layout uses: t * p * cp * d."""
+        return self.tensor * self.pipeline * self.context * self.data
+
+    @property
+    def distributed_optimizer(self) -> bool:
+        """Optimizer state sharded over the data-parallel group (ZeRO stage >= 1)."""
+        return self.zero_stage >= 1
+
+    @property
+    def microbatches(self) -> int:
+        """Micro-batches per pipeline per iteration m = B / (b d) (floor; :func:`check_layout` demands exact)."""
+        return max(1, self.global_batch // (self.micro_batch * self.data))
+
+    def fp32_grads(self) -> bool:
+        """Whether the gradient buffer is fp32 (Megatron forces it for bf16)."""
+        if self.grad_reduce_fp32 is not None:
+            return self.grad_reduce_fp32
+        return self.dtype in (Dtype.BF16, Dtype.FP8, Dtype.FP32, Dtype.TF32)
+
+    def with_changes(self, **changes: object) -> Layout:
+        """A copy with some fields replaced (validated again)."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def check_layout(model: TransformerSpec, cluster: Cluster, layout: Layout) -> None:
+    """Raise :class:`~placement.errors.InvalidLayoutError` (one line naming the rule) if the layout is invalid.
+
+    Parameters
+    ----------
+    model, cluster, layout : TransformerSpec, Cluster, Layout
+        What to check together.
+    """
+    t, p, d, cp, ep, v = (
+        layout.tensor,
+        layout.pipeline,
+        layout.data,
+        layout.context,
+        layout.expert,
+        layout.virtual_stages,
+    )
+    if layout.gpus != cluster.gpus:
+        raise InvalidLayoutError(
+            f"tensor {t} x pipeline {p} x context {cp} x data {d} = {layout.gpus} GPUs, but the cluster has "
+            f"{cluster.gpus} (--gpus)"
+        )
+    if model.heads % t:
+        raise InvalidLayoutError(f"--num-attention-heads {model.heads} is not divisible by tensor parallel size {t}")
+    if model.groups % t:
+        raise InvalidLayoutError(f"--num-query-groups {model.groups} is not divisible by tensor parallel size {t}")
+    if model.ffn % t:
+        raise InvalidLayoutError(f"--ffn-hidden-size {model.ffn} is not divisible by tensor parallel size {t}")
+    if model.layers % (p * v):
+        raise InvalidLayoutError(
+            f"--num-layers {model.layers} is not divisible by pipeline size {p} x virtual stages {v}"
+        )
+    if v > 1 and p == 1:
+        raise InvalidLayoutError("the interleaved schedule (virtual stages > 1) needs pipeline parallel size > 1")
+    if layout.global_batch % (layout.micro_batch * d):
+        raise InvalidLayoutError(
+            f"--global-batch-size {layout.global_batch} is not divisible by micro-batch {layout.micro_batch} "
+            f"x data parallel {d}"
+        )
+    if cp > 1 and model.seq_length % (2 * cp):
+        raise InvalidLayoutError(f"--seq-length {model.seq_length} is not divisible by 2 x context parallel size {cp}")
+    if ep > 1 and not model.moe:
+        raise InvalidLayoutError(f"--expert-model-parallel-size {ep} needs --num-experts > 1")
+    if model.num_experts % ep:
+        raise InvalidLayoutError(f"--num-experts {model.num_experts} is not divisible by expert parallel size {ep}")
+    if (d * cp) % ep:
+        raise InvalidLayoutError(f"expert parallel size {ep} does not divide data x context parallel size {d * cp}")
+    if layout.tp_comm_overlap and not (layout.sequence_parallel and t > 1):
+        raise InvalidLayoutError("--tp-comm-overlap needs --sequence-parallel and tensor parallel size > 1")
+    if layout.overlap_param_gather and not layout.distributed_optimizer:
+        raise InvalidLayoutError("--overlap-param-gather needs --use-distributed-optimizer")
+    if cluster.accelerator.peak_flops(layout.dtype) <= 0:
+        raise InvalidLayoutError(f"{cluster.accelerator.name} has no {layout.dtype} arithmetic (--{layout.dtype})")
+    if layout.recompute is Recompute.FULL and layout.recompute_layers is not None:
+        per_chunk = model.layers // (p * v)
+        if layout.recompute_layers > per_chunk:
+            raise InvalidLayoutError(
+                f"--recompute-num-layers {layout.recompute_layers} exceeds the {per_chunk} layers of a stage chunk"
+            )

@@ -1,0 +1,260 @@
+"""Memory of one GPU during training: weights, gradients, optimizer state, activations, reserve.
+
+**Activations** follow Korthikanti et al., *Reducing Activation Recomputation in Large Transformer Models*
+(2022), per layer and per micro-batch, with 2-byte activations and 1-byte dropout masks (s: sequence per
+context rank, b: micro-batch, h: hidden, a: heads, t: tensor parallel size):
+
+* no sequence parallelism: ``sbh (10 + 24/t + 5as/(ht))``;
+* sequence parallelism: ``sbh (34/t + 5as/(ht))``;
+* selective recomputation (core attention recomputed) drops the ``5as/(ht)`` term: ``34 sbh / t`` with SP;
+* full recomputation keeps the layer input only: ``2 sbh`` (``2 sbh / t`` with SP, whose input is split).
+
+The same accounting, tensor by tensor, generalises them: grouped-query attention stores K and V at
+``g/a`` of Q's size, SwiGLU stores ``6 sbf/t`` instead of GeLU's ``4 sbf/t``, no dropout drops the masks,
+and fused (flash) attention stores no ``s x s`` tensor (only its output and a 4-byte log-sum-exp per row
+and head). MoE layers store the routed copies of their tokens (``topk`` per token).
+
+Micro-batches in flight on pipeline rank i of p (m micro-batches, v chunks): GPipe m; 1F1B and ZB-H1
+``min(m, p - i)`` micro-batches of ``L/p`` layers; interleaved ``min(mv, 2(p-i-1) + (v-1)p + 1)`` chunks of
+``L/(pv)`` layers (so rank 0 holds ``L (1 + (p-1)/(pv))`` layers' worth, as the paper states).
+
+**Weights and optimizer** (mixed-precision Adam): 2-byte weights, gradients 4 bytes (fp32 accumulation,
+Megatron's default for bf16) or 2, fp32 master weights and two fp32 moments (12 bytes). The distributed
+optimizer / ZeRO-1 shards the 12 bytes over the data x context group, ZeRO-2 also the gradients, ZeRO-3
+(FSDP) also the weights. Expert weights are sharded over ``d cp / ep`` ranks. A fixed reserve
+(:attr:`PerfParams.reserve_bytes`) covers the CUDA context, communication workspaces and fragmentation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .hardware import Dtype
+from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule
+from .params import DEFAULT_PARAMS, PerfParams
+from .transformer import TransformerSpec
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Bytes on the most loaded GPU, by part; ``total`` is their sum."""
+
+    weights: float
+    gradients: float
+    optimizer_state: float
+    activations: float
+    output_layer: float
+    reserve: float
+    stage: int = 0
+    layers_in_flight: float = 0.0
+
+    @property
+    def total(self) -> float:
+        """Sum of every part, bytes."""
+        return (
+            self.weights + self.gradients + self.optimizer_state + self.activations + self.output_layer + self.reserve
+        )
+
+    def as_dict(self) -> dict[str, float]:
+        """Bytes by part and ``total`` (for JSON)."""
+        return {
+            "weights": self.weights,
+            "gradients": self.gradients,
+            "optimizer_state": self.optimizer_state,
+            "activations": self.activations,
+            "output_layer": self.output_layer,
+            "reserve": self.reserve,
+            "total": self.total,
+        }
+
+
+def _act_bytes(layout: Layout) -> int:
+    return 4 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2
+
+
+def layer_activation_bytes(model: TransformerSpec, layout: Layout, recompute: Recompute | None = None) -> float:
+    """Bytes one layer keeps for its backward pass, per micro-batch, on one GPU.
+
+    Parameters
+    ----------
+    model, layout : TransformerSpec, Layout
+        Shapes and parallel layout (``sequence_parallel``, ``attention``, ``micro_batch``, t, cp).
+    recompute : Recompute or None
+        Override of ``layout.recompute``.
+
+    Returns
+    -------
+    float
+        Bytes; equals Korthikanti et al.'s formulas for a GPT layer with unfused attention.
+    """
+    recompute = layout.recompute if recompute is None else Recompute(recompute)
+    e = _act_bytes(layout)
+    t = layout.tensor
+    s = model.seq_length / layout.context
+    b, h, a, d, g, f = layout.micro_batch, model.hidden, model.heads, model.head_dim, model.groups, model.ffn
+    sbh = s * b * h
+    sp = t if layout.sequence_parallel else 1
+    mask = 1.0 if model.dropout else 0.0
+    if recompute is Recompute.FULL:
+        return e * sbh / sp
+    norms = 2 * e * sbh / sp  # inputs of the two norms
+    # Attention block: QKV input (norm output), Q, K, V, projection input, dropout mask after the projection.
+    attention = e * sbh / sp + e * s * b * (a + 2 * g) * d / t + e * sbh / t + mask * sbh / sp
+    if layout.attention is Attention.UNFUSED:
+        if recompute is not Recompute.SELECTIVE:
+            # softmax output (2 bytes) and, with dropout, its mask (1) and output (2): 5as^2b/t (2as^2b/t without)
+            attention += ((2 * e + 1) if model.dropout else e) * a * s * s * b / t
+    else:
+        attention += 4.0 * a * s * b / t  # fp32 log-sum-exp per row and head
+    # FFN: input (norm output), fc1 output(s), activation output, dropout mask after fc2.
+    ffn_inner = (3 if model.swiglu else 2) * e * s * b * f / t
+    ffn = e * sbh / sp + mask * sbh / sp
+    if model.moe:
+        ffn += model.moe_topk * (e * sbh / sp + ffn_inner)
+    else:
+        ffn += ffn_inner
+    return norms + attention + ffn
+
+
+def korthikanti_layer_bytes(s: float, b: float, h: float, a: float, t: int, sp: bool, recompute: Recompute) -> float:
+    """The published per-layer formulas (GPT layer, 2-byte activations), for tests and documentation."""
+    sbh = s * b * h
+    if recompute is Recompute.FULL:
+        return 2 * sbh / (t if sp else 1)
+    if recompute is Recompute.SELECTIVE:
+        return sbh * (34 / t if sp else 10 + 24 / t)
+    if sp:
+        return sbh * (34 / t + 5 * a * s / (h * t))
+    return sbh * (10 + 24 / t + 5 * a * s / (h * t))
+
+
+def layers_in_flight(model: TransformerSpec, layout: Layout, stage: int = 0) -> float:
+    """Layers' worth of micro-batch activations pipeline rank ``stage`` holds at its peak."""
+    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
+    per_rank = model.layers / p
+    if layout.schedule is Schedule.GPIPE:
+        return per_rank * m
+    if layout.schedule is Schedule.INTERLEAVED:
+        chunks = min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1)
+        return chunks * per_rank / v
+    return per_rank * min(m, p - stage)
+
+
+def recompute_working_bytes(model: TransformerSpec, layout: Layout) -> float:
+    """Extra bytes while a recomputed group of layers runs its backward (full recomputation only)."""
+    if layout.recompute is not Recompute.FULL:
+        return 0.0
+    group = layout.recompute_layers or 1
+    if layout.recompute_method is RecomputeMethod.BLOCK:
+        group = 1  # block recomputation runs one checkpointed layer at a time
+    return group * layer_activation_bytes(model, layout, Recompute.NONE)
+
+
+def stored_activation_bytes(model: TransformerSpec, layout: Layout, stage: int = 0) -> float:
+    """Activations of every micro-batch in flight on ``stage`` plus the recomputation working set."""
+    in_flight = layers_in_flight(model, layout, stage)
+    full = layer_activation_bytes(model, layout, Recompute.NONE)
+    if layout.recompute is Recompute.FULL:
+        chunk = model.layers / (layout.pipeline * layout.virtual_stages)
+        checkpoint = layer_activation_bytes(model, layout, Recompute.FULL)
+        n = layout.recompute_layers
+        if layout.recompute_method is RecomputeMethod.BLOCK:
+            recomputed = chunk if n is None else min(n, chunk)
+            per_layer = (recomputed * checkpoint + (chunk - recomputed) * full) / chunk
+        else:
+            group = n or 1
+            per_layer = checkpoint * (-(-chunk // group)) / chunk
+        return in_flight * per_layer + recompute_working_bytes(model, layout)
+    return in_flight * layer_activation_bytes(model, layout)
+
+
+def stage_parameters(model: TransformerSpec, layout: Layout, stage: int = 0) -> tuple[float, float]:
+    """(dense, expert) parameters held by one GPU of pipeline rank ``stage``."""
+    t, p, ep = layout.tensor, layout.pipeline, layout.expert
+    layers = model.layers / p
+    norms = 2 * model.norm_parameters()
+    dense_layer = model.attention_parameters() / t + norms + (model.hidden * model.num_experts if model.moe else 0)
+    expert_layer = 0.0
+    if model.moe:
+        expert_layer = model.num_experts / ep * model.expert_parameters() / t
+    else:
+        dense_layer += model.expert_parameters() / t
+    dense = layers * dense_layer
+    vocab = model.padded_vocab(t)
+    if stage == 0:
+        dense += vocab * model.hidden / t + model.positions * model.hidden
+    if stage == p - 1:
+        dense += model.norm_parameters()
+        if p > 1 or not model.tied_embeddings:
+            dense += vocab * model.hidden / t
+    return dense, layers * expert_layer
+
+
+def output_layer_bytes(model: TransformerSpec, layout: Layout) -> float:
+    """Logits and the fp32 softmax of the vocabulary-parallel cross-entropy, one micro-batch (last stage)."""
+    tokens = layout.micro_batch * model.seq_length / layout.context
+    vocab = model.padded_vocab(layout.tensor)
+    return tokens * vocab / layout.tensor * (_act_bytes(layout) + 4) + _act_bytes(layout) * tokens * model.hidden
+
+
+def memory_breakdown(
+    model: TransformerSpec, layout: Layout, params: PerfParams = DEFAULT_PARAMS, stage: int | None = None
+) -> MemoryBreakdown:
+    """Memory of the most loaded GPU (or of pipeline rank ``stage``).
+
+    Parameters
+    ----------
+    model, layout : TransformerSpec, Layout
+        What runs and how it is split (the layout should pass :func:`~placement.perf.layout.check_layout`).
+    params : PerfParams
+        Constants (the reserve).
+    stage : int or None
+        A pipeline rank; ``None`` takes the larger of the first and the last rank.
+
+    Returns
+    -------
+    MemoryBreakdown
+    """
+    if stage is None:
+        first = memory_breakdown(model, layout, params, 0)
+        if layout.pipeline == 1:
+            return first
+        last = memory_breakdown(model, layout, params, layout.pipeline - 1)
+        return first if first.total >= last.total else last
+    dense, expert = stage_parameters(model, layout, stage)
+    shard = layout.data * layout.context
+    expert_shard = max(1, shard // layout.expert)
+    weight_bytes = 4 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2
+    grad_bytes = 4 if layout.fp32_grads() else 2
+    optim_bytes = 8 if weight_bytes == 4 else 12
+    z = layout.zero_stage
+
+    def sharded(nbytes: float, on: bool) -> float:
+        return nbytes * (dense / shard + expert / expert_shard) if on else nbytes * (dense + expert)
+
+    weights = sharded(weight_bytes, z >= 3)
+    if z >= 3:  # FSDP gathers one layer's weights at a time (and prefetches the next)
+        layer_dense = (dense + expert) / max(1.0, model.layers / layout.pipeline)
+        weights += 2 * weight_bytes * layer_dense
+    acts = stored_activation_bytes(model, layout, stage)
+    if stage == 0:  # embedding output (and its dropout mask) of each micro-batch in flight
+        tokens = layout.micro_batch * model.seq_length / layout.context
+        acts += (
+            (1 + _act_bytes(layout))
+            * tokens
+            * model.hidden
+            * layers_in_flight(model, layout, 0)
+            * layout.pipeline
+            / model.layers
+        )
+    out = output_layer_bytes(model, layout) if stage == layout.pipeline - 1 else 0.0
+    return MemoryBreakdown(
+        weights=weights,
+        gradients=sharded(grad_bytes, z >= 2),
+        optimizer_state=sharded(optim_bytes, z >= 1),
+        activations=acts,
+        output_layer=out,
+        reserve=params.reserve_bytes,
+        stage=stage,
+        layers_in_flight=layers_in_flight(model, layout, stage),
+    )

@@ -1,0 +1,83 @@
+"""The few physical constants of the performance model that are not on a spec sheet.
+
+Each is a fraction of a hardware peak (or a size, or a time) with a physical meaning, set once for all
+accelerators and checked against the published runs of ``sample_graphs/calibration/`` (see
+``scripts/bench_calibration.py``); none is fitted per run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+
+from ..errors import PlacementError
+
+
+@dataclass(frozen=True)
+class PerfParams:
+    """Achievable fractions of the peaks, kernel shape constants and fixed costs.
+
+    Parameters
+    ----------
+    gemm_peak_fraction : float
+        Fraction of the dense peak a large matrix product reaches (cuBLAS on big, aligned shapes).
+    gemm_half_dim : float
+        The matrix dimension at which a GEMM runs at half of its large-shape efficiency along that
+        dimension: efficiency = peak_fraction * prod(x / (x + half_dim) for x in (m, n, k)).
+    kernel_launch_s : float
+        Fixed cost of one kernel (launch and tail), seconds.
+    hbm_fraction : float
+        Fraction of peak HBM bandwidth reached by streaming (elementwise, norm, optimizer) kernels.
+    flash_fwd_fraction, flash_bwd_fraction : float
+        Fraction of the dense peak reached by fused attention forward / backward at head dim 128.
+    nvlink_fraction, nic_fraction : float
+        NCCL bus bandwidth as a fraction of the NVLink / NIC spec bandwidth.
+    tp_overlap_slowdown : float
+        With ``--tp-comm-overlap``: fraction of the overlapped communication time still paid (SM contention).
+    grad_bucket_fraction : float
+        With ``--overlap-grad-reduce``/``--overlap-param-gather``: fraction of the reduction that can never be
+        hidden (the last bucket).
+    elementwise_bwd_factor : float
+        Bytes moved by the backward of an elementwise/norm kernel, relative to its forward.
+    optimizer_bytes_per_param : float
+        HBM bytes one Adam step moves per locally owned parameter (read grad, master, 2 moments; write them
+        and the half-precision copy; the gradient-norm pass).
+    reserve_bytes : float
+        Memory taken by the runtime beside the model (CUDA context, NCCL and cuBLAS workspaces, allocator
+        fragmentation).
+    iteration_overhead_s : float
+        Fixed host-side cost per iteration (data loading, logging, synchronisation).
+    """
+
+    gemm_peak_fraction: float = 0.78
+    gemm_half_dim: float = 48.0
+    kernel_launch_s: float = 4e-6
+    hbm_fraction: float = 0.80
+    flash_fwd_fraction: float = 0.65
+    flash_bwd_fraction: float = 0.50
+    nvlink_fraction: float = 0.78
+    nic_fraction: float = 0.85
+    tp_overlap_slowdown: float = 0.15
+    grad_bucket_fraction: float = 0.05
+    elementwise_bwd_factor: float = 2.0
+    optimizer_bytes_per_param: float = 36.0
+    reserve_bytes: float = 3.0e9
+    iteration_overhead_s: float = 0.02
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+                raise PlacementError(f"PerfParams.{f.name}: must be a finite number >= 0, got {value!r}")
+        for name in ("gemm_peak_fraction", "hbm_fraction", "flash_fwd_fraction", "flash_bwd_fraction",
+                     "nvlink_fraction", "nic_fraction"):  # fmt: skip
+            if not 0 < getattr(self, name) <= 1:
+                raise PlacementError(f"PerfParams.{name}: must be in (0, 1]")
+
+    def with_changes(self, **changes: float) -> PerfParams:
+        """A copy with some constants replaced (validated again)."""
+        return replace(self, **changes)
+
+
+#: The constants used by :func:`placement.perf.predict`.
+DEFAULT_PARAMS = PerfParams()

@@ -1,0 +1,61 @@
+"""``python -m placement predict``: JSON keys, text output, one-line errors with exit status 2."""
+
+import json
+
+import pytest
+
+from placement.cli import main
+
+GPT175 = (
+    "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 2048 --vocab-size 51200 "
+    "--micro-batch-size 1 --global-batch-size 1536 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 8 "
+    "--num-layers-per-virtual-pipeline-stage 6 --sequence-parallel --use-distributed-optimizer --bf16 "
+    "--recompute-activations"
+).split()
+
+
+def test_json_keys(capsys):
+    assert main(["predict", "--gpu", "a100", "--gpus", "1024", "--json", "--", *GPT175]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("iteration_seconds", "tokens_per_second", "tflops_per_gpu", "mfu", "memory", "memory_capacity",
+                "fits", "model_id", "calibration_band", "time"):  # fmt: skip
+        assert key in out
+    assert set(out["memory"]) >= {"weights", "gradients", "optimizer_state", "activations", "total"}
+    assert out["memory"]["total"] == pytest.approx(sum(v for k, v in out["memory"].items() if k != "total"))
+    assert out["fits"] is True and 0 < out["mfu"] < 1
+    assert out["calibration_band"]["rows"] == 10
+    assert out["iteration_seconds"] == pytest.approx(sum(out["time"].values()))
+
+
+def test_text_output(capsys):
+    assert main(["predict", "--gpu", "H100", "--gpus", "1024", "--", *GPT175]) == 0
+    text = capsys.readouterr().out
+    assert "iteration" in text and "calibration band ±" in text and "fits" in text
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--gpu", "A100", "--gpus", "0", "--", *GPT175], "--gpus"),
+        (["--gpu", "A100", "--gpus", "1024", "--gpus-per-node", "6", "--", *GPT175], "--gpus-per-node 6"),
+        (["--gpu", "A100", "--gpus", "1000", "--", *GPT175], "does not divide --gpus 1000"),
+        (["--gpu", "Z80", "--gpus", "1024", "--", *GPT175], "unknown accelerator"),
+        (["--gpu", "A100", "--gpus", "1024", "--", *GPT175, "--num-attention-heads", "100"], "hidden size"),
+        (["--gpu", "A100", "--gpus", "1024", "--", *GPT175, "--num-layers", "100"], "is not a multiple"),
+        (["--gpu", "A100", "--gpus", "1024", "--", *GPT175, "--global-batch-size", "100"], "--global-batch-size 100"),
+        (["--gpu", "A100", "--gpus", "1024", "--", *GPT175, "--tensor-model-parallel-size", "64"],
+         "tensor parallel size 64"),
+        (["--gpu", "V100", "--gpus", "1024", "--", *GPT175], "no bf16"),
+        (["--gpu", "A100", "--gpus", "1024", "--", *GPT175, "--tp-comm-overlap", "--tensor-model-parallel-size", "1"],
+         "--tp-comm-overlap needs"),
+    ],
+)  # fmt: skip
+def test_errors_one_line_exit_2(capsys, argv, words):
+    try:
+        status = main(["predict", *argv])
+    except SystemExit as exc:  # argparse's own errors
+        status = exc.code
+    assert status == 2
+    err = capsys.readouterr().err
+    assert words in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
