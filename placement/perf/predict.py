@@ -21,6 +21,7 @@ Reported TFLOP/s per GPU count recomputation (as Narayanan et al. 2021 do); MFU 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .calibration import CalibrationBand, calibration_band
@@ -57,6 +58,7 @@ class TimeBreakdown:
     ep_comm: float
     pipeline_bubble: float
     pipeline_p2p: float
+    pipeline_sync: float
     dp_comm: float
     optimizer: float
     overhead: float
@@ -414,6 +416,7 @@ def predict(
         ep_comm=m * critical.ep,
         pipeline_bubble=bubble,
         pipeline_p2p=m * critical.p2p,
+        pipeline_sync=m * critical.total * params.stage_jitter * math.sqrt(2 * math.log(p)),
         dp_comm=dp,
         optimizer=optimizer,
         overhead=params.iteration_overhead_s,
