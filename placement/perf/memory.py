@@ -104,7 +104,7 @@ def layer_activation_bytes(model: TransformerSpec, layout: Layout, recompute: Re
         if recompute is not Recompute.SELECTIVE:
             # softmax output (2 bytes) and, with dropout, its mask (1) and output (2): 5as^2b/t (2as^2b/t without)
             attention += ((2 * e + 1) if model.dropout else e) * a * s * s * b / t
-    else:
+    elif recompute is not Recompute.SELECTIVE:
         attention += 4.0 * a * s * b / t  # fp32 log-sum-exp per row and head
     # FFN: input (norm output), fc1 output(s), activation output, dropout mask after fc2.
     ffn_inner = (3 if model.swiglu else 2) * e * s * b * f / t
