@@ -141,7 +141,14 @@ def layers_in_flight(model: TransformerSpec, layout: Layout, stage: int = 0) -> 
 
 
 def recompute_working_bytes(model: TransformerSpec, layout: Layout) -> float:
-    """Extra bytes while a recomputed group of layers runs its backward (full recomputation only)."""
+    """Extra bytes while recomputed activations exist: one group of layers (full), one layer's ``s x s``
+    attention tensors (selective, unfused attention)."""
+    if layout.recompute is Recompute.SELECTIVE:
+        if layout.attention is not Attention.UNFUSED:
+            return 0.0
+        s = model.seq_length / layout.context
+        per = (2 * _act_bytes(layout) + 1) if model.dropout else _act_bytes(layout)
+        return per * model.heads * s * s * layout.micro_batch / layout.tensor
     if layout.recompute is not Recompute.FULL:
         return 0.0
     group = layout.recompute_layers or 1
@@ -165,7 +172,7 @@ def stored_activation_bytes(model: TransformerSpec, layout: Layout, stage: int =
             group = n or 1
             per_layer = checkpoint * (-(-chunk // group)) / chunk
         return in_flight * per_layer + recompute_working_bytes(model, layout)
-    return in_flight * layer_activation_bytes(model, layout)
+    return in_flight * layer_activation_bytes(model, layout) + recompute_working_bytes(model, layout)
 
 
 def stage_parameters(model: TransformerSpec, layout: Layout, stage: int = 0) -> tuple[float, float]:
