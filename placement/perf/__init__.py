@@ -38,7 +38,7 @@ from .collectives import (
 from .hardware import ACCELERATORS, Accelerator, Cluster, Dtype, accelerator
 from .kernels import flash_attention_seconds, gemm_efficiency, gemm_seconds, streaming_seconds
 from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout
-from .megatron import megatron_args, parse_megatron_args
+from .megatron import megatron_args, parse_megatron_args, parse_megatron_command
 from .memory import (
     MemoryBreakdown,
     korthikanti_layer_bytes,
@@ -99,6 +99,7 @@ __all__ = [
     "model_preset",
     "p2p_seconds",
     "parse_megatron_args",
+    "parse_megatron_command",
     "predict",
     "reduce_scatter_seconds",
     "stage_parameters",
