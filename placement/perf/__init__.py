@@ -48,7 +48,16 @@ from .memory import (
     stage_parameters,
 )
 from .params import DEFAULT_PARAMS, PerfParams
-from .predict import MODEL_ID, CalibrationBand, Prediction, TimeBreakdown, layer_forward_flops, predict
+from .predict import (
+    MODEL_ID,
+    CalibrationBand,
+    Prediction,
+    TimeBreakdown,
+    iteration_flops,
+    iteration_time,
+    layer_forward_flops,
+    predict,
+)
 from .transformer import MODELS, Norm, TransformerSpec, model_preset
 
 __all__ = [
@@ -88,6 +97,8 @@ __all__ = [
     "flash_attention_seconds",
     "gemm_efficiency",
     "gemm_seconds",
+    "iteration_flops",
+    "iteration_time",
     "korthikanti_layer_bytes",
     "layer_activation_bytes",
     "layer_forward_flops",
