@@ -14,7 +14,8 @@ micro-batch (closed form, see :mod:`placement.perf.kernels` and :mod:`placement.
 
 Then ``T = m * max_stage + bubble + exposed data-parallel reduction + optimizer step + fixed overhead`` with
 ``bubble = (p-1)/v * mean_stage`` (1F1B, GPipe, interleaved) or a third of it (ZB-H1), pipeline sends
-(scatter/gather over the tensor group) on the critical path.
+(scatter/gather over the tensor group) on the critical path, and a synchronisation term: every pipelined step
+waits for the slowest of ``p`` ranks, ``stage_jitter * sqrt(2 ln p)`` of the step.
 
 Reported TFLOP/s per GPU count recomputation (as Narayanan et al. 2021 do); MFU does not.
 """
