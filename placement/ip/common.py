@@ -103,6 +103,41 @@ class Deadline:
         return max(0.01, self.left() - reserve)
 
 
+class TimedProblem(pulp.LpProblem):
+    """A PuLP problem whose rows check a :class:`Deadline` while the model is built (every 256 rows).
+
+    Building a large model in PuLP takes seconds; with this, the build stops with
+    :class:`DeadlinePassed` when the call's time is up, and the method returns its best start.
+    """
+
+    def __init__(self, name: str, deadline: Deadline | None = None):
+        super().__init__(name, pulp.LpMinimize)
+        self._deadline = deadline or Deadline()
+        self._rows = 0
+
+    def addConstraint(self, constraint, name=None):  # PuLP's name
+        self._rows += 1
+        if self._rows % 256 == 0:
+            self._deadline.check()
+        return super().addConstraint(constraint, name)
+
+
+#: A program is solved only if this many seconds per second it took to build are left: handing it to
+#: HiGHS and reading the answer back cost about 1x the build time each (measured on the GNMT and
+#: Inception-like latency models).
+HANDOFF_PER_BUILD_SECOND = 2.0
+
+
+def too_late_to_solve(deadline: Deadline, build_seconds: float) -> bool:
+    """Whether too little of ``deadline`` is left to hand a model built in ``build_seconds`` to the solver."""
+    return deadline.limited and deadline.left() < HANDOFF_PER_BUILD_SECOND * build_seconds + 0.05
+
+
+def skipped_outcome(solver: str) -> Outcome:
+    """The outcome of a program not solved for lack of time (the caller returns its best start)."""
+    return Outcome("no solution", None, None, None, solver)
+
+
 def check_model_size(method: str, variables: int, what: str) -> None:
     """Refuse (one line, naming the limit) an integer program that would not fit in memory."""
     if variables > MAX_IP_VARIABLES:

@@ -24,10 +24,12 @@ Valid inequalities (they cut fractional points, never an integral schedule):
 Symmetry rows (identical accelerators ordered by their first node) were tried and dropped: on the
 BERT-3 operator graph they held HiGHS' bound at 62 after 30 s, against 369 without them.
 
-Incumbents: the greedy (both orders), the DP's split, and a latency local search from the best of
-them (moves of color classes between devices and the CPU, valued by the evaluator); the result
-is never worse than any of them. The model is built, solved and read back in three steps
-(:func:`build_latency_model`, :func:`placement.ip.common.solve_model`,
+Incumbents (:mod:`placement.ip.latency_search`): the greedy (both orders), the DP's tie-broken split
+and a latency local search seeded from each; the result is never worse than any of them. Lower
+bounds (:mod:`placement.ip.latency_bounds`: critical path, work, chain) are computed first; the
+largest is a cut ``T >= bound`` and a floor of the reported bound. One :class:`~placement.ip.common.Deadline`
+covers the whole call (starts, model building, solver). The model is built, solved and read back in
+three steps (:func:`build_latency_model`, :func:`placement.ip.common.solve_model`,
 :func:`extract_latency`).
 """
 
@@ -48,6 +50,7 @@ from .common import (
     Deadline,
     DeadlinePassed,
     Outcome,
+    TimedProblem,
     check_devices,
     check_model_size,
     check_options,
@@ -56,7 +59,9 @@ from .common import (
     lp_sum,
     make_result,
     nowhere,
+    skipped_outcome,
     solve_model,
+    too_late_to_solve,
     value,
 )
 from .latency_bounds import latency_bounds
@@ -156,7 +161,7 @@ def build_latency_model(
     cpu_allowed = devices.cpus > 0
     nodes = [node.id for node in graph.nodes]
     big = upper * (1 + 1e-6) + 1e-6
-    prob = pulp.LpProblem("latency", pulp.LpMinimize)
+    prob = TimedProblem("latency", deadline)
     makespan = prob.add_variable("T", lowBound=0, upBound=big)
     prob += makespan
     model = LatencyModel(prob, makespan, accels, n_calls, deadline=deadline or Deadline())
@@ -521,11 +526,6 @@ def solve_latency_ip(
     )
 
 
-#: The program is skipped unless this many seconds per second it took to build are left: handing it
-#: to HiGHS and reading the answer back cost about 1x the build time each (GNMT, Inception-like graphs).
-HANDOFF_PER_BUILD_SECOND = 2.0
-
-
 def _solve_program(
     problem: Problem,
     n_calls: int,
@@ -543,7 +543,7 @@ def _solve_program(
     When the deadline passes while building, or too little time is left to hand the model over,
     the outcome is "no solution" (the caller then returns the best incumbent with its bound).
     """
-    skipped = Outcome("no solution", None, None, None, solver)
+    skipped = skipped_outcome(solver)
     if deadline.passed:
         stats["ip_skipped"] = "time limit reached before the integer program"
         return skipped, None
@@ -555,9 +555,8 @@ def _solve_program(
         return skipped, None
     if model.infeasible_reason:
         return model.infeasible_reason, None
-    reserve = HANDOFF_PER_BUILD_SECOND * (time.perf_counter() - built_at)
     stats.update(model.stats)
-    if deadline.limited and deadline.left() < reserve + 0.05:
+    if too_late_to_solve(deadline, time.perf_counter() - built_at):
         stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
         return skipped, None
     # The combinatorial bound as a cut (a hair below it, and never above the big-M, for float noise).
