@@ -104,12 +104,15 @@ def _chain_value(problem: Problem, path: Sequence[int]) -> float:
     nodes = [graph.node_by_id[v] for v in path]
     cost = [graph.output_cost[v] for v in path]
     n = len(path)
+    feeds = _feeders(problem, path)
+    # extra[k][K]: what the off-path nodes feeding p_k add to p_k's call on kind K (see _feeders).
+    extra = [[sum(_feeder_cost(problem, v, kind) for v in feeds[k]) for kind in kinds] for k in range(n)]
     best = [0.0] + [math.inf] * n
     for j in range(1, n + 1):
         node = nodes[j - 1]
         if devices.cpus > 0:
             best[j] = best[j - 1] + node.cpu_latency
-        for kind in kinds:
+        for kk, kind in enumerate(kinds):
             scale = devices.transfer_scale(kind)
             outgoing = scale * cost[j - 1] if j < n else 0.0
             compute = size = 0.0
@@ -120,10 +123,35 @@ def _chain_value(problem: Problem, path: Sequence[int]) -> float:
                 size += member.size
                 if size > kind.memory:
                     break
-                compute += member.latency_on(kind)
+                compute += member.latency_on(kind) + extra[i - 1][kk]
                 incoming = scale * cost[i - 2] if i > 1 else 0.0
                 best[j] = min(best[j], best[i - 1] + compute + incoming + outgoing)
     return best[n]
+
+
+def _feeders(problem: Problem, path: Sequence[int]) -> list[list[int]]:
+    """Off-path nodes by the first path node they feed: ``out[k]`` feeds ``p_k`` (each node listed once)."""
+    graph = problem.graph
+    index = {v: k for k, v in enumerate(path)}
+    out: list[list[int]] = [[] for _ in path]
+    for node in graph.nodes:
+        if node.id in index:
+            continue
+        targets = [index[w] for w in graph.successors[node.id] if w in index]
+        if targets:
+            out[min(targets)].append(node.id)
+    return out
+
+
+def _feeder_cost(problem: Problem, v: int, kind) -> float:
+    """At least what off-path node ``v`` adds to the call of kind ``kind`` holding the path node it feeds.
+
+    Either ``v`` is in that call (its compute there) or not (its output crosses into the call, at
+    the call's scale). Each ``v`` is charged to one path node only, so nothing is counted twice.
+    """
+    node = problem.graph.node_by_id[v]
+    inside = node.latency_on(kind) if node.runs_on(kind) and node.size <= kind.memory else math.inf
+    return min(inside, problem.devices.transfer_scale(kind) * problem.graph.output_cost[v])
 
 
 def chain_bound(problem: Problem) -> float:
