@@ -434,16 +434,17 @@ def solve_latency_ip(
     problem : Problem
         Graph and devices; CPU nodes run on unbounded cores (when ``devices.cpus > 0``).
     time_limit, gap, solver
-        As in :func:`placement.ip.throughput.solve_ip_contiguous`; ``time_limit`` covers the
-        local search as well.
+        As in :func:`placement.ip.throughput.solve_ip_contiguous`; ``time_limit`` is wall clock
+        for the whole call (baselines, local search, model building, solver): when it passes,
+        the best plan so far comes back "feasible" with its bound.
     subgraphs_per_accelerator : int
         ``q``: how many calls (subgraphs run one after another) each accelerator may make.
         ``q`` is an alias.
     warm_start : bool
-        Start from the best of the greedy and DP splits, improved by a latency local search.
+        Start from the greedy and DP splits, each improved by a latency local search.
     local_search_seconds : float, optional
-        Seconds for that local search (default: a sixth of ``time_limit``, at most 10 s; 2 s
-        without a time limit).
+        Seconds for those local searches together (default: a sixth of ``time_limit``, at most
+        10 s; 2 s without a time limit).
     strong_cuts : bool, optional
         Add the communication-aware critical-path rows and memory covers (default: on graphs
         of at most :data:`STRONG_CUTS_MAX_NODES` nodes).
