@@ -62,10 +62,22 @@ def test_latency_ip_keeps_its_bound_when_the_program_is_skipped(large):
 
 def test_latency_ip_dp_warm_start_runs_when_time_allows(samples_dir):
     """With time to spare the DP split is among the starts: never worse than it (the paper's 414.441 on BERT-3)."""
+    from placement.ip.common import Deadline
     from placement.ip.latency_search import baseline_placements
 
     problem = load_problem(samples_dir / "latency/operator/bert_l-3_inference.json")
-    from placement.ip.common import Deadline
-
-    assert len(baseline_placements(problem, Deadline.after(30.0))) == 3
+    assert len(baseline_placements(problem, Deadline.after(120.0))) == 3
     assert len(baseline_placements(problem, Deadline.after(0.5))) == 2  # too little time: the DP is skipped
+
+
+def test_dp_warm_start_stops_at_its_share(samples_dir):
+    """Just enough time for the DP to start: its progress callback stops it at a quarter of what is left."""
+    from placement.ip.common import Deadline
+    from placement.ip.latency_search import DP_MIN_SECONDS, baseline_placements
+
+    problem = load_problem(samples_dir / "throughput/layer/gnmt_inference.json")  # 17,914 ideals
+    limit = DP_MIN_SECONDS + 0.1
+    started = time.perf_counter()
+    starts = baseline_placements(problem, Deadline.after(limit))
+    assert time.perf_counter() - started <= limit * 1.05 + ALLOWANCE_S
+    assert len(starts) >= 2  # the greedy's, whatever the DP did
