@@ -28,6 +28,12 @@ from ..model import make_result as _result  # this module's make_result builds a
 
 #: Relative gap under which a solver's "optimal" is reported as proven.
 PROVEN_GAP = 1e-6
+#: Seconds reading a HiGHS answer back costs per second of handing the model over (measured about 0.5-1
+#: on the GNMT and Inception-like latency models; the larger keeps a time limit).
+HANDOFF_READBACK = 1.0
+#: Share of a time limit kept from HiGHS: it checks its clock between LP iterations and nodes, and
+#: overshot 5 s limits by 0.3-0.5 s at a load of 14 on 2 cores (the evaluator's re-check follows too).
+SOLVER_MARGIN = 0.04
 #: Gap given to the solver when the caller gives none (HiGHS' own default, 1e-4, is too coarse).
 DEFAULT_GAP = 1e-7
 
@@ -37,6 +43,102 @@ DEFAULT_GAP = 1e-7
 MAX_IP_VARIABLES = 400_000
 #: Most calls (subgraphs run one after another) per accelerator in the latency IP.
 MAX_SUBGRAPHS_PER_ACCELERATOR = 64
+
+
+class DeadlinePassed(Exception):
+    """Raised by :meth:`Deadline.check` inside a step the deadline interrupts; the method catches it."""
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """One wall-clock deadline shared by every step of a call (warm starts, baselines, local search, solver).
+
+    ``at`` is a :func:`time.perf_counter` reading (``math.inf``: no limit). Steps take a share of
+    what is left (:meth:`share`) and check it (:meth:`check`, :attr:`passed`); the solver gets
+    :meth:`solver_seconds`. Invariant: no sub-deadline ends after its parent.
+
+    Examples
+    --------
+    >>> Deadline.after(None).left()
+    inf
+    >>> d = Deadline.after(10.0)
+    >>> 9.0 < d.left() <= 10.0, d.share(0.5).at <= d.at, d.passed
+    (True, True, False)
+    """
+
+    at: float = math.inf
+
+    @classmethod
+    def after(cls, seconds: float | None, started: float | None = None) -> Deadline:
+        """The deadline ``seconds`` after ``started`` (default: now); no limit when ``seconds`` is None."""
+        if seconds is None:
+            return cls(math.inf)
+        return cls((time.perf_counter() if started is None else started) + float(seconds))
+
+    @property
+    def limited(self) -> bool:
+        return math.isfinite(self.at)
+
+    def left(self) -> float:
+        """Seconds until the deadline (never negative; ``inf`` without a limit)."""
+        return max(0.0, self.at - time.perf_counter()) if self.limited else math.inf
+
+    @property
+    def passed(self) -> bool:
+        return self.limited and time.perf_counter() >= self.at
+
+    def check(self) -> None:
+        """Raise :class:`DeadlinePassed` once the deadline has passed."""
+        if self.passed:
+            raise DeadlinePassed
+
+    def share(self, fraction: float, cap: float | None = None) -> Deadline:
+        """A sub-deadline: ``fraction`` of the time left, at most ``cap`` seconds (``cap`` alone without a limit)."""
+        seconds = self.left() * fraction if self.limited else math.inf
+        if cap is not None:
+            seconds = min(seconds, cap)
+        return Deadline.after(seconds) if math.isfinite(seconds) else Deadline()
+
+    def solver_seconds(self, reserve: float = 0.0) -> float | None:
+        """Seconds for a solver, ``reserve`` seconds kept back for reading its answer (None: no limit)."""
+        if not self.limited:
+            return None
+        return max(0.01, self.left() - reserve)
+
+
+class TimedProblem(pulp.LpProblem):
+    """A PuLP problem whose rows check a :class:`Deadline` while the model is built (every 256 rows).
+
+    Building a large model in PuLP takes seconds; with this, the build stops with
+    :class:`DeadlinePassed` when the call's time is up, and the method returns its best start.
+    """
+
+    def __init__(self, name: str, deadline: Deadline | None = None):
+        super().__init__(name, pulp.LpMinimize)
+        self._deadline = deadline or Deadline()
+        self._rows = 0
+
+    def addConstraint(self, constraint, name=None):  # PuLP's name
+        self._rows += 1
+        if self._rows % 256 == 0:
+            self._deadline.check()
+        return super().addConstraint(constraint, name)
+
+
+#: A program is solved only if this many seconds per second it took to build are left: handing it to
+#: HiGHS and reading the answer back cost about 1x the build time each (measured on the GNMT and
+#: Inception-like latency models).
+HANDOFF_PER_BUILD_SECOND = 2.0
+
+
+def too_late_to_solve(deadline: Deadline, build_seconds: float) -> bool:
+    """Whether too little of ``deadline`` is left to hand a model built in ``build_seconds`` to the solver."""
+    return deadline.limited and deadline.left() < HANDOFF_PER_BUILD_SECOND * build_seconds + 0.05
+
+
+def skipped_outcome(solver: str) -> Outcome:
+    """The outcome of a program not solved for lack of time (the caller returns its best start)."""
+    return Outcome("no solution", None, None, None, solver)
 
 
 def check_model_size(method: str, variables: int, what: str) -> None:
@@ -96,13 +198,30 @@ def highs_available() -> bool:
 class _HiGHSWithStart(pulp.HiGHS):
     """PuLP's in-process HiGHS, plus a (possibly partial) MIP start and a read-back of the dual bound."""
 
-    def __init__(self, start: Mapping[Any, float] | None = None, report: dict | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        start: Mapping[Any, float] | None = None,
+        report: dict | None = None,
+        until: float | None = None,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self._start = dict(start or {})
         self._report = report if report is not None else {}
+        self._until = until  # perf_counter reading by which the answer must be back (None: no limit)
+        self._created = time.perf_counter()
+        self._margin = 0.0 if until is None else SOLVER_MARGIN * max(0.0, until - self._created)
 
     def callSolver(self, lp):  # PuLP's name
         model = lp.solverModel
+        if self._until is not None:
+            # The time limit is wall clock from solve_model's call: the model's hand-over to HiGHS
+            # (PuLP copies it row by row) is spent already, and reading the answer back costs about
+            # half as much again, so HiGHS gets what is left after both.
+            now = time.perf_counter()
+            handoff = now - self._created
+            left = self._until - now - HANDOFF_READBACK * handoff - self._margin
+            model.setOptionValue("time_limit", max(0.01, left))
         if self._start:
             index = np.asarray([var.index for var in self._start], dtype=np.int32)
             values = np.asarray([float(v) for v in self._start.values()], dtype=np.float64)
@@ -138,6 +257,7 @@ def solve_model(
     """Solve ``prob`` (minimising) and read its status, bound and gap (see the module docstring).
 
     ``start`` maps variables to values (a MIP start; HiGHS completes a partial one).
+    ``time_limit`` is wall-clock seconds from this call, the model's hand-over to HiGHS included.
     """
     check_options(solver, time_limit, gap)
     rel_gap = DEFAULT_GAP if gap is None else float(gap)
@@ -145,8 +265,9 @@ def solve_model(
     if solver == "highs" and not highs_available():
         solver = "cbc"
     if solver == "highs":
+        until = None if time_limit is None else time.perf_counter() + time_limit
         engine = _HiGHSWithStart(
-            start=start, report=report, msg=False, timeLimit=time_limit, gapRel=rel_gap, gapAbs=1e-9
+            start=start, report=report, until=until, msg=False, timeLimit=time_limit, gapRel=rel_gap, gapAbs=1e-9
         )
     else:
         for var, v in (start or {}).items():

@@ -24,17 +24,18 @@ Valid inequalities (they cut fractional points, never an integral schedule):
 Symmetry rows (identical accelerators ordered by their first node) were tried and dropped: on the
 BERT-3 operator graph they held HiGHS' bound at 62 after 30 s, against 369 without them.
 
-Incumbents: the greedy (both orders), the DP's split, and a latency local search from the best of
-them (moves of color classes between devices and the CPU, valued by the evaluator); the result
-is never worse than any of them. The model is built, solved and read back in three steps
-(:func:`build_latency_model`, :func:`placement.ip.common.solve_model`,
+Incumbents (:mod:`placement.ip.latency_search`): the greedy (both orders), the DP's tie-broken split
+and a latency local search seeded from each; the result is never worse than any of them. Lower
+bounds (:mod:`placement.ip.latency_bounds`: critical path, work, chain) are computed first; the
+largest is a cut ``T >= bound`` and a floor of the reported bound. One :class:`~placement.ip.common.Deadline`
+covers the whole call (starts, model building, solver). The model is built, solved and read back in
+three steps (:func:`build_latency_model`, :func:`placement.ip.common.solve_model`,
 :func:`extract_latency`).
 """
 
 from __future__ import annotations
 
 import math
-import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -43,10 +44,13 @@ from typing import Any
 import pulp
 
 from ..errors import PlacementError
-from ..evaluate import evaluate
 from ..model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage
 from .common import (
     MAX_SUBGRAPHS_PER_ACCELERATOR,
+    Deadline,
+    DeadlinePassed,
+    Outcome,
+    TimedProblem,
     check_devices,
     check_model_size,
     check_options,
@@ -55,9 +59,22 @@ from .common import (
     lp_sum,
     make_result,
     nowhere,
+    skipped_outcome,
     solve_model,
+    too_late_to_solve,
     value,
 )
+from .latency_bounds import latency_bounds
+from .latency_search import baseline_placements, improve_all, latency_local_search, latency_of
+
+__all__ = [
+    "baseline_placements",
+    "build_latency_model",
+    "extract_latency",
+    "latency_local_search",
+    "latency_lower_bound",
+    "solve_latency_ip",
+]
 
 METHOD = "latency-ip"
 
@@ -73,6 +90,7 @@ class LatencyModel:
     x: dict = field(default_factory=dict)
     y: dict = field(default_factory=dict)
     infeasible_reason: str | None = None
+    deadline: Deadline = field(default_factory=Deadline)  # checked while building (DeadlinePassed)
 
     @property
     def stats(self) -> dict:
@@ -128,10 +146,13 @@ def _memory_covers(problem: Problem, cap: float) -> list[tuple[list[tuple[int, i
 STRONG_CUTS_MAX_NODES = 120
 
 
-def build_latency_model(problem: Problem, n_calls: int, upper: float, strong_cuts: bool = True) -> LatencyModel:
+def build_latency_model(
+    problem: Problem, n_calls: int, upper: float, strong_cuts: bool = True, deadline: Deadline | None = None
+) -> LatencyModel:
     """The latency program with big-M ``upper`` (an achievable latency); see the module docstring.
 
     ``strong_cuts`` adds the communication-aware critical-path rows and the memory covers.
+    Raises :class:`~placement.ip.common.DeadlinePassed` when ``deadline`` passes while building.
     """
     graph, devices = problem.graph, problem.devices
     kinds = {kind.name: kind for kind in devices.accelerators}
@@ -140,10 +161,10 @@ def build_latency_model(problem: Problem, n_calls: int, upper: float, strong_cut
     cpu_allowed = devices.cpus > 0
     nodes = [node.id for node in graph.nodes]
     big = upper * (1 + 1e-6) + 1e-6
-    prob = pulp.LpProblem("latency", pulp.LpMinimize)
+    prob = TimedProblem("latency", deadline)
     makespan = prob.add_variable("T", lowBound=0, upBound=big)
     prob += makespan
-    model = LatencyModel(prob, makespan, accels, n_calls)
+    model = LatencyModel(prob, makespan, accels, n_calls, deadline=deadline or Deadline())
     x, y = model.x, model.y
     for v in nodes:
         node = graph.node_by_id[v]
@@ -194,6 +215,7 @@ def _add_times(problem, model: LatencyModel, calls, kinds, nodes, big) -> None:
     e = {ci: prob.add_variable(f"e_{ci}", 0, big) for ci in range(len(calls))}
     f = {v: prob.add_variable(f"f_{v}", 0, big) for v in nodes}
     for ci, (a, j) in enumerate(calls):
+        model.deadline.check()
         kind = kinds[accels[a].kind]
         scale = devices.transfer_scale(kind)
         comm_terms = []
@@ -254,6 +276,7 @@ def _add_critical_path(problem, model: LatencyModel, calls, kinds, nodes, big, s
         prob += makespan - h[v] >= 0
     kept_sum: dict[tuple[int, int], list] = {}
     for edge in graph.edges:
+        model.deadline.check()
         u, w = edge.source, edge.target
         base = [(h[w], 1), (h[u], -1)] + [(var, -coef) for var, coef in own[w]]
         prob += lp_sum(base) >= 0
@@ -387,95 +410,9 @@ def latency_start(model: LatencyModel, placement: Placement) -> dict | None:
     return start
 
 
-def _latency_of(problem: Problem, placement: Placement) -> float:
-    evaluation = evaluate(problem, placement)
-    return evaluation.latency if evaluation.feasible else math.inf
-
-
-def baseline_placements(problem: Problem) -> list[Placement]:
-    """Feasible placements of the cheap latency methods: greedy (both orders) and the DP's split."""
-    from ..heuristics import greedy_latency
-
-    out: list[Placement] = []
-    for order in ("paper", "lexicographic"):
-        try:
-            result = greedy_latency(problem, order=order)
-        except PlacementError:
-            continue
-        if result.ok and result.placement is not None:
-            out.append(result.placement)
-    try:
-        from ..exact.dp import solve_dp
-
-        result = solve_dp(problem)
-        if result.ok and result.placement is not None:
-            out.append(result.placement)
-    except PlacementError:
-        pass
-    return [p for p in out if math.isfinite(_latency_of(problem, p))]
-
-
-def latency_local_search(problem: Problem, placement: Placement, time_limit: float, seed: int = 0) -> Placement:
-    """Improve ``placement``'s latency by moving color classes between devices (one call each) and the CPU.
-
-    First-improvement descent valued by the evaluator, with random restarts of the move order
-    until ``time_limit`` seconds pass; returns the best placement seen (never worse than the input).
-    """
-    deadline = time.perf_counter() + time_limit
-    graph, devices = problem.graph, problem.devices
-    groups = color_groups(graph)
-    targets = [slot for slot in devices.slots() if not slot.is_cpu]
-    if devices.cpus > 0:
-        targets.append(DeviceSlot(CPU_KIND, 0))
-    device_of = placement.device_of
-    assign = [device_of[members[0]] for members in groups]
-    assign = [DeviceSlot(CPU_KIND, 0) if slot.is_cpu else slot for slot in assign]
-
-    def build(a: list[DeviceSlot]) -> Placement:
-        mapping = {n: a[g] for g, members in enumerate(groups) for n in members}
-        return Placement.from_assignment(mapping)
-
-    best_value = _latency_of(problem, build(assign))
-    if not math.isfinite(best_value):
-        return placement
-    rng = random.Random(seed)
-    improved = True
-    while improved and time.perf_counter() < deadline:
-        improved = False
-        moves = [(g, t) for g in range(len(groups)) for t in range(len(targets))]
-        rng.shuffle(moves)
-        for g, t in moves:
-            if time.perf_counter() >= deadline:
-                break
-            if assign[g] == targets[t]:
-                continue
-            old = assign[g]
-            assign[g] = targets[t]
-            v = _latency_of(problem, build(assign))
-            if v < best_value * (1 - 1e-12):
-                best_value, improved = v, True
-            else:
-                assign[g] = old
-    result = build(assign)
-    return result if _latency_of(problem, result) <= _latency_of(problem, placement) else placement
-
-
 def latency_lower_bound(problem: Problem) -> float:
-    """Longest path with every node at its fastest device and no transfers (a proven lower bound)."""
-    graph, devices = problem.graph, problem.devices
-    finish: dict[int, float] = {}
-    for v in graph.topological_order:
-        node = graph.node_by_id[v]
-        times = [
-            node.latency_on(k)
-            for k in devices.accelerators
-            if k.count > 0 and node.runs_on(k) and node.size <= k.memory
-        ]
-        if devices.cpus > 0:
-            times.append(node.cpu_latency)
-        fastest = min(times, default=math.inf)
-        finish[v] = max((finish[u] for u in graph.predecessors[v]), default=0.0) + fastest
-    return max(finish.values(), default=0.0)
+    """The largest combinatorial lower bound on the latency (:func:`placement.ip.latency_bounds.latency_bounds`)."""
+    return max(latency_bounds(problem).values(), default=0.0)
 
 
 def solve_latency_ip(
@@ -497,16 +434,17 @@ def solve_latency_ip(
     problem : Problem
         Graph and devices; CPU nodes run on unbounded cores (when ``devices.cpus > 0``).
     time_limit, gap, solver
-        As in :func:`placement.ip.throughput.solve_ip_contiguous`; ``time_limit`` covers the
-        local search as well.
+        As in :func:`placement.ip.throughput.solve_ip_contiguous`; ``time_limit`` is wall clock
+        for the whole call (baselines, local search, model building, solver): when it passes,
+        the best plan so far comes back "feasible" with its bound.
     subgraphs_per_accelerator : int
         ``q``: how many calls (subgraphs run one after another) each accelerator may make.
         ``q`` is an alias.
     warm_start : bool
-        Start from the best of the greedy and DP splits, improved by a latency local search.
+        Start from the greedy and DP splits, each improved by a latency local search.
     local_search_seconds : float, optional
-        Seconds for that local search (default: a sixth of ``time_limit``, at most 10 s; 2 s
-        without a time limit).
+        Seconds for those local searches together (default: a sixth of ``time_limit``, at most
+        10 s; 2 s without a time limit).
     strong_cuts : bool, optional
         Add the communication-aware critical-path rows and memory covers (default: on graphs
         of at most :data:`STRONG_CUTS_MAX_NODES` nodes).
@@ -546,35 +484,34 @@ def solve_latency_ip(
     n_calls = subgraphs_per_accelerator
     graph, devices = problem.graph, problem.devices
     accels = [slot for slot in devices.slots() if not slot.is_cpu]
+    deadline = Deadline.after(time_limit, started)
+    bounds = latency_bounds(problem)
+    lower = max(bounds.values(), default=0.0)
+    lower = lower if math.isfinite(lower) else 0.0
+    stats: dict[str, Any] = {f"bound_{name}": v for name, v in bounds.items()}
     incumbents: list[Placement] = []
     if warm_start:
-        incumbents = baseline_placements(problem)
-        if incumbents:
-            seconds = local_search_seconds
-            if seconds is None:
-                seconds = 2.0 if time_limit is None else min(10.0, time_limit / 6)
-            best = min(incumbents, key=lambda p: _latency_of(problem, p))
-            improved = latency_local_search(problem, best, seconds)
-            if improved is not best:
-                incumbents.append(improved)
+        incumbents = baseline_placements(problem, deadline)
+        seconds = local_search_seconds
+        if seconds is None:
+            seconds = 2.0 if time_limit is None else min(10.0, time_limit / 6)
+        incumbents += improve_all(problem, incumbents, deadline.share(1.0, cap=seconds))
     # Big-M: an achievable latency (the best incumbent's, else a schedule-free safe bound).
     max_scale = max((devices.transfer_scale(k) for k in devices.accelerators), default=1.0)
     safe = sum(max([node.cpu_latency] + [node.latency_on(k) for k in devices.accelerators]) for node in graph.nodes)
     safe += len(accels) * n_calls * sum(graph.output_cost.values()) * max_scale * 2
-    values = [_latency_of(problem, p) for p in incumbents]
+    values = [latency_of(problem, p) for p in incumbents]
     upper = min([safe] + values)
     if strong_cuts is None:
         strong_cuts = len(graph.nodes) <= STRONG_CUTS_MAX_NODES
-    model = build_latency_model(problem, n_calls, upper, bool(strong_cuts))
-    if model.infeasible_reason:
-        return infeasible_result(METHOD, model.infeasible_reason, started, "latency")
-    stats = dict(model.stats, big_m=upper, strong_cuts=bool(strong_cuts))
-    start = None
-    if incumbents:
-        start = latency_start(model, min(incumbents, key=lambda p: _latency_of(problem, p)))
-    remaining = None if time_limit is None else max(0.1, time_limit - (time.perf_counter() - started))
-    outcome = solve_model(model.prob, model.makespan, solver, remaining, gap, start)
-    placement = extract_latency(problem, model) if outcome.has_solution else None
+    stats.update(big_m=upper, strong_cuts=bool(strong_cuts))
+    outcome, placement = _solve_program(
+        problem, n_calls, upper, lower, bool(strong_cuts), incumbents, deadline, gap, solver, stats
+    )
+    if isinstance(outcome, str):
+        return infeasible_result(METHOD, outcome, started, "latency")
+    ip_bound = outcome.bound if outcome.bound is not None else -math.inf
+    stats["bound_source"] = "ip" if ip_bound > lower * (1 + 1e-9) else max(bounds, key=bounds.__getitem__, default="ip")
     return make_result(
         METHOD,
         outcome,
@@ -586,5 +523,47 @@ def solve_latency_ip(
         incumbents,
         reason="the latency program is infeasible: no placement satisfies the memory, support and "
         "color rules with these devices",
-        extra_bound=latency_lower_bound(problem),
+        extra_bound=lower,
     )
+
+
+def _solve_program(
+    problem: Problem,
+    n_calls: int,
+    upper: float,
+    lower: float,
+    strong_cuts: bool,
+    incumbents: list[Placement],
+    deadline: Deadline,
+    gap: float | None,
+    solver: str,
+    stats: dict[str, Any],
+) -> tuple[Outcome | str, Placement | None]:
+    """Build and solve the program within ``deadline``: (outcome, its placement), or the reason it is infeasible.
+
+    When the deadline passes while building, or too little time is left to hand the model over,
+    the outcome is "no solution" (the caller then returns the best incumbent with its bound).
+    """
+    skipped = skipped_outcome(solver)
+    if deadline.passed:
+        stats["ip_skipped"] = "time limit reached before the integer program"
+        return skipped, None
+    built_at = time.perf_counter()
+    try:
+        model = build_latency_model(problem, n_calls, upper, strong_cuts, deadline)
+    except DeadlinePassed:
+        stats["ip_skipped"] = "time limit reached while building the integer program"
+        return skipped, None
+    if model.infeasible_reason:
+        return model.infeasible_reason, None
+    stats.update(model.stats)
+    if too_late_to_solve(deadline, time.perf_counter() - built_at):
+        stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
+        return skipped, None
+    # The combinatorial bound as a cut (a hair below it, and never above the big-M, for float noise).
+    model.prob += model.makespan >= min(lower * (1 - 1e-9), upper)
+    start = None
+    if incumbents:
+        start = latency_start(model, min(incumbents, key=lambda p: latency_of(problem, p)))
+    outcome = solve_model(model.prob, model.makespan, solver, deadline.solver_seconds(), gap, start)
+    return outcome, (extract_latency(problem, model) if outcome.has_solution else None)

@@ -51,6 +51,9 @@ from ..exact.ideals import contract
 from ..model import Placement, Problem, Result, make_result
 from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, check_schedule_options, output_bytes, peak_table
 from .common import (
+    Deadline,
+    DeadlinePassed,
+    TimedProblem,
     check_devices,
     check_options,
     device_types,
@@ -58,7 +61,9 @@ from .common import (
     infeasible_result,
     lp_sum,
     nowhere,
+    skipped_outcome,
     solve_model,
+    too_late_to_solve,
 )
 from .positions import (
     contiguity,
@@ -177,96 +182,111 @@ def solve_memory_aware_ip(
                 continue
             inputs.setdefault(u, set()).add(group_of[v])
 
-    prob = pulp.LpProblem("memory_aware_contiguous", pulp.LpMinimize)
-    load = prob.add_variable("L", lowBound=0)
-    prob += load
-    t = position_types(prob, types, positions)
-    y = {p: prob.add_variable(f"y_{p}", 0, 1, pulp.LpBinary) for p in positions}
-    for p in range(n_pos - 1):
-        prob += y[p] - y[p + 1] >= 0
-    x = {}
-    for g in range(n_groups):
-        for p in positions:
-            for d in range(len(types)):
-                if not math.isfinite(compute[g, d]):
-                    continue
-                kind = types[d][1]
-                # Even alone with one microbatch in flight the group must fit (A_p >= a_g, I_p >= 0).
-                if kind is not None and static[g] + act[g] > kind.memory:
-                    continue
-                x[g, p, d] = prob.add_variable(f"x_{g}_{p}_{d}", 0, 1, pulp.LpBinary)
-                prob += x[g, p, d] <= t[p, d]
-                prob += y[p] - x[g, p, d] >= 0
-        options = [(x[g, p, d], 1) for p in positions for d in range(len(types)) if (g, p, d) in x]
-        if not options:
-            return infeasible_result(
-                METHOD, nowhere(problem, groups[g]) + " (with the schedule's memory)", started, "throughput"
-            )
-        prob += lp_sum(options) == 1
-    by_gp: dict[tuple[int, int], list] = {}
-    for (g, p, d), var in x.items():
-        by_gp.setdefault((g, p), []).append(var)
-    # y[p] = 1 exactly when position p holds a group.
-    for p in positions:
-        prob += lp_sum([(y[p], 1)] + [(var, -1) for (g, q, d), var in x.items() if q == p]) <= 0
-
-    def at(g: int, p: int):
-        return [(v, 1) for v in by_gp.get((g, p), [])]
-
-    contiguity(prob, groups_obj.order_edges, n_pos, at)
-    c: dict[tuple[int, int, int], Any] = {}
-    # CPU cores pay communication only when devices.cpu_bandwidth is set (scale 0 otherwise).
-    cpu_scale = getattr(devices, "cpu_transfer_scale", 0.0)
-    for d, (name, kind, _) in enumerate(types):
-        scale = devices.transfer_scale(kind) if kind is not None else cpu_scale
-        for p in positions:
-            members = [(g, x[g, p, d]) for g in range(n_groups) if (g, p, d) in x]
-            if not members:
-                continue
-            extra = [(var, fcompute[g, d]) for g, var in members]
-            if kind is None and scale == 0:
-                prob += lp_sum([(var, compute[g, d]) for g, var in members] + extra) <= load
-                continue
-            comm_terms = [
-                (var, graph.output_cost[u] * scale)
-                for var, u in crossing_vars(prob, crossing, group_of, x, at, p, d, c)
-            ]
-            compute_terms = [(var, compute[g, d]) for g, var in members]
-            if devices.overlap:
-                prob += lp_sum(compute_terms + extra) <= load
-                prob += lp_sum(comm_terms + extra) <= load
-            else:
-                prob += lp_sum(compute_terms + comm_terms + extra) <= load
-            if kind is not None and math.isfinite(kind.memory):
-                _add_memory(
-                    prob,
-                    kind.memory,
-                    members,
-                    static,
-                    act,
-                    inputs,
-                    out_bytes,
-                    group_of,
-                    x,
-                    y,
-                    p,
-                    d,
-                    n_pos,
-                    schedule,
-                    microbatches,
-                    recompute,
+    deadline = Deadline.after(time_limit, started)
+    built_at = time.perf_counter()
+    try:
+        prob = TimedProblem("memory_aware_contiguous", deadline)
+        load = prob.add_variable("L", lowBound=0)
+        prob += load
+        t = position_types(prob, types, positions)
+        y = {p: prob.add_variable(f"y_{p}", 0, 1, pulp.LpBinary) for p in positions}
+        for p in range(n_pos - 1):
+            prob += y[p] - y[p + 1] >= 0
+        x = {}
+        for g in range(n_groups):
+            for p in positions:
+                for d in range(len(types)):
+                    if not math.isfinite(compute[g, d]):
+                        continue
+                    kind = types[d][1]
+                    # Even alone with one microbatch in flight the group must fit (A_p >= a_g, I_p >= 0).
+                    if kind is not None and static[g] + act[g] > kind.memory:
+                        continue
+                    x[g, p, d] = prob.add_variable(f"x_{g}_{p}_{d}", 0, 1, pulp.LpBinary)
+                    prob += x[g, p, d] <= t[p, d]
+                    prob += y[p] - x[g, p, d] >= 0
+            options = [(x[g, p, d], 1) for p in positions for d in range(len(types)) if (g, p, d) in x]
+            if not options:
+                return infeasible_result(
+                    METHOD, nowhere(problem, groups[g]) + " (with the schedule's memory)", started, "throughput"
                 )
-    stats = {
-        "schedule": schedule,
-        "microbatches": microbatches,
-        "optimizer_multiplier": opt_mult,
-        "recompute": recompute,
-        "groups": n_groups,
-        "positions": n_pos,
-        "variables": prob.numVariables(),
-        "constraints": prob.numConstraints(),
-    }
-    outcome = solve_model(prob, load, solver, time_limit, gap, None)
+            prob += lp_sum(options) == 1
+        by_gp: dict[tuple[int, int], list] = {}
+        for (g, p, d), var in x.items():
+            by_gp.setdefault((g, p), []).append(var)
+        # y[p] = 1 exactly when position p holds a group.
+        for p in positions:
+            prob += lp_sum([(y[p], 1)] + [(var, -1) for (g, q, d), var in x.items() if q == p]) <= 0
+
+        def at(g: int, p: int):
+            return [(v, 1) for v in by_gp.get((g, p), [])]
+
+        contiguity(prob, groups_obj.order_edges, n_pos, at)
+        c: dict[tuple[int, int, int], Any] = {}
+        # CPU cores pay communication only when devices.cpu_bandwidth is set (scale 0 otherwise).
+        cpu_scale = getattr(devices, "cpu_transfer_scale", 0.0)
+        for d, (name, kind, _) in enumerate(types):
+            scale = devices.transfer_scale(kind) if kind is not None else cpu_scale
+            for p in positions:
+                members = [(g, x[g, p, d]) for g in range(n_groups) if (g, p, d) in x]
+                if not members:
+                    continue
+                extra = [(var, fcompute[g, d]) for g, var in members]
+                if kind is None and scale == 0:
+                    prob += lp_sum([(var, compute[g, d]) for g, var in members] + extra) <= load
+                    continue
+                comm_terms = [
+                    (var, graph.output_cost[u] * scale)
+                    for var, u in crossing_vars(prob, crossing, group_of, x, at, p, d, c)
+                ]
+                compute_terms = [(var, compute[g, d]) for g, var in members]
+                if devices.overlap:
+                    prob += lp_sum(compute_terms + extra) <= load
+                    prob += lp_sum(comm_terms + extra) <= load
+                else:
+                    prob += lp_sum(compute_terms + comm_terms + extra) <= load
+                if kind is not None and math.isfinite(kind.memory):
+                    _add_memory(
+                        prob,
+                        kind.memory,
+                        members,
+                        static,
+                        act,
+                        inputs,
+                        out_bytes,
+                        group_of,
+                        x,
+                        y,
+                        p,
+                        d,
+                        n_pos,
+                        schedule,
+                        microbatches,
+                        recompute,
+                    )
+        stats = {
+            "schedule": schedule,
+            "microbatches": microbatches,
+            "optimizer_multiplier": opt_mult,
+            "recompute": recompute,
+            "groups": n_groups,
+            "positions": n_pos,
+            "variables": prob.numVariables(),
+            "constraints": prob.numConstraints(),
+        }
+    except DeadlinePassed:
+        return make_result(
+            METHOD,
+            "no solution",
+            started=started,
+            reason="no solution found within the limits (time limit reached while building the integer program)",
+            stats={"ip_skipped": "time limit reached while building the integer program"},
+        )
+    if too_late_to_solve(deadline, time.perf_counter() - built_at):
+        stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
+        outcome = skipped_outcome(solver)
+    else:
+        outcome = solve_model(prob, load, solver, deadline.solver_seconds(), gap, None)
     stats["solver"] = outcome.solver
     if outcome.objective is not None:
         stats["ip_objective"] = outcome.objective

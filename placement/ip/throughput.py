@@ -34,6 +34,9 @@ from ..evaluate import evaluate
 from ..exact.ideals import contract
 from ..model import DeviceSlot, Placement, Problem, Result, Stage
 from .common import (
+    Deadline,
+    DeadlinePassed,
+    TimedProblem,
     check_devices,
     check_model_size,
     check_options,
@@ -44,7 +47,9 @@ from .common import (
     lp_sum,
     make_result,
     nowhere,
+    skipped_outcome,
     solve_model,
+    too_late_to_solve,
     value,
 )
 from .positions import (
@@ -67,11 +72,6 @@ def add_load_constraints(prob, load, compute_terms, comm_terms, scale: float, ov
         prob += compute + comm <= load
 
 
-def _remaining(time_limit: float | None, started: float) -> float | None:
-    """Seconds left for the solver: ``time_limit`` covers the warm start and the model building too."""
-    return None if time_limit is None else max(0.1, time_limit - (time.perf_counter() - started))
-
-
 def _refuse(problem: Problem, method: str, solver: str, time_limit, gap, started: float) -> Result | None:
     """Check the options (raising on bad ones); the infeasible Result when a node can run nowhere, else None."""
     check_options(solver, time_limit, gap)
@@ -79,22 +79,32 @@ def _refuse(problem: Problem, method: str, solver: str, time_limit, gap, started
     return infeasible_result(method, reason, started, "throughput") if reason else None
 
 
-def start_throughput(problem: Problem, method: str) -> Placement | None:
-    """A feasible split from a cheap method (None when it finds none)."""
+def start_throughput(problem: Problem, method: str, deadline: Deadline | None = None) -> Placement | None:
+    """A feasible split from a cheap method (None when it finds none, or when ``deadline`` leaves no time).
+
+    The DP runs only with at least :data:`~placement.ip.latency_search.DP_MIN_SECONDS` left and is
+    stopped at a quarter of what is left; the local search gets at most 10 s and that quarter.
+    """
+    deadline = deadline or Deadline()
     try:
         if method == "dp":
             from ..exact.dp import solve_dp
+            from .latency_search import DP_MIN_SECONDS, DP_SHARE
 
-            result = solve_dp(problem)
+            if deadline.left() < DP_MIN_SECONDS:
+                return None
+            share = deadline.share(DP_SHARE)
+            result = solve_dp(problem, progress=(lambda done, total: share.check()) if share.limited else None)
         elif method == "local-search":
             from ..heuristics import local_search
 
-            result = local_search(problem, seed=0, restarts=5, time_limit=10.0)
+            seconds = min(10.0, deadline.left() * 0.25)
+            result = local_search(problem, seed=0, restarts=5, time_limit=max(seconds, 1e-3))
         else:
             from ..heuristics import pipedream
 
             result = pipedream(problem)
-    except PlacementError:
+    except (PlacementError, DeadlinePassed):
         return None
     if not result.ok or result.placement is None or not evaluate(problem, result.placement).feasible:
         return None
@@ -139,69 +149,82 @@ def solve_ip_contiguous(
     types = device_types(problem)
     n_pos = sum(count for _, _, count in types)
     check_model_size(method, len(groups) * n_pos * 2, f"{len(groups):,} groups x {n_pos:,} positions")
-    positions = range(n_pos)
-    prob = pulp.LpProblem("contiguous", pulp.LpMinimize)
-    load = prob.add_variable("L", lowBound=0)
-    prob += load
-    t = position_types(prob, types, positions)
-    compute = {
-        (g, d): group_compute(problem, groups[g], types[d][1]) for g in range(len(groups)) for d in range(len(types))
-    }
-    memory = [sum(graph.node_by_id[n].size for n in members) for members in groups]
-    x = {}
-    for g in range(len(groups)):
-        for p in positions:
-            for d in range(len(types)):
-                if math.isfinite(compute[g, d]):
-                    kind = types[d][1]
-                    if kind is not None and memory[g] > kind.memory:
-                        continue
-                    x[g, p, d] = prob.add_variable(f"x_{g}_{p}_{d}", 0, 1, pulp.LpBinary)
-                    prob += x[g, p, d] <= t[p, d]
-        options = [(x[g, p, d], 1) for p in positions for d in range(len(types)) if (g, p, d) in x]
-        if not options:
-            return infeasible_result(method, nowhere(problem, groups[g]), started, "throughput")
-        prob += lp_sum(options) == 1
-    by_gp: dict[tuple[int, int], list] = {}
-    for (g, p, d), var in x.items():
-        by_gp.setdefault((g, p), []).append(var)
-
-    def at(g: int, p: int):
-        return [(v, 1) for v in by_gp.get((g, p), [])]
-
-    contiguity(prob, groups_obj.order_edges, n_pos, at)
-    c: dict = {}
-    for d, (name, kind, _) in enumerate(types):
-        scale = devices.transfer_scale(kind) if kind is not None else devices.cpu_transfer_scale
-        for p in positions:
-            members = [(g, x[g, p, d]) for g in range(len(groups)) if (g, p, d) in x]
-            if not members:
-                continue
-            if kind is None and scale == 0:  # CPU cores pay no communication (cpu_bandwidth None)
-                prob += lp_sum((var, compute[g, d]) for g, var in members) <= load
-                continue
-            comm_terms = [
-                (var, graph.output_cost[u]) for var, u in crossing_vars(prob, crossing, group_of, x, at, p, d, c)
-            ]
-            add_load_constraints(
-                prob, load, [(var, compute[g, d]) for g, var in members], comm_terms, scale, devices.overlap
-            )
-            if kind is not None and math.isfinite(kind.memory):  # in units of the cap (byte-sized rows mislead HiGHS)
-                prob += lp_sum((var, memory[g] / kind.memory) for g, var in members) <= 1.0
-    stats = {
-        "groups": len(groups),
-        "positions": n_pos,
-        "variables": prob.numVariables(),
-        "constraints": prob.numConstraints(),
-    }
+    deadline = Deadline.after(time_limit, started)
     incumbents = []
-    start = None
     if warm_start:
-        start_placement = start_throughput(problem, "pipedream")
+        start_placement = start_throughput(problem, "pipedream", deadline)
         if start_placement is not None:
             incumbents.append(start_placement)
-            start = _contiguous_start(start_placement, group_of, types, x, t)
-    outcome = solve_model(prob, load, solver, _remaining(time_limit, started), gap, start)
+    built_at = time.perf_counter()
+    try:
+        positions = range(n_pos)
+        prob = TimedProblem("contiguous", deadline)
+        load = prob.add_variable("L", lowBound=0)
+        prob += load
+        t = position_types(prob, types, positions)
+        compute = {
+            (g, d): group_compute(problem, groups[g], types[d][1])
+            for g in range(len(groups))
+            for d in range(len(types))
+        }
+        memory = [sum(graph.node_by_id[n].size for n in members) for members in groups]
+        x = {}
+        for g in range(len(groups)):
+            for p in positions:
+                for d in range(len(types)):
+                    if math.isfinite(compute[g, d]):
+                        kind = types[d][1]
+                        if kind is not None and memory[g] > kind.memory:
+                            continue
+                        x[g, p, d] = prob.add_variable(f"x_{g}_{p}_{d}", 0, 1, pulp.LpBinary)
+                        prob += x[g, p, d] <= t[p, d]
+            options = [(x[g, p, d], 1) for p in positions for d in range(len(types)) if (g, p, d) in x]
+            if not options:
+                return infeasible_result(method, nowhere(problem, groups[g]), started, "throughput")
+            prob += lp_sum(options) == 1
+        by_gp: dict[tuple[int, int], list] = {}
+        for (g, p, d), var in x.items():
+            by_gp.setdefault((g, p), []).append(var)
+
+        def at(g: int, p: int):
+            return [(v, 1) for v in by_gp.get((g, p), [])]
+
+        contiguity(prob, groups_obj.order_edges, n_pos, at)
+        c: dict = {}
+        for d, (name, kind, _) in enumerate(types):
+            scale = devices.transfer_scale(kind) if kind is not None else devices.cpu_transfer_scale
+            for p in positions:
+                members = [(g, x[g, p, d]) for g in range(len(groups)) if (g, p, d) in x]
+                if not members:
+                    continue
+                if kind is None and scale == 0:  # CPU cores pay no communication (cpu_bandwidth None)
+                    prob += lp_sum((var, compute[g, d]) for g, var in members) <= load
+                    continue
+                comm_terms = [
+                    (var, graph.output_cost[u]) for var, u in crossing_vars(prob, crossing, group_of, x, at, p, d, c)
+                ]
+                add_load_constraints(
+                    prob, load, [(var, compute[g, d]) for g, var in members], comm_terms, scale, devices.overlap
+                )
+                if kind is not None and math.isfinite(
+                    kind.memory
+                ):  # in units of the cap (byte-sized rows mislead HiGHS)
+                    prob += lp_sum((var, memory[g] / kind.memory) for g, var in members) <= 1.0
+        stats = {
+            "groups": len(groups),
+            "positions": n_pos,
+            "variables": prob.numVariables(),
+            "constraints": prob.numConstraints(),
+        }
+        start = _contiguous_start(incumbents[0], group_of, types, x, t) if incumbents else None
+    except DeadlinePassed:
+        stats = {"ip_skipped": "time limit reached while building the integer program"}
+        return make_result(method, skipped_outcome(solver), problem, None, started, "throughput", stats, incumbents)
+    if too_late_to_solve(deadline, time.perf_counter() - built_at):
+        stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
+        outcome = skipped_outcome(solver)
+    else:
+        outcome = solve_model(prob, load, solver, deadline.solver_seconds(), gap, start)
     placement = read_contiguous(x, t, groups, types, n_pos) if outcome.has_solution else None
     extra = None
     if incumbents:  # contiguous splits are placements: the pigeonhole bound holds for them too
@@ -262,6 +285,7 @@ def solve_ip_noncontiguous(
     started, method = time.perf_counter(), "ip-noncontiguous"
     if refused := _refuse(problem, method, solver, time_limit, gap, started):
         return refused
+    deadline = Deadline.after(time_limit, started)
     graph, devices = problem.graph, problem.devices
     groups = color_groups(graph)
     group_of, crossing = group_data(problem, groups)
@@ -273,8 +297,8 @@ def solve_ip_noncontiguous(
     upper = math.inf
     if warm_start:
         starts = [
-            start_throughput(problem, "dp") or start_throughput(problem, "pipedream"),
-            start_throughput(problem, "local-search"),
+            start_throughput(problem, "dp", deadline) or start_throughput(problem, "pipedream"),
+            start_throughput(problem, "local-search", deadline),
         ]
         candidates = [p for p in starts if p is not None]
         if candidates:
@@ -286,64 +310,73 @@ def solve_ip_noncontiguous(
     rank = _symmetry_ranks(problem, groups, slots, kinds)
     # The compute-only relaxation, its own (easier) integer program: a lower bound and a cut here,
     # given a third of the time left.
-    left = _remaining(time_limit, started)
-    budget = COMPUTE_BOUND_SECONDS if left is None else left / 3
+    left = deadline.left()
+    budget = COMPUTE_BOUND_SECONDS if not deadline.limited else left / 3
     lower, relaxed = compute_bound(problem, groups, slots, memory, rank, upper, solver, budget)
     if warm_start and relaxed is not None and evaluate(problem, relaxed).max_load < upper:  # a better start
         incumbents.insert(0, _canonical(relaxed, group_of, rank))
         upper = evaluate(problem, relaxed).max_load * (1 + 1e-9) + 1e-12
-    built = _assignment_model("noncontiguous", problem, groups, slots, memory, rank, upper)
-    if isinstance(built, str):
-        return infeasible_result(method, built, started, "throughput")
-    prob, load, x, compute = built
-    if lower is not None:
-        prob += load >= lower
-    # Per edge between groups and device: s = both ends there (linking "kept" edges to the x's).
-    same: dict[tuple[int, int], dict[int, Any]] = {}
-    for u, targets in crossing.items():
-        gu = group_of[u]
-        for w in targets:
-            gw = group_of[w]
-            if (u, w) in same:
-                continue
-            both = {}
-            for i in range(len(slots)):
-                if (gu, i) in x and (gw, i) in x:
-                    var = prob.add_variable(f"s_{u}_{w}_{i}", 0, 1)
-                    prob += var - x[gu, i] <= 0
-                    prob += var - x[gw, i] <= 0
-                    both[i] = var
-            same[u, w] = both
-    c = {}
-    for i, slot in enumerate(slots):
-        kind = kinds.get(slot.kind)
-        members = [(g, x[g, i]) for g in range(len(groups)) if (g, i) in x]
-        if not members:
-            continue
-        scale = devices.transfer_scale(kind) if kind is not None else devices.cpu_transfer_scale
-        if kind is None and scale == 0:  # CPU cores pay no communication (cpu_bandwidth None)
-            prob += lp_sum((var, compute[g, i]) for g, var in members) <= load
-            continue
-        comm_terms = []
+    built_at = time.perf_counter()
+    try:
+        built = _assignment_model("noncontiguous", problem, groups, slots, memory, rank, upper, deadline)
+        if isinstance(built, str):
+            return infeasible_result(method, built, started, "throughput")
+        prob, load, x, compute = built
+        if lower is not None:
+            prob += load >= lower
+        # Per edge between groups and device: s = both ends there (linking "kept" edges to the x's).
+        same: dict[tuple[int, int], dict[int, Any]] = {}
         for u, targets in crossing.items():
             gu = group_of[u]
-            var = prob.add_variable(f"c_{u}_{i}", 0, 1)
-            c[u, i] = var
-            comm_terms.append((var, graph.output_cost[u]))
             for w in targets:
                 gw = group_of[w]
-                kept = same[u, w].get(i)
-                # c >= x[gu, i] - s and c >= x[gw, i] - s: stronger than c >= x[gu, i] - x[gw, i].
-                if (gu, i) in x:
-                    prob += lp_sum([(var, 1), (x[gu, i], -1)] + ([(kept, 1)] if kept is not None else [])) >= 0
-                if (gw, i) in x:
-                    prob += lp_sum([(var, 1), (x[gw, i], -1)] + ([(kept, 1)] if kept is not None else [])) >= 0
-        add_load_constraints(
-            prob, load, [(var, compute[g, i]) for g, var in members], comm_terms, scale, devices.overlap
-        )
-    stats = {"groups": len(groups), "variables": prob.numVariables(), "constraints": prob.numConstraints()}
-    start = _noncontiguous_start(incumbents[0], group_of, slots, x) if incumbents else None
-    outcome = solve_model(prob, load, solver, _remaining(time_limit, started), gap, start)
+                if (u, w) in same:
+                    continue
+                both = {}
+                for i in range(len(slots)):
+                    if (gu, i) in x and (gw, i) in x:
+                        var = prob.add_variable(f"s_{u}_{w}_{i}", 0, 1)
+                        prob += var - x[gu, i] <= 0
+                        prob += var - x[gw, i] <= 0
+                        both[i] = var
+                same[u, w] = both
+        c = {}
+        for i, slot in enumerate(slots):
+            kind = kinds.get(slot.kind)
+            members = [(g, x[g, i]) for g in range(len(groups)) if (g, i) in x]
+            if not members:
+                continue
+            scale = devices.transfer_scale(kind) if kind is not None else devices.cpu_transfer_scale
+            if kind is None and scale == 0:  # CPU cores pay no communication (cpu_bandwidth None)
+                prob += lp_sum((var, compute[g, i]) for g, var in members) <= load
+                continue
+            comm_terms = []
+            for u, targets in crossing.items():
+                gu = group_of[u]
+                var = prob.add_variable(f"c_{u}_{i}", 0, 1)
+                c[u, i] = var
+                comm_terms.append((var, graph.output_cost[u]))
+                for w in targets:
+                    gw = group_of[w]
+                    kept = same[u, w].get(i)
+                    # c >= x[gu, i] - s and c >= x[gw, i] - s: stronger than c >= x[gu, i] - x[gw, i].
+                    if (gu, i) in x:
+                        prob += lp_sum([(var, 1), (x[gu, i], -1)] + ([(kept, 1)] if kept is not None else [])) >= 0
+                    if (gw, i) in x:
+                        prob += lp_sum([(var, 1), (x[gw, i], -1)] + ([(kept, 1)] if kept is not None else [])) >= 0
+            add_load_constraints(
+                prob, load, [(var, compute[g, i]) for g, var in members], comm_terms, scale, devices.overlap
+            )
+        stats = {"groups": len(groups), "variables": prob.numVariables(), "constraints": prob.numConstraints()}
+        start = _noncontiguous_start(incumbents[0], group_of, slots, x) if incumbents else None
+    except DeadlinePassed:
+        stats = {"ip_skipped": "time limit reached while building the integer program"}
+        return make_result(method, skipped_outcome(solver), problem, None, started, "throughput", stats, incumbents)
+    if too_late_to_solve(deadline, time.perf_counter() - built_at):
+        stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
+        outcome = skipped_outcome(solver)
+    else:
+        outcome = solve_model(prob, load, solver, deadline.solver_seconds(), gap, start)
     placement = None
     if outcome.has_solution:
         assignment = {n: slots[i] for (g, i), var in x.items() if value(var) > 0.5 for n in groups[g]}
@@ -361,7 +394,9 @@ COMPUTE_BOUND_SECONDS = 30.0
 COMPUTE_BOUND_GAP = 1e-4
 
 
-def _assignment_model(name: str, problem: Problem, groups, slots, memory, rank, upper: float):
+def _assignment_model(
+    name: str, problem: Problem, groups, slots, memory, rank, upper: float, deadline: Deadline | None = None
+):
     """The assignment part shared by the non-contiguous IP and its compute-only relaxation.
 
     ``x[g, i]`` = group ``g`` on slot ``i`` (only where supported, within memory, and with compute
@@ -370,7 +405,7 @@ def _assignment_model(name: str, problem: Problem, groups, slots, memory, rank, 
     (a string) when a group fits no device.
     """
     kinds = {kind.name: kind for kind in problem.devices.accelerators}
-    prob = pulp.LpProblem(name, pulp.LpMinimize)
+    prob = TimedProblem(name, deadline)
     load = prob.add_variable("L", lowBound=0)
     prob += load
     if math.isfinite(upper):
@@ -424,7 +459,11 @@ def compute_bound(
     that HiGHS often proves within seconds where the full model stalls. Returns ``(None, None)``
     when it gives nothing (no bound, or infeasible: the full model then decides).
     """
-    built = _assignment_model("compute_only", problem, groups, slots, memory, rank, upper)
+    deadline = Deadline.after(seconds)
+    try:
+        built = _assignment_model("compute_only", problem, groups, slots, memory, rank, upper, deadline)
+    except DeadlinePassed:
+        return None, None
     if isinstance(built, str):
         return None, None
     prob, load, x, compute = built
@@ -432,7 +471,7 @@ def compute_bound(
         members = [(x[g, i], compute[g, i]) for g in range(len(groups)) if (g, i) in x]
         if members:
             prob += lp_sum(members) <= load
-    outcome = solve_model(prob, load, solver, max(0.1, seconds), COMPUTE_BOUND_GAP, None)
+    outcome = solve_model(prob, load, solver, deadline.solver_seconds(), COMPUTE_BOUND_GAP, None)
     if outcome.solver == "highs":
         lower = outcome.bound  # HiGHS' dual bound (at most its objective)
     elif outcome.kind == "optimal" and outcome.objective is not None:

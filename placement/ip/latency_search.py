@@ -1,0 +1,137 @@
+"""Incumbents for the latency IP: the cheap baselines and a latency local search, all under one deadline.
+
+* :func:`baseline_placements`: the greedy (both orders) and the DP's tie-broken split (among the
+  throughput-optimal splits, the least sum of stage durations: an upper bound on its latency). The
+  DP runs only when at least :data:`DP_MIN_SECONDS` are left, and its progress callback stops it
+  at its share of the deadline (the exact kernel reports about every 1 % of its search).
+* :func:`latency_local_search`: first-improvement moves of color classes between devices (one
+  call each) and the CPU, valued by the evaluator, until no move improves or the deadline passes.
+* :func:`improve_all`: the local search seeded from every baseline, sharing one budget.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+
+from ..errors import PlacementError
+from ..evaluate import evaluate
+from ..model import CPU_KIND, DeviceSlot, Placement, Problem
+from .common import Deadline, DeadlinePassed, color_groups
+
+#: The DP warm start is skipped when fewer seconds than this are left (its set-up - ideals, tables,
+#: the kernel's first load in a process - cannot be interrupted, only its search can).
+DP_MIN_SECONDS = 2.0
+#: Share of the time left that the DP warm start may use before it is stopped.
+DP_SHARE = 0.25
+
+
+def latency_of(problem: Problem, placement: Placement) -> float:
+    """The evaluator's latency (``inf`` for an infeasible placement)."""
+    evaluation = evaluate(problem, placement)
+    return evaluation.latency if evaluation.feasible else math.inf
+
+
+def baseline_placements(problem: Problem, deadline: Deadline | None = None) -> list[Placement]:
+    """Feasible placements of the cheap latency methods: greedy (both orders) and the DP's split.
+
+    ``deadline`` bounds the DP (see the module docstring); the greedy is linear and always runs.
+    """
+    from ..heuristics import greedy_latency
+
+    deadline = deadline or Deadline()
+    out: list[Placement] = []
+    for order in ("paper", "lexicographic"):
+        try:
+            result = greedy_latency(problem, order=order)
+        except PlacementError:
+            continue
+        if result.ok and result.placement is not None:
+            out.append(result.placement)
+    if deadline.left() >= DP_MIN_SECONDS:
+        dp_deadline = deadline.share(DP_SHARE)
+
+        def stop_when_late(done: int, total: int) -> None:
+            dp_deadline.check()
+
+        try:
+            from ..exact.dp import solve_dp
+
+            result = solve_dp(problem, tie_break=True, progress=stop_when_late if dp_deadline.limited else None)
+            if result.ok and result.placement is not None:
+                out.append(result.placement)
+        except (PlacementError, DeadlinePassed):
+            pass
+    return [p for p in out if math.isfinite(latency_of(problem, p))]
+
+
+def latency_local_search(
+    problem: Problem,
+    placement: Placement,
+    time_limit: float | None = None,
+    seed: int = 0,
+    deadline: Deadline | None = None,
+) -> Placement:
+    """Improve ``placement``'s latency by moving color classes between devices (one call each) and the CPU.
+
+    First-improvement descent valued by the evaluator (moves in a seeded random order) until no
+    move improves or the earlier of ``time_limit`` seconds and ``deadline`` passes; returns the
+    best placement seen (never worse than the input).
+    """
+    limit = Deadline.after(time_limit)
+    if deadline is not None and deadline.at < limit.at:
+        limit = deadline
+    graph, devices = problem.graph, problem.devices
+    groups = color_groups(graph)
+    targets = [slot for slot in devices.slots() if not slot.is_cpu]
+    if devices.cpus > 0:
+        targets.append(DeviceSlot(CPU_KIND, 0))
+    device_of = placement.device_of
+    assign = [device_of[members[0]] for members in groups]
+    assign = [DeviceSlot(CPU_KIND, 0) if slot.is_cpu else slot for slot in assign]
+
+    def build(a: Sequence[DeviceSlot]) -> Placement:
+        mapping = {n: a[g] for g, members in enumerate(groups) for n in members}
+        return Placement.from_assignment(mapping)
+
+    best_value = latency_of(problem, build(assign))
+    if not math.isfinite(best_value):
+        return placement
+    rng = random.Random(seed)
+    improved = True
+    while improved and not limit.passed:
+        improved = False
+        moves = [(g, t) for g in range(len(groups)) for t in range(len(targets))]
+        rng.shuffle(moves)
+        for g, t in moves:
+            if limit.passed:
+                break
+            if assign[g] == targets[t]:
+                continue
+            old = assign[g]
+            assign[g] = targets[t]
+            v = latency_of(problem, build(assign))
+            if v < best_value * (1 - 1e-12):
+                best_value, improved = v, True
+            else:
+                assign[g] = old
+    result = build(assign)
+    return result if latency_of(problem, result) <= latency_of(problem, placement) else placement
+
+
+def improve_all(problem: Problem, starts: Sequence[Placement], deadline: Deadline) -> list[Placement]:
+    """The local search from every start (best first), each given an equal share of what is left of ``deadline``.
+
+    Returns the improved placements that differ from their start.
+    """
+    ranked = sorted(starts, key=lambda p: latency_of(problem, p))
+    out = []
+    for k, start in enumerate(ranked):
+        if deadline.passed:
+            break
+        share = deadline.share(1.0 / (len(ranked) - k))
+        improved = latency_local_search(problem, start, deadline=share, seed=k)
+        if improved is not start:
+            out.append(improved)
+    return out

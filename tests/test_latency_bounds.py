@@ -1,0 +1,106 @@
+"""Latency lower bounds: never above the brute-force optimum (one or two calls per accelerator), and tight by hand."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from placement import AcceleratorKind, Devices, DeviceSlot, Edge, Graph, Node, Placement, Problem, evaluate
+from placement.ip.latency import solve_latency_ip
+from placement.ip.latency_bounds import chain_bound, critical_path_bound, latency_bounds, work_bound
+from placement.model import Stage
+
+REL = 1e-9
+
+
+def _groups(problem):
+    """Color classes, written independently of the code under test."""
+    classes: dict = {}
+    for node in problem.graph.nodes:
+        key = ("c", node.color_class) if node.color_class is not None else ("n", node.id)
+        classes.setdefault(key, []).append(node.id)
+    return list(classes.values())
+
+
+def brute_force_latency_calls(problem, calls: int) -> float:
+    """Minimum latency over every assignment of color classes to (accelerator, call) or the CPU core 0."""
+    accels = [s for s in problem.devices.slots() if not s.is_cpu]
+    targets = [(slot, j) for slot in accels for j in range(calls)]
+    if problem.devices.cpus:
+        targets.append((DeviceSlot("cpu", 0), 0))
+    groups = _groups(problem)
+    best = math.inf
+    for choice in itertools.product(range(len(targets)), repeat=len(groups)):
+        parts: dict = {}
+        for members, t in zip(groups, choice):
+            slot, j = targets[t]
+            parts.setdefault(slot, [[] for _ in range(calls)])[j].extend(members)
+        stages = []
+        for slot, split in parts.items():
+            split = [tuple(p) for p in split if p]
+            nodes = tuple(n for p in split for n in p)
+            stages.append(Stage(slot, nodes, tuple(split) if len(split) > 1 and not slot.is_cpu else None))
+        evaluation = evaluate(problem, Placement(tuple(stages)))
+        if evaluation.feasible:
+            best = min(best, evaluation.latency)
+    return best
+
+
+CASES = [(seed, rich) for seed in range(14) for rich in (False, True)]
+
+
+@pytest.mark.parametrize("seed,rich", CASES)
+def test_every_bound_is_at_most_the_brute_force_optimum_for_one_and_two_calls(random_problem, seed, rich):
+    problem = random_problem(seed, kinds=1 + seed % 2, zero_cost_edges=seed % 3 == 0, max_forward=5, rich=rich)
+    bounds = latency_bounds(problem)
+    for calls in (1, 2):
+        expected = brute_force_latency_calls(problem, calls)
+        if math.isinf(expected):
+            continue
+        for name, value in bounds.items():
+            assert value <= expected * (1 + REL) + 1e-12, (name, value, expected, calls)
+
+
+def _chain(sizes, costs, accel_times, cpu_times, memory, count=2, cpus=1):
+    nodes = tuple(
+        Node(i, cpu_latency=c, accelerator_latency=a, size=s)
+        for i, (s, a, c) in enumerate(zip(sizes, accel_times, cpu_times))
+    )
+    edges = tuple(Edge(i, i + 1, costs[i]) for i in range(len(nodes) - 1))
+    devices = Devices((AcceleratorKind("acc", count, memory),), cpus=cpus)
+    return Problem(Graph(nodes, edges), devices)
+
+
+def test_chain_bound_counts_the_transfer_that_memory_forces():
+    """a -> b -> c, each of size 1 on accelerators holding 2: one cut (cost 3, paid by sender and receiver)."""
+    problem = _chain([1, 1, 1], [5, 3], [1, 1, 1], [100, 100, 100], memory=2)
+    assert critical_path_bound(problem) == pytest.approx(3.0)
+    # Cut after b: 1+1 + 3 (out) and 3 (in) + 1 = 9; after a: 1 + 5, 5 + 1 + 1 = 13; a CPU node costs 100.
+    assert chain_bound(problem) == pytest.approx(9.0)
+    result = solve_latency_ip(problem, time_limit=30)
+    assert result.objective == pytest.approx(9.0) and result.status == "optimal"
+    assert result.stat("bound_source") in ("chain", "ip")
+
+
+def test_work_bound_spreads_slow_cpu_nodes_over_the_accelerators():
+    """Four independent nodes of accelerator time 2, CPU time 10, two accelerators: L >= min(max(10, 0), 4) = 4."""
+    nodes = tuple(Node(i, cpu_latency=10, accelerator_latency=2, size=1) for i in range(4))
+    problem = Problem(Graph(nodes, ()), Devices((AcceleratorKind("acc", 2, 100),), cpus=1))
+    assert work_bound(problem) == pytest.approx(4.0)
+    assert critical_path_bound(problem) == pytest.approx(2.0)
+    result = solve_latency_ip(problem, time_limit=30)
+    assert result.objective == pytest.approx(4.0) and result.bound == pytest.approx(4.0)
+    assert result.status == "optimal"
+
+
+def test_result_reports_every_bound_and_which_is_active(samples_dir):
+    from placement import load_problem
+
+    problem = load_problem(samples_dir / "latency/layer/bert24_inference.json")
+    result = solve_latency_ip(problem, time_limit=5)
+    for name in ("critical_path", "work", "chain"):
+        assert result.stat(f"bound_{name}") is not None
+    assert result.stat("bound_source") in ("critical_path", "work", "chain", "ip")
+    assert result.bound >= result.stat("bound_chain") * (1 - 1e-9)
