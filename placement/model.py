@@ -27,7 +27,7 @@ from typing import Any, cast
 
 import networkx as nx
 
-from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError
+from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError
 
 CPU_KIND = "cpu"
 
@@ -676,6 +676,31 @@ class ScheduleKind(_StrEnum):
     ONE_F_ONE_B = "1f1b"
 
 
+class Recompute(_StrEnum):
+    """Recomputation of activations in the backward pass (the one spelling; True/False are aliases)."""
+
+    NONE = "none"  #: stash every activation
+    ALWAYS = "always"  #: every stage recomputes its forward pass, stashing only its input
+    PER_STAGE = "per-stage"  #: each stage chooses (the exact memory-aware DP only)
+
+    @classmethod
+    def of(cls, value: object) -> Recompute:
+        """``value`` as a member: a member or its string, or ``True`` (always) / ``False`` (none).
+
+        >>> Recompute.of(False), Recompute.of("per-stage")
+        (<Recompute.NONE: 'none'>, <Recompute.PER_STAGE: 'per-stage'>)
+        """
+        if value is True:
+            return cls.ALWAYS
+        if value is False:
+            return cls.NONE
+        try:
+            return cls(value)
+        except ValueError:
+            choices = ", ".join(repr(m.value) for m in cls)
+            raise PlacementError(f"recompute must be one of {choices} (or true/false), got {value!r}") from None
+
+
 STATUSES = tuple(s.value for s in Status)
 
 
@@ -711,7 +736,7 @@ class Result:
     @property
     def ok(self) -> bool:
         """True when a placement is available."""
-        return self.placement is not None and self.status in ("optimal", "feasible")
+        return self.placement is not None and self.status in (Status.OPTIMAL, Status.FEASIBLE)
 
     def stat(self, key: str, default: Any = None) -> Any:
         return dict(self.stats).get(key, default)

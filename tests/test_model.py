@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 import placement
+from placement.errors import PlacementError
 from placement.io import graph_from_dict, graph_to_dict
+from placement.model import Recompute
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,3 +77,18 @@ def test_model_does_not_import_io():
     tree = ast.parse((ROOT / "placement" / "model.py").read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "io" not in imported and "placement.io" not in imported
+
+
+@pytest.mark.parametrize(
+    "value, member",
+    [(False, Recompute.NONE), (True, Recompute.ALWAYS), ("none", Recompute.NONE), ("per-stage", Recompute.PER_STAGE)],
+)
+def test_recompute_has_one_spelling_with_boolean_aliases(value, member):
+    assert Recompute.of(value) is member
+    assert Recompute.of(member) is member
+
+
+@pytest.mark.parametrize("value", ["never", "None", None, 1, 0])
+def test_other_recompute_spellings_are_refused(value):
+    with pytest.raises(PlacementError, match="recompute must be one of"):
+        Recompute.of(value)

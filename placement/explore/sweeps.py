@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from ..errors import PlacementError
-from ..model import CPU_KIND, Devices, Placement, Problem, Result, make_result
+from ..model import CPU_KIND, Devices, Placement, Problem, Result, Status, make_result
 from ..solve import solve
 from .executors import executor_for
 
@@ -157,7 +157,7 @@ def solve_point(problem: Problem, method: str = "dp", options: tuple[tuple[str, 
     try:
         return solve(problem, method, **dict(options))
     except PlacementError as exc:
-        return make_result(method, "error", seconds=0.0, reason=str(exc))
+        return make_result(method, Status.ERROR, seconds=0.0, reason=str(exc))
 
 
 @dataclass(frozen=True)
@@ -348,7 +348,7 @@ def sweep(
                     results[k] = future.result()
                 except Exception as exc:  # a worker crash must not lose the other points
                     results[k] = make_result(
-                        method, "error", seconds=0.0, reason=f"worker failed: {type(exc).__name__}: {exc}"
+                        method, Status.ERROR, seconds=0.0, reason=f"worker failed: {type(exc).__name__}: {exc}"
                     )
                 done += 1
                 if progress is not None:

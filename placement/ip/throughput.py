@@ -32,7 +32,7 @@ import pulp
 from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..exact.ideals import contract
-from ..model import DeviceSlot, Placement, Problem, Result, Stage
+from ..model import DeviceSlot, Placement, Problem, Result, Stage, Status
 from .common import (
     check_devices,
     check_model_size,
@@ -107,7 +107,6 @@ def solve_ip_contiguous(
     gap: float | None = None,
     solver: str = "highs",
     warm_start: bool = True,
-    **_ignored: Any,
 ) -> Result:
     """The optimal contiguous split (minimum max-load) by an integer program.
 
@@ -239,7 +238,6 @@ def solve_ip_noncontiguous(
     gap: float | None = None,
     solver: str = "highs",
     warm_start: bool = True,
-    **_ignored: Any,
 ) -> Result:
     """The optimal (not necessarily contiguous) placement minimising max-load, by an integer program.
 
@@ -435,7 +433,7 @@ def compute_bound(
     outcome = solve_model(prob, load, solver, max(0.1, seconds), COMPUTE_BOUND_GAP, None)
     if outcome.solver == "highs":
         lower = outcome.bound  # HiGHS' dual bound (at most its objective)
-    elif outcome.kind == "optimal" and outcome.objective is not None:
+    elif outcome.status == Status.OPTIMAL and outcome.objective is not None:
         # CBC reports no bound; "optimal" means within COMPUTE_BOUND_GAP of the objective.
         lower = outcome.objective * (1 - COMPUTE_BOUND_GAP)
     else:
