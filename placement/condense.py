@@ -37,8 +37,9 @@ def condense(
         Label -> group number (0.. in topological order; labels on a cycle share a group) and the
         sorted edges between different groups.
 
-    >>> condense("abc", [("a", "b"), ("b", "a"), ("c", "a")], "abc".index)
-    ({'a': 1, 'b': 1, 'c': 0}, [(0, 1)])
+    >>> group, between = condense("abc", [("a", "b"), ("b", "a"), ("c", "a")], "abc".index)
+    >>> sorted(group.items()), between
+    ([('a', 1), ('b', 1), ('c', 0)], [(0, 1)])
     """
     quotient = nx.DiGraph()
     quotient.add_nodes_from(labels)
@@ -46,5 +47,5 @@ def condense(
     condensed = nx.condensation(quotient)
     least = {c: min(rank(m) for m in condensed.nodes[c]["members"]) for c in condensed.nodes}
     number = {c: i for i, c in enumerate(nx.lexicographical_topological_sort(condensed, key=least.__getitem__))}
-    group_of = {label: number[c] for label, c in condensed.graph["mapping"].items()}
+    group_of = {label: number[condensed.graph["mapping"][label]] for label in quotient}  # in the order given
     return group_of, sorted((number[a], number[b]) for a, b in condensed.edges)
