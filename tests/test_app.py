@@ -64,7 +64,11 @@ def test_home_describes_the_tool_the_graph_and_the_devices():
 # ----------------------------------------------------------------------------- graph page
 @pytest.mark.parametrize(
     "label",
-    ["throughput/layer/resnet50_training", "latency/operator/bert_l-3_inference", "throughput/layer/gnmt_inference"],
+    [
+        "throughput/layer/resnet50_training",
+        pytest.param("latency/operator/bert_l-3_inference", marks=pytest.mark.slow),  # over 5 s
+        pytest.param("throughput/layer/gnmt_inference", marks=pytest.mark.slow),  # over 5 s
+    ],
 )
 def test_graph_page_loads_a_sample_and_shows_its_stats(label):
     at = start("app_pages/1_Graph.py")
