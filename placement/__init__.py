@@ -52,6 +52,7 @@ from .model import (
     Objective,
     Placement,
     Problem,
+    Recompute,
     Result,
     ScheduleKind,
     Stage,
@@ -110,6 +111,7 @@ __all__ = [
 __all__ += ["MemoryModel", "MethodSpec", "Objective", "Option", "ScheduleKind", "Status", "make_result", "method_spec"]
 
 __all__ += ["InvalidScenarioError"]
+__all__ += ["Recompute"]
 __all__ += [
     "CnnConfig",
     "CostModel",

@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 from .errors import PlacementError
 from .evaluate import Evaluation, evaluate, latency_note
 from .io import load_placement, load_problem
-from .model import CPU_KIND, Problem, Result
+from .model import CPU_KIND, Objective, Problem, Result
 from .solve import METHODS, MemoryModel, Option, recomputing_devices, solve
 
 
@@ -322,7 +322,7 @@ def _print_solution(problem: Problem, result: Result) -> None:
     if result.placement is None:
         return
     evaluation = evaluate(problem, result.placement)
-    label = "time per sample (max-load)" if result.objective_kind == "throughput" else "latency"
+    label = "time per sample (max-load)" if result.objective_kind == Objective.THROUGHPUT else "latency"
     print(f"{label}: {_fmt(result.objective)}")
     if result.gap:
         print(f"bound: {_fmt(result.bound)}   gap: {result.gap:.2%}")

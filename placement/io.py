@@ -358,38 +358,12 @@ def load_graph(path: str | Path) -> Graph:
 
 def graph_to_dict(graph: Graph, devices: Devices | None = None) -> dict[str, Any]:
     """The graph (and optionally its devices) in the paper's JSON format; unknown keys are kept."""
+    body = graph.to_dict()
     out: dict[str, Any] = dict(graph.extra)
     if devices is not None:
         out.update(devices_to_dict(devices))
-    nodes = []
-    for node in graph.nodes:
-        raw: dict[str, Any] = dict(node.extra)
-        raw.update(
-            id=node.id,
-            supportedOnFpga=int(node.supported_on_accelerator),
-            cpuLatency=node.cpu_latency,
-            fpgaLatency=node.accelerator_latency,
-            isBackwardNode=int(node.is_backward),
-            size=node.size,
-        )
-        if node.name:
-            raw["name"] = node.name
-        if node.color_class is not None:
-            raw["colorClass"] = node.color_class
-        if node.kind_latency:
-            raw["latencies"] = dict(node.kind_latency)
-        if node.allowed_kinds is not None:
-            raw["kinds"] = list(node.allowed_kinds)
-        nodes.append(raw)
-    edges = []
-    for edge in graph.edges:
-        raw = dict(edge.extra)
-        raw.update(sourceId=edge.source, destId=edge.target, cost=edge.cost)
-        if edge.size is not None:
-            raw["size"] = edge.size
-        edges.append(raw)
-    out["nodes"] = nodes
-    out["edges"] = edges
+    out["nodes"] = body["nodes"]
+    out["edges"] = body["edges"]
     return out
 
 

@@ -27,7 +27,7 @@ from typing import Any, cast
 
 import networkx as nx
 
-from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError
+from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError
 
 CPU_KIND = "cpu"
 
@@ -160,29 +160,18 @@ class Edge:
 def smallest_first_order(items: Iterable[int], edges: Iterable[tuple[int, int]]) -> list[int] | None:
     """Topological order of ``items`` taking the smallest ready one first; None when ``edges`` make a cycle.
 
-    The same order as ``networkx.lexicographical_topological_sort``, in linear time plus a heap.
+    ``networkx.lexicographical_topological_sort`` on the graph of ``items`` and ``edges``.
 
     >>> smallest_first_order([3, 1, 2], [(3, 1)])
     [2, 3, 1]
     """
-    import heapq
-
-    indegree = dict.fromkeys(items, 0)
-    successors: dict[int, list[int]] = {item: [] for item in indegree}
-    for a, b in edges:
-        successors[a].append(b)
-        indegree[b] += 1
-    ready = [item for item, degree in indegree.items() if degree == 0]
-    heapq.heapify(ready)
-    out = []
-    while ready:
-        item = heapq.heappop(ready)
-        out.append(item)
-        for target in successors[item]:
-            indegree[target] -= 1
-            if indegree[target] == 0:
-                heapq.heappush(ready, target)
-    return out if len(out) == len(indegree) else None
+    digraph = nx.DiGraph()
+    digraph.add_nodes_from(items)
+    digraph.add_edges_from(edges)
+    try:
+        return list(nx.lexicographical_topological_sort(digraph))
+    except nx.NetworkXUnfeasible:
+        return None
 
 
 @dataclass(frozen=True)
@@ -273,8 +262,7 @@ class Graph:
     @cached_property
     def topological_order(self) -> tuple[int, ...]:
         """Node ids in topological order, the smallest ready id first (networkx's lexicographical order)."""
-        order = smallest_first_order((node.id for node in self.nodes), ((e.source, e.target) for e in self.edges))
-        return tuple(order or ())  # complete: the graph was checked acyclic at construction
+        return tuple(nx.lexicographical_topological_sort(self.networkx))  # acyclic: checked at construction
 
     @property
     def is_training(self) -> bool:
@@ -297,28 +285,58 @@ class Graph:
         """
         if not self.color_classes:  # every node is a group of its own
             return tuple((node_id,) for node_id in self.topological_order)
-        parent = {node.id: node.id for node in self.nodes}
-
-        def find(x: int) -> int:
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
+        linked = nx.utils.UnionFind(node.id for node in self.nodes)
         for members in self.color_classes.values():
-            for other in members[1:]:
-                parent[find(other)] = find(members[0])
+            linked.union(*members)
         groups: dict[int, list[int]] = {}
         for node_id in self.topological_order:
-            groups.setdefault(find(node_id), []).append(node_id)
+            groups.setdefault(linked[node_id], []).append(node_id)
         return tuple(tuple(sorted(m)) for m in groups.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The graph in the paper's JSON format (unknown keys kept; no device fields).
+
+        :func:`placement.io.graph_to_dict` adds the devices; :attr:`digest` hashes this.
+        """
+        out: dict[str, Any] = dict(self.extra)
+        nodes = []
+        for node in self.nodes:
+            raw: dict[str, Any] = dict(node.extra)
+            raw.update(
+                id=node.id,
+                supportedOnFpga=int(node.supported_on_accelerator),
+                cpuLatency=node.cpu_latency,
+                fpgaLatency=node.accelerator_latency,
+                isBackwardNode=int(node.is_backward),
+                size=node.size,
+            )
+            if node.name:
+                raw["name"] = node.name
+            if node.color_class is not None:
+                raw["colorClass"] = node.color_class
+            if node.kind_latency:
+                raw["latencies"] = dict(node.kind_latency)
+            if node.allowed_kinds is not None:
+                raw["kinds"] = list(node.allowed_kinds)
+            nodes.append(raw)
+        edges = []
+        for edge in self.edges:
+            raw = dict(edge.extra)
+            raw.update(sourceId=edge.source, destId=edge.target, cost=edge.cost)
+            if edge.size is not None:
+                raw["size"] = edge.size
+            edges.append(raw)
+        out["nodes"] = nodes
+        out["edges"] = edges
+        return out
 
     @cached_property
     def digest(self) -> str:
-        """A stable content hash (used as a cache key by the app)."""
-        from .io import graph_to_dict  # local import: io depends on model
+        """A stable content hash of :meth:`to_dict` (a cache key of the app, and the id in shared links).
 
-        text = json.dumps(graph_to_dict(self), sort_keys=True, default=str)
+        Invariant: the value of a given graph never changes (links in the wild name graphs by it).
+        """
+        text = json.dumps(self.to_dict(), sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def with_latency_scale(self, pattern: str, factor: float, *, accelerator: bool = True, cpu: bool = True) -> Graph:
@@ -658,6 +676,31 @@ class ScheduleKind(_StrEnum):
     ONE_F_ONE_B = "1f1b"
 
 
+class Recompute(_StrEnum):
+    """Recomputation of activations in the backward pass (the one spelling; True/False are aliases)."""
+
+    NONE = "none"  #: stash every activation
+    ALWAYS = "always"  #: every stage recomputes its forward pass, stashing only its input
+    PER_STAGE = "per-stage"  #: each stage chooses (the exact memory-aware DP only)
+
+    @classmethod
+    def of(cls, value: object) -> Recompute:
+        """``value`` as a member: a member or its string, or ``True`` (always) / ``False`` (none).
+
+        >>> Recompute.of(False), Recompute.of("per-stage")
+        (<Recompute.NONE: 'none'>, <Recompute.PER_STAGE: 'per-stage'>)
+        """
+        if value is True:
+            return cls.ALWAYS
+        if value is False:
+            return cls.NONE
+        try:
+            return cls(value)
+        except ValueError:
+            choices = ", ".join(repr(m.value) for m in cls)
+            raise PlacementError(f"recompute must be one of {choices} (or true/false), got {value!r}") from None
+
+
 STATUSES = tuple(s.value for s in Status)
 
 
@@ -693,7 +736,7 @@ class Result:
     @property
     def ok(self) -> bool:
         """True when a placement is available."""
-        return self.placement is not None and self.status in ("optimal", "feasible")
+        return self.placement is not None and self.status in (Status.OPTIMAL, Status.FEASIBLE)
 
     def stat(self, key: str, default: Any = None) -> Any:
         return dict(self.stats).get(key, default)

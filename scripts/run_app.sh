@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up (venv, packages) and start the app; open the printed URL (default http://localhost:8501).
+# Set up (venv, the base packages: no torch) and start the app; open the printed URL (default http://localhost:8501).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# Create .venv with every Python package the project needs (idempotent).
-# With --browser, also install Debian's Chromium for the real-browser tests.
+# Create .venv with the packages the app and the tests need (requirements.txt) and the package itself
+# (idempotent). Options, in any order:
+#   --export   also the optional export extra (requirements-export.txt: CPU torch, megatron-core, deepspeed,
+#              about 1 GB) for the round trips of exported plans through the frameworks' own parsers;
+#   --browser  also Debian's Chromium for the real-browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
+EXPORT=0
+BROWSER=0
+for arg in "$@"; do
+  case "$arg" in
+    --export) EXPORT=1 ;;
+    --browser) BROWSER=1 ;;
+    *) echo "scripts/setup.sh: unknown option '$arg' (use --export and/or --browser)" >&2; exit 2 ;;
+  esac
+done
+if [ "$BROWSER" = 1 ] && [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
@@ -13,6 +25,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r requirements.txt
-# Optional extra (CPU torch, megatron-core, deepspeed) for the export round-trip tests.
-.venv/bin/python -m pip install -q -r requirements-export.txt
+if [ "$EXPORT" = 1 ]; then
+  .venv/bin/python -m pip install -q -r requirements-export.txt
+fi
 .venv/bin/python -m pip install -q --no-deps -e .

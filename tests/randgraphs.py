@@ -151,14 +151,30 @@ def problems(
     max_forward: int = 5,
     rich: bool = True,
 ):
-    """A hypothesis strategy of :func:`random_problem` problems (a drawn seed; training and kinds drawn too)."""
+    """A hypothesis strategy of :func:`random_problem` problems.
+
+    The structure is drawn, not only the seed: the number of forward nodes (1..``max_forward`` unless
+    ``n_forward`` is given), training or not, the number of kinds, the most accelerators of the first kind
+    (1 or 2) and zero-cost edges. Hypothesis shrinks a failure towards one forward node, one accelerator
+    and no extras; the seed draws the numbers (latencies, sizes, edges) of that shape.
+    """
     return st.builds(
-        lambda seed, train, k: random_problem(
-            seed, training=train, n_forward=n_forward, kinds=k, max_forward=max_forward, rich=rich
+        lambda seed, train, k, n, accelerators, zero_cost: random_problem(
+            seed,
+            training=train,
+            n_forward=n,
+            max_accelerators=accelerators,
+            kinds=k,
+            zero_cost_edges=zero_cost,
+            max_forward=max_forward,
+            rich=rich,
         ),
         st.integers(0, 2**31 - 1),
         st.booleans() if training is None else st.just(training),
         st.sampled_from(kinds),
+        st.integers(1, max_forward) if n_forward is None else st.just(n_forward),
+        st.integers(1, 2),
+        st.booleans(),
     )
 
 

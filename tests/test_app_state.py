@@ -64,6 +64,7 @@ def test_stable_maximum():
         assert stable_maximum(value) >= 2 * value  # the slider can always double the count
 
 
+@pytest.mark.slow  # over 5 s
 def test_a_hand_made_inventory_survives_loading_another_graph_until_file_settings_are_picked():
     at = start("app_pages/2_Devices.py")
     key = f"dev_inventory_{at.session_state['_dev_inventory_source'][0]}"
@@ -106,6 +107,7 @@ def test_a_hand_made_inventory_survives_loading_another_graph_until_file_setting
     assert shown_time(at) == pytest.approx(dp_time(base), rel=1e-5)
 
 
+@pytest.mark.slow  # over 5 s
 def test_graph_page_button_switches_to_the_file_settings():
     at = start("app_pages/2_Devices.py")
     at.slider(key="dev_count").set_value(3).run()

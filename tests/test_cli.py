@@ -1,4 +1,7 @@
-"""The CLI as other tools use it: a subprocess, JSON on stdout, one-line errors with status 2."""
+"""The CLI as other tools use it: JSON on stdout, one-line errors with status 2.
+
+Run in process (:mod:`tests.cli_helper`); one smoke test runs ``python -m placement`` as a subprocess.
+"""
 
 import json
 import subprocess
@@ -8,18 +11,20 @@ import pytest
 
 from placement import evaluate, load_problem, parse_placement
 
+from .cli_helper import cli
 from .golden import OPTIMAL_MAX_LOAD
 
 
-def run(*args, cwd=None):
+def smoke(*args):
+    """``python -m placement ARGS`` as a separate process (the entry point as installed tools call it)."""
     return subprocess.run(
-        [sys.executable, "-m", "placement", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
+        [sys.executable, "-m", "placement", *map(str, args)], capture_output=True, text=True, timeout=300
     )
 
 
 def test_solve_json_has_the_stable_shape(samples_dir):
     graph = samples_dir / "throughput/layer/bert24_training.json"
-    out = run("solve", graph, "--json")
+    out = smoke("solve", graph, "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["status"] == "optimal" and data["method"] == "dp"
@@ -37,20 +42,20 @@ def test_solve_json_has_the_stable_shape(samples_dir):
 
 def test_options_override_the_file(samples_dir):
     graph = samples_dir / "throughput/layer/bert24_inference.json"
-    data = json.loads(run("solve", graph, "--json", "--accelerators", 2, "--cpus", 0).stdout)
+    data = json.loads(cli("solve", graph, "--json", "--accelerators", 2, "--cpus", 0).stdout)
     assert len(data["accelerators"]) == 2 and data["cpus"] == []
-    infeasible = json.loads(run("solve", graph, "--json", "--memory", 1000, "--cpus", 0).stdout)
+    infeasible = json.loads(cli("solve", graph, "--json", "--memory", 1000, "--cpus", 0).stdout)
     assert infeasible["status"] == "infeasible" and infeasible["objective"] is None and infeasible["reason"]
 
 
 def test_readable_table_without_json(samples_dir):
-    out = run("solve", samples_dir / "throughput/layer/resnet50_inference.json")
+    out = cli("solve", samples_dir / "throughput/layer/resnet50_inference.json")
     assert out.returncode == 0
     assert "time per sample" in out.stdout and "accelerator 0" in out.stdout
 
 
 def test_evaluate_expert_split(samples_dir):
-    out = run(
+    out = cli(
         "evaluate",
         samples_dir / "throughput/layer/bert24_inference.json",
         samples_dir / "expert-splits/bert24_inference_expert.json",
@@ -74,7 +79,7 @@ def test_evaluate_expert_split(samples_dir):
 def test_bad_input_exits_2_with_one_line(tmp_path, content, message):
     path = tmp_path / "bad.json"
     path.write_text(content)
-    out = run("solve", path, "--json")
+    out = cli("solve", path, "--json")
     assert out.returncode == 2
     assert out.stdout == ""
     lines = out.stderr.strip().splitlines()
@@ -83,14 +88,15 @@ def test_bad_input_exits_2_with_one_line(tmp_path, content, message):
 
 
 def test_missing_file_and_bad_option(tmp_path):
-    out = run("solve", tmp_path / "nope.json")
+    out = cli("solve", tmp_path / "nope.json")
     assert out.returncode == 2 and "no such file" in out.stderr and len(out.stderr.strip().splitlines()) == 1
-    out = run("solve", tmp_path / "nope.json", "--accelerators", "-3")
+    out = cli("solve", tmp_path / "nope.json", "--accelerators", "-3")
     assert out.returncode == 2 and "Traceback" not in out.stderr
 
 
+@pytest.mark.slow  # over 5 s
 def test_compare_json_lists_every_method_with_ratios(samples_dir):
-    out = run("compare", samples_dir / "throughput/layer/bert24_inference.json", "--json", "--time-limit", 5)
+    out = cli("compare", samples_dir / "throughput/layer/bert24_inference.json", "--json", "--time-limit", 5)
     assert out.returncode == 0, out.stderr
     rows = {row["method"]: row for row in json.loads(out.stdout)["rows"]}
     assert {"dp", "ip", "pipedream", "one-accelerator"} <= set(rows)
@@ -101,7 +107,7 @@ def test_compare_json_lists_every_method_with_ratios(samples_dir):
 
 
 def test_integer_program_through_the_cli_agrees_with_the_dp(samples_dir):
-    out = run(
+    out = cli(
         "solve", samples_dir / "throughput/layer/bert24_training.json", "--method", "ip", "--time-limit", 60, "--json"
     )
     data = json.loads(out.stdout)

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("placement", "placement.solve", "placement.evaluate", "placement.io", "placement.model")
+MODULES = (
+    "placement",
+    "placement.solve",
+    "placement.evaluate",
+    "placement.io",
+    "placement.model",
+    "placement.condense",
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -50,6 +50,7 @@ def pair_mode(forced: bool | None = True):
         yield used
 
 
+@pytest.mark.slow  # over 5 s
 def test_forced_pair_mode_equals_brute_force_with_its_tie_break():
     with pair_mode() as used:
         test_dp_prune.test_pruned_dp_equals_brute_force_with_its_tie_break()
@@ -85,7 +86,7 @@ def _row0(problem, forced: bool):
         "throughput/layer/gnmt_training.json",
         "throughput/operator/bert_l-3_inference.json",
         "throughput/layer/resnet50_training.json",
-        "throughput/operator/bert_l-3_training.json",
+        pytest.param("throughput/operator/bert_l-3_training.json", marks=pytest.mark.slow),  # over 5 s
     ],
 )
 def test_both_modes_give_the_same_table_row_and_optimum(samples_dir, name):

@@ -1,7 +1,8 @@
 """Round trips of exported plans through the frameworks' own parsers (optional extra).
 
 Needs requirements-export.txt (CPU torch 2.13.0, megatron-core, deepspeed); each test is
-skipped where its package is missing. scripts/setup.sh installs the extra, so CI runs them.
+skipped where its package is missing. `scripts/setup.sh --export` installs the extra (scripts/test.sh asks
+for it), so CI runs them.
 """
 
 from __future__ import annotations

@@ -20,8 +20,6 @@ def test_count_and_bandwidth_grids_and_the_pool_rule():
 @pytest.mark.parametrize("seed", range(6))
 def test_memory_grid_points_are_optima_and_bracket_every_plan_change(random_problem, seed):
     problem = random_problem(seed, n_forward=6, max_accelerators=3)
-    if not problem.devices.accelerators:
-        pytest.skip("no accelerator kind")
     points = memory_grid(problem, points=6, rounds=2)
     if not points:  # the unlimited optimum puts nothing on the accelerators
         unlimited = vary(problem, "memory", math.inf)

@@ -34,22 +34,13 @@ from placement.explore.compare import compare, run_method
 from placement.explore.sweep import sensitivity
 from placement.model import Objective, Result, ScheduleKind, make_result
 
+from .cli_helper import cli
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_graphs"
 INFERENCE = SAMPLES / "throughput" / "layer" / "bert24_inference.json"
 TRAINING = SAMPLES / "throughput" / "layer" / "bert24_training.json"
 NINES = "9" * 400
-
-
-def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "placement", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        **kwargs,
-    )
 
 
 def chain(latencies=(1.0, 1.0), cost=1.0, accelerators=2, cpus=0, memory=math.inf) -> Problem:
@@ -198,7 +189,7 @@ def test_training_latency_is_explained_not_infinite(tmp_path):
         ("solve", INFERENCE, "--json"),
         ("solve", INFERENCE),
         ("evaluate", INFERENCE, SAMPLES / "expert-splits/bert24_inference_expert.json"),
-        ("compare", INFERENCE, "--time-limit", "5"),
+        pytest.param(("compare", INFERENCE, "--time-limit", "5"), marks=pytest.mark.slow),  # over 5 s
     ],
 )
 def test_closed_pipe_ends_quietly(command):

@@ -182,6 +182,13 @@ def test_bad_options_raise_placement_errors(random_problem):
         solve_latency_ip(problem, subgraphs_per_accelerator=0)
 
 
+@pytest.mark.parametrize("function", [solve_ip_contiguous, solve_ip_noncontiguous])
+def test_an_unknown_keyword_is_a_type_error(random_problem, function):
+    """A misspelt option (``time_limt``) is refused, not ignored (as for ``solve_dp``)."""
+    with pytest.raises(TypeError, match="time_limt"):
+        function(random_problem(1), time_limt=1)
+
+
 def test_cbc_gives_the_same_optimum(random_problem):
     problem = random_problem(3, training=True)
     highs = solve_ip_noncontiguous(problem)
@@ -255,6 +262,7 @@ def _contiguous_matches_dp(samples_dir, name):
     assert _check_result(problem, non, "throughput") <= ip.objective * (1 + REL)
 
 
+@pytest.mark.slow  # over 5 s each
 @pytest.mark.parametrize("name", FAST_LAYER)
 def test_contiguous_ip_proves_dp_optimum(samples_dir, name):
     _contiguous_matches_dp(samples_dir, name)
@@ -278,6 +286,7 @@ def _latency_at_least_as_good(samples_dir, path, time_limit):
         assert result.bound is not None and result.bound <= value
 
 
+@pytest.mark.slow  # over 5 s
 def test_latency_ip_bert24_layer(samples_dir):
     _latency_at_least_as_good(samples_dir, "latency/layer/bert24_inference.json", 10)
 
@@ -310,6 +319,7 @@ def test_zero_duration_cycle_is_ruled_out():
     assert two.status == "optimal" and close(_check_result(problem, two, "latency"), 0.0)
 
 
+@pytest.mark.slow  # over 5 s
 def test_gap_option_stops_early_and_is_not_called_optimal(samples_dir):
     problem = load_problem(samples_dir / "throughput/layer/bert24_inference.json")
     result = solve_ip_noncontiguous(problem, gap=0.5, time_limit=30)
@@ -395,6 +405,7 @@ def test_latency_local_search_never_worse_and_improves_the_bert_operator_graph(s
     assert evaluate(problem, improved).latency < evaluate(problem, best).latency * (1 - 1e-3)
 
 
+@pytest.mark.slow  # over 5 s
 def test_latency_ip_proves_the_bert24_layer_optimum(samples_dir):
     """The communication-aware rows close the BERT-24 layer gap (the old model stopped at 7.8 % after 15 s; the
     new one proves 100.2185 in about 5 s on an idle machine, 51 s at a load of 15 on 2 cores)."""
@@ -434,6 +445,7 @@ def test_pigeonhole_bound_never_exceeds_the_optimum(random_problem, seed, traini
     assert result.bound <= expected * (1 + REL)
 
 
+@pytest.mark.slow  # over 5 s
 def test_noncontiguous_bert24_closes_the_gap_with_the_pigeonhole_bound(samples_dir):
     """BERT-24 layers: the LP bound stalls at 15.26 (13.9 % gap); 25 groups can only go on 6 accelerators, so one
     holds 5 layers: the bound 17.703 gives a gap under 0.1 %."""

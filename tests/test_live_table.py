@@ -315,6 +315,7 @@ def test_waiting_for_a_table_build_shows_its_ideals(monkeypatch, no_table):
     assert seen and set(seen) == {(5, 10)}
 
 
+@pytest.mark.slow  # over 5 s
 def test_a_build_slower_than_the_fresh_solve_is_stopped_not_waited_for(no_table):
     """On a wide graph the table takes far longer than a solve: a lowered count waits at most the solve's time."""
     import time

@@ -176,8 +176,6 @@ def test_chains_need_the_position():
 def test_cpu_bandwidth(seed, overlap):
     """CPU cores that pay communication (Devices.cpu_bandwidth): the same optimum as the DP."""
     problem, microbatches = chain_problem(seed)
-    if not hasattr(problem.devices, "cpu_bandwidth"):
-        pytest.skip("Devices.cpu_bandwidth not available")
     problem = Problem(problem.graph, problem.devices.with_changes(cpu_bandwidth=0.5, overlap=overlap))
     dp = solve_memory_aware(problem, "1f1b", microbatches, 2.0, seed % 2 == 1)
     ip = solve_memory_aware_ip(problem, "1f1b", microbatches, 2.0, seed % 2 == 1)
@@ -216,6 +214,7 @@ def test_brute_force(seed, schedule, microbatches, recompute):
     check_plan(problem, result, schedule, microbatches, 1.0, recompute)
 
 
+@pytest.mark.slow  # over 5 s
 def test_shared_workload_bert24_1f1b():
     """BERT-24 training on 1.5 GB accelerators, 1F1B, 8 microbatches, Adam: the IP proves the DP's 50.0978."""
     problem = load_problem(SAMPLES / "throughput" / "layer" / "bert24_training.json")
@@ -297,3 +296,16 @@ def test_infeasible_has_a_reason():
     dp = solve_memory_aware(tiny, "1f1b", 4)
     ip = solve_memory_aware_ip(tiny, "1f1b", 4)
     assert dp.status == ip.status == "infeasible" and ip.reason
+
+
+def test_an_unknown_keyword_is_a_type_error():
+    problem = random_problem(1, training=True)
+    with pytest.raises(TypeError, match="time_limt"):
+        solve_memory_aware_ip(problem, time_limt=1)
+
+
+@pytest.mark.parametrize("recompute", ["per-stage", "never", "sometimes", 1])
+def test_recompute_other_than_none_or_always_is_refused(recompute):
+    problem = random_problem(1, training=True)
+    with pytest.raises(PlacementError, match="recompute must be 'none' or 'always'"):
+        solve_memory_aware_ip(problem, recompute=recompute)

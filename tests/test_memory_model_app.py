@@ -7,8 +7,6 @@ with the CLI's or the engine's, never with a copied constant.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from placement import MemoryModel, load_problem, solve
 from placement.viz import format_bytes
 
 from .apptest_helpers import goto, metrics, start
+from .cli_helper import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAINING = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_training.json"
@@ -25,10 +24,8 @@ MEMORY = 1.5e9
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
-def cli(*args: str) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-m", "placement", *args], capture_output=True, text=True, timeout=600, cwd=ROOT
-    )
+def cli_json(*args: str) -> dict:
+    out = cli(*args)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -52,7 +49,7 @@ def load_training_graph(at, memory_gib: float):
 @pytest.mark.slow
 def test_cli_and_every_page_agree_under_the_training_memory_model():
     """`solve --method memory-aware` (defaults) = Devices = Placement = Timeline: same plan, same peak."""
-    data = cli("solve", str(TRAINING), "--method", "memory-aware", "--memory", str(MEMORY), "--json")
+    data = cli_json("solve", str(TRAINING), "--method", "memory-aware", "--memory", str(MEMORY), "--json")
     # The same defaults as the memory-aware IP (one constant): the plan that fits, not the one that runs out.
     assert data["status"] == "optimal" and data["objective"] == pytest.approx(50.0978125, rel=1e-9)
     assert all(
@@ -104,6 +101,7 @@ def test_weights_only_plan_picked_elsewhere_is_flagged_out_of_memory():
 
 
 # ----------------------------------------------------------------------------- honest status text in the app
+@pytest.mark.slow  # over 5 s
 def test_time_limit_is_enabled_only_for_methods_that_have_one():
     from placement import METHODS
 

@@ -69,6 +69,7 @@ def test_page_bert_512_devices_shows_stage_table_and_curve():
     assert xs == [8, 16, 32, 64, 128, 256, 512, 1024] or isinstance(xs, dict)
 
 
+@pytest.mark.slow  # over 5 s
 def test_page_bad_upload_gives_one_line_error():
     at = start(PAGE, timeout=600)
     at.toggle(key="md_curve_on").set_value(False).run()
@@ -79,6 +80,7 @@ def test_page_bad_upload_gives_one_line_error():
     assert message.startswith("bad.json: ") and "missing field 'maxMemoryPerDevice'" in message and "\n" not in message
 
 
+@pytest.mark.slow  # over 5 s
 def test_page_plans_the_graph_loaded_in_the_app():
     """Source "the graph loaded in the app": a GPT builder graph, options generated, plan = engine's plan."""
     from placement.modelling.builders import TransformerConfig, build_transformer

@@ -31,6 +31,8 @@ PAGES = [
     ("app_pages/5_Tradeoffs.py", "placement.viz.sweep_figure"),
     ("app_pages/6_Compare.py", "placement.explore.compare.run_method"),
 ]
+#: Pages whose test runs over 5 s (the Compare page solves with every method around the failing one).
+SLOW_PAGES = {"app_pages/6_Compare.py"}
 
 
 def _break(monkeypatch, target: str, kind: str) -> None:
@@ -49,7 +51,9 @@ def _fresh_caches():
 
 
 @pytest.mark.parametrize("kind", [pytest.param("placement", marks=pytest.mark.slow), "unexpected"])
-@pytest.mark.parametrize("page, target", PAGES, ids=[p for p, _ in PAGES])
+@pytest.mark.parametrize(
+    "page, target", [pytest.param(p, t, id=p, marks=[pytest.mark.slow] if p in SLOW_PAGES else []) for p, t in PAGES]
+)
 def test_failing_engine_call_shows_one_line(monkeypatch, page, target, kind):
     at = start()
     loaded = at.session_state["_ui_graph_name"]

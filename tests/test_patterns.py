@@ -61,6 +61,7 @@ print("done")
 """
 
 
+@pytest.mark.slow  # over 5 s
 def test_catastrophic_patterns_are_bounded():
     """Patterns that freeze a backtracking regex engine finish well inside a 5 s CPU limit (RLIMIT_CPU)."""
     done = subprocess.run([sys.executable, "-c", CATASTROPHIC], capture_output=True, text=True, timeout=120)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import simulate
 from placement.solve import RECOMPUTE_CHOICES, recomputing_devices
 from tests.apptest_helpers import goto, metrics, start
+from tests.cli_helper import CliRun, cli
 from tests.test_memory_aware import brute_force, forward_compute, random_memory_problem
 
 CASES = [(seed, ("1f1b", "gpipe")[seed % 2], (1, 2, 4, 8)[seed % 4], (0.0, 1.0, 2.0)[seed % 3]) for seed in range(36)]
@@ -96,13 +95,7 @@ def tiny_problem():
     return Problem(problem.graph, problem.devices.with_kind(kind, count=1, memory=TINY_GIB * 2**30))
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "placement", *args], capture_output=True, text=True, timeout=300, cwd=ROOT
-    )
-
-
-def tiny_cli(recompute: str, method: str = "memory-aware") -> subprocess.CompletedProcess:
+def tiny_cli(recompute: str, method: str = "memory-aware") -> CliRun:
     return cli(
         "solve",
         str(TINY),

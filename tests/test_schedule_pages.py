@@ -65,6 +65,7 @@ def test_zbh1_and_every_schedule_side_by_side():
     assert len(at.get("plotly_chart")) == before + 4
 
 
+@pytest.mark.slow  # over 5 s
 def test_interleaved_schedule_on_an_operator_graph():
     at = start()
     goto(at, "app_pages/1_Graph.py")

@@ -164,6 +164,7 @@ def test_progress_callback_and_errors():
 # ----------------------------------------------------------------------------- executors
 
 
+@pytest.mark.slow  # over 5 s (spawns a process pool and a Dask cluster)
 def test_process_pool_and_dask_give_the_sequential_numbers(samples_dir):
     problem = load_problem(samples_dir / "throughput" / "layer" / "gnmt_training.json")
     values = [0.25 * k for k in range(1, 13)]

@@ -53,6 +53,7 @@ def load_training(at: AppTest) -> None:
     assert not at.exception, at.exception
 
 
+@pytest.mark.slow  # over 5 s
 def test_schedules_and_memory_chart_on_the_default_graph():
     at = goto(start(), "app_pages/4_Timeline.py")
     problem = load_problem(SAMPLES / "throughput" / "layer" / "bert24_inference.json")
@@ -83,6 +84,7 @@ def test_schedules_and_memory_chart_on_the_default_graph():
     assert at.get("download_button")
 
 
+@pytest.mark.slow  # over 5 s
 def test_training_graph_oom_and_memory_aware_plan():
     at = start()
     load_training(at)

@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from ..errors import PlacementError
 from ..evaluate import LATENCY_INFERENCE_ONLY, evaluate
-from ..model import Placement, Problem, Result
+from ..model import Objective, Placement, Problem, Result, Status
 from ..solve import METHODS, MemoryModel, method_spec, recomputing_devices, solve
 
 #: Methods run by default for each objective (read-only).
@@ -29,7 +29,9 @@ DEFAULT_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     }
 )
 
-OBJECTIVES = ("throughput", "latency")
+OBJECTIVES = tuple(o.value for o in Objective)
+#: The status of a row whose objective does not apply (latency of a training graph); not a solve status.
+NOT_APPLICABLE = "not applicable"
 
 
 @dataclass(frozen=True)
@@ -110,30 +112,30 @@ def run_method(
     given = method_options(method, dict(options, time_limit=time_limit))
     if memory_model.training and spec.takes_memory_model:
         given.update(memory_model.options())
-    if objective == "latency" and problem.graph.is_training:
-        return CompareRow(method, None, None, "not applicable", None, None, 0.0, objective, LATENCY_INFERENCE_ONLY)
+    if objective == Objective.LATENCY and problem.graph.is_training:
+        return CompareRow(method, None, None, NOT_APPLICABLE, None, None, 0.0, objective, LATENCY_INFERENCE_ONLY)
     started = time.perf_counter()
     try:
         result: Result = solve(problem, method, **given)
     except PlacementError as exc:
         return CompareRow(
-            method, None, None, "error", None, None, time.perf_counter() - started, objective, reason=str(exc)
+            method, None, None, Status.ERROR, None, None, time.perf_counter() - started, objective, reason=str(exc)
         )
     value = None
     status, bound, gap, reason = result.status, result.bound, result.gap, result.reason
     if result.ok:
         placement = cast(Placement, result.placement)  # ok: a placement is available
         evaluation = evaluate(problem, placement)
-        value = evaluation.max_load if objective == "throughput" else evaluation.latency
+        value = evaluation.max_load if objective == Objective.THROUGHPUT else evaluation.latency
         if spec.objective != objective:
-            status, bound, gap = "feasible", None, None  # scored on an objective it does not optimise
+            status, bound, gap = Status.FEASIBLE, None, None  # scored on an objective it does not optimise
         if not math.isfinite(value):
-            status, bound, gap = "infeasible", None, None
+            status, bound, gap = Status.INFEASIBLE, None, None
             reason = "its placement has no finite latency (calls depend on each other in a cycle)"
         recomputing = recomputing_devices(result)  # a per-stage plan's own choice
         out_of_memory = memory_model.violations(problem, placement, recomputing) if memory_model.training else ()
         if out_of_memory:
-            status, bound, gap = "infeasible", None, None
+            status, bound, gap = Status.INFEASIBLE, None, None
             reason = "runs out of memory: " + "; ".join(out_of_memory[:2])
     elif result.objective is not None and spec.objective == objective:
         value = result.objective  # e.g. one accelerator ignoring memory: shown, not ranked
@@ -201,7 +203,7 @@ def with_ratios(rows: Iterable[CompareRow]) -> list[CompareRow]:
     valid = [
         r.objective
         for r in rows
-        if r.status in ("optimal", "feasible") and r.objective is not None and math.isfinite(r.objective)
+        if r.status in (Status.OPTIMAL, Status.FEASIBLE) and r.objective is not None and math.isfinite(r.objective)
     ]
     best = min(valid, default=None)
     out = []

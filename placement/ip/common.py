@@ -23,7 +23,7 @@ import pulp
 
 from ..errors import PlacementError
 from ..evaluate import evaluate
-from ..model import CPU_KIND, AcceleratorKind, Graph, Placement, Problem, Result
+from ..model import CPU_KIND, AcceleratorKind, Graph, Objective, Placement, Problem, Result, Status
 from ..model import make_result as _result  # this module's make_result builds an IP's Result with it
 
 #: Relative gap under which a solver's "optimal" is reported as proven.
@@ -159,7 +159,7 @@ def color_groups(graph: Graph) -> tuple[tuple[int, ...], ...]:
 class Outcome:
     """What a solve gave back, in plain values (read the variables themselves for the solution)."""
 
-    kind: str  # "optimal", "feasible", "infeasible", "no solution", "error"
+    status: Status
     objective: float | None
     bound: float | None
     gap: float | None
@@ -168,7 +168,7 @@ class Outcome:
 
     @property
     def has_solution(self) -> bool:
-        return self.kind in ("optimal", "feasible")
+        return self.status in (Status.OPTIMAL, Status.FEASIBLE)
 
 
 def value(var: pulp.LpVariable | None) -> float:
@@ -276,29 +276,29 @@ def solve_model(
     try:
         prob.solve(engine)
     except pulp.PulpSolverError as exc:
-        return Outcome("error", None, None, None, solver, f"solver failed: {exc}")
+        return Outcome(Status.ERROR, None, None, None, solver, f"solver failed: {exc}")
     status, sol_status = prob.status, prob.sol_status
     if status == pulp.LpStatusInfeasible:
-        return Outcome("infeasible", None, None, None, solver)
+        return Outcome(Status.INFEASIBLE, None, None, None, solver)
     if status == pulp.LpStatusUnbounded:
-        return Outcome("error", None, None, None, solver, "the model is unbounded (a bug)")
+        return Outcome(Status.ERROR, None, None, None, solver, "the model is unbounded (a bug)")
     bound = report.get("dual_bound")
     if bound is not None and not math.isfinite(bound):
         bound = None
     if sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
-        return Outcome("no solution", None, bound, None, solver)
+        return Outcome(Status.NO_SOLUTION, None, bound, None, solver)
     objective = float(objective_var.varValue) if objective_var.varValue is not None else None
     if solver == "cbc":
         bound = objective if sol_status == pulp.LpSolutionOptimal else None
-    kind = "optimal" if sol_status == pulp.LpSolutionOptimal else "feasible"
+    status = Status.OPTIMAL if sol_status == pulp.LpSolutionOptimal else Status.FEASIBLE
     if bound is not None and objective is not None:
         bound = min(bound, objective)
         gap_value = (objective - bound) / abs(objective) if objective else 0.0
         if gap_value > PROVEN_GAP and objective - bound > 1e-9:
-            kind = "feasible"
+            status = Status.FEASIBLE
     else:
-        gap_value = 0.0 if kind == "optimal" else None
-    return Outcome(kind, objective, bound, gap_value, solver)
+        gap_value = 0.0 if status == Status.OPTIMAL else None
+    return Outcome(status, objective, bound, gap_value, solver)
 
 
 def check_devices(problem: Problem) -> str | None:
@@ -324,7 +324,7 @@ def nowhere(problem: Problem, members: Sequence[int]) -> str:
 def objective_of(problem: Problem, placement: Placement, objective_kind: str) -> tuple[bool, float, tuple]:
     """(feasible, value, violations) of ``placement`` by the evaluator: max-load or latency."""
     evaluation = evaluate(problem, placement)
-    v = evaluation.max_load if objective_kind == "throughput" else evaluation.latency
+    v = evaluation.max_load if objective_kind == Objective.THROUGHPUT else evaluation.latency
     return evaluation.feasible, v, evaluation.violations
 
 
@@ -349,10 +349,10 @@ def make_result(
     if outcome.objective is not None:
         stats["ip_objective"] = outcome.objective
     seconds = time.perf_counter() - started
-    if outcome.kind == "infeasible":
+    if outcome.status == Status.INFEASIBLE:
         return _result(
             method,
-            "infeasible",
+            Status.INFEASIBLE,
             seconds=seconds,
             objective_kind=objective_kind,
             reason=reason
@@ -360,9 +360,9 @@ def make_result(
             "support and color rules with these devices",
             stats=stats,
         )
-    if outcome.kind == "error":
+    if outcome.status == Status.ERROR:
         return _result(
-            method, "error", seconds=seconds, objective_kind=objective_kind, reason=outcome.message, stats=stats
+            method, Status.ERROR, seconds=seconds, objective_kind=objective_kind, reason=outcome.message, stats=stats
         )
     best, best_value = None, math.inf
     if placement is not None and outcome.has_solution:
@@ -371,7 +371,7 @@ def make_result(
             if not incumbents:
                 return _result(
                     method,
-                    "error",
+                    Status.ERROR,
                     seconds=seconds,
                     placement=placement,
                     objective_kind=objective_kind,
@@ -379,7 +379,7 @@ def make_result(
                     stats=stats,
                 )
             stats["rejected"] = "; ".join(violations[:3])
-            outcome = Outcome("feasible", outcome.objective, outcome.bound, outcome.gap, outcome.solver)
+            outcome = Outcome(Status.FEASIBLE, outcome.objective, outcome.bound, outcome.gap, outcome.solver)
         elif math.isfinite(v):
             best, best_value = placement, v
     for candidate in incumbents:
@@ -394,7 +394,7 @@ def make_result(
         if placement is not None and outcome.has_solution:  # pragma: no cover - would be a modelling bug
             return _result(
                 method,
-                "error",
+                Status.ERROR,
                 seconds=seconds,
                 objective_kind=objective_kind,
                 reason="the solver's placement has no finite value (its calls wait for each other)",
@@ -402,23 +402,23 @@ def make_result(
             )
         return _result(
             method,
-            "no solution",
+            Status.NO_SOLUTION,
             seconds=seconds,
             objective_kind=objective_kind,
             bound=bound,
             reason="no solution found within the limits",
             stats=stats,
         )
-    status = "optimal" if outcome.kind == "optimal" else "feasible"
+    status = Status.OPTIMAL if outcome.status == Status.OPTIMAL else Status.FEASIBLE
     if bound is not None:
         bound = min(bound, best_value)
-    if status == "optimal":
+    if status == Status.OPTIMAL:
         # Proven by the solver for its own optimum; an incumbent can only tie it (the evaluator agrees).
         bound, gap = (best_value if bound is None else bound), 0.0
     elif bound is not None:
         gap = (best_value - bound) / best_value if best_value > 0 else 0.0
         if gap <= PROVEN_GAP:
-            status, gap = "optimal", 0.0
+            status, gap = Status.OPTIMAL, 0.0
     else:
         gap = None
     found: dict[str, Any] = {"objective": best_value, "placement": best, "bound": bound, "gap": gap}
@@ -427,7 +427,7 @@ def make_result(
 
 def infeasible_result(method: str, reason: str, started: float, objective_kind: str) -> Result:
     """A proven-infeasible Result (no placement can exist)."""
-    return _result(method, "infeasible", started=started, objective_kind=objective_kind, reason=reason)
+    return _result(method, Status.INFEASIBLE, started=started, objective_kind=objective_kind, reason=reason)
 
 
 def device_types(problem: Problem) -> list[tuple[str, AcceleratorKind | None, int]]:

@@ -48,7 +48,7 @@ import pulp
 from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..exact.ideals import contract
-from ..model import Placement, Problem, Result, make_result
+from ..model import Placement, Problem, Recompute, Result, ScheduleKind, Status, make_result
 from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, check_schedule_options, output_bytes, peak_table
 from .common import (
     Deadline,
@@ -106,7 +106,6 @@ def solve_memory_aware_ip(
     gap: float | None = None,
     solver: str = "highs",
     bytes_per_cost: float | None = None,
-    **_ignored: Any,
 ) -> Result:
     """The optimal contiguous split whose accelerators hold the schedule's peak memory, by an IP.
 
@@ -141,10 +140,14 @@ def solve_memory_aware_ip(
     started = time.perf_counter()
     check_schedule_options(schedule, microbatches, optimizer_multiplier)
     check_options(solver, time_limit, gap)
-    training = schedule != "inference"
-    if recompute not in (False, True, "none", "always"):
+    training = schedule != ScheduleKind.INFERENCE
+    try:
+        choice: Recompute | None = Recompute.of(recompute)
+    except PlacementError:
+        choice = None
+    if choice not in (Recompute.NONE, Recompute.ALWAYS):  # per-stage is the exact DP's only
         raise PlacementError(f"recompute must be 'none' or 'always' (or true/false) for {METHOD!r}, got {recompute!r}")
-    recompute = recompute in (True, "always") and training
+    recompute = choice is Recompute.ALWAYS and training
     opt_mult = float(optimizer_multiplier) if training else 0.0
     reason = check_devices(problem)
     if reason:
@@ -296,19 +299,19 @@ def solve_memory_aware_ip(
             METHOD, status, started=started, objective=objective, placement=placement, stats=stats, **extra
         )
 
-    if outcome.kind == "infeasible":
+    if outcome.status == Status.INFEASIBLE:
         return done(
-            "infeasible",
+            Status.INFEASIBLE,
             reason=(
                 f"no contiguous split fits: under {schedule} with {microbatches} microbatch(es) every way of cutting "
                 f"the graph into at most {devices.accelerator_count} accelerator and {devices.cpus} CPU stages puts "
                 "more weights, optimizer state and in-flight activations on some accelerator than it holds"
             ),
         )
-    if outcome.kind == "error":
-        return done("error", reason=outcome.message)
-    if outcome.kind == "no solution":
-        return done("no solution", bound=outcome.bound, reason="no solution found within the limits")
+    if outcome.status == Status.ERROR:
+        return done(Status.ERROR, reason=outcome.message)
+    if outcome.status == Status.NO_SOLUTION:
+        return done(Status.NO_SOLUTION, bound=outcome.bound, reason="no solution found within the limits")
     placement = read_contiguous(x, t, groups, types, n_pos)
     evaluation = evaluate(problem, placement)
     recomputing = tuple(s.device for s in placement.stages) if recompute else ()
@@ -316,11 +319,13 @@ def solve_memory_aware_ip(
     over = [f"{device}: {peak:.6g} > {cap:.6g}" for device, peak, cap in peaks if peak > cap * (1 + 1e-9)]
     if not evaluation.feasible or over:  # pragma: no cover - would be a modelling bug
         broken = (list(evaluation.violations) + over)[:3]
-        return done("error", placement=placement, reason="the solver's placement breaks a rule: " + "; ".join(broken))
+        return done(
+            Status.ERROR, placement=placement, reason="the solver's placement breaks a rule: " + "; ".join(broken)
+        )
     value = plan_value(problem, placement, recompute)
-    status = outcome.kind
+    status = outcome.status
     bound = outcome.bound
-    if status == "optimal":
+    if status == Status.OPTIMAL:
         bound, gap_value = (value if bound is None else min(bound, value)), 0.0
     elif bound is not None:
         bound = min(bound, value)
@@ -341,8 +346,8 @@ def _add_memory(
     unit = 1.0 / cap
     weights = [(var, static[g] * unit) for g, var in members]
     activation = [(var, act[g] * unit) for g, var in members]
-    if schedule == "inference" or (not recompute and schedule == "gpipe"):
-        scale = 1 if schedule == "inference" else microbatches
+    if schedule == ScheduleKind.INFERENCE or (not recompute and schedule == ScheduleKind.GPIPE):
+        scale = 1 if schedule == ScheduleKind.INFERENCE else microbatches
         prob += lp_sum(weights + [(var, scale * coef) for var, coef in activation]) <= 1.0
         return
     base = weights + activation if recompute else weights
@@ -363,7 +368,7 @@ def _add_memory(
         stash = activation
         big = sum(coef for _, coef in stash)
     big = min(big, 1.0)
-    if schedule == "gpipe":
+    if schedule == ScheduleKind.GPIPE:
         prob += lp_sum(base + [(var, microbatches * coef) for var, coef in stash]) <= 1.0
         return
     # 1F1B: n_p = 1 + sum_{j=1}^{M-1} y[p + j]; each y[p + j] * stash linearised with big-M.

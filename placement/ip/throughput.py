@@ -32,7 +32,7 @@ import pulp
 from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..exact.ideals import contract
-from ..model import DeviceSlot, Placement, Problem, Result, Stage
+from ..model import DeviceSlot, Placement, Problem, Result, Stage, Status
 from .common import (
     Deadline,
     DeadlinePassed,
@@ -117,7 +117,6 @@ def solve_ip_contiguous(
     gap: float | None = None,
     solver: str = "highs",
     warm_start: bool = True,
-    **_ignored: Any,
 ) -> Result:
     """The optimal contiguous split (minimum max-load) by an integer program.
 
@@ -262,7 +261,6 @@ def solve_ip_noncontiguous(
     gap: float | None = None,
     solver: str = "highs",
     warm_start: bool = True,
-    **_ignored: Any,
 ) -> Result:
     """The optimal (not necessarily contiguous) placement minimising max-load, by an integer program.
 
@@ -474,7 +472,7 @@ def compute_bound(
     outcome = solve_model(prob, load, solver, deadline.solver_seconds(), COMPUTE_BOUND_GAP, None)
     if outcome.solver == "highs":
         lower = outcome.bound  # HiGHS' dual bound (at most its objective)
-    elif outcome.kind == "optimal" and outcome.objective is not None:
+    elif outcome.status == Status.OPTIMAL and outcome.objective is not None:
         # CBC reports no bound; "optimal" means within COMPUTE_BOUND_GAP of the objective.
         lower = outcome.objective * (1 - COMPUTE_BOUND_GAP)
     else:

@@ -58,6 +58,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..condense import condense
 from ..errors import InvalidGraphError, PlacementError, TooManyIdealsError
 from ..exact.ideals import count_ideals
 from ..model import Edge, Graph, Node
@@ -738,33 +739,23 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
     Graph
         Nodes numbered 0.. in topological order, named after their key.
     """
-    import networkx as nx  # noqa: PLC0415
-
     if graph.is_training:
         raise InvalidGraphError("coarsen the forward graph, then build the training graph")
     label_of = {node.id: key(node) for node in graph.nodes}
-    quotient = nx.DiGraph()
-    quotient.add_nodes_from(label_of.values())
-    quotient.add_edges_from(
-        (label_of[e.source], label_of[e.target]) for e in graph.edges if label_of[e.source] != label_of[e.target]
-    )
-    condensed = nx.condensation(quotient)
     first_position: dict[str, int] = {}
     for position, node in enumerate(graph.nodes):
         first_position.setdefault(label_of[node.id], position)
-    order = list(
-        nx.lexicographical_topological_sort(
-            condensed, key=lambda c: min(first_position[m] for m in condensed.nodes[c]["members"])
-        )
+    group_of_label, _ = condense(
+        first_position, ((label_of[e.source], label_of[e.target]) for e in graph.edges), first_position.__getitem__
     )
-    new_id = {c: i for i, c in enumerate(order)}
-    group_of = {n: new_id[condensed.graph["mapping"][label_of[n]]] for n in label_of}
-    members: dict[int, list[Node]] = {i: [] for i in range(len(order))}
+    group_of = {n: group_of_label[label_of[n]] for n in label_of}
+    n_groups = len(set(group_of_label.values()))
+    members: dict[int, list[Node]] = {i: [] for i in range(n_groups)}
     for node in graph.nodes:
         members[group_of[node.id]].append(node)
     sizes = {e.source: (e.size if e.size is not None else 0.0) for e in graph.edges}
     nodes, edges = [], []
-    for g in range(len(order)):
+    for g in range(n_groups):
         group = members[g]
         names = sorted({label_of[n.id] for n in group}, key=lambda s: first_position[s])
         kinds = set.intersection(*({k for k, _ in n.kind_latency} for n in group))

@@ -49,7 +49,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import PlacementError
-from ..model import CPU_KIND, DeviceSlot, Graph, Placement, Problem
+from ..model import CPU_KIND, DeviceSlot, Graph, Placement, Problem, ScheduleKind
 from .schedule import SCHEDULES, Schedule, device_actions, gradients_flow_forward
 
 #: Optimizer state per byte of forward weights that every memory-aware method and page assumes by default
@@ -199,11 +199,11 @@ def in_flight(
     the device; the count is over (stage, microbatch) stashes along the device's order
     (``flow_forward``: see :func:`placement.pipeline.schedule.gradients_flow_forward`).
     """
-    if schedule == "inference":
+    if schedule == ScheduleKind.INFERENCE:
         return 1
-    if schedule == "gpipe":
+    if schedule == ScheduleKind.GPIPE:
         return microbatches
-    if schedule == "1f1b":
+    if schedule == ScheduleKind.ONE_F_ONE_B:
         return min(stages - position, microbatches)
     if schedule in ("interleaved", "zbh1"):
         return _sweep_order(
@@ -247,7 +247,7 @@ def _sweep_order(order, statics: dict, base: float, recompute: bool) -> tuple[fl
 
 def peak_bytes(static: StageMemory, schedule: str, in_flight_count: int, recompute: bool = False) -> float:
     """The closed-form peak of one device (module docstring)."""
-    if schedule == "inference":
+    if schedule == ScheduleKind.INFERENCE:
         return static.weights + static.activation
     base = static.weights + static.optimizer
     if recompute:
@@ -271,7 +271,7 @@ def memory_profile(
     bytes_per_cost : float, optional
         Bytes per transfer-cost unit for edges without a ``size`` (default: from the graph).
     """
-    training = schedule.kind != "inference"
+    training = schedule.kind != ScheduleKind.INFERENCE
     statics = stage_memory(problem, schedule.placement, optimizer_multiplier if training else 0.0, bytes_per_cost)
     # Caps are those of the device each stage runs on (interleaved: the rank's device).
     caps = {kind.name: kind.memory for kind in problem.devices.accelerators}
@@ -365,7 +365,7 @@ def peak_table(
     For ``"interleaved"`` / ``"zbh1"`` (``virtual`` stages per device, as in
     :func:`placement.pipeline.schedule.simulate`) the peak comes from the device's action order.
     """
-    training = schedule != "inference"
+    training = schedule != ScheduleKind.INFERENCE
     statics = stage_memory(problem, placement, optimizer_multiplier if training else 0.0, bytes_per_cost)
     recompute = set(recompute)
     if schedule not in SCHEDULES:

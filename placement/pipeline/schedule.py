@@ -90,7 +90,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import InvalidSplitError, PlacementError
-from ..model import CPU_KIND, DeviceSlot, Placement, Problem
+from ..model import CPU_KIND, DeviceSlot, Placement, Problem, ScheduleKind
 
 #: Schedules with one stage per device (the memory-aware planner plans for these).
 SCHEDULES = ("inference", "gpipe", "1f1b")
@@ -328,7 +328,7 @@ def format_actions(schedule: Schedule) -> str:
 
 def _order_in_flight(order: Sequence[Action], kind: str) -> int:
     """Most (stage, microbatch) stashes alive along ``order``: alive from F to its last backward unit."""
-    if kind == "inference":
+    if kind == ScheduleKind.INFERENCE:
         return 1 if order else 0
     zero_bubble = any(a.op == "W" for a in order)
     alive = best = 0
@@ -486,9 +486,9 @@ def _unit_dependencies(problem: Problem, placement: Placement, training: bool) -
 def unit_order(schedule: str, position: int, stages: int, microbatches: int) -> list[tuple[str, int]]:
     """The order in which the device at ``position`` (of ``stages``) runs its units (one stage per device)."""
     m = microbatches
-    if schedule == "inference":
+    if schedule == ScheduleKind.INFERENCE:
         return [("F", i) for i in range(m)]
-    if schedule == "gpipe":
+    if schedule == ScheduleKind.GPIPE:
         return [("F", i) for i in range(m)] + [("B", i) for i in range(m)]
     warmup = min(stages - position - 1, m)
     order = [("F", i) for i in range(warmup)]
@@ -662,7 +662,7 @@ def simulate(
     rank_of = [k % n_ranks for k in range(n_stages)]
     run_on = [placement.stages[rank_of[k]].device for k in range(n_stages)]
     ranks = run_on[:n_ranks]
-    training = schedule != "inference"
+    training = schedule != ScheduleKind.INFERENCE
     zero_bubble = schedule == "zbh1"
     if recompute is True:
         recompute = tuple(ranks)
@@ -786,9 +786,9 @@ def simulate(
             total += end_of[key] - start_of[key]
         busy.append(total)
     makespan = max(end_of.values(), default=0.0)
-    if schedule == "inference":
+    if schedule == ScheduleKind.INFERENCE:
         period = max(w.forward for w in work)
-    elif schedule == "gpipe":
+    elif schedule == ScheduleKind.GPIPE:
         period = max(w.forward for w in work) + max(w.backward for w in work)
     else:
         per_rank = [0.0] * n_ranks

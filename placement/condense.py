@@ -1,0 +1,51 @@
+"""Merging nodes into groups: the quotient graph of a labelling, with the labels on a cycle merged.
+
+One helper for the places that contract a graph (color classes, coarsening by name): it builds
+the quotient over the labels (``networkx``), condenses its strongly connected components
+(``nx.condensation``: labels on a cycle must share a device) and numbers the groups in the
+topological order that takes the group with the smallest ``rank`` first
+(``nx.lexicographical_topological_sort``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import TypeVar
+
+import networkx as nx
+
+L = TypeVar("L", bound=Hashable)
+
+
+def condense(
+    labels: Iterable[L], edges: Iterable[tuple[L, L]], rank: Callable[[L], int]
+) -> tuple[dict[L, int], list[tuple[int, int]]]:
+    """Groups of ``labels`` joined by ``edges``: each label's group, and the edges between groups.
+
+    Parameters
+    ----------
+    labels : iterable of hashable
+        Every label (a label without edges is a group of its own).
+    edges : iterable of (label, label)
+        Edges between labels; self loops are ignored.
+    rank : callable
+        Ties of the topological order: the group whose smallest member rank is least comes first.
+
+    Returns
+    -------
+    (dict, list)
+        Label -> group number (0.. in topological order; labels on a cycle share a group) and the
+        sorted edges between different groups.
+
+    >>> group, between = condense("abc", [("a", "b"), ("b", "a"), ("c", "a")], "abc".index)
+    >>> sorted(group.items()), between
+    ([('a', 1), ('b', 1), ('c', 0)], [(0, 1)])
+    """
+    quotient = nx.DiGraph()
+    quotient.add_nodes_from(labels)
+    quotient.add_edges_from((a, b) for a, b in edges if a != b)
+    condensed = nx.condensation(quotient)
+    least = {c: min(rank(m) for m in condensed.nodes[c]["members"]) for c in condensed.nodes}
+    number = {c: i for i, c in enumerate(nx.lexicographical_topological_sort(condensed, key=least.__getitem__))}
+    group_of = {label: number[condensed.graph["mapping"][label]] for label in quotient}  # in the order given
+    return group_of, sorted((number[a], number[b]) for a, b in condensed.edges)
