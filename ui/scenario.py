@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 import placement
+from placement.errors import quote
 from placement.scenario import (
     QUERY_KEYS,
     Scenario,
@@ -28,7 +29,7 @@ from placement.scenario import (
     scenario_to_json,
     scenario_to_query,
 )
-from ui import state
+from ui import guard, state
 
 #: Widget keys of page settings carried by a scenario (their widgets persist across page switches).
 SETTINGS_KEYS = (
@@ -110,7 +111,7 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
     if scenario.is_sample:
         by_label = {state.sample_label(path): path for path in state.sample_files()}
         if scenario.sample_label not in by_label:
-            raise placement.InvalidScenarioError(f"{source}: no sample graph named {scenario.sample_label!r}")
+            raise placement.InvalidScenarioError(f"{source}: no sample graph named {quote(scenario.sample_label)}")
         problem = placement.load_problem(by_label[scenario.sample_label])
         name, graph_source = scenario.sample_label, scenario.graph
     elif scenario.inline_graph is not None:
@@ -130,6 +131,10 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
     graph = problem.graph
     for pattern, factor in scenario.latency_rules:  # validate before changing anything
         graph = graph.with_latency_scale(pattern, factor)
+    try:  # the devices and multipliers must fit the graph (no load overflows), also before any change
+        placement.Problem(graph, scenario.devices)
+    except placement.PlacementError as exc:
+        raise placement.InvalidScenarioError(f"{source}: {exc}") from None
     state.set_graph(problem, name, source=graph_source)
     state.set_devices(scenario.devices)
     if scenario.devices == problem.devices:
@@ -174,7 +179,7 @@ def show_restore_error() -> None:
     """Show (once) why the opened link could not be applied."""
     message = st.session_state.pop(_ERROR, None)
     if message:
-        st.error(message)
+        st.error(guard.markdown_safe(message))
 
 
 def share_link(scenario: Scenario) -> str:
@@ -231,4 +236,4 @@ def render_scenario_card() -> None:
                     st.rerun()
             error = st.session_state.get("_scenario_upload_error")
             if error:
-                st.error(f"{error} — the current view stays.")
+                st.error(f"{guard.markdown_safe(error)} — the current view stays.")
