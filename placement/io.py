@@ -63,8 +63,24 @@ _TOP_KEYS = {
 }
 
 
-def parse_json(data: bytes | str, source: str, error: type[PlacementError]) -> Any:
-    """Parse JSON ``data`` (bytes: at most MAX_FILE_BYTES, UTF-8) or raise ``error`` in one line naming ``source``."""
+class _DuplicateKey(ValueError):
+    """A key given twice in one JSON object (refused where ``unique_keys`` is asked for)."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def parse_json(data: bytes | str, source: str, error: type[PlacementError], unique_keys: bool = False) -> Any:
+    """Parse JSON ``data`` (bytes: at most MAX_FILE_BYTES, UTF-8) or raise ``error`` in one line naming ``source``.
+
+    With ``unique_keys``, an object that gives one key twice is refused (JSON would keep the last one silently).
+    """
     source = label(source)
     if isinstance(data, bytes):
         if len(data) > MAX_FILE_BYTES:
@@ -74,7 +90,9 @@ def parse_json(data: bytes | str, source: str, error: type[PlacementError]) -> A
         except UnicodeDecodeError:
             raise error(f"{source}: not UTF-8 text (is it a JSON file?)") from None
     try:
-        return json.loads(data)
+        return json.loads(data, object_pairs_hook=_unique_pairs if unique_keys else None)
+    except _DuplicateKey as exc:
+        raise error(f"{source}: the key {quote(exc.args[0], 40)} is given twice in one object (ambiguous)") from None
     except json.JSONDecodeError as exc:
         raise error(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:

@@ -334,7 +334,7 @@ def parse_scenario(data: bytes | str, source: str = "<scenario card>") -> Scenar
     if len(data) > MAX_FILE_BYTES:  # this module's limit (a test lowers it), checked before decoding
         what = f"file is {len(data):,} bytes," if isinstance(data, bytes) else "text is"
         raise InvalidScenarioError(f"{source}: {what} over the {MAX_FILE_BYTES:,}-byte limit")
-    return scenario_from_dict(parse_json(data, source, InvalidScenarioError), source)
+    return scenario_from_dict(parse_json(data, source, InvalidScenarioError, unique_keys=True), source)
 
 
 # ----------------------------------------------------------------------------- URL query parameters
