@@ -77,6 +77,37 @@ def _piper(**top) -> dict:
     }
 
 
+#: A valid Megatron-LM launch for ``predict`` (the transformer performance model's subcommand).
+MEGATRON = ["--num-layers", "2", "--hidden-size", "1024", "--num-attention-heads", "16", "--seq-length", "1024"]
+MEGATRON += ["--micro-batch-size", "1", "--global-batch-size", "8"]
+
+
+def _predict_cases() -> list[dict]:
+    """``predict`` flags: hostile text and extreme sizes (unknown Megatron flags are ignored, by design)."""
+    cases = []
+    for tag, text in HOSTILE_TEXT.items():
+        cases += [
+            {"name": f"predict {tag}: --gpu", "argv": ["predict", "--gpu", text, "--gpus", "8", "--", *MEGATRON]},
+            {"name": f"predict {tag}: --gpus", "argv": ["predict", "--gpu", "H100", "--gpus", text, "--", *MEGATRON]},
+            {
+                "name": f"predict {tag}: Megatron value",
+                "argv": ["predict", "--gpu", "H100", "--gpus", "8", "--", *MEGATRON, "--num-layers", text],
+            },
+        ]
+    extreme = [
+        ("1e9 GPUs", ["--gpus", "1000000000", "--"]),
+        ("NaN NVLink", ["--gpus", "8", "--nvlink-gbps", "nan", "--"]),
+        ("1e11 layers", ["--gpus", "8", "--", "--num-layers", "100000000000"]),
+        ("hidden 1e30", ["--gpus", "8", "--", "--hidden-size", "1" + "0" * 30]),
+        ("batch 0", ["--gpus", "8", "--", "--global-batch-size", "0"]),
+    ]
+    for tag, flags in extreme:
+        split = flags.index("--")
+        argv = ["predict", "--gpu", "H100", *flags[:split], "--", *MEGATRON, *flags[split + 1 :]]
+        cases.append({"name": f"predict: {tag}", "argv": argv})
+    return cases
+
+
 def _quote_cases(tmp: Path, files: dict[str, str | bytes]) -> list[dict]:
     """Every CLI error path that echoes user text, fed each of :data:`HOSTILE_TEXT`."""
     cases: list[dict] = []
@@ -154,6 +185,7 @@ def _quote_cases(tmp: Path, files: dict[str, str | bytes]) -> list[dict]:
             name = f"q_{tag}_{text.replace('/', '_')}.json"
             files[name] = "not json"
             cases.append({"name": f"quote {tag}: solve, file name", "argv": ["solve", path(name)]})
+    cases += _predict_cases()
     files["split_repeated_ok.json"] = json.dumps({"fpgas": [{"nodes": [0]}, {"nodes": [1, 2]}], "cpus": []})
     return cases
 
