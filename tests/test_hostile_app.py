@@ -70,6 +70,13 @@ def _link_cases() -> list[dict]:
         ("link: bandwidth 5e-324", _link(devices=_devices(bandwidth=5e-324)), DEVICES_PAGE, True),
         ("link: kind bandwidth 5e-324", _link(devices=_devices(kind={"bandwidth": 5e-324})), DEVICES_PAGE, True),
         ("link: speed 5e-324", _link(devices=_devices(kind={"speed": 5e-324})), DEVICES_PAGE, True),
+        (
+            "link: bandwidth 0.01 (under the slider's 0.05)",
+            _link(devices=_devices(bandwidth=0.01)),
+            DEVICES_PAGE,
+            False,
+        ),
+        ("link: speed 20 (over the slider's 8)", _link(devices=_devices(kind={"speed": 20.0})), DEVICES_PAGE, False),
         ("link: 1e9 accelerators", _link(devices=_devices(kind={"count": 10**9})), None, True),
         ("link: 1e9 CPU cores", _link(devices=_devices(cpus=10**9)), None, True),
         (
