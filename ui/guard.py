@@ -29,7 +29,8 @@ _LOGGER = logging.getLogger(__name__)
 _MARK = "__ui_guarded__"
 ROOT = Path(__file__).resolve().parent.parent
 #: Directories and file names of anything path-like (the text is cut to 1,000 characters first).
-_PATH = re.compile(r"(?:[A-Za-z]:)?[/\\][^\s'\":,()]*[/\\]")
+#: A Windows path needs its drive letter, so that escapes such as backslash-n in quoted names are kept.
+_PATH = re.compile(r"[A-Za-z]:\\(?:[^\s'\":,()\\]*\\)*|/(?:[^\s'\":,()/]*/)+")
 #: Markdown that could turn user text in an error into a link, an image, a colored directive or math.
 _MARKDOWN = re.compile(r"([\\\[\]$<>])")
 
