@@ -65,8 +65,11 @@ if state.sync_widgets("devices", values, version) or "_dev_bounds" not in st.ses
     st.session_state["_dev_bounds"] = (
         min(MAX_DEVICE_COUNT, state.stable_maximum(first.count)),
         min(MAX_DEVICE_COUNT, state.stable_maximum(devices.cpus)),
+        # Factors from a file, link or card may lie outside the sliders' usual 0.05..8 (issue 27).
+        (min(0.05, first.speed), max(8.0, first.speed)),
+        (min(0.05, devices.bandwidth), max(8.0, devices.bandwidth)),
     )
-max_count, max_cpus = st.session_state["_dev_bounds"]
+max_count, max_cpus, speed_range, bandwidth_range = st.session_state["_dev_bounds"]
 
 many_kinds = len(devices.accelerators) > 1
 kind_note = f" (kind '{first.name}')" if many_kinds else ""
@@ -110,8 +113,7 @@ with col_a:
 with col_b:
     st.slider(
         f"Accelerator speed factor{kind_note}",
-        0.05,
-        8.0,
+        *speed_range,
         step=0.05,
         key="dev_speed",
         help="Nodes run their accelerator latency divided by this factor "
@@ -119,8 +121,7 @@ with col_b:
     )
     st.slider(
         "Bandwidth factor",
-        0.05,
-        8.0,
+        *bandwidth_range,
         step=0.05,
         key="dev_bandwidth",
         help="Transfers take cost / bandwidth factor (x the kind's own bandwidth).",

@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .errors import PlacementError
+from .errors import PlacementError, one_line, quote
 from .evaluate import Evaluation, evaluate, latency_note
 from .io import load_placement, load_problem
 from .model import CPU_KIND, Objective, Problem, Result
@@ -39,7 +39,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit status 2."""
 
     def error(self, message: str) -> NoReturn:  # pragma: no cover - exercised through main()
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.stderr.write(f"{self.prog}: error: {one_line(message)}\n")
         raise SystemExit(2)
 
 
@@ -47,9 +47,9 @@ def _number(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number: {quote(text)}") from None
     if math.isnan(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative number: {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a non-negative number: {quote(text)}")
     return value
 
 
@@ -57,9 +57,9 @@ def _count(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not an integer: {quote(text)}") from None
     if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer: {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer: {quote(text)}")
     return value
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError
+from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError, label, quote
 from .model import CPU_KIND, AcceleratorKind, Devices, DeviceSlot, Edge, Graph, Node, Placement, Problem, Stage
 
 _T = TypeVar("_T")
@@ -63,8 +63,25 @@ _TOP_KEYS = {
 }
 
 
-def parse_json(data: bytes | str, source: str, error: type[PlacementError]) -> Any:
-    """Parse JSON ``data`` (bytes: at most MAX_FILE_BYTES, UTF-8) or raise ``error`` in one line naming ``source``."""
+class _DuplicateKey(ValueError):
+    """A key given twice in one JSON object (refused where ``unique_keys`` is asked for)."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def parse_json(data: bytes | str, source: str, error: type[PlacementError], unique_keys: bool = False) -> Any:
+    """Parse JSON ``data`` (bytes: at most MAX_FILE_BYTES, UTF-8) or raise ``error`` in one line naming ``source``.
+
+    With ``unique_keys``, an object that gives one key twice is refused (JSON would keep the last one silently).
+    """
+    source = label(source)
     if isinstance(data, bytes):
         if len(data) > MAX_FILE_BYTES:
             raise error(f"{source}: file is {len(data):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
@@ -73,7 +90,9 @@ def parse_json(data: bytes | str, source: str, error: type[PlacementError]) -> A
         except UnicodeDecodeError:
             raise error(f"{source}: not UTF-8 text (is it a JSON file?)") from None
     try:
-        return json.loads(data)
+        return json.loads(data, object_pairs_hook=_unique_pairs if unique_keys else None)
+    except _DuplicateKey as exc:
+        raise error(f"{source}: the key {quote(exc.args[0], 40)} is given twice in one object (ambiguous)") from None
     except json.JSONDecodeError as exc:
         raise error(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
@@ -85,27 +104,30 @@ def parse_json(data: bytes | str, source: str, error: type[PlacementError]) -> A
 def read_file_bytes(path: str | Path, error: type[PlacementError]) -> bytes:
     """Read a regular file of at most :data:`MAX_FILE_BYTES` (never a device, pipe or socket: no hang)."""
     path = Path(path)
+    shown = label(str(path))
+    if "\x00" in str(path):  # the OS cannot name such a file (os.stat raises ValueError)
+        raise error(f"{shown}: no such file (a file name cannot hold a NUL character)")
     try:
         info = path.stat()
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError
         if not stat.S_ISREG(info.st_mode):
-            raise error(f"{path}: not a regular file (a device, pipe or socket cannot be read)")
+            raise error(f"{shown}: not a regular file (a device, pipe or socket cannot be read)")
         if info.st_size > MAX_FILE_BYTES:
-            raise error(f"{path}: file is {info.st_size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
+            raise error(f"{shown}: file is {info.st_size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
         with path.open("rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
         if len(data) > MAX_FILE_BYTES:
-            raise error(f"{path}: file is over the {MAX_FILE_BYTES:,}-byte limit")
+            raise error(f"{shown}: file is over the {MAX_FILE_BYTES:,}-byte limit")
         return data
     except FileNotFoundError:
-        raise error(f"{path}: no such file") from None
+        raise error(f"{shown}: no such file") from None
     except IsADirectoryError:
-        raise error(f"{path}: is a directory, not a file") from None
+        raise error(f"{shown}: is a directory, not a file") from None
     except PermissionError:
-        raise error(f"{path}: permission denied") from None
+        raise error(f"{shown}: permission denied") from None
     except OSError as exc:
-        raise error(f"{path}: cannot read ({exc.strerror})") from None
+        raise error(f"{shown}: cannot read ({exc.strerror})") from None
 
 
 def _float(value: int | float, what: str, error: type[PlacementError]) -> float:
@@ -176,9 +198,9 @@ def with_source(source: str, build: Callable[[Any, str], _T], data: Any) -> _T:
     try:
         return build(data, source)
     except (InvalidGraphError, InvalidDevicesError) as exc:
-        message = str(exc)
-        if not message.startswith(f"{source}:"):
-            message = f"{source}: {message}"
+        message, shown = str(exc), label(source)
+        if not message.startswith(f"{shown}:"):
+            message = f"{shown}: {message}"
         raise InvalidGraphError(message) from None
 
 
@@ -201,8 +223,8 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
         latencies = get_field(raw, "latencies", where, "object", {})
         for kind, value in latencies.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InvalidGraphError(f"{where}: field 'latencies.{kind}' must be a number")
-            _float(value, f"{where}: field 'latencies.{kind}'", InvalidGraphError)
+                raise InvalidGraphError(f"{where}: field 'latencies.{label(kind, 40)}' must be a number")
+            _float(value, f"{where}: field 'latencies.{label(kind, 40)}'", InvalidGraphError)
         kinds = get_field(raw, "kinds", where, "list", None)
         if kinds is not None and not all(isinstance(k, str) for k in kinds):
             raise InvalidGraphError(f"{where}: field 'kinds' must be a list of kind names")
@@ -252,8 +274,8 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
         for kind in node.allowed_kinds or ():
             if kind not in known:
                 raise InvalidGraphError(
-                    f"node {node.id}: field 'kinds' names {kind[:40]!r}, not an accelerator kind "
-                    f"of the file ({', '.join(sorted(known)) or 'none'})"
+                    f"node {node.id}: field 'kinds' names {quote(kind, 40)}, not an accelerator kind "
+                    f"of the file ({', '.join(quote(k, 40) for k in sorted(known)[:8]) or 'none'})"
                 )
     return graph, devices
 
@@ -316,7 +338,7 @@ def parse_problem(data: bytes | str, source: str = "<upload>") -> Problem:
     try:
         return Problem(graph, devices)
     except InvalidGraphError as exc:
-        raise InvalidGraphError(f"{source}: {exc}") from None
+        raise InvalidGraphError(f"{label(source)}: {exc}") from None
 
 
 def load_problem(path: str | Path) -> Problem:
@@ -421,7 +443,7 @@ def placement_from_dict(data: Any, graph: Graph, devices: Devices, source: str =
     try:
         return _placement_from_dict(data, graph, devices)
     except InvalidSplitError as exc:
-        raise InvalidSplitError(f"{source}: {exc}") from None
+        raise InvalidSplitError(f"{label(source)}: {exc}") from None
 
 
 def _node_list(raw: Any, where: str) -> list[int]:

@@ -27,7 +27,7 @@ from typing import Any, cast
 
 import networkx as nx
 
-from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError
+from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError, quote
 
 CPU_KIND = "cpu"
 
@@ -95,7 +95,7 @@ class Node:
 
     def __post_init__(self) -> None:
         if isinstance(self.id, bool) or not isinstance(self.id, int):
-            raise InvalidGraphError(f"node {self.id!r}: field 'id' must be an integer")
+            raise InvalidGraphError(f"node {quote(self.id, 40)}: field 'id' must be an integer")
         if not -(2**63) <= self.id < 2**63:
             raise InvalidGraphError(
                 f"nodes: field 'id' must fit in 64 bits (got an integer of {len(str(self.id))} digits)"
@@ -398,7 +398,7 @@ class AcceleratorKind:
     price_per_hour: float = 0.0
 
     def __post_init__(self) -> None:
-        where = f"accelerator kind {self.name!r}"
+        where = f"accelerator kind {quote(self.name, 40)}"
         if not isinstance(self.name, str) or not self.name or self.name == CPU_KIND:
             raise InvalidDevicesError(f"{where}: name must be a non-empty string other than 'cpu'")
         if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0:
@@ -454,7 +454,8 @@ class Devices:
         object.__setattr__(self, "accelerators", tuple(self.accelerators))
         names = [kind.name for kind in self.accelerators]
         if len(set(names)) != len(names):
-            raise InvalidDevicesError(f"accelerator kinds: duplicate kind name in {names}")
+            duplicate = next(name for name in names if names.count(name) > 1)
+            raise InvalidDevicesError(f"accelerator kinds: duplicate kind name {quote(duplicate, 40)}")
         if isinstance(self.cpus, bool) or not isinstance(self.cpus, int) or self.cpus < 0:
             raise InvalidDevicesError(f"cpus must be a non-negative integer (got {self.cpus!r})")
         if self.cpus > MAX_DEVICE_COUNT:
@@ -482,7 +483,7 @@ class Devices:
         for kind in self.accelerators:
             if kind.name == name:
                 return kind
-        raise InvalidDevicesError(f"no accelerator kind named {name!r}")
+        raise InvalidDevicesError(f"no accelerator kind named {quote(name, 40)}")
 
     def slots(self) -> tuple[DeviceSlot, ...]:
         """Every device of the inventory: accelerators kind by kind, then CPU cores."""
@@ -537,7 +538,7 @@ def _check_sums(graph: Graph, devices: Devices) -> None:
     totals += [
         (
             "fpgaLatency",
-            f"on accelerator kind {kind.name!r} (speed {kind.speed:g})",
+            f"on accelerator kind {quote(kind.name, 40)} (speed {kind.speed:g})",
             sum(node.latency_on(kind) for node in graph.nodes),
         )
         for kind in devices.accelerators

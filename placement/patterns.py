@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import InvalidGraphError
+from .errors import InvalidGraphError, quote
 
 #: Longest pattern accepted.
 MAX_PATTERN_CHARS = 200
@@ -135,7 +135,7 @@ def _compile_alternative(text: str, pattern: str) -> _Alternative:
         elif char == "[":
             end = text.find("]", i + 2)
             if end < 0:
-                raise InvalidGraphError(f"latency pattern {pattern!r}: '[' at position {i + 1} is never closed")
+                raise InvalidGraphError(f"latency pattern {quote(pattern)}: '[' at position {i + 1} is never closed")
             body = text[i + 1 : end]
             negated = body[:1] in ("!", "^")
             if negated:

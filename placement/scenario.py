@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InvalidScenarioError, PlacementError
+from .errors import InvalidScenarioError, PlacementError, label, quote
 from .io import MAX_FILE_BYTES, graph_from_dict, graph_to_dict, parse_json
 from .model import AcceleratorKind, Devices, Graph
 
@@ -133,7 +133,7 @@ def _check_graph_ref(value: Any, where: str) -> None:
         return
     if kind == "upload" and _DIGEST.match(rest):
         return
-    raise InvalidScenarioError(f"{where} must be 'sample:<label>' or 'upload:<hex digest>' (got {value[:60]!r})")
+    raise InvalidScenarioError(f"{where} must be 'sample:<label>' or 'upload:<hex digest>' (got {quote(value, 60)})")
 
 
 def _number(value: Any, where: str) -> float:
@@ -174,7 +174,7 @@ def _check_settings(settings: Any, where: str) -> tuple[tuple[str, Setting], ...
         key, value = item
         if not isinstance(key, str) or not _SETTING_KEY.match(key):
             raise InvalidScenarioError(
-                f"{where}: setting name {str(key)[:40]!r} must be lower-case letters, digits and '_'"
+                f"{where}: setting name {quote(key, 40)} must be lower-case letters, digits and '_'"
             )
         if isinstance(value, str):
             _check_text(value, f"{where}: setting '{key}'", allow_empty=True)
@@ -226,7 +226,7 @@ def devices_from_plain(data: Any, where: str = "devices") -> Devices:
     kind_fields = {f.name for f in dataclasses.fields(AcceleratorKind)}
     unknown = sorted(set(data) - known)
     if unknown:
-        raise InvalidScenarioError(f"{where}: unknown field {unknown[0]!r}")
+        raise InvalidScenarioError(f"{where}: unknown field {quote(unknown[0], 40)}")
     fields = {k: _unplain(v) for k, v in data.items() if k != "accelerators"}
     kinds_raw = data.get("accelerators", [])
     if not isinstance(kinds_raw, list) or len(kinds_raw) > 64:
@@ -237,7 +237,7 @@ def devices_from_plain(data: Any, where: str = "devices") -> Devices:
             raise InvalidScenarioError(f"{where}.accelerators[{position}] must be an object")
         unknown = sorted(set(raw) - kind_fields)
         if unknown:
-            raise InvalidScenarioError(f"{where}.accelerators[{position}]: unknown field {unknown[0]!r}")
+            raise InvalidScenarioError(f"{where}.accelerators[{position}]: unknown field {quote(unknown[0], 40)}")
         try:
             kinds.append(AcceleratorKind(**{k: _unplain(v) for k, v in raw.items()}))
         except (PlacementError, TypeError, ValueError) as exc:
@@ -288,6 +288,7 @@ _CARD_KEYS = {
 
 def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     """Read a scenario card's data (see :func:`scenario_to_dict`); one-line errors naming ``source`` and the field."""
+    source = label(source)
     if not isinstance(data, dict):
         raise InvalidScenarioError(f"{source}: a scenario card must be a JSON object")
     if data.get("format") != CARD_FORMAT:
@@ -296,7 +297,7 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
         raise InvalidScenarioError(f"{source}: field 'version' must be {CARD_VERSION}")
     unknown = sorted(set(data) - _CARD_KEYS)
     if unknown:
-        raise InvalidScenarioError(f"{source}: unknown field {unknown[0]!r}")
+        raise InvalidScenarioError(f"{source}: unknown field {quote(unknown[0], 40)}")
     for key in ("graph", "devices"):
         if key not in data:
             raise InvalidScenarioError(f"{source}: missing field {key!r}")
@@ -329,10 +330,11 @@ def scenario_to_json(scenario: Scenario) -> str:
 
 def parse_scenario(data: bytes | str, source: str = "<scenario card>") -> Scenario:
     """Parse a scenario card (size-limited to :data:`placement.MAX_FILE_BYTES`; one-line errors)."""
+    source = label(source)
     if len(data) > MAX_FILE_BYTES:  # this module's limit (a test lowers it), checked before decoding
         what = f"file is {len(data):,} bytes," if isinstance(data, bytes) else "text is"
         raise InvalidScenarioError(f"{source}: {what} over the {MAX_FILE_BYTES:,}-byte limit")
-    return scenario_from_dict(parse_json(data, source, InvalidScenarioError), source)
+    return scenario_from_dict(parse_json(data, source, InvalidScenarioError, unique_keys=True), source)
 
 
 # ----------------------------------------------------------------------------- URL query parameters

@@ -51,6 +51,145 @@ def _with_node_field(field: str, literal: str) -> str:
     return _text(graph).replace('"@@"', literal)
 
 
+#: User text that must never break the one-line promise (issue 27.3): a newline with a line of
+#: Python after it, control characters and ANSI escapes, Unicode line separators and a bidi
+#: override, Markdown/HTML markup and a 10 kB name.
+HOSTILE_TEXT = {
+    "newline": "evil\nimport os; os.system('echo pwned')\n",
+    "control": "a\x00\x07\x08\r\x1b[2J\x1b[31mred\x1b[0m\x7f",
+    "separators": "line\u2028para\u2029next\x85\u202eevil",
+    "markup": "<script>alert(1)</script>[x](javascript:alert(1)) **b** $x$ :red[r] ![i](http://e/i.png)",
+    "10kB": "n" * 10_000,
+}
+
+
+def _piper(**top) -> dict:
+    option = {"id": "o", "timePerSample": 1.0, "parameterSize": 1.0}
+    nodes = [{"id": i, "name": f"n{i}", "TMPCs": {"1": [option]}} for i in range(2)]
+    return {
+        "maxDevices": 2,
+        "maxMemoryPerDevice": 1e12,
+        "bandwidth": 1e9,
+        "mbsInBatch": 2,
+        "nodes": nodes,
+        "edges": [{"sourceId": 0, "destId": 1}],
+        **top,
+    }
+
+
+#: A valid Megatron-LM launch for ``predict`` (the transformer performance model's subcommand).
+MEGATRON = ["--num-layers", "2", "--hidden-size", "1024", "--num-attention-heads", "16", "--seq-length", "1024"]
+MEGATRON += ["--micro-batch-size", "1", "--global-batch-size", "8"]
+
+
+def _predict_cases() -> list[dict]:
+    """``predict`` flags: hostile text and extreme sizes (unknown Megatron flags are ignored, by design)."""
+    cases = []
+    for tag, text in HOSTILE_TEXT.items():
+        cases += [
+            {"name": f"predict {tag}: --gpu", "argv": ["predict", "--gpu", text, "--gpus", "8", "--", *MEGATRON]},
+            {"name": f"predict {tag}: --gpus", "argv": ["predict", "--gpu", "H100", "--gpus", text, "--", *MEGATRON]},
+            {
+                "name": f"predict {tag}: Megatron value",
+                "argv": ["predict", "--gpu", "H100", "--gpus", "8", "--", *MEGATRON, "--num-layers", text],
+            },
+        ]
+    extreme = [
+        ("1e9 GPUs", ["--gpus", "1000000000", "--"]),
+        ("NaN NVLink", ["--gpus", "8", "--nvlink-gbps", "nan", "--"]),
+        ("1e11 layers", ["--gpus", "8", "--", "--num-layers", "100000000000"]),
+        ("hidden 1e30", ["--gpus", "8", "--", "--hidden-size", "1" + "0" * 30]),
+        ("batch 0", ["--gpus", "8", "--", "--global-batch-size", "0"]),
+    ]
+    for tag, flags in extreme:
+        split = flags.index("--")
+        argv = ["predict", "--gpu", "H100", *flags[:split], "--", *MEGATRON, *flags[split + 1 :]]
+        cases.append({"name": f"predict: {tag}", "argv": argv})
+    return cases
+
+
+def _quote_cases(tmp: Path, files: dict[str, str | bytes]) -> list[dict]:
+    """Every CLI error path that echoes user text, fed each of :data:`HOSTILE_TEXT`."""
+    cases: list[dict] = []
+    one = json.dumps({"fpgas": [{"nodes": [0, 1, 2]}], "cpus": []})
+    files["split_one.json"] = one
+    for tag, text in HOSTILE_TEXT.items():
+        graph = _graph()
+        graph["nodes"][0]["kinds"] = [text]
+        files[f"q_{tag}_node_kind.json"] = _text(graph)
+        files[f"q_{tag}_kind_name.json"] = _text(_graph(deviceKinds=[{"name": text, "count": -1}]))
+        files[f"q_{tag}_kind_twice.json"] = _text(
+            _graph(deviceKinds=[{"name": text, "count": 1}, {"name": text, "count": 1}])
+        )
+        graph = _graph()
+        graph["nodes"][0]["latencies"] = {text: "fast"}
+        files[f"q_{tag}_latency_key.json"] = _text(graph)
+        graph = _graph()
+        graph["nodes"][0]["id"] = text
+        files[f"q_{tag}_string_id.json"] = _text(graph)
+        graph = _graph()  # export: one module split over two stages
+        for node in graph["nodes"]:
+            node["module"] = text
+        files[f"q_{tag}_module.json"] = _text(graph)
+        files[f"q_{tag}_piper_key.json"] = _text(_piper(nodes=[{"id": 0, "TMPCs": {text: []}}], edges=[]))
+        option = {"id": text, "timePerSample": 1.0}
+        files[f"q_{tag}_piper_option.json"] = _text(
+            _piper(nodes=[{"id": 0, "TMPCs": {"1": [option, option]}}], edges=[])
+        )
+
+        def path(name: str) -> str:
+            return str(tmp / name)
+
+        cases += [
+            {"name": f"quote {tag}: solve, node kinds entry", "argv": ["solve", path(f"q_{tag}_node_kind.json")]},
+            {"name": f"quote {tag}: solve, kind name", "argv": ["solve", path(f"q_{tag}_kind_name.json")]},
+            {"name": f"quote {tag}: solve, kind twice", "argv": ["solve", path(f"q_{tag}_kind_twice.json")]},
+            {"name": f"quote {tag}: solve, latencies key", "argv": ["solve", path(f"q_{tag}_latency_key.json")]},
+            {"name": f"quote {tag}: solve, string id", "argv": ["solve", path(f"q_{tag}_string_id.json")]},
+            {"name": f"quote {tag}: solve, missing file", "argv": ["solve", path(f"missing {text[:200]}.json")]},
+            {
+                "name": f"quote {tag}: solve, --accelerators",
+                "argv": ["solve", path("good.json"), "--accelerators", text],
+            },
+            {"name": f"quote {tag}: solve, --memory", "argv": ["solve", path("good.json"), "--memory", text]},
+            {"name": f"quote {tag}: solve, --method", "argv": ["solve", path("good.json"), "--method", text]},
+            {"name": f"quote {tag}: solve, extra argument", "argv": ["solve", path("good.json"), text]},
+            {
+                "name": f"quote {tag}: evaluate, kind name",
+                "argv": ["evaluate", path(f"q_{tag}_kind_name.json"), path("split_one.json")],
+            },
+            {
+                "name": f"quote {tag}: export, --to",
+                "argv": ["export", path("split_one.json"), "--graph", path("good.json"), "--to", text],
+            },
+            {
+                "name": f"quote {tag}: export, --schedule",
+                "argv": ["export", path("split_one.json"), "--graph", path("good.json"), "--to", "torch"]
+                + ["--schedule", text],
+            },
+            {
+                "name": f"quote {tag}: export, module split over stages",
+                "argv": ["export", path("split_repeated_ok.json"), "--graph", path(f"q_{tag}_module.json")]
+                + ["--to", "torch"],
+            },
+            {
+                "name": f"quote {tag}: multidim, TMPCs key",
+                "argv": ["solve", path(f"q_{tag}_piper_key.json"), "--method", "multidim"],
+            },
+            {
+                "name": f"quote {tag}: multidim, option id twice",
+                "argv": ["solve", path(f"q_{tag}_piper_option.json"), "--method", "multidim"],
+            },
+        ]
+        if "\x00" not in text and len(text) < 200:  # a file name may hold anything but NUL and '/'
+            name = f"q_{tag}_{text.replace('/', '_')}.json"
+            files[name] = "not json"
+            cases.append({"name": f"quote {tag}: solve, file name", "argv": ["solve", path(name)]})
+    cases += _predict_cases()
+    files["split_repeated_ok.json"] = json.dumps({"fpgas": [{"nodes": [0]}, {"nodes": [1, 2]}], "cpus": []})
+    return cases
+
+
 def _build_cases(tmp: Path) -> list[dict]:
     files: dict[str, str | bytes] = {}
     good = _text(_graph())
@@ -107,6 +246,7 @@ def _build_cases(tmp: Path) -> list[dict]:
     files["split_repeated.json"] = json.dumps({"fpgas": [{"nodes": [0, 1]}, {"nodes": [1, 2]}], "cpus": []})
     files["split_deep.json"] = "[" * 200_000
     files["split_not_nodes.json"] = json.dumps({"fpgas": [{"nodes": "all"}]})
+    quoted = _quote_cases(tmp, files)
     for name, content in files.items():
         (tmp / name).write_bytes(content if isinstance(content, bytes) else content.encode())
     with open(tmp / "over_cap.json", "wb") as handle:  # sparse: over the cap without using the disk
@@ -120,7 +260,7 @@ def _build_cases(tmp: Path) -> list[dict]:
     cases = [
         {"name": f"solve {name}", "argv": ["solve", path(name)]}
         for name in files
-        if not name.startswith(("split_", "good"))
+        if not name.startswith(("split_", "good", "q_"))
     ]
     cases += [
         {"name": "solve over 50 MiB", "argv": ["solve", path("over_cap.json")]},
@@ -177,7 +317,7 @@ def _build_cases(tmp: Path) -> list[dict]:
         {"name": "evaluate split from /dev/zero", "argv": ["evaluate", path("good.json"), "/dev/zero"]},
         {"name": "evaluate split from a pipe", "argv": ["evaluate", path("good.json"), path("fifo.json")]},
     ]
-    return cases
+    return cases + quoted
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +345,7 @@ def outcomes(tmp_path_factory):
 
 
 def test_enough_cases(outcomes):
-    assert len(outcomes[0]) >= 40
+    assert len(outcomes[0]) >= 120
 
 
 def _names(tmp_factory=None):
@@ -224,5 +364,6 @@ def test_case_is_refused_in_one_line_within_limits(outcomes, name):
     assert "Traceback" not in result["stderr"], result["stderr"][-1500:]
     assert result["exit"] == 2, (result["exit"], result["stderr"][-500:])
     assert len(lines) == 1, lines[:5]
+    assert lines[0].isprintable() and len(lines[0]) <= 1100, lines[0][:300]  # escaped, capped user text
     assert result["wall_s"] < WALL_S and result["cpu_s"] < CPU_S
     assert result["peak_mb"] < base_mb + PEAK_MB, (result["peak_mb"], base_mb)

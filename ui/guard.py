@@ -23,12 +23,16 @@ from typing import Any
 import streamlit as st
 
 import placement
+from placement.errors import one_line
 
 _LOGGER = logging.getLogger(__name__)
 _MARK = "__ui_guarded__"
 ROOT = Path(__file__).resolve().parent.parent
 #: Directories and file names of anything path-like (the text is cut to 1,000 characters first).
-_PATH = re.compile(r"(?:[A-Za-z]:)?[/\\][^\s'\":,()]*[/\\]")
+#: A Windows path needs its drive letter, so that escapes such as backslash-n in quoted names are kept.
+_PATH = re.compile(r"[A-Za-z]:\\(?:[^\s'\":,()\\]*\\)*|/(?:[^\s'\":,()/]*/)+")
+#: Markdown that could turn user text in an error into a link, an image, a colored directive or math.
+_MARKDOWN = re.compile(r"([\\\[\]$<>])")
 
 
 def _compile(path: str):
@@ -75,9 +79,14 @@ def run(target) -> None:
 
 
 def clean(text: str) -> str:
-    """One line without server paths: directories are dropped, file names kept."""
-    line = " ".join(str(text)[:1000].split())
+    """One line without server paths: directories are dropped, file names kept; control characters escaped."""
+    line = one_line(" ".join(str(text)[:1000].split()))
     return _PATH.sub("", line)[:400]
+
+
+def markdown_safe(text: str) -> str:
+    """``text`` with the Markdown that ``st.error`` would render as a link, image, directive or math escaped."""
+    return _MARKDOWN.sub(r"\\\1", text)
 
 
 def summary(exc: BaseException) -> str:
@@ -105,7 +114,7 @@ def show_error(exc: BaseException) -> None:
     if not isinstance(exc, placement.PlacementError):
         _LOGGER.error("unexpected error in a page", exc_info=exc)
     st.error(
-        f"{summary(exc)} — the settings of this session are kept; change them or reload the page.",
+        f"{markdown_safe(summary(exc))} — the settings of this session are kept; change them or reload the page.",
         icon=":material/error:",
     )
     with st.expander("Details", expanded=False):

@@ -20,6 +20,8 @@ from urllib.parse import urlencode
 import streamlit as st
 
 import placement
+from placement.errors import label, quote
+from placement.pipeline.schedule import ALL_SCHEDULES
 from placement.scenario import (
     QUERY_KEYS,
     Scenario,
@@ -28,7 +30,8 @@ from placement.scenario import (
     scenario_to_json,
     scenario_to_query,
 )
-from ui import state
+from placement.solve import METHODS
+from ui import guard, state
 
 #: Widget keys of page settings carried by a scenario (their widgets persist across page switches).
 SETTINGS_KEYS = (
@@ -38,6 +41,15 @@ SETTINGS_KEYS = (
     "timeline_recompute",
     "timeline_plan",
 )
+#: What each carried setting's widget accepts (the Timeline page's widgets): a link or card with
+#: another value is refused in one line instead of breaking the page (issue 27).
+SETTINGS_ALLOWED: dict[str, tuple] = {
+    "timeline_schedule": tuple(ALL_SCHEDULES),
+    "timeline_microbatches": (int, 1, 64),
+    "timeline_optimizer": (float, 0.0, 8.0),
+    "timeline_recompute": (False, True),
+    "timeline_plan": ("current plan", "memory-aware plan"),
+}
 UPLOADS_KEPT = 32
 _ERROR = "_ui_scenario_error"
 _RESTORED = "_ui_scenario_restored"
@@ -110,7 +122,7 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
     if scenario.is_sample:
         by_label = {state.sample_label(path): path for path in state.sample_files()}
         if scenario.sample_label not in by_label:
-            raise placement.InvalidScenarioError(f"{source}: no sample graph named {scenario.sample_label!r}")
+            raise placement.InvalidScenarioError(f"{source}: no sample graph named {quote(scenario.sample_label)}")
         problem = placement.load_problem(by_label[scenario.sample_label])
         name, graph_source = scenario.sample_label, scenario.graph
     elif scenario.inline_graph is not None:
@@ -130,6 +142,16 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
     graph = problem.graph
     for pattern, factor in scenario.latency_rules:  # validate before changing anything
         graph = graph.with_latency_scale(pattern, factor)
+    if scenario.method not in METHODS:  # the Placement page would fall back silently
+        raise placement.InvalidScenarioError(
+            f"{source}: method {quote(scenario.method, 40)} is not one of {', '.join(METHODS)}"
+        )
+    for key, value in scenario.settings:
+        _check_setting(key, value, source)
+    try:  # the devices and multipliers must fit the graph (no load overflows), also before any change
+        placement.Problem(graph, scenario.devices)
+    except placement.PlacementError as exc:
+        raise placement.InvalidScenarioError(f"{source}: {exc}") from None
     state.set_graph(problem, name, source=graph_source)
     state.set_devices(scenario.devices)
     if scenario.devices == problem.devices:
@@ -144,6 +166,25 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
     # Widgets that mirror the method and objective follow the scenario.
     for key in ("pl_method", "pl_objective", "pl_time_limit", "cmp_objective"):
         st.session_state.pop(key, None)
+
+
+def _check_setting(key: str, value, source: str) -> None:
+    allowed = SETTINGS_ALLOWED.get(key)
+    if allowed is None:
+        return
+    if allowed and isinstance(allowed[0], type):
+        kind, low, high = allowed
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if number and (kind is float or float(value).is_integer()) and low <= value <= high:
+            return
+        rule = f"{'an integer' if kind is int else 'a number'} from {low:g} to {high:g}"
+    else:
+        if any(value == choice and type(value) is type(choice) for choice in allowed):
+            return
+        rule = "one of " + ", ".join(quote(choice) if isinstance(choice, str) else str(choice) for choice in allowed)
+    raise placement.InvalidScenarioError(
+        f"{source}: setting {quote(key)} must be {rule} (got {label(repr(value), 60)})"
+    )
 
 
 def restore_from_url() -> bool:
@@ -174,7 +215,7 @@ def show_restore_error() -> None:
     """Show (once) why the opened link could not be applied."""
     message = st.session_state.pop(_ERROR, None)
     if message:
-        st.error(message)
+        st.error(guard.markdown_safe(message))
 
 
 def share_link(scenario: Scenario) -> str:
@@ -231,4 +272,4 @@ def render_scenario_card() -> None:
                     st.rerun()
             error = st.session_state.get("_scenario_upload_error")
             if error:
-                st.error(f"{error} — the current view stays.")
+                st.error(f"{guard.markdown_safe(error)} — the current view stays.")

@@ -59,7 +59,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..condense import condense
-from ..errors import InvalidGraphError, PlacementError, TooManyIdealsError
+from ..errors import InvalidGraphError, PlacementError, TooManyIdealsError, quote
 from ..exact.ideals import count_ideals
 from ..model import Edge, Graph, Node
 from .roofline import CostModel, OpCost
@@ -398,7 +398,9 @@ def _bind_dims(model, dims: Mapping[str, int], default_dim: int, notes: list[str
     for key, dim in list(_open_dims(model)):  # listed first: binding a dim changes what is open
         size = int(dims.get(key, dims.get(dim.dim_param, default_dim))) if dims else default_dim
         if not 0 < size <= MAX_DIM:
-            raise InvalidGraphError(f"dimension {key!r} must be an integer from 1 to {MAX_DIM:,} (got {size:,})")
+            raise InvalidGraphError(
+                f"dimension {quote(key, 40)} must be an integer from 1 to {MAX_DIM:,} (got {size:,})"
+            )
         dim.Clear()
         dim.dim_value = size
         bound[key] = size
@@ -765,7 +767,7 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
         )
         classes = {n.color_class for n in group if n.color_class is not None}
         if len(classes) > 1:
-            raise InvalidGraphError(f"group {names[0]!r}: merges color classes {sorted(classes)}")
+            raise InvalidGraphError(f"group {quote(names[0], 40)}: merges color classes {sorted(classes)}")
         allowed = [set(n.allowed_kinds) for n in group if n.allowed_kinds is not None]
         extra: dict[str, Any] = {"members": len(group)}
         for field_name in ("flops", "bytesRead", "bytesWritten"):

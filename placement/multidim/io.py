@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidGraphError
+from ..errors import InvalidGraphError, quote
 from ..io import get_field, parse_json, read_file_bytes, with_source
 from .model import DeviceKind, MultiProblem, Option, PEdge, PNode
 
@@ -74,14 +74,14 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
             try:
                 t = int(key)
             except ValueError:
-                raise InvalidGraphError(f"{where}: TMPCs key {key!r} must be an integer degree") from None
+                raise InvalidGraphError(f"{where}: TMPCs key {quote(key, 40)} must be an integer degree") from None
             if t < 1:
-                raise InvalidGraphError(f"{where}: TMPCs key {key!r} must be >= 1")
+                raise InvalidGraphError(f"{where}: TMPCs key {quote(key, 40)} must be >= 1")
             if not isinstance(lst, list) or not lst:
-                raise InvalidGraphError(f"{where}: TMPCs[{key!r}] must be a non-empty list")
+                raise InvalidGraphError(f"{where}: TMPCs[{quote(key, 40)}] must be a non-empty list")
             opts = []
             for j, o in enumerate(lst):
-                w = f"{where}: TMPCs[{key!r}][{j}]"
+                w = f"{where}: TMPCs[{quote(key, 40)}][{j}]"
                 if not isinstance(o, dict):
                     raise InvalidGraphError(f"{w}: must be an object")
                 syncs = []
@@ -92,7 +92,7 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
                         try:
                             pairs[int(k)] = v
                         except ValueError:
-                            raise InvalidGraphError(f"{w}: {name} key {k!r} must be a node id") from None
+                            raise InvalidGraphError(f"{w}: {name} key {quote(k, 40)} must be a node id") from None
                     syncs.append(pairs)
                 opts.append(
                     Option(
@@ -107,7 +107,8 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
                 )
             names = [o.name for o in opts]
             if len(set(names)) != len(names):
-                raise InvalidGraphError(f"{where}: TMPCs[{key!r}] has duplicate option ids {names}")
+                twice = next(name for name in names if names.count(name) > 1)
+                raise InvalidGraphError(f"{where}: TMPCs[{quote(key, 40)}] has the option id {quote(twice, 40)} twice")
             options[t] = tuple(opts)
         if not options:
             raise InvalidGraphError(f"{where}: TMPCs is empty (at least t = 1 is needed)")

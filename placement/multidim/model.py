@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError
+from ..errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, quote
 
 
 def _check(value: float, where: str, error=InvalidGraphError, positive: bool = False) -> float:
@@ -186,7 +186,7 @@ class MultiProblem:
         for k in self.kinds:
             if k.name == name:
                 return k
-        raise InvalidDevicesError(f"no device kind named {name!r}")
+        raise InvalidDevicesError(f"no device kind named {quote(name, 40)}")
 
     def with_devices(self, count: int, kind: str | None = None) -> MultiProblem:
         """A copy with the device count of ``kind`` (default: the only kind) set to ``count``."""

@@ -53,7 +53,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ExportError
+from ..errors import ExportError, label, quote
 from ..model import CPU_KIND, Placement, Problem
 
 EXPORT_TARGETS = ("megatron", "torch", "deepspeed")
@@ -146,7 +146,9 @@ def module_plan(problem: Problem, placement: Placement) -> ModulePlan:
         if value is None or value == "":
             return None
         if not isinstance(value, str):
-            raise ExportError(f"node {node.id}: field '{MODULE_FIELD}' must be a module name (got {value!r})")
+            raise ExportError(
+                f"node {node.id}: field '{MODULE_FIELD}' must be a module name (got {quote(repr(value), 40)})"
+            )
         return value
 
     # Topological order of the forward nodes, ties by file order (Kahn's algorithm on positions).
@@ -179,7 +181,7 @@ def module_plan(problem: Problem, placement: Placement) -> ModulePlan:
             modules.append(module)
         elif module_stage[module] != k:
             raise ExportError(
-                f"module {module} is split across stages {module_stage[module]} and {k} "
+                f"module {quote(module)} is split across stages {module_stage[module]} and {k} "
                 "(node {n}): runtime pipelines split between modules".replace("{n}", str(n))
             )
     if not modules:
@@ -190,12 +192,12 @@ def module_plan(problem: Problem, placement: Placement) -> ModulePlan:
         k = module_stage[module]
         if k < last:
             raise ExportError(
-                f"the plan is not contiguous in model order: module {module} on stage {k} comes after "
+                f"the plan is not contiguous in model order: module {quote(module)} on stage {k} comes after "
                 f"modules of stage {last}"
             )
         if stages[k] and k != last:
             raise ExportError(
-                f"the plan is not contiguous: stage {k} holds module {stages[k][-1]} and {module} but "
+                f"the plan is not contiguous: stage {k} holds module {quote(stages[k][-1])} and {quote(module)} but "
                 "not the modules between them"
             )
         stages[k].append(module)
@@ -208,7 +210,7 @@ def module_plan(problem: Problem, placement: Placement) -> ModulePlan:
 
 def _positive(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ExportError(f"{what} must be a positive integer (got {value!r})")
+        raise ExportError(f"{what} must be a positive integer (got {quote(repr(value), 40)})")
     return value
 
 
@@ -286,7 +288,7 @@ def export_megatron(
         for letter, key in keys:
             if letter == "t" and key_stage.setdefault(key, k) != k:
                 raise ExportError(
-                    f"transformer layer {key[1:]} is split across stages {key_stage[key]} and {k}: "
+                    f"transformer layer {label(key[1:], 40)} is split across stages {key_stage[key]} and {k}: "
                     "Megatron's layout places whole layers"
                 )
         stage_keys.append(keys)
@@ -338,7 +340,7 @@ def export_torch(problem: Problem, placement: Placement, virtual: int = 1, sched
     virtual = _positive(virtual, "virtual stages per device")
     ranks = _ranks(plan, virtual)
     if schedule not in TORCH_SCHEDULES:
-        raise ExportError(f"no torch schedule for {schedule!r}; choose one of: {', '.join(TORCH_SCHEDULES)}")
+        raise ExportError(f"no torch schedule for {quote(schedule)}; choose one of: {', '.join(TORCH_SCHEDULES)}")
     if virtual > 1 and schedule in ("gpipe", "1f1b"):
         schedule = "interleaved"
     split_points = [stage[0] for stage in plan.stages[1:]]
@@ -458,7 +460,7 @@ def export_plan(
         return export_torch(problem, placement, virtual, schedule)
     if target == "deepspeed":
         return export_deepspeed(problem, placement, virtual)
-    raise ExportError(f"unknown export target {target!r}; choose one of: {', '.join(EXPORT_TARGETS)}")
+    raise ExportError(f"unknown export target {quote(target)}; choose one of: {', '.join(EXPORT_TARGETS)}")
 
 
 def export_json(export: Export) -> str:

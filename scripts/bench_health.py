@@ -1,0 +1,171 @@
+"""How long ``/_stcore/health`` takes while one session does the heaviest things the app allows (issue 27.1).
+
+Starts ``streamlit run app.py`` (headless, its own port) and headless Chromium, then, for each
+action below, probes the health endpoint every 0.5 s from another thread while one browser
+session runs the action, and prints a table of the probe latencies (p50, p99, max, probes over
+0.5 s) and the action's duration. An idle row (no action, 10 s) is the baseline.
+
+Actions:
+
+* ``upload``: the Graph page's uploader gets a graph of N nodes whose names are 10,000 characters
+  (about 20 MB with the default N = 2,000): JSON parse, validation, digest, statistics.
+* ``rules``: a link to the Devices page on that uploaded graph (``upload:<digest>``) with latency
+  multipliers built to be expensive (patterns of stars and classes, names of 10,000 characters).
+* ``solve``: a link to the Devices page with the Inception-like sample on 16 accelerators (an
+  exact DP solve of seconds).
+
+Usage: ``python scripts/bench_health.py [--nodes 2000] [--rules 3]`` (needs /usr/bin/chromium and
+Playwright, like the browser tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlencode
+
+from playwright.sync_api import sync_playwright
+
+from placement import load_problem, parse_problem
+from placement.scenario import Scenario, scenario_to_query
+from tests.browser.conftest import CHROMIUM, streamlit_server
+from tests.browser.helpers import metric, upload_file, wait_idle
+
+ROOT = Path(__file__).resolve().parent.parent
+PERIOD_S = 0.5
+LIMIT_S = 0.5
+
+
+class Probe(threading.Thread):
+    """Polls the health endpoint every PERIOD_S and records each answer's latency."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(daemon=True)
+        self.url = f"{url}/_stcore/health"
+        self.latencies: list[float] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            started = time.perf_counter()
+            try:
+                with urllib.request.urlopen(self.url, timeout=60) as response:
+                    response.read()
+            except OSError:
+                pass
+            took = time.perf_counter() - started
+            self.latencies.append(took)
+            self.stop.wait(max(0.0, PERIOD_S - took))
+
+
+def big_graph(nodes: int) -> str:
+    names = [f"{'attention' if i % 3 else 'mlp'}_{i}_" + "x" * 10_000 for i in range(nodes)]
+    data = {
+        "maxFPGAs": 4,
+        "maxCPUs": 1,
+        "maxSizePerFPGA": 1e12,
+        "nodes": [
+            {
+                "id": i,
+                "name": names[i],
+                "supportedOnFpga": 1,
+                "cpuLatency": 2.0,
+                "fpgaLatency": 1.0,
+                "isBackwardNode": 0,
+            }
+            for i in range(nodes)
+        ],
+        "edges": [{"sourceId": i, "destId": i + 1, "cost": 0.1} for i in range(nodes - 1)],
+    }
+    return json.dumps(data)
+
+
+def measure(url: str, action) -> tuple[float, list[float]]:
+    probe = Probe(url)
+    probe.start()
+    started = time.perf_counter()
+    action()
+    seconds = time.perf_counter() - started
+    probe.stop.set()
+    probe.join(timeout=120)
+    return seconds, probe.latencies
+
+
+def row(name: str, seconds: float, latencies: list[float]) -> str:
+    ordered = sorted(latencies)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    slow = sum(value > LIMIT_S for value in ordered)
+    return (
+        f"| {name} | {seconds:.1f} | {len(ordered)} | {statistics.median(ordered) * 1000:.0f} | "
+        f"{p99 * 1000:.0f} | {ordered[-1] * 1000:.0f} | {slow} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=2000, help="nodes of the uploaded graph (names of 10 kB)")
+    parser.add_argument("--rules", type=int, default=3, help="expensive latency multipliers in the link")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, streamlit_server(Path(tmp) / "server.log") as url:
+        graph_file = Path(tmp) / "big.json"
+        text = big_graph(args.nodes)
+        graph_file.write_text(text)
+        digest = parse_problem(text, "big.json").graph.digest
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
+            )
+            page = browser.new_context(viewport={"width": 1400, "height": 2200}).new_page()
+            page.set_default_timeout(600_000)
+            page.goto(f"{url}/Graph")
+            page.get_by_role("heading", name="Graph").first.wait_for()
+            wait_idle(page)
+            rows.append(row("idle (10 s)", *measure(url, lambda: time.sleep(10))))
+
+            def upload() -> None:
+                uploader = page.locator('[data-testid="stFileUploader"]', has_text="upload a graph")
+                upload_file(page, uploader.locator('input[type="file"]'), graph_file, 600)
+
+            rows.append(
+                row(f"upload: {args.nodes} nodes, 10 kB names ({len(text) / 1e6:.0f} MB)", *measure(url, upload))
+            )
+
+            problem = parse_problem(text, "big.json")
+            rules = [["*a*t?e*n[t-z]i*o*n*" + "[0-9]*" * 20, 0.5 + k / 10] for k in range(args.rules)]
+            query = scenario_to_query(
+                Scenario(f"upload:{digest}", problem.devices, latency_rules=tuple(map(tuple, rules)))
+            )
+
+            def rule_link() -> None:
+                page.goto(f"{url}/Devices?{urlencode(query)}")
+                metric(page, "Time per sample").wait_for()
+                wait_idle(page, settle=1.0)
+
+            rows.append(row(f"rules: {args.rules} expensive patterns on that graph", *measure(url, rule_link)))
+
+            sample = "ours/inception_wide_inference"
+            inception = load_problem(ROOT / "sample_graphs" / f"{sample}.json")
+            devices = inception.devices.with_kind("accelerator", count=16)
+            solve_query = scenario_to_query(Scenario(f"sample:{sample}", devices))
+
+            def solve_link() -> None:
+                page.goto(f"{url}/Devices?{urlencode(solve_query)}")
+                metric(page, "Time per sample").wait_for()
+                wait_idle(page, settle=1.0)
+
+            rows.append(row("solve: Inception-like, 16 accelerators (DP)", *measure(url, solve_link)))
+            browser.close()
+    print("| action | seconds | probes | p50 ms | p99 ms | max ms | probes > 0.5 s |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
