@@ -722,10 +722,10 @@ class _Tables:
         if bound < np.inf and len(self.j):
             # rows whose fastest value exceeds the upper bound never serve an optimal plan: drop them
             slack = bound * (1 + 1e-9)
-            keep = np.flatnonzero(self.base + self.scale * self.PV[self.block, 0] <= slack)
-            self.base, self.scale = self.base[keep], self.scale[keep]
+            kept = np.flatnonzero(self.base + self.scale * self.PV[self.block, 0] <= slack)
+            self.base, self.scale = self.base[kept], self.scale[kept]
             self.j, self.i, self.t, self.k, self.d, self.ymax, self.block = (
-                x[keep] for x in (self.j, self.i, self.t, self.k, self.d, self.ymax, self.block)
+                x[kept] for x in (self.j, self.i, self.t, self.k, self.d, self.ymax, self.block)
             )
         # candidate stage times: one per (row, step starting at or below the row's ymax), column by
         # column so that nothing of size rows x widest block is allocated
