@@ -6,7 +6,8 @@ the file's units), the whole process's wall-clock seconds (Piper's: with its own
 of the child, from ``os.wait4``). Ours also reports the solve's own seconds (reading the file and
 importing excluded). Our plan is re-checked by our evaluator, and with ``--piper-eval`` by Piper's own
 evaluator (its ``EVAL_TPS`` of our plan). "ok" says our objective is <= Piper's (relative 1e-9) where
-both finish. The machine's 1-minute load average is printed on every row (it is shared).
+both finish. After a timeout at some device count a planner is not run at larger counts of that
+workload (its work grows with the devices; the row says so). The machine's 1-minute load average is printed on every row (it is shared).
 
 Settings: the file's own memory per device, bandwidth and microbatches; only the device count varies
 (Piper's ``piper_single INPUT DEVICES 0 0 0``). Piper's binary is built from
@@ -174,20 +175,30 @@ def main() -> None:
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
     for workload in args.workloads.split(","):
-        for devices in (int(x) for x in args.devices.split(",")):
+        gave_up: dict[str, int] = {}  # planner -> device count at which it timed out (more is not run)
+        for devices in sorted(int(x) for x in args.devices.split(",")):
             load = os.getloadavg()[0]
-            p = piper_run(binary, workload, devices, args.timeout) if binary is not None else None
-            o = ours_run(workload, devices, args.timeout) if args.only != "piper" else None
+            p = o = None
+            if binary is not None and "piper" not in gave_up:
+                p = piper_run(binary, workload, devices, args.timeout)
+                if p["timed_out"]:
+                    gave_up["piper"] = devices
+            if args.only != "piper" and "ours" not in gave_up:
+                o = ours_run(workload, devices, args.timeout)
+                if o["timed_out"]:
+                    gave_up["ours"] = devices
             cells = [workload, str(devices), f"{load:.1f}"]
             if p is None:
-                cells += ["not run"] * 3
+                skipped = f"not run (timeout at {gave_up['piper']})" if "piper" in gave_up else "not run"
+                cells += [skipped, "-", "-"]
             elif p["timed_out"]:
                 cells += ["timeout", f">{args.timeout:.0f}", f"{p['peak_mb']:.0f}"]
             else:
                 dp_cpu = f" ({p['runtime']:.2f})" if "runtime" in p else ""
                 cells += [_num(p["tps"]), f"{p['wall']:.2f}{dp_cpu}", f"{p['peak_mb']:.0f}"]
             if o is None:
-                cells += ["not run"] * 3 + ["-"]
+                skipped = f"not run (timeout at {gave_up['ours']})" if "ours" in gave_up else "not run"
+                cells += [skipped, "-", "-", "-"]
             elif o["timed_out"]:
                 cells += ["timeout", f">{args.timeout:.0f}", f"{o['peak_mb']:.0f}", "-"]
             else:
