@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import InvalidDevicesError, TooManyIdealsError
 from ..exact.ideals import Groups, IdealLattice, enumerate_ideals
+from . import limits
 from . import options as fronts
 from .model import MultiProblem, Plan, PlanStage
 
@@ -69,9 +70,10 @@ class MultiResult:
 #: the number of stages (pairs of nested ideals), which :data:`DEFAULT_MAX_STAGES` caps.
 DEFAULT_MAX_IDEALS = 20_000
 
-#: Default cap on the number of stages (pairs j < i of nested ideals): each gets option fronts and
-#: table rows (28,729 on resnet.json take about 10 CPU seconds).
-DEFAULT_MAX_STAGES = 500_000
+#: Default cap on the number of stages (pairs j < i of nested ideals), and on stages x tensor degrees:
+#: each gets option fronts and table rows (28,729 on resnet.json take a few CPU seconds). The other
+#: tables are capped by :mod:`.limits` before they are allocated.
+DEFAULT_MAX_STAGES = 100_000
 
 
 def count_stages(lattice, limit: int) -> int:
@@ -155,7 +157,9 @@ def plan_groups(problem: MultiProblem) -> Groups:
     order.add_nodes_from(range(n))
     order.add_edges_from((e.source, e.target) for e in problem.edges)
     members: dict[int, list[int]] = {v: [v] for v in range(n)}
-    pending = sorted(free_nodes(problem)) if n > 1 else []
+    # the merge walks descendants per free node: past MAX_MERGE_WORK it is skipped (still exact)
+    cheap = n * max(1, len(problem.edges)) <= limits.MAX_MERGE_WORK
+    pending = sorted(free_nodes(problem)) if n > 1 and cheap else []
     changed = True
     while changed:  # a merge can make a neighbour's successors comparable: repeat until nothing moves
         changed = False
@@ -340,8 +344,8 @@ def upper_bound(problem: MultiProblem, s_max: int) -> float:
     best = np.inf
     degrees_t = sorted(set.intersection(*(set(node.degrees) for node in problem.nodes)))
     for t in degrees_t:
-        for d in divisors(problem.microbatches):
-            if d > s_max or d * t > kind.count:
+        for d in limits.usable_degrees(problem.microbatches, s_max):
+            if d * t > kind.count:
                 break
             found = stage_choice(problem, nodes, t, d, 1, kind)
             if found is not None:
@@ -614,7 +618,7 @@ class _Tables:
             memories = tuple(k.memory for k in kinds)
             stages = stage_fronts(problem, lattice, cap, s_max, min(memories), memories)
         degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
-        divs = [d for d in divisors(N) if d <= s_max]
+        divs = limits.usable_degrees(N, s_max)
         last = len(kinds) - 1
         ds = {
             (t, k): np.array(
@@ -916,6 +920,7 @@ def solve_multidim(
     start = time.perf_counter()
     if isinstance(count_step, bool) or not isinstance(count_step, int) or count_step < 1:
         raise InvalidDevicesError(f"count_step must be a positive integer (got {count_step!r})")
+    s_max = limits.check_sum_degrees(problem)  # every table spans 0..s_max: capped before anything else
     try:
         lattice = _lattice(problem, max_ideals)
     except TooManyIdealsError as exc:
@@ -924,12 +929,13 @@ def solve_multidim(
         ) from None
     stages_count = count_stages(lattice, max_stages)
     if stages_count > max_stages:
-        raise TooManyIdealsError(
+        raise limits.TooMuchWorkError(
             f"multidim planner: {lattice.count:,} ideals give more than {max_stages:,} stages (pairs of nested "
             f"ideals), each needing option fronts and table rows (max_stages={max_stages:,}); merge nodes "
             f"into layers (fewer parallel branches give fewer ideals) or raise max_stages"
         )
-    s_max = min(problem.microbatches, problem.total_devices)
+    horizon = max(s_max, min(front_horizon or 0, limits.MAX_SUM_DEGREES))
+    limits.check_work(limits.estimate_work(problem, lattice.count, stages_count, count_step, horizon), max_stages)
     bound = ""
     if len(problem.kinds) > 1 and count_step > 1:
         bound = (
@@ -950,14 +956,13 @@ def solve_multidim(
         )
     cap = max(k.memory for k in problem.kinds)
     memories = tuple(sorted({k.memory for k in problem.kinds}))
-    horizon = max(s_max, front_horizon or 0)
     upper = np.inf  # an upper bound on the optimum (a one-stage plan), one kind only
     prune = None
     if len(problem.kinds) == 1:
         upper = upper_bound(problem, s_max)
         if upper < np.inf and front_cache is None:
             kind = problem.kinds[0]
-            usable = tuple(d for d in divisors(problem.microbatches) if d <= s_max)
+            usable = tuple(limits.usable_degrees(problem.microbatches, s_max))
             prune = Prune(upper, s_max, kind.count, kind.speed, usable)
     if front_cache is not None:
         if (memories, horizon) not in front_cache:
