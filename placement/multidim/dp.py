@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import InvalidDevicesError, TooManyIdealsError
 from ..exact.ideals import Groups, IdealLattice, enumerate_ideals
-from . import limits
+from . import kernel, limits
 from . import options as fronts
 from .model import MultiProblem, Plan, PlanStage
 
@@ -424,6 +424,29 @@ def _extend_per_y(front: tuple, options: np.ndarray, ys: np.ndarray, cap: float,
     return P2.reshape(H, out_w), A2.reshape(H, out_w), B2.reshape(H, out_w)
 
 
+#: Use the compiled per-y front steps of :mod:`.kernel` (False: the numpy reference versions above).
+COMPILED = True
+
+
+def _step_per_y(front: tuple, options: np.ndarray, ys: np.ndarray, cap: float, safe: np.ndarray) -> tuple:
+    """One node added to a per-y front (P, A, B, rows used per y): compiled, or the numpy reference."""
+    P, A, B, count = front
+    if COMPILED:
+        return kernel.extend_per_y(P, A, B, count, options, ys, float(cap), safe)
+    P2, A2, B2 = _extend_per_y((P, A, B), options, ys, cap, safe)
+    return P2, A2, B2, np.isfinite(P2).sum(axis=1)
+
+
+def _rows_per_y(front: tuple, ys: np.ndarray, caps: np.ndarray) -> np.ndarray:
+    """Distinct least-P rows fitting each (y, cap), sorted by P (see :func:`_best_rows`)."""
+    if not COMPILED:
+        return _best_rows(front[:3], ys, list(caps))
+    out = kernel.best_rows(*front, ys, caps)
+    out = out[np.lexsort((out[:, 2], out[:, 1], out[:, 0]))]
+    fresh = np.concatenate(([True], np.any(out[1:] != out[:-1], axis=1)))
+    return out[fresh]
+
+
 def _best_rows(front: tuple, ys: np.ndarray, caps: list) -> np.ndarray:
     """For every y and every cap, the least-P row of the per-y front that fits; rows (P, A, B) by P.
 
@@ -522,6 +545,8 @@ def stage_fronts(
         for t in degrees_t
     }
     heavy_in_y = {t: member_bits.astype(np.float64) @ heavy_y[t] for t in degrees_t}
+    heavy_total_y = {t: heavy_y[t].sum(axis=0) for t in degrees_t}
+    caps_arr = np.array(cap_list, dtype=np.float64)
     up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
     out: list[tuple[int, int, int, np.ndarray, float | None, float | None]] = []
     # least compute of each ideal at each t (fastest option of every node): P of a stage is at least
@@ -554,7 +579,8 @@ def stage_fronts(
             w_bytes = {t: inside @ wv[t] for t in degrees_t}
             front_of: dict[int, dict[int, Any]]  # per t: ideal -> front ((P, A, B) per y, or rows)
             if per_y:
-                front_of = {t: {j: (np.zeros((horizon, 1)),) * 3} for t in degrees_t}
+                empty = (np.zeros((horizon, 1)),) * 3 + (np.ones(horizon, dtype=np.int64),)
+                front_of = {t: {j: empty} for t in degrees_t}
             else:
                 front_of = {t: {j: np.zeros((1, 3))} for t in degrees_t}
         for row, i in enumerate(order[1:]):
@@ -572,16 +598,16 @@ def stage_fronts(
                             if top == 0:
                                 continue  # slower than the bound on every d: so is every larger stage
                             pts = tuple(x[:top] for x in pts)
-                        rest_y = heavy_y[t].sum(axis=0)[:top] - heavy_in_y[t][i0][:top]  # heaviest to come, per y
+                        rest_y = heavy_total_y[t][:top] - heavy_in_y[t][i0][:top]  # heaviest to come, per y
                         for v in nodes_g:
                             rest_y = rest_y - heavy_y[t][v][:top]
-                            pts = _extend_per_y(pts, rows_of[t][v], ys[:top], cap, margin - rest_y)
+                            pts = _step_per_y(pts, rows_of[t][v], ys[:top], cap, margin - rest_y)
                             if pts[0].shape[1] == 0:
                                 break
                         if pts[0].shape[1] == 0:
                             continue  # nothing fits at any y: no larger stage from j fits either
                         front_of[t][i] = pts
-                        rows = _best_rows(pts, ys[: len(pts[0])], cap_list)
+                        rows = _rows_per_y(pts, ys[: len(pts[0])], caps_arr)
                     else:
                         if prune is not None and prune.horizon(float(fast_in[t][i] - fast_in[t][j]), t) == 0:
                             continue
