@@ -442,6 +442,8 @@ def _rows_per_y(front: tuple, ys: np.ndarray, caps: np.ndarray) -> np.ndarray:
     if not COMPILED:
         return _best_rows(front[:3], ys, list(caps))
     out = kernel.best_rows(*front, ys, caps)  # type: ignore[call-arg]
+    if len(caps) == 1:
+        return out  # one block: by P already, copies dropped
     out = out[np.lexsort((out[:, 2], out[:, 1], out[:, 0]))]
     fresh = np.concatenate(([True], np.any(out[1:] != out[:-1], axis=1)))
     return out[fresh]

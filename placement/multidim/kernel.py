@@ -68,19 +68,27 @@ def extend_per_y(P, A, B, count, options, ys, cap, safe):  # pragma: no cover - 
 
 @njit(cache=True, nogil=True)
 def best_rows(P, A, B, count, ys, caps):  # pragma: no cover - compiled
-    """For every y and cap, the least-P row of the front that fits (rows are by increasing P): an
-    array of (P, A, B) rows, possibly repeated (the caller sorts and removes copies)."""
+    """For every cap and y, the least-P row of the front that fits (rows are by increasing P).
+
+    Per cap the picks come by increasing y, so their P never decreases (a choice fitting at y + 1
+    fits at y): consecutive copies are dropped here and each cap's block is sorted by P. With
+    several caps the caller merges the blocks.
+    """
     H = P.shape[0]
     out = np.empty((H * len(caps), 3))
     k = 0
-    for h in range(H):
-        y = ys[h]
-        for cap in caps:
+    for cap in caps:
+        first = k
+        for h in range(H):
+            y = ys[h]
             for r in range(count[h]):
                 if A[h, r] * y + B[h, r] <= cap:
-                    out[k, 0] = P[h, r]
-                    out[k, 1] = A[h, r]
-                    out[k, 2] = B[h, r]
-                    k += 1
+                    if k == first or not (
+                        out[k - 1, 0] == P[h, r] and out[k - 1, 1] == A[h, r] and out[k - 1, 2] == B[h, r]
+                    ):
+                        out[k, 0] = P[h, r]
+                        out[k, 1] = A[h, r]
+                        out[k, 2] = B[h, r]
+                        k += 1
                     break
     return out[:k]
