@@ -424,6 +424,20 @@ def _extend_per_y(front: tuple, options: np.ndarray, ys: np.ndarray, cap: float,
     return P2.reshape(H, out_w), A2.reshape(H, out_w), B2.reshape(H, out_w)
 
 
+def _memory_horizon(slope: float, constant: float, cap: float, horizon: int) -> int:
+    """Largest y (<= horizon) at which a stage of least memory ``slope * y + constant`` may fit ``cap``.
+
+    Rounded up (one more y than the float quotient says, never fewer): a larger horizon only costs work.
+    0 when even y = 1 cannot fit.
+    """
+    room = cap * (1 + 1e-9) - constant
+    if room < slope:
+        return 0
+    if slope <= 0:
+        return horizon
+    return int(min(horizon, room // slope + 1))
+
+
 #: Use the compiled per-y front steps of :mod:`.kernel` (False: the numpy reference versions above).
 COMPILED = True
 
@@ -532,8 +546,9 @@ def stage_fronts(
         for t in degrees_t
     }
     heavy_in = {t: member_bits @ heavy[t] for t in degrees_t}
-    # with a bound each stage has its own (usually small) horizon: per-y fronts then pay off at any horizon
-    per_y = PER_Y_HORIZON > 0 and (horizon <= PER_Y_HORIZON or prune is not None)
+    # each stage has its own horizon (memory, and the bound's d_min): per-y fronts at any horizon
+    # (PER_Y_HORIZON = 0 forces the (P, A, B) fronts, as the tests do)
+    per_y = PER_Y_HORIZON > 0
     cap_list = sorted(set(caps) | {cap})  # the memory of every kind (the tables ask for no other cap)
     ys = np.arange(1, horizon + 1, dtype=np.float64)
     # per y: heaviest memory of each node (n x H) and of each ideal (L x H)
@@ -556,6 +571,18 @@ def stage_fronts(
     fast_in = {
         t: member_bits.astype(np.float64)
         @ np.array([min((o.time for o in node.options_for(t)), default=0.0) for node in problem.nodes])
+        for t in degrees_t
+    }
+    # least memory slope and constant of each ideal at each t (each node's smallest a and smallest b,
+    # maybe from different options): a stage cannot fit past y = (cap - B) / A, which shrinks as it grows
+    light_a = {
+        t: member_bits.astype(np.float64)
+        @ np.array([min((o.memory_a for o in node.options_for(t)), default=0.0) for node in problem.nodes])
+        for t in degrees_t
+    }
+    light_b = {
+        t: member_bits.astype(np.float64)
+        @ np.array([min((o.memory_b for o in node.options_for(t)), default=0.0) for node in problem.nodes])
         for t in degrees_t
     }
     for j in range(lattice.count):
@@ -594,12 +621,14 @@ def stage_fronts(
                     if pts is None or not all(avail[t][v] for v in nodes_g):
                         continue
                     if per_y:
-                        top = horizon
+                        top = _memory_horizon(
+                            float(light_a[t][i] - light_a[t][j]), float(light_b[t][i] - light_b[t][j]), cap, horizon
+                        )
                         if prune is not None:
-                            top = min(horizon, prune.horizon(float(fast_in[t][i] - fast_in[t][j]), t))
-                            if top == 0:
-                                continue  # slower than the bound on every d: so is every larger stage
-                            pts = tuple(x[:top] for x in pts)
+                            top = min(top, prune.horizon(float(fast_in[t][i] - fast_in[t][j]), t))
+                        if top == 0:
+                            continue  # too slow on every d, or too big at y = 1: so is every larger stage
+                        pts = tuple(x[:top] for x in pts)
                         rest_y = heavy_total_y[t][:top] - heavy_in_y[t][i0][:top]  # heaviest to come, per y
                         for v in nodes_g:
                             rest_y = rest_y - heavy_y[t][v][:top]
