@@ -2,7 +2,8 @@
 
 Every run is a fresh process with a wall-clock limit (``--timeout``, default 300 s); a run past it is
 killed and reported as "timeout" (never as a number). For each run: the objective (time per sample in
-the file's units), the whole process's wall-clock seconds (Piper's: with its own CPU seconds of ``runDP`` in brackets), and its peak resident memory (``ru_maxrss``
+the file's units), the whole process's CPU seconds (user + system, from ``os.wait4``: what a shared
+machine's load does not inflate), its wall-clock seconds (Piper's: with its own CPU seconds of ``runDP`` in brackets), and its peak resident memory (``ru_maxrss``
 of the child, from ``os.wait4``). Ours also reports the solve's own seconds (reading the file and
 importing excluded). Our plan is re-checked by our evaluator, and with ``--piper-eval`` by Piper's own
 evaluator (its ``EVAL_TPS`` of our plan). "ok" says our objective is <= Piper's (relative 1e-9) where
@@ -81,6 +82,7 @@ def run_limited(argv: list[str], timeout: float, cwd: Path | None = None) -> dic
             "stderr": err.read().decode(errors="replace"),
             "wall": wall,
             "peak_mb": usage.ru_maxrss / 1024,
+            "cpu": usage.ru_utime + usage.ru_stime,
             "timed_out": timed_out,
             "rc": proc.returncode,
         }
@@ -169,7 +171,8 @@ def main() -> None:
     binary = build_piper(Path(args.build_dir)) if args.only != "ours" else None
     print(f"{os.cpu_count()} cores; every run a fresh process, limit {args.timeout:.0f} s wall")
     header = (
-        f"| workload | devices | load | Piper TPS | Piper s (DP CPU s) | Piper MB | ours TPS | ours s (solve s) | ours MB "
+        f"| workload | devices | load | Piper TPS | Piper s (DP CPU s) | Piper CPU s | Piper MB | ours TPS | ours s (solve s) "
+        f"| ours CPU s | ours MB "
         f"| stages | ours <= Piper |{' Piper eval of ours |' if args.piper_eval else ''}"
     )
     print(header)
@@ -190,21 +193,27 @@ def main() -> None:
             cells = [workload, str(devices), f"{load:.1f}"]
             if p is None:
                 skipped = f"not run (timeout at {gave_up['piper']})" if "piper" in gave_up else "not run"
-                cells += [skipped, "-", "-"]
+                cells += [skipped, "-", "-", "-"]
             elif p["timed_out"]:
-                cells += ["timeout", f">{args.timeout:.0f}", f"{p['peak_mb']:.0f}"]
+                cells += ["timeout", f">{args.timeout:.0f}", f"{p['cpu']:.1f}", f"{p['peak_mb']:.0f}"]
             else:
                 dp_cpu = f" ({p['runtime']:.2f})" if "runtime" in p else ""
-                cells += [_num(p["tps"]), f"{p['wall']:.2f}{dp_cpu}", f"{p['peak_mb']:.0f}"]
+                cells += [_num(p["tps"]), f"{p['wall']:.2f}{dp_cpu}", f"{p['cpu']:.2f}", f"{p['peak_mb']:.0f}"]
             if o is None:
                 skipped = f"not run (timeout at {gave_up['ours']})" if "ours" in gave_up else "not run"
-                cells += [skipped, "-", "-", "-"]
+                cells += [skipped, "-", "-", "-", "-"]
             elif o["timed_out"]:
-                cells += ["timeout", f">{args.timeout:.0f}", f"{o['peak_mb']:.0f}", "-"]
+                cells += ["timeout", f">{args.timeout:.0f}", f"{o['cpu']:.1f}", f"{o['peak_mb']:.0f}", "-"]
             else:
                 solve = f" ({o['seconds']:.2f})" if "seconds" in o else ""
                 label = _num(o["tps"]) if o["tps"] is not None else o["status"]
-                cells += [label, f"{o['wall']:.2f}{solve}", f"{o['peak_mb']:.0f}", str(o.get("stages", "-"))]
+                cells += [
+                    label,
+                    f"{o['wall']:.2f}{solve}",
+                    f"{o['cpu']:.2f}",
+                    f"{o['peak_mb']:.0f}",
+                    str(o.get("stages", "-")),
+                ]
             both = p is not None and o is not None and p.get("tps") is not None and o.get("tps") is not None
             cells.append(("yes" if o["tps"] <= p["tps"] * (1 + 1e-9) else "NO") if both else "-")
             if args.piper_eval:
