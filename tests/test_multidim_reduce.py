@@ -231,3 +231,15 @@ def test_only_free_nodes():
     problem = MultiProblem(nodes, (), (DeviceKind("x", 2, 1.0, 1.0),), 2)
     assert [len(m) for m in plan_groups(problem).members] == [3]
     assert_equals_brute_force(problem)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_numpy_reference_fronts_equal_the_compiled_ones(seed, monkeypatch):
+    """The per-y front steps of multidim.kernel (numba) and their numpy reference give the same optimum."""
+    rng = random.Random(100 + seed)
+    problem = _random_problem(rng, uniform=True)
+    compiled = solve_multidim(problem)
+    monkeypatch.setattr(dp, "COMPILED", False)
+    reference = solve_multidim(problem)
+    assert compiled.status == reference.status
+    assert compiled.time_per_sample == reference.time_per_sample

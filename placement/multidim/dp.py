@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import InvalidDevicesError, TooManyIdealsError
 from ..exact.ideals import Groups, IdealLattice, enumerate_ideals
+from . import kernel, limits
 from . import options as fronts
 from .model import MultiProblem, Plan, PlanStage
 
@@ -69,9 +70,10 @@ class MultiResult:
 #: the number of stages (pairs of nested ideals), which :data:`DEFAULT_MAX_STAGES` caps.
 DEFAULT_MAX_IDEALS = 20_000
 
-#: Default cap on the number of stages (pairs j < i of nested ideals): each gets option fronts and
-#: table rows (28,729 on resnet.json take about 10 CPU seconds).
-DEFAULT_MAX_STAGES = 500_000
+#: Default cap on the number of stages (pairs j < i of nested ideals), and on stages x tensor degrees:
+#: each gets option fronts and table rows (28,729 on resnet.json take a few CPU seconds). The other
+#: tables are capped by :mod:`.limits` before they are allocated.
+DEFAULT_MAX_STAGES = 100_000
 
 
 def count_stages(lattice, limit: int) -> int:
@@ -155,7 +157,9 @@ def plan_groups(problem: MultiProblem) -> Groups:
     order.add_nodes_from(range(n))
     order.add_edges_from((e.source, e.target) for e in problem.edges)
     members: dict[int, list[int]] = {v: [v] for v in range(n)}
-    pending = sorted(free_nodes(problem)) if n > 1 else []
+    # the merge walks descendants per free node: past MAX_MERGE_WORK it is skipped (still exact)
+    cheap = n * max(1, len(problem.edges)) <= limits.MAX_MERGE_WORK
+    pending = sorted(free_nodes(problem)) if n > 1 and cheap else []
     changed = True
     while changed:  # a merge can make a neighbour's successors comparable: repeat until nothing moves
         changed = False
@@ -304,6 +308,51 @@ def stage_choice(problem: MultiProblem, nodes, t: int, d: int, y: int, kind) -> 
     return best, tuple(reversed(picks))
 
 
+@dataclass(frozen=True)
+class Prune:
+    """An upper bound ``bound`` on the optimal time per sample (one device kind), used to skip work.
+
+    Every stage of an optimal plan takes at most ``bound``, and a stage with compute P on d replicas takes
+    at least ``P / (speed d)``; so a stage only needs the degrees d with ``P / (speed d) <= bound``
+    (divisors of N, d <= s_max, d t <= devices), and then y = ceil(s / d) <= ceil(s_max / d_min).
+    """
+
+    bound: float
+    s_max: int
+    devices: int
+    speed: float
+    degrees: tuple  # usable d (divisors of N up to s_max), increasing
+
+    def horizon(self, compute: float, t: int) -> int:
+        """Largest y a stage with at least ``compute`` can have at degree t (0: no usable d)."""
+        slack = self.bound * (1 + 1e-9)  # rounding never prunes a stage that meets the bound
+        for d in self.degrees:
+            if d * t > self.devices:
+                return 0
+            if compute / (self.speed * d) <= slack:
+                return -(-self.s_max // d)
+        return 0
+
+
+def upper_bound(problem: MultiProblem, s_max: int) -> float:
+    """Time per sample of the best one-stage plan (every node, one d and t, y = 1); inf when none fits.
+
+    Each is a plan (s = d, so y = 1), hence an upper bound on the optimum. One device kind.
+    """
+    kind = problem.kinds[0]
+    nodes = tuple(range(len(problem.nodes)))
+    best = np.inf
+    degrees_t = sorted(set.intersection(*(set(node.degrees) for node in problem.nodes)))
+    for t in degrees_t:
+        for d in limits.usable_degrees(problem.microbatches, s_max):
+            if d * t > kind.count:
+                break
+            found = stage_choice(problem, nodes, t, d, 1, kind)
+            if found is not None:
+                best = min(best, found[0])
+    return float(best)
+
+
 def _extend_pab(points: np.ndarray, options: np.ndarray, cap: float, horizon: int, safe: float = -1.0) -> np.ndarray:
     """Uniform-case front step over columns (P, A, B): all sums, drop what cannot fit, drop dominated rows.
 
@@ -375,6 +424,45 @@ def _extend_per_y(front: tuple, options: np.ndarray, ys: np.ndarray, cap: float,
     return P2.reshape(H, out_w), A2.reshape(H, out_w), B2.reshape(H, out_w)
 
 
+def _memory_horizon(slope: float, constant: float, cap: float, horizon: int) -> int:
+    """Largest y (<= horizon) at which a stage of least memory ``slope * y + constant`` may fit ``cap``.
+
+    Rounded up (one more y than the float quotient says, never fewer): a larger horizon only costs work.
+    0 when even y = 1 cannot fit.
+    """
+    room = cap * (1 + 1e-9) - constant
+    if room < slope:
+        return 0
+    if slope <= 0:
+        return horizon
+    return int(min(horizon, room // slope + 1))
+
+
+#: Use the compiled per-y front steps of :mod:`.kernel` (False: the numpy reference versions above).
+COMPILED = True
+
+
+def _step_per_y(front: tuple, options: np.ndarray, ys: np.ndarray, cap: float, safe: np.ndarray) -> tuple:
+    """One node added to a per-y front (P, A, B, rows used per y): compiled, or the numpy reference."""
+    P, A, B, count = front
+    if COMPILED:
+        return kernel.extend_per_y(P, A, B, count, options, ys, float(cap), safe)
+    P2, A2, B2 = _extend_per_y((P, A, B), options, ys, cap, safe)
+    return P2, A2, B2, np.isfinite(P2).sum(axis=1)
+
+
+def _rows_per_y(front: tuple, ys: np.ndarray, caps: np.ndarray) -> np.ndarray:
+    """Distinct least-P rows fitting each (y, cap), sorted by P (see :func:`_best_rows`)."""
+    if not COMPILED:
+        return _best_rows(front[:3], ys, list(caps))
+    out = kernel.best_rows(*front, ys, caps)  # type: ignore[call-arg]
+    if len(caps) == 1:
+        return out  # one block: by P already, copies dropped
+    out = out[np.lexsort((out[:, 2], out[:, 1], out[:, 0]))]
+    fresh = np.concatenate(([True], np.any(out[1:] != out[:-1], axis=1)))
+    return out[fresh]
+
+
 def _best_rows(front: tuple, ys: np.ndarray, caps: list) -> np.ndarray:
     """For every y and every cap, the least-P row of the per-y front that fits; rows (P, A, B) by P.
 
@@ -391,11 +479,20 @@ def _best_rows(front: tuple, ys: np.ndarray, caps: list) -> np.ndarray:
         rows = np.flatnonzero(has)
         picks.append(np.stack((P[rows, col[rows]], A[rows, col[rows]], B[rows, col[rows]]), axis=1))
     out = np.concatenate(picks)
-    return out[np.lexsort((out[:, 2], out[:, 1], out[:, 0]))]
+    out = out[np.lexsort((out[:, 2], out[:, 1], out[:, 0]))]
+    # the same row is the best at many y: keep one copy (the tables' width follows the distinct rows)
+    fresh = np.concatenate(([True], np.any(out[1:] != out[:-1], axis=1)))
+    return out[fresh]
 
 
 def stage_fronts(
-    problem: MultiProblem, lattice, cap: float, horizon: int, safe_cap: float | None = None, caps: tuple = ()
+    problem: MultiProblem,
+    lattice,
+    cap: float,
+    horizon: int,
+    safe_cap: float | None = None,
+    caps: tuple = (),
+    prune: Prune | None = None,
 ) -> list:
     """Every stage (j, i) of the lattice at every degree t with its exact option front.
 
@@ -412,6 +509,9 @@ def stage_fronts(
     With ``horizon <= PER_Y_HORIZON`` the uniform fronts are kept per y (:func:`_extend_per_y`) and a
     stage's returned rows are, for each y and each cap in ``caps`` (the memory of every kind; ``cap``
     is always included), the least-P row that fits (:func:`_best_rows`): exact for those caps only.
+
+    ``prune`` (:class:`Prune`, one kind): a stage whose compute alone exceeds the upper bound on every
+    usable d is skipped, and a stage's fronts only go up to its own horizon (see :meth:`Prune.horizon`).
     """
     n = len(problem.nodes)
     degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
@@ -446,7 +546,9 @@ def stage_fronts(
         for t in degrees_t
     }
     heavy_in = {t: member_bits @ heavy[t] for t in degrees_t}
-    per_y = horizon <= PER_Y_HORIZON
+    # each stage has its own horizon (memory, and the bound's d_min): per-y fronts at any horizon
+    # (PER_Y_HORIZON = 0 forces the (P, A, B) fronts, as the tests do)
+    per_y = PER_Y_HORIZON > 0
     cap_list = sorted(set(caps) | {cap})  # the memory of every kind (the tables ask for no other cap)
     ys = np.arange(1, horizon + 1, dtype=np.float64)
     # per y: heaviest memory of each node (n x H) and of each ideal (L x H)
@@ -460,8 +562,29 @@ def stage_fronts(
         for t in degrees_t
     }
     heavy_in_y = {t: member_bits.astype(np.float64) @ heavy_y[t] for t in degrees_t}
+    heavy_total_y = {t: heavy_y[t].sum(axis=0) for t in degrees_t}
+    caps_arr = np.array(cap_list, dtype=np.float64)
     up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
     out: list[tuple[int, int, int, np.ndarray, float | None, float | None]] = []
+    # least compute of each ideal at each t (fastest option of every node): P of a stage is at least
+    # the difference, so its horizon under ``prune`` only shrinks as the stage grows
+    fast_in = {
+        t: member_bits.astype(np.float64)
+        @ np.array([min((o.time for o in node.options_for(t)), default=0.0) for node in problem.nodes])
+        for t in degrees_t
+    }
+    # least memory slope and constant of each ideal at each t (each node's smallest a and smallest b,
+    # maybe from different options): a stage cannot fit past y = (cap - B) / A, which shrinks as it grows
+    light_a = {
+        t: member_bits.astype(np.float64)
+        @ np.array([min((o.memory_a for o in node.options_for(t)), default=0.0) for node in problem.nodes])
+        for t in degrees_t
+    }
+    light_b = {
+        t: member_bits.astype(np.float64)
+        @ np.array([min((o.memory_b for o in node.options_for(t)), default=0.0) for node in problem.nodes])
+        for t in degrees_t
+    }
     for j in range(lattice.count):
         # walk the supersets of j upwards; parent[i] = (i0, g) with i = i0 + g
         order = [j]
@@ -485,7 +608,8 @@ def stage_fronts(
             w_bytes = {t: inside @ wv[t] for t in degrees_t}
             front_of: dict[int, dict[int, Any]]  # per t: ideal -> front ((P, A, B) per y, or rows)
             if per_y:
-                front_of = {t: {j: (np.zeros((horizon, 1)),) * 3} for t in degrees_t}
+                empty = (np.zeros((horizon, 1)),) * 3 + (np.ones(horizon, dtype=np.int64),)
+                front_of = {t: {j: empty} for t in degrees_t}
             else:
                 front_of = {t: {j: np.zeros((1, 3))} for t in degrees_t}
         for row, i in enumerate(order[1:]):
@@ -497,17 +621,27 @@ def stage_fronts(
                     if pts is None or not all(avail[t][v] for v in nodes_g):
                         continue
                     if per_y:
-                        rest_y = heavy_y[t].sum(axis=0) - heavy_in_y[t][i0]  # heaviest memory to come, per y
+                        top = _memory_horizon(
+                            float(light_a[t][i] - light_a[t][j]), float(light_b[t][i] - light_b[t][j]), cap, horizon
+                        )
+                        if prune is not None:
+                            top = min(top, prune.horizon(float(fast_in[t][i] - fast_in[t][j]), t))
+                        if top == 0:
+                            continue  # too slow on every d, or too big at y = 1: so is every larger stage
+                        pts = tuple(x[:top] for x in pts)
+                        rest_y = heavy_total_y[t][:top] - heavy_in_y[t][i0][:top]  # heaviest to come, per y
                         for v in nodes_g:
-                            rest_y = rest_y - heavy_y[t][v]
-                            pts = _extend_per_y(pts, rows_of[t][v], ys, cap, margin - rest_y)
+                            rest_y = rest_y - heavy_y[t][v][:top]
+                            pts = _step_per_y(pts, rows_of[t][v], ys[:top], cap, margin - rest_y)
                             if pts[0].shape[1] == 0:
                                 break
                         if pts[0].shape[1] == 0:
                             continue  # nothing fits at any y: no larger stage from j fits either
                         front_of[t][i] = pts
-                        rows = _best_rows(pts, ys, cap_list)
+                        rows = _rows_per_y(pts, ys[: len(pts[0])], caps_arr)
                     else:
+                        if prune is not None and prune.horizon(float(fast_in[t][i] - fast_in[t][j]), t) == 0:
+                            continue
                         rest = float(heavy[t].sum() - heavy_in[t][i0])  # heaviest memory still to come
                         for v in nodes_g:
                             rest -= heavy[t][v]
@@ -531,7 +665,9 @@ def stage_fronts(
 class _Tables:
     """Stage-time tables, one row per (lower ideal j, upper ideal i, t, kind, d), as step functions of y."""
 
-    def __init__(self, problem: MultiProblem, lattice, s_max: int, step: int, stages: list | None = None):
+    def __init__(
+        self, problem: MultiProblem, lattice, s_max: int, step: int, stages: list | None = None, bound: float = np.inf
+    ):
         N = problem.microbatches
         kinds = problem.kinds
         cap = max(k.memory for k in kinds)
@@ -539,7 +675,7 @@ class _Tables:
             memories = tuple(k.memory for k in kinds)
             stages = stage_fronts(problem, lattice, cap, s_max, min(memories), memories)
         degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
-        divs = [d for d in divisors(N) if d <= s_max]
+        divs = limits.usable_degrees(N, s_max)
         last = len(kinds) - 1
         ds = {
             (t, k): np.array(
@@ -643,11 +779,28 @@ class _Tables:
             self.PV[at : at + len(v), : v.shape[1]] = v
             self.PY[at : at + len(y), : y.shape[1]] = y
             at += len(v)
-        # candidate stage times: one per (row, step starting at or below the row's ymax)
-        starts = np.concatenate((np.zeros((n_blocks, 1), dtype=np.int64), self.PY[:, :-1]), axis=1) + 1
-        vals = self.base[:, None] + self.scale[:, None] * self.PV[self.block]
-        valid = np.isfinite(vals) & (starts[self.block] <= self.ymax[:, None])
-        self.candidates = vals[valid]
+        self.steps = (self.PV < np.inf).sum(axis=1)  # steps of each block (a prefix of its columns)
+        if bound < np.inf and len(self.j):
+            # rows whose fastest value exceeds the upper bound never serve an optimal plan: drop them
+            slack = bound * (1 + 1e-9)
+            kept = np.flatnonzero(self.base + self.scale * self.PV[self.block, 0] <= slack)
+            self.base, self.scale = self.base[kept], self.scale[kept]
+            self.j, self.i, self.t, self.k, self.d, self.ymax, self.block = (
+                x[kept] for x in (self.j, self.i, self.t, self.k, self.d, self.ymax, self.block)
+            )
+        # candidate stage times: one per (row, step starting at or below the row's ymax), column by
+        # column so that nothing of size rows x widest block is allocated
+        found = []
+        live = np.arange(len(self.j))
+        for q in range(width):
+            live = live[self.steps[self.block[live]] > q]
+            if len(live) == 0:
+                break
+            start = self.PY[self.block[live], q - 1] + 1 if q else np.ones(len(live), dtype=np.int64)
+            live = live[start <= self.ymax[live]]
+            vals = self.base[live] + self.scale[live] * self.PV[self.block[live], q]
+            found.append(vals[vals <= bound * (1 + 1e-9)] if bound < np.inf else vals)
+        self.candidates = np.concatenate(found) if found else np.zeros(0)
         # rows of each lower ideal j: one contiguous range (rows are built j by j)
         starts = np.searchsorted(self.j, np.arange(lattice.count), side="left")
         ends = np.searchsorted(self.j, np.arange(lattice.count), side="right")
@@ -655,11 +808,18 @@ class _Tables:
 
     def ycount(self, tau: float) -> np.ndarray:
         """Per row: the largest y with T <= tau (0 when none); rows are non-decreasing in y."""
-        if len(self.j) == 0:
-            return np.zeros(0, dtype=np.int64)
+        count = np.zeros(len(self.j), dtype=np.int64)
         # T(row, y) = base + scale * PV[block, q] for y in the q-th step; values increase with q
         # (same arithmetic as the candidates, so a candidate tau counts its own step)
-        count = (self.base[:, None] + self.scale[:, None] * self.PV[self.block] <= tau).sum(axis=1)
+        live = np.arange(len(self.j))
+        q = 0
+        while len(live):
+            live = live[self.steps[self.block[live]] > q]
+            if len(live) == 0:
+                break
+            live = live[self.base[live] + self.scale[live] * self.PV[self.block[live], q] <= tau]
+            count[live] += 1
+            q += 1
         reach = self.PY[self.block, np.maximum(count - 1, 0)]
         return np.where(count > 0, np.minimum(reach, self.ymax), 0)
 
@@ -817,6 +977,7 @@ def solve_multidim(
     start = time.perf_counter()
     if isinstance(count_step, bool) or not isinstance(count_step, int) or count_step < 1:
         raise InvalidDevicesError(f"count_step must be a positive integer (got {count_step!r})")
+    s_max = limits.check_sum_degrees(problem)  # every table spans 0..s_max: capped before anything else
     try:
         lattice = _lattice(problem, max_ideals)
     except TooManyIdealsError as exc:
@@ -825,12 +986,13 @@ def solve_multidim(
         ) from None
     stages_count = count_stages(lattice, max_stages)
     if stages_count > max_stages:
-        raise TooManyIdealsError(
+        raise limits.TooMuchWorkError(
             f"multidim planner: {lattice.count:,} ideals give more than {max_stages:,} stages (pairs of nested "
             f"ideals), each needing option fronts and table rows (max_stages={max_stages:,}); merge nodes "
             f"into layers (fewer parallel branches give fewer ideals) or raise max_stages"
         )
-    s_max = min(problem.microbatches, problem.total_devices)
+    horizon = max(s_max, min(front_horizon or 0, limits.MAX_SUM_DEGREES))
+    limits.check_work(limits.estimate_work(problem, lattice.count, stages_count, count_step, horizon), max_stages)
     bound = ""
     if len(problem.kinds) > 1 and count_step > 1:
         bound = (
@@ -851,14 +1013,21 @@ def solve_multidim(
         )
     cap = max(k.memory for k in problem.kinds)
     memories = tuple(sorted({k.memory for k in problem.kinds}))
-    horizon = max(s_max, front_horizon or 0)
+    upper = np.inf  # an upper bound on the optimum (a one-stage plan), one kind only
+    prune = None
+    if len(problem.kinds) == 1:
+        upper = upper_bound(problem, s_max)
+        if upper < np.inf and front_cache is None:
+            kind = problem.kinds[0]
+            usable = tuple(limits.usable_degrees(problem.microbatches, s_max))
+            prune = Prune(upper, s_max, kind.count, kind.speed, usable)
     if front_cache is not None:
         if (memories, horizon) not in front_cache:
             front_cache[(memories, horizon)] = stage_fronts(problem, lattice, cap, horizon, memories[0], memories)
         stages = front_cache[(memories, horizon)]
     else:
-        stages = stage_fronts(problem, lattice, cap, horizon, memories[0], memories)
-    tables = _Tables(problem, lattice, s_max, count_step, stages)
+        stages = stage_fronts(problem, lattice, cap, horizon, memories[0], memories, prune)
+    tables = _Tables(problem, lattice, s_max, count_step, stages, upper)
     single = len(problem.kinds) == 1
 
     def decide(tau: float):

@@ -1,0 +1,234 @@
+"""Piper's own C++ planner and ours, side by side, on Piper's three workloads at several device counts.
+
+Every run is a fresh process with a wall-clock limit (``--timeout``, default 300 s); a run past it is
+killed and reported as "timeout" (never as a number). For each run: the objective (time per sample in
+the file's units), the whole process's CPU seconds (user + system, from ``os.wait4``: what a shared
+machine's load does not inflate), its wall-clock seconds (Piper's: with its own CPU seconds of ``runDP`` in brackets), and its peak resident memory (``ru_maxrss``
+of the child, from ``os.wait4``). Ours also reports the solve's own seconds (reading the file and
+importing excluded). Our plan is re-checked by our evaluator, and with ``--piper-eval`` by Piper's own
+evaluator (its ``EVAL_TPS`` of our plan). "ok" says our objective is <= Piper's (relative 1e-9) where
+both finish. After a timeout at some device count a planner is not run at larger counts of that
+workload (its work grows with the devices; the row says so). The machine's 1-minute load average is printed on every row (it is shared).
+
+Settings: the file's own memory per device, bandwidth and microbatches; only the device count varies
+(Piper's ``piper_single INPUT DEVICES 0 0 0``). Piper's binary is built from
+``../shared/workloads/piper/reference/piper_single.cpp`` into ``--build-dir`` when missing
+(``g++ -O3``; see that folder's README). Usage::
+
+    python -m scripts.bench_multidim_vs_piper [--workloads bert32a100,gnmt,resnet]
+        [--devices 8,32,128,512,1024] [--timeout 300] [--only ours|piper] [--piper-eval]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT.parent / "shared" / "workloads" / "piper" / "reference"
+WORKLOADS = ROOT / "sample_graphs" / "piper"
+
+
+def reference_dir() -> Path:
+    """Piper's reference folder: beside this checkout, else the shared workplace copy."""
+    for candidate in (REFERENCE, Path("/work/shared/workloads/piper/reference")):
+        if (candidate / "piper_single.cpp").exists():
+            return candidate
+    raise SystemExit(f"Piper's reference C++ not found (looked in {REFERENCE})")
+
+
+def build_piper(build_dir: Path) -> Path:
+    """``piper_single`` compiled with ``g++ -O3`` into ``build_dir`` (once)."""
+    binary = build_dir / "piper_single"
+    if not binary.exists():
+        src = reference_dir()
+        build_dir.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["g++", "-O3", f"-I{src}", str(src / "piper_single.cpp"), "-o", str(binary)], check=True, timeout=600
+        )
+    return binary
+
+
+def run_limited(argv: list[str], timeout: float, cwd: Path | None = None) -> dict:
+    """Run ``argv`` in a fresh process: stdout, wall seconds, peak MB (the child's ru_maxrss), timed_out."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, start_new_session=True)
+        timed_out = False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - start > timeout:
+                os.killpg(proc.pid, signal.SIGKILL)  # its own session: this kills the run and nothing else
+                pid, status, usage = os.wait4(proc.pid, 0)
+                timed_out = True
+                break
+            time.sleep(0.02)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        return {
+            "stdout": out.read().decode(errors="replace"),
+            "stderr": err.read().decode(errors="replace"),
+            "wall": wall,
+            "peak_mb": usage.ru_maxrss / 1024,
+            "cpu": usage.ru_utime + usage.ru_stime,
+            "timed_out": timed_out,
+            "rc": proc.returncode,
+        }
+
+
+def piper_run(binary: Path, workload: str, devices: int, timeout: float, plan: Path | None = None) -> dict:
+    argv = [str(binary), str(WORKLOADS / f"{workload}.json"), str(devices), "0", "0", "0"]
+    if plan is not None:
+        argv.append(str(plan))
+    res = run_limited(argv, timeout)
+    tps = None
+    plan_json = None
+    for line in res["stdout"].splitlines():
+        if line.startswith("RESULT "):
+            tps = float(line.split()[1])
+        elif line.startswith("EVAL_TPS "):
+            tps = float(line.split()[1])
+        elif line.startswith("PLAN "):
+            plan_json = line[5:]
+        elif line.startswith("RUNTIME "):
+            res["runtime"] = float(line.split()[1])
+    return {**res, "tps": tps, "plan": plan_json}
+
+
+def ours_one(workload: str, devices: int) -> dict:
+    """One solve in this process (the child of :func:`ours_run`): objective, solve seconds, the plan."""
+    from dataclasses import replace
+
+    from placement.multidim.dp import solve_multidim
+    from placement.multidim.evaluate import evaluate_plan
+    from placement.multidim.io import read_piper
+
+    problem = read_piper(WORKLOADS / f"{workload}.json")
+    problem = replace(problem, kinds=(replace(problem.kinds[0], count=devices),))
+    start = time.perf_counter()
+    result = solve_multidim(problem)
+    seconds = time.perf_counter() - start
+    plan = None
+    evaluated = None
+    if result.plan is not None:
+        ev = evaluate_plan(problem, result.plan)
+        evaluated = ev.time_per_sample if ev.feasible else None
+        plan = {
+            "stages": [
+                {"d": s.d, "t": s.t, "nodes": list(s.nodes), "options": list(s.options)} for s in result.plan.stages
+            ]
+        }
+    return {
+        "status": result.status,
+        "tps": result.time_per_sample if result.plan is not None else None,
+        "evaluated": evaluated,
+        "seconds": seconds,
+        "stages": len(result.plan.stages) if result.plan else 0,
+        "plan": plan,
+    }
+
+
+def ours_run(workload: str, devices: int, timeout: float) -> dict:
+    argv = [sys.executable, "-m", "scripts.bench_multidim_vs_piper", "--one", f"{workload}:{devices}"]
+    res = run_limited(argv, timeout, cwd=ROOT)
+    try:
+        found = json.loads(res["stdout"].strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        found = {"status": "failed", "tps": None}
+    return {**res, **found}
+
+
+def _num(value, fmt: str = ".10g") -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workloads", default="bert32a100,gnmt,resnet")
+    parser.add_argument("--devices", default="8,32,128,512,1024")
+    parser.add_argument("--timeout", type=float, default=300.0, help="wall-clock limit of each run, seconds")
+    parser.add_argument("--only", choices=("ours", "piper"), help="run one planner only")
+    parser.add_argument("--piper-eval", action="store_true", help="also evaluate our plan with Piper's evaluator")
+    parser.add_argument("--build-dir", default=str(Path(tempfile.gettempdir()) / "piper_reference_build"))
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        workload, devices = args.one.split(":")
+        print(json.dumps(ours_one(workload, int(devices))))
+        return
+    binary = build_piper(Path(args.build_dir)) if args.only != "ours" else None
+    print(f"{os.cpu_count()} cores; every run a fresh process, limit {args.timeout:.0f} s wall")
+    header = (
+        f"| workload | devices | load | Piper TPS | Piper s (DP CPU s) | Piper CPU s | Piper MB | ours TPS | ours s (solve s) "
+        f"| ours CPU s | ours MB "
+        f"| stages | ours <= Piper |{' Piper eval of ours |' if args.piper_eval else ''}"
+    )
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    for workload in args.workloads.split(","):
+        gave_up: dict[str, int] = {}  # planner -> device count at which it timed out (more is not run)
+        for devices in sorted(int(x) for x in args.devices.split(",")):
+            load = os.getloadavg()[0]
+            p = o = None
+            if binary is not None and "piper" not in gave_up:
+                p = piper_run(binary, workload, devices, args.timeout)
+                if p["timed_out"]:
+                    gave_up["piper"] = devices
+            if args.only != "piper" and "ours" not in gave_up:
+                o = ours_run(workload, devices, args.timeout)
+                if o["timed_out"]:
+                    gave_up["ours"] = devices
+            cells = [workload, str(devices), f"{load:.1f}"]
+            if p is None:
+                skipped = f"not run (timeout at {gave_up['piper']})" if "piper" in gave_up else "not run"
+                cells += [skipped, "-", "-", "-"]
+            elif p["timed_out"]:
+                cells += ["timeout", f">{args.timeout:.0f}", f"{p['cpu']:.1f}", f"{p['peak_mb']:.0f}"]
+            else:
+                dp_cpu = f" ({p['runtime']:.2f})" if "runtime" in p else ""
+                cells += [_num(p["tps"]), f"{p['wall']:.2f}{dp_cpu}", f"{p['cpu']:.2f}", f"{p['peak_mb']:.0f}"]
+            if o is None:
+                skipped = f"not run (timeout at {gave_up['ours']})" if "ours" in gave_up else "not run"
+                cells += [skipped, "-", "-", "-", "-"]
+            elif o["timed_out"]:
+                cells += ["timeout", f">{args.timeout:.0f}", f"{o['cpu']:.1f}", f"{o['peak_mb']:.0f}", "-"]
+            else:
+                solve = f" ({o['seconds']:.2f})" if "seconds" in o else ""
+                label = _num(o["tps"]) if o["tps"] is not None else o["status"]
+                cells += [
+                    label,
+                    f"{o['wall']:.2f}{solve}",
+                    f"{o['cpu']:.2f}",
+                    f"{o['peak_mb']:.0f}",
+                    str(o.get("stages", "-")),
+                ]
+            both = p is not None and o is not None and p.get("tps") is not None and o.get("tps") is not None
+            cells.append(("yes" if o["tps"] <= p["tps"] * (1 + 1e-9) else "NO") if both else "-")
+            if args.piper_eval:
+                evaluated = "-"
+                if o is not None and o.get("plan") and binary is not None:
+                    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+                        json.dump(o["plan"], handle)
+                    e = piper_run(binary, workload, devices, args.timeout, Path(handle.name))
+                    os.unlink(handle.name)
+                    evaluated = "timeout" if e["timed_out"] else _num(e["tps"])
+                cells.append(evaluated)
+            print("| " + " | ".join(cells) + " |", flush=True)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"peak MB: maximum resident set of the process (ru_maxrss); {resource.getpagesize()}-byte pages")
+
+
+if __name__ == "__main__":
+    main()
