@@ -138,7 +138,7 @@ def too_late_to_solve(deadline: Deadline, build_seconds: float) -> bool:
 
 def skipped_outcome(solver: str) -> Outcome:
     """The outcome of a program not solved for lack of time (the caller returns its best start)."""
-    return Outcome("no solution", None, None, None, solver)
+    return Outcome(Status.NO_SOLUTION, None, None, None, solver)
 
 
 def check_model_size(method: str, variables: int, what: str) -> None:
