@@ -41,7 +41,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import TooManyIdealsError
 from ..evaluate import evaluate
 from ..model import Placement, Problem, Result, make_result
 from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
@@ -57,6 +56,7 @@ from .kernel import (
     run,
     walk,
 )
+from .limits import MAX_TABLE_BYTES, check_problem_table
 
 __all__ = [
     "solve_dp",
@@ -214,23 +214,6 @@ def _infeasible_reason(problem: Problem) -> str:
     )
 
 
-#: Largest DP table allowed (bytes): best (8) + parent ideal (4) + parent type (1) + useful (1) + floor (8) per cell.
-MAX_TABLE_BYTES = 2 * 1024**3
-
-#: Bytes per cell of the table (see MAX_TABLE_BYTES).
-CELL_BYTES = 22
-
-
-def _check_table_size(problem: Problem, ideals: int) -> None:
-    states = math.prod(kind.count + 1 for kind in problem.devices.accelerators) * (problem.devices.cpus + 1)
-    needed = ideals * states * CELL_BYTES
-    if needed > MAX_TABLE_BYTES:
-        raise TooManyIdealsError(
-            f"the DP table would need {needed / 1024**3:.1f} GiB ({ideals:,} ideals x {states:,} device-count "
-            f"states), over the {MAX_TABLE_BYTES / 1024**3:.0f} GiB limit: use fewer devices or kinds, or coarsen the graph"
-        )
-
-
 def solve_dp(
     problem: Problem,
     max_ideals: int = DEFAULT_MAX_IDEALS,
@@ -267,7 +250,7 @@ def solve_dp(
     full_groups = contract(problem.graph)
     groups, moved = reduce_groups(problem.graph, full_groups)
     lattice = enumerate_ideals(groups, max_ideals)
-    _check_table_size(problem, lattice.count)
+    check_problem_table(problem, lattice.count)
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0)
 
     def solve(groups, lattice, ignore):
@@ -281,7 +264,7 @@ def solve_dp(
         lattice,
         relaxed,
         max_ideals,
-        lambda ideals: _check_table_size(problem, ideals),
+        lambda ideals: check_problem_table(problem, ideals),
     )
     stats = {"groups": outcome.groups, "ideals": outcome.ideals, "merged_nodes": len(moved), "pairs": outcome.pairs}
 
@@ -330,7 +313,7 @@ def solve_dp_table(
     """
     groups, moved = reduce_groups(problem.graph, contract(problem.graph))
     lattice = enumerate_ideals(groups, max_ideals)
-    _check_table_size(problem, lattice.count)
+    check_problem_table(problem, lattice.count)
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0)
     *_, table = _solve_lattice(problem, groups, lattice, relaxed, tie_break=False, progress=progress, bound=bound)
     return table

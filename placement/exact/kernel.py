@@ -116,6 +116,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from .limits import check_table_size
+
 if TYPE_CHECKING:
     from ..model import Placement
 
@@ -1287,6 +1289,7 @@ def run(
     if flight is None:
         flight = np.zeros(a.n_states, dtype=np.int64)
     objective = 1 if tie_break else 0
+    check_table_size(int(n_ideals), a.n_states)  # one-line refusal, not a numpy MemoryError
     best, parent_ideal, parent_type, useful, used = new_table(
         int(n_ideals), a.n_states, a.prev_state, bool(closure), objective
     )

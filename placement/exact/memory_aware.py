@@ -48,6 +48,7 @@ from ..model import Placement, Problem, Result, make_result
 from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, check_schedule_options, output_bytes, peak_table
 from .ideals import DEFAULT_MAX_IDEALS, contract, enumerate_ideals, reduce_groups
 from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verify, run, walk
+from .limits import check_problem_table
 
 #: Recomputation choices: which kernel modes (0 plain, 1 recompute) a stage may use.
 RECOMPUTE_MODES = {"none": (0, 0), "always": (1, 1), "per-stage": (0, 1)}
@@ -217,11 +218,13 @@ def solve_memory_aware(
         groups, relaxed = full_groups, frozenset()
     try:
         lattice = enumerate_ideals(groups, max_ideals)
+        check_problem_table(problem, lattice.count)
     except TooManyIdealsError:
         if groups is not full_groups or not recomputing:
             raise
         groups, _ = reduce_groups(problem.graph, full_groups)
         lattice = enumerate_ideals(groups, max_ideals)
+        check_problem_table(problem, lattice.count)
         value, placement, pairs, modes = solve(groups, lattice, frozenset())
         stats.update(groups=groups.count, ideals=lattice.count, pairs=pairs)
         if placement is None:
@@ -235,7 +238,16 @@ def solve_memory_aware(
             modes,
             reason="recomputation with merged nodes: optimal among splits of the merged groups only",
         )
-    outcome = relax_then_verify(solve, lambda p: fits(p, ()), groups, full_groups, lattice, relaxed, max_ideals)
+    outcome = relax_then_verify(
+        solve,
+        lambda p: fits(p, ()),
+        groups,
+        full_groups,
+        lattice,
+        relaxed,
+        max_ideals,
+        lambda ideals: check_problem_table(problem, ideals),
+    )
     stats.update(
         groups=outcome.groups,
         ideals=outcome.ideals,
