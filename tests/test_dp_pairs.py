@@ -38,7 +38,8 @@ def pair_mode(forced: bool | None = True):
 
     def spy(*args, **kwargs):
         targets = real(*args, **kwargs)
-        used.append(targets is not None)
+        # The kernel searches in pair mode exactly when the target list it gets is not empty.
+        used.append(targets is not None and targets[0].shape[0] > 0)
         return targets
 
     limits: dict = {}
@@ -95,6 +96,19 @@ def test_both_modes_give_the_same_table_row_and_optimum(samples_dir, name):
     np.testing.assert_array_equal(pairs_row, search_row)
     assert pairs_result.objective == search_result.objective
     assert pairs_result.status == search_result.status == "optimal"
+
+
+def test_forced_pair_mode_searches_other_pairs_than_the_walk(samples_dir):
+    # Pair mode counts the (row, target) pairs it evaluated, the walk every superset it visited:
+    # a forced run that silently walked would count the walk's pairs.
+    problem = load_problem(samples_dir / "throughput/operator/bert_l-3_inference.json")
+    with pair_mode(forced=True) as used:
+        paired = solve_dp(problem, tie_break=False)
+    with pair_mode(forced=False) as walked:
+        walk = solve_dp(problem, tie_break=False)
+    assert used and all(used) and not any(walked)
+    assert paired.objective == walk.objective
+    assert paired.stat("pairs") < walk.stat("pairs")
 
 
 @pytest.mark.slow
