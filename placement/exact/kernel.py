@@ -7,6 +7,11 @@ stage to one device of some *device type* (an accelerator kind, or CPU cores), m
 the largest stage load. Callers describe everything as arrays; the kernel knows nothing of
 problems, schedules or kinds.
 
+**Readable reference**: :func:`placement.explore.teaching.trace_dp` runs the same recurrence in
+plain Python (every pair of ideals, no pruning or merging, prefix orientation); on small graphs
+the kernel's row of the empty ideal equals its row of the full ideal for every device count
+(``tests/test_kernel.py``). Read it first.
+
 **Lattice** (``up_start, up_group, up_target, n_ideals``): ideals numbered so that a
 superset has a larger index than its subsets (ideal 0 empty, ``n_ideals - 1`` full), with
 their cover relation in CSR form (:class:`placement.exact.ideals.IdealLattice`, or
