@@ -121,6 +121,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from .exactsum import EPS, MAXP, _grow, _round, _round_sum
+from .exactsum import exact_sum as exact_sum  # re-exported (tests, callers)
 from .limits import check_table_size
 
 if TYPE_CHECKING:
@@ -128,95 +130,6 @@ if TYPE_CHECKING:
 
 #: parent_type values >= INHERIT mean "same value as the state with one device of type (value - INHERIT) fewer".
 INHERIT = 64
-
-#: Relative error bound of one floating-point addition, doubled (covers the bound's own rounding).
-EPS = 2.0**-52
-
-#: Room for one expansion: non-overlapping doubles span at most 2098 / 53 + 1 = 41 components.
-MAXP = 48
-
-
-@njit(cache=True, nogil=True)
-def _grow(p, n, x):
-    """Add ``x`` exactly to the expansion ``p[:n]`` (math.fsum's msum step); returns the new length."""
-    if n > 0 and not np.isfinite(p[n - 1]):
-        return n  # an overflowed sum stays inf (see the module docstring)
-    if not np.isfinite(x):
-        p[0] = x
-        return 1
-    i = 0
-    for k in range(n):
-        y = p[k]
-        if abs(x) < abs(y):
-            x, y = y, x
-        hi = x + y
-        if not np.isfinite(hi):
-            p[0] = hi
-            return 1
-        lo = y - (hi - x)
-        if lo != 0.0:
-            p[i] = lo
-            i += 1
-        x = hi
-    if x != 0.0 or i == 0:
-        p[i] = x
-        i += 1
-    return i
-
-
-@njit(cache=True, nogil=True)
-def _round(p, n):
-    """The expansion ``p[:n]`` rounded correctly to a double (math.fsum's final step)."""
-    if n == 0:
-        return 0.0
-    for k in range(n):
-        if not np.isfinite(p[k]):
-            return np.inf if p[k] > 0 else -np.inf
-    n -= 1
-    hi = p[n]
-    lo = 0.0
-    while n > 0:
-        x = hi
-        n -= 1
-        y = p[n]
-        hi = x + y
-        yr = hi - x
-        lo = y - yr
-        if lo != 0.0:
-            break
-    if n > 0 and ((lo < 0.0 and p[n - 1] < 0.0) or (lo > 0.0 and p[n - 1] > 0.0)):
-        y = lo * 2.0
-        x = hi + y
-        yr = x - hi
-        if y == yr:
-            hi = x
-    return hi
-
-
-@njit(cache=True, nogil=True)
-def _round_sum(a, na, b, nb, c, nc, tmp):
-    """Correctly rounded sum of up to three expansions (``nb``/``nc`` may be 0)."""
-    n = 0
-    for k in range(na):
-        tmp[k] = a[k]
-    n = na
-    for k in range(nb):
-        n = _grow(tmp, n, b[k])
-    for k in range(nc):
-        n = _grow(tmp, n, c[k])
-    return _round(tmp, n)
-
-
-@njit(cache=True, nogil=True)
-def exact_sum(values):
-    """Correctly rounded sum of ``values`` (``math.fsum``; ``inf`` on overflow)."""
-    p = np.empty(MAXP)
-    n = 0
-    for v in values:
-        n = _grow(p, n, v)
-        if not np.isfinite(p[n - 1]):
-            return p[n - 1]
-    return _round(p, n)
 
 
 @njit(cache=True, nogil=True)
