@@ -22,7 +22,7 @@ import pytest
 
 import placement.exact.dp as dp_module
 from placement import Edge, Problem, evaluate, solve_dp
-from placement.exact import kernel
+from placement.exact import kernel, pairs
 
 from .oracle import brute_force
 from .randgraphs import random_problem
@@ -91,7 +91,8 @@ def test_dp_equals_brute_force(kinds, training, magnitudes, search, threads, see
         return real_dp(*args)
 
     with (
-        mock.patch.multiple(kernel, target_pairs=targets, lattice_dp=lattice_dp, THREAD_MIN_ROWS=1, **FORCED[search]),
+        mock.patch.multiple(kernel, target_pairs=targets, lattice_dp=lattice_dp, THREAD_MIN_ROWS=1),
+        mock.patch.multiple(pairs, **FORCED[search]),
         mock.patch.object(dp_module, "run", run),
     ):
         result = solve_dp(problem)

@@ -1,6 +1,6 @@
 """Pair mode of the shared kernel (rows compared with the target ideals directly) is exact.
 
-Pair mode (:func:`placement.exact.kernel.target_pairs`) is chosen only when few rows of the
+Pair mode (:func:`placement.exact.pairs.target_pairs`) is chosen only when few rows of the
 table can hold a value, which the small random problems of the brute-force tests rarely
 reach; here it is forced on every DP run (the thresholds are raised) and checked with the
 same independent oracles as the cover-edge search:
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from placement import load_problem, solve_dp
-from placement.exact import kernel
+from placement.exact import kernel, pairs
 from placement.exact.dp import solve_dp_table
 
 from . import test_dp_exact, test_dp_prune
@@ -47,7 +47,7 @@ def pair_mode(forced: bool | None = True):
         limits = {"PAIR_MIN_IDEALS": 0, "PAIR_MAX_TARGETS": 10**9, "PAIR_MAX_FRACTION": 1.0}
         if not forced:
             limits = {"PAIR_MAX_TARGETS": 0}
-    with mock.patch.multiple(kernel, target_pairs=spy, **limits):
+    with mock.patch.multiple(kernel, target_pairs=spy), mock.patch.multiple(pairs, **limits):
         yield used
 
 
