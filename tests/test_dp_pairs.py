@@ -42,7 +42,7 @@ def pair_mode(forced: bool | None = True):
         used.append(targets is not None and targets[0].shape[0] > 0)
         return targets
 
-    limits: dict = {}
+    limits: dict = {"PAIR_MIN_IDEALS": pairs.PAIR_MIN_IDEALS}  # None: the default limits, left as they are
     if forced is not None:
         limits = {"PAIR_MIN_IDEALS": 0, "PAIR_MAX_TARGETS": 10**9, "PAIR_MAX_FRACTION": 1.0}
         if not forced:
