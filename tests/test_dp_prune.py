@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from placement import Problem, evaluate, solve_dp
 from placement.exact.dp import solve_dp_table
 from placement.exact.ideals import contract, enumerate_ideals
-from placement.exact.kernel import build_inputs, cell_floors, lattice_tuple, walk
+from placement.exact.kernel import build_inputs, cell_floors, lattice_tuple, traceback_split
 from placement.model import CPU_KIND
 
 from .oracle import _crossing_terms, _latency_on, brute_force, valid_placements
@@ -139,7 +139,7 @@ def query_may_refuse(table) -> bool:
     state = table.inputs.n_states - 1
     if not math.isfinite(table.best[0, state]):
         return True
-    placement, _ = walk(
+    placement, _ = traceback_split(
         table.problem,
         table.groups,
         table.lattice.groups_of,

@@ -54,7 +54,7 @@ from .kernel import (
     lattice_tuple,
     relax_then_verify,
     run,
-    walk,
+    traceback_split,
 )
 from .limits import MAX_TABLE_BYTES, check_problem_table
 
@@ -118,7 +118,9 @@ def _solve_lattice(
             inputs, arrays, overlap, value, tie_break=True, floor=floors, progress=report(lattice.count - 1)
         )
         pairs += more
-    placement, _ = walk(problem, groups, lattice.groups_of, parent_ideal, parent_type, last, lattice.full, inputs)
+    placement, _ = traceback_split(
+        problem, groups, lattice.groups_of, parent_ideal, parent_type, last, lattice.full, inputs
+    )
     return value, placement, int(pairs), table
 
 
@@ -157,7 +159,7 @@ class SolvedTable:
         value = float(self.best[0, state])
         if not (math.isfinite(value) and value <= self.upper_bound):
             return None  # no split fits these counts, or the search's cut may hide a better one
-        placement, _ = walk(
+        placement, _ = traceback_split(
             self.problem,
             self.groups,
             self.lattice.groups_of,
@@ -183,7 +185,9 @@ def solve_chain(problem: Problem, groups: Groups) -> tuple[float, Placement | No
     value = float(best[0, last])
     if not math.isfinite(value):
         return math.inf, None
-    placement, _ = walk(problem, groups, lambda i: range(i), parent_ideal, parent_type, last, groups.count, inputs)
+    placement, _ = traceback_split(
+        problem, groups, lambda i: range(i), parent_ideal, parent_type, last, groups.count, inputs
+    )
     return value, placement
 
 

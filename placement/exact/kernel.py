@@ -1159,7 +1159,7 @@ def lattice_tuple(lattice) -> tuple:
     return lattice.up_start, lattice.up_group, lattice.up_target, lattice.count
 
 
-def walk(problem, groups, groups_of, parent_ideal, parent_type, state: int, full: int, inputs: KernelInputs):
+def traceback_split(problem, groups, groups_of, parent_ideal, parent_type, state: int, full: int, inputs: KernelInputs):
     """Follow parent pointers from (empty ideal, ``state``) to the full ideal.
 
     ``groups_of(index)`` is the set of groups of ideal ``index``. Returns (placement, modes):

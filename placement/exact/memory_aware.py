@@ -47,7 +47,7 @@ from ..evaluate import evaluate
 from ..model import Placement, Problem, Result, make_result
 from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, check_schedule_options, output_bytes, peak_table
 from .ideals import DEFAULT_MAX_IDEALS, contract, enumerate_ideals, reduce_groups
-from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verify, run, walk
+from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verify, run, traceback_split
 from .limits import check_problem_table
 
 #: Recomputation choices: which kernel modes (0 plain, 1 recompute) a stage may use.
@@ -90,7 +90,7 @@ def _solve_lattice(problem, groups, lattice, ignore, options, bytes_per_cost):
     value = float(best[0, state])
     if not math.isfinite(value):
         return math.inf, None, int(pairs), ()
-    placement, stage_modes = walk(
+    placement, stage_modes = traceback_split(
         problem, groups, lattice.groups_of, parent_ideal, parent_type, state, lattice.full, inputs
     )
     return value, placement, int(pairs), stage_modes
@@ -254,7 +254,7 @@ def solve_memory_aware(
         pairs=outcome.pairs,
         merged_nodes=len(moved) if groups is not full_groups else 0,
     )
-    modes = cast("tuple[int, ...]", outcome.extra or ())  # the solve's stage modes (walk's second value)
+    modes = cast("tuple[int, ...]", outcome.extra or ())  # the solve's stage modes (traceback_split's second value)
     if outcome.placement is not None:
         recomputing_devices = tuple(s.device for s, m in zip(outcome.placement.stages, modes) if m)
         checked = plan_value(problem, outcome.placement, recomputing_devices)
