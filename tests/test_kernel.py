@@ -15,7 +15,16 @@ import pytest
 
 from placement import evaluate, solve_dp
 from placement.exact.ideals import contract, enumerate_ideals
-from placement.exact.kernel import build_inputs, lattice_tuple, run
+from placement.exact.kernel import (
+    INHERIT,
+    MODE_PLAIN,
+    MODE_RECOMPUTE,
+    build_inputs,
+    decode_parent,
+    lattice_tuple,
+    parent_code,
+    run,
+)
 from placement.explore.teaching import trace_dp
 from placement.model import CPU_KIND
 
@@ -51,3 +60,12 @@ def test_kernel_equals_the_teaching_trace_on_every_device_count(seed):
     else:
         assert result.objective == trace.answer
         assert evaluate(problem, trace.placement).max_load == trace.answer
+
+
+def test_parent_codes_round_trip_below_inherit():
+    for n_types in (1, 2, 4):
+        for device_type in range(n_types):
+            for mode in (MODE_PLAIN, MODE_RECOMPUTE):
+                code = parent_code(device_type, mode, n_types)
+                assert code < INHERIT
+                assert decode_parent(code, n_types) == (device_type, mode)

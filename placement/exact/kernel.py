@@ -134,6 +134,24 @@ if TYPE_CHECKING:
 #: parent_type values >= INHERIT mean "same value as the state with one device of type (value - INHERIT) fewer".
 INHERIT = 64
 
+#: The kernel's ``objective`` argument: 0 minimises the max-load, 1 is the tie-break pass (sum of durations, then stages).
+OBJECTIVE_MAX_LOAD = 0
+OBJECTIVE_TIE_BREAK = 1
+
+#: Stage modes (the ``mode`` of a parent code): a plain stage, or one that recomputes its forward pass.
+MODE_PLAIN = 0
+MODE_RECOMPUTE = 1
+
+
+def parent_code(device_type: int, mode: int, n_types: int) -> int:
+    """The ``parent_type`` code of a stage on ``device_type`` in ``mode`` (what :func:`lattice_dp` stores)."""
+    return device_type + n_types * mode
+
+
+def decode_parent(code: int, n_types: int) -> tuple[int, int]:
+    """(device type, mode) of a ``parent_type`` code below :data:`INHERIT` (inverse of :func:`parent_code`)."""
+    return code % n_types, code // n_types
+
 
 @njit(cache=True, nogil=True)
 def _crossing(in_stage, stage_succ, out_degree, u):
@@ -1040,7 +1058,7 @@ def run(
     a = inputs
     if flight is None:
         flight = np.zeros(a.n_states, dtype=np.int64)
-    objective = 1 if tie_break else 0
+    objective = OBJECTIVE_TIE_BREAK if tie_break else OBJECTIVE_MAX_LOAD
     check_table_size(int(n_ideals), a.n_states)  # one-line refusal, not a numpy MemoryError
     best, parent_ideal, parent_type, useful, used = new_table(
         int(n_ideals), a.n_states, a.prev_state, bool(closure), objective
@@ -1177,7 +1195,7 @@ def traceback_split(problem, groups, groups_of, parent_ideal, parent_type, state
         if code >= INHERIT:  # same value with one device of this type fewer
             state -= int(inputs.strides[code - INHERIT])
             continue
-        device_type, mode = code % n_types, code // n_types
+        device_type, mode = decode_parent(code, n_types)
         after = int(parent_ideal[ideal, state])
         stage_groups = set(groups_of(after)) - set(groups_of(ideal))
         kind = CPU_KIND if device_type == n_kinds else problem.devices.accelerators[device_type].name
