@@ -20,7 +20,10 @@ example ``git worktree add /tmp/before <commit>``) and prints its row under this
 ``before``, so a change is measured side by side in one run. Children import the package of
 this checkout (or of ``--ref``) through ``PYTHONPATH``.
 
-Usage: python scripts/bench_dp.py [--all-pairs] [--ref DIR] [GRAPH ...]
+``--timeout S`` stops a child after S seconds (default 600) and prints "timed out" for it,
+so one slow graph (the Inception-v3 training graph) does not hold up the table.
+
+Usage: python scripts/bench_dp.py [--all-pairs] [--ref DIR] [--timeout S] [GRAPH ...]
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ def main() -> None:
     parser.add_argument("graphs", nargs="*", help="graph files (default: every file in sample_graphs/)")
     parser.add_argument("--all-pairs", action="store_true", help="also count every comparable ideal pair")
     parser.add_argument("--ref", help="another checkout to measure side by side (rows marked 'before')")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per child process (default 600)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -93,8 +97,12 @@ def main() -> None:
         name = str(shown.relative_to(SAMPLES)) if shown.is_relative_to(SAMPLES) else str(shown)
         for label, tree in trees:
             env = dict(os.environ, PYTHONPATH=str(tree))
-            done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree)
             title = f"{label}{name}"[:44]
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree, timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                print(f"{title:44} timed out after {args.timeout:.0f} s", flush=True)
+                continue
             if done.returncode != 0:
                 print(
                     f"{title:44} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
@@ -105,7 +113,8 @@ def main() -> None:
             print(
                 f"{title:44} {row['nodes']:>6} {row['ideals']:>8,} {row['pairs']:>15,} {all_pairs:>13} "
                 f"{row['seconds']:>8.3f} {row['cpu']:>8.3f} {row['process_seconds']:>9.2f} {row['peak_mb']:>8.0f}  "
-                f"{row['objective']:.10g} ({row['status']})"
+                f"{row['objective']:.10g} ({row['status']})",
+                flush=True,
             )
     print(
         f"\nmachine: {resource.getpagesize()} B pages; python {sys.version.split()[0]}; "

@@ -1,6 +1,6 @@
 """Pair mode of the shared kernel (rows compared with the target ideals directly) is exact.
 
-Pair mode (:func:`placement.exact.kernel.target_pairs`) is chosen only when few rows of the
+Pair mode (:func:`placement.exact.pairs.target_pairs`) is chosen only when few rows of the
 table can hold a value, which the small random problems of the brute-force tests rarely
 reach; here it is forced on every DP run (the thresholds are raised) and checked with the
 same independent oracles as the cover-edge search:
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from placement import load_problem, solve_dp
-from placement.exact import kernel
+from placement.exact import kernel, pairs
 from placement.exact.dp import solve_dp_table
 
 from . import test_dp_exact, test_dp_prune
@@ -38,15 +38,16 @@ def pair_mode(forced: bool | None = True):
 
     def spy(*args, **kwargs):
         targets = real(*args, **kwargs)
-        used.append(targets is not None)
+        # The kernel searches in pair mode exactly when the target list it gets is not empty.
+        used.append(targets is not None and targets[0].shape[0] > 0)
         return targets
 
-    limits: dict = {}
+    limits: dict = {"PAIR_MIN_IDEALS": pairs.PAIR_MIN_IDEALS}  # None: the default limits, left as they are
     if forced is not None:
         limits = {"PAIR_MIN_IDEALS": 0, "PAIR_MAX_TARGETS": 10**9, "PAIR_MAX_FRACTION": 1.0}
         if not forced:
             limits = {"PAIR_MAX_TARGETS": 0}
-    with mock.patch.multiple(kernel, target_pairs=spy, **limits):
+    with mock.patch.multiple(kernel, target_pairs=spy), mock.patch.multiple(pairs, **limits):
         yield used
 
 
@@ -96,6 +97,19 @@ def test_both_modes_give_the_same_table_row_and_optimum(samples_dir, name):
     np.testing.assert_array_equal(pairs_row, search_row)
     assert pairs_result.objective == search_result.objective
     assert pairs_result.status == search_result.status == "optimal"
+
+
+def test_forced_pair_mode_searches_other_pairs_than_the_walk(samples_dir):
+    # Pair mode counts the (row, target) pairs it evaluated, the walk every superset it visited:
+    # a forced run that silently walked would count the walk's pairs.
+    problem = load_problem(samples_dir / "throughput/operator/bert_l-3_inference.json")
+    with pair_mode(forced=True) as used:
+        paired = solve_dp(problem, tie_break=False)
+    with pair_mode(forced=False) as walked:
+        walk = solve_dp(problem, tie_break=False)
+    assert used and all(used) and not any(walked)
+    assert paired.objective == walk.objective
+    assert paired.stat("pairs") < walk.stat("pairs")
 
 
 @pytest.mark.slow

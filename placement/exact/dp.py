@@ -41,7 +41,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import TooManyIdealsError
 from ..evaluate import evaluate
 from ..model import Placement, Problem, Result, make_result
 from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
@@ -55,8 +54,9 @@ from .kernel import (
     lattice_tuple,
     relax_then_verify,
     run,
-    walk,
+    traceback_split,
 )
+from .limits import MAX_TABLE_BYTES, check_problem_table
 
 __all__ = [
     "solve_dp",
@@ -118,7 +118,9 @@ def _solve_lattice(
             inputs, arrays, overlap, value, tie_break=True, floor=floors, progress=report(lattice.count - 1)
         )
         pairs += more
-    placement, _ = walk(problem, groups, lattice.groups_of, parent_ideal, parent_type, last, lattice.full, inputs)
+    placement, _ = traceback_split(
+        problem, groups, lattice.groups_of, parent_ideal, parent_type, last, lattice.full, inputs
+    )
     return value, placement, int(pairs), table
 
 
@@ -157,7 +159,7 @@ class SolvedTable:
         value = float(self.best[0, state])
         if not (math.isfinite(value) and value <= self.upper_bound):
             return None  # no split fits these counts, or the search's cut may hide a better one
-        placement, _ = walk(
+        placement, _ = traceback_split(
             self.problem,
             self.groups,
             self.lattice.groups_of,
@@ -183,7 +185,9 @@ def solve_chain(problem: Problem, groups: Groups) -> tuple[float, Placement | No
     value = float(best[0, last])
     if not math.isfinite(value):
         return math.inf, None
-    placement, _ = walk(problem, groups, lambda i: range(i), parent_ideal, parent_type, last, groups.count, inputs)
+    placement, _ = traceback_split(
+        problem, groups, lambda i: range(i), parent_ideal, parent_type, last, groups.count, inputs
+    )
     return value, placement
 
 
@@ -212,23 +216,6 @@ def _infeasible_reason(problem: Problem) -> str:
         f"{devices.accelerator_count} accelerator stages and {devices.cpus} CPU stages breaks the memory or "
         "support rules"
     )
-
-
-#: Largest DP table allowed (bytes): best (8) + parent ideal (4) + parent type (1) + useful (1) + floor (8) per cell.
-MAX_TABLE_BYTES = 2 * 1024**3
-
-#: Bytes per cell of the table (see MAX_TABLE_BYTES).
-CELL_BYTES = 22
-
-
-def _check_table_size(problem: Problem, ideals: int) -> None:
-    states = math.prod(kind.count + 1 for kind in problem.devices.accelerators) * (problem.devices.cpus + 1)
-    needed = ideals * states * CELL_BYTES
-    if needed > MAX_TABLE_BYTES:
-        raise TooManyIdealsError(
-            f"the DP table would need {needed / 1024**3:.1f} GiB ({ideals:,} ideals x {states:,} device-count "
-            f"states), over the {MAX_TABLE_BYTES / 1024**3:.0f} GiB limit: use fewer devices or kinds, or coarsen the graph"
-        )
 
 
 def solve_dp(
@@ -267,7 +254,7 @@ def solve_dp(
     full_groups = contract(problem.graph)
     groups, moved = reduce_groups(problem.graph, full_groups)
     lattice = enumerate_ideals(groups, max_ideals)
-    _check_table_size(problem, lattice.count)
+    check_problem_table(problem, lattice.count)
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0)
 
     def solve(groups, lattice, ignore):
@@ -281,7 +268,7 @@ def solve_dp(
         lattice,
         relaxed,
         max_ideals,
-        lambda ideals: _check_table_size(problem, ideals),
+        lambda ideals: check_problem_table(problem, ideals),
     )
     stats = {"groups": outcome.groups, "ideals": outcome.ideals, "merged_nodes": len(moved), "pairs": outcome.pairs}
 
@@ -330,7 +317,7 @@ def solve_dp_table(
     """
     groups, moved = reduce_groups(problem.graph, contract(problem.graph))
     lattice = enumerate_ideals(groups, max_ideals)
-    _check_table_size(problem, lattice.count)
+    check_problem_table(problem, lattice.count)
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0)
     *_, table = _solve_lattice(problem, groups, lattice, relaxed, tie_break=False, progress=progress, bound=bound)
     return table

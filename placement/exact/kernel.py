@@ -7,6 +7,11 @@ stage to one device of some *device type* (an accelerator kind, or CPU cores), m
 the largest stage load. Callers describe everything as arrays; the kernel knows nothing of
 problems, schedules or kinds.
 
+**Readable reference**: :func:`placement.explore.teaching.trace_dp` runs the same recurrence in
+plain Python (every pair of ideals, no pruning or merging, prefix orientation); on small graphs
+the kernel's row of the empty ideal equals its row of the full ideal for every device count
+(``tests/test_kernel.py``). Read it first.
+
 **Lattice** (``up_start, up_group, up_target, n_ideals``): ideals numbered so that a
 superset has a larger index than its subsets (ideal 0 empty, ``n_ideals - 1`` full), with
 their cover relation in CSR form (:class:`placement.exact.ideals.IdealLattice`, or
@@ -116,100 +121,36 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from .exactsum import EPS, MAXP, _grow, _round, _round_sum
+from .exactsum import exact_sum as exact_sum  # re-exported (tests, callers)
+from .floors import cell_floors as cell_floors  # re-exported: callers take the kernel's API from here
+from .floors import cover_tree as cover_tree
+from .limits import check_table_size
+from .pairs import _holds, no_targets, target_pairs
+
 if TYPE_CHECKING:
     from ..model import Placement
 
 #: parent_type values >= INHERIT mean "same value as the state with one device of type (value - INHERIT) fewer".
 INHERIT = 64
 
-#: Relative error bound of one floating-point addition, doubled (covers the bound's own rounding).
-EPS = 2.0**-52
+#: The kernel's ``objective`` argument: 0 minimises the max-load, 1 is the tie-break pass (sum of durations, then stages).
+OBJECTIVE_MAX_LOAD = 0
+OBJECTIVE_TIE_BREAK = 1
 
-#: Room for one expansion: non-overlapping doubles span at most 2098 / 53 + 1 = 41 components.
-MAXP = 48
-
-
-@njit(cache=True, nogil=True)
-def _grow(p, n, x):
-    """Add ``x`` exactly to the expansion ``p[:n]`` (math.fsum's msum step); returns the new length."""
-    if n > 0 and not np.isfinite(p[n - 1]):
-        return n  # an overflowed sum stays inf (see the module docstring)
-    if not np.isfinite(x):
-        p[0] = x
-        return 1
-    i = 0
-    for k in range(n):
-        y = p[k]
-        if abs(x) < abs(y):
-            x, y = y, x
-        hi = x + y
-        if not np.isfinite(hi):
-            p[0] = hi
-            return 1
-        lo = y - (hi - x)
-        if lo != 0.0:
-            p[i] = lo
-            i += 1
-        x = hi
-    if x != 0.0 or i == 0:
-        p[i] = x
-        i += 1
-    return i
+#: Stage modes (the ``mode`` of a parent code): a plain stage, or one that recomputes its forward pass.
+MODE_PLAIN = 0
+MODE_RECOMPUTE = 1
 
 
-@njit(cache=True, nogil=True)
-def _round(p, n):
-    """The expansion ``p[:n]`` rounded correctly to a double (math.fsum's final step)."""
-    if n == 0:
-        return 0.0
-    for k in range(n):
-        if not np.isfinite(p[k]):
-            return np.inf if p[k] > 0 else -np.inf
-    n -= 1
-    hi = p[n]
-    lo = 0.0
-    while n > 0:
-        x = hi
-        n -= 1
-        y = p[n]
-        hi = x + y
-        yr = hi - x
-        lo = y - yr
-        if lo != 0.0:
-            break
-    if n > 0 and ((lo < 0.0 and p[n - 1] < 0.0) or (lo > 0.0 and p[n - 1] > 0.0)):
-        y = lo * 2.0
-        x = hi + y
-        yr = x - hi
-        if y == yr:
-            hi = x
-    return hi
+def parent_code(device_type: int, mode: int, n_types: int) -> int:
+    """The ``parent_type`` code of a stage on ``device_type`` in ``mode`` (what :func:`lattice_dp` stores)."""
+    return device_type + n_types * mode
 
 
-@njit(cache=True, nogil=True)
-def _round_sum(a, na, b, nb, c, nc, tmp):
-    """Correctly rounded sum of up to three expansions (``nb``/``nc`` may be 0)."""
-    n = 0
-    for k in range(na):
-        tmp[k] = a[k]
-    n = na
-    for k in range(nb):
-        n = _grow(tmp, n, b[k])
-    for k in range(nc):
-        n = _grow(tmp, n, c[k])
-    return _round(tmp, n)
-
-
-@njit(cache=True, nogil=True)
-def exact_sum(values):
-    """Correctly rounded sum of ``values`` (``math.fsum``; ``inf`` on overflow)."""
-    p = np.empty(MAXP)
-    n = 0
-    for v in values:
-        n = _grow(p, n, v)
-        if not np.isfinite(p[n - 1]):
-            return p[n - 1]
-    return _round(p, n)
+def decode_parent(code: int, n_types: int) -> tuple[int, int]:
+    """(device type, mode) of a ``parent_type`` code below :data:`INHERIT` (inverse of :func:`parent_code`)."""
+    return code % n_types, code // n_types
 
 
 @njit(cache=True, nogil=True)
@@ -242,12 +183,6 @@ def _move_group(g, enter, graph, node_state):
             stage_succ[u] += step
             if node_fwd[x] and node_fwd[u]:
                 fwd_succ_in[u] += step
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _holds(bits, k, g):
-    """Whether the bit set ``bits[k]`` (64 groups per word) holds group ``g``."""
-    return ((bits[k, g >> 6] >> np.uint64(g & 63)) & np.uint64(1)) != 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1034,169 +969,6 @@ def build_inputs(
     )
 
 
-#: Pair mode (see :func:`target_pairs`) is used on lattices of at least this many ideals (below, the
-#: walk takes milliseconds and pair mode's setup as long; measured in scripts/bench_dp.py) ...
-PAIR_MIN_IDEALS = 2_000
-
-#: ... when at most this many rows can hold a value ...
-PAIR_MAX_TARGETS = 16_384
-
-#: ... and they are at most this fraction of the ideals.
-PAIR_MAX_FRACTION = 0.25
-
-#: Pair mode keeps one bit set per ideal: at most this many bytes of them.
-MAX_BITS_BYTES = 1 << 28
-
-
-def no_targets() -> tuple:
-    """The ``targets`` argument of :func:`lattice_dp` that keeps the cover-edge search."""
-    empty_i = np.zeros(0, dtype=np.int64)
-    return (
-        empty_i,
-        empty_i,
-        np.zeros((0, 1), dtype=np.uint64),
-        np.zeros((0, 1)),
-        np.zeros((0, 1)),
-        np.zeros((0, 1), dtype=np.int64),
-        empty_i,
-        empty_i,
-        empty_i,
-        empty_i,
-    )
-
-
-@njit(cache=True, nogil=True)
-def _target_data(
-    up_start, up_group, up_target, n_ideals, is_target, n_words, group_sum, group_blocked, node_group, succ_start, succs
-):
-    """Bits, sums with error bounds, blocked counts and boundary edges of the target ideals (see :func:`target_pairs`)."""
-    bits = np.zeros((n_ideals, n_words), dtype=np.uint64)
-    below, added = cover_tree(up_start, up_group, up_target, n_ideals)
-    for j in range(1, n_ideals):  # an ideal's bits: those of the ideal it covers in the tree, plus one group
-        g = added[j]
-        for w in range(n_words):
-            bits[j, w] = bits[below[j], w]
-        bits[j, g >> 6] |= np.uint64(1) << np.uint64(g & 63)
-    n_t = 0
-    for i in range(n_ideals):
-        if is_target[i]:
-            n_t += 1
-    ideal = np.empty(n_t, dtype=np.int64)
-    pos = np.full(n_ideals, -1, dtype=np.int64)
-    k = 0
-    for i in range(n_ideals):
-        if is_target[i]:
-            ideal[k] = i
-            pos[i] = k
-            k += 1
-    n_val, n_groups = group_sum.shape
-    n_types = group_blocked.shape[0]
-    t_bits = np.empty((n_t, n_words), dtype=np.uint64)
-    t_sum = np.zeros((n_t, n_val))
-    t_err = np.zeros((n_t, n_val))
-    t_blocked = np.zeros((n_t, n_types), dtype=np.int64)
-    n_nodes = node_group.shape[0]
-    fr_start = np.zeros(n_t + 1, dtype=np.int64)
-    src = np.empty(n_nodes + 1, dtype=np.int64)
-    dst = np.empty(n_nodes + 1, dtype=np.int64)
-    for k in range(n_t):
-        i = ideal[k]
-        for w in range(n_words):
-            t_bits[k, w] = bits[i, w]
-        for g in range(n_groups):
-            if _holds(bits, i, g):
-                for q in range(n_val):
-                    v = group_sum[q, g]
-                    r = t_sum[k, q] + v
-                    t_sum[k, q] = r
-                    t_err[k, q] += EPS * (abs(v) + abs(r))  # the group sum's rounding and this addition's
-                for t in range(n_types):
-                    t_blocked[k, t] += group_blocked[t, g]
-        n_fr = fr_start[k]
-        for x in range(n_nodes):  # the boundary edges: one end inside, the other outside
-            g = node_group[x]
-            x_in = _holds(bits, i, g)
-            for z in range(succ_start[x], succ_start[x + 1]):
-                h = node_group[succs[z]]
-                if _holds(bits, i, h) == x_in:
-                    continue
-                if n_fr == src.shape[0]:
-                    grown = np.empty(2 * n_fr, dtype=np.int64)
-                    grown[:n_fr] = src
-                    src = grown
-                    grown = np.empty(2 * n_fr, dtype=np.int64)
-                    grown[:n_fr] = dst
-                    dst = grown
-                src[n_fr] = x
-                dst[n_fr] = succs[z]
-                n_fr += 1
-        fr_start[k + 1] = n_fr
-    n_fr = fr_start[n_t]
-    return ideal, pos, t_bits, t_sum, t_err, t_blocked, fr_start, src[:n_fr].copy(), dst[:n_fr].copy()
-
-
-def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> tuple | None:
-    """The ``targets`` of :func:`lattice_dp` for pair mode, or None when pair mode does not pay.
-
-    A row whose cells all have floor ``inf`` is never relaxed, so it stays ``inf`` (closure
-    only copies within a row; the full ideal's row is given) and no stage can end there. When
-    few rows can (the *targets*: a lattice of at least :data:`PAIR_MIN_IDEALS` ideals, at most
-    :data:`PAIR_MAX_TARGETS` targets and :data:`PAIR_MAX_FRACTION` of the ideals), the kernel
-    compares each row ``I`` with the targets ``K > I`` directly instead of walking every
-    superset between them: ``K`` must contain ``I`` (bit sets of groups), the additive sums of
-    ``K \\ I`` are the differences of the two ideals' float sums with their error bounds (every
-    group sum correctly rounded, then ``EPS * (|group sum| + |partial sum|)`` per addition), and
-    a node pays its communication term when an edge joins it to the other side of ``K \\ I``;
-    every such edge crosses the boundary of ``I`` or of ``K`` (kept per target: its boundary
-    edges, in either direction, as training graphs have backward edges). Where an interval cannot
-    decide, the kernel rebuilds the exact sums as the cover-edge search does.
-    """
-    up_start, up_group, up_target, n_ideals = lattice
-    a = inputs
-    n_ideals = int(n_ideals)
-    is_target = np.asarray((floor < math.inf).any(axis=1), dtype=np.bool_)
-    is_target[n_ideals - 1] = True
-    n_targets = int(is_target.sum())
-    n_groups = a.group_start.shape[0] - 1
-    n_words = max(1, -(-n_groups // 64))
-    if (
-        n_ideals < PAIR_MIN_IDEALS
-        or n_targets > PAIR_MAX_TARGETS
-        or n_targets > PAIR_MAX_FRACTION * n_ideals
-        or n_ideals * n_words * 8 > MAX_BITS_BYTES
-    ):
-        return None
-    n_nodes = a.out_degree.shape[0]
-    node_group = np.empty(n_nodes, dtype=np.int64)
-    for g in range(n_groups):
-        node_group[a.group_nodes[a.group_start[g] : a.group_start[g + 1]]] = g
-    # Successors in CSR form (from the predecessor lists).
-    owner = np.repeat(np.arange(n_nodes), np.diff(a.pred_start))
-    order = np.argsort(a.preds, kind="stable")
-    succs = owner[order].astype(np.int64)
-    succ_start = np.zeros(n_nodes + 1, dtype=np.int64)
-    succ_start[1:] = np.cumsum(np.bincount(a.preds, minlength=n_nodes))
-    n_val = a.node_val.shape[0]
-    group_sum = np.zeros((n_val, n_groups))
-    for q in range(n_val):
-        for g in range(n_groups):
-            group_sum[q, g] = math.fsum(a.node_val[q, a.group_nodes[a.group_start[g] : a.group_start[g + 1]]].tolist())
-    data = _target_data(
-        up_start,
-        up_group,
-        up_target,
-        n_ideals,
-        is_target,
-        n_words,
-        group_sum,
-        a.group_blocked,
-        node_group,
-        succ_start,
-        succs,
-    )
-    return (*data, node_group)
-
-
 @njit(cache=True, nogil=True)
 def ideal_levels(up_start, up_target, n_ideals):
     """The rows below the full ideal grouped into levels that may be filled concurrently.
@@ -1286,7 +1058,8 @@ def run(
     a = inputs
     if flight is None:
         flight = np.zeros(a.n_states, dtype=np.int64)
-    objective = 1 if tie_break else 0
+    objective = OBJECTIVE_TIE_BREAK if tie_break else OBJECTIVE_MAX_LOAD
+    check_table_size(int(n_ideals), a.n_states)  # one-line refusal, not a numpy MemoryError
     best, parent_ideal, parent_type, useful, used = new_table(
         int(n_ideals), a.n_states, a.prev_state, bool(closure), objective
     )
@@ -1399,154 +1172,12 @@ def _fill_levels(fill, levels, n: int, n_workers: int, step: int, progress) -> i
     return sum(pairs)
 
 
-@njit(cache=True, nogil=True)
-def cover_tree(up_start, up_group, up_target, n_ideals):
-    """A spanning tree of the cover relation: per ideal ``j > 0``, one ideal ``below[j]`` it covers.
-
-    ``added[j]`` is the group between them. ``below[j] < j`` (subsets have smaller indices), so a pass over ``j`` in increasing order
-    can build any per-ideal sum from ``below[j]``'s. Entries of ideal 0 are -1.
-    """
-    below = np.full(n_ideals, -1, dtype=np.int64)
-    added = np.full(n_ideals, -1, dtype=np.int64)
-    for i in range(n_ideals):  # the first cover edge that reaches each ideal
-        for e in range(up_start[i], up_start[i + 1]):
-            j = up_target[e]
-            if below[j] < 0:
-                below[j] = i
-                added[j] = up_group[e]
-    return below, added
-
-
-@njit(cache=True, nogil=True)
-def _bound_sums(up_start, up_group, up_target, n_ideals, group_compute, type_sets):
-    """Per ideal and type set: the weighted work and the largest group outside and inside the ideal.
-
-    ``group_compute`` = (weighted, plain), each ``[t, g]``: group ``g``'s compute on type ``t``
-    (``inf``: blocked), times the type's weight for the sums / as it is (see :func:`cell_floors`).
-    ``type_sets[k, t]``: type ``t`` belongs to set ``k``. Returns (work_out,
-    group_out, work_in, group_in), each ``[ideal, set]``: sums of ``min_t weight_t *
-    compute[t, g]`` and maxima of ``min_t compute[t, g]`` over the groups outside / inside.
-    """
-    weighted, plain = group_compute
-    n_sets = type_sets.shape[0]
-    n_types = type_sets.shape[1]
-    n_groups = plain.shape[1]
-    cheapest_w = np.full((n_sets, n_groups), np.inf)
-    cheapest = np.full((n_sets, n_groups), np.inf)
-    for k in range(n_sets):
-        for g in range(n_groups):
-            for t in range(n_types):
-                if type_sets[k, t]:
-                    cheapest_w[k, g] = min(cheapest_w[k, g], weighted[t, g])
-                    cheapest[k, g] = min(cheapest[k, g], plain[t, g])
-    work_out = np.zeros((n_ideals, n_sets))
-    group_out = np.zeros((n_ideals, n_sets))
-    work_in = np.zeros((n_ideals, n_sets))
-    group_in = np.zeros((n_ideals, n_sets))
-    below, added = cover_tree(up_start, up_group, up_target, n_ideals)
-    for j in range(1, n_ideals):  # inside: from the ideal this one covers in the tree
-        i = below[j]
-        g = added[j]
-        for k in range(n_sets):
-            work_in[j, k] = work_in[i, k] + cheapest_w[k, g]
-            group_in[j, k] = max(group_in[i, k], cheapest[k, g])
-    for i in range(n_ideals - 2, -1, -1):  # outside: from any ideal covering this one
-        e = up_start[i]
-        j = up_target[e]
-        g = up_group[e]
-        for k in range(n_sets):
-            work_out[i, k] = work_out[j, k] + cheapest_w[k, g]
-            group_out[i, k] = max(group_out[j, k], cheapest[k, g])
-    return work_out, group_out, work_in, group_in
-
-
-def cell_floors(
-    inputs: KernelInputs,
-    lattice: tuple,
-    upper_bound: float,
-    *,
-    clamp: bool = True,
-    lower: float = -math.inf,
-    feasible: np.ndarray | None = None,
-) -> np.ndarray:
-    """Per cell ``(I, s)`` of the table, the value at or below which it is final (``floor``).
-
-    A lower bound of the max-load of any split of the groups *outside* ``I`` on the devices
-    of ``s`` (``out``), and of the groups *inside* ``I`` on the devices that ``s`` leaves over
-    (``in``), each the larger of a fractional work bound and the largest group: for weights
-    ``y_t >= 0`` with ``sum_t n_t y_t = 1`` every split has max-load ``>= sum_g min_t y_t
-    compute_t(g)`` (each stage's load is at least its compute; LP duality), with ``y_t``
-    proportional to ``1 / (the whole graph's compute on t)``. Both bounds are scaled down by
-    ``1e-9`` relative, far above the rounding of the sums.
-
-    A cell is *needed* when ``in <= upper_bound`` and ``out <= upper_bound``: every cell on an
-    optimal split of any state ``q <= all devices`` whose optimum is ``<= upper_bound`` is
-    needed (the bounds only shrink with more devices, and a stage added to a prefix raises
-    its bound to at most max(bound, the stage's compute)). Cells that are not needed get floor
-    ``inf`` (never relaxed); needed cells get ``max(L, out)`` with ``clamp`` (``L`` = ``out``
-    of the empty ideal with every device, a lower bound of every optimum read from row 0: a
-    value at or below ``L`` can never be the difference between two answers, so such a cell
-    only needs an achievable value, see the module docstring), ``out`` without; ``lower`` raises ``L`` (it must be a lower bound of
-    the optimum with every device). ``feasible`` (tie-break pass): a boolean table of
-    the cells whose max-load is ``<= upper_bound``; needed feasible cells get ``-inf`` (open
-    until final), the others ``inf``.
-    """
-    up_start, up_group, up_target, n_ideals = lattice
-    a = inputs
-    n_types = a.n_types
-    n_groups = a.group_start.shape[0] - 1
-    plain = np.zeros((n_types, n_groups))
-    for t in range(n_types):
-        row = a.node_val[a.type_compute[t]]
-        for g in range(n_groups):
-            plain[t, g] = (
-                math.inf
-                if a.group_blocked[t, g] > 0
-                else float(row[a.group_nodes[a.group_start[g] : a.group_start[g + 1]]].sum())
-            )
-    totals = np.where(np.isfinite(plain), plain, 0.0).sum(axis=1)
-    weight = np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1.0), 0.0)
-    finite = np.isfinite(plain)
-    weighted = np.where(finite, np.where(finite, plain, 0.0) * weight[:, None], math.inf)
-    n_states = a.n_states
-    counts = np.asarray(
-        [(np.arange(n_states) // int(a.strides[t])) % (int(a.strides[t + 1] // a.strides[t])) for t in range(n_types)]
-    )
-    present = counts > 0  # [type, state]
-    sets, set_of_state = np.unique(present.T, axis=0, return_inverse=True)
-    set_of_state = set_of_state.reshape(-1)
-    work_out, group_out, work_in, group_in = _bound_sums(
-        up_start, up_group, up_target, int(n_ideals), (weighted, plain), sets.astype(np.bool_)
-    )
-    scale = (counts * weight[:, None]).sum(axis=0)  # sum_t n_t w_t per state
-
-    def bound(work, group, states):
-        k = set_of_state[states]
-        frac = np.where(
-            scale[states] > 0,
-            work[:, k] / np.where(scale[states] > 0, scale[states], 1.0),
-            np.where(np.isinf(work[:, k]), math.inf, 0.0),
-        )
-        return np.maximum(frac, group[:, k]) * (1.0 - 1e-9)
-
-    states = np.arange(n_states)
-    out = bound(work_out, group_out, states)
-    inner = bound(work_in, group_in, (n_states - 1) - states)  # the devices s leaves over
-    needed = (out <= upper_bound) & (inner <= upper_bound)
-    if feasible is not None:
-        return np.where(needed & feasible, -math.inf, math.inf)
-    floor = out
-    if clamp:
-        floor = np.maximum(floor, max(lower, out[0, n_states - 1]))
-    return np.where(needed, floor, math.inf)
-
-
 def lattice_tuple(lattice) -> tuple:
     """(up_start, up_group, up_target, count) of an :class:`~placement.exact.ideals.IdealLattice`."""
     return lattice.up_start, lattice.up_group, lattice.up_target, lattice.count
 
 
-def walk(problem, groups, groups_of, parent_ideal, parent_type, state: int, full: int, inputs: KernelInputs):
+def traceback_split(problem, groups, groups_of, parent_ideal, parent_type, state: int, full: int, inputs: KernelInputs):
     """Follow parent pointers from (empty ideal, ``state``) to the full ideal.
 
     ``groups_of(index)`` is the set of groups of ideal ``index``. Returns (placement, modes):
@@ -1564,7 +1195,7 @@ def walk(problem, groups, groups_of, parent_ideal, parent_type, state: int, full
         if code >= INHERIT:  # same value with one device of this type fewer
             state -= int(inputs.strides[code - INHERIT])
             continue
-        device_type, mode = code % n_types, code // n_types
+        device_type, mode = decode_parent(code, n_types)
         after = int(parent_ideal[ideal, state])
         stage_groups = set(groups_of(after)) - set(groups_of(ideal))
         kind = CPU_KIND if device_type == n_kinds else problem.devices.accelerators[device_type].name

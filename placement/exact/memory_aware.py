@@ -47,7 +47,8 @@ from ..evaluate import evaluate
 from ..model import Placement, Problem, Result, make_result
 from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, check_schedule_options, output_bytes, peak_table
 from .ideals import DEFAULT_MAX_IDEALS, contract, enumerate_ideals, reduce_groups
-from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verify, run, walk
+from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verify, run, traceback_split
+from .limits import check_problem_table
 
 #: Recomputation choices: which kernel modes (0 plain, 1 recompute) a stage may use.
 RECOMPUTE_MODES = {"none": (0, 0), "always": (1, 1), "per-stage": (0, 1)}
@@ -89,7 +90,7 @@ def _solve_lattice(problem, groups, lattice, ignore, options, bytes_per_cost):
     value = float(best[0, state])
     if not math.isfinite(value):
         return math.inf, None, int(pairs), ()
-    placement, stage_modes = walk(
+    placement, stage_modes = traceback_split(
         problem, groups, lattice.groups_of, parent_ideal, parent_type, state, lattice.full, inputs
     )
     return value, placement, int(pairs), stage_modes
@@ -217,11 +218,13 @@ def solve_memory_aware(
         groups, relaxed = full_groups, frozenset()
     try:
         lattice = enumerate_ideals(groups, max_ideals)
+        check_problem_table(problem, lattice.count)
     except TooManyIdealsError:
         if groups is not full_groups or not recomputing:
             raise
         groups, _ = reduce_groups(problem.graph, full_groups)
         lattice = enumerate_ideals(groups, max_ideals)
+        check_problem_table(problem, lattice.count)
         value, placement, pairs, modes = solve(groups, lattice, frozenset())
         stats.update(groups=groups.count, ideals=lattice.count, pairs=pairs)
         if placement is None:
@@ -235,14 +238,23 @@ def solve_memory_aware(
             modes,
             reason="recomputation with merged nodes: optimal among splits of the merged groups only",
         )
-    outcome = relax_then_verify(solve, lambda p: fits(p, ()), groups, full_groups, lattice, relaxed, max_ideals)
+    outcome = relax_then_verify(
+        solve,
+        lambda p: fits(p, ()),
+        groups,
+        full_groups,
+        lattice,
+        relaxed,
+        max_ideals,
+        lambda ideals: check_problem_table(problem, ideals),
+    )
     stats.update(
         groups=outcome.groups,
         ideals=outcome.ideals,
         pairs=outcome.pairs,
         merged_nodes=len(moved) if groups is not full_groups else 0,
     )
-    modes = cast("tuple[int, ...]", outcome.extra or ())  # the solve's stage modes (walk's second value)
+    modes = cast("tuple[int, ...]", outcome.extra or ())  # the solve's stage modes (traceback_split's second value)
     if outcome.placement is not None:
         recomputing_devices = tuple(s.device for s, m in zip(outcome.placement.stages, modes) if m)
         checked = plan_value(problem, outcome.placement, recomputing_devices)

@@ -1,0 +1,161 @@
+"""Floors of the DP table's cells: per cell, the value at or below which it is final.
+
+:func:`cell_floors` bounds every cell ``(I, s)`` from below by a fractional work bound (plus
+the largest group) on both sides of ``I`` and marks the cells no split within the search's
+bound passes through (floor ``inf``: never relaxed); see the module docstring of
+:mod:`placement.exact.kernel`, "Open cells". :func:`cover_tree` (a spanning tree of the
+lattice's cover edges) is shared with pair mode.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit
+
+if TYPE_CHECKING:
+    from .kernel import KernelInputs
+
+
+@njit(cache=True, nogil=True)
+def cover_tree(up_start, up_group, up_target, n_ideals):
+    """A spanning tree of the cover relation: per ideal ``j > 0``, one ideal ``below[j]`` it covers.
+
+    ``added[j]`` is the group between them. ``below[j] < j`` (subsets have smaller indices), so a pass over ``j`` in increasing order
+    can build any per-ideal sum from ``below[j]``'s. Entries of ideal 0 are -1.
+    """
+    below = np.full(n_ideals, -1, dtype=np.int64)
+    added = np.full(n_ideals, -1, dtype=np.int64)
+    for i in range(n_ideals):  # the first cover edge that reaches each ideal
+        for e in range(up_start[i], up_start[i + 1]):
+            j = up_target[e]
+            if below[j] < 0:
+                below[j] = i
+                added[j] = up_group[e]
+    return below, added
+
+
+@njit(cache=True, nogil=True)
+def _bound_sums(up_start, up_group, up_target, n_ideals, group_compute, type_sets):
+    """Per ideal and type set: the weighted work and the largest group outside and inside the ideal.
+
+    ``group_compute`` = (weighted, plain), each ``[t, g]``: group ``g``'s compute on type ``t``
+    (``inf``: blocked), times the type's weight for the sums / as it is (see :func:`cell_floors`).
+    ``type_sets[k, t]``: type ``t`` belongs to set ``k``. Returns (work_out,
+    group_out, work_in, group_in), each ``[ideal, set]``: sums of ``min_t weight_t *
+    compute[t, g]`` and maxima of ``min_t compute[t, g]`` over the groups outside / inside.
+    """
+    weighted, plain = group_compute
+    n_sets = type_sets.shape[0]
+    n_types = type_sets.shape[1]
+    n_groups = plain.shape[1]
+    cheapest_w = np.full((n_sets, n_groups), np.inf)
+    cheapest = np.full((n_sets, n_groups), np.inf)
+    for k in range(n_sets):
+        for g in range(n_groups):
+            for t in range(n_types):
+                if type_sets[k, t]:
+                    cheapest_w[k, g] = min(cheapest_w[k, g], weighted[t, g])
+                    cheapest[k, g] = min(cheapest[k, g], plain[t, g])
+    work_out = np.zeros((n_ideals, n_sets))
+    group_out = np.zeros((n_ideals, n_sets))
+    work_in = np.zeros((n_ideals, n_sets))
+    group_in = np.zeros((n_ideals, n_sets))
+    below, added = cover_tree(up_start, up_group, up_target, n_ideals)
+    for j in range(1, n_ideals):  # inside: from the ideal this one covers in the tree
+        i = below[j]
+        g = added[j]
+        for k in range(n_sets):
+            work_in[j, k] = work_in[i, k] + cheapest_w[k, g]
+            group_in[j, k] = max(group_in[i, k], cheapest[k, g])
+    for i in range(n_ideals - 2, -1, -1):  # outside: from any ideal covering this one
+        e = up_start[i]
+        j = up_target[e]
+        g = up_group[e]
+        for k in range(n_sets):
+            work_out[i, k] = work_out[j, k] + cheapest_w[k, g]
+            group_out[i, k] = max(group_out[j, k], cheapest[k, g])
+    return work_out, group_out, work_in, group_in
+
+
+def cell_floors(
+    inputs: KernelInputs,
+    lattice: tuple,
+    upper_bound: float,
+    *,
+    clamp: bool = True,
+    lower: float = -math.inf,
+    feasible: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per cell ``(I, s)`` of the table, the value at or below which it is final (``floor``).
+
+    A lower bound of the max-load of any split of the groups *outside* ``I`` on the devices
+    of ``s`` (``out``), and of the groups *inside* ``I`` on the devices that ``s`` leaves over
+    (``in``), each the larger of a fractional work bound and the largest group: for weights
+    ``y_t >= 0`` with ``sum_t n_t y_t = 1`` every split has max-load ``>= sum_g min_t y_t
+    compute_t(g)`` (each stage's load is at least its compute; LP duality), with ``y_t``
+    proportional to ``1 / (the whole graph's compute on t)``. Both bounds are scaled down by
+    ``1e-9`` relative, far above the rounding of the sums.
+
+    A cell is *needed* when ``in <= upper_bound`` and ``out <= upper_bound``: every cell on an
+    optimal split of any state ``q <= all devices`` whose optimum is ``<= upper_bound`` is
+    needed (the bounds only shrink with more devices, and a stage added to a prefix raises
+    its bound to at most max(bound, the stage's compute)). Cells that are not needed get floor
+    ``inf`` (never relaxed); needed cells get ``max(L, out)`` with ``clamp`` (``L`` = ``out``
+    of the empty ideal with every device, a lower bound of every optimum read from row 0: a
+    value at or below ``L`` can never be the difference between two answers, so such a cell
+    only needs an achievable value, see the module docstring), ``out`` without; ``lower`` raises ``L`` (it must be a lower bound of
+    the optimum with every device). ``feasible`` (tie-break pass): a boolean table of
+    the cells whose max-load is ``<= upper_bound``; needed feasible cells get ``-inf`` (open
+    until final), the others ``inf``.
+    """
+    up_start, up_group, up_target, n_ideals = lattice
+    a = inputs
+    n_types = a.n_types
+    n_groups = a.group_start.shape[0] - 1
+    plain = np.zeros((n_types, n_groups))
+    for t in range(n_types):
+        row = a.node_val[a.type_compute[t]]
+        for g in range(n_groups):
+            plain[t, g] = (
+                math.inf
+                if a.group_blocked[t, g] > 0
+                else float(row[a.group_nodes[a.group_start[g] : a.group_start[g + 1]]].sum())
+            )
+    totals = np.where(np.isfinite(plain), plain, 0.0).sum(axis=1)
+    weight = np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1.0), 0.0)
+    finite = np.isfinite(plain)
+    weighted = np.where(finite, np.where(finite, plain, 0.0) * weight[:, None], math.inf)
+    n_states = a.n_states
+    counts = np.asarray(
+        [(np.arange(n_states) // int(a.strides[t])) % (int(a.strides[t + 1] // a.strides[t])) for t in range(n_types)]
+    )
+    present = counts > 0  # [type, state]
+    sets, set_of_state = np.unique(present.T, axis=0, return_inverse=True)
+    set_of_state = set_of_state.reshape(-1)
+    work_out, group_out, work_in, group_in = _bound_sums(
+        up_start, up_group, up_target, int(n_ideals), (weighted, plain), sets.astype(np.bool_)
+    )
+    scale = (counts * weight[:, None]).sum(axis=0)  # sum_t n_t w_t per state
+
+    def bound(work, group, states):
+        k = set_of_state[states]
+        frac = np.where(
+            scale[states] > 0,
+            work[:, k] / np.where(scale[states] > 0, scale[states], 1.0),
+            np.where(np.isinf(work[:, k]), math.inf, 0.0),
+        )
+        return np.maximum(frac, group[:, k]) * (1.0 - 1e-9)
+
+    states = np.arange(n_states)
+    out = bound(work_out, group_out, states)
+    inner = bound(work_in, group_in, (n_states - 1) - states)  # the devices s leaves over
+    needed = (out <= upper_bound) & (inner <= upper_bound)
+    if feasible is not None:
+        return np.where(needed & feasible, -math.inf, math.inf)
+    floor = out
+    if clamp:
+        floor = np.maximum(floor, max(lower, out[0, n_states - 1]))
+    return np.where(needed, floor, math.inf)

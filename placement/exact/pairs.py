@@ -1,0 +1,192 @@
+"""Pair mode of the lattice kernel: the target ideals' data, and when pair mode is used.
+
+A row whose cells all have floor ``inf`` stays empty, so no stage can end there. When few rows
+can hold a value (the *targets*), :func:`placement.exact.kernel.lattice_dp` compares each row
+with the targets directly instead of walking every superset in between (the module docstring
+of :mod:`placement.exact.kernel`, "Pair mode"). This module decides when (the ``PAIR_*``
+limits) and builds the targets' bit sets, prefix sums with error bounds (derivation:
+:mod:`placement.exact.exactsum`, step 5) and boundary edges.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit
+
+from .exactsum import EPS
+from .floors import cover_tree
+
+if TYPE_CHECKING:
+    from .kernel import KernelInputs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _holds(bits, k, g):
+    """Whether the bit set ``bits[k]`` (64 groups per word) holds group ``g``."""
+    return ((bits[k, g >> 6] >> np.uint64(g & 63)) & np.uint64(1)) != 0
+
+
+#: Pair mode (see :func:`target_pairs`) is used on lattices of at least this many ideals (below, the
+#: walk takes milliseconds and pair mode's setup as long; measured in scripts/bench_dp.py) ...
+PAIR_MIN_IDEALS = 2_000
+
+#: ... when at most this many rows can hold a value ...
+PAIR_MAX_TARGETS = 16_384
+
+#: ... and they are at most this fraction of the ideals.
+PAIR_MAX_FRACTION = 0.25
+
+#: Pair mode keeps one bit set per ideal: at most this many bytes of them.
+MAX_BITS_BYTES = 1 << 28
+
+
+def no_targets() -> tuple:
+    """The ``targets`` argument of :func:`lattice_dp` that keeps the cover-edge search."""
+    empty_i = np.zeros(0, dtype=np.int64)
+    return (
+        empty_i,
+        empty_i,
+        np.zeros((0, 1), dtype=np.uint64),
+        np.zeros((0, 1)),
+        np.zeros((0, 1)),
+        np.zeros((0, 1), dtype=np.int64),
+        empty_i,
+        empty_i,
+        empty_i,
+        empty_i,
+    )
+
+
+@njit(cache=True, nogil=True)
+def _target_data(
+    up_start, up_group, up_target, n_ideals, is_target, n_words, group_sum, group_blocked, node_group, succ_start, succs
+):
+    """Bits, sums with error bounds, blocked counts and boundary edges of the target ideals (see :func:`target_pairs`)."""
+    bits = np.zeros((n_ideals, n_words), dtype=np.uint64)
+    below, added = cover_tree(up_start, up_group, up_target, n_ideals)
+    for j in range(1, n_ideals):  # an ideal's bits: those of the ideal it covers in the tree, plus one group
+        g = added[j]
+        for w in range(n_words):
+            bits[j, w] = bits[below[j], w]
+        bits[j, g >> 6] |= np.uint64(1) << np.uint64(g & 63)
+    n_t = 0
+    for i in range(n_ideals):
+        if is_target[i]:
+            n_t += 1
+    ideal = np.empty(n_t, dtype=np.int64)
+    pos = np.full(n_ideals, -1, dtype=np.int64)
+    k = 0
+    for i in range(n_ideals):
+        if is_target[i]:
+            ideal[k] = i
+            pos[i] = k
+            k += 1
+    n_val, n_groups = group_sum.shape
+    n_types = group_blocked.shape[0]
+    t_bits = np.empty((n_t, n_words), dtype=np.uint64)
+    t_sum = np.zeros((n_t, n_val))
+    t_err = np.zeros((n_t, n_val))
+    t_blocked = np.zeros((n_t, n_types), dtype=np.int64)
+    n_nodes = node_group.shape[0]
+    fr_start = np.zeros(n_t + 1, dtype=np.int64)
+    src = np.empty(n_nodes + 1, dtype=np.int64)
+    dst = np.empty(n_nodes + 1, dtype=np.int64)
+    for k in range(n_t):
+        i = ideal[k]
+        for w in range(n_words):
+            t_bits[k, w] = bits[i, w]
+        for g in range(n_groups):
+            if _holds(bits, i, g):
+                for q in range(n_val):
+                    v = group_sum[q, g]
+                    r = t_sum[k, q] + v
+                    t_sum[k, q] = r
+                    t_err[k, q] += EPS * (abs(v) + abs(r))  # the group sum's rounding and this addition's
+                for t in range(n_types):
+                    t_blocked[k, t] += group_blocked[t, g]
+        n_fr = fr_start[k]
+        for x in range(n_nodes):  # the boundary edges: one end inside, the other outside
+            g = node_group[x]
+            x_in = _holds(bits, i, g)
+            for z in range(succ_start[x], succ_start[x + 1]):
+                h = node_group[succs[z]]
+                if _holds(bits, i, h) == x_in:
+                    continue
+                if n_fr == src.shape[0]:
+                    grown = np.empty(2 * n_fr, dtype=np.int64)
+                    grown[:n_fr] = src
+                    src = grown
+                    grown = np.empty(2 * n_fr, dtype=np.int64)
+                    grown[:n_fr] = dst
+                    dst = grown
+                src[n_fr] = x
+                dst[n_fr] = succs[z]
+                n_fr += 1
+        fr_start[k + 1] = n_fr
+    n_fr = fr_start[n_t]
+    return ideal, pos, t_bits, t_sum, t_err, t_blocked, fr_start, src[:n_fr].copy(), dst[:n_fr].copy()
+
+
+def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> tuple | None:
+    """The ``targets`` of :func:`lattice_dp` for pair mode, or None when pair mode does not pay.
+
+    A row whose cells all have floor ``inf`` is never relaxed, so it stays ``inf`` (closure
+    only copies within a row; the full ideal's row is given) and no stage can end there. When
+    few rows can (the *targets*: a lattice of at least :data:`PAIR_MIN_IDEALS` ideals, at most
+    :data:`PAIR_MAX_TARGETS` targets and :data:`PAIR_MAX_FRACTION` of the ideals), the kernel
+    compares each row ``I`` with the targets ``K > I`` directly instead of walking every
+    superset between them: ``K`` must contain ``I`` (bit sets of groups), the additive sums of
+    ``K \\ I`` are the differences of the two ideals' float sums with their error bounds (every
+    group sum correctly rounded, then ``EPS * (|group sum| + |partial sum|)`` per addition), and
+    a node pays its communication term when an edge joins it to the other side of ``K \\ I``;
+    every such edge crosses the boundary of ``I`` or of ``K`` (kept per target: its boundary
+    edges, in either direction, as training graphs have backward edges). Where an interval cannot
+    decide, the kernel rebuilds the exact sums as the cover-edge search does.
+    """
+    up_start, up_group, up_target, n_ideals = lattice
+    a = inputs
+    n_ideals = int(n_ideals)
+    is_target = np.asarray((floor < math.inf).any(axis=1), dtype=np.bool_)
+    is_target[n_ideals - 1] = True
+    n_targets = int(is_target.sum())
+    n_groups = a.group_start.shape[0] - 1
+    n_words = max(1, -(-n_groups // 64))
+    if (
+        n_ideals < PAIR_MIN_IDEALS
+        or n_targets > PAIR_MAX_TARGETS
+        or n_targets > PAIR_MAX_FRACTION * n_ideals
+        or n_ideals * n_words * 8 > MAX_BITS_BYTES
+    ):
+        return None
+    n_nodes = a.out_degree.shape[0]
+    node_group = np.empty(n_nodes, dtype=np.int64)
+    for g in range(n_groups):
+        node_group[a.group_nodes[a.group_start[g] : a.group_start[g + 1]]] = g
+    # Successors in CSR form (from the predecessor lists).
+    owner = np.repeat(np.arange(n_nodes), np.diff(a.pred_start))
+    order = np.argsort(a.preds, kind="stable")
+    succs = owner[order].astype(np.int64)
+    succ_start = np.zeros(n_nodes + 1, dtype=np.int64)
+    succ_start[1:] = np.cumsum(np.bincount(a.preds, minlength=n_nodes))
+    n_val = a.node_val.shape[0]
+    group_sum = np.zeros((n_val, n_groups))
+    for q in range(n_val):
+        for g in range(n_groups):
+            group_sum[q, g] = math.fsum(a.node_val[q, a.group_nodes[a.group_start[g] : a.group_start[g + 1]]].tolist())
+    data = _target_data(
+        up_start,
+        up_group,
+        up_target,
+        n_ideals,
+        is_target,
+        n_words,
+        group_sum,
+        a.group_blocked,
+        node_group,
+        succ_start,
+        succs,
+    )
+    return (*data, node_group)
