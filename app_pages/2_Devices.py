@@ -194,11 +194,16 @@ col_m.slider("Microbatches (M)", 1, 64, key="dev_mm_microbatches", disabled=not 
 col_o.number_input(
     "Optimizer state (x weights)",
     0.0,
-    8.0,
+    16.0,
+    value=None,
     step=0.5,
     key="dev_mm_optimizer",
     disabled=not training_model,
-    help="Bytes of optimizer state per byte of forward weights (Adam: 2).",
+    placeholder="mixed-precision Adam",
+    help="Bytes of optimizer state per byte of forward weights. Empty (the default): Adam with mixed precision "
+    "for the graph's weight type: 16-bit weights keep an fp32 master copy and two fp32 moments, 12 bytes per "
+    "2-byte weight (x6; with the fp16 weight and gradient, 16 bytes per parameter); fp32 weights (the paper's "
+    "files) keep the two moments (x2). SGD with momentum: 1; 0 leaves it out.",
 )
 RECOMPUTE_LABELS = {"none": "No recomputation", "always": "Every stage", "per-stage": "Per stage (exact DP)"}
 col_r.selectbox(
@@ -216,7 +221,9 @@ try:
             training=training_model,
             schedule=st.session_state["dev_mm_schedule"],
             microbatches=int(st.session_state["dev_mm_microbatches"]),
-            optimizer_multiplier=float(st.session_state["dev_mm_optimizer"]),
+            optimizer_multiplier=(
+                None if st.session_state["dev_mm_optimizer"] is None else float(st.session_state["dev_mm_optimizer"])
+            ),
             recompute=st.session_state["dev_mm_recompute"],
         )
     )

@@ -159,22 +159,26 @@ with col_memory:
     st.plotly_chart(viz.memory_figure(evaluation, slots=slots), key="pl_memory")
 
 st.dataframe(pd.DataFrame(viz.device_rows(evaluation)), key="pl_devices", hide_index=True)
-if memory_model.training:
-    peaks = memory_model.peaks(problem, result.placement, recomputing)
-    highest = max(peaks, key=lambda row: row[1])
-    st.metric(
-        "Peak memory (memory model)",
-        viz.format_bytes(highest[1]),
-        help=f"Highest per-device peak under {memory_model.describe()}: {highest[0]}, "
-        f"{highest[1]:,.0f} bytes of {highest[2]:,.0f}",
+breakdown = memory_model.breakdown(problem, result.placement, recomputing)
+highest = max(breakdown, key=lambda row: row.peak)
+col_peak, col_parts = st.columns([1, 4])
+col_peak.metric(
+    "Peak memory (memory model)",
+    viz.format_bytes(highest.peak),
+    help=f"Highest per-device peak under {memory_model.describe()}: {highest.device}, "
+    f"{highest.peak:,.0f} bytes of {highest.cap:,.0f}",
+)
+col_parts.caption(
+    f"Peak per device under {memory_model.describe()}"
+    + (
+        f" (optimizer state x{memory_model.optimizer_for(problem):g} forward weights; activations: bytes the "
+        "forward nodes keep for the backward, for the microbatches in flight)"
+        if memory_model.training
+        else ""
     )
-    st.dataframe(
-        pd.DataFrame(
-            [{"device": str(d), "peak bytes": peak, "capacity": cap, "fits": peak <= cap} for d, peak, cap in peaks]
-        ),
-        key="pl_peaks",
-        hide_index=True,
-    )
+    + ": weights, gradients, optimizer state, activations, and the reserve left on the device."
+)
+col_parts.dataframe(pd.DataFrame(viz.memory_breakdown_rows(breakdown)), key="pl_peaks", hide_index=True)
 
 # ----------------------------------------------------------------------------- downloads
 loads = {entry.device: entry.load for entry in evaluation.devices}

@@ -141,8 +141,8 @@ def test_compare_table_on_demand():
     at.number_input(key="dev_memory_gib").set_value(1.5e9 / GIB).run()
     goto(at, "app_pages/4_Timeline.py")
     at.slider(key="timeline_microbatches").set_value(8).run()
-    before = len(at.dataframe)  # idle, peak and schedules tables; the memory-aware comparison only on demand
-    assert before == 3
+    before = len(at.dataframe)  # idle, peak, breakdown, schedules tables; the memory-aware comparison on demand
+    assert before == 4
     at.toggle(key="timeline_compare").set_value(True).run()
     assert not at.exception, at.exception
     assert len(at.dataframe) == before + 1
