@@ -117,20 +117,44 @@ out_of_memory = memory_model.violations(problem, result.placement, recomputing) 
 if out_of_memory:
     st.error("Runs out of memory under the memory model in force: " + "; ".join(out_of_memory[:3]))
 
-cols = st.columns(6)
+# Two rows of four, so that no headline number is cut at 1024 px (issue 26).
+cols = st.columns(4) + st.columns(4)
 numbers = [
-    ("Time per sample", state.format_time(evaluation.max_load), "The max-load over devices (evaluator)"),
-    ("Throughput", f"{evaluation.throughput * 1000:.6g} /s", "Samples per second: 1000 / time per sample in ms"),
+    (
+        "Time per sample",
+        state.format_time(evaluation.max_load),
+        "Steady state: the max-load over devices (evaluator), once the pipeline is full",
+    ),
+    (
+        "Throughput",
+        f"{evaluation.throughput * 1000:.6g} /s",
+        "Steady-state samples per second: 1000 / time per sample in ms (no fill or drain)",
+    ),
     ("Latency (one sample)", *state.latency_text(problem, evaluation.latency)),
 ]
 if result.objective_kind == "latency":
     numbers = [numbers[2], numbers[0], numbers[1]]
 for col, (label, value, help_text) in zip(cols, numbers):
     col.metric(label, value, help=help_text)
-cols[3].metric("Devices used", f"{len(result.placement.stages)} of {len(problem.devices.slots())}")
-cols[4].metric("Status", result.status, help=f"{state.method_name(result.method)} in {result.seconds:.3f} s")
+timing = state.batch_timing(problem, result)
+if timing is not None:
+    cols[3].metric(
+        "Time per batch",
+        state.format_time(timing.batch_time),
+        help=f"One batch of {timing.label()} from the first forward to the last unit, pipeline fill and drain "
+        f"included ({timing.samples_per_second:.4g} samples/s, bubble {timing.bubble:.1%}); schedule and "
+        "microbatches from the Devices page's memory model. The Timeline page draws it.",
+    )
+cols[4].metric("Devices used", f"{len(result.placement.stages)} of {len(problem.devices.slots())}")
+cols[5].metric("Status", result.status, help=f"{state.method_name(result.method)} in {result.seconds:.3f} s")
 cost_value, cost_help = state.plan_cost_line(problem, result)
-cols[5].metric("Cost per 1M samples", cost_value, help=cost_help)
+cols[6].metric("Cost per 1M samples", cost_value, help=cost_help)
+if timing is not None:
+    st.caption(
+        f"Time per sample is the steady state; one batch ({timing.label()}) takes "
+        f"{state.format_time(timing.batch_time)} with fill and drain, {timing.samples_per_second:.4g} samples/s "
+        f"({timing.bubble:.1%} of device time idle)."
+    )
 
 # ----------------------------------------------------------------------------- figures
 device_of = result.placement.device_of

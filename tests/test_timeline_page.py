@@ -154,3 +154,18 @@ def test_compare_table_on_demand():
     assert list(table["fits this schedule's memory"]) == [False, True]
     assert table["time per sample"].iloc[1] == pytest.approx(aware.objective)
     assert table["time per sample"].iloc[0] == pytest.approx(solve_dp(problem).objective)
+
+
+def test_time_per_batch_with_fill_and_drain_is_the_timelines_makespan():
+    """Devices and Placement show the batch time of the memory model's schedule and M next to the steady state."""
+    problem = load_problem(SAMPLES / "throughput" / "layer" / "bert24_training.json")
+    placement = solve_dp(problem).placement
+    expected = simulate(problem, placement, 8, "1f1b")  # the memory model's defaults: 1F1B, 8 microbatches
+    at = start()
+    load_training(at)
+    for page in ("app_pages/2_Devices.py", "app_pages/3_Placement.py"):
+        shown = metrics(goto(at, page))
+        assert shown["Time per batch"] == f"{expected.makespan:.6g} ms"
+        assert shown["Time per sample"] == f"{expected.period:.6g} ms"  # steady state = max-load under 1F1B
+    shown = metrics(goto(at, "app_pages/4_Timeline.py"))
+    assert shown["Makespan"] == f"{expected.makespan:.6g} ms"
