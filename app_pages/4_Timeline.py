@@ -207,7 +207,8 @@ except placement.PlacementError as exc:
 evaluation = placement.evaluate(problem, plan)
 
 # ----------------------------------------------------------------------------- numbers
-m1, m2, m3, m4, m5 = st.columns(5)
+m1, m2, m3 = st.columns(3)  # two rows: no headline number cut at 1024 px (issue 26)
+m4, m5, _ = st.columns(3)
 m1.metric(
     "Period (steady state)",
     state.format_time(schedule.period),
