@@ -45,7 +45,7 @@ def main() -> None:
     model = state.current_memory_model()
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
     st.caption(
-        f"Memory model: {model.describe()}. Prices in {state.current_currency()}. Print this page with the "
+        f"Prices in {state.current_currency()}. Print this page with the "
         "browser (Ctrl+P / Cmd+P); every number equals the one on Devices, Placement, Timeline and Plan a purchase."
     )
     result = state.solve_cached(problem, state.live_method(), live=True)
@@ -91,7 +91,12 @@ def main() -> None:
         help="With fill and drain: microbatches x tokens per sample / time per batch.",
     )
     cols[3].metric("Cost per hour", state.money(cost.price_per_hour), help="Every card held, idle ones included.")
-    cols[4].metric("Cost per 1M samples", state.money(cost.cost_per_million))
+    cols[4].metric(
+        "Cost per 1M samples",
+        state.money(cost.cost_per_million),
+        help="At the steady-state time per sample (as on Devices and Placement); the cost per run counts the "
+        "fill and drain of every batch.",
+    )
     cols[5].metric(
         "Cost per run",
         state.money(cost.price_per_hour * run_hours),
