@@ -35,8 +35,8 @@ RUN_MODES = {
     "sequential": "This process, one after another",
     "dask": "Dask cluster",
 }
-#: The sweeps start by themselves only on graphs with at most this many ideals (an upper bound; each solve
-#: then takes milliseconds); larger graphs wait for the Run button (issue 26: Inception-like took minutes).
+#: The sweeps start by themselves only on graphs with at most this many ideals (each solve then takes
+#: milliseconds); larger graphs wait for the Run button (issue 26: Inception-like, 40,339 ideals, took minutes).
 AUTO_RUN_IDEALS = 2000
 #: Sensitivity analysis runs by default when one solve takes less than this (seconds).
 SENSITIVITY_AUTO_S = 0.05
@@ -228,8 +228,9 @@ def main() -> None:
     elif st.session_state.get("_to_request") == request:
         st.session_state.pop("_to_stopped", None)
     solver = "exact DP" if method == "dp" else f"{method}, memory model: {memory_model.describe()}"
-    # Small graphs (a bounded number of ideals: each solve takes milliseconds) still sweep on opening.
-    small = state.ideal_bounds(problem.graph).upper <= AUTO_RUN_IDEALS
+    # Small graphs (few ideals: each solve takes milliseconds) still sweep on opening.
+    ideals = state.ideal_count(problem.graph)  # cached; None past the DP's cap
+    small = ideals is not None and ideals <= AUTO_RUN_IDEALS
     if small and not st.session_state.get("_to_stopped") and st.session_state.get("_to_request") != request:
         st.session_state["_to_request"] = request
     if st.session_state.get("_to_request") != request:
