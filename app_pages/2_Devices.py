@@ -195,11 +195,16 @@ col_m.slider("Microbatches (M)", 1, 64, key="dev_mm_microbatches", disabled=not 
 col_o.number_input(
     "Optimizer state (x weights)",
     0.0,
-    8.0,
+    16.0,
+    value=None,
     step=0.5,
     key="dev_mm_optimizer",
     disabled=not training_model,
-    help="Bytes of optimizer state per byte of forward weights (Adam: 2).",
+    placeholder="mixed-precision Adam",
+    help="Bytes of optimizer state per byte of forward weights. Empty (the default): Adam with mixed precision "
+    "for the graph's weight type: 16-bit weights keep an fp32 master copy and two fp32 moments, 12 bytes per "
+    "2-byte weight (x6; with the fp16 weight and gradient, 16 bytes per parameter); fp32 weights (the paper's "
+    "files) keep the two moments (x2). SGD with momentum: 1; 0 leaves it out.",
 )
 RECOMPUTE_LABELS = {"none": "No recomputation", "always": "Every stage", "per-stage": "Per stage (exact DP)"}
 col_r.selectbox(
@@ -217,7 +222,9 @@ try:
             training=training_model,
             schedule=st.session_state["dev_mm_schedule"],
             microbatches=int(st.session_state["dev_mm_microbatches"]),
-            optimizer_multiplier=float(st.session_state["dev_mm_optimizer"]),
+            optimizer_multiplier=(
+                None if st.session_state["dev_mm_optimizer"] is None else float(st.session_state["dev_mm_optimizer"])
+            ),
             recompute=st.session_state["dev_mm_recompute"],
         )
     )
@@ -336,6 +343,23 @@ try:
         st.rerun()
 except (placement.PlacementError, ValueError, TypeError) as exc:
     st.error(f"Inventory not applied: {exc}")
+state.init_widget("dev_currency", state.current_currency())
+col_currency, col_cost_note = st.columns([1, 4], vertical_alignment="bottom")
+col_currency.text_input(
+    "Currency",
+    key="dev_currency",
+    max_chars=8,
+    help="The label of every price and cost in the app (a label only: no exchange rates).",
+)
+try:
+    state.set_currency(st.session_state["dev_currency"])
+except placement.PlacementError as exc:
+    st.error(f"Currency not applied: {exc}")
+col_cost_note.caption(
+    f"Prices are per hour per card in {state.current_currency()}. Every page counts the cost of every card held, "
+    "idle ones included (an owned card costs the same whether the plan uses it or not): cost per sample = "
+    "price per hour of the inventory x time per sample."
+)
 unlimited = [k.name for k in state.current_devices().accelerators if not math.isfinite(k.memory)]
 if unlimited:
     st.caption(
@@ -395,19 +419,37 @@ with summary:
             f"(up to {state.current_time_limit():g} s)."
         )
     method = result.method  # the method that ran (memory-aware under the training memory model)
-    cols = st.columns(5)
+    cols = st.columns(3) + st.columns(3)  # two rows: no headline number cut at 1024 px
     if result.ok:
         evaluation = placement.evaluate(problem, result.placement)
         cols[0].metric(
             "Time per sample",
             state.format_time(evaluation.max_load),
-            help=f"max device load ({state.method_name(method)})",
+            help=f"Steady state: the max device load ({state.method_name(method)}), once the pipeline is full",
         )
-        cols[1].metric("Throughput", f"{evaluation.throughput * 1000:.6g} /s", help="samples per second")
-        cols[2].metric("Devices used", f"{len(result.placement.stages)}")
-        cols[3].metric("Solve status", result.status)
+        cols[1].metric(
+            "Throughput",
+            f"{evaluation.throughput * 1000:.6g} /s",
+            help="Steady-state samples per second (no fill or drain)",
+        )
+        timing = state.batch_timing(problem, result)
+        if timing is not None:
+            cols[2].metric(
+                "Time per batch",
+                state.format_time(timing.batch_time),
+                help=f"One batch of {timing.label()}, pipeline fill and drain included: "
+                f"{timing.samples_per_second:.4g} samples/s, bubble {timing.bubble:.1%} (memory model's schedule).",
+            )
+        cols[3].metric("Devices used", f"{len(result.placement.stages)} of {len(devices.slots())}")
+        cols[4].metric("Solve status", result.status)
         cost_value, cost_help = state.plan_cost_line(problem, result)
-        cols[4].metric("Cost per 1M samples", cost_value, help=cost_help)
+        cols[5].metric("Cost per 1M samples", cost_value, help=cost_help)
+        if timing is not None:
+            st.caption(
+                f"Time per sample and throughput are the steady state; a batch of {timing.label()} takes "
+                f"{state.format_time(timing.batch_time)} with fill and drain ({timing.samples_per_second:.4g} "
+                "samples/s)."
+            )
         order = [stage.device for stage in result.placement.stages]
         slots = order + [slot for slot in devices.slots() if slot not in order]
         st.plotly_chart(

@@ -117,20 +117,44 @@ out_of_memory = memory_model.violations(problem, result.placement, recomputing) 
 if out_of_memory:
     st.error("Runs out of memory under the memory model in force: " + "; ".join(out_of_memory[:3]))
 
-cols = st.columns(6)
+# Rows of three, so that no headline number is cut at 1024 px (issue 26).
+cols = st.columns(3) + st.columns(3) + st.columns(3)
 numbers = [
-    ("Time per sample", state.format_time(evaluation.max_load), "The max-load over devices (evaluator)"),
-    ("Throughput", f"{evaluation.throughput * 1000:.6g} /s", "Samples per second: 1000 / time per sample in ms"),
+    (
+        "Time per sample",
+        state.format_time(evaluation.max_load),
+        "Steady state: the max-load over devices (evaluator), once the pipeline is full",
+    ),
+    (
+        "Throughput",
+        f"{evaluation.throughput * 1000:.6g} /s",
+        "Steady-state samples per second: 1000 / time per sample in ms (no fill or drain)",
+    ),
     ("Latency (one sample)", *state.latency_text(problem, evaluation.latency)),
 ]
 if result.objective_kind == "latency":
     numbers = [numbers[2], numbers[0], numbers[1]]
-for col, (label, value, help_text) in zip(cols, numbers):
+for col, (label, value, help_text) in zip((cols[0], cols[1], cols[3]), numbers):
     col.metric(label, value, help=help_text)
-cols[3].metric("Devices used", f"{len(result.placement.stages)} of {len(problem.devices.slots())}")
-cols[4].metric("Status", result.status, help=f"{state.method_name(result.method)} in {result.seconds:.3f} s")
+timing = state.batch_timing(problem, result)
+if timing is not None:
+    cols[2].metric(
+        "Time per batch",
+        state.format_time(timing.batch_time),
+        help=f"One batch of {timing.label()} from the first forward to the last unit, pipeline fill and drain "
+        f"included ({timing.samples_per_second:.4g} samples/s, bubble {timing.bubble:.1%}); schedule and "
+        "microbatches from the Devices page's memory model. The Timeline page draws it.",
+    )
+cols[4].metric("Devices used", f"{len(result.placement.stages)} of {len(problem.devices.slots())}")
 cost_value, cost_help = state.plan_cost_line(problem, result)
 cols[5].metric("Cost per 1M samples", cost_value, help=cost_help)
+cols[6].metric("Status", result.status, help=f"{state.method_name(result.method)} in {result.seconds:.3f} s")
+if timing is not None:
+    st.caption(
+        f"Time per sample is the steady state; one batch ({timing.label()}) takes "
+        f"{state.format_time(timing.batch_time)} with fill and drain, {timing.samples_per_second:.4g} samples/s "
+        f"({timing.bubble:.1%} of device time idle)."
+    )
 
 # ----------------------------------------------------------------------------- figures
 device_of = result.placement.device_of
@@ -159,22 +183,26 @@ with col_memory:
     st.plotly_chart(viz.memory_figure(evaluation, slots=slots), key="pl_memory")
 
 st.dataframe(pd.DataFrame(viz.device_rows(evaluation)), key="pl_devices", hide_index=True)
-if memory_model.training:
-    peaks = memory_model.peaks(problem, result.placement, recomputing)
-    highest = max(peaks, key=lambda row: row[1])
-    st.metric(
-        "Peak memory (memory model)",
-        viz.format_bytes(highest[1]),
-        help=f"Highest per-device peak under {memory_model.describe()}: {highest[0]}, "
-        f"{highest[1]:,.0f} bytes of {highest[2]:,.0f}",
+breakdown = memory_model.breakdown(problem, result.placement, recomputing)
+highest = max(breakdown, key=lambda row: row.peak)
+col_peak, col_parts = st.columns([1, 4])
+col_peak.metric(
+    "Peak memory (memory model)",
+    viz.format_bytes(highest.peak),
+    help=f"Highest per-device peak under {memory_model.describe()}: {highest.device}, "
+    f"{highest.peak:,.0f} bytes of {highest.cap:,.0f}",
+)
+col_parts.caption(
+    f"Peak per device under {memory_model.describe()}"
+    + (
+        f" (optimizer state x{memory_model.optimizer_for(problem):g} forward weights; activations: bytes the "
+        "forward nodes keep for the backward, for the microbatches in flight)"
+        if memory_model.training
+        else ""
     )
-    st.dataframe(
-        pd.DataFrame(
-            [{"device": str(d), "peak bytes": peak, "capacity": cap, "fits": peak <= cap} for d, peak, cap in peaks]
-        ),
-        key="pl_peaks",
-        hide_index=True,
-    )
+    + ": weights, gradients, optimizer state, activations, and the reserve left on the device."
+)
+col_parts.dataframe(pd.DataFrame(viz.memory_breakdown_rows(breakdown)), key="pl_peaks", hide_index=True)
 
 # ----------------------------------------------------------------------------- downloads
 loads = {entry.device: entry.load for entry in evaluation.devices}

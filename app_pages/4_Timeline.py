@@ -16,7 +16,7 @@ import streamlit as st
 import placement
 from placement import viz
 from placement.exact.memory_aware import solve_memory_aware
-from placement.pipeline.memory import memory_profile
+from placement.pipeline.memory import memory_breakdown, memory_profile, resolve_optimizer_multiplier
 from placement.pipeline.schedule import ALL_SCHEDULES, SCHEDULES, compare_schedules, format_actions, simulate
 from placement.pipeline.schedule import SCHEDULE_LABELS as SHORT_LABELS
 from placement.pipeline.trace import chrome_trace_json
@@ -131,13 +131,18 @@ with col_opt:
     optimizer = st.number_input(
         "Optimizer state (x weights)",
         0.0,
-        8.0,
+        16.0,
+        value=None,
         step=0.5,
         key="timeline_optimizer",
         persist_state=state.PERSIST,
         disabled=not training,
-        help="Bytes of optimizer state per byte of forward weights (Adam: 2 moments).",
+        placeholder="mixed-precision Adam",
+        help="Bytes of optimizer state per byte of forward weights. Empty: Adam with mixed precision for the "
+        "graph's weight type (x6 for 16-bit weights: fp32 master + two fp32 moments; x2 for fp32 weights).",
     )
+# The multiplier in force (the empty field resolves to the graph's mixed-precision Adam default).
+optimizer = resolve_optimizer_multiplier(problem.graph, optimizer)
 with col_re:
     recompute = st.toggle(
         "Recompute",
@@ -175,7 +180,7 @@ if plan_kind == PLANS[1] and plannable:
         state.problem_key(problem),
         schedule_kind,
         microbatches,
-        float(optimizer) if training else 0.0,
+        optimizer if training else 0.0,
         bool(recompute and training),
         problem,
     )
@@ -192,6 +197,21 @@ if plan_kind == PLANS[1] and plannable:
         )
 
 plan = shown_result.placement
+if schedule_kind == "interleaved" and virtual_used:
+    # Stage i runs on the device of stage i mod (stages / v): on a mixed plan that is another kind (issue 26).
+    ranks = max(1, len(plan.stages) // virtual_used)
+    moved = [
+        (i, plan.stages[i].device, plan.stages[i % ranks].device)
+        for i in range(len(plan.stages))
+        if plan.stages[i].device.kind != plan.stages[i % ranks].device.kind
+    ]
+    if moved:
+        i, planned, runs = moved[0]
+        st.warning(
+            f"Interleaved 1F1B runs {len(moved)} stage{'s' if len(moved) != 1 else ''} on another kind of device "
+            f"than planned (e.g. stage {i}, planned on {planned}, runs on {runs}): the schedule's times use the "
+            "devices it runs on, which may be slower. Plan stages of one kind for interleaving."
+        )
 try:
     schedule = simulate(
         problem, plan, microbatches, schedule_kind, recompute=bool(recompute and training), virtual=virtual_used
@@ -202,7 +222,8 @@ except placement.PlacementError as exc:
 evaluation = placement.evaluate(problem, plan)
 
 # ----------------------------------------------------------------------------- numbers
-m1, m2, m3, m4, m5 = st.columns(5)
+m1, m2, m3 = st.columns(3)  # two rows: no headline number cut at 1024 px (issue 26)
+m4, m5, _ = st.columns(3)
 m1.metric(
     "Period (steady state)",
     state.format_time(schedule.period),
@@ -255,7 +276,7 @@ with st.expander("Action list per device (torch.distributed.pipelining notation)
 
 # ----------------------------------------------------------------------------- memory
 st.subheader("Memory over time")
-profile = memory_profile(problem, schedule, float(optimizer) if training else 0.0)
+profile = memory_profile(problem, schedule, optimizer if training else 0.0)
 st.plotly_chart(viz.memory_timeline_figure(profile), key="timeline_memory_chart")
 oom = profile.first_oom
 peak_device = max(profile.devices, key=lambda d: d.peak)
@@ -272,6 +293,23 @@ else:
         f"(peak {viz.format_bytes(entry.peak)})."
     )
 st.dataframe(pd.DataFrame(viz.peak_memory_rows(profile)), hide_index=True, key="timeline_peak_table")
+if training:
+    st.caption(
+        f"Peak breakdown per device (optimizer state x{optimizer:g} forward weights; activations: what the "
+        "stage's forward nodes keep for the backward, bytes written, for every microbatch in flight at the peak):"
+    )
+else:
+    st.caption("Peak breakdown per device:")
+breakdown = memory_breakdown(
+    problem,
+    plan,
+    schedule_kind,
+    microbatches,
+    optimizer if training else 0.0,
+    schedule.recompute,
+    virtual=virtual_used,
+)
+st.dataframe(pd.DataFrame(viz.memory_breakdown_rows(breakdown)), hide_index=True, key="timeline_breakdown_table")
 
 # ----------------------------------------------------------------------------- every schedule side by side
 st.subheader("Schedules side by side")
@@ -285,7 +323,7 @@ entries = []
 for kind, other, reason in compared:
     other_profile = None
     if other is not None:
-        other_profile = memory_profile(problem, other, float(optimizer) if kind != "inference" else 0.0)
+        other_profile = memory_profile(problem, other, optimizer if kind != "inference" else 0.0)
     entries.append((SHORT_LABELS[kind], other, other_profile, reason))
 comparison_rows = viz.schedule_comparison_rows(entries)
 st.plotly_chart(viz.schedule_comparison_figure(comparison_rows), key="timeline_compare_chart")
@@ -327,7 +365,7 @@ if training and plannable:
         )
         if aware is None and compare:
             aware = _memory_aware(
-                state.problem_key(problem), schedule_kind, microbatches, float(optimizer), bool(recompute), problem
+                state.problem_key(problem), schedule_kind, microbatches, optimizer, bool(recompute), problem
             )
         if aware is not None:
             plain_profile = (
@@ -336,7 +374,7 @@ if training and plannable:
                 else memory_profile(
                     problem,
                     simulate(problem, result.placement, microbatches, schedule_kind, recompute=bool(recompute)),
-                    float(optimizer),
+                    optimizer,
                 )
             )
             rows = [

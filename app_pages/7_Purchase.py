@@ -10,7 +10,14 @@ import pandas as pd
 import streamlit as st
 
 from placement import PlacementError, viz
-from placement.explore.purchase import cheapest_under, fastest_within, price_frontier, purchase_options, worth_of_more
+from placement.explore.purchase import (
+    cheapest_under,
+    fastest_within,
+    price_frontier,
+    purchase_options,
+    today,
+    worth_of_more,
+)
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -34,9 +41,12 @@ def main() -> None:
     problem = state.current_problem()
     devices = problem.devices
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
+    memory_model = state.current_memory_model()
+    method, method_options = memory_model.method_for("dp")
     st.caption(
-        state.time_unit_note() + " Prices are per hour per card; a configuration's price is that of "
-        "all its cards and CPU cores; cost per sample = price per hour x time per sample."
+        state.time_unit_note() + f" Prices are per hour per card in {state.current_currency()}; a configuration's "
+        "price is that of all its cards and CPU cores, idle ones included (as on Devices and Placement); cost per "
+        f"sample = price per hour x time per sample. Memory model: {memory_model.describe()} (Devices page)."
     )
     if not devices.accelerators:
         st.warning(
@@ -74,7 +84,12 @@ def main() -> None:
     if not any(prices.values()):
         st.info("Every price is 0: enter prices per hour above to compare costs (times are exact either way).")
 
-    key = (state.problem_key(problem), tuple(sorted(extra.items())), tuple(sorted(prices.items())))
+    key = (
+        state.problem_key(problem),
+        tuple(sorted(extra.items())),
+        tuple(sorted(prices.items())),
+        memory_model,
+    )
     stored = st.session_state.get("_pu_options")
     total = math.prod(k.count + extra.get(k.name, 0) + 1 for k in devices.accelerators)
     col_run, col_note = st.columns([1, 3], vertical_alignment="center")
@@ -88,7 +103,7 @@ def main() -> None:
                 bar.progress(done / count, text=f"Solved {done} of {count} candidate inventories")
 
         try:
-            options = purchase_options(problem, extra, prices, progress=progress)
+            options = purchase_options(problem, extra, prices, method=method, progress=progress, **method_options)
         except PlacementError as exc:
             bar.empty()
             st.error(str(exc))
@@ -116,9 +131,13 @@ def main() -> None:
     state.init_widget("pu_mode", "time")
     mode = st.radio("Question", list(modes), format_func=modes.get, key="pu_mode", horizontal=True)
     fastest = min(o.time_per_sample for o in feasible)
+    now = today(options, devices)
     answer = None
     if mode == "time":
-        state.init_widget("pu_target", float(f"{max(o.time_per_sample for o in feasible):.6g}"))
+        # Default target: today's time per sample (the question is "what reaches today's speed cheaper, or
+        # faster"); comparisons allow the rounding of the 6 digits shown (TARGET_TOLERANCE).
+        default_target = now.time_per_sample if now is not None and now.ok else fastest
+        state.sync_widgets("pu_target_source", {"pu_target": float(f"{default_target:.6g}")}, stored[0])
         target = st.number_input(f"Time per sample at most ({UNIT})", min_value=0.0, format="%.6g", key="pu_target")
         answer = cheapest_under(options, target)
         if answer is None:
@@ -130,16 +149,22 @@ def main() -> None:
         if answer is None:
             cheapest = min(o.price_per_hour for o in feasible)
             st.warning(
-                f"No candidate with a plan costs at most {budget:,.4g} per hour; the cheapest costs {cheapest:,.4g}."
+                f"No candidate with a plan costs at most {state.money(budget)} per hour; the cheapest costs "
+                f"{state.money(cheapest)}."
             )
     if answer is not None:
         buy = " + ".join(f"{n} x {k.name}" for n, k in zip(answer.added, devices.accelerators) if n)
         per_million = answer.cost_per_sample * 1e6
         st.success(
             f"**{answer.label}**: {answer.time_per_sample:.6g} {UNIT} per sample, "
-            f"{answer.price_per_hour:,.4g} per hour, {per_million:,.4g} per million samples. "
+            f"{state.money(answer.price_per_hour)} per hour, {state.money(per_million)} per million samples. "
             + (f"Buy {buy}." if buy else "Nothing to buy: today's cards suffice."),
             icon=":material/check_circle:",
+        )
+    if now is not None and now.ok:
+        st.caption(
+            f"Today ({now.label}): {now.time_per_sample:.6g} {UNIT} per sample, {state.money(now.price_per_hour)} "
+            f"per hour, {state.money(now.cost_per_sample * 1e6)} per million samples."
         )
 
     st.subheader("What more cards are worth")
@@ -153,7 +178,7 @@ def main() -> None:
     more = col_n.number_input("How many more cards", min_value=0, max_value=256, step=1, key="pu_worth_n")
     with st.spinner(f"Solving with {int(more)} more {kind}..."):
         try:
-            worth = worth_of_more(problem, kind, int(more), prices=prices)
+            worth = worth_of_more(problem, kind, int(more), prices=prices, method=method, **method_options)
         except PlacementError as exc:
             st.error(str(exc))
             worth = None

@@ -128,13 +128,23 @@ __all__ += [
 
 # Pipeline schedules, memory over time, memory-aware planning, trace export.
 from .exact.memory_aware import solve_memory_aware
-from .pipeline.memory import MemoryProfile, memory_profile, peak_table
+from .pipeline.memory import (
+    MemoryBreakdown,
+    MemoryProfile,
+    default_optimizer_multiplier,
+    memory_breakdown,
+    memory_profile,
+    peak_table,
+)
 from .pipeline.schedule import SCHEDULES, Event, Schedule, simulate
 from .pipeline.trace import chrome_trace, chrome_trace_json
 
 __all__ += [
     "Event",
+    "MemoryBreakdown",
     "MemoryProfile",
+    "default_optimizer_multiplier",
+    "memory_breakdown",
     "SCHEDULES",
     "Schedule",
     "chrome_trace",

@@ -276,8 +276,17 @@ def result_to_json(problem: Problem, result: Result) -> dict[str, Any]:
     if model is not None and result.placement is not None:
         out["memory_model"] = model.describe()
         out["peak_memory"] = [
-            {"device": str(device), "bytes": peak, "cap": cap}
-            for device, peak, cap in model.peaks(problem, result.placement, recomputing_devices(result))
+            {
+                "device": str(b.device),
+                "bytes": b.peak,
+                "cap": b.cap,
+                "weights": b.weights,
+                "gradients": b.gradients,
+                "optimizer": b.optimizer,
+                "activations": b.activations,
+                "reserve": b.reserve,
+            }
+            for b in model.breakdown(problem, result.placement, recomputing_devices(result))
         ]
     if result.reason:
         out["reason"] = result.reason
@@ -342,11 +351,19 @@ def _print_solution(problem: Problem, result: Result) -> None:
     model = _memory_model_of(result)
     if model is not None:
         print(f"memory model: {model.describe()}")
+        gib = 2.0**30
         peaks = [
-            (str(device), f"{peak:,.0f}", "-" if math.isinf(cap) else f"{cap:,.0f}")
-            for device, peak, cap in model.peaks(problem, result.placement, recomputing_devices(result))
+            (
+                str(b.device),
+                f"{b.peak:,.0f}",
+                "-" if math.isinf(b.cap) else f"{b.cap:,.0f}",
+                *(f"{part / gib:.3f}" for part in (b.weights, b.gradients, b.optimizer, b.activations)),
+                "-" if math.isinf(b.reserve) else f"{b.reserve / gib:.3f}",
+            )
+            for b in model.breakdown(problem, result.placement, recomputing_devices(result))
         ]
-        print(_table(peaks, ("device", "peak memory", "capacity")))
+        header = ("device", "peak memory", "capacity", "weights GiB", "grads GiB", "optimizer GiB", "activ. GiB")
+        print(_table(peaks, (*header, "reserve GiB")))
 
 
 #: Seconds a DP solve runs before ``solve`` reports its progress (ideals done / total) on stderr.

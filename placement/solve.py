@@ -30,7 +30,13 @@ from typing import Any
 from .errors import PlacementError
 from .exact.ideals import DEFAULT_MAX_IDEALS
 from .model import Objective, Placement, Problem, Result, ScheduleKind, Status
-from .pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, peak_table
+from .pipeline.memory import (
+    DEFAULT_OPTIMIZER_MULTIPLIER,
+    MemoryBreakdown,
+    memory_breakdown,
+    peak_table,
+    resolve_optimizer_multiplier,
+)
 
 __all__ = [
     "DEFAULT_OPTIMIZER_MULTIPLIER",
@@ -264,8 +270,10 @@ _MICROBATCHES = Option("microbatches", int, 8, "microbatches per batch", minimum
 _OPTIMIZER = Option(
     "optimizer_multiplier",
     float,
-    DEFAULT_OPTIMIZER_MULTIPLIER,
-    "optimizer state per byte of forward weights (Adam: 2; 0 leaves it out)",
+    None,
+    "optimizer state per byte of forward weights (default: Adam with mixed precision, 6 for 16-bit weights "
+    "[fp32 master + two fp32 moments = 12 bytes per 2-byte weight], 2 for fp32 weights; SGD momentum: 1; "
+    "0 leaves it out)",
 )
 #: Recomputation choices: none, every stage, or each stage's own choice (the exact DP only).
 RECOMPUTE_CHOICES = ("none", "always", "per-stage")
@@ -482,7 +490,8 @@ class MemoryModel:
     """What an accelerator's memory must hold.
 
     ``training=False`` is the paper's model: the sizes of its nodes (weights). ``training=True``:
-    weights + optimizer state (``optimizer_multiplier`` x forward weights) + the activations of
+    weights + optimizer state (``optimizer_multiplier`` x forward weights; None, the default: Adam with mixed
+    precision, :func:`placement.pipeline.memory.default_optimizer_multiplier`) + the activations of
     the microbatches in flight under ``schedule`` with ``microbatches`` microbatches (stage
     inputs only, plus one microbatch's activations, on a recomputing device); see :mod:`placement.pipeline.memory`.
     ``recompute`` is ``"none"``, ``"always"`` or ``"per-stage"`` (each stage chooses; the exact
@@ -493,7 +502,7 @@ class MemoryModel:
     >>> MemoryModel().describe()
     "weights only (the paper's model)"
     >>> MemoryModel(training=True).method_for("dp")
-    ('memory-aware', {'schedule': '1f1b', 'microbatches': 8, 'optimizer_multiplier': 2.0, 'recompute': 'none'})
+    ('memory-aware', {'schedule': '1f1b', 'microbatches': 8, 'optimizer_multiplier': None, 'recompute': 'none'})
     >>> MemoryModel(training=True, recompute=True).recompute
     'always'
     """
@@ -501,7 +510,7 @@ class MemoryModel:
     training: bool = False
     schedule: str = ScheduleKind.ONE_F_ONE_B.value
     microbatches: int = 8
-    optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER
+    optimizer_multiplier: float | None = None
     recompute: str = "none"
     OPTION_NAMES = ("schedule", "microbatches", "optimizer_multiplier", "recompute")
 
@@ -524,8 +533,11 @@ class MemoryModel:
         if not self.training:
             return "weights only (the paper's model)"
         schedule = {"1f1b": "1F1B", "gpipe": "GPipe", "inference": "streaming inference"}[self.schedule]
+        optimizer = (
+            "mixed-precision Adam" if self.optimizer_multiplier is None else f"x{self.optimizer_multiplier:g} weights"
+        )
         text = (
-            f"training: weights + optimizer state (x{self.optimizer_multiplier:g}) + activations in flight "
+            f"training: weights + optimizer state ({optimizer}) + activations in flight "
             f"under {schedule}, {self.microbatches} microbatch{'es' if self.microbatches != 1 else ''}"
         )
         return (
@@ -576,6 +588,32 @@ class MemoryModel:
         return tuple(
             (device, min(plain, again), cap) for (device, plain, cap), (_, again, _) in zip(table(()), table(every))
         )
+
+    def breakdown(
+        self, problem: Problem, placement: Placement, recomputing: Iterable[Any] | None = None
+    ) -> tuple[MemoryBreakdown, ...]:
+        """Each device's peak under this model split into weights, gradients, optimizer, activations and reserve.
+
+        The peaks equal :meth:`peaks` (``recomputing`` as there).
+        """
+        if not self.training:
+            return memory_breakdown(problem, placement, None)
+        every = tuple(stage.device for stage in placement.stages)
+
+        def table(devices):
+            return memory_breakdown(
+                problem, placement, self.schedule, self.microbatches, self.optimizer_multiplier, devices
+            )
+
+        if recomputing is not None:
+            return table(tuple(recomputing))
+        if self.recompute != "per-stage":
+            return table(every if self.recompute == "always" else ())
+        return tuple(min(plain, again, key=lambda b: b.peak) for plain, again in zip(table(()), table(every)))
+
+    def optimizer_for(self, problem: Problem) -> float:
+        """The optimizer multiplier in force on ``problem``'s graph (resolving the mixed-precision Adam default)."""
+        return resolve_optimizer_multiplier(problem.graph, self.optimizer_multiplier)
 
     def violations(
         self, problem: Problem, placement: Placement, recomputing: Iterable[Any] | None = None

@@ -684,6 +684,28 @@ def peak_memory_rows(profile) -> list[dict[str, Any]]:
     ]
 
 
+def memory_breakdown_rows(breakdowns) -> list[dict[str, Any]]:
+    """One row per device of :func:`placement.pipeline.memory.memory_breakdown`: the peak's parts, cap and reserve (GiB).
+
+    Cap and reserve are text ("unlimited" for a CPU core), never an empty "None" cell.
+    """
+    return [
+        {
+            "device": str(b.device),
+            "weights (GiB)": round(b.weights / GIB, 3),
+            "gradients (GiB)": round(b.gradients / GIB, 3),
+            "optimizer (GiB)": round(b.optimizer / GIB, 3),
+            "activations (GiB)": round(b.activations / GIB, 3),
+            "peak (GiB)": round(b.peak / GIB, 3),
+            "cap (GiB)": f"{b.cap / GIB:,.3f}" if math.isfinite(b.cap) else "unlimited",
+            "reserve (GiB)": f"{b.reserve / GIB:,.3f}" if math.isfinite(b.reserve) else "unlimited",
+            "peak bytes": b.peak,
+            "fits": b.fits,
+        }
+        for b in breakdowns
+    ]
+
+
 # --- sweep and Pareto figures ---
 # Figures of placement.explore.sweep results: a tradeoff curve (time per sample against the swept
 # parameter, with optional sensitivity markers) and a Pareto figure (time per sample against

@@ -29,3 +29,6 @@ if [ "$EXPORT" = 1 ]; then
   .venv/bin/python -m pip install -q -r requirements-export.txt
 fi
 .venv/bin/python -m pip install -q --no-deps -e .
+# Compile the numba DP kernels now (cached beside the source, placement/exact/__pycache__), so that the
+# first solve in the app and the CLI takes about a second instead of a minute or more.
+PYTHONPATH=. .venv/bin/python scripts/warm_kernels.py

@@ -266,14 +266,17 @@ def test_compare_passes_each_method_only_its_options_and_rejects_unknown_ones():
 
 
 def test_one_optimizer_multiplier_default_for_every_memory_aware_method():
-    """The memory-aware DP and IP share the registry's default (Adam: 2), so they plan the same problem."""
+    """The memory-aware DP and IP share the registry's default, so they plan the same problem.
+
+    Issue 26 changed the default from a fixed 2 (fp32 Adam) to None: Adam with mixed precision for the graph's
+    weight dtype (6 x fp16 weights, 2 x fp32 weights, as before for every paper file)."""
     defaults = {
         name: spec.defaults()["optimizer_multiplier"]
         for name, spec in METHODS.items()
         if "optimizer_multiplier" in spec.option_names
     }
-    assert set(defaults) == {"memory-aware", "memory-aware-ip"} and set(defaults.values()) == {2.0}
-    assert MemoryModel(training=True).optimizer_multiplier == 2.0
+    assert set(defaults) == {"memory-aware", "memory-aware-ip"} and set(defaults.values()) == {None}
+    assert MemoryModel(training=True).optimizer_multiplier is None
 
 
 def test_cli_memory_flags_reach_the_memory_aware_dp():
@@ -309,7 +312,7 @@ def test_memory_model_maps_methods_and_rejects_those_without_a_variant():
     assert model.method_for("ip")[0] == "memory-aware-ip"
     assert model.method_for("dp") == (
         "memory-aware",
-        {"schedule": "gpipe", "microbatches": 4, "optimizer_multiplier": 2.0, "recompute": "none"},
+        {"schedule": "gpipe", "microbatches": 4, "optimizer_multiplier": None, "recompute": "none"},
     )
     assert MemoryModel().method_for("pipedream") == ("pipedream", {})
     with pytest.raises(PlacementError, match="pipedream"):

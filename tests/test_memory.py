@@ -102,3 +102,47 @@ def test_closed_form_matches_the_sweep(kind, microbatches, recompute):
     for entry, (_, peak, cap) in zip(profile.devices, table):
         assert entry.peak == pytest.approx(peak, rel=1e-12)
         assert entry.cap == cap
+
+
+# ----------------------------------------------------------------------------- issue 26: the realistic default
+def _gpt_training():
+    from placement.modelling.builders import TransformerConfig, transformer_graph
+
+    return transformer_graph(TransformerConfig(layers=3, hidden=2048, heads=16, seq_len=2048), training=True)
+
+
+def test_activations_are_the_bytes_written_and_adam_is_mixed_precision():
+    """A GPT layer keeps its 400 MiB written (attention scores...), not its 8 MiB output; fp16 Adam = 16 B/param."""
+    from placement.model import AcceleratorKind, Placement, Stage
+    from placement.pipeline.memory import activation_bytes, default_optimizer_multiplier, memory_breakdown
+
+    graph = _gpt_training()
+    layer = next(n for n in graph.nodes if n.name == "layer0")
+    assert activation_bytes(graph)[layer.id] == layer.extra["bytesWritten"] == 419430400
+    assert output_bytes(graph)[layer.id] == 2 * 2048 * 2048  # b x s x h fp16: the output only
+    assert default_optimizer_multiplier(graph) == 6.0  # 12 bytes (fp32 master + 2 moments) per 2-byte weight
+    problem = Problem(graph, Devices(accelerators=(AcceleratorKind("A100", 1, 80 * 2**30),), cpus=0))
+    plan = Placement((Stage(problem.devices.slots()[0], tuple(n.id for n in graph.nodes)),))
+    (b,) = memory_breakdown(problem, plan, "1f1b", 8, None)
+    forward = sum(n.size for n in graph.nodes if not n.is_backward)
+    # bytes per parameter: fp16 weight 2 + fp16 gradient 2 + fp32 master 4 + two fp32 moments 8 = 16
+    assert (b.weights, b.gradients, b.optimizer) == pytest.approx((forward, forward, 6 * forward))
+    written = sum(activation_bytes(graph)[n.id] for n in graph.nodes if not n.is_backward)
+    assert b.activations == pytest.approx(written)  # one stage: one microbatch in flight under 1F1B
+    assert b.peak == peak_table(problem, plan, "1f1b", 8, None)[0][1]
+    assert b.reserve == pytest.approx(80 * 2**30 - b.peak)
+
+
+def test_paper_files_keep_fp32_adam_and_the_breakdown_sums_to_every_peak():
+    """No dtype in the file: fp32 weights, Adam's two moments (x2, as before issue 26); parts sum to the peak."""
+    from placement.pipeline.memory import default_optimizer_multiplier, memory_breakdown
+
+    problem = load_problem(SAMPLES / "throughput" / "layer" / "bert24_training.json")
+    assert default_optimizer_multiplier(problem.graph) == 2.0
+    plan = solve_dp(problem).placement
+    for schedule in ("inference", "gpipe", "1f1b"):
+        rows = memory_breakdown(problem, plan, schedule, 4, None)
+        table = peak_table(problem, plan, schedule, 4, 2.0)
+        assert [r.peak for r in rows] == [peak for _, peak, _ in table]
+        for r in rows:
+            assert r.weights + r.gradients + r.optimizer + r.activations == pytest.approx(r.peak, rel=1e-12)

@@ -88,15 +88,28 @@ def test_changing_what_may_be_bought_changes_the_candidates():
 
 
 def test_cost_per_sample_sits_next_to_time_per_sample_on_placement_and_devices():
+    """Devices, Placement and Plan a purchase show one cost: every card held, idle ones included (issue 26)."""
     at = start()
     at.session_state["_ui_devices"] = devices()
     problem = Problem(load_problem(DEFAULT).graph, devices())
     result = solve_dp(problem)
     used = {s.device.kind for s in result.placement.stages if s.nodes}
-    price = sum({"fast": 3.0, "slow": 1.0}.get(s.device.kind, 0.0) for s in result.placement.stages if s.nodes)
-    expected = price * result.objective / 3_600_000 * 1e6
+    held = 1 * 3.0 + 2 * 1.0  # the whole inventory (CPU cores unpriced), used or idle
+    expected = held * result.objective / 3_600_000 * 1e6
+    shown_costs = []
     for page in ("app_pages/3_Placement.py", "app_pages/2_Devices.py"):
         goto(at, page)
         shown = {m.label: m.value for m in at.metric}
         assert "Time per sample" in shown and used
-        assert float(shown["Cost per 1M samples"].replace(",", "")) == pytest.approx(expected, rel=1e-3)
+        value, currency = shown["Cost per 1M samples"].split()
+        assert currency == "USD" and float(value.replace(",", "")) == pytest.approx(expected, rel=1e-3)
+        shown_costs.append(shown["Cost per 1M samples"])
+    # The currency is one setting of every page.
+    at.text_input(key="dev_currency").set_value("EUR").run()
+    goto(at, PAGE)
+    at.button(key="pu_run").click().run()
+    today_line = next(c.value for c in at.caption if c.value.startswith("Today ("))
+    assert f"{shown_costs[0].split()[0]} EUR per million samples" in today_line
+    # The default target is today's time: today's setup is among the answers, never excluded by rounding.
+    assert at.number_input(key="pu_target").value == pytest.approx(float(f"{result.objective:.6g}"))
+    assert at.success and f"{result.objective:.6g} ms" in at.success[0].value

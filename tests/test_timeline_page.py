@@ -143,8 +143,8 @@ def test_compare_table_on_demand():
     at.number_input(key="dev_memory_gib").set_value(1.5e9 / GIB).run()
     goto(at, "app_pages/4_Timeline.py")
     at.slider(key="timeline_microbatches").set_value(8).run()
-    before = len(at.dataframe)  # idle, peak and schedules tables; the memory-aware comparison only on demand
-    assert before == 3
+    before = len(at.dataframe)  # idle, peak, breakdown, schedules tables; the memory-aware comparison on demand
+    assert before == 4
     at.toggle(key="timeline_compare").set_value(True).run()
     assert not at.exception, at.exception
     assert len(at.dataframe) == before + 1
@@ -156,3 +156,37 @@ def test_compare_table_on_demand():
     assert list(table["fits this schedule's memory"]) == [False, True]
     assert table["time per sample"].iloc[1] == pytest.approx(aware.objective)
     assert table["time per sample"].iloc[0] == pytest.approx(solve_dp(problem).objective)
+
+
+def test_time_per_batch_with_fill_and_drain_is_the_timelines_makespan():
+    """Devices and Placement show the batch time of the memory model's schedule and M next to the steady state."""
+    problem = load_problem(SAMPLES / "throughput" / "layer" / "bert24_training.json")
+    placement = solve_dp(problem).placement
+    expected = simulate(problem, placement, 8, "1f1b")  # the memory model's defaults: 1F1B, 8 microbatches
+    at = start()
+    load_training(at)
+    for page in ("app_pages/2_Devices.py", "app_pages/3_Placement.py"):
+        shown = metrics(goto(at, page))
+        assert shown["Time per batch"] == f"{expected.makespan:.6g} ms"
+        assert shown["Time per sample"] == f"{expected.period:.6g} ms"  # steady state = max-load under 1F1B
+    shown = metrics(goto(at, "app_pages/4_Timeline.py"))
+    assert shown["Makespan"] == f"{expected.makespan:.6g} ms"
+
+
+def test_interleaving_a_mixed_plan_warns_that_stages_move_to_another_kind():
+    from placement import AcceleratorKind, Devices
+
+    graph = load_problem(SAMPLES / "throughput" / "layer" / "bert24_training.json").graph
+    memory = 64 * GIB
+    devices = Devices((AcceleratorKind("A100", 2, memory, speed=2.0), AcceleratorKind("V100", 2, memory)), cpus=0)
+    plan = solve_dp(Problem(graph, devices)).placement
+    kinds = [s.device.kind for s in plan.stages]
+    at = start()
+    load_training(at)
+    at.session_state["_ui_devices"] = devices
+    goto(at, "app_pages/4_Timeline.py")
+    at.selectbox(key="timeline_schedule").set_value("interleaved").run()
+    warned = any("runs" in w.value and "another kind" in w.value for w in at.warning)
+    ranks = len(kinds) // 2
+    expected = len(kinds) % 2 == 0 and any(kinds[i] != kinds[i % ranks] for i in range(len(kinds)))
+    assert warned == expected, (kinds, [w.value for w in at.warning], [e.value for e in at.error])

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -670,25 +671,98 @@ def method_name(method: str) -> str:
     return spec.title if spec is not None else method
 
 
-def plan_cost_line(problem: placement.Problem, result: placement.Result) -> tuple[str, str]:
-    """``(value, help)`` of the "Cost per 1M samples" metric: price per hour of the plan's devices x time per sample.
+@dataclass(frozen=True)
+class BatchTiming:
+    """Time per batch with pipeline fill and drain (ms), next to the steady-state time per sample.
 
-    The devices counted are those that get work in the plan (kind ``price/hour`` on the Devices page,
-    CPU cores at the inventory's CPU price); "—" when no device has a price.
+    ``schedule`` and ``microbatches`` are the memory model's (Devices page); a forward-only graph
+    streams (``"inference"``). ``samples_per_second`` counts the fill and drain.
     """
-    from placement.explore.purchase import cost_per_sample
-    from placement.explore.sweep import make_point
 
-    point = make_point(0, "plan", None, problem, result)
-    cost = cost_per_sample(point.price_per_hour, point.time_per_sample)
+    schedule: str
+    microbatches: int
+    batch_time: float
+    steady_time: float
+    bubble: float
+
+    @property
+    def samples_per_second(self) -> float:
+        return 1000.0 * self.microbatches / self.batch_time if self.batch_time > 0 else math.inf
+
+    def label(self) -> str:
+        name = {"inference": "streaming", "1f1b": "1F1B", "gpipe": "GPipe"}.get(self.schedule, self.schedule)
+        return f"{self.microbatches} microbatch{'es' if self.microbatches != 1 else ''}, {name}"
+
+
+def batch_timing(problem: placement.Problem, result: placement.Result) -> BatchTiming | None:
+    """Simulate one batch of the memory model's schedule and microbatches on ``result``'s plan (None without one)."""
+    if not result.ok or result.placement is None:
+        return None
+    from placement.pipeline.schedule import simulate
+    from placement.solve import recomputing_devices
+
+    model = current_memory_model()
+    kind = model.schedule if problem.graph.is_training else "inference"
+    recompute: Any = ()
+    if kind != "inference" and model.training:
+        chosen = recomputing_devices(result)
+        recompute = chosen if chosen is not None else (model.recompute == "always")
+    try:
+        run = simulate(problem, result.placement, model.microbatches, kind, recompute=recompute)
+    except placement.PlacementError:
+        return None
+    return BatchTiming(kind, model.microbatches, run.makespan, run.period, run.bubble_fraction)
+
+
+_CURRENCY = "_ui_currency"
+
+
+def current_currency() -> str:
+    """The currency label of every price and cost (Devices page; a label only, no exchange rates)."""
+    from placement.explore.cost import DEFAULT_CURRENCY
+
+    return str(st.session_state.get(_CURRENCY, DEFAULT_CURRENCY))
+
+
+def set_currency(label: str) -> None:
+    """Set the currency label; :class:`placement.PlacementError` for an empty or over-long one."""
+    text = str(label).strip()
+    if not text or len(text) > 8 or not text.isprintable():
+        raise placement.PlacementError(f"currency: 1 to 8 printable characters, e.g. USD or EUR (got {label!r})")
+    st.session_state[_CURRENCY] = text
+
+
+def money(value: float | None) -> str:
+    """An amount in the current currency, e.g. ``126.6 USD`` ("—" for None)."""
+    from placement.explore.cost import format_money
+
+    return format_money(value, current_currency())
+
+
+def plan_cost(problem: placement.Problem, result: placement.Result):
+    """:func:`placement.explore.cost.plan_cost` of a solved plan (the one cost model of every page)."""
+    from placement.explore.cost import plan_cost as cost_of
+
+    ok = result.ok and result.placement is not None
+    return cost_of(problem.devices, result.placement if ok else None, result.objective if ok else None)
+
+
+def plan_cost_line(problem: placement.Problem, result: placement.Result) -> tuple[str, str]:
+    """``(value, help)`` of the "Cost per 1M samples" metric: price per hour of the inventory x time per sample.
+
+    Every card and CPU core held counts, idle ones included (the one cost model,
+    :mod:`placement.explore.cost`, as on Plan a purchase); "—" when no device has a price.
+    """
+    cost = plan_cost(problem, result)
     help_text = (
-        f"Price per hour of the {point.devices_used} devices the plan uses ({point.price_per_hour:,.4g}) "
-        f"x time per sample ({format_time(point.time_per_sample)}) / 3,600,000 ms per hour, per million "
-        "samples. Set prices in the Devices page's inventory."
+        f"Price per hour of all {cost.devices_held} devices held ({money(cost.price_per_hour)}; the plan uses "
+        f"{cost.devices_used}, idle: {cost.idle_text()}) x time per sample ({format_time(cost.time_per_sample)}) "
+        "/ 3,600,000 ms per hour, per million samples. Idle cards are paid for too; Plan a purchase counts the "
+        "same way. Set prices and the currency on the Devices page."
     )
-    if cost is None or point.price_per_hour == 0:
+    if cost.cost_per_million is None or cost.price_per_hour == 0:
         return "—", help_text
-    return f"{cost * 1e6:,.4g}", help_text
+    return money(cost.cost_per_million), help_text
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -703,15 +777,23 @@ def ideal_bounds(graph: placement.Graph):
     return _bounds(graph.digest, graph)
 
 
-def describe_ideal_bounds(graph: placement.Graph) -> str:
-    """One sentence for the Graph page: the width, the bounds and whether the exact DP will take the graph."""
+def describe_ideal_bounds(graph: placement.Graph, exact: int | None = None) -> str:
+    """One sentence for the Graph page: the width, the bounds and whether the exact DP will take the graph.
+
+    ``exact``: the ideal count when it is known (then the bounds are not shown beside it).
+    """
     from placement.exact.ideals import ADVICE, DEFAULT_MAX_IDEALS, format_count
 
     bounds = ideal_bounds(graph)
+    size = len(bounds.antichain)
     text = (
-        f"Order graph of {bounds.groups:,} groups: {bounds.describe_width()} (an antichain of "
-        f"{len(bounds.antichain):,} groups); between {format_count(bounds.lower)} and "
-        f"{format_count(bounds.upper)} ideals."
+        f"Order graph of {bounds.groups:,} group{'s' if bounds.groups != 1 else ''}: {bounds.describe_width()} "
+        f"(an antichain of {size:,} group{'s' if size != 1 else ''}); "
+        + (
+            f"exactly {exact:,} ideal{'s' if exact != 1 else ''}."
+            if exact is not None
+            else f"between {format_count(bounds.lower)} and {format_count(bounds.upper)} ideals."
+        )
     )
     if bounds.lower > DEFAULT_MAX_IDEALS:
         text += f" Over the exact DP's cap of {DEFAULT_MAX_IDEALS:,} ideals: {ADVICE}."

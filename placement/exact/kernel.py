@@ -887,14 +887,21 @@ def graph_arrays(graph, groups) -> tuple[np.ndarray, ...]:
 
 
 def build_inputs(
-    problem, groups, ignore: frozenset = frozenset(), out_bytes: dict | None = None, forward_compute: bool = False
+    problem,
+    groups,
+    ignore: frozenset = frozenset(),
+    out_bytes: dict | None = None,
+    forward_compute: bool = False,
+    kept_bytes: dict | None = None,
 ) -> KernelInputs:
     """Kernel inputs for ``problem`` contracted into ``groups``.
 
     Device types are the accelerator kinds in order, then CPU cores (cap ``inf``; communication
     only when ``devices.cpu_bandwidth`` is set). ``ignore``: nodes whose memory (size and
     activation bytes) is left out (a relaxation). ``out_bytes``: activation bytes per node id
-    (memory-aware planning; ``None``: weights only). ``forward_compute``: add the forward
+    (memory-aware planning; ``None``: weights only); ``kept_bytes``: the activation bytes a
+    node keeps for the backward when they differ from its output (default: ``out_bytes``;
+    stage inputs always use ``out_bytes``). ``forward_compute``: add the forward
     compute rows that recomputation needs.
     """
     graph, devices = problem.graph, problem.devices
@@ -926,7 +933,9 @@ def build_inputs(
         rows.append([0.0 if node.id in ignore or node.is_backward else node.size for node in nodes])
         mem_a = len(rows)
         ob = [0.0 if node.id in ignore else out_bytes[node.id] for node in nodes]
-        rows.append([0.0 if node.is_backward else b for node, b in zip(nodes, ob)])
+        kept = out_bytes if kept_bytes is None else kept_bytes
+        kb = [0.0 if node.id in ignore else kept[node.id] for node in nodes]
+        rows.append([0.0 if node.is_backward else b for node, b in zip(nodes, kb)])
         in_val = np.asarray(ob, dtype=np.float64)
     scales = [devices.transfer_scale(kind) for kind in kinds] + [devices.cpu_transfer_scale]
     classes: list[float] = []

@@ -45,7 +45,13 @@ import numpy as np
 from ..errors import PlacementError, TooManyIdealsError
 from ..evaluate import evaluate
 from ..model import Placement, Problem, Result, make_result
-from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, check_schedule_options, output_bytes, peak_table
+from ..pipeline.memory import (
+    activation_bytes,
+    check_schedule_options,
+    output_bytes,
+    peak_table,
+    resolve_optimizer_multiplier,
+)
 from .ideals import DEFAULT_MAX_IDEALS, contract, enumerate_ideals, reduce_groups
 from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verify, run, traceback_split
 from .limits import check_problem_table
@@ -66,8 +72,9 @@ def _flight(schedule: str, microbatches: int, digit_sum: np.ndarray) -> np.ndarr
 def _solve_lattice(problem, groups, lattice, ignore, options, bytes_per_cost):
     """One exact run; returns (value, placement or None, pairs, per-stage modes)."""
     out_bytes = output_bytes(problem.graph, bytes_per_cost)
+    kept = activation_bytes(problem.graph, bytes_per_cost)
     modes = options["modes"]
-    inputs = build_inputs(problem, groups, ignore, out_bytes, forward_compute=modes[1] == 1)
+    inputs = build_inputs(problem, groups, ignore, out_bytes, forward_compute=modes[1] == 1, kept_bytes=kept)
     flight = _flight(options["schedule"], options["microbatches"], inputs.digit_sum)
     overlap = problem.devices.overlap
 
@@ -136,7 +143,7 @@ def solve_memory_aware(
     problem: Problem,
     schedule: str = "1f1b",
     microbatches: int = 8,
-    optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER,
+    optimizer_multiplier: float | None = None,
     recompute: bool | str = "none",
     bytes_per_cost: float | None = None,
     max_ideals: int = DEFAULT_MAX_IDEALS,
@@ -151,8 +158,10 @@ def solve_memory_aware(
         ``"inference"``, ``"gpipe"`` or ``"1f1b"``: decides the microbatches in flight per stage.
     microbatches : int
         Microbatches per batch (``M``).
-    optimizer_multiplier : float
-        Optimizer state per byte of forward weights (training schedules; Adam: 2).
+    optimizer_multiplier : float, optional
+        Optimizer state per byte of forward weights (training schedules). None (default): Adam
+        with mixed precision for the graph's weight dtype
+        (:func:`placement.pipeline.memory.default_optimizer_multiplier`: 6 for 16-bit weights, 2 for fp32).
     recompute : bool or str
         ``"none"`` (or False, or ``"never"``), ``"always"`` (or True: every device recomputes its forward
         pass in the backward pass, stashing only its stage input), or ``"per-stage"`` (the
@@ -177,7 +186,7 @@ def solve_memory_aware(
     training = schedule != "inference"
     if not training:
         choice = "none"
-    opt_mult = float(optimizer_multiplier) if training else 0.0
+    opt_mult = resolve_optimizer_multiplier(problem.graph, optimizer_multiplier) if training else 0.0
     options = {
         "schedule": schedule,
         "microbatches": microbatches,
@@ -211,7 +220,7 @@ def solve_memory_aware(
 
     full_groups = contract(problem.graph)
     groups, moved = reduce_groups(problem.graph, full_groups)
-    out_bytes = output_bytes(problem.graph, bytes_per_cost)
+    out_bytes = activation_bytes(problem.graph, bytes_per_cost)
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0 or out_bytes[n] > 0)
     recomputing = choice != "none"
     if recomputing and relaxed:

@@ -12,7 +12,7 @@ DP by default), so every answer is the true optimum over the candidates, not an 
 
 Prices are per hour per card (the inventory's ``price_per_hour``, or overrides), plus the
 inventory's ``cpu_price_per_hour`` per CPU core; a candidate's price is that of every device in
-it. Times are in the graph's unit (milliseconds for the paper's files), so the cost per sample
+it, idle ones included (the one cost model of every page, :mod:`placement.explore.cost`). Times are in the graph's unit (milliseconds for the paper's files), so the cost per sample
 is ``price per hour x time per sample / 3,600,000``.
 """
 
@@ -26,27 +26,11 @@ from typing import Any, cast
 
 from ..errors import PlacementError
 from ..model import Devices, Problem
+from .cost import MS_PER_HOUR, cost_per_sample, devices_price  # noqa: F401  (re-exported: one cost model)
 from .sweep import SweepPoint, count_label, sweep
 
-#: Milliseconds per hour (times are in milliseconds; prices per hour).
-MS_PER_HOUR = 3_600_000.0
 #: At most this many candidate inventories are solved by default (each is one exact solve).
 MAX_OPTIONS = 1000
-
-
-def cost_per_sample(price_per_hour: float, time_per_sample_ms: float | None) -> float | None:
-    """Price of one sample: ``price per hour x time per sample (ms) / 3.6e6`` (None without a time)."""
-    if time_per_sample_ms is None or not math.isfinite(time_per_sample_ms):
-        return None
-    return price_per_hour * time_per_sample_ms / MS_PER_HOUR
-
-
-def devices_price(devices: Devices) -> float:
-    """Price per hour of every device of an inventory (cards and CPU cores)."""
-    return (
-        sum(kind.count * kind.price_per_hour for kind in devices.accelerators)
-        + devices.cpus * devices.cpu_price_per_hour
-    )
 
 
 @dataclass(frozen=True)
@@ -185,15 +169,31 @@ def purchase_options(
     return tuple(out)
 
 
-def cheapest_under(options: Sequence[Option], max_time: float) -> Option | None:
-    """The cheapest option whose time per sample is at most ``max_time`` (ties: the faster; None if none)."""
-    fits = [o for o in options if o.ok and cast(float, o.time_per_sample) <= max_time * (1 + 1e-12)]  # ok: a time
+#: Relative tolerance of targets and budgets: pages show 6 significant digits, so a typed-in displayed
+#: value may be up to 5e-6 (relative) below the exact one (18.3765 shown for 18.376521); 1e-5 keeps
+#: today's setup inside a target copied from the screen.
+TARGET_TOLERANCE = 1e-5
+
+
+def today(options: Sequence[Option], devices: Devices) -> Option | None:
+    """The candidate holding exactly today's inventory ``devices`` (None if it is not among ``options``)."""
+    owned = tuple(kind.count for kind in devices.accelerators)
+    return next((o for o in options if tuple(o.counts) == owned), None)
+
+
+def cheapest_under(options: Sequence[Option], max_time: float, rel_tol: float = TARGET_TOLERANCE) -> Option | None:
+    """The cheapest option whose time per sample is at most ``max_time`` (ties: the faster; None if none).
+
+    ``rel_tol``: times up to ``max_time x (1 + rel_tol)`` count as meeting it (:data:`TARGET_TOLERANCE`).
+    """
+    limit = max_time * (1 + rel_tol)
+    fits = [o for o in options if o.ok and cast(float, o.time_per_sample) <= limit]  # ok: a time
     return min(fits, key=lambda o: (o.price_per_hour, o.time_per_sample, sum(o.counts)), default=None)
 
 
-def fastest_within(options: Sequence[Option], budget: float) -> Option | None:
+def fastest_within(options: Sequence[Option], budget: float, rel_tol: float = TARGET_TOLERANCE) -> Option | None:
     """The fastest option whose price per hour is at most ``budget`` (ties: the cheaper; None if none)."""
-    fits = [o for o in options if o.ok and o.price_per_hour <= budget * (1 + 1e-12)]
+    fits = [o for o in options if o.ok and o.price_per_hour <= budget * (1 + rel_tol)]
     return min(fits, key=lambda o: (o.time_per_sample, o.price_per_hour, sum(o.counts)), default=None)
 
 
@@ -244,9 +244,9 @@ class Worth:
     @property
     def sentence(self) -> str:
         """The answer in words."""
-        name = f"cards of kind {self.kind}"
+        name = f"card{'s' if self.added != 1 else ''} of kind {self.kind}"
         if not self.after.ok:
-            return f"Even with {self.added} more {name}, no plan fits."
+            return f"Even with {self.added} more {name}, no plan fits."  # "1 more card", "2 more cards"
         if not self.before.ok:
             return (
                 f"Today nothing fits; with {self.added} more {name} the time per sample is "
@@ -255,11 +255,11 @@ class Worth:
         saved, speedup = cast(float, self.time_saved), self.speedup  # both ok: a time saved
         if saved <= cast(float, self.before.time_per_sample) * 1e-12:
             return (
-                f"{self.added} more {name} change nothing: the optimal time per sample stays "
+                f"{self.added} more {name} change{'s' if self.added == 1 else ''} nothing: the optimal time per sample stays "
                 f"{self.before.time_per_sample:.6g} ms (the best plan does not use them)."
             )
         text = (
-            f"{self.added} more {name} take the time per sample from {self.before.time_per_sample:.6g} to "
+            f"{self.added} more {name} take{'s' if self.added == 1 else ''} the time per sample from {self.before.time_per_sample:.6g} to "
             f"{self.after.time_per_sample:.6g} ms ({saved:.4g} ms saved, {speedup:.3f}x the throughput)"
         )
         before_cost = cast(float, self.before.cost_per_sample)  # both ok: finite times, so costs

@@ -49,7 +49,13 @@ from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..exact.ideals import contract
 from ..model import Placement, Problem, Recompute, Result, ScheduleKind, Status, make_result
-from ..pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER, check_schedule_options, output_bytes, peak_table
+from ..pipeline.memory import (
+    activation_bytes,
+    check_schedule_options,
+    output_bytes,
+    peak_table,
+    resolve_optimizer_multiplier,
+)
 from .common import (
     Deadline,
     DeadlinePassed,
@@ -100,7 +106,7 @@ def solve_memory_aware_ip(
     problem: Problem,
     schedule: str = "1f1b",
     microbatches: int = 8,
-    optimizer_multiplier: float = DEFAULT_OPTIMIZER_MULTIPLIER,
+    optimizer_multiplier: float | None = None,
     recompute: bool | str = "none",
     time_limit: float | None = None,
     gap: float | None = None,
@@ -117,8 +123,9 @@ def solve_memory_aware_ip(
         ``"inference"``, ``"gpipe"`` or ``"1f1b"``: decides the microbatches in flight per stage.
     microbatches : int
         Microbatches per batch (``M``).
-    optimizer_multiplier : float
-        Optimizer state per byte of forward weights (training schedules; Adam: 2).
+    optimizer_multiplier : float, optional
+        Optimizer state per byte of forward weights (training schedules; None: mixed-precision Adam
+        for the graph's weight dtype, :func:`placement.pipeline.memory.default_optimizer_multiplier`).
     recompute : bool or str
         ``"always"`` (or True): every device recomputes its forward pass in the backward pass
         (training schedules); ``"none"`` (or False): none does. No per-stage choice.
@@ -148,7 +155,7 @@ def solve_memory_aware_ip(
     if choice not in (Recompute.NONE, Recompute.ALWAYS):  # per-stage is the exact DP's only
         raise PlacementError(f"recompute must be 'none' or 'always' (or true/false) for {METHOD!r}, got {recompute!r}")
     recompute = choice is Recompute.ALWAYS and training
-    opt_mult = float(optimizer_multiplier) if training else 0.0
+    opt_mult = resolve_optimizer_multiplier(problem.graph, optimizer_multiplier) if training else 0.0
     reason = check_devices(problem)
     if reason:
         return infeasible_result(METHOD, reason, started, "throughput")
@@ -167,7 +174,8 @@ def solve_memory_aware_ip(
         sum(nodes[n].size for n in m) + opt_mult * sum(nodes[n].size for n in m if not nodes[n].is_backward)
         for m in groups
     ]
-    act = [sum(out_bytes[n] for n in m if not nodes[n].is_backward) for m in groups]
+    kept = activation_bytes(graph, bytes_per_cost)
+    act = [sum(kept[n] for n in m if not nodes[n].is_backward) for m in groups]
     compute = {
         (g, d): group_compute(problem, groups[g], types[d][1]) for g in range(n_groups) for d in range(len(types))
     }

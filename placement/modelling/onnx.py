@@ -778,6 +778,9 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
         }
         if ops:  # the member operator types (the multidim planner splits matrix products)
             extra["ops"] = sorted(ops)
+        dtypes = {n.extra["dtype"] for n in group if n.size > 0 and isinstance(n.extra.get("dtype"), str)}
+        if len(dtypes) == 1:  # the weights' element type (the memory model's optimizer default)
+            extra["dtype"] = dtypes.pop()
         nodes.append(
             Node(
                 id=g,

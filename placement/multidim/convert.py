@@ -15,7 +15,8 @@ into a :class:`~.model.MultiProblem` of Piper's model. The formulas, with units,
   the forward and backward members), ``w`` = forward ``size`` (bytes of weights), memory constant
   ``b`` = all members' ``size`` (weights + gradients), memory per microbatch in flight ``a`` = the forward
   members' ``bytesWritten`` (every activation kept for the backward; roofline graphs) or else the node's
-  output bytes X.
+  output bytes X. The constant also holds the optimizer state, ``optimizer_multiplier`` x ``w`` (default:
+  mixed-precision Adam for the graph's weight type, the app's training memory model).
 * **Tensor parallel (t > 1, roofline graphs only).** A node is split Megatron-style when one of its operators
   is a matrix product or an embedding (:data:`TP_OPS`): ``p_t = p / t + 2 * AR_t`` with the ring all-reduce
   ``AR_t = 2 (t - 1) / t * X / bandwidth`` (one in the forward, one in the backward, X = the node's output
@@ -117,6 +118,7 @@ def options_from_graph(
     degrees: Iterable[int] = DEFAULT_DEGREES,
     recompute: bool = True,
     backward_factor: float = 2.0,
+    optimizer_multiplier: float | None = None,
 ) -> MultiProblem:
     """The multidimensional (Piper) model of one of our graphs, with options generated per node.
 
@@ -140,6 +142,10 @@ def options_from_graph(
         Add the "activation recomp" option where it saves memory (roofline graphs only).
     backward_factor : float
         Backward / forward latency used when ``source`` is forward-only.
+    optimizer_multiplier : float, optional
+        Optimizer state per byte of forward weights, added to the memory constant ``b`` (default: Adam with
+        mixed precision for the graph's weight type, as every page's training memory model:
+        :func:`placement.pipeline.memory.default_optimizer_multiplier`; 0 leaves it out).
 
     Returns
     -------
@@ -182,6 +188,16 @@ def options_from_graph(
         if isinstance(t, bool) or not isinstance(t, int) or t < 1:
             raise InvalidGraphError(f"tensor-parallel degrees must be positive integers (got {t!r})")
 
+    from ..pipeline.memory import resolve_optimizer_multiplier  # noqa: PLC0415
+
+    if optimizer_multiplier is not None and (
+        isinstance(optimizer_multiplier, bool)
+        or not isinstance(optimizer_multiplier, (int, float))
+        or not math.isfinite(optimizer_multiplier)
+        or optimizer_multiplier < 0
+    ):
+        raise InvalidGraphError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
+    opt_mult = resolve_optimizer_multiplier(graph, optimizer_multiplier)
     roofline = _is_roofline(graph)
     if not graph.is_training:
         graph = training_graph(graph, backward_factor)
@@ -222,7 +238,7 @@ def options_from_graph(
         f_s = sum(n.accelerator_latency for n in forward) / 1000.0
         b_s = sum(n.accelerator_latency for n in backward) / 1000.0
         weights = sum(n.size for n in forward)
-        constant = weights + sum(n.size for n in backward)
+        constant = weights + sum(n.size for n in backward) + opt_mult * weights
         x = sum(out_bytes.get(v, 0.0) for v in leaving[g])  # output bytes leaving the node
         if roofline and forward and all("bytesWritten" in n.extra for n in forward):
             stored = float(sum(n.extra["bytesWritten"] for n in forward))

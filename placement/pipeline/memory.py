@@ -6,10 +6,16 @@ The bytes a device holds at time ``t`` (from a :class:`~placement.pipeline.sched
   :func:`placement.evaluate.evaluate`; in the shared training graphs the backward nodes'
   sizes are the gradient buffers), held all the time;
 * **optimizer state** (training schedules only) - ``optimizer_multiplier`` x the sizes of
-  the device's *forward* nodes (the parameters): Adam keeps two moments per parameter
-  (multiplier 2; use 3 if the graph's backward nodes carry no gradient buffers, 1 for SGD
-  with momentum, 0 to leave it out);
-* **activations** ``A`` per microbatch - the output bytes of the device's forward nodes.
+  the device's *forward* nodes (the parameters). The default (``None``) is Adam with mixed
+  precision, :func:`default_optimizer_multiplier`: 16-bit weights (2 bytes per parameter) keep
+  an fp32 master copy (4) and two fp32 moments (8), 12 bytes = 6 x the weight bytes, so with
+  the fp16 gradient (the backward node's size, 2) a parameter costs 16 bytes; fp32 weights (the
+  paper's files, no dtype given) keep the two moments only: 2 x. Use 1 for SGD with momentum,
+  0 to leave it out;
+* **activations** ``A`` per microbatch - what the device's forward nodes keep for the backward:
+  a node's ``bytesWritten`` (roofline graphs: model builders and ONNX imports record every
+  tensor an operator writes, e.g. attention scores, not only the layer's output; the Parallel
+  plan uses the same), else its output bytes (:func:`activation_bytes`).
   A node's output bytes are the ``size`` of its outgoing edges where the file gives one
   (all edges leaving a node carry one tensor: the largest is used); otherwise an estimate:
   transfer ``cost`` x bytes per cost unit, the ratio being ``bytes_per_cost`` if given, else
@@ -52,9 +58,50 @@ from ..errors import PlacementError
 from ..model import CPU_KIND, DeviceSlot, Graph, Placement, Problem, ScheduleKind
 from .schedule import SCHEDULES, Schedule, device_actions, gradients_flow_forward
 
-#: Optimizer state per byte of forward weights that every memory-aware method and page assumes by default
-#: (Adam's two moments). One constant, so that the DP, the IP, the CLI and the app agree.
+#: Optimizer state per byte of forward weights of plain fp32 Adam (two fp32 moments per fp32 weight). The
+#: default of every memory-aware method and page is ``None``: :func:`default_optimizer_multiplier` of the graph
+#: (mixed-precision Adam), which equals this for fp32 graphs (every paper file). One rule, so that the DP, the
+#: IP, the CLI and the app agree.
 DEFAULT_OPTIMIZER_MULTIPLIER = 2.0
+
+#: Bytes per element of the weight dtypes a node's ``dtype`` field may name.
+_DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+
+
+def weight_bytes_per_parameter(graph: Graph) -> float:
+    """Bytes per parameter of the graph's weights: the ``dtype`` of its forward nodes (by weight bytes), else 4 (fp32)."""
+    by_dtype: dict[float, float] = {}
+    for node in graph.nodes:
+        dtype = node.extra.get("dtype") if not node.is_backward else None
+        if isinstance(dtype, str) and dtype.lower() in _DTYPE_BYTES and node.size > 0:
+            width = float(_DTYPE_BYTES[dtype.lower()])
+            by_dtype[width] = by_dtype.get(width, 0.0) + node.size
+    if not by_dtype:
+        return 4.0
+    return max(by_dtype, key=lambda w: (by_dtype[w], w))
+
+
+def default_optimizer_multiplier(graph: Graph) -> float:
+    """Optimizer state per byte of forward weights of Adam with mixed precision (module docstring).
+
+    Two fp32 moments (8 bytes per parameter), plus an fp32 master copy (4) when the weights are
+    narrower than fp32, divided by the weight bytes per parameter: 6 for fp16/bf16, 2 for fp32.
+
+    Examples
+    --------
+    >>> from placement.model import Graph, Node
+    >>> default_optimizer_multiplier(Graph((Node(0, 1.0, 1.0, size=8.0, extra={"dtype": "fp16"}),), ()))
+    6.0
+    >>> default_optimizer_multiplier(Graph((Node(0, 1.0, 1.0, size=8.0),), ()))
+    2.0
+    """
+    width = weight_bytes_per_parameter(graph)
+    return (8.0 + (4.0 if width < 4 else 0.0)) / width
+
+
+def resolve_optimizer_multiplier(graph: Graph, optimizer_multiplier: float | None) -> float:
+    """``optimizer_multiplier``, or the graph's mixed-precision Adam default when it is None."""
+    return default_optimizer_multiplier(graph) if optimizer_multiplier is None else float(optimizer_multiplier)
 
 
 @dataclass(frozen=True)
@@ -129,13 +176,13 @@ class MemoryProfile:
         raise PlacementError(f"{device}: not in the memory profile")
 
 
-def check_schedule_options(schedule: str, microbatches: int, optimizer_multiplier: float) -> None:
+def check_schedule_options(schedule: str, microbatches: int, optimizer_multiplier: float | None) -> None:
     """:class:`PlacementError` naming the first bad one of a memory-aware planner's schedule options."""
     if schedule not in SCHEDULES:
         raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(SCHEDULES)}")
     if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
         raise PlacementError(f"microbatches must be a positive integer (got {microbatches!r})")
-    if (
+    if optimizer_multiplier is not None and (
         isinstance(optimizer_multiplier, bool)
         or not isinstance(optimizer_multiplier, (int, float))
         or not math.isfinite(optimizer_multiplier)
@@ -164,15 +211,44 @@ def output_bytes(graph: Graph, bytes_per_cost: float | None = None) -> dict[int,
     return out
 
 
+def activation_bytes(graph: Graph, bytes_per_cost: float | None = None) -> dict[int, float]:
+    """Bytes every node keeps for the backward pass: its ``bytesWritten`` where the graph records it, else its output.
+
+    Roofline graphs (model builders, ONNX imports) record each operator's bytes written (every
+    tensor it produces, which the backward reads); paper files give only the output edges'
+    sizes (:func:`output_bytes`).
+    """
+    out = output_bytes(graph, bytes_per_cost)
+    for node in graph.nodes:
+        written = node.extra.get("bytesWritten")
+        if (
+            not node.is_backward
+            and isinstance(written, (int, float))
+            and not isinstance(written, bool)
+            and math.isfinite(written)
+            and written >= 0
+        ):
+            out[node.id] = max(float(written), out[node.id])
+    return out
+
+
 def stage_memory(
-    problem: Problem, placement: Placement, optimizer_multiplier: float = 0.0, bytes_per_cost: float | None = None
+    problem: Problem,
+    placement: Placement,
+    optimizer_multiplier: float | None = 0.0,
+    bytes_per_cost: float | None = None,
 ) -> tuple[StageMemory, ...]:
-    """W, O, A, I and the cap of every device of ``placement`` (pipeline order)."""
+    """W, O, A, I and the cap of every device of ``placement`` (pipeline order).
+
+    ``optimizer_multiplier`` None: the graph's default (:func:`default_optimizer_multiplier`).
+    """
+    optimizer_multiplier = resolve_optimizer_multiplier(problem.graph, optimizer_multiplier)
     if not math.isfinite(optimizer_multiplier) or optimizer_multiplier < 0:
         raise PlacementError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
     graph = problem.graph
     caps = {kind.name: kind.memory for kind in problem.devices.accelerators}
     out_bytes = output_bytes(graph, bytes_per_cost)
+    kept = activation_bytes(graph, bytes_per_cost)
     result = []
     for stage in placement.stages:
         nodes = set(stage.nodes)
@@ -180,7 +256,7 @@ def stage_memory(
         # Exact sums rounded once (math.fsum), as the exact planners compute them.
         weights = math.fsum(graph.node_by_id[n].size for n in stage.nodes)
         optimizer = optimizer_multiplier * math.fsum(graph.node_by_id[n].size for n in forward)
-        activation = math.fsum(out_bytes[n] for n in forward)
+        activation = math.fsum(kept[n] for n in forward)
         inputs = {
             u for v in forward for u in graph.predecessors[v] if u not in nodes and not graph.node_by_id[u].is_backward
         }
@@ -256,7 +332,7 @@ def peak_bytes(static: StageMemory, schedule: str, in_flight_count: int, recompu
 
 
 def memory_profile(
-    problem: Problem, schedule: Schedule, optimizer_multiplier: float = 0.0, bytes_per_cost: float | None = None
+    problem: Problem, schedule: Schedule, optimizer_multiplier: float | None = 0.0, bytes_per_cost: float | None = None
 ) -> MemoryProfile:
     """Sweep ``schedule``'s events: bytes held by every device over time, peak, first OOM.
 
@@ -266,12 +342,14 @@ def memory_profile(
         The problem the schedule was simulated on.
     schedule : Schedule
         From :func:`placement.pipeline.schedule.simulate` (its recompute set is honoured).
-    optimizer_multiplier : float
-        Optimizer state as a multiple of the forward weights (training schedules only).
+    optimizer_multiplier : float or None
+        Optimizer state as a multiple of the forward weights (training schedules only; None: the
+        graph's mixed-precision Adam default).
     bytes_per_cost : float, optional
         Bytes per transfer-cost unit for edges without a ``size`` (default: from the graph).
     """
     training = schedule.kind != ScheduleKind.INFERENCE
+    optimizer_multiplier = resolve_optimizer_multiplier(problem.graph, optimizer_multiplier)
     statics = stage_memory(problem, schedule.placement, optimizer_multiplier if training else 0.0, bytes_per_cost)
     # Caps are those of the device each stage runs on (interleaved: the rank's device).
     caps = {kind.name: kind.memory for kind in problem.devices.accelerators}
@@ -355,7 +433,7 @@ def peak_table(
     placement: Placement,
     schedule: str,
     microbatches: int,
-    optimizer_multiplier: float = 0.0,
+    optimizer_multiplier: float | None = 0.0,
     recompute: Iterable[DeviceSlot] = (),
     bytes_per_cost: float | None = None,
     virtual: int | None = None,
@@ -366,6 +444,7 @@ def peak_table(
     :func:`placement.pipeline.schedule.simulate`) the peak comes from the device's action order.
     """
     training = schedule != ScheduleKind.INFERENCE
+    optimizer_multiplier = resolve_optimizer_multiplier(problem.graph, optimizer_multiplier)
     statics = stage_memory(problem, placement, optimizer_multiplier if training else 0.0, bytes_per_cost)
     recompute = set(recompute)
     if schedule not in SCHEDULES:
@@ -398,3 +477,78 @@ def peak_table(
         )
         for k, s in enumerate(statics)
     )
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """What one device holds at its peak (bytes): the parts sum to ``peak``; ``reserve`` is what is left of ``cap``.
+
+    ``weights``: forward nodes' sizes; ``gradients``: backward nodes' sizes (gradient buffers);
+    ``optimizer``: optimizer state; ``activations``: the activations (and recomputation stashes)
+    alive at the peak under the schedule; ``peak``: the peak exactly as :func:`peak_table` gives it.
+    """
+
+    device: DeviceSlot
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    cap: float
+    peak: float
+
+    @property
+    def reserve(self) -> float:
+        """Bytes of the device left free at the peak (``inf`` for CPU cores; negative when it does not fit)."""
+        return self.cap - self.peak
+
+    @property
+    def fits(self) -> bool:
+        return self.peak <= self.cap
+
+
+def memory_breakdown(
+    problem: Problem,
+    placement: Placement,
+    schedule: str | None,
+    microbatches: int = 1,
+    optimizer_multiplier: float | None = 0.0,
+    recompute: Iterable[DeviceSlot] = (),
+    bytes_per_cost: float | None = None,
+    virtual: int | None = None,
+) -> tuple[MemoryBreakdown, ...]:
+    """Each device's peak of :func:`peak_table` split into weights, gradients, optimizer state and activations.
+
+    ``schedule`` None: the paper's weights-only model (the node sizes, no activations).
+    """
+    graph = problem.graph
+    caps = {kind.name: kind.memory for kind in problem.devices.accelerators}
+
+    def sizes(stage, backward: bool) -> float:
+        return math.fsum(graph.node_by_id[n].size for n in stage.nodes if graph.node_by_id[n].is_backward == backward)
+
+    if schedule is None:
+        return tuple(
+            MemoryBreakdown(
+                s.device,
+                sizes(s, False),
+                sizes(s, True),
+                0.0,
+                0.0,
+                math.inf if s.device.kind == CPU_KIND else caps.get(s.device.kind, 0.0),
+                math.fsum(graph.node_by_id[n].size for n in s.nodes),
+            )
+            for s in placement.stages
+        )
+    training = schedule != "inference"
+    multiplier = resolve_optimizer_multiplier(graph, optimizer_multiplier) if training else 0.0
+    statics = stage_memory(problem, placement, multiplier, bytes_per_cost)
+    rows = peak_table(problem, placement, schedule, microbatches, multiplier, recompute, bytes_per_cost, virtual)
+    out = []
+    for r, (device, peak, cap) in enumerate(rows):
+        mine = range(r, len(placement.stages), len(rows))
+        weights = math.fsum(sizes(placement.stages[k], False) for k in mine)
+        gradients = math.fsum(sizes(placement.stages[k], True) for k in mine)
+        optimizer = math.fsum(statics[k].optimizer for k in mine)
+        activations = max(0.0, peak - weights - gradients - optimizer)
+        out.append(MemoryBreakdown(device, weights, gradients, optimizer, activations, cap, peak))
+    return tuple(out)

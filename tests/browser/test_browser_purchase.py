@@ -85,7 +85,7 @@ def test_purchase_question_answers_exactly(page, app_url, artifacts_dir):
     text = success.inner_text()
     assert f"{answer.label}:" in text, (text, answer.label)
     assert f"{answer.time_per_sample:.6g} ms per sample" in text
-    assert f"{answer.price_per_hour:,.4g} per hour" in text
+    assert f"{answer.price_per_hour:,.4g} USD per hour" in text  # the currency label (issue 26)
 
     more = page.get_by_label("How many more cards")
     with rerun_after(page):

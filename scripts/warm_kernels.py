@@ -1,0 +1,68 @@
+"""Compile the DP kernels once, at setup, so that the first solve in the app and the CLI is quick.
+
+The lattice kernel (:mod:`placement.exact.kernel`) is compiled by numba with ``cache=True``: the
+machine code goes to ``placement/exact/__pycache__/*.nbc`` beside the source (an editable install
+writes there; numba falls back to ``NUMBA_CACHE_DIR`` or a per-user folder where it cannot). Each
+distinct argument signature is its own entry, so this script runs one small solve of every kind
+the app and the CLI start with: the plain DP (one kind and several kinds, with and without the
+tie-break, throughput and the live table of lowered counts), the memory-aware DP (1F1B and GPipe,
+recomputation none / always / per stage). ``scripts/setup.sh`` runs it; run it again after
+changing ``kernel.py`` (numba recompiles when the source changes).
+
+Usage: ``PYTHONPATH=. .venv/bin/python scripts/warm_kernels.py`` (prints what it ran and how long).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import placement
+from placement.exact.dp import solve_dp_table
+from placement.model import AcceleratorKind
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_graphs"
+
+
+def _two_kinds(problem: placement.Problem) -> placement.Problem:
+    kind = problem.devices.accelerators[0]
+    slow = AcceleratorKind("slow", 2, kind.memory, speed=0.5, price_per_hour=1.0)
+    return replace(problem, devices=problem.devices.with_changes(accelerators=(replace(kind, count=2), slow)))
+
+
+def main() -> None:
+    started = time.perf_counter()
+    inference = placement.load_problem(SAMPLES / "throughput" / "layer" / "bert24_inference.json")
+    training = placement.load_problem(SAMPLES / "ours" / "tiny_training.json")
+    runs = [
+        ("dp, default graph", lambda: placement.solve(inference, "dp")),
+        ("dp, no tie-break", lambda: placement.solve(inference, "dp", tie_break=False)),
+        ("dp, two kinds", lambda: placement.solve(_two_kinds(inference), "dp")),
+        ("dp table (live, lowered counts)", lambda: solve_dp_table(inference, bound=math.inf)),
+        ("dp, training graph", lambda: placement.solve(training, "dp")),
+    ]
+    for schedule in ("1f1b", "gpipe"):
+        for recompute in ("none", "always", "per-stage"):
+            runs.append(
+                (
+                    f"memory-aware {schedule}, recompute {recompute}",
+                    lambda s=schedule, r=recompute: placement.solve(
+                        training, "memory-aware", schedule=s, microbatches=4, recompute=r
+                    ),
+                )
+            )
+    runs.append(
+        ("memory-aware, two kinds", lambda: placement.solve(_two_kinds(training), "memory-aware", microbatches=4))
+    )
+    for name, run in runs:
+        t = time.perf_counter()
+        run()
+        print(f"{name:45s} {time.perf_counter() - t:7.2f} s")
+    print(f"{'all kernels compiled and cached':45s} {time.perf_counter() - started:7.2f} s")
+
+
+if __name__ == "__main__":
+    main()
