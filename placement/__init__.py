@@ -162,21 +162,28 @@ __all__ += ["Sensitivity", "SweepPoint", "executor_for", "pareto_front", "sensit
 
 # Transformer training performance and memory model (Megatron-LM layouts).
 from .errors import InvalidLayoutError, InvalidModelSpecError
+
+# The perf model's own MemoryBreakdown (one GPU of a layout) and Recompute (Megatron's granularity) are
+# exported under these names: placement.MemoryBreakdown and placement.Recompute are the graph pipeline's.
 from .perf import (
     ACCELERATORS,
     MODELS,
     Accelerator,
     Cluster,
     Layout,
-    MemoryBreakdown,
     PerfParams,
     Prediction,
-    Recompute,
     TransformerSpec,
     check_layout,
     megatron_args,
     parse_megatron_args,
     predict,
+)
+from .perf import (
+    MemoryBreakdown as GpuMemoryBreakdown,
+)
+from .perf import (
+    Recompute as RecomputeGranularity,
 )
 
 __all__ += [
@@ -187,10 +194,10 @@ __all__ += [
     "InvalidModelSpecError",
     "Layout",
     "MODELS",
-    "MemoryBreakdown",
+    "GpuMemoryBreakdown",
     "PerfParams",
     "Prediction",
-    "Recompute",
+    "RecomputeGranularity",
     "TransformerSpec",
     "check_layout",
     "megatron_args",
