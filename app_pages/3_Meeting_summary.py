@@ -26,8 +26,8 @@ def main() -> None:
     summary = meeting.build_summary(problem, result, samples, tokens, more)
     meeting.headline(summary)
     meeting.download(summary)
-    meeting.layout_section(summary)
     meeting.worth_section(summary)
+    meeting.layout_section(summary)
     meeting.memory_section(summary)
     st.caption(state.time_unit_note() + f" Amounts in {state.current_currency()} (Devices page).")
 
