@@ -12,6 +12,7 @@ from placement.explore.cost import plan_cost
 from placement.explore.meeting import (
     BatchFigures,
     default_more,
+    format_rate,
     idle_text,
     meeting_summary,
     summary_markdown,
@@ -94,6 +95,7 @@ def test_numbers_equal_the_engines(problem, solved):
         summary.money(summary.cost_per_run),
         "+4 V100",
         f"{summary.worth[1].after.time_per_sample:.6g} ms",
+        format_rate(summary.batch_tokens_per_second),
     ):
         assert needle in text, needle
     if summary.idle:
@@ -133,3 +135,7 @@ def test_bad_input_is_one_clear_error(problem, solved):
     with pytest.raises(PlacementError, match="no plan"):
         meeting_summary(problem, replace(solved, status="infeasible", placement=None), MODEL)
     assert math.isfinite(meeting_summary(problem, solved, MODEL).time_per_sample)
+
+
+def test_format_rate():
+    assert format_rate(62667.4) == "62,667" and format_rate(15.61853) == "15.62" and format_rate(None) == "—"

@@ -96,3 +96,13 @@ def test_meeting_numbers_equal_devices_placement_and_cli(tmp_path, capsys):
     markdown = at.get("download_button")[0].proto.label
     assert markdown == "Download summary (Markdown)"
     assert f"{tokens:g}" in at.number_input(key="mt_tokens").value.__repr__()
+
+
+def test_default_sample_without_prices_opens():
+    """BERT-24 inference (one kind, no prices): no cost, the one kind doubles, no error."""
+    at = start(PAGE)
+    assert not at.error, [e.value for e in at.error]
+    shown = metrics(at)
+    assert shown["Cost per 1M samples"] == "—" and shown["Cost per run"] == "—" and shown["Tokens/s"] == "—"
+    table = next(d.value for d in at.dataframe if "today" in d.value.columns)
+    assert list(table.columns) == ["today", "+6 accelerator"]

@@ -19,6 +19,7 @@ from placement.explore.meeting import (
     BatchFigures,
     MeetingSummary,
     default_more,
+    format_rate,
     idle_text,
     meeting_summary,
     summary_markdown,
@@ -134,13 +135,6 @@ def build_summary(
     )
 
 
-def _count(value: float | None) -> str:
-    """``62,668`` for large rates, 4 significant digits below 1000 ("—" for None)."""
-    if value is None:
-        return "—"
-    return f"{value:,.0f}" if value >= 1000 else f"{value:.4g}"
-
-
 def headline(summary: MeetingSummary) -> None:
     """Three rows of three metrics (four per row cut "64.0268 ms" at 1024 px with the sidebar open)."""
     s = summary
@@ -165,11 +159,11 @@ def headline(summary: MeetingSummary) -> None:
     tokens = s.batch_tokens_per_second if s.batch is not None else s.tokens_per_second
     cols[3].metric(
         "Tokens/s",
-        _count(tokens),
+        format_rate(tokens),
         help=(
             f"{s.tokens_per_sample:g} tokens per sample x samples/s"
             + (" with fill and drain" if s.batch is not None else "")
-            + (f"; steady state {s.tokens_per_second:,.4g}" if s.tokens_per_second is not None else "")
+            + (f"; steady state {format_rate(s.tokens_per_second)}" if s.tokens_per_second is not None else "")
             if s.tokens_per_sample is not None
             else "Enter tokens per sample under Settings."
         ),

@@ -251,6 +251,13 @@ def meeting_summary(
     )
 
 
+def format_rate(value: float | None) -> str:
+    """``62,667`` for rates of 1000 and more, 4 significant digits below ("—" for None)."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    return f"{value:,.0f}" if value >= 1000 else f"{value:.4g}"
+
+
 def _gib(value: float) -> str:
     return f"{value / GIB:,.2f} GiB" if math.isfinite(value) else "unlimited"
 
@@ -302,10 +309,10 @@ def summary_markdown(summary: MeetingSummary) -> str:
         ]
     if s.tokens_per_second is not None:
         lines.append(
-            f"| Tokens/s (steady state, {s.tokens_per_sample:g} tokens per sample) | {s.tokens_per_second:,.6g} |"
+            f"| Tokens/s (steady state, {s.tokens_per_sample:g} tokens per sample) | {format_rate(s.tokens_per_second)} |"
         )
     if s.batch_tokens_per_second is not None:
-        lines.append(f"| Tokens/s with fill and drain | {s.batch_tokens_per_second:,.4g} |")
+        lines.append(f"| Tokens/s with fill and drain | {format_rate(s.batch_tokens_per_second)} |")
     lines += [
         "",
         "## Cost",
