@@ -63,13 +63,13 @@ def _default_tokens() -> float | None:
 
 def settings(devices: placement.Devices) -> tuple[int, float | None, dict[str, int]]:
     """The page's inputs: samples per run, tokens per sample (None: not given), cards to add per kind."""
-    state.init_widget("mt_samples_run", 1_000_000)
-    state.init_widget("mt_tokens", _default_tokens())
+    state.init_widget("ms_samples_run", 1_000_000)
+    state.init_widget("ms_tokens", _default_tokens())
     defaults = default_more(devices)
     kinds = [k.name for k in devices.accelerators]
     state.sync_widgets(
         "meeting_more",
-        {f"mt_more_{i}": min(MAX_MORE, defaults[name]) for i, name in enumerate(kinds)},
+        {f"ms_more_{i}": min(MAX_MORE, defaults[name]) for i, name in enumerate(kinds)},
         state.devices_version(),
     )
     with st.expander("Settings: run size, tokens per sample, cards to compare", expanded=False):
@@ -79,7 +79,7 @@ def settings(devices: placement.Devices) -> tuple[int, float | None, dict[str, i
             min_value=1,
             max_value=10**12,
             step=100_000,
-            key="mt_samples_run",
+            key="ms_samples_run",
             help="Cost per run: whole batches of the memory model's microbatches, fill and drain included.",
         )
         tokens = col_tokens.number_input(
@@ -88,7 +88,7 @@ def settings(devices: placement.Devices) -> tuple[int, float | None, dict[str, i
             value=None,
             step=1.0,
             format="%g",
-            key="mt_tokens",
+            key="ms_tokens",
             placeholder="e.g. batch x sequence length",
             help="A builder transformer's batch x sequence length by default; empty: no tokens/s.",
         )
@@ -101,7 +101,7 @@ def settings(devices: placement.Devices) -> tuple[int, float | None, dict[str, i
         for i, name in enumerate(kinds):
             more[name] = int(
                 columns[i % len(columns)].number_input(
-                    f"More {name}", min_value=0, max_value=MAX_MORE, step=1, key=f"mt_more_{i}"
+                    f"More {name}", min_value=0, max_value=MAX_MORE, step=1, key=f"ms_more_{i}"
                 )
             )
     return int(samples), (float(tokens) if tokens else None), more
@@ -213,7 +213,7 @@ def layout_section(summary: MeetingSummary) -> None:
         }
         for t in summary.stages
     ]
-    st.dataframe(pd.DataFrame(rows), key="mt_layout", hide_index=True)
+    st.dataframe(pd.DataFrame(rows), key="ms_layout", hide_index=True)
     if summary.idle:
         st.info(f"Idle devices: {idle_text(summary)}. {IDLE_ADVICE}", icon=":material/info:")
 
@@ -226,8 +226,8 @@ def memory_section(summary: MeetingSummary) -> None:
     else:
         over = [str(b.device) for b in summary.memory if not b.fits]
         st.error(f"Out of memory on {', '.join(over)} under {summary.memory_model}.")
-    st.plotly_chart(viz_meeting.memory_breakdown_figure(summary.memory, title=""), key="mt_memory_figure")
-    st.dataframe(pd.DataFrame(memory_rows(summary)), key="mt_memory", hide_index=True)
+    st.plotly_chart(viz_meeting.memory_breakdown_figure(summary.memory, title=""), key="ms_memory_figure")
+    st.dataframe(pd.DataFrame(memory_rows(summary)), key="ms_memory", hide_index=True)
     st.caption("GiB per device at its peak; reserve = memory left free at the peak.")
 
 
@@ -265,8 +265,8 @@ def worth_section(summary: MeetingSummary) -> None:
         columns[f"+{w.added} {w.kind}"] = worth_row(w, summary.currency)
     frame = pd.DataFrame(columns)
     frame.index.name = "exact optimum"
-    st.dataframe(frame, key="mt_worth")
-    st.plotly_chart(viz_meeting.worth_figure(summary.worth, summary.currency), key="mt_worth_figure")
+    st.dataframe(frame, key="ms_worth")
+    st.plotly_chart(viz_meeting.worth_figure(summary.worth, summary.currency), key="ms_worth_figure")
     st.caption(
         "Each column is an exact solve (the DP under the memory model in force) of today's inventory plus the "
         "cards named; prices count every card held, idle ones included. Plan a purchase explores every mix."
@@ -281,5 +281,5 @@ def download(summary: MeetingSummary) -> None:
         summary_markdown(summary),
         file_name=f"{stem}_meeting_summary.md",
         mime="text/markdown",
-        key="mt_download",
+        key="ms_download",
     )

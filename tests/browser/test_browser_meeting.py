@@ -15,7 +15,7 @@ from placement.io import problem_to_json
 from placement.pipeline.schedule import simulate
 from placement.viz import format_bytes
 
-from ..test_meeting_page import scenario
+from ..test_meeting_summary_page import scenario
 from .helpers import go, metric, rerun_after, upload_file, wait_for_text, wait_idle
 
 HEADLINES = ("Time per sample", "Time per batch", "Throughput", "Cost per 1M samples")

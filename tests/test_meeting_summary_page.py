@@ -80,7 +80,7 @@ def test_meeting_numbers_equal_devices_placement_and_cli(tmp_path, capsys):
 
     # What 8 more A100 (equal spend: 16 more V100) are worth: two exact solves, side by side.
     goto(at, PAGE)
-    assert at.number_input(key="mt_more_0").value == 8 and at.number_input(key="mt_more_1").value == 16
+    assert at.number_input(key="ms_more_0").value == 8 and at.number_input(key="ms_more_1").value == 16
     table = next(d.value for d in at.dataframe if "today" in d.value.columns)
     assert list(table.columns) == ["today", "+8 A100", "+16 V100"]
     method, options = MODEL.method_for("dp")
@@ -95,7 +95,7 @@ def test_meeting_numbers_equal_devices_placement_and_cli(tmp_path, capsys):
         assert any("Parallel plan" in i.value for i in at.info)
     markdown = at.get("download_button")[0].proto.label
     assert markdown == "Download summary (Markdown)"
-    assert f"{tokens:g}" in at.number_input(key="mt_tokens").value.__repr__()
+    assert f"{tokens:g}" in at.number_input(key="ms_tokens").value.__repr__()
 
 
 def test_default_sample_without_prices_opens():
