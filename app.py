@@ -19,8 +19,19 @@ def main() -> None:
     guard.run(_route)  # one-line errors on every page (and while loading the graph), never a traceback
 
 
+#: Headline numbers and their labels wrap instead of being cut with an ellipsis (issue 26: "18.376..."
+#: at 1400 px, "18...." at 1024 px); a style-only st.html takes no room on the page.
+_NO_CLIPPING = """<style>
+[data-testid="stMetricValue"] { font-size: clamp(1.4rem, 2.6vw, 2.25rem) !important; }
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] *, [data-testid="stMetricLabel"] p {
+  white-space: normal !important; text-overflow: clip !important; overflow-wrap: break-word;
+}
+</style>"""
+
+
 def _route() -> None:
     """Load the default graph (or the one the link names) and run the page picked in the sidebar."""
+    st.html(_NO_CLIPPING)
     state.ensure_default_graph()
     pages = [
         st.Page(path, title=title, icon=icon, url_path=None if first else url, default=first)

@@ -111,7 +111,11 @@ cols[0].metric(
     help=f"{stats['forward nodes']} forward, {stats['backward nodes']} backward, {stats['CPU-only nodes']} CPU-only",
 )
 cols[1].metric("Edges", f"{stats['edges']:,}")
-cols[2].metric("Color classes", f"{stats['color classes']:,}")
+cols[2].metric(
+    "Color classes",
+    f"{stats['color classes']:,}" if stats["color classes"] else "none",
+    help="Groups of nodes that must share a device (a forward node and its gradient); none: every node is free.",
+)
 cols[3].metric(
     "Total compute",
     state.format_time(stats["total accelerator compute"]),
@@ -126,7 +130,7 @@ cols[5].metric(
     f"the DP's search space before its own reductions (counted up to the DP's limit, "
     f"{state.IDEALS_CAP:,}).",
 )
-st.caption(state.describe_ideal_bounds(graph))
+st.caption(state.describe_ideal_bounds(graph, ideals))
 
 st.plotly_chart(
     viz.graph_figure(graph, layout=state.graph_layout(graph)),

@@ -117,8 +117,8 @@ out_of_memory = memory_model.violations(problem, result.placement, recomputing) 
 if out_of_memory:
     st.error("Runs out of memory under the memory model in force: " + "; ".join(out_of_memory[:3]))
 
-# Two rows of four, so that no headline number is cut at 1024 px (issue 26).
-cols = st.columns(4) + st.columns(4)
+# Rows of three, so that no headline number is cut at 1024 px (issue 26).
+cols = st.columns(3) + st.columns(3) + st.columns(3)
 numbers = [
     (
         "Time per sample",
@@ -134,11 +134,11 @@ numbers = [
 ]
 if result.objective_kind == "latency":
     numbers = [numbers[2], numbers[0], numbers[1]]
-for col, (label, value, help_text) in zip(cols, numbers):
+for col, (label, value, help_text) in zip((cols[0], cols[1], cols[3]), numbers):
     col.metric(label, value, help=help_text)
 timing = state.batch_timing(problem, result)
 if timing is not None:
-    cols[3].metric(
+    cols[2].metric(
         "Time per batch",
         state.format_time(timing.batch_time),
         help=f"One batch of {timing.label()} from the first forward to the last unit, pipeline fill and drain "
@@ -146,9 +146,9 @@ if timing is not None:
         "microbatches from the Devices page's memory model. The Timeline page draws it.",
     )
 cols[4].metric("Devices used", f"{len(result.placement.stages)} of {len(problem.devices.slots())}")
-cols[5].metric("Status", result.status, help=f"{state.method_name(result.method)} in {result.seconds:.3f} s")
 cost_value, cost_help = state.plan_cost_line(problem, result)
-cols[6].metric("Cost per 1M samples", cost_value, help=cost_help)
+cols[5].metric("Cost per 1M samples", cost_value, help=cost_help)
+cols[6].metric("Status", result.status, help=f"{state.method_name(result.method)} in {result.seconds:.3f} s")
 if timing is not None:
     st.caption(
         f"Time per sample is the steady state; one batch ({timing.label()}) takes "

@@ -197,6 +197,21 @@ if plan_kind == PLANS[1] and plannable:
         )
 
 plan = shown_result.placement
+if schedule_kind == "interleaved" and virtual_used:
+    # Stage i runs on the device of stage i mod (stages / v): on a mixed plan that is another kind (issue 26).
+    ranks = max(1, len(plan.stages) // virtual_used)
+    moved = [
+        (i, plan.stages[i].device, plan.stages[i % ranks].device)
+        for i in range(len(plan.stages))
+        if plan.stages[i].device.kind != plan.stages[i % ranks].device.kind
+    ]
+    if moved:
+        i, planned, runs = moved[0]
+        st.warning(
+            f"Interleaved 1F1B runs {len(moved)} stage{'s' if len(moved) != 1 else ''} on another kind of device "
+            f"than planned (e.g. stage {i}, planned on {planned}, runs on {runs}): the schedule's times use the "
+            "devices it runs on, which may be slower. Plan stages of one kind for interleaving."
+        )
 try:
     schedule = simulate(
         problem, plan, microbatches, schedule_kind, recompute=bool(recompute and training), virtual=virtual_used
@@ -207,7 +222,8 @@ except placement.PlacementError as exc:
 evaluation = placement.evaluate(problem, plan)
 
 # ----------------------------------------------------------------------------- numbers
-m1, m2, m3, m4, m5 = st.columns(5)
+m1, m2, m3 = st.columns(3)  # two rows: no headline number cut at 1024 px (issue 26)
+m4, m5, _ = st.columns(3)
 m1.metric(
     "Period (steady state)",
     state.format_time(schedule.period),

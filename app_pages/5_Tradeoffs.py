@@ -14,7 +14,7 @@ import streamlit as st
 from placement import PlacementError, viz
 from placement.explore.grids import bandwidth_values as bandwidth_grid
 from placement.explore.grids import count_values as count_grid_1d
-from placement.explore.grids import memory_grid, use_pool
+from placement.explore.grids import memory_grid, stop_executor, use_pool
 from placement.explore.sweep import (
     DASK_ALLOW_ENV,
     allowed_dask_addresses,
@@ -35,14 +35,15 @@ RUN_MODES = {
     "sequential": "This process, one after another",
     "dask": "Dask cluster",
 }
+#: The sweeps start by themselves only on graphs with at most this many ideals (an upper bound; each solve
+#: then takes milliseconds); larger graphs wait for the Run button (issue 26: Inception-like took minutes).
+AUTO_RUN_IDEALS = 2000
 #: Sensitivity analysis runs by default when one solve takes less than this (seconds).
 SENSITIVITY_AUTO_S = 0.05
 
 
 # ----------------------------------------------------------------------------- cached computations
-@st.cache_resource(
-    show_spinner=False, max_entries=4, on_release=lambda executor: executor.shutdown(wait=False, cancel_futures=True)
-)
+@st.cache_resource(show_spinner=False, max_entries=4, on_release=stop_executor)
 def _executor(address: str):
     """One executor per address ("" = local process pool), kept for the whole server."""
     return executor_for(address or None)
@@ -205,12 +206,6 @@ def main() -> None:
     memory_model = state.current_memory_model()
     method, model_options = memory_model.method_for("dp")
     model_options = tuple(sorted(model_options.items()))
-    try:
-        with st.spinner("Timing one solve..."):
-            base_seconds = _base_seconds(digest, devices_key, problem, method, model_options)
-    except PlacementError as exc:
-        st.error(str(exc))
-        st.stop()
 
     total_size = sum(node.size for node in problem.graph.nodes)
     count_values = count_grid_1d(max_count)
@@ -218,6 +213,39 @@ def main() -> None:
     memory_solves = 14 if total_size > 0 else 0  # about; placed around where the plan changes
     grid_values = count_grid(devices, max_points=120) if len(names) > 1 else ()
     n_solves = len(count_values) + len(bandwidth_values) + memory_solves + len(grid_values)
+
+    # Sweeps run on demand only (issue 26): a page never starts minutes of work by itself, and Stop ends the workers.
+    request = (digest, devices_key, kind_name, max_count, run_mode, address, method, model_options)
+    col_go, col_stop, col_note = st.columns([1, 1, 3], vertical_alignment="center")
+    if col_go.button("Run the sweeps", key="to_run", type="primary"):
+        st.session_state["_to_request"] = request
+    if col_stop.button(
+        "Stop", key="to_stop", help="Stop the sweeps now: queued solves are dropped and the worker processes end."
+    ):
+        st.session_state.pop("_to_request", None)
+        _executor.clear()  # releases every pool: its workers are terminated (stop_executor)
+        st.session_state["_to_stopped"] = True
+    elif st.session_state.get("_to_request") == request:
+        st.session_state.pop("_to_stopped", None)
+    solver = "exact DP" if method == "dp" else f"{method}, memory model: {memory_model.describe()}"
+    # Small graphs (a bounded number of ideals: each solve takes milliseconds) still sweep on opening.
+    small = state.ideal_bounds(problem.graph).upper <= AUTO_RUN_IDEALS
+    if small and not st.session_state.get("_to_stopped") and st.session_state.get("_to_request") != request:
+        st.session_state["_to_request"] = request
+    if st.session_state.get("_to_request") != request:
+        if st.session_state.get("_to_stopped", False):
+            st.warning("Stopped: the sweeps' workers were ended. Results finished before the stop stay cached.")
+        col_note.caption(
+            f"{n_solves} optimal solves ({solver}), each of the current graph with one setting changed. "
+            "Press Run the sweeps to start them (each chart appears as its sweep ends; Stop ends them)."
+        )
+        st.stop()
+    try:
+        with st.spinner("Timing one solve..."):
+            base_seconds = _base_seconds(digest, devices_key, problem, method, model_options)
+    except PlacementError as exc:
+        st.error(str(exc))
+        st.stop()
 
     def _executor_for_mode():
         if run_mode == "sequential":
@@ -239,8 +267,7 @@ def main() -> None:
         if run_mode == "dask" and address
         else "a local process pool"
     )
-    solver = "exact DP" if method == "dp" else f"{method}, memory model: {memory_model.describe()}"
-    st.caption(
+    col_note.caption(
         f"{n_solves} optimal solves ({solver}; one takes about {base_seconds * 1000:.0f} ms here), run in "
         f"{where}; results are cached per graph and device settings."
     )
@@ -257,16 +284,6 @@ def main() -> None:
         return _sweep(
             digest, devices_key, parameter, values, vary_kind, title, problem, executor, method, model_options
         )
-
-    with st.spinner("Solving..."):
-        counts_points = run_sweep("accelerators", count_values, f"{kind_name} count sweep")
-        memory_points = (
-            _memory_grid(digest, devices_key, kind_name, f"{kind_name} memory sweep", problem, executor)
-            if total_size > 0
-            else ()
-        )
-        bandwidth_points = run_sweep("bandwidth", bandwidth_values, "bandwidth sweep", None)
-        grid_points = run_sweep("counts", grid_values, "device-count grid", None) if grid_values else ()
 
     # ----------------------------------------------------------------------------- selection
     def _pick(points, index: int | None, source: str) -> None:
@@ -320,6 +337,8 @@ def main() -> None:
     )
 
     with tab_counts:
+        with st.spinner("Solving..."):
+            counts_points = run_sweep("accelerators", count_values, f"{kind_name} count sweep")
         sens = _sensitivity_note("accelerators", kind_name)
         _errors(counts_points)
         _chart(
@@ -336,6 +355,12 @@ def main() -> None:
         _table(counts_points, "to_table_accelerators")
 
     with tab_memory:
+        with st.spinner("Solving..."):
+            memory_points = (
+                _memory_grid(digest, devices_key, kind_name, f"{kind_name} memory sweep", problem, executor)
+                if total_size > 0
+                else ()
+            )
         if not memory_points:
             st.info(
                 "Memory per accelerator changes nothing here: the graph's nodes have no memory sizes, or the "
@@ -362,6 +387,8 @@ def main() -> None:
             _table(memory_points, "to_table_memory")
 
     with tab_bandwidth:
+        with st.spinner("Solving..."):
+            bandwidth_points = run_sweep("bandwidth", bandwidth_values, "bandwidth sweep", None)
         sens = _sensitivity_note("bandwidth", None)
         _errors(bandwidth_points)
         _chart(
@@ -373,6 +400,8 @@ def main() -> None:
         _table(bandwidth_points, "to_table_bandwidth")
 
     with tab_pareto:
+        with st.spinner("Solving..."):
+            grid_points = run_sweep("counts", grid_values, "device-count grid", None) if grid_values else ()
         AXES = {"devices": "Devices used", "memory": "Memory provisioned", "price": "Price per hour"}
         state.init_widget("to_pareto_axis", "devices")
         axis = st.radio(

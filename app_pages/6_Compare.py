@@ -4,6 +4,8 @@ Methods run one after another with a progress line per method, and the table fil
 each finishes.
 """
 
+import math
+
 import pandas as pd
 import streamlit as st
 
@@ -82,6 +84,18 @@ def _frame(rows, objective: str) -> pd.DataFrame:
     )
     table["method"] = [state.method_name(m) for m in table["method"]]
     table["reason"] = table["reason"].fillna("")
+
+    # Empty cells stay empty (a null number shows as "None"): numbers as text, blanks where there is none.
+    def text(values, form):
+        return [
+            "" if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))) else form(v) for v in values
+        ]
+
+    table["objective"] = text(table["objective"], lambda v: f"{v:.10g}")
+    table["bound"] = text(table["bound"], lambda v: f"{v:.10g}")
+    table["ratio_to_best"] = text(table["ratio_to_best"], lambda v: f"{v:.8g}")
+    table["gap"] = text(table["gap"], lambda v: f"{v:.2%}")
+    table["seconds"] = text(table["seconds"], lambda v: f"{v:.3f}")
     return table.rename(
         columns={
             "objective": VALUE_COLUMN[objective],
@@ -96,12 +110,7 @@ def _show(table: pd.DataFrame, slot) -> None:
         table,
         key="cmp_table",
         hide_index=True,
-        column_config={
-            "gap": st.column_config.NumberColumn(format="percent"),
-            "seconds": st.column_config.NumberColumn(format="%.3f"),
-            "ratio to best": st.column_config.NumberColumn(format="%.4f"),
-            "reason": st.column_config.TextColumn(width="large"),
-        },
+        column_config={"reason": st.column_config.TextColumn(width="large")},
     )
 
 

@@ -162,7 +162,7 @@ if result.status != "optimal":
         f"memory cap or the degree rules (proven by the exact DP)."
     )
 else:
-    m = st.columns(4)
+    m = st.columns(2) + st.columns(2)  # two rows: no number cut at 1024 px (issue 26)
     m[0].metric("time per sample", f"{evaluation.time_per_sample:.6g} s")
     m[1].metric("stages", len(result.plan.stages))
     m[2].metric("devices used", sum(n for _, n in evaluation.devices_used))

@@ -124,10 +124,14 @@ class Node:
         return self.name or f"#{self.id}"
 
     def latency_on(self, kind: AcceleratorKind) -> float:
-        """Latency of this node on one accelerator of ``kind`` (override, else reference / speed)."""
+        """Latency of this node on one accelerator of ``kind``: (the kind's override, else the reference) / speed.
+
+        The inventory's ``speed`` applies to every graph: a per-kind override (model builders, ONNX
+        imports) is the time at speed 1, so a V100 set to speed 0.5 takes twice its modelled time.
+        """
         for name, latency in self.kind_latency:
             if name == kind.name:
-                return latency
+                return latency / kind.speed
         return self.accelerator_latency / kind.speed
 
     def runs_on(self, kind: AcceleratorKind) -> bool:
@@ -364,8 +368,8 @@ class AcceleratorKind:
     memory : float
         Bytes per device (``inf`` for unlimited).
     speed : float
-        Throughput multiplier: a node runs ``accelerator_latency / speed`` unless the graph
-        gives a latency for this kind.
+        Throughput multiplier: a node runs ``accelerator_latency / speed``, or the graph's latency
+        for this kind / speed where the graph gives one (model builders, ONNX imports).
     bandwidth : float
         Link-bandwidth multiplier: transfers to/from this kind take ``cost / bandwidth``.
     price_per_hour : float

@@ -48,7 +48,8 @@ def must_share(graph: Graph) -> list[tuple[int, ...]]:
 
 def _latency_on(node, kind) -> float:
     overrides = dict(node.kind_latency)
-    return overrides[kind.name] if kind.name in overrides else node.accelerator_latency / kind.speed
+    # Issue 26: the inventory's speed divides a per-kind override too (the override is the time at speed 1).
+    return (overrides[kind.name] if kind.name in overrides else node.accelerator_latency) / kind.speed
 
 
 def _may_run(node, kind) -> bool:

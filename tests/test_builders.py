@@ -140,3 +140,17 @@ def test_twelve_layer_transformer_solves_exactly_within_5s(granularity, training
     assert result.objective >= total / 5 - 1e-12
     assert result.objective <= total + 1e-12
     assert math.isfinite(result.objective)
+
+
+def test_inventory_speed_applies_to_per_kind_latencies():
+    """Issue 26: a builder graph's V100 at speed 0.5 runs its nodes twice as long as modelled."""
+    from dataclasses import replace as _replace
+
+    from placement.model import AcceleratorKind
+
+    problem = build_transformer(TransformerConfig(layers=1, hidden=64, heads=4, seq_len=16, vocab=100))
+    node = problem.graph.nodes[1]
+    kind_name, modelled = node.kind_latency[0]
+    kind = AcceleratorKind(kind_name, 1, 1e12)
+    assert node.latency_on(kind) == modelled
+    assert node.latency_on(_replace(kind, speed=0.5)) == 2 * modelled

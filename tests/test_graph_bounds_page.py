@@ -17,7 +17,9 @@ def test_graph_page_shows_width_and_refusal_advice():
     state.clear_caches()
     at = start("app_pages/1_Graph.py")
     captions = [c.value for c in at.caption]
-    assert "Order graph of 32 groups: width 3 (an antichain of 3 groups); between 33 and 448 ideals." in captions, [
+    # Issue 26: the exact count, once known, replaces the bounds (no "between 33 and 448" beside the 58 found).
+    exact = next(m.value for m in at.metric if m.label == "Ideals")
+    assert f"Order graph of 32 groups: width 3 (an antichain of 3 groups); exactly {exact} ideals." in captions, [
         c for c in captions if "Order" in c
     ]
     at.file_uploader(key="graph_upload").set_value(("wide.json", _antichain(40), "application/json")).run()

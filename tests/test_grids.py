@@ -50,3 +50,29 @@ def test_count_labels_name_the_kinds(random_problem):
     assert count_label(devices, (2, 3)) == "2 x V100 + 3 x T4"
     assert count_label(devices, (0, 1)) == "1 x T4"
     assert count_label(devices, (0, 0)) == "no accelerators (CPU only)"
+
+
+def _sleep(seconds: float) -> float:
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_stop_executor_ends_busy_workers():
+    """The Tradeoffs page's Stop: running solves do not finish first; the worker processes end."""
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    from placement.explore.grids import stop_executor
+
+    pool = ProcessPoolExecutor(max_workers=1)
+    busy = pool.submit(_sleep, 60.0)
+    queued = pool.submit(_sleep, 60.0)
+    while not busy.running():
+        time.sleep(0.05)
+    workers = list(pool._processes.values())
+    started = time.perf_counter()
+    stop_executor(pool)
+    assert time.perf_counter() - started < 10
+    assert queued.done() and not any(w.is_alive() for w in workers)  # cancelled, or failed with the pool

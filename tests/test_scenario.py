@@ -272,3 +272,32 @@ def test_other_query_parameters_stay():
     at = fresh({"utm_source": "slides"})
     query = dict(at.query_params)
     assert query.get("utm_source") == "slides" and query["graph"].startswith("sample:")
+
+
+@pytestmark_app
+def test_the_link_and_the_card_carry_the_memory_model_and_currency():
+    """Issue 26: the receiver sees the sender's training memory model (same time, same peak) and currency."""
+    at = start("app_pages/1_Graph.py")
+    label = next(o for o in at.selectbox(key="graph_sample").options if "throughput/layer/bert24_training" in o)
+    at.selectbox(key="graph_sample").set_value(label).run()
+    goto(at, "app_pages/2_Devices.py")
+    at.checkbox(key="dev_memory_limited").check().run()
+    at.number_input(key="dev_memory_gib").set_value(1.5e9 / 2**30).run()
+    at.radio(key="dev_mm_kind").set_value("training").run()
+    at.selectbox(key="dev_mm_schedule").set_value("gpipe").run()
+    at.text_input(key="dev_currency").set_value("EUR").run()
+    goto(at, "app_pages/3_Placement.py")
+    sent = metrics(at)
+    query = dict(at.query_params)
+    other = fresh(query, "app_pages/3_Placement.py")
+    received = metrics(other)
+    for label in ("Time per sample", "Peak memory (memory model)", "Time per batch", "Cost per 1M samples"):
+        assert received[label] == sent[label], label
+    assert "GPipe" in " ".join(c.value for c in other.caption)
+    # The card (same settings) applies them too, and says so.
+    card = scenario_to_json(scenario_from_query(query))
+    at = fresh(None, "app_pages/1_Graph.py")
+    at.file_uploader(key="scenario_upload").set_value(("card.json", card.encode(), "application/json")).run()
+    assert any("Scenario card card.json applied" in s.value and "GPipe" in s.value for s in at.success)
+    goto(at, "app_pages/3_Placement.py")
+    assert metrics(at)["Time per sample"] == sent["Time per sample"]

@@ -169,3 +169,22 @@ def test_time_per_batch_with_fill_and_drain_is_the_timelines_makespan():
         assert shown["Time per sample"] == f"{expected.period:.6g} ms"  # steady state = max-load under 1F1B
     shown = metrics(goto(at, "app_pages/4_Timeline.py"))
     assert shown["Makespan"] == f"{expected.makespan:.6g} ms"
+
+
+def test_interleaving_a_mixed_plan_warns_that_stages_move_to_another_kind():
+    from placement import AcceleratorKind, Devices
+
+    graph = load_problem(SAMPLES / "throughput" / "layer" / "bert24_training.json").graph
+    memory = 64 * GIB
+    devices = Devices((AcceleratorKind("A100", 2, memory, speed=2.0), AcceleratorKind("V100", 2, memory)), cpus=0)
+    plan = solve_dp(Problem(graph, devices)).placement
+    kinds = [s.device.kind for s in plan.stages]
+    at = start()
+    load_training(at)
+    at.session_state["_ui_devices"] = devices
+    goto(at, "app_pages/4_Timeline.py")
+    at.selectbox(key="timeline_schedule").set_value("interleaved").run()
+    warned = any("runs" in w.value and "another kind" in w.value for w in at.warning)
+    ranks = len(kinds) // 2
+    expected = len(kinds) % 2 == 0 and any(kinds[i] != kinds[i % ranks] for i in range(len(kinds)))
+    assert warned == expected, (kinds, [w.value for w in at.warning], [e.value for e in at.error])

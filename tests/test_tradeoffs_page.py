@@ -176,3 +176,20 @@ def test_three_kinds_grid_pareto_matches_brute_force():
     for price, time in pareto:
         assert any(q <= price + 1e-9 and u <= time * (1 + 1e-9) for q, u in shown), (price, time)
     assert any("Accelerator kind" in s.label for s in at.selectbox)
+
+
+def test_a_large_graph_starts_no_sweep_until_run_is_pressed():
+    """Issue 26: Tradeoffs on the Inception-like sample (40,339 ideals) solves nothing by itself."""
+    from .apptest_helpers import goto
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    goto(at, "app_pages/1_Graph.py")
+    label = next(o for o in at.selectbox(key="graph_sample").options if "inception_wide" in o)
+    at.selectbox(key="graph_sample").set_value(label).run()
+    goto(at, PAGE)
+    assert not at.exception and not at.get("plotly_chart")
+    assert at.button(key="to_run") and at.button(key="to_stop")
+    assert any("Press Run the sweeps" in c.value for c in at.caption)
+    at.button(key="to_stop").click().run()
+    assert any("Stopped" in w.value for w in at.warning) and not at.get("plotly_chart")

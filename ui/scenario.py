@@ -38,6 +38,17 @@ SETTINGS_KEYS = (
     "timeline_recompute",
     "timeline_plan",
 )
+#: Settings that carry the memory model and the currency (Devices page; every page uses them).
+MODEL_KEYS = ("mm_training", "mm_schedule", "mm_microbatches", "mm_optimizer", "mm_recompute", "currency")
+#: Widgets that show the memory model and currency: dropped on a restore so that they show the scenario's.
+_MODEL_WIDGETS = (
+    "dev_mm_kind",
+    "dev_mm_schedule",
+    "dev_mm_microbatches",
+    "dev_mm_optimizer",
+    "dev_mm_recompute",
+    "dev_currency",
+)
 UPLOADS_KEPT = 32
 _ERROR = "_ui_scenario_error"
 _RESTORED = "_ui_scenario_restored"
@@ -74,6 +85,7 @@ def current_scenario(inline: bool = False) -> Scenario | None:
         value = _setting(key)
         if isinstance(value, (str, int, float, bool)):
             settings[key] = value
+    settings.update(_model_settings())
     return Scenario(
         graph=graph,
         devices=state.current_devices(),
@@ -85,6 +97,42 @@ def current_scenario(inline: bool = False) -> Scenario | None:
         graph_name=state.current_graph_name(),
         inline_graph=problem.graph if inline and not graph.startswith("sample:") else None,
     )
+
+
+def _model_settings() -> dict:
+    """The memory model and currency as scenario settings (the default optimizer, None, is left out)."""
+    model = state.current_memory_model()
+    out = {
+        "mm_training": model.training,
+        "mm_schedule": model.schedule,
+        "mm_microbatches": model.microbatches,
+        "mm_recompute": model.recompute,
+        "currency": state.current_currency(),
+    }
+    if model.optimizer_multiplier is not None:
+        out["mm_optimizer"] = float(model.optimizer_multiplier)
+    return out
+
+
+def _apply_model_settings(settings: dict, source: str) -> None:
+    """Set the memory model and currency a scenario carries (scenarios from before issue 26 carry none)."""
+    if not any(key in settings for key in MODEL_KEYS):
+        return
+    try:
+        model = placement.MemoryModel(
+            training=settings.get("mm_training", False),
+            schedule=settings.get("mm_schedule", "1f1b"),
+            microbatches=settings.get("mm_microbatches", 8),
+            optimizer_multiplier=settings.get("mm_optimizer"),
+            recompute=settings.get("mm_recompute", "none"),
+        )
+        if "currency" in settings:
+            state.set_currency(str(settings["currency"]))
+    except placement.PlacementError as exc:
+        raise placement.InvalidScenarioError(f"{source}: {exc}") from None
+    state.set_memory_model(model)
+    for key in _MODEL_WIDGETS:
+        st.session_state.pop(key, None)
 
 
 def sync_url() -> None:
@@ -130,6 +178,8 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
     graph = problem.graph
     for pattern, factor in scenario.latency_rules:  # validate before changing anything
         graph = graph.with_latency_scale(pattern, factor)
+    settings = dict(scenario.settings)
+    _apply_model_settings(settings, source)  # validated (raises) before the graph changes
     state.set_graph(problem, name, source=graph_source)
     state.set_devices(scenario.devices)
     if scenario.devices == problem.devices:
@@ -224,11 +274,20 @@ def render_scenario_card() -> None:
                             f"{uploaded.name}: file is {uploaded.size:,} bytes, over the "
                             f"{placement.MAX_FILE_BYTES:,}-byte limit"
                         )
-                    apply_scenario(parse_scenario(uploaded.getvalue(), uploaded.name), uploaded.name)
+                    card = parse_scenario(uploaded.getvalue(), uploaded.name)
+                    apply_scenario(card, uploaded.name)
                 except placement.PlacementError as exc:
                     st.session_state["_scenario_upload_error"] = str(exc)
                 else:
+                    st.session_state["_scenario_upload_ok"] = (
+                        f"Scenario card {uploaded.name} applied: {state.current_graph_name()} on "
+                        f"{state.describe_devices(state.current_devices())}; memory model "
+                        f"{state.current_memory_model().describe()}."
+                    )
                     st.rerun()
             error = st.session_state.get("_scenario_upload_error")
             if error:
                 st.error(f"{error} — the current view stays.")
+        applied = st.session_state.get("_scenario_upload_ok")
+        if applied and uploaded is not None:
+            st.success(applied, icon=":material/check_circle:")

@@ -777,15 +777,23 @@ def ideal_bounds(graph: placement.Graph):
     return _bounds(graph.digest, graph)
 
 
-def describe_ideal_bounds(graph: placement.Graph) -> str:
-    """One sentence for the Graph page: the width, the bounds and whether the exact DP will take the graph."""
+def describe_ideal_bounds(graph: placement.Graph, exact: int | None = None) -> str:
+    """One sentence for the Graph page: the width, the bounds and whether the exact DP will take the graph.
+
+    ``exact``: the ideal count when it is known (then the bounds are not shown beside it).
+    """
     from placement.exact.ideals import ADVICE, DEFAULT_MAX_IDEALS, format_count
 
     bounds = ideal_bounds(graph)
+    size = len(bounds.antichain)
     text = (
-        f"Order graph of {bounds.groups:,} groups: {bounds.describe_width()} (an antichain of "
-        f"{len(bounds.antichain):,} groups); between {format_count(bounds.lower)} and "
-        f"{format_count(bounds.upper)} ideals."
+        f"Order graph of {bounds.groups:,} group{'s' if bounds.groups != 1 else ''}: {bounds.describe_width()} "
+        f"(an antichain of {size:,} group{'s' if size != 1 else ''}); "
+        + (
+            f"exactly {exact:,} ideal{'s' if exact != 1 else ''}."
+            if exact is not None
+            else f"between {format_count(bounds.lower)} and {format_count(bounds.upper)} ideals."
+        )
     )
     if bounds.lower > DEFAULT_MAX_IDEALS:
         text += f" Over the exact DP's cap of {DEFAULT_MAX_IDEALS:,} ideals: {ADVICE}."

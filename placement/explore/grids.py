@@ -5,14 +5,15 @@
   device of one kind", found by walking down its breakpoints (one solve per plan change), so
   that the sweep shows every memory value at which the optimal plan changes instead of a
   fixed geometric grid that may miss them;
-* :func:`use_pool`: whether a local process pool is worth starting for a batch of solves.
+* :func:`use_pool`: whether a local process pool is worth starting for a batch of solves;
+* :func:`stop_executor`: stop a pool now (the Tradeoffs page's Stop button), ending its workers.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 from ..evaluate import device_loads
 from ..model import Problem, Result
@@ -37,6 +38,21 @@ def bandwidth_values(bandwidth: float) -> tuple[float, ...]:
 def use_pool(seconds_per_solve: float, solves: int, threshold: float = POOL_THRESHOLD_S) -> bool:
     """True when ``solves`` solves of about ``seconds_per_solve`` each take at least ``threshold`` seconds."""
     return seconds_per_solve * solves >= threshold
+
+
+def stop_executor(executor: Any) -> None:
+    """Stop ``executor`` now: drop queued solves and end a local process pool's worker processes.
+
+    ``shutdown(cancel_futures=True)`` alone leaves running exact solves busy until they finish
+    (minutes on a large graph); their processes are terminated. Other executors (Dask) are shut down.
+    """
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
 
 
 def plan_memory(problem: Problem, result, kind: str) -> float:

@@ -244,9 +244,9 @@ class Worth:
     @property
     def sentence(self) -> str:
         """The answer in words."""
-        name = f"cards of kind {self.kind}"
+        name = f"card{'s' if self.added != 1 else ''} of kind {self.kind}"
         if not self.after.ok:
-            return f"Even with {self.added} more {name}, no plan fits."
+            return f"Even with {self.added} more {name}, no plan fits."  # "1 more card", "2 more cards"
         if not self.before.ok:
             return (
                 f"Today nothing fits; with {self.added} more {name} the time per sample is "
@@ -255,11 +255,11 @@ class Worth:
         saved, speedup = cast(float, self.time_saved), self.speedup  # both ok: a time saved
         if saved <= cast(float, self.before.time_per_sample) * 1e-12:
             return (
-                f"{self.added} more {name} change nothing: the optimal time per sample stays "
+                f"{self.added} more {name} change{'s' if self.added == 1 else ''} nothing: the optimal time per sample stays "
                 f"{self.before.time_per_sample:.6g} ms (the best plan does not use them)."
             )
         text = (
-            f"{self.added} more {name} take the time per sample from {self.before.time_per_sample:.6g} to "
+            f"{self.added} more {name} take{'s' if self.added == 1 else ''} the time per sample from {self.before.time_per_sample:.6g} to "
             f"{self.after.time_per_sample:.6g} ms ({saved:.4g} ms saved, {speedup:.3f}x the throughput)"
         )
         before_cost = cast(float, self.before.cost_per_sample)  # both ok: finite times, so costs

@@ -105,6 +105,7 @@ def training_graph(
     return Graph(
         tuple(forward + backward),
         tuple(edges),
-        name=f"{graph.name} (training)" if graph.name else "",
+        # Named once: a builder's name may already say "training" (no "(training) (training)").
+        name=graph.name if "training" in graph.name else f"{graph.name} (training)" if graph.name else "",
         extra=dict(graph.extra),
     )
