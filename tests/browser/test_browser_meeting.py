@@ -52,7 +52,11 @@ def test_meeting_summary_shows_the_devices_numbers_unclipped(page, app_url, arti
     wait_for_text(metric(page, "Time per sample"), expected, timeout=60)
     on_devices = {label: metric(page, label).inner_text().strip() for label in HEADLINES}
 
-    go(page, "Meeting summary")
+    # Sidebar link by its path (the title alone may name more than one page).
+    page.locator('[data-testid="stSidebarNav"] a[href$="/Meeting_summary"]').click()
+    page.wait_for_url(re.compile(r"/Meeting_summary(\?.*)?$"))
+    page.get_by_role("heading", name="Meeting summary").first.wait_for()
+    wait_idle(page)
     wait_for_text(metric(page, "Time per sample"), expected, timeout=60)
     page.get_by_role("button", name="Download summary (Markdown)").wait_for()
     page.locator('[data-testid="stPlotlyChart"]').nth(1).wait_for(timeout=30_000)
