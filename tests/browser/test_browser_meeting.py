@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from placement import MemoryModel, evaluate, solve
 from placement.io import problem_to_json
 from placement.pipeline.schedule import simulate
@@ -17,6 +19,8 @@ from placement.viz import format_bytes
 
 from ..test_meeting_summary_page import scenario
 from .helpers import go, metric, rerun_after, upload_file, wait_for_text, wait_idle
+
+pytestmark = pytest.mark.browser
 
 HEADLINES = ("Time per sample", "Time per batch", "Throughput", "Cost per 1M samples")
 
