@@ -193,7 +193,8 @@ def test_extended_format_with_kinds_round_trips():
     assert v100.memory == float("inf") and v100.bandwidth == 0.5
     assert problem.devices.cpus == 2 and problem.devices.bandwidth == 1.5 and problem.devices.overlap
     node = problem.graph.node_by_id[7]
-    assert node.latency_on(h100) == 0.25 and not node.runs_on(v100)
+    # Issue 26: the kind's speed divides a node's own latency for it too (0.25 at speed 1, H100 at speed 2).
+    assert node.latency_on(h100) == 0.25 / 2.0 and not node.runs_on(v100)
     assert problem.graph.node_by_id[8].latency_on(v100) == pytest.approx(1 / 0.7)
     again = parse_problem(problem_to_json(problem), "again.json")
     assert again == Problem(problem.graph, problem.devices)
