@@ -25,6 +25,13 @@ PAGES = (
         "the optimal split, per-device load and memory, downloads",
     ),
     (
+        "app_pages/3_Meeting_summary.py",
+        "Meeting summary",
+        ":material/summarize:",
+        "Meeting_summary",
+        "one printable screen: layout, time per batch, memory, cost, what more cards are worth",
+    ),
+    (
         "app_pages/4_Timeline.py",
         "Timeline",
         ":material/timeline:",
