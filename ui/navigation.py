@@ -60,13 +60,6 @@ PAGES = (
         "the cheapest configuration for a speed, what more cards are worth, the cost/speed frontier",
     ),
     (
-        "app_pages/9_Meeting.py",
-        "Meeting summary",
-        ":material/groups:",
-        "Meeting",
-        "one printable screen: layout, time per batch, tokens/s, memory, cost, what more cards are worth",
-    ),
-    (
         "app_pages/8_Uncertainty.py",
         "Uncertainty",
         ":material/casino:",

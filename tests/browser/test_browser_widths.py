@@ -19,7 +19,7 @@ from .helpers import wait_idle
 pytestmark = pytest.mark.browser
 
 SIZES = ((1024, 768), (1400, 900))
-PAGES = ("Devices", "Placement", "Timeline", "Parallel_plan", "Meeting")
+PAGES = ("Devices", "Placement", "Timeline", "Parallel_plan", "Meeting_summary")
 
 # Every metric value and label, and each element inside it: its text must fit its box.
 _CLIPPED = """() => Array.from(document.querySelectorAll(
