@@ -200,7 +200,7 @@ col_parts.caption(
         if memory_model.training
         else ""
     )
-    + ": weights, gradients, optimizer state, activations, and the reserve left on the device."
+    + ": weights, gradients, optimizer state, activations, and the memory left free on the device."
 )
 col_parts.dataframe(pd.DataFrame(viz.memory_breakdown_rows(breakdown)), key="pl_peaks", hide_index=True)
 

@@ -284,7 +284,7 @@ def result_to_json(problem: Problem, result: Result) -> dict[str, Any]:
                 "gradients": b.gradients,
                 "optimizer": b.optimizer,
                 "activations": b.activations,
-                "reserve": b.reserve,
+                "free": b.free,
             }
             for b in model.breakdown(problem, result.placement, recomputing_devices(result))
         ]
@@ -358,12 +358,12 @@ def _print_solution(problem: Problem, result: Result) -> None:
                 f"{b.peak:,.0f}",
                 "-" if math.isinf(b.cap) else f"{b.cap:,.0f}",
                 *(f"{part / gib:.3f}" for part in (b.weights, b.gradients, b.optimizer, b.activations)),
-                "-" if math.isinf(b.reserve) else f"{b.reserve / gib:.3f}",
+                "-" if math.isinf(b.free) else f"{b.free / gib:.3f}",
             )
             for b in model.breakdown(problem, result.placement, recomputing_devices(result))
         ]
         header = ("device", "peak memory", "capacity", "weights GiB", "grads GiB", "optimizer GiB", "activ. GiB")
-        print(_table(peaks, (*header, "reserve GiB")))
+        print(_table(peaks, (*header, "free GiB")))
 
 
 #: Seconds a DP solve runs before ``solve`` reports its progress (ideals done / total) on stderr.

@@ -685,9 +685,9 @@ def peak_memory_rows(profile) -> list[dict[str, Any]]:
 
 
 def memory_breakdown_rows(breakdowns) -> list[dict[str, Any]]:
-    """One row per device of :func:`placement.pipeline.memory.memory_breakdown`: the peak's parts, cap and reserve (GiB).
+    """One row per device of :func:`placement.pipeline.memory.memory_breakdown`: the peak's parts, cap and free memory (GiB).
 
-    Cap and reserve are text ("unlimited" for a CPU core), never an empty "None" cell.
+    Cap and free memory are text ("unlimited" for a CPU core), never an empty "None" cell.
     """
     return [
         {
@@ -698,7 +698,7 @@ def memory_breakdown_rows(breakdowns) -> list[dict[str, Any]]:
             "activations (GiB)": round(b.activations / GIB, 3),
             "peak (GiB)": round(b.peak / GIB, 3),
             "cap (GiB)": f"{b.cap / GIB:,.3f}" if math.isfinite(b.cap) else "unlimited",
-            "reserve (GiB)": f"{b.reserve / GIB:,.3f}" if math.isfinite(b.reserve) else "unlimited",
+            "free (GiB)": f"{b.free / GIB:,.3f}" if math.isfinite(b.free) else "unlimited",
             "peak bytes": b.peak,
             "fits": b.fits,
         }

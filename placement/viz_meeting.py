@@ -1,7 +1,7 @@
 """Figures of the meeting summary (plain functions returning Plotly figures).
 
 * :func:`memory_breakdown_figure` - each device's peak split into weights, gradients, optimizer
-  state and activations, with the memory left (reserve) on top, in GiB;
+  state and activations, with the memory left free on top, in GiB;
 * :func:`worth_figure` - today against n more cards of each kind: time per sample (ms) and cost
   per million samples, side by side.
 """
@@ -18,23 +18,23 @@ from .explore.purchase import Worth
 from .pipeline.memory import MemoryBreakdown
 
 GIB = 2.0**30
-#: Part name -> bar color (the reserve is drawn light: free memory).
+#: Part name -> bar color (free memory is drawn light).
 PART_COLORS = {
     "weights": "#1f77b4",
     "gradients": "#ff7f0e",
     "optimizer": "#2ca02c",
     "activations": "#d62728",
-    "reserve": "#d9d9d9",
+    "free": "#d9d9d9",
 }
 
 
 def memory_breakdown_figure(breakdowns: Sequence[MemoryBreakdown], title: str = "Memory per device") -> go.Figure:
-    """Stacked bars (GiB) of each device's peak parts, the reserve on top (none for unlimited or negative)."""
+    """Stacked bars (GiB) of each device's peak parts, the free memory on top (none for unlimited or negative)."""
     devices = [str(b.device) for b in breakdowns]
     fig = go.Figure()
     for part, color in PART_COLORS.items():
-        if part == "reserve":
-            values = [b.reserve / GIB if math.isfinite(b.reserve) and b.reserve > 0 else 0.0 for b in breakdowns]
+        if part == "free":
+            values = [b.free / GIB if math.isfinite(b.free) and b.free > 0 else 0.0 for b in breakdowns]
         else:
             values = [getattr(b, part) / GIB for b in breakdowns]
         fig.add_bar(

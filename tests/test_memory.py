@@ -130,7 +130,7 @@ def test_activations_are_the_bytes_written_and_adam_is_mixed_precision():
     written = sum(activation_bytes(graph)[n.id] for n in graph.nodes if not n.is_backward)
     assert b.activations == pytest.approx(written)  # one stage: one microbatch in flight under 1F1B
     assert b.peak == peak_table(problem, plan, "1f1b", 8, None)[0][1]
-    assert b.reserve == pytest.approx(80 * 2**30 - b.peak)
+    assert b.free == pytest.approx(80 * 2**30 - b.peak)
 
 
 def test_paper_files_keep_fp32_adam_and_the_breakdown_sums_to_every_peak():

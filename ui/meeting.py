@@ -228,7 +228,7 @@ def memory_section(summary: MeetingSummary) -> None:
         st.error(f"Out of memory on {', '.join(over)} under {summary.memory_model}.")
     st.plotly_chart(viz_meeting.memory_breakdown_figure(summary.memory, title=""), key="ms_memory_figure")
     st.dataframe(pd.DataFrame(memory_rows(summary)), key="ms_memory", hide_index=True)
-    st.caption("GiB per device at its peak; reserve = memory left free at the peak.")
+    st.caption("GiB per device at its peak; free = memory left at the peak.")
 
 
 def memory_rows(summary: MeetingSummary) -> list[dict]:
@@ -246,7 +246,7 @@ def memory_rows(summary: MeetingSummary) -> list[dict]:
             "activations": gib(b.activations),
             "peak": gib(b.peak),
             "memory": gib(b.cap),
-            "reserve": gib(b.reserve),
+            "free": gib(b.free),
             "fits": "yes" if b.fits else "NO",
         }
         for b in summary.memory

@@ -335,12 +335,12 @@ def summary_markdown(summary: MeetingSummary) -> str:
         "",
         "## Memory per device",
         "",
-        "| device | weights | gradients | optimizer | activations | peak | memory | reserve | fits |",
+        "| device | weights | gradients | optimizer | activations | peak | memory | free | fits |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [
         f"| {b.device} | {_gib(b.weights)} | {_gib(b.gradients)} | {_gib(b.optimizer)} | {_gib(b.activations)} "
-        f"| {_gib(b.peak)} | {_gib(b.cap)} | {_gib(b.reserve)} | {'yes' if b.fits else 'NO'} |"
+        f"| {_gib(b.peak)} | {_gib(b.cap)} | {_gib(b.free)} | {'yes' if b.fits else 'NO'} |"
         for b in s.memory
     ]
     if s.worth:

@@ -481,7 +481,7 @@ def peak_table(
 
 @dataclass(frozen=True)
 class MemoryBreakdown:
-    """What one device holds at its peak (bytes): the parts sum to ``peak``; ``reserve`` is what is left of ``cap``.
+    """What one device holds at its peak (bytes): the parts sum to ``peak``; ``free`` is what is left of ``cap``.
 
     ``weights``: forward nodes' sizes; ``gradients``: backward nodes' sizes (gradient buffers);
     ``optimizer``: optimizer state; ``activations``: the activations (and recomputation stashes)
@@ -497,7 +497,7 @@ class MemoryBreakdown:
     peak: float
 
     @property
-    def reserve(self) -> float:
+    def free(self) -> float:
         """Bytes of the device left free at the peak (``inf`` for CPU cores; negative when it does not fit)."""
         return self.cap - self.peak
 
