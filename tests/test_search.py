@@ -83,8 +83,9 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                             tensor=t, pipeline=p, data=d, context=cp, expert=ep, virtual_stages=v, micro_batch=b,
                             global_batch=global_batch, sequence_parallel=sp, zero_stage=z, recompute=rec,
                             recompute_method=RecomputeMethod.BLOCK if k else RecomputeMethod.UNIFORM,
-                            recompute_layers=k, dtype=dtype, overlap_grad_reduce=d * cp > 1,
-                            overlap_param_gather=z >= 1 and d * cp > 1,
+                            recompute_layers=k, dtype=dtype, attention=space.attention,
+                            overlap_grad_reduce=space.overlap and d * cp > 1,
+                            overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
                             schedule=Schedule.INTERLEAVED if v > 1 else Schedule.ONE_F_ONE_B,
                         )  # fmt: skip
                         check_layout(model, cluster, layout)
@@ -112,6 +113,7 @@ CASES = [
     ("megatron", MID, 8, 4.5, 4, 32),
     ("megatron", MID, 8, 5.0, 2, 32),
     ("megatron", MID, 8, 4.0, 4, 32),
+    ("megatron-2021", MID, 8, 6.0, 4, 32),
     ("torchtitan", SMALL, 8, 5.0, 4, 16),
     ("torchtitan", MID, 8, 6.5, 4, 16),
     ("deepspeed", SMALL_GQA, 4, 3.6, 4, 8),
@@ -194,7 +196,7 @@ def test_pareto_over_gpu_counts_and_cost():
 
 
 def test_spaces_registry():
-    assert set(SPACES) == {"megatron", "torchtitan", "deepspeed"}
+    assert set(SPACES) == {"megatron", "torchtitan", "deepspeed", "megatron-2021"}
     with pytest.raises(PlacementError, match="unknown search space"):
         get_space("colossal")
     result = search(SMALL, _cluster(8, 80.0), 16, "torchtitan")

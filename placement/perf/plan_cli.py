@@ -75,7 +75,7 @@ def launch_configs(model: TransformerSpec, plan: Plan, framework: str) -> dict[s
     layout = plan.layout
     out: dict[str, Any] = {"megatron_args": megatron_command(model, layout)}
     checks = []
-    if framework == "megatron":
+    if framework.startswith("megatron"):
         checks.append(check_megatron(model, layout))
     elif framework == "torchtitan":
         out["torchtitan_toml"] = torchtitan_toml(model, layout)

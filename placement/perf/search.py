@@ -170,8 +170,9 @@ def _shape_knobs(space, model, cluster, t, p, d, cp, b, m, global_batch, experts
                         sequence_parallel=sp,
                         zero_stage=z,
                         dtype=dtype,
-                        overlap_grad_reduce=d * cp > 1,
-                        overlap_param_gather=z >= 1 and d * cp > 1,
+                        attention=space.attention,
+                        overlap_grad_reduce=space.overlap and d * cp > 1,
+                        overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
                         schedule=schedule,
                     )
                     try:

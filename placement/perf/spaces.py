@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ..errors import PlacementError
-from .layout import Recompute
+from .layout import Attention, Recompute
 
 
 class Framework(str, Enum):
@@ -71,6 +71,10 @@ class SearchSpace:
         t at most the GPUs of one node (NVLink domain), as every framework's guide advises.
     max_micro_batch : int
         Largest micro-batch size tried.
+    attention : Attention
+        Core attention kernel (fused flash attention in today's frameworks).
+    overlap : bool
+        Data-parallel gradient reduction (and parameter gathering with sharding) overlapped with compute.
     """
 
     name: str
@@ -86,6 +90,8 @@ class SearchSpace:
     partial_recompute: bool = True
     tensor_within_node: bool = True
     max_micro_batch: int = 16
+    attention: Attention = Attention.FLASH
+    overlap: bool = True
 
     def __post_init__(self) -> None:
         where = f"search space {self.name!r}"
@@ -137,6 +143,21 @@ SPACES: dict[str, SearchSpace] = {
         shardings=(0, 1, 2, 3),
         recompute=(Recompute.NONE, Recompute.FULL),
         partial_recompute=False,
+    ),
+    "megatron-2021": SearchSpace(
+        "megatron-2021",
+        Framework.MEGATRON,
+        "Megatron-LM as of Narayanan et al. 2021: uniform t (within a node), p, d, interleaved v, micro-batch "
+        "1..16, unfused attention, no sequence parallelism, no distributed optimizer, no overlap, recompute none "
+        "or full (every layer); layers split evenly",
+        context=False,
+        expert=False,
+        sequence_parallel=(False,),
+        shardings=(0,),
+        recompute=(Recompute.NONE, Recompute.FULL),
+        partial_recompute=False,
+        attention=Attention.UNFUSED,
+        overlap=False,
     ),
 }
 
