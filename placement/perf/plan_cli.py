@@ -163,6 +163,12 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.framework not in SPACES:
         raise PlacementError(f"--framework {args.framework!r}: must be one of {', '.join(SPACES)}")
     model = _model(args)
+    if ":" in args.gpu:
+        from .hetero import hetero_text, parse_kinds, search_hetero
+
+        hetero = search_hetero(model, parse_kinds(args.gpu, int(args.gpus_per_node)), int(args.global_batch))
+        print(json.dumps(hetero.as_dict(), indent=1, allow_nan=False) if args.json else hetero_text(hetero))
+        return 0
     cluster = _cluster(args)
     result = search(model, cluster, int(args.global_batch), args.framework)
     configs = launch_configs(model, result.plan, args.framework) if result.plan is not None else {}
