@@ -37,7 +37,7 @@ def test_every_row_within_ten_percent_and_fits():
 
 def test_the_check_can_fail():
     # A model that ignores half the GPU's throughput is caught by the same check.
-    slow = PerfParams(gemm_peak_fraction=0.4)
+    slow = PerfParams(gemm_fraction=0.5)
     assert any(abs(r.ratio - 1) > 0.10 for r in calibration_results(slow))
 
 

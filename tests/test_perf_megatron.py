@@ -36,7 +36,8 @@ def test_parse_llama_command():
 
 ROUND_TRIP = [
     (MODELS["gpt3-175b"], Layout(tensor=8, pipeline=8, data=16, virtual_stages=3, global_batch=1536,
-                                 recompute=Recompute.FULL, dtype=Dtype.FP16, attention=Attention.UNFUSED)),
+                                 recompute=Recompute.FULL, dtype=Dtype.FP16, attention=Attention.UNFUSED,
+                                 tp_async_backward=False)),
     (MODELS["llama3-70b"], Layout(tensor=8, pipeline=4, data=8, context=2, micro_batch=2, global_batch=512,
                                   sequence_parallel=True, zero_stage=1, recompute=Recompute.SELECTIVE,
                                   overlap_grad_reduce=True, overlap_param_gather=True, tp_comm_overlap=True)),

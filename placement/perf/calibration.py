@@ -11,7 +11,8 @@ Assumptions where the table is silent (the same rule for every row, no per-row c
   L/p is even, else 3; every row's L/p admits one), as Megatron-LM's paper runs did (the 1T row: v = 2);
 * 2021 Megatron-LM: fp16 mixed precision with fp16 gradients, full recomputation of every layer, unfused
   attention (scaled masked softmax), no sequence parallelism, no distributed optimizer, no overlap of
-  tensor- or data-parallel communication, scatter/gather of pipeline sends over the tensor group.
+  tensor- or data-parallel communication (``tp_async_backward=False``), scatter/gather of pipeline sends over
+  the tensor group.
 """
 
 from __future__ import annotations
@@ -104,6 +105,7 @@ def load_calibration(path: Path | str | None = None) -> list[CalibrationRow]:
         layout = Layout(
             tensor=t, pipeline=p, data=d, virtual_stages=_virtual(layers, p), micro_batch=1, global_batch=batch,
             recompute=Recompute.FULL, dtype=Dtype.FP16, attention=Attention.UNFUSED, grad_reduce_fp32=False,
+            tp_async_backward=False,
         )  # fmt: skip
         cluster = Cluster(ACCELERATORS["A100"], gpus, 8)
         measured = eq3_flops(batch, seq, layers, hidden, vocab) / (float(r["tflops_per_gpu"]) * 1e12 * gpus)

@@ -62,7 +62,7 @@ def _gib(value: float) -> str:
 
 def _text(pred: Prediction, notes: list[str]) -> str:
     band = pred.band
-    band_text = f" (calibration band ±{band.max_abs_error:.0%})" if band else ""
+    band_text = f" (calibration band ±{band.max_abs_error:.1%})" if band else ""
     lines = [
         f"model {pred.model_id}",
         f"iteration {pred.iteration_seconds:.3g} s{band_text}",

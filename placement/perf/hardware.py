@@ -22,6 +22,14 @@ L4         30.3   60     121    242.5  24      0.3        (PCIe)    12.5      32
 
 (V100 runs fp16 at 125 TFLOP/s and has no bf16; the A100 and L4 fp16 peaks equal bf16. NIC: one
 InfiniBand/RoCE port per GPU as in DGX/HGX nodes: 200 Gb/s HDR for A100, 400 Gb/s NDR for H100/H200/B200.)
+
+Two measured (not spec-sheet) fractions per accelerator say what software reaches of the peaks:
+``matmul_fraction``, the fastest large bf16 matrix product over the dense peak, and ``copy_fraction``, a
+large device-to-device copy over the HBM peak. Sources: H100 0.80 and 0.90 (8192^3 bf16 product at 769-798
+TFLOP/s and a 3.0 TB/s copy, measured on this project's lent H100 machine, ``.library/device/KINDS.md``);
+H200 0.797 and 0.90 (788 TFLOP/s, 4.3 TB/s, same source); A100 0.859 and MI300X 0.598 (S. Bekman,
+*Machine Learning Engineering*, "maximum achievable matmul FLOPS" table: 267.9 of 312 and 781.9 of 1307
+TFLOP/s). The others are **assumed** (0.80 and 0.90, Hopper-like), not measured.
 """
 
 from __future__ import annotations
@@ -71,7 +79,12 @@ class Accelerator:
     pcie_bytes_per_s : float
         Host link bandwidth, one direction.
     sm_count : int
-        Streaming multiprocessors (compute units), used for wave quantisation of small GEMMs.
+        Streaming multiprocessors (compute units).
+    matmul_fraction : float
+        Measured: the fastest large dense 16-bit matrix product over the dense peak (the "maximum achievable
+        matmul FLOP/s"); the model's GEMM efficiency is relative to it.
+    copy_fraction : float
+        Measured: a large device-to-device copy's bandwidth (bytes read + written) over the HBM peak.
     price_per_hour : float or None
         Optional rental price (any currency) per GPU-hour.
     """
@@ -88,6 +101,8 @@ class Accelerator:
     nic_bytes_per_s: float
     pcie_bytes_per_s: float
     sm_count: int = 108
+    matmul_fraction: float = 0.80
+    copy_fraction: float = 0.90
     price_per_hour: float | None = None
 
     def __post_init__(self) -> None:
@@ -101,6 +116,9 @@ class Accelerator:
                 raise InvalidDevicesError(f"accelerator {self.name}: {field_name} must be a finite number > 0")
         if not (math.isfinite(self.nvlink_bytes_per_s) and self.nvlink_bytes_per_s >= 0):
             raise InvalidDevicesError(f"accelerator {self.name}: nvlink_bytes_per_s must be a finite number >= 0")
+        for field_name in ("matmul_fraction", "copy_fraction"):
+            if not 0 < getattr(self, field_name) <= 1:
+                raise InvalidDevicesError(f"accelerator {self.name}: {field_name} must be in (0, 1]")
         if self.sm_count < 1:
             raise InvalidDevicesError(f"accelerator {self.name}: sm_count must be >= 1")
 
@@ -115,8 +133,8 @@ class Accelerator:
 
 
 def _acc(name: str, fp32: float, tf32: float, bf16: float, fp16: float, fp8: float, mem: float, hbm: float,
-         nvl: float, nic: float, pcie: float, sms: int) -> Accelerator:  # fmt: skip
-    return Accelerator(name, fp32, tf32, bf16, fp16, fp8, mem, hbm * 1e12, nvl * GB, nic * GB, pcie * GB, sms)
+         nvl: float, nic: float, pcie: float, sms: int, matmul: float = 0.80) -> Accelerator:  # fmt: skip
+    return Accelerator(name, fp32, tf32, bf16, fp16, fp8, mem, hbm * 1e12, nvl * GB, nic * GB, pcie * GB, sms, matmul)
 
 
 #: Spec-sheet presets keyed by canonical name (look names up with :func:`accelerator`).
@@ -124,13 +142,13 @@ ACCELERATORS: dict[str, Accelerator] = {
     a.name: a
     for a in (
         _acc("V100", 15.7, 15.7, 0.0, 125.0, 0.0, 32 * GIB, 0.9, 150, 12.5, 16, 80),
-        _acc("A100-40GB", 19.5, 156.0, 312.0, 312.0, 0.0, 40 * GIB, 1.555, 300, 25, 32, 108),
-        _acc("A100", 19.5, 156.0, 312.0, 312.0, 0.0, 80 * GIB, 2.039, 300, 25, 32, 108),
-        _acc("H100", 67.0, 494.7, 989.4, 989.4, 1978.9, 80 * GIB, 3.35, 450, 50, 64, 132),
+        _acc("A100-40GB", 19.5, 156.0, 312.0, 312.0, 0.0, 40 * GIB, 1.555, 300, 25, 32, 108, 0.859),
+        _acc("A100", 19.5, 156.0, 312.0, 312.0, 0.0, 80 * GIB, 2.039, 300, 25, 32, 108, 0.859),
+        _acc("H100", 67.0, 494.7, 989.4, 989.4, 1978.9, 80 * GIB, 3.35, 450, 50, 64, 132, 0.80),
         _acc("H100-PCIe", 51.2, 378.0, 756.0, 756.0, 1513.0, 80 * GIB, 2.0, 0, 50, 64, 114),
-        _acc("H200", 67.0, 494.7, 989.4, 989.4, 1978.9, 141 * GB, 4.8, 450, 50, 64, 132),
+        _acc("H200", 67.0, 494.7, 989.4, 989.4, 1978.9, 141 * GB, 4.8, 450, 50, 64, 132, 0.797),
         _acc("B200", 75.0, 1100.0, 2250.0, 2250.0, 4500.0, 180 * GB, 8.0, 900, 50, 64, 148),
-        _acc("MI300X", 163.4, 653.7, 1307.4, 1307.4, 2614.9, 192 * GB, 5.3, 448, 50, 64, 304),
+        _acc("MI300X", 163.4, 653.7, 1307.4, 1307.4, 2614.9, 192 * GB, 5.3, 448, 50, 64, 304, 0.598),
         _acc("L4", 30.3, 60.0, 121.0, 121.0, 242.5, 24 * GB, 0.3, 0, 12.5, 32, 58),
     )
 }

@@ -1,8 +1,9 @@
 """Time of the kernels of a transformer layer on one GPU: matrix products, fused attention, streaming ops.
 
 * **GEMM** ``(m x k) @ (k x n)``, ``batch`` times: ``2 m n k batch`` FLOPs at an efficiency that saturates
-  with each dimension, ``eta = f * m/(m+c) * n/(n+c) * k/(k+c)`` (``f``: the large-shape fraction of the
-  dense peak, ``c``: the half-efficiency dimension, both in :class:`PerfParams`), but never faster than its
+  with each dimension, ``eta = M * f * m/(m+c) * n/(n+c) * k/(k+c)`` (``M``: the accelerator's measured
+  large-matmul fraction of its peak, ``f``: the fraction of that a training GEMM reaches, ``c``: the
+  half-efficiency dimension; ``f`` and ``c`` in :class:`PerfParams`), but never faster than its
   operands stream through HBM (roofline), plus a launch cost.
 * **Fused attention** (FlashAttention-2 style): forward ``4 s_q s_k d`` FLOPs per head (half of it under a
   causal mask), backward 2.5 times that, at their own fractions of the peak, scaled by the head dimension
@@ -19,10 +20,15 @@ from .hardware import Accelerator, Dtype
 from .params import PerfParams
 
 
-def gemm_efficiency(m: float, n: float, k: float, params: PerfParams) -> float:
+def gemm_efficiency(m: float, n: float, k: float, acc: Accelerator, params: PerfParams) -> float:
     """Fraction of the dense peak a GEMM of this shape reaches when compute-bound."""
     c = params.gemm_half_dim
-    return params.gemm_peak_fraction * (m / (m + c)) * (n / (n + c)) * (k / (k + c))
+    return acc.matmul_fraction * params.gemm_fraction * (m / (m + c)) * (n / (n + c)) * (k / (k + c))
+
+
+def hbm_bytes_per_s(acc: Accelerator, params: PerfParams) -> float:
+    """Bandwidth streaming kernels reach."""
+    return acc.hbm_bytes_per_s * acc.copy_fraction * params.streaming_fraction
 
 
 def gemm_seconds(
@@ -32,8 +38,8 @@ def gemm_seconds(
     """Time of ``batch`` GEMMs of shape (m, n, k): max(compute, HBM traffic) + one launch."""
     if m <= 0 or n <= 0 or k <= 0 or batch <= 0:
         return 0.0
-    compute = 2.0 * m * n * k * batch / (acc.peak_flops(dtype) * gemm_efficiency(m, n, k, params))
-    traffic = element_bytes * (m * k + k * n + m * n) * batch / (acc.hbm_bytes_per_s * params.hbm_fraction)
+    compute = 2.0 * m * n * k * batch / (acc.peak_flops(dtype) * gemm_efficiency(m, n, k, acc, params))
+    traffic = element_bytes * (m * k + k * n + m * n) * batch / hbm_bytes_per_s(acc, params)
     return max(compute, traffic) + params.kernel_launch_s
 
 
@@ -59,7 +65,7 @@ def flash_attention_seconds(
     flops = 4.0 * heads * s_q * s_k * head_dim * (0.5 if causal else 1.0)
     c = params.gemm_half_dim
     shape = (head_dim / (head_dim + c)) / (128.0 / (128.0 + c))  # 1 at head dim 128
-    peak = acc.peak_flops(Dtype.BF16 if dtype is Dtype.FP8 else dtype)
+    peak = acc.peak_flops(Dtype.BF16 if dtype is Dtype.FP8 else dtype) * acc.matmul_fraction
     fwd = flops / (peak * min(1.0, params.flash_fwd_fraction * shape)) + params.kernel_launch_s
     bwd = 2.5 * flops / (peak * min(1.0, params.flash_bwd_fraction * shape)) + params.kernel_launch_s
     return fwd, bwd
@@ -69,4 +75,4 @@ def streaming_seconds(nbytes: float, acc: Accelerator, params: PerfParams, kerne
     """Time of memory-bound kernels moving ``nbytes`` through HBM in total."""
     if nbytes <= 0:
         return 0.0
-    return nbytes / (acc.hbm_bytes_per_s * params.hbm_fraction) + kernels * params.kernel_launch_s
+    return nbytes / hbm_bytes_per_s(acc, params) + kernels * params.kernel_launch_s

@@ -77,6 +77,10 @@ class Layout:
         Pipeline schedule (``virtual_stages > 1`` makes 1F1B interleaved).
     grad_reduce_fp32 : bool or None
         Gradients accumulated and reduced in fp32 (``None``: Megatron's default, fp32 for bf16).
+    tp_async_backward : bool
+        The backward's tensor-parallel reduction of input gradients runs under the weight-gradient GEMMs
+        (Megatron-LM since 2022; ``--no-async-tensor-model-parallel-allreduce`` turns it off; the 2021 runs had
+        no such overlap).
     """
 
     tensor: int = 1
@@ -99,6 +103,7 @@ class Layout:
     tp_comm_overlap: bool = False
     schedule: Schedule = Schedule.ONE_F_ONE_B
     grad_reduce_fp32: bool | None = None
+    tp_async_backward: bool = True
 
     def __post_init__(self) -> None:
         for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch"):

@@ -64,6 +64,7 @@ _SWITCHES: dict[str, str] = {
     "--recompute-activations": "recompute_activations",
     "--accumulate-allreduce-grads-in-fp32": "grads_fp32",
     "--use-torch-fsdp2": "fsdp",
+    "--no-async-tensor-model-parallel-allreduce": "no_async_tp",
 }
 
 
@@ -243,6 +244,7 @@ def _layout(values: dict[str, object], model: TransformerSpec, gpus: int | None,
         overlap_param_gather=bool(values.get("overlap_param_gather", False)),
         tp_comm_overlap=bool(values.get("tp_comm_overlap", False)),
         grad_reduce_fp32=True if values.get("grads_fp32") else None,
+        tp_async_backward=not values.get("no_async_tp", False),
     )
 
 
@@ -344,4 +346,6 @@ def megatron_args(model: TransformerSpec, layout: Layout) -> list[str]:
             out.append("--" + name.replace("_", "-"))
     if layout.grad_reduce_fp32:
         out.append("--accumulate-allreduce-grads-in-fp32")
+    if not layout.tp_async_backward:
+        out.append("--no-async-tensor-model-parallel-allreduce")
     return out

@@ -104,7 +104,7 @@ def layer_activation_bytes(model: TransformerSpec, layout: Layout, recompute: Re
         if recompute is not Recompute.SELECTIVE:
             # softmax output (2 bytes) and, with dropout, its mask (1) and output (2): 5as^2b/t (2as^2b/t without)
             attention += ((2 * e + 1) if model.dropout else e) * a * s * s * b / t
-    else:
+    elif recompute is not Recompute.SELECTIVE:
         attention += 4.0 * a * s * b / t  # fp32 log-sum-exp per row and head
     # FFN: input (norm output), fc1 output(s), activation output, dropout mask after fc2.
     ffn_inner = (3 if model.swiglu else 2) * e * s * b * f / t
@@ -141,7 +141,14 @@ def layers_in_flight(model: TransformerSpec, layout: Layout, stage: int = 0) -> 
 
 
 def recompute_working_bytes(model: TransformerSpec, layout: Layout) -> float:
-    """Extra bytes while a recomputed group of layers runs its backward (full recomputation only)."""
+    """Extra bytes while recomputed activations exist: one group of layers (full), one layer's ``s x s``
+    attention tensors (selective, unfused attention)."""
+    if layout.recompute is Recompute.SELECTIVE:
+        if layout.attention is not Attention.UNFUSED:
+            return 0.0
+        s = model.seq_length / layout.context
+        per = (2 * _act_bytes(layout) + 1) if model.dropout else _act_bytes(layout)
+        return per * model.heads * s * s * layout.micro_batch / layout.tensor
     if layout.recompute is not Recompute.FULL:
         return 0.0
     group = layout.recompute_layers or 1
@@ -165,7 +172,7 @@ def stored_activation_bytes(model: TransformerSpec, layout: Layout, stage: int =
             group = n or 1
             per_layer = checkpoint * (-(-chunk // group)) / chunk
         return in_flight * per_layer + recompute_working_bytes(model, layout)
-    return in_flight * layer_activation_bytes(model, layout)
+    return in_flight * layer_activation_bytes(model, layout) + recompute_working_bytes(model, layout)
 
 
 def stage_parameters(model: TransformerSpec, layout: Layout, stage: int = 0) -> tuple[float, float]:

@@ -19,17 +19,22 @@ class PerfParams:
 
     Parameters
     ----------
-    gemm_peak_fraction : float
-        Fraction of the dense peak a large matrix product reaches (cuBLAS on big, aligned shapes).
+    gemm_fraction : float
+        Fraction of the accelerator's maximum achievable matmul rate (``Accelerator.matmul_fraction`` of the
+        peak) that a large GEMM of a training step reaches (sustained clocks under a full training load,
+        non-square and transposed operands).
     gemm_half_dim : float
         The matrix dimension at which a GEMM runs at half of its large-shape efficiency along that
         dimension: efficiency = peak_fraction * prod(x / (x + half_dim) for x in (m, n, k)).
     kernel_launch_s : float
         Fixed cost of one kernel (launch and tail), seconds.
-    hbm_fraction : float
-        Fraction of peak HBM bandwidth reached by streaming (elementwise, norm, optimizer) kernels.
+    streaming_fraction : float
+        Fraction of the accelerator's copy bandwidth (``Accelerator.copy_fraction`` of the HBM peak) reached by
+        streaming kernels (norms, activations, dropout, softmax, optimizer).
     flash_fwd_fraction, flash_bwd_fraction : float
-        Fraction of the dense peak reached by fused attention forward / backward at head dim 128.
+        Fraction of the maximum achievable matmul rate reached by fused attention forward / backward at head
+        dimension 128 (FlashAttention-2 reaches about 70 % and 55 % of the A100's; not in the A100 table, which
+        used unfused attention).
     nvlink_fraction, nic_fraction : float
         NCCL bus bandwidth as a fraction of the NVLink / NIC spec bandwidth.
     tp_overlap_slowdown : float
@@ -47,15 +52,19 @@ class PerfParams:
         fragmentation).
     iteration_overhead_s : float
         Fixed host-side cost per iteration (data loading, logging, synchronisation).
+    stage_jitter : float
+        Coefficient of variation of a pipeline rank's time per micro-batch step (kernel timing noise, clock
+        and thermal variation). Every step of a pipelined schedule waits for the slowest of the ``p`` ranks,
+        whose expected excess over the mean is ``stage_jitter * sqrt(2 ln p)`` (the Gaussian maximum bound).
     """
 
-    gemm_peak_fraction: float = 0.78
+    gemm_fraction: float = 0.92
     gemm_half_dim: float = 48.0
     kernel_launch_s: float = 4e-6
-    hbm_fraction: float = 0.80
-    flash_fwd_fraction: float = 0.65
-    flash_bwd_fraction: float = 0.50
-    nvlink_fraction: float = 0.78
+    streaming_fraction: float = 0.90
+    flash_fwd_fraction: float = 0.75
+    flash_bwd_fraction: float = 0.60
+    nvlink_fraction: float = 0.80
     nic_fraction: float = 0.85
     tp_overlap_slowdown: float = 0.15
     grad_bucket_fraction: float = 0.05
@@ -63,13 +72,14 @@ class PerfParams:
     optimizer_bytes_per_param: float = 36.0
     reserve_bytes: float = 3.0e9
     iteration_overhead_s: float = 0.02
+    stage_jitter: float = 0.025
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise PlacementError(f"PerfParams.{f.name}: must be a finite number >= 0, got {value!r}")
-        for name in ("gemm_peak_fraction", "hbm_fraction", "flash_fwd_fraction", "flash_bwd_fraction",
+        for name in ("gemm_fraction", "streaming_fraction", "flash_fwd_fraction", "flash_bwd_fraction",
                      "nvlink_fraction", "nic_fraction"):  # fmt: skip
             if not 0 < getattr(self, name) <= 1:
                 raise PlacementError(f"PerfParams.{name}: must be in (0, 1]")

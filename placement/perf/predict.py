@@ -21,6 +21,7 @@ Reported TFLOP/s per GPU count recomputation (as Narayanan et al. 2021 do); MFU 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .calibration import CalibrationBand, calibration_band
@@ -36,7 +37,7 @@ from .collectives import (
     strided_group,
 )
 from .hardware import Cluster, Dtype
-from .kernels import flash_attention_seconds, streaming_seconds, training_gemm_seconds
+from .kernels import flash_attention_seconds, gemm_seconds, streaming_seconds, training_gemm_seconds
 from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout
 from .memory import MemoryBreakdown, memory_breakdown, stage_parameters
 from .params import DEFAULT_PARAMS, PerfParams
@@ -57,6 +58,7 @@ class TimeBreakdown:
     ep_comm: float
     pipeline_bubble: float
     pipeline_p2p: float
+    pipeline_sync: float
     dp_comm: float
     optimizer: float
     overhead: float
@@ -177,9 +179,12 @@ def _layer_cost(
         shapes += [(m_expert, fc1_width, h, local), (m_expert, h, f / t, local), (T, model.num_experts, h, 1.0)]
     else:
         shapes += [(T, fc1_width, h, 1.0), (T, h, f / t, 1.0)]
-    for m_, n_, k_, batch in shapes:
+    wgrad_col = 0.0  # weight-gradient GEMMs of the column-parallel layers (QKV, fc1): (k, n, m)
+    for i, (m_, n_, k_, batch) in enumerate(shapes):
         gf, gb = training_gemm_seconds(m_, n_, k_, acc, dt, params, batch, e)
         fwd, bwd = fwd + gf, bwd + gb
+        if i in (0, 2):
+            wgrad_col += gemm_seconds(k_, n_, m_, acc, dt, params, batch, e)
     gemm_fwd, gemm_bwd = fwd, bwd
     # Core attention.
     heads = b * a / t
@@ -212,7 +217,15 @@ def _layer_cost(
     else:
         comm = 0.0
     tp_fwd = _exposed(comm, gemm_fwd, layout.tp_comm_overlap, params)
-    tp_bwd = _exposed(comm, gemm_bwd, layout.tp_comm_overlap, params)
+    if layout.tp_comm_overlap:
+        tp_bwd = _exposed(comm, gemm_bwd, True, params)
+    elif layout.tp_async_backward:
+        # The column-parallel layers' input-gradient all-reduce (reduce-scatter with SP) runs under their
+        # weight-gradient GEMMs: all of the backward's communication without SP, half of it with SP.
+        hidden_part = comm / 2 if layout.sequence_parallel else comm
+        tp_bwd = comm - hidden_part + _exposed(hidden_part, wgrad_col, True, params)
+    else:
+        tp_bwd = comm
     # Context parallelism: ring exchange of K and V chunks, hidden behind attention where possible.
     cp_fwd = cp_bwd = 0.0
     if cp > 1:
@@ -414,6 +427,7 @@ def predict(
         ep_comm=m * critical.ep,
         pipeline_bubble=bubble,
         pipeline_p2p=m * critical.p2p,
+        pipeline_sync=m * critical.total * params.stage_jitter * math.sqrt(2 * math.log(p)),
         dp_comm=dp,
         optimizer=optimizer,
         overhead=params.iteration_overhead_s,
