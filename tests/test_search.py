@@ -83,7 +83,7 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                             tensor=t, pipeline=p, data=d, context=cp, expert=ep, virtual_stages=v, micro_batch=b,
                             global_batch=global_batch, sequence_parallel=sp, zero_stage=z, recompute=rec,
                             recompute_method=RecomputeMethod.BLOCK if k else RecomputeMethod.UNIFORM,
-                            recompute_layers=k, dtype=dtype, attention=space.attention,
+                            recompute_layers=k, dtype=dtype, attention=space.attention, tp_async_backward=space.tp_async,
                             overlap_grad_reduce=space.overlap and d * cp > 1,
                             overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
                             schedule=Schedule.INTERLEAVED if v > 1 else Schedule.ONE_F_ONE_B,

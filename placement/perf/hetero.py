@@ -15,14 +15,15 @@ it, else fp16), sequence parallelism when t > 1, distributed optimizer. Two vari
   size for the whole model.
 
 Time of a plan, composed from the performance model's own per-stage costs (``predict._stage_time``,
-``predict._dp_seconds``) on each stage's GPU kind: ``m * max stage + (p - 1) * mean stage + max over stages
-(data-parallel + optimizer) + overhead`` (1F1B; the slowest stage paces the steady state). Memory: each stage
+``predict._dp_seconds``) on each stage's GPU kind: ``m * max stage + (p - 1) * mean stage + the model's
+stage-jitter term + max over stages (data-parallel + optimizer) + overhead`` (1F1B; the slowest stage paces the steady state). Memory: each stage
 on its kind (``memory_breakdown`` of the stage). Every choice is enumerated (exact in this model). Not
 modelled: a slower link between the kinds (pipeline sends use the sending kind's links).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -267,7 +268,8 @@ def _evaluate(ev: _Evaluator, order, split, recs, p, d, b, batch, dtype, uniform
             totals.append(seconds)
             tails.append(tail)
             index += 1
-    iteration = m * max(totals) + (p - 1) * sum(totals) / p + max(tails) + ev.params.iteration_overhead_s
+    sync = m * max(totals) * ev.params.stage_jitter * math.sqrt(2 * math.log(p))  # the model's stage-jitter term
+    iteration = m * max(totals) + (p - 1) * sum(totals) / p + sync + max(tails) + ev.params.iteration_overhead_s
     layout = _layout_string([s.layers for s in stages])
     if uniform:
         launcher = (

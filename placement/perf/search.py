@@ -171,6 +171,7 @@ def _shape_knobs(space, model, cluster, t, p, d, cp, b, m, global_batch, experts
                         zero_stage=z,
                         dtype=dtype,
                         attention=space.attention,
+                        tp_async_backward=space.tp_async,
                         overlap_grad_reduce=space.overlap and d * cp > 1,
                         overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
                         schedule=schedule,

@@ -75,6 +75,8 @@ class SearchSpace:
         Core attention kernel (fused flash attention in today's frameworks).
     overlap : bool
         Data-parallel gradient reduction (and parameter gathering with sharding) overlapped with compute.
+    tp_async : bool
+        Asynchronous tensor-parallel reduction in the backward pass (Megatron-LM since 2022).
     """
 
     name: str
@@ -92,6 +94,7 @@ class SearchSpace:
     max_micro_batch: int = 16
     attention: Attention = Attention.FLASH
     overlap: bool = True
+    tp_async: bool = True
 
     def __post_init__(self) -> None:
         where = f"search space {self.name!r}"
@@ -148,7 +151,7 @@ SPACES: dict[str, SearchSpace] = {
         "megatron-2021",
         Framework.MEGATRON,
         "Megatron-LM as of Narayanan et al. 2021: uniform t (within a node), p, d, interleaved v, micro-batch "
-        "1..16, unfused attention, no sequence parallelism, no distributed optimizer, no overlap, recompute none "
+        "1..16, unfused attention, no sequence parallelism, no distributed optimizer, no overlap (nor asynchronous tensor-parallel backward), recompute none "
         "or full (every layer); layers split evenly",
         context=False,
         expert=False,
@@ -158,6 +161,7 @@ SPACES: dict[str, SearchSpace] = {
         partial_recompute=False,
         attention=Attention.UNFUSED,
         overlap=False,
+        tp_async=False,
     ),
 }
 
