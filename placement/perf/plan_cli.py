@@ -28,6 +28,7 @@ from .launch import (
     megatron_command,
     torchtitan_toml,
 )
+from .layout import Layout
 from .search import Plan, SearchResult, pareto_front, search
 from .spaces import SPACES
 from .transformer import MODELS, TransformerSpec, model_preset
@@ -107,9 +108,9 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
     }
 
 
-def describe_layout(plan: Plan) -> str:
-    """One line: t, p, d, cp, ep, v, b, SP, ZeRO, recompute."""
-    lay = plan.layout
+def describe_layout(plan: Plan | Layout) -> str:
+    """One line: t, p, d, cp, ep, v, b, SP, ZeRO, recompute (of a plan or a layout)."""
+    lay = plan.layout if isinstance(plan, Plan) else plan
     rec = str(lay.recompute)
     if lay.recompute.value == "full":
         rec += f" ({lay.recompute_method}, {lay.recompute_layers} layers)"
