@@ -120,16 +120,15 @@ def _schedules(space: SearchSpace, model: TransformerSpec, p: int, m: int) -> It
                 yield Schedule.INTERLEAVED, v
 
 
-def shapes(
+def shape_specs(
     space: SearchSpace, model: TransformerSpec, cluster: Cluster, global_batch: int, dtype: Dtype | str | None = None
-) -> Iterator[Layout]:
-    """Every valid shape of the space: its layout without recomputation, in a fixed order.
+) -> Iterator[dict[str, object]]:
+    """The keyword arguments of every candidate shape (:class:`Layout` fields), cheap to enumerate.
 
-    A shape fixes t, p, d, cp, ep, v, schedule, micro-batch, sequence parallel and sharding; its
-    recompute variants are :func:`variants`.
+    Each still has to pass :func:`check_layout` (:func:`shapes` builds and checks them).
     """
     n = cluster.gpus
-    dtype = space_dtype(cluster) if dtype is None else Dtype(dtype)
+    dt = space_dtype(cluster) if dtype is None else Dtype(dtype)
     experts = divisors(model.num_experts) if (space.expert and model.moe) else [1]
     for t in _tensor_sizes(space, model, cluster):
         contexts = [c for c in divisors(n // t) if model.seq_length % (2 * c) == 0] if space.context else [1]
@@ -144,10 +143,10 @@ def shapes(
                     if b > space.max_micro_batch:
                         break
                     m = global_batch // (d * b)
-                    yield from _shape_knobs(space, model, cluster, t, p, d, cp, b, m, global_batch, experts, dtype)
+                    yield from _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dt)
 
 
-def _shape_knobs(space, model, cluster, t, p, d, cp, b, m, global_batch, experts, dtype) -> Iterator[Layout]:  # noqa: ANN001
+def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) -> Iterator[dict[str, object]]:  # noqa: ANN001
     sps = space.sequence_parallel if t > 1 else (False,)
     shardings = [z for z in space.shardings if not (p > 1 and space.name == "deepspeed" and z > 1)]
     for schedule, v in _schedules(space, model, p, m):
@@ -158,29 +157,47 @@ def _shape_knobs(space, model, cluster, t, p, d, cp, b, m, global_batch, experts
                 continue
             for sp in sps:
                 for z in shardings:
-                    layout = Layout(
-                        tensor=t,
-                        pipeline=p,
-                        data=d,
-                        context=cp,
-                        expert=ep,
-                        virtual_stages=v,
-                        micro_batch=b,
-                        global_batch=global_batch,
-                        sequence_parallel=sp,
-                        zero_stage=z,
-                        dtype=dtype,
-                        attention=space.attention,
-                        tp_async_backward=space.tp_async,
-                        overlap_grad_reduce=space.overlap and d * cp > 1,
-                        overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
-                        schedule=schedule,
-                    )
-                    try:
-                        check_layout(model, cluster, layout)
-                    except PlacementError:
-                        continue
-                    yield layout
+                    yield {
+                        "tensor": t,
+                        "pipeline": p,
+                        "data": d,
+                        "context": cp,
+                        "expert": ep,
+                        "virtual_stages": v,
+                        "micro_batch": b,
+                        "global_batch": global_batch,
+                        "sequence_parallel": sp,
+                        "zero_stage": z,
+                        "dtype": dtype,
+                        "attention": space.attention,
+                        "tp_async_backward": space.tp_async,
+                        "overlap_grad_reduce": space.overlap and d * cp > 1,
+                        "overlap_param_gather": space.overlap and z >= 1 and d * cp > 1,
+                        "schedule": schedule,
+                    }
+
+
+def _checked(model: TransformerSpec, cluster: Cluster, spec: dict[str, object]) -> Layout | None:
+    try:
+        layout = Layout(**spec)  # type: ignore[arg-type]
+        check_layout(model, cluster, layout)
+    except PlacementError:
+        return None
+    return layout
+
+
+def shapes(
+    space: SearchSpace, model: TransformerSpec, cluster: Cluster, global_batch: int, dtype: Dtype | str | None = None
+) -> Iterator[Layout]:
+    """Every valid shape of the space: its layout without recomputation, in a fixed order.
+
+    A shape fixes t, p, d, cp, ep, v, schedule, micro-batch, sequence parallel and sharding; its
+    recompute variants are :func:`variants`.
+    """
+    for spec in shape_specs(space, model, cluster, global_batch, dtype):
+        layout = _checked(model, cluster, spec)
+        if layout is not None:
+            yield layout
 
 
 def space_dtype(cluster: Cluster) -> Dtype:
@@ -245,13 +262,19 @@ def _layer_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, par
 def time_bound(layer_seconds: float, model: TransformerSpec, layout: Layout, params: PerfParams) -> float:
     """A lower bound of the predicted iteration time of ``layout`` and of every recompute variant of it.
 
-    The model's iteration is ``m * critical stage + bubble + data-parallel + optimizer + overhead`` where every
-    stage runs at least its ``L/p`` layers (so the critical stage and the mean stage of the bubble
-    ``(p-1)/v * mean`` are at least ``L/p * layer_seconds``) and the other terms are non-negative.
+    The model's iteration is ``m * critical stage * (1 + jitter * sqrt(2 ln p)) + bubble + data-parallel +
+    optimizer + overhead`` where every stage runs at least its ``L/p`` layers (so the critical stage and the
+    mean stage of the bubble ``(p-1)/v * mean`` are at least ``L/p * layer_seconds``) and the other terms are
+    non-negative.
     """
-    p, v = layout.pipeline, layout.virtual_stages
-    bubble = (p - 1) / v * (1.0 / 3.0 if layout.schedule is Schedule.ZB_H1 else 1.0)
-    return (layout.microbatches + bubble) * (model.layers / p) * layer_seconds + params.iteration_overhead_s
+    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
+    return _bound(layer_seconds, model.layers, p, v, m, layout.schedule is Schedule.ZB_H1, params)
+
+
+def _bound(layer_seconds: float, layers: int, p: int, v: int, m: int, zb: bool, params: PerfParams) -> float:
+    bubble = (p - 1) / v * (1.0 / 3.0 if zb else 1.0)
+    sync = m * params.stage_jitter * math.sqrt(2 * math.log(p))  # the model's stage-jitter term, x critical stage
+    return (m + sync + bubble) * (layers / p) * layer_seconds + params.iteration_overhead_s
 
 
 # ----------------------------------------------------------------------------- search
@@ -269,24 +292,33 @@ def _better(a: Plan, b: Plan | None) -> bool:
 def _candidates(
     space: SearchSpace, model: TransformerSpec, cluster: Cluster, global_batch: int, dtype: Dtype | None,
     params: PerfParams, capacity: float, counters: dict[str, int],
-) -> list[tuple[float, int, Layout]]:  # fmt: skip
-    """(time bound, order, shape) of every shape whose family can fit, unsorted."""
-    families: dict[tuple[int, ...], bool] = {}
+) -> list[tuple[float, int, dict[str, object]]]:  # fmt: skip
+    """(time bound, order, shape spec) of every shape whose family can fit, unsorted.
+
+    Layouts are built only for one member of each family (the memory bound) and one per per-layer cost key;
+    the bound of a shape is arithmetic on those (:func:`time_bound`).
+    """
+    families: dict[tuple[object, ...], bool] = {}
     layer_cache: dict[tuple[object, ...], float] = {}
-    out: list[tuple[float, int, Layout]] = []
-    for shape in shapes(space, model, cluster, global_batch, dtype):
+    out: list[tuple[float, int, dict[str, object]]] = []
+    for spec in shape_specs(space, model, cluster, global_batch, dtype):
         counters["shapes"] += 1
-        fam = (shape.tensor, shape.pipeline, shape.data, shape.context, shape.expert, shape.zero_stage)
+        fam = tuple(spec[k] for k in ("tensor", "pipeline", "data", "context", "expert", "zero_stage"))
         if fam not in families:
-            families[fam] = static_memory_bound(model, shape, params) <= capacity
+            layout = _checked(model, cluster, spec)
+            families[fam] = layout is not None and static_memory_bound(model, layout, params) <= capacity
             counters["memory_checks"] += 1
         if not families[fam]:
             counters["pruned_by_memory"] += 1
             continue
-        key = (shape.tensor, shape.context, shape.expert, shape.micro_batch, shape.sequence_parallel)
+        key = tuple(spec[k] for k in ("tensor", "context", "expert", "micro_batch", "sequence_parallel"))
         if key not in layer_cache:
-            layer_cache[key] = _layer_seconds(model, cluster, shape, params)
-        out.append((time_bound(layer_cache[key], model, shape, params), len(out), shape))
+            layout = _checked(model, cluster, spec)
+            layer_cache[key] = math.inf if layout is None else _layer_seconds(model, cluster, layout, params)
+        p, v = int(spec["pipeline"]), int(spec["virtual_stages"])  # type: ignore[call-overload]
+        m = global_batch // (int(spec["data"]) * int(spec["micro_batch"]))  # type: ignore[call-overload]
+        bound = _bound(layer_cache[key], model.layers, p, v, m, spec["schedule"] is Schedule.ZB_H1, params)
+        out.append((bound, len(out), spec))
     return out
 
 
@@ -371,10 +403,13 @@ def search(
     dt = None if dtype is None else Dtype(dtype)
     candidates = sorted(_candidates(space, model, cluster, global_batch, dt, params, capacity, counters))
     best: Plan | None = None
-    for i, (bound, _, shape) in enumerate(candidates):
+    for i, (bound, _, spec) in enumerate(candidates):
         if best is not None and bound > best.iteration_seconds:
             counters["pruned_by_bound"] += len(candidates) - i
             break
+        shape = _checked(model, cluster, spec)
+        if shape is None:
+            continue
         found = _best_of_shape(space, model, cluster, shape, params, capacity, best, counters)
         if found is not None and _better(found, best):
             best = found
@@ -421,10 +456,11 @@ def _pareto_filter(plans: Sequence[Plan], with_cost: bool) -> list[Plan]:
     return [p for _, p in front]
 
 
-def gpu_counts(cluster: Cluster) -> list[int]:
-    """GPU counts for the front: divisors of the cluster size made of whole nodes (or one partial node)."""
+def gpu_counts(cluster: Cluster, most: int = 4) -> list[int]:
+    """GPU counts for the front: the ``most`` largest divisors of the cluster size in whole nodes (or one partial node)."""
     g = cluster.gpus_per_node
-    return [n for n in divisors(cluster.gpus) if (n % g == 0) or (n < g and g % n == 0)]
+    counts = [n for n in divisors(cluster.gpus) if (n % g == 0) or (n < g and g % n == 0)]
+    return counts[-most:]
 
 
 def pareto_front(
@@ -439,17 +475,24 @@ def pareto_front(
 ) -> list[Plan]:
     """Plans no other plan beats on time, memory per GPU and GPU count (and cost with a price).
 
-    Each GPU count of ``counts`` (default :func:`gpu_counts`) is a cluster of the same nodes. On one
-    recompute chain a variant is skipped when an earlier (faster) one of the chain fits with no more
-    memory: it is dominated.
+    Each GPU count of ``counts`` (default :func:`gpu_counts`) is a cluster of the same nodes, taken in
+    increasing order; shapes best-first by :func:`time_bound`. A variant is not predicted when it cannot
+    join the front: an earlier (faster) variant of its recompute chain fits with no more memory, or a plan
+    already found has no more GPUs, no more memory and a time no larger than the variant's bound (then it
+    also costs no more).
     """
     space = get_space(space) if isinstance(space, str) else space
     price = cluster.accelerator.price_per_hour
+    dt = None if dtype is None else Dtype(dtype)
     plans: list[Plan] = []
-    for n in counts or gpu_counts(cluster):
+    for n in sorted(counts or gpu_counts(cluster)):
         sub = cluster.with_changes(gpus=int(n))
         capacity = _capacity(sub)
-        for shape in shapes(space, model, sub, global_batch, dtype):
+        counters = dict.fromkeys(("shapes", "memory_checks", "predictions", "pruned_by_memory", "pruned_by_bound"), 0)
+        for bound, _, spec in sorted(_candidates(space, model, sub, global_batch, dt, params, capacity, counters)):
+            shape = _checked(model, sub, spec)
+            if shape is None:
+                continue
             for chain in variants(space, model, shape):
                 lowest = math.inf
                 for layout in chain:
@@ -457,7 +500,10 @@ def pareto_front(
                     if mem > capacity or mem >= lowest:
                         continue
                     lowest = mem
-                    prediction = predict(model, sub, layout, params, check=False)
-                    if prediction.fits:
-                        plans.append(Plan(layout, prediction, sub.gpus, price))
+                    if any(p.iteration_seconds <= bound and p.memory_bytes <= mem for p in plans):
+                        continue  # every plan kept has no more GPUs than this one
+                    prediction = predict(model, sub, layout, params, check=False, with_band=False)
+                    plans.append(Plan(layout, prediction, sub.gpus, price))
+                    if len(plans) > 64:
+                        plans = _pareto_filter(plans, price is not None)
     return _pareto_filter(plans, price is not None)
