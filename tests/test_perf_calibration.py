@@ -14,6 +14,8 @@ from placement.perf import (
     calibration_band,
     calibration_results,
     eq3_flops,
+    iteration_flops,
+    load_calibration,
     predict,
 )
 
@@ -58,3 +60,12 @@ def test_sixteen_thousand_gpus():
     pred = predict(model, cluster, layout)
     assert pred.iteration_seconds > 0 and 0 < pred.mfu < 1
     assert pred.tokens_per_second == pytest.approx(2048 * 8192 / pred.iteration_seconds)
+
+
+def test_flop_count_is_the_papers_eq3():
+    for row in load_calibration():
+        m = row.model
+        _, hardware = iteration_flops(m, row.layout)
+        want = eq3_flops(row.layout.global_batch, m.seq_length, m.layers, m.hidden, m.padded_vocab(row.layout.tensor))
+        # GEMMs, full s x s attention, logits and one recomputed forward: exactly the paper's count
+        assert hardware == pytest.approx(want, rel=1e-12)

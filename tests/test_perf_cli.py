@@ -59,3 +59,36 @@ def test_errors_one_line_exit_2(capsys, argv, words):
     err = capsys.readouterr().err
     assert words in err, err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "extra, words",
+    [
+        (["--num-layers", "99999999999999"], "layers must be an integer from 1"),
+        (["--seq-length", "-5"], "seq_length must be an integer"),
+        (["--hidden-size", "1e9"], "--hidden-size '1e9'"),
+        (["--micro-batch-size"], "--micro-batch-size: expects a value"),
+    ],
+)
+def test_hostile_sizes_one_line(capsys, extra, words):
+    assert main(["predict", "--gpu", "A100", "--gpus", "1024", "--", *GPT175, *extra]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1
+
+
+def test_closed_pipe_ends_quietly():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "placement", "predict", "--gpu", "A100", "--gpus", "1024", "--", *GPT175],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    process.stdout.read(1)
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    process.wait(timeout=120)
+    assert "Traceback" not in stderr and process.returncode == 0, stderr

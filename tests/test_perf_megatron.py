@@ -12,7 +12,9 @@ from placement.perf import (
     RecomputeMethod,
     megatron_args,
     parse_megatron_args,
+    parse_megatron_command,
 )
+from placement.perf.megatron import _SWITCHES, _VALUED
 
 LLAMA_CMD = (
     "--num-layers 80 --hidden-size 8192 --ffn-hidden-size 28672 --num-attention-heads 64 --group-query-attention "
@@ -73,3 +75,36 @@ def test_bad_flags_one_line(cmd, words):
     with pytest.raises(InvalidLayoutError) as err:
         parse_megatron_args(cmd.split(), gpus=8)
     assert words in str(err.value) and "\n" not in str(err.value)
+
+
+def test_pasted_command_with_torchrun():
+    text = """CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc_per_node 8 --nnodes 16 pretrain_gpt.py \\
+        --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 \\
+        --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --global-batch-size 256 --bf16  # comment
+    """
+    model, layout, notes = parse_megatron_command(text)
+    assert model.layers == 32 and (layout.tensor, layout.pipeline, layout.data) == (2, 2, 32)
+    assert any("world size 128" in n for n in notes)
+    assert parse_megatron_command(text, gpus=64)[1].data == 16
+    with pytest.raises(InvalidLayoutError, match="command line"):
+        parse_megatron_command("--num-layers 'unclosed")
+
+
+@pytest.mark.slow  # importing megatron-core takes about 14 s
+def test_flag_names_are_megatron_core_config_fields():
+    """Flags whose names Megatron-LM derives from megatron-core's config dataclasses exist there."""
+    import dataclasses
+
+    core = pytest.importorskip("megatron.core.transformer.transformer_config")
+    ddp = pytest.importorskip("megatron.core.distributed")
+    names = {f.name for f in dataclasses.fields(core.TransformerConfig)}
+    names |= {f.name for f in dataclasses.fields(ddp.DistributedDataParallelConfig)}
+    for flag in ("--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads",
+                 "--num-query-groups", "--moe-router-topk", "--normalization", "--hidden-dropout",
+                 "--attention-dropout", "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+                 "--context-parallel-size", "--expert-model-parallel-size", "--recompute-granularity",
+                 "--recompute-method", "--recompute-num-layers", "--attention-backend", "--sequence-parallel",
+                 "--use-distributed-optimizer", "--bf16", "--fp16", "--overlap-grad-reduce",
+                 "--overlap-param-gather", "--tp-comm-overlap", "--data-parallel-sharding-strategy"):  # fmt: skip
+        assert flag in _VALUED or flag in _SWITCHES
+        assert flag[2:].replace("-", "_") in names, flag

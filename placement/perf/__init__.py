@@ -38,7 +38,7 @@ from .collectives import (
 from .hardware import ACCELERATORS, Accelerator, Cluster, Dtype, accelerator
 from .kernels import flash_attention_seconds, gemm_efficiency, gemm_seconds, streaming_seconds
 from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout
-from .megatron import megatron_args, parse_megatron_args
+from .megatron import megatron_args, parse_megatron_args, parse_megatron_command
 from .memory import (
     MemoryBreakdown,
     korthikanti_layer_bytes,
@@ -48,7 +48,16 @@ from .memory import (
     stage_parameters,
 )
 from .params import DEFAULT_PARAMS, PerfParams
-from .predict import MODEL_ID, CalibrationBand, Prediction, TimeBreakdown, layer_forward_flops, predict
+from .predict import (
+    MODEL_ID,
+    CalibrationBand,
+    Prediction,
+    TimeBreakdown,
+    iteration_flops,
+    iteration_time,
+    layer_forward_flops,
+    predict,
+)
 from .transformer import MODELS, Norm, TransformerSpec, model_preset
 
 __all__ = [
@@ -88,6 +97,8 @@ __all__ = [
     "flash_attention_seconds",
     "gemm_efficiency",
     "gemm_seconds",
+    "iteration_flops",
+    "iteration_time",
     "korthikanti_layer_bytes",
     "layer_activation_bytes",
     "layer_forward_flops",
@@ -99,6 +110,7 @@ __all__ = [
     "model_preset",
     "p2p_seconds",
     "parse_megatron_args",
+    "parse_megatron_command",
     "predict",
     "reduce_scatter_seconds",
     "stage_parameters",

@@ -7,7 +7,7 @@ from enum import Enum
 
 from ..errors import InvalidLayoutError
 from .hardware import Cluster, Dtype
-from .transformer import TransformerSpec
+from .transformer import MAX_SIZE, TransformerSpec
 
 
 class _StrEnum(str, Enum):
@@ -108,10 +108,11 @@ class Layout:
     def __post_init__(self) -> None:
         for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidLayoutError(f"layout {name}: must be a positive integer, got {value!r}")
-        if isinstance(self.global_batch, bool) or not isinstance(self.global_batch, int) or self.global_batch < 1:
-            raise InvalidLayoutError(f"--global-batch-size {self.global_batch!r}: must be a positive integer")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIZE:
+                raise InvalidLayoutError(f"layout {name}: must be an integer from 1 to {MAX_SIZE}, got {value!r}")
+        batch = self.global_batch
+        if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_SIZE:
+            raise InvalidLayoutError(f"--global-batch-size {batch!r}: must be an integer from 1 to {MAX_SIZE}")
         if self.zero_stage not in (0, 1, 2, 3):
             raise InvalidLayoutError(f"zero_stage {self.zero_stage!r}: must be 0, 1, 2 or 3")
         if self.recompute_layers is not None and (

@@ -8,6 +8,7 @@ The data-parallel size is not a Megatron flag (it is the world size over ``t * p
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 
 from ..errors import InvalidLayoutError
@@ -45,6 +46,10 @@ _VALUED: dict[str, tuple[str, Callable[[str], object]]] = {
     "--fp8-format": ("fp8_format", str),
     "--attention-backend": ("attention_backend", str),
     "--data-parallel-sharding-strategy": ("sharding", str),
+    # torchrun's own flags give the world size when no GPU count is passed
+    "--nproc_per_node": ("nproc", int),
+    "--nproc-per-node": ("nproc", int),
+    "--nnodes": ("nnodes", int),
 }
 
 # Switches -> destination set to True.
@@ -163,6 +168,9 @@ def _layout(values: dict[str, object], model: TransformerSpec, gpus: int | None,
     t = int(values.get("tensor", 1))  # type: ignore[call-overload]
     p = int(values.get("pipeline", 1))  # type: ignore[call-overload]
     cp = int(values.get("context", 1))  # type: ignore[call-overload]
+    if gpus is None and "nproc" in values:
+        gpus = int(values["nproc"]) * int(values.get("nnodes", 1))  # type: ignore[call-overload]
+        notes.append(f"world size {gpus} from torchrun's --nproc-per-node x --nnodes")
     if gpus is None:
         data = 1
         notes.append("data-parallel size is not a Megatron flag: assumed 1 (give the GPU count)")
@@ -349,3 +357,16 @@ def megatron_args(model: TransformerSpec, layout: Layout) -> list[str]:
     if not layout.tp_async_backward:
         out.append("--no-async-tensor-model-parallel-allreduce")
     return out
+
+
+def parse_megatron_command(text: str, gpus: int | None = None) -> tuple[TransformerSpec, Layout, list[str]]:
+    """:func:`parse_megatron_args` on a pasted shell command (``torchrun ... pretrain_gpt.py --num-layers ...``).
+
+    Line continuations, quotes and ``VAR=value`` prefixes are handled by :func:`shlex.split`; without
+    ``gpus``, torchrun's ``--nproc-per-node`` times ``--nnodes`` gives the world size.
+    """
+    try:
+        argv = shlex.split(text, comments=True)
+    except ValueError as exc:
+        raise InvalidLayoutError(f"command line: {exc}") from None
+    return parse_megatron_args(argv, gpus)

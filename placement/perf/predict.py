@@ -14,7 +14,8 @@ micro-batch (closed form, see :mod:`placement.perf.kernels` and :mod:`placement.
 
 Then ``T = m * max_stage + bubble + exposed data-parallel reduction + optimizer step + fixed overhead`` with
 ``bubble = (p-1)/v * mean_stage`` (1F1B, GPipe, interleaved) or a third of it (ZB-H1), pipeline sends
-(scatter/gather over the tensor group) on the critical path.
+(scatter/gather over the tensor group) on the critical path, and a synchronisation term: every pipelined step
+waits for the slowest of ``p`` ranks, ``stage_jitter * sqrt(2 ln p)`` of the step.
 
 Reported TFLOP/s per GPU count recomputation (as Narayanan et al. 2021 do); MFU does not.
 """
@@ -362,6 +363,64 @@ def _dp_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params
     return reduce + gather
 
 
+def iteration_time(
+    model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams = DEFAULT_PARAMS
+) -> TimeBreakdown:
+    """Seconds of one iteration by cause, for a layout already checked (no validation here)."""
+    links = Links.of(cluster, params)
+    cost = _layer_cost(model, cluster, layout, params, links)
+    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
+    first = _stage_time(model, cluster, layout, params, links, cost, True, p == 1)
+    last = first if p == 1 else _stage_time(model, cluster, layout, params, links, cost, False, True)
+    middle = _stage_time(model, cluster, layout, params, links, cost, False, False) if p > 2 else first
+    critical = max((first, last, middle), key=lambda st: st.total)
+    mean = (first.total + last.total + (p - 2) * middle.total) / p if p > 1 else first.total
+    bubble = (p - 1) / v * mean
+    if layout.schedule is Schedule.ZB_H1:
+        bubble /= 3.0
+    first_params = stage_parameters(model, layout, 0)
+    last_params = stage_parameters(model, layout, p - 1)
+    heavy = 0 if sum(first_params) >= sum(last_params) else p - 1
+    dp = _dp_seconds(model, cluster, layout, params, links, first if heavy == 0 else last, heavy)
+    if p > 1 and model.tied_embeddings:  # embedding gradients of the first and last ranks are summed
+        e_g = 4.0 if layout.fp32_grads() else 2.0
+        nbytes = model.padded_vocab(layout.tensor) * model.hidden / layout.tensor * e_g
+        dp += allreduce_seconds(nbytes, strided_group(2, layout.gpus // p * (p - 1), cluster.gpus_per_node), links)
+    dense, expert = first_params if heavy == 0 else last_params
+    if layout.zero_stage >= 1:  # the distributed optimizer updates its shard only
+        shard = layout.data * layout.context
+        dense, expert = dense / shard, expert / max(1, shard // layout.expert)
+    optimizer = streaming_seconds((dense + expert) * params.optimizer_bytes_per_param, cluster.accelerator, params, 20)
+    return TimeBreakdown(
+        compute=m * critical.compute,
+        recompute=m * critical.recompute,
+        tp_comm=m * critical.tp,
+        cp_comm=m * critical.cp,
+        ep_comm=m * critical.ep,
+        pipeline_bubble=bubble,
+        pipeline_p2p=m * critical.p2p,
+        pipeline_sync=m * critical.total * params.stage_jitter * math.sqrt(2 * math.log(p)),
+        dp_comm=dp,
+        optimizer=optimizer,
+        overhead=params.iteration_overhead_s,
+    )
+
+
+def iteration_flops(model: TransformerSpec, layout: Layout) -> tuple[float, float]:
+    """(model, hardware) FLOPs of one iteration: forward and backward; hardware adds recomputation.
+
+    For a GPT with full recomputation, the hardware count is Narayanan et al.'s Eq. 3 (padded vocabulary).
+    """
+    layer, core, logits = layer_forward_flops(model, 1.0, model.padded_vocab(layout.tensor))
+    model_flops = layout.global_batch * 3.0 * (model.layers * layer + logits)
+    recompute_flops = 0.0
+    if layout.recompute is Recompute.FULL:
+        recompute_flops = _recompute_fraction(model, layout) * layer
+    elif layout.recompute is Recompute.SELECTIVE:
+        recompute_flops = core
+    return model_flops, model_flops + layout.global_batch * model.layers * recompute_flops
+
+
 def predict(
     model: TransformerSpec,
     cluster: Cluster,
@@ -398,49 +457,9 @@ def predict(
     """
     if check:
         check_layout(model, cluster, layout)
-    links = Links.of(cluster, params)
-    cost = _layer_cost(model, cluster, layout, params, links)
-    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
-    first = _stage_time(model, cluster, layout, params, links, cost, True, p == 1)
-    last = first if p == 1 else _stage_time(model, cluster, layout, params, links, cost, False, True)
-    middle = _stage_time(model, cluster, layout, params, links, cost, False, False) if p > 2 else first
-    critical = max((first, last, middle), key=lambda st: st.total)
-    mean = (first.total + last.total + (p - 2) * middle.total) / p if p > 1 else first.total
-    bubble = (p - 1) / v * mean
-    if layout.schedule is Schedule.ZB_H1:
-        bubble /= 3.0
-    first_params = sum(stage_parameters(model, layout, 0))
-    last_params = sum(stage_parameters(model, layout, p - 1))
-    heavy = 0 if first_params >= last_params else p - 1
-    dp = _dp_seconds(model, cluster, layout, params, links, first if heavy == 0 else last, heavy)
-    if p > 1 and model.tied_embeddings:  # embedding gradients of the first and last ranks are summed
-        e_g = 4.0 if layout.fp32_grads() else 2.0
-        nbytes = model.padded_vocab(layout.tensor) * model.hidden / layout.tensor * e_g
-        dp += allreduce_seconds(nbytes, strided_group(2, layout.gpus // p * (p - 1), cluster.gpus_per_node), links)
-    owned = max(first_params, last_params) / (layout.data * layout.context if layout.zero_stage >= 1 else 1)
-    optimizer = streaming_seconds(owned * params.optimizer_bytes_per_param, cluster.accelerator, params, 20)
-    time = TimeBreakdown(
-        compute=m * critical.compute,
-        recompute=m * critical.recompute,
-        tp_comm=m * critical.tp,
-        cp_comm=m * critical.cp,
-        ep_comm=m * critical.ep,
-        pipeline_bubble=bubble,
-        pipeline_p2p=m * critical.p2p,
-        pipeline_sync=m * critical.total * params.stage_jitter * math.sqrt(2 * math.log(p)),
-        dp_comm=dp,
-        optimizer=optimizer,
-        overhead=params.iteration_overhead_s,
-    )
+    time = iteration_time(model, cluster, layout, params)
     seconds = time.total
-    vocab = model.padded_vocab(layout.tensor)
-    layer, core, logits = layer_forward_flops(model, 1.0, vocab)
-    model_flops = layout.global_batch * 3.0 * (model.layers * layer + logits)
-    rec_frac = _recompute_fraction(model, layout)
-    recompute_flops = rec_frac * layer if layout.recompute is Recompute.FULL else 0.0
-    if layout.recompute is Recompute.SELECTIVE:
-        recompute_flops = core
-    hardware_flops = model_flops + layout.global_batch * model.layers * recompute_flops
+    model_flops, hardware_flops = iteration_flops(model, layout)
     memory = memory_breakdown(model, layout, params)
     capacity = cluster.accelerator.memory_bytes
     peak = cluster.accelerator.peak_flops(layout.dtype)
@@ -459,7 +478,7 @@ def predict(
         memory_capacity=capacity,
         fits=memory.total <= capacity,
         time=time,
-        microbatches=m,
+        microbatches=layout.microbatches,
         model_flops=model_flops,
         hardware_flops=hardware_flops,
         model_id=MODEL_ID,

@@ -11,6 +11,9 @@ from enum import Enum
 
 from ..errors import InvalidModelSpecError
 
+#: Largest value of any size field (layers, widths, sequence, vocabulary, experts): keeps every count finite.
+MAX_SIZE = 2**31
+
 
 class Norm(str, Enum):
     """Normalisation layer kind."""
@@ -75,11 +78,15 @@ class TransformerSpec:
     def __post_init__(self) -> None:
         for field_name in ("layers", "hidden", "heads", "seq_length", "vocab", "num_experts", "moe_topk"):
             value = getattr(self, field_name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidModelSpecError(f"{self.name}: {field_name} must be a positive integer, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIZE:
+                raise InvalidModelSpecError(
+                    f"{self.name}: {field_name} must be an integer from 1 to {MAX_SIZE}, got {value!r}"
+                )
         for field_name in ("ffn_hidden", "query_groups", "max_position_embeddings"):
             value = getattr(self, field_name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIZE
+            ):
                 raise InvalidModelSpecError(f"{self.name}: {field_name} must be a positive integer, got {value!r}")
         object.__setattr__(self, "norm", Norm(self.norm))
         if self.hidden % self.heads:
