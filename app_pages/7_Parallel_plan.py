@@ -186,3 +186,7 @@ st.subheader("Time per sample vs devices")
 if st.toggle("draw the curve for 8..1024 devices", value=True, key="md_curve_on"):
     points = _curve(text, name, float(memory_gib), float(bandwidth_gib), int(microbatches))
     st.plotly_chart(viz.multidim_curve_figure(points, selected=int(devices)), width="stretch", key="md_curve")
+
+from ui import launch_plan  # noqa: E402 - transformer training: the launchable-layout planner
+
+launch_plan.render()

@@ -134,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .perf.cli import register as register_predict  # the transformer performance model's subcommand
 
     register_predict(commands)
+    from .perf.plan_cli import add_plan_parser  # the launchable-layout planner (placement/perf/search.py)
+
+    add_plan_parser(commands, _count)
     return parser
 
 
@@ -480,6 +483,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     handlers = {"solve": _cmd_solve, "evaluate": _cmd_evaluate, "compare": _cmd_compare, "export": _cmd_export}
     handlers["predict"] = cmd_predict
+    from .perf.plan_cli import run_plan
+
+    handlers["plan"] = run_plan
     try:
         status = handlers[args.command](args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below

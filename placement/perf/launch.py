@@ -1,0 +1,244 @@
+"""Hand a plan over to a framework: Megatron-LM arguments, a torchtitan TOML job config, a DeepSpeed JSON config.
+
+* :func:`megatron_command` - the complete Megatron-LM argument list of :func:`placement.perf.megatron.megatron_args`
+  (the flags ``python -m placement predict`` reads, so predicting it again gives the plan's own numbers).
+* :func:`torchtitan_toml` - a torchtitan job config (``--job.config_file``), sections ``[model]``,
+  ``[training]``, ``[parallelism]`` and ``[activation_checkpoint]`` with torchtitan's field names
+  (``data_parallel_shard_degree`` is FSDP2 over the data-parallel ranks).
+* :func:`deepspeed_config` - a DeepSpeed config dictionary (``zero_optimization``, ``pipeline``,
+  ``activation_checkpointing``, batch sizes, precision; ``tensor_parallel.autotp_size`` for t > 1).
+
+:func:`check_configs` runs the real parsers that can be imported here: Megatron-Core's
+``TransformerConfig`` (its validation of the parallel sizes and recomputation settings),
+``deepspeed.runtime.config.DeepSpeedConfig`` and ``tomllib``; torchtitan is not installed (see the README).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass
+
+from ..errors import PlacementError
+from .hardware import Dtype
+from .layout import Layout, Recompute, Schedule
+from .megatron import megatron_args
+from .transformer import TransformerSpec
+
+#: torchtitan's pipeline schedule names (torch.distributed.pipelining) for the model's schedules.
+TORCHTITAN_SCHEDULES = {
+    Schedule.ONE_F_ONE_B: "1F1B",
+    Schedule.INTERLEAVED: "Interleaved1F1B",
+    Schedule.GPIPE: "GPipe",
+}
+
+#: Field names of torchtitan 0.3.0's ``ParallelismConfig`` used in the TOML (checked by tests).
+TORCHTITAN_PARALLELISM_FIELDS = (
+    "data_parallel_replicate_degree",
+    "data_parallel_shard_degree",
+    "tensor_parallel_degree",
+    "enable_sequence_parallel",
+    "pipeline_parallel_degree",
+    "pipeline_parallel_schedule",
+    "pipeline_parallel_microbatch_size",
+    "pipeline_parallel_layers_per_stage",
+    "context_parallel_degree",
+    "expert_parallel_degree",
+)
+
+
+def megatron_command(model: TransformerSpec, layout: Layout) -> list[str]:
+    """The plan as Megatron-LM arguments (``pretrain_gpt.py`` flags), one list element per token."""
+    return list(megatron_args(model, layout))
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(str(value))
+
+
+def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
+    """A torchtitan job config (TOML) running ``layout``.
+
+    Raises
+    ------
+    PlacementError
+        For what torchtitan cannot run: ZeRO stages other than FSDP2 over the data ranks (0 or 3 with
+        d = 1 is plain replication) and schedules it has no name for.
+    """
+    if layout.schedule not in TORCHTITAN_SCHEDULES:
+        raise PlacementError(f"torchtitan: schedule {layout.schedule} has no torchtitan equivalent here")
+    if layout.zero_stage not in (0, 3) and layout.data * layout.context > 1:
+        raise PlacementError(f"torchtitan: ZeRO stage {layout.zero_stage} (torchtitan shards with FSDP2: stage 3)")
+    local = layout.global_batch // layout.data
+    parallel = {
+        "data_parallel_replicate_degree": 1 if layout.zero_stage == 3 else layout.data,
+        "data_parallel_shard_degree": layout.data if layout.zero_stage == 3 else 1,
+        "tensor_parallel_degree": layout.tensor,
+        "enable_sequence_parallel": bool(layout.sequence_parallel),
+        "pipeline_parallel_degree": layout.pipeline,
+        "pipeline_parallel_schedule": TORCHTITAN_SCHEDULES[layout.schedule],
+        "pipeline_parallel_microbatch_size": layout.micro_batch,
+        "context_parallel_degree": layout.context,
+        "expert_parallel_degree": layout.expert,
+    }
+    if layout.pipeline > 1:
+        parallel["pipeline_parallel_layers_per_stage"] = model.layers // (layout.pipeline * layout.virtual_stages)
+    mode = {Recompute.NONE: "none", Recompute.SELECTIVE: "selective", Recompute.FULL: "full"}[layout.recompute]
+    sections: dict[str, dict[str, object]] = {
+        "job": {"description": f"{model.name}: plan of python -m placement plan"},
+        "model": {"name": model.name},
+        "training": {
+            # without pipelining torchtitan accumulates gradients over local batches of the micro-batch size
+            "local_batch_size": local if layout.pipeline > 1 else layout.micro_batch,
+            "global_batch_size": layout.global_batch,
+            "seq_len": model.seq_length,
+            "mixed_precision_param": "bfloat16" if layout.dtype is Dtype.BF16 else "float32",
+        },
+        "parallelism": parallel,
+        "activation_checkpoint": {"mode": mode, **({"selective_ac_option": "op"} if mode == "selective" else {})},
+    }
+    lines = []
+    for name, body in sections.items():
+        lines.append(f"[{name}]")
+        lines += [f"{k} = {_toml_value(v)}" for k, v in body.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def deepspeed_config(model: TransformerSpec, layout: Layout) -> dict[str, object]:
+    """A DeepSpeed config dictionary running ``layout`` (write it with ``json.dumps``).
+
+    Raises
+    ------
+    PlacementError
+        For what DeepSpeed cannot run: context or expert parallelism, interleaved schedules, ZeRO 2/3
+        with the pipeline engine, selective recomputation.
+    """
+    if layout.context > 1 or layout.expert > 1:
+        raise PlacementError("deepspeed: context / expert parallelism are not in DeepSpeed's pipeline engine")
+    if layout.virtual_stages > 1:
+        raise PlacementError("deepspeed: the pipeline engine runs one stage per GPU (no interleaving)")
+    if layout.pipeline > 1 and layout.zero_stage > 1:
+        raise PlacementError("deepspeed: the pipeline engine supports ZeRO stage 0 or 1 only")
+    if layout.recompute is Recompute.SELECTIVE:
+        raise PlacementError("deepspeed: activation checkpointing is per layer (none or full)")
+    m = layout.global_batch // (layout.micro_batch * layout.data)
+    config: dict[str, object] = {
+        "train_batch_size": layout.global_batch,
+        "train_micro_batch_size_per_gpu": layout.micro_batch,
+        "gradient_accumulation_steps": m,
+        "gradient_clipping": 1.0,
+        "zero_optimization": {"stage": layout.zero_stage, "overlap_comm": True, "contiguous_gradients": True},
+        "steps_per_print": 10,
+    }
+    config["bf16" if layout.dtype is Dtype.BF16 else "fp16"] = {"enabled": True}
+    if layout.pipeline > 1:
+        interval = 1 if layout.recompute is Recompute.FULL else 0
+        config["pipeline"] = {
+            "stages": layout.pipeline,
+            "partition": "uniform",
+            "activation_checkpoint_interval": interval,
+        }
+    if layout.recompute is Recompute.FULL:
+        config["activation_checkpointing"] = {
+            "partition_activations": layout.tensor > 1,
+            "contiguous_memory_optimization": False,
+            "cpu_checkpointing": False,
+            "number_checkpoints": model.layers // layout.pipeline,
+        }
+    if layout.tensor > 1:
+        config["tensor_parallel"] = {"autotp_size": layout.tensor}
+    return config
+
+
+@dataclass(frozen=True)
+class ConfigCheck:
+    """Outcome of one real parser on one config: ``ok`` or the parser's one-line message; ``skipped`` why not run."""
+
+    target: str
+    parser: str
+    ok: bool
+    message: str = ""
+
+
+def check_megatron(model: TransformerSpec, layout: Layout) -> ConfigCheck:
+    """Megatron-Core's ``TransformerConfig`` built from the plan (its own checks of sizes and recomputation)."""
+    parser = "megatron.core.transformer.TransformerConfig"
+    try:
+        import warnings
+
+        import torch
+
+        with warnings.catch_warnings():  # megatron-core warns that Transformer Engine and Apex are absent
+            warnings.simplefilter("ignore")
+            from megatron.core.transformer import TransformerConfig
+    except ImportError as exc:  # pragma: no cover - megatron-core is a dependency here
+        return ConfigCheck("megatron", parser, False, f"not importable: {exc}")
+    dtype = torch.bfloat16 if layout.dtype is Dtype.BF16 else torch.float16
+    kwargs: dict[str, object] = {
+        "num_layers": model.layers,
+        "hidden_size": model.hidden,
+        "num_attention_heads": model.heads,
+        "num_query_groups": model.groups,
+        "ffn_hidden_size": model.ffn,
+        "gated_linear_unit": model.swiglu,
+        "tensor_model_parallel_size": layout.tensor,
+        "pipeline_model_parallel_size": layout.pipeline,
+        "virtual_pipeline_model_parallel_size": layout.virtual_stages if layout.virtual_stages > 1 else None,
+        "context_parallel_size": layout.context,
+        "expert_model_parallel_size": layout.expert,
+        "sequence_parallel": layout.sequence_parallel,
+        "bf16": layout.dtype is Dtype.BF16,
+        "fp16": layout.dtype is Dtype.FP16,
+        "params_dtype": dtype,
+        "pipeline_dtype": dtype,
+    }
+    if model.moe:
+        kwargs.update(num_moe_experts=model.num_experts, moe_router_topk=model.moe_topk)
+    if layout.recompute is not Recompute.NONE:
+        kwargs["recompute_granularity"] = str(layout.recompute)
+    if layout.recompute is Recompute.FULL:
+        kwargs.update(recompute_method=str(layout.recompute_method), recompute_num_layers=layout.recompute_layers or 1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            TransformerConfig(**kwargs)
+    except (ValueError, AssertionError, TypeError) as exc:
+        return ConfigCheck("megatron", parser, False, str(exc).splitlines()[0])
+    return ConfigCheck("megatron", parser, True)
+
+
+def check_deepspeed(config: dict[str, object], data_parallel: int) -> ConfigCheck:
+    """``DeepSpeedConfig`` on the dict; the batch identity against d checked here (no process group: world size 1)."""
+    parser = "deepspeed.runtime.config.DeepSpeedConfig"
+    try:
+        from deepspeed.runtime.config import DeepSpeedConfig
+    except ImportError as exc:  # pragma: no cover
+        return ConfigCheck("deepspeed", parser, False, f"not importable: {exc}")
+    micro, acc = int(config["train_micro_batch_size_per_gpu"]), int(config["gradient_accumulation_steps"])  # type: ignore[call-overload]
+    if config["train_batch_size"] != micro * acc * data_parallel:
+        return ConfigCheck("deepspeed", parser, False, "train_batch_size != micro batch x accumulation x data parallel")
+    # Without torch.distributed DeepSpeed sees one rank: give it the per-replica batch.
+    local = {**config, "train_batch_size": micro * acc}
+    try:
+        DeepSpeedConfig(local)
+    except Exception as exc:  # noqa: BLE001 - DeepSpeed raises assertion, pydantic and value errors
+        return ConfigCheck("deepspeed", parser, False, str(exc).splitlines()[0])
+    return ConfigCheck("deepspeed", parser, True)
+
+
+def check_torchtitan(text: str) -> ConfigCheck:
+    """``tomllib`` on the TOML and its parallelism keys against torchtitan 0.3.0's ``ParallelismConfig`` fields."""
+    parser = "tomllib + torchtitan 0.3.0 ParallelismConfig field names (torchtitan is not installed here)"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return ConfigCheck("torchtitan", parser, False, str(exc))
+    unknown = sorted(set(data.get("parallelism", {})) - set(TORCHTITAN_PARALLELISM_FIELDS))
+    if unknown:
+        return ConfigCheck("torchtitan", parser, False, f"unknown [parallelism] keys: {', '.join(unknown)}")
+    return ConfigCheck("torchtitan", parser, True)

@@ -1,0 +1,509 @@
+"""Exact search for the fastest launchable layout of a transformer on a cluster, in the performance model.
+
+The search enumerates a framework's space (:mod:`placement.perf.spaces`) and returns the layout with the
+smallest predicted iteration time (:func:`placement.perf.predict.predict`) among those that fit in GPU
+memory; ties go to less memory, then to the first in enumeration order. It is exact in the model: every
+choice of the space is either evaluated or pruned by one of these rules, each a property of the model
+(checked against brute force over whole spaces in ``tests/test_search.py``):
+
+* **Recomputation never speeds up a step.** On one shape (all knobs but recomputation fixed) the time
+  without recomputation is a lower bound for every recompute variant, so a shape whose bound is no better
+  than the incumbent is skipped whole (the bound needs one prediction).
+* **More recomputed layers are never faster.** Full recomputation of the first k layers of each stage
+  (``--recompute-method block --recompute-num-layers k``) gets slower as k grows, so only the smallest k that
+  fits can be optimal on its shape; the others are dominated (they need only a memory check, which is
+  cheap: :func:`placement.perf.memory.memory_breakdown`).
+* Selective recomputation is a chain of its own (it neither dominates nor is dominated by full
+  recomputation of k layers).
+
+``fits`` is the model's own: the memory breakdown's total against the GPU's capacity.
+
+:func:`search` gives the optimum; :func:`pareto_front` the plans no other plan beats on iteration time,
+memory per GPU and GPU count (and cost per iteration when the accelerator has a price).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import PlacementError
+from ..model import Status
+from .hardware import Cluster, Dtype
+from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout
+from .memory import memory_breakdown
+from .params import DEFAULT_PARAMS, PerfParams
+from .predict import Prediction, predict
+from .spaces import SearchSpace, divisors, get_space
+from .transformer import TransformerSpec
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One layout with its predicted numbers (seconds, bytes)."""
+
+    layout: Layout
+    prediction: Prediction
+    gpus: int
+    price_per_hour: float | None = None
+
+    @property
+    def iteration_seconds(self) -> float:
+        """Predicted time of one training iteration, seconds."""
+        return self.prediction.iteration_seconds
+
+    @property
+    def memory_bytes(self) -> float:
+        """Memory of the most loaded GPU, bytes."""
+        return self.prediction.memory.total
+
+    @property
+    def cost_per_iteration(self) -> float | None:
+        """GPUs x price per GPU-hour x iteration time; None without a price."""
+        if self.price_per_hour is None:
+            return None
+        return self.gpus * self.price_per_hour * self.iteration_seconds / 3600.0
+
+
+@dataclass(frozen=True)
+class SearchStats:
+    """What the search did: shapes enumerated, memory checks and predictions made, shapes pruned."""
+
+    shapes: int = 0
+    memory_checks: int = 0
+    predictions: int = 0
+    pruned_by_memory: int = 0
+    pruned_by_bound: int = 0
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The optimum of a space (or the proof that nothing fits).
+
+    ``status`` is ``optimal`` with a plan or ``infeasible`` (no layout of the space fits in memory, or
+    none is valid); ``space`` is the one-line statement of the space the plan is optimal in.
+    """
+
+    status: Status
+    space: str
+    space_title: str
+    plan: Plan | None
+    stats: SearchStats
+    seconds: float
+    reason: str = ""
+    pareto: tuple[Plan, ...] = field(default=())
+
+
+# ----------------------------------------------------------------------------- enumeration
+def _tensor_sizes(space: SearchSpace, model: TransformerSpec, cluster: Cluster) -> list[int]:
+    limit = cluster.gpus_per_node if space.tensor_within_node else cluster.gpus
+    return [
+        t
+        for t in divisors(cluster.gpus)
+        if t <= limit and model.heads % t == 0 and model.groups % t == 0 and model.ffn % t == 0
+    ]
+
+
+def _schedules(space: SearchSpace, model: TransformerSpec, p: int, m: int) -> Iterator[tuple[Schedule, int]]:
+    """(schedule, virtual stages) pairs for pipeline size p with m micro-batches."""
+    if p == 1:
+        yield Schedule.ONE_F_ONE_B, 1
+        return
+    for name in space.schedules:
+        yield Schedule(name), 1
+    if space.virtual:
+        per_rank = model.layers // p
+        for v in divisors(per_rank):
+            if v > 1:
+                yield Schedule.INTERLEAVED, v
+
+
+def shape_specs(
+    space: SearchSpace, model: TransformerSpec, cluster: Cluster, global_batch: int, dtype: Dtype | str | None = None
+) -> Iterator[dict[str, object]]:
+    """The keyword arguments of every candidate shape (:class:`Layout` fields), cheap to enumerate.
+
+    Each still has to pass :func:`check_layout` (:func:`shapes` builds and checks them).
+    """
+    n = cluster.gpus
+    dt = space_dtype(cluster) if dtype is None else Dtype(dtype)
+    experts = divisors(model.num_experts) if (space.expert and model.moe) else [1]
+    for t in _tensor_sizes(space, model, cluster):
+        contexts = [c for c in divisors(n // t) if model.seq_length % (2 * c) == 0] if space.context else [1]
+        for cp in contexts:
+            for p in divisors(n // (t * cp)):
+                if model.layers % p:
+                    continue
+                d = n // (t * cp * p)
+                if global_batch % d:
+                    continue
+                for b in divisors(global_batch // d):
+                    if b > space.max_micro_batch:
+                        break
+                    m = global_batch // (d * b)
+                    yield from _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dt)
+
+
+def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) -> Iterator[dict[str, object]]:  # noqa: ANN001
+    sps = space.sequence_parallel if t > 1 else (False,)
+    shardings = [z for z in space.shardings if not (p > 1 and space.name == "deepspeed" and z > 1)]
+    for schedule, v in _schedules(space, model, p, m):
+        if model.layers % (p * v):
+            continue
+        for ep in experts:
+            if (d * cp) % ep:
+                continue
+            for sp in sps:
+                for z in shardings:
+                    yield {
+                        "tensor": t,
+                        "pipeline": p,
+                        "data": d,
+                        "context": cp,
+                        "expert": ep,
+                        "virtual_stages": v,
+                        "micro_batch": b,
+                        "global_batch": global_batch,
+                        "sequence_parallel": sp,
+                        "zero_stage": z,
+                        "dtype": dtype,
+                        "attention": space.attention,
+                        "tp_async_backward": space.tp_async,
+                        "overlap_grad_reduce": space.overlap and d * cp > 1,
+                        "overlap_param_gather": space.overlap and z >= 1 and d * cp > 1,
+                        "schedule": schedule,
+                    }
+
+
+def _checked(model: TransformerSpec, cluster: Cluster, spec: dict[str, object]) -> Layout | None:
+    try:
+        layout = Layout(**spec)  # type: ignore[arg-type]
+        check_layout(model, cluster, layout)
+    except PlacementError:
+        return None
+    return layout
+
+
+def shapes(
+    space: SearchSpace, model: TransformerSpec, cluster: Cluster, global_batch: int, dtype: Dtype | str | None = None
+) -> Iterator[Layout]:
+    """Every valid shape of the space: its layout without recomputation, in a fixed order.
+
+    A shape fixes t, p, d, cp, ep, v, schedule, micro-batch, sequence parallel and sharding; its
+    recompute variants are :func:`variants`.
+    """
+    for spec in shape_specs(space, model, cluster, global_batch, dtype):
+        layout = _checked(model, cluster, spec)
+        if layout is not None:
+            yield layout
+
+
+def space_dtype(cluster: Cluster) -> Dtype:
+    """bf16 where the GPU has it, else fp16 (V100)."""
+    return Dtype.BF16 if cluster.accelerator.peak_flops(Dtype.BF16) > 0 else Dtype.FP16
+
+
+def variants(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[list[Layout]]:
+    """The recompute chains of a shape, each ordered fastest first (the shape itself heads the first).
+
+    ``[[none], [selective], [full k=1, k=2, ..., k=layers per chunk]]`` as far as the space has them.
+    """
+    chains: list[list[Layout]] = []
+    for mode in space.recompute:
+        if mode is Recompute.NONE:
+            chains.append([shape])
+        elif mode is Recompute.SELECTIVE:
+            chains.append([shape.with_changes(recompute=Recompute.SELECTIVE)])
+        else:
+            chunk = model.layers // (shape.pipeline * shape.virtual_stages)
+            ks = range(1, chunk + 1) if space.partial_recompute else (chunk,)
+            chains.append(
+                [
+                    shape.with_changes(
+                        recompute=Recompute.FULL, recompute_method=RecomputeMethod.BLOCK, recompute_layers=k
+                    )
+                    for k in ks
+                ]
+            )
+    return chains
+
+
+# ----------------------------------------------------------------------------- bounds
+def static_memory_bound(model: TransformerSpec, layout: Layout, params: PerfParams = DEFAULT_PARAMS) -> float:
+    """Bytes every layout of the layout's family needs whatever its micro-batch, schedule or recomputation.
+
+    The family is (t, p, d, cp, ep, ZeRO stage, dtype): weights, gradients, optimizer state and the reserve
+    of the first and the last pipeline rank do not depend on the rest, and the memory of the most loaded
+    GPU is at least each rank's (activations and the output layer are non-negative).
+    """
+    worst = 0.0
+    for stage in {0, layout.pipeline - 1}:
+        m = memory_breakdown(model, layout, params, stage)
+        worst = max(worst, m.weights + m.gradients + m.optimizer_state + m.reserve)
+    return worst
+
+
+def _layer_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams) -> float:
+    """Forward + backward of one layer and one micro-batch with its exposed tensor/context/expert communication.
+
+    The model's own per-layer cost (``predict._layer_cost``); it depends on t, cp, ep, micro-batch, sequence
+    parallel, dtype and the overlap flags only (the tensor, context and expert groups are innermost, so d and p
+    do not move them).
+    """
+    from .collectives import Links
+    from .predict import _layer_cost
+
+    c = _layer_cost(model, cluster, layout, params, Links.of(cluster, params))
+    return c.fwd + c.bwd + c.tp_fwd + c.tp_bwd + c.cp_fwd + c.cp_bwd + c.ep_fwd + c.ep_bwd
+
+
+def time_bound(layer_seconds: float, model: TransformerSpec, layout: Layout, params: PerfParams) -> float:
+    """A lower bound of the predicted iteration time of ``layout`` and of every recompute variant of it.
+
+    The model's iteration is ``m * critical stage * (1 + jitter * sqrt(2 ln p)) + bubble + data-parallel +
+    optimizer + overhead`` where every stage runs at least its ``L/p`` layers (so the critical stage and the
+    mean stage of the bubble ``(p-1)/v * mean`` are at least ``L/p * layer_seconds``) and the other terms are
+    non-negative.
+    """
+    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
+    return _bound(layer_seconds, model.layers, p, v, m, layout.schedule is Schedule.ZB_H1, params)
+
+
+def _bound(layer_seconds: float, layers: int, p: int, v: int, m: int, zb: bool, params: PerfParams) -> float:
+    bubble = (p - 1) / v * (1.0 / 3.0 if zb else 1.0)
+    sync = m * params.stage_jitter * math.sqrt(2 * math.log(p))  # the model's stage-jitter term, x critical stage
+    return (m + sync + bubble) * (layers / p) * layer_seconds + params.iteration_overhead_s
+
+
+# ----------------------------------------------------------------------------- search
+def _capacity(cluster: Cluster) -> float:
+    return float(cluster.accelerator.memory_bytes)
+
+
+def _better(a: Plan, b: Plan | None) -> bool:
+    """a strictly better than b: less time, then less memory (the first found wins exact ties)."""
+    if b is None:
+        return True
+    return (a.iteration_seconds, a.memory_bytes) < (b.iteration_seconds, b.memory_bytes)
+
+
+def _candidates(
+    space: SearchSpace, model: TransformerSpec, cluster: Cluster, global_batch: int, dtype: Dtype | None,
+    params: PerfParams, capacity: float, counters: dict[str, int],
+) -> list[tuple[float, int, dict[str, object]]]:  # fmt: skip
+    """(time bound, order, shape spec) of every shape whose family can fit, unsorted.
+
+    Layouts are built only for one member of each family (the memory bound) and one per per-layer cost key;
+    the bound of a shape is arithmetic on those (:func:`time_bound`).
+    """
+    families: dict[tuple[object, ...], bool] = {}
+    layer_cache: dict[tuple[object, ...], float] = {}
+    out: list[tuple[float, int, dict[str, object]]] = []
+    for spec in shape_specs(space, model, cluster, global_batch, dtype):
+        counters["shapes"] += 1
+        fam = tuple(spec[k] for k in ("tensor", "pipeline", "data", "context", "expert", "zero_stage"))
+        if fam not in families:
+            layout = _checked(model, cluster, spec)
+            families[fam] = layout is not None and static_memory_bound(model, layout, params) <= capacity
+            counters["memory_checks"] += 1
+        if not families[fam]:
+            counters["pruned_by_memory"] += 1
+            continue
+        key = tuple(spec[k] for k in ("tensor", "context", "expert", "micro_batch", "sequence_parallel"))
+        if key not in layer_cache:
+            layout = _checked(model, cluster, spec)
+            layer_cache[key] = math.inf if layout is None else _layer_seconds(model, cluster, layout, params)
+        p, v = int(spec["pipeline"]), int(spec["virtual_stages"])  # type: ignore[call-overload]
+        m = global_batch // (int(spec["data"]) * int(spec["micro_batch"]))  # type: ignore[call-overload]
+        bound = _bound(layer_cache[key], model.layers, p, v, m, spec["schedule"] is Schedule.ZB_H1, params)
+        out.append((bound, len(out), spec))
+    return out
+
+
+def _best_of_shape(
+    space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
+    capacity: float, best: Plan | None, counters: dict[str, int],
+) -> Plan | None:  # fmt: skip
+    """The fastest fitting recompute variant of ``shape`` if it beats ``best``, else None."""
+    found: Plan | None = None
+    bound: Prediction | None = None
+    price = cluster.accelerator.price_per_hour
+    for chain in variants(space, model, shape):
+        # fastest first along the chain: its first fitting variant is the chain's best; find it by
+        # bisection (memory never grows along the chain, see the module docstring)
+        lo, hi = 0, len(chain)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            counters["memory_checks"] += 1
+            if memory_breakdown(model, chain[mid], params).total <= capacity:
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo == len(chain):
+            continue
+        layout = chain[lo]
+        if bound is None:  # the shape without recomputation bounds every variant from below
+            bound = predict(model, cluster, shape, params, check=False, with_band=False)
+            counters["predictions"] += 1
+        incumbent = found or best
+        if incumbent is not None and bound.iteration_seconds > incumbent.iteration_seconds:
+            return found
+        if layout is shape:
+            prediction = bound
+        else:
+            prediction = predict(model, cluster, layout, params, check=False, with_band=False)
+            counters["predictions"] += 1
+        plan = Plan(layout, prediction, cluster.gpus, price)
+        if _better(plan, found or best):
+            found = plan
+    return found
+
+
+def search(
+    model: TransformerSpec,
+    cluster: Cluster,
+    global_batch: int,
+    space: SearchSpace | str = "megatron",
+    *,
+    dtype: Dtype | str | None = None,
+    params: PerfParams = DEFAULT_PARAMS,
+) -> SearchResult:
+    """The fastest layout of ``space`` that fits, proven optimal in the model.
+
+    Shapes are taken best-first by :func:`time_bound`; the search stops when the next bound exceeds the
+    incumbent's time. Families whose weights, gradients and optimizer state alone overflow the GPU
+    (:func:`static_memory_bound`) are skipped whole.
+
+    Parameters
+    ----------
+    model, cluster : TransformerSpec, Cluster
+        What to train and on what (all ``cluster.gpus`` GPUs are used).
+    global_batch : int
+        Sequences per iteration (fixed: the optimum is over layouts, not batch sizes).
+    space : SearchSpace or str
+        The framework's space (:data:`placement.perf.spaces.SPACES`).
+    dtype : Dtype, str or None
+        Arithmetic type (default: bf16 where the GPU has it, else fp16).
+    params : PerfParams
+        The performance model's constants.
+
+    Returns
+    -------
+    SearchResult
+        ``optimal`` with the plan, or ``infeasible`` with the reason.
+    """
+    space = get_space(space) if isinstance(space, str) else space
+    if isinstance(global_batch, bool) or not isinstance(global_batch, int) or global_batch < 1:
+        raise PlacementError(f"--global-batch {global_batch!r}: must be a positive integer")
+    start = time.perf_counter()
+    capacity = _capacity(cluster)
+    counters = dict.fromkeys(("shapes", "memory_checks", "predictions", "pruned_by_memory", "pruned_by_bound"), 0)
+    dt = None if dtype is None else Dtype(dtype)
+    candidates = sorted(_candidates(space, model, cluster, global_batch, dt, params, capacity, counters))
+    best: Plan | None = None
+    for i, (bound, _, spec) in enumerate(candidates):
+        if best is not None and bound > best.iteration_seconds:
+            counters["pruned_by_bound"] += len(candidates) - i
+            break
+        shape = _checked(model, cluster, spec)
+        if shape is None:
+            continue
+        found = _best_of_shape(space, model, cluster, shape, params, capacity, best, counters)
+        if found is not None and _better(found, best):
+            best = found
+    stats = SearchStats(**counters)
+    seconds = time.perf_counter() - start
+    if best is None:
+        reason = (
+            f"no layout of the {space.name} space is valid for {model.name} on {cluster.gpus} GPUs "
+            f"with global batch {global_batch}"
+            if counters["shapes"] == 0
+            else f"no layout of the {space.name} space fits in {capacity / 2**30:.1f} GiB per GPU"
+        )
+        return SearchResult(Status.INFEASIBLE, space.name, space.title, None, stats, seconds, reason)
+    # the winner again, with the calibration band attached (the band does not change the numbers)
+    best = Plan(best.layout, predict(model, cluster, best.layout, params), best.gpus, best.price_per_hour)
+    return SearchResult(Status.OPTIMAL, space.name, space.title, best, stats, seconds)
+
+
+def every_layout(
+    space: SearchSpace | str,
+    model: TransformerSpec,
+    cluster: Cluster,
+    global_batch: int,
+    dtype: Dtype | str | None = None,
+) -> Iterator[Layout]:
+    """Every choice of the space (each shape with each recompute variant), for Pareto fronts and tests."""
+    space = get_space(space) if isinstance(space, str) else space
+    for shape in shapes(space, model, cluster, global_batch, dtype):
+        for chain in variants(space, model, shape):
+            yield from chain
+
+
+def _pareto_filter(plans: Sequence[Plan], with_cost: bool) -> list[Plan]:
+    def key(p: Plan) -> tuple[float, ...]:
+        k = (p.iteration_seconds, p.memory_bytes, float(p.gpus))
+        return (*k, p.cost_per_iteration or 0.0) if with_cost else k
+
+    keyed = sorted(((key(p), p) for p in plans), key=lambda kp: kp[0])
+    front: list[tuple[tuple[float, ...], Plan]] = []
+    for k, plan in keyed:
+        if any(all(a <= b for a, b in zip(f, k, strict=True)) for f, _ in front):
+            continue
+        front.append((k, plan))
+    return [p for _, p in front]
+
+
+def gpu_counts(cluster: Cluster, most: int = 4) -> list[int]:
+    """GPU counts for the front: the ``most`` largest divisors of the cluster size in whole nodes (or one partial node)."""
+    g = cluster.gpus_per_node
+    counts = [n for n in divisors(cluster.gpus) if (n % g == 0) or (n < g and g % n == 0)]
+    return counts[-most:]
+
+
+def pareto_front(
+    model: TransformerSpec,
+    cluster: Cluster,
+    global_batch: int,
+    space: SearchSpace | str = "megatron",
+    counts: Sequence[int] | None = None,
+    *,
+    dtype: Dtype | str | None = None,
+    params: PerfParams = DEFAULT_PARAMS,
+) -> list[Plan]:
+    """Plans no other plan beats on time, memory per GPU and GPU count (and cost with a price).
+
+    Each GPU count of ``counts`` (default :func:`gpu_counts`) is a cluster of the same nodes, taken in
+    increasing order; shapes best-first by :func:`time_bound`. A variant is not predicted when it cannot
+    join the front: an earlier (faster) variant of its recompute chain fits with no more memory, or a plan
+    already found has no more GPUs, no more memory and a time no larger than the variant's bound (then it
+    also costs no more).
+    """
+    space = get_space(space) if isinstance(space, str) else space
+    price = cluster.accelerator.price_per_hour
+    dt = None if dtype is None else Dtype(dtype)
+    plans: list[Plan] = []
+    for n in sorted(counts or gpu_counts(cluster)):
+        sub = cluster.with_changes(gpus=int(n))
+        capacity = _capacity(sub)
+        counters = dict.fromkeys(("shapes", "memory_checks", "predictions", "pruned_by_memory", "pruned_by_bound"), 0)
+        for bound, _, spec in sorted(_candidates(space, model, sub, global_batch, dt, params, capacity, counters)):
+            shape = _checked(model, sub, spec)
+            if shape is None:
+                continue
+            for chain in variants(space, model, shape):
+                lowest = math.inf
+                for layout in chain:
+                    mem = memory_breakdown(model, layout, params).total
+                    if mem > capacity or mem >= lowest:
+                        continue
+                    lowest = mem
+                    if any(p.iteration_seconds <= bound and p.memory_bytes <= mem for p in plans):
+                        continue  # every plan kept has no more GPUs than this one
+                    prediction = predict(model, sub, layout, params, check=False, with_band=False)
+                    plans.append(Plan(layout, prediction, sub.gpus, price))
+                    if len(plans) > 64:
+                        plans = _pareto_filter(plans, price is not None)
+    return _pareto_filter(plans, price is not None)

@@ -1,0 +1,125 @@
+"""Hand-over of a plan (placement/perf/launch.py) and the ``plan`` subcommand (placement/perf/plan_cli.py)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import replace
+
+import pytest
+
+from placement.cli import main
+from placement.errors import PlacementError
+from placement.perf.hardware import ACCELERATORS, Cluster
+from placement.perf.launch import (
+    TORCHTITAN_PARALLELISM_FIELDS,
+    check_deepspeed,
+    check_megatron,
+    check_torchtitan,
+    deepspeed_config,
+    megatron_command,
+    torchtitan_toml,
+)
+from placement.perf.layout import Layout, Recompute
+from placement.perf.megatron import parse_megatron_args
+from placement.perf.predict import predict
+from placement.perf.search import search
+from placement.perf.transformer import MODELS
+
+LLAMA8 = MODELS["llama3-8b"]
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "gpus", "batch", "space"),
+    [
+        ("llama3-8b", "H100", 64, 256, "megatron"),
+        ("llama3-70b", "H100", 256, 512, "megatron"),
+        ("gpt3-175b", "A100", 512, 1536, "megatron"),
+        ("mixtral-8x7b", "H100", 64, 256, "megatron"),
+        ("llama3-8b", "A100", 32, 128, "torchtitan"),
+        ("llama3-8b", "A100", 32, 128, "deepspeed"),
+    ],
+)
+def test_megatron_args_reproduce_the_plan(model, gpu, gpus, batch, space):
+    spec = MODELS[model]
+    cluster = Cluster(ACCELERATORS[gpu], gpus, 8)
+    plan = search(spec, cluster, batch, space).plan
+    argv = megatron_command(spec, plan.layout)
+    parsed_model, parsed_layout, _ = parse_megatron_args(argv, gpus)
+    again = predict(parsed_model, cluster, parsed_layout)
+    assert again.iteration_seconds == plan.iteration_seconds
+    assert again.memory.total == plan.memory_bytes
+    assert again.tflops_per_gpu == plan.prediction.tflops_per_gpu
+    if space == "megatron":
+        check = check_megatron(spec, plan.layout)
+        assert check.ok, check.message
+
+
+def test_megatron_parser_rejects_what_megatron_rejects():
+    bad = Layout(tensor=3, pipeline=1, data=1, global_batch=8)  # 32 heads not divisible by 3
+    check = check_megatron(LLAMA8, bad)
+    assert not check.ok and "tensor_model_parallel_size" in check.message
+
+
+def test_torchtitan_toml_parses_and_uses_its_field_names():
+    lay = Layout(tensor=2, pipeline=4, data=4, virtual_stages=2, micro_batch=2, global_batch=64, zero_stage=3,
+                 sequence_parallel=True, recompute=Recompute.SELECTIVE)  # fmt: skip
+    text = torchtitan_toml(LLAMA8, lay)
+    data = tomllib.loads(text)
+    par = data["parallelism"]
+    assert set(par) <= set(TORCHTITAN_PARALLELISM_FIELDS)
+    assert par["data_parallel_shard_degree"] == 4 and par["tensor_parallel_degree"] == 2
+    assert par["pipeline_parallel_schedule"] == "Interleaved1F1B" and par["pipeline_parallel_layers_per_stage"] == 4
+    assert data["activation_checkpoint"]["mode"] == "selective"
+    assert data["training"]["global_batch_size"] == 64 and data["training"]["local_batch_size"] == 16
+    assert check_torchtitan(text).ok
+    assert not check_torchtitan(text + "\n[parallelism]\n").ok  # duplicate table: tomllib refuses
+    with pytest.raises(PlacementError, match="ZeRO stage 1"):
+        torchtitan_toml(LLAMA8, replace(lay, zero_stage=1))
+
+
+def test_deepspeed_config_passes_deepspeed_config_class():
+    lay = Layout(tensor=1, pipeline=4, data=8, micro_batch=2, global_batch=128, zero_stage=1, recompute=Recompute.FULL)
+    cfg = deepspeed_config(LLAMA8, lay)
+    assert cfg["gradient_accumulation_steps"] == 8 and cfg["pipeline"]["stages"] == 4
+    assert check_deepspeed(cfg, 8).ok
+    assert not check_deepspeed({**cfg, "zero_optimization": {"stage": 7}}, 8).ok
+    assert not check_deepspeed(cfg, 16).ok  # batch identity broken for d = 16
+    with pytest.raises(PlacementError, match="ZeRO stage 0 or 1"):
+        deepspeed_config(LLAMA8, replace(lay, zero_stage=3))
+
+
+def test_cli_plan_json(capsys):
+    code = main(["plan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "64", "--global-batch", "256",
+                 "--framework", "torchtitan", "--json"])  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["status"] == "optimal" and out["space"] == "torchtitan"
+    assert out["plan"]["prediction"]["fits"] and out["plan"]["layout"]["zero_stage"] == 3
+    assert tomllib.loads(out["torchtitan_toml"])["parallelism"]["data_parallel_shard_degree"] >= 1
+    assert all(c["ok"] for c in out["checks"])
+
+
+def test_cli_plan_text_and_pareto(capsys):
+    code = main(["plan", "--model", "llama3-8b", "--gpu", "A100", "--gpus", "16", "--global-batch", "64",
+                 "--framework", "deepspeed", "--pareto", "--price", "2.5"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0 and "optimal (proven in the model" in out and "Pareto front" in out
+    assert '"zero_optimization"' in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--framework", "colossal"], "--framework"),
+        (["--gpu", "Z80"], "--gpu"),
+        (["--model", "llama9"], "llama9"),
+        (["--price", "-1"], "--price"),
+    ],
+)
+def test_cli_plan_bad_input_one_line(capsys, argv, needle):
+    base = {"--model": "llama3-8b", "--gpu": "H100", "--gpus": "64", "--global-batch": "256"}
+    for flag, value in zip(argv[::2], argv[1::2], strict=True):
+        base[flag] = value
+    code = main(["plan", *[x for kv in base.items() for x in kv]])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,203 @@
+"""The launchable-layout search (placement/perf/search.py) against brute force over whole spaces.
+
+The brute force here enumerates every integer combination of the knobs (t, p, cp, d, ep, v, micro-batch,
+sequence parallel, ZeRO stage, recomputation) by nested loops over ranges, keeps those the space admits
+(its own rules restated here) and :func:`check_layout` accepts, predicts each and takes the minimum of
+(time, memory) over those that fit: no bounds, no chains, no bisection.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import pytest
+
+from placement.errors import PlacementError
+from placement.perf.hardware import ACCELERATORS, Cluster, Dtype
+from placement.perf.layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout
+from placement.perf.memory import memory_breakdown
+from placement.perf.predict import predict
+from placement.perf.search import pareto_front, search, shapes, static_memory_bound, variants
+from placement.perf.spaces import SPACES, get_space
+from placement.perf.transformer import TransformerSpec
+
+GIB = 2**30
+
+SMALL = TransformerSpec(layers=8, hidden=1024, heads=16, seq_length=2048, vocab=32000, name="small")
+SMALL_GQA = TransformerSpec(
+    layers=6, hidden=768, heads=12, query_groups=4, seq_length=1024, vocab=32000, swiglu=True, ffn_hidden=2048,
+    name="small-gqa",
+)  # fmt: skip
+SMALL_MOE = TransformerSpec(
+    layers=4, hidden=1024, heads=8, seq_length=2048, vocab=32000, num_experts=4, moe_topk=2, name="small-moe"
+)
+
+
+def _cluster(gpus: int, memory_gib: float, per_node: int = 4, kind: str = "A100") -> Cluster:
+    acc = replace(ACCELERATORS[kind], memory_bytes=memory_gib * GIB)
+    return Cluster(acc, gpus, per_node)
+
+
+def _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k) -> bool:  # noqa: ANN001
+    if t > cluster.gpus_per_node and space.tensor_within_node:
+        return False
+    if cp > 1 and not space.context or ep > 1 and not (space.expert and model.moe) or v > 1 and not space.virtual:
+        return False
+    if b > space.max_micro_batch or z not in space.shardings or rec not in space.recompute:
+        return False
+    if (sp and t == 1) or (t > 1 and sp not in space.sequence_parallel):
+        return False
+    if space.name == "deepspeed" and p > 1 and z > 1:
+        return False
+    if rec is Recompute.FULL and not space.partial_recompute and k != model.layers // (p * v):
+        return False
+    return True
+
+
+def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, global_batch: int):
+    """Min (time, memory) over every admitted, valid, fitting layout; also every fitting layout."""
+    space = get_space(space_name)
+    n = cluster.gpus
+    best, fitting = None, []
+    dtype = Dtype.BF16
+    rng = range(1, n + 1)
+    for t, p, cp in itertools.product(rng, rng, rng):
+        if n % (t * p * cp):
+            continue
+        d = n // (t * p * cp)
+        for ep, v, b, sp, z in itertools.product(
+            range(1, max(model.num_experts, 1) + 1), range(1, model.layers + 1), range(1, 17), (False, True),
+            (0, 1, 2, 3),
+        ):  # fmt: skip
+            # cheap necessary conditions first (check_layout below is the judge)
+            if global_batch % (b * d) or model.layers % (p * v) or model.num_experts % ep:
+                continue
+            for rec in (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL):
+                ks = range(1, model.layers // (p * v) + 1) if rec is Recompute.FULL else (None,)
+                for k in ks:
+                    if not _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k):
+                        continue
+                    try:
+                        layout = Layout(
+                            tensor=t, pipeline=p, data=d, context=cp, expert=ep, virtual_stages=v, micro_batch=b,
+                            global_batch=global_batch, sequence_parallel=sp, zero_stage=z, recompute=rec,
+                            recompute_method=RecomputeMethod.BLOCK if k else RecomputeMethod.UNIFORM,
+                            recompute_layers=k, dtype=dtype, attention=space.attention, tp_async_backward=space.tp_async,
+                            overlap_grad_reduce=space.overlap and d * cp > 1,
+                            overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
+                            schedule=Schedule.INTERLEAVED if v > 1 else Schedule.ONE_F_ONE_B,
+                        )  # fmt: skip
+                        check_layout(model, cluster, layout)
+                    except PlacementError:
+                        continue
+                    pred = predict(model, cluster, layout)
+                    if not pred.fits:
+                        continue
+                    fitting.append((layout, pred))
+                    key = (pred.iteration_seconds, pred.memory.total)
+                    if best is None or key < best[0]:
+                        best = (key, layout)
+    return best, fitting
+
+
+MID = TransformerSpec(layers=8, hidden=2048, heads=16, seq_length=4096, vocab=32000, name="mid")
+
+# (space, model, GPUs, GiB per GPU, GPUs per node, global batch); the optima of the tight cases use
+# t > 1, p > 1, cp > 1, ep > 1 and partial full recomputation (see test_cases_exercise_the_space)
+CASES = [
+    ("megatron", SMALL, 8, 8.0, 4, 16),
+    ("megatron", SMALL_GQA, 8, 4.0, 4, 8),
+    ("megatron", SMALL_MOE, 8, 4.5, 4, 16),
+    ("megatron", MID, 8, 5.5, 4, 32),
+    ("megatron", MID, 8, 4.5, 4, 32),
+    ("megatron", MID, 8, 5.0, 2, 32),
+    ("megatron", MID, 8, 4.0, 4, 32),
+    ("megatron-2021", MID, 8, 6.0, 4, 32),
+    ("torchtitan", SMALL, 8, 5.0, 4, 16),
+    ("torchtitan", MID, 8, 6.5, 4, 16),
+    ("deepspeed", SMALL_GQA, 4, 3.6, 4, 8),
+    ("deepspeed", MID, 8, 5.5, 4, 32),
+]
+
+
+@pytest.mark.parametrize(("space", "model", "gpus", "memory_gib", "per_node", "batch"), CASES)
+def test_search_equals_brute_force(space, model, gpus, memory_gib, per_node, batch):
+    cluster = _cluster(gpus, memory_gib, per_node)
+    best, _ = brute_force(space, model, cluster, batch)
+    result = search(model, cluster, batch, space)
+    if best is None:
+        assert str(result.status) == "infeasible" and result.plan is None
+        return
+    assert str(result.status) == "optimal"
+    assert (result.plan.iteration_seconds, result.plan.memory_bytes) == best[0]
+    again = predict(model, cluster, result.plan.layout)
+    assert again.iteration_seconds == result.plan.iteration_seconds and again.fits
+
+
+def test_cases_exercise_the_space():
+    """The optima of the cases above use every kind of knob (so the brute-force comparison means something)."""
+    plans = [search(m, _cluster(g, mem, per), b, s).plan for s, m, g, mem, per, b in CASES]
+    lays = [p.layout for p in plans if p is not None]
+    assert any(p is None for p in plans)  # one proven infeasible
+    assert any(lay.tensor > 1 for lay in lays) and any(lay.pipeline > 1 for lay in lays)
+    assert any(lay.context > 1 for lay in lays) and any(lay.expert > 1 for lay in lays)
+    assert any(lay.recompute is Recompute.FULL and lay.recompute_layers < 8 for lay in lays)
+    assert {lay.zero_stage for lay in lays} >= {0, 1, 2, 3}
+
+
+def test_memory_decides_in_small_cases():
+    """The cases above are not trivial: memory rules out the unconstrained optimum in some of them."""
+    cluster = _cluster(8, 5.0)
+    roomy = _cluster(8, 80.0)
+    tight = search(SMALL, cluster, 32).plan
+    free = search(SMALL, roomy, 32).plan
+    assert tight.iteration_seconds > free.iteration_seconds
+
+
+def test_infeasible_is_a_status():
+    result = search(SMALL, _cluster(8, 0.5), 16)
+    assert str(result.status) == "infeasible" and "fits" in result.reason
+
+
+def test_chains_are_ordered_as_the_search_assumes():
+    """Along a recompute chain time never falls and (for bisection) memory never grows."""
+    cluster = _cluster(8, 80.0)
+    space = get_space("megatron")
+    for shape in itertools.islice(shapes(space, SMALL, cluster, 32), 0, None, 7):
+        none = predict(SMALL, cluster, shape).iteration_seconds
+        for chain in variants(space, SMALL, shape):
+            times = [predict(SMALL, cluster, lay).iteration_seconds for lay in chain]
+            mems = [memory_breakdown(SMALL, lay).total for lay in chain]
+            assert all(none <= x for x in times)
+            assert times == sorted(times)
+            assert all(a >= b for a, b in zip(mems, mems[1:], strict=False))
+        assert static_memory_bound(SMALL, shape) <= memory_breakdown(SMALL, shape).total
+
+
+def test_pareto_front_against_brute_force():
+    cluster = _cluster(8, 6.0)
+    _, fitting = brute_force("megatron", SMALL, cluster, 16)
+    front = pareto_front(SMALL, cluster, 16, "megatron", counts=[8])
+    keys = [(p.iteration_seconds, p.memory_bytes) for p in front]
+    for a in keys:  # no front point dominates another
+        assert not any(b != a and b[0] <= a[0] and b[1] <= a[1] for b in keys)
+    for _, pred in fitting:  # every fitting layout is matched or dominated by the front
+        assert any(t <= pred.iteration_seconds and m <= pred.memory.total for t, m in keys)
+
+
+def test_pareto_over_gpu_counts_and_cost():
+    acc = replace(ACCELERATORS["A100"], price_per_hour=2.0)
+    cluster = Cluster(acc, 16, 4)
+    front = pareto_front(SMALL, cluster, 32, "megatron")
+    assert {p.gpus for p in front} >= {16} and all(p.cost_per_iteration is not None for p in front)
+    fewest = min(front, key=lambda p: p.gpus)
+    assert fewest.cost_per_iteration == pytest.approx(fewest.gpus * 2.0 * fewest.iteration_seconds / 3600)
+
+
+def test_spaces_registry():
+    assert set(SPACES) == {"megatron", "torchtitan", "deepspeed", "megatron-2021"}
+    with pytest.raises(PlacementError, match="unknown search space"):
+        get_space("colossal")
+    result = search(SMALL, _cluster(8, 80.0), 16, "torchtitan")
+    assert "torchtitan" in result.space_title and result.plan.layout.zero_stage == 3

@@ -1,0 +1,204 @@
+"""The Parallel plan page's section "Launchable layout (transformer training)".
+
+Model preset or custom shape, GPU kind and count (default: the session's inventory where it has a kind the
+performance model knows), framework; shows the optimum of the framework's space (placement/perf/search.py)
+with its launch command and configs, the memory and time breakdowns, the predicted numbers with the model id
+and calibration band, and a box to paste any Megatron-LM command and see its prediction beside the optimum.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import streamlit as st
+
+from placement import PlacementError, viz_perf
+from placement.perf.hardware import ACCELERATORS, GIB, Cluster, accelerator
+from placement.perf.launch import deepspeed_config, megatron_command, torchtitan_toml
+from placement.perf.megatron import parse_megatron_args
+from placement.perf.plan_cli import describe_layout, launch_configs
+from placement.perf.predict import Prediction, predict
+from placement.perf.search import SearchResult, search
+from placement.perf.spaces import SPACES
+from placement.perf.transformer import MODELS, TransformerSpec
+
+from . import state
+
+CUSTOM = "custom shape"
+
+
+def _inventory_default() -> tuple[str, int]:
+    """(GPU kind, count) from the session's inventory when it has a kind the model knows, else (H100, 64)."""
+    try:
+        for kind in state.current_devices().accelerators:
+            try:
+                return accelerator(kind.name).name, max(1, int(kind.count))
+            except PlacementError:
+                continue
+    except Exception:  # noqa: BLE001 - no inventory yet (a fresh session): the defaults below
+        pass
+    return "H100", 64
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _search(model: TransformerSpec, cluster: Cluster, batch: int, space: str) -> SearchResult:
+    return search(model, cluster, batch, space)
+
+
+def _model_inputs() -> TransformerSpec:
+    names = [*MODELS, CUSTOM]
+    choice = st.selectbox("model", names, index=names.index("llama3-70b"), key="lp_model")
+    if choice != CUSTOM:
+        preset = MODELS[choice]
+        seq = st.number_input("sequence length", 128, 1 << 20, preset.seq_length, step=128, key="lp_seq")
+        return preset.with_changes(seq_length=int(seq))
+    c = st.columns(4)
+    layers = c[0].number_input("layers", 1, 1000, 32, key="lp_layers")
+    hidden = c[1].number_input("hidden size", 64, 1 << 17, 4096, step=64, key="lp_hidden")
+    heads = c[2].number_input("attention heads", 1, 1024, 32, key="lp_heads")
+    groups = c[3].number_input("query groups (GQA)", 1, 1024, 8, key="lp_groups")
+    c = st.columns(4)
+    ffn = c[0].number_input("FFN hidden size", 64, 1 << 18, 14336, step=64, key="lp_ffn")
+    vocab = c[1].number_input("vocabulary", 1, 1 << 20, 128256, key="lp_vocab")
+    seq = c[2].number_input("sequence length", 128, 1 << 20, 8192, step=128, key="lp_seq_custom")
+    swiglu = c[3].checkbox("SwiGLU", value=True, key="lp_swiglu")
+    return TransformerSpec(
+        layers=int(layers), hidden=int(hidden), heads=int(heads), query_groups=int(groups), ffn_hidden=int(ffn),
+        vocab=int(vocab), seq_length=int(seq), swiglu=bool(swiglu), name="custom",
+    )  # fmt: skip
+
+
+def _metrics(pred: Prediction) -> None:
+    band = f" ± {pred.band.max_abs_error:.0%}" if pred.band else ""
+    m = st.columns(4)
+    m[0].metric("iteration", f"{pred.iteration_seconds:.3f} s{band}")
+    m[1].metric("tokens/s", f"{pred.tokens_per_second:,.0f}")
+    m[2].metric("TFLOP/s per GPU", f"{pred.tflops_per_gpu:.1f}")
+    m[3].metric("MFU", f"{pred.mfu:.1%}")
+
+
+def _downloads(model: TransformerSpec, result: SearchResult) -> None:
+    layout = result.plan.layout
+    c = st.columns(3)
+    c[0].download_button(
+        "Megatron-LM arguments", " ".join(megatron_command(model, layout)) + "\n", "megatron_args.txt",
+        key="lp_dl_megatron",
+    )  # fmt: skip
+    for col, (label, name, make, key) in zip(
+        c[1:],
+        (
+            ("torchtitan TOML", "torchtitan.toml", lambda: torchtitan_toml(model, layout), "lp_dl_toml"),
+            (
+                "DeepSpeed JSON",
+                "ds_config.json",
+                lambda: json.dumps(deepspeed_config(model, layout), indent=2),
+                "lp_dl_json",
+            ),
+        ),
+        strict=True,
+    ):
+        try:
+            col.download_button(label, make(), name, key=key)
+        except PlacementError as exc:  # the plan uses what that framework cannot run
+            col.caption(f"{label}: {exc}")
+
+
+def _pasted(cluster: Cluster, result: SearchResult) -> None:
+    text = st.text_area(
+        "paste a Megatron-LM command (its flags; `torchrun ... pretrain_gpt.py` is ignored)",
+        "",
+        key="lp_paste",
+        height=100,
+    )
+    if not text.strip():
+        return
+    try:
+        argv = shlex.split(text.replace("\\\n", " "))
+        pasted_model, layout, notes = parse_megatron_args(argv, cluster.gpus)
+        pred = predict(pasted_model, cluster, layout)
+    except (PlacementError, ValueError) as exc:
+        st.error(f"pasted command: {str(exc).splitlines()[0]}")
+        return
+    st.markdown(f"**Pasted layout**: {describe_layout(layout)}" + ("" if pred.fits else " — **does not fit**"))
+    _metrics(pred)
+    if notes:
+        st.caption("; ".join(notes))
+    rows = {"pasted": pred}
+    if result.plan is not None:
+        rows = {"optimum": result.plan.prediction, "pasted": pred}
+    st.dataframe(
+        [
+            {
+                "layout": name,
+                "iteration s": p.iteration_seconds,
+                "tokens/s": p.tokens_per_second,
+                "TFLOP/s per GPU": p.tflops_per_gpu,
+                "MFU": p.mfu,
+                "GiB per GPU": p.memory.total / GIB,
+                "fits": p.fits,
+            }
+            for name, p in rows.items()
+        ],
+        hide_index=True,
+        key="lp_compare_table",
+    )
+    st.plotly_chart(
+        viz_perf.memory_figure({k: p.memory.as_dict() for k, p in rows.items()}, cluster.accelerator.memory_bytes),
+        key="lp_compare_memory",
+    )
+    st.plotly_chart(viz_perf.time_figure({k: p.time.as_dict() for k, p in rows.items()}), key="lp_compare_time")
+
+
+def render() -> None:
+    """Draw the section (the Parallel plan page calls this once)."""
+    st.divider()
+    st.header("Launchable layout (transformer training)")
+    st.caption(
+        "The fastest layout a framework can launch (one t, p, d, cp, ... for the whole model), proven optimal in "
+        "the transformer performance model by an exact search (README, 'Launchable plans')."
+    )
+    model = _model_inputs()
+    kind, count = _inventory_default()
+    kinds = list(ACCELERATORS)
+    c = st.columns(4)
+    gpu = c[0].selectbox("GPU", kinds, index=kinds.index(kind), key="lp_gpu")
+    gpus = c[1].number_input("GPUs", 1, 65536, count, key="lp_gpus")
+    per_node = c[2].number_input("GPUs per node", 1, 72, 8, key="lp_per_node")
+    batch = c[3].number_input("global batch (sequences)", 1, 1 << 20, 1024, key="lp_batch")
+    framework = st.selectbox("framework", list(SPACES), key="lp_framework")
+    try:
+        cluster = Cluster(ACCELERATORS[gpu], int(gpus), int(per_node))
+        with st.spinner("searching"):
+            result = _search(model, cluster, int(batch), framework)
+    except PlacementError as exc:
+        st.error(str(exc))
+        return
+    if result.plan is None:
+        st.warning(f"No layout fits: {result.reason} (proven by the exact search).")
+    else:
+        pred = result.plan.prediction
+        st.success(
+            f"Optimal in the model {pred.model_id} ({result.stats.shapes} shapes, {result.stats.predictions} "
+            f"predictions, {result.seconds:.2f} s) over: {result.space_title}"
+        )
+        st.markdown(f"**Plan**: {describe_layout(result.plan)}")
+        _metrics(pred)
+        if pred.band:
+            st.caption(
+                f"Calibration band: the model is within ±{pred.band.max_abs_error:.0%} (mean "
+                f"{pred.band.mean_abs_error:.1%}) of {pred.band.rows} published runs ({pred.band.source})."
+            )
+        configs = launch_configs(model, result.plan, framework)
+        st.code(" ".join(configs["megatron_args"]), language="bash")
+        for check in configs["checks"]:
+            (st.caption if check["ok"] else st.warning)(
+                f"checked by {check['parser']}: {'ok' if check['ok'] else check['message']}"
+            )
+        _downloads(model, result)
+        st.plotly_chart(
+            viz_perf.memory_figure({"optimum": pred.memory.as_dict()}, cluster.accelerator.memory_bytes),
+            key="lp_memory",
+        )
+        st.plotly_chart(viz_perf.time_figure({"optimum": pred.time.as_dict()}), key="lp_time")
+    _pasted(cluster, result)
