@@ -36,7 +36,11 @@ from .collectives import (
     strided_group,
 )
 from .hardware import ACCELERATORS, Accelerator, Cluster, Dtype, accelerator
+
+# The launchable-layout search on this model (after the model's own names: it imports them).
+from .hetero import HeteroPlan, HeteroResult, search_hetero
 from .kernels import flash_attention_seconds, gemm_efficiency, gemm_seconds, streaming_seconds
+from .launch import deepspeed_config, megatron_command, torchtitan_toml
 from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout
 from .megatron import megatron_args, parse_megatron_args, parse_megatron_command
 from .memory import (
@@ -58,6 +62,9 @@ from .predict import (
     layer_forward_flops,
     predict,
 )
+from .search import Plan, SearchResult, search
+from .search import pareto_front as layout_pareto_front
+from .spaces import SPACES, Framework, SearchSpace, get_space
 from .transformer import MODELS, Norm, TransformerSpec, model_preset
 
 __all__ = [
@@ -116,4 +123,19 @@ __all__ = [
     "stage_parameters",
     "streaming_seconds",
     "strided_group",
+    # launchable-layout search
+    "SPACES",
+    "Framework",
+    "HeteroPlan",
+    "HeteroResult",
+    "Plan",
+    "SearchResult",
+    "SearchSpace",
+    "deepspeed_config",
+    "get_space",
+    "layout_pareto_front",
+    "megatron_command",
+    "search",
+    "search_hetero",
+    "torchtitan_toml",
 ]
