@@ -60,7 +60,7 @@ def test_page_bert_512_devices_shows_stage_table_and_curve():
     assert shown["stages"] == str(len(result.plan.stages))
     table = at.dataframe[0].value
     assert list(table["d x t"]) == [f"{s.d} x {s.t}" for s in result.plan.stages]
-    charts = at.get("plotly_chart")
+    charts = [c for c in at.get("plotly_chart") if not c.key.startswith("lp_")]  # lp_: the launchable-layout section
     assert len(charts) == 2  # timeline and curve
     import json
 
