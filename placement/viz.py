@@ -24,7 +24,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from .evaluate import Evaluation
-from .model import DeviceSlot, Graph, Placement, Problem
+from .model import DeviceSlot, Graph, Placement, Problem, Status
 
 # ============================================================================ common helpers
 
@@ -1137,8 +1137,8 @@ def schedule_comparison_figure(rows: Sequence[Mapping[str, Any]], title: str | N
 
 def sweep_summary(points: Sequence[Any]) -> str:
     """One line counting a sweep's solves: how many found an optimal plan, another plan, or none."""
-    optimal = sum(1 for p in points if p.ok and p.status == "optimal")
-    other = sum(1 for p in points if p.ok and p.status != "optimal")
+    optimal = sum(1 for p in points if p.ok and p.status == Status.OPTIMAL)
+    other = sum(1 for p in points if p.ok and p.status != Status.OPTIMAL)
     none = sum(1 for p in points if not p.ok)
     parts = [f"{len(points)} points: {optimal} optimal"]
     if other:
