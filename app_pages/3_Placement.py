@@ -7,7 +7,7 @@ import streamlit as st
 
 import placement
 from placement import viz
-from placement.model import Status
+from placement.model import Objective, Status
 from placement.solve import available_methods, recomputing_devices
 from ui import guard, live, state
 
@@ -133,7 +133,7 @@ numbers = [
     ),
     ("Latency (one sample)", *state.latency_text(problem, evaluation.latency)),
 ]
-if result.objective_kind == "latency":
+if result.objective_kind == Objective.LATENCY:
     numbers = [numbers[2], numbers[0], numbers[1]]
 for col, (label, value, help_text) in zip((cols[0], cols[1], cols[3]), numbers):
     col.metric(label, value, help=help_text)

@@ -25,7 +25,7 @@ import networkx as nx
 from .errors import PlacementError
 from .evaluate import evaluate
 from .exact.ideals import contract
-from .model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage, Status, make_result
+from .model import CPU_KIND, DeviceSlot, Objective, Placement, Problem, Result, Stage, Status, make_result
 
 
 def _infeasible(
@@ -58,7 +58,7 @@ def _done(
             reason="; ".join(evaluation.violations[:3]),
             stats=stats,
         )
-    value = evaluation.max_load if objective_kind == "throughput" else evaluation.latency
+    value = evaluation.max_load if objective_kind == Objective.THROUGHPUT else evaluation.latency
     stats.setdefault("max_load", evaluation.max_load)
     stats.setdefault("latency", evaluation.latency)
     return make_result(

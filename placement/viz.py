@@ -24,7 +24,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from .evaluate import Evaluation
-from .model import DeviceSlot, Graph, Placement, Problem, Status
+from .model import DeviceSlot, Graph, Objective, Placement, Problem, Status
 
 # ============================================================================ common helpers
 
@@ -564,7 +564,12 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], objective: str = "throughp
             hovertemplate="%{x}<br>%{y:.6g}<extra></extra>",
         )
     )
-    _layout(figure, 30, height=360, yaxis_title="time per sample (ms)" if objective == "throughput" else "latency (ms)")
+    _layout(
+        figure,
+        30,
+        height=360,
+        yaxis_title="time per sample (ms)" if objective == Objective.THROUGHPUT else "latency (ms)",
+    )
     return figure
 
 
