@@ -78,6 +78,9 @@ def test_recompute_option_values():
     assert dict(solve_memory_aware(problem, "inference", 2, recompute="per-stage").stats)["recompute"] == "none"
     with pytest.raises(PlacementError):
         solve_memory_aware(problem, "1f1b", 2, recompute="sometimes")
+    for other_spelling in ("never", None):  # one spelling: Recompute's values, True and False
+        with pytest.raises(PlacementError, match="recompute must be one of"):
+            solve_memory_aware(problem, "1f1b", 2, recompute=other_spelling)
 
 
 # ----------------------------------------------------------------------------- the registry, the CLI and the app
