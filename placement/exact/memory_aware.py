@@ -129,10 +129,10 @@ def plan_value(problem: Problem, placement: Placement, recomputing=()) -> float:
 
 def solve_memory_aware(
     problem: Problem,
-    schedule: str = ScheduleKind.ONE_F_ONE_B,
+    schedule: str = ScheduleKind.ONE_F_ONE_B.value,
     microbatches: int = 8,
     optimizer_multiplier: float | None = None,
-    recompute: bool | str = Recompute.NONE,
+    recompute: Recompute | str | bool = Recompute.NONE.value,
     bytes_per_cost: float | None = None,
     max_ideals: int = DEFAULT_MAX_IDEALS,
 ) -> Result:
