@@ -14,7 +14,7 @@ import streamlit as st
 
 import placement
 from placement import viz
-from placement.model import MAX_DEVICE_COUNT
+from placement.model import MAX_DEVICE_COUNT, Recompute, ScheduleKind
 from placement.patterns import compile_pattern
 from ui import guard, live, state
 
@@ -186,10 +186,10 @@ training_model = st.session_state["dev_mm_kind"] == "training"
 col_s, col_m, col_o, col_r = st.columns([1.8, 1.8, 1.5, 1.6])  # room for the recompute choices
 col_s.selectbox(
     "Schedule",
-    ("1f1b", "gpipe"),
+    (ScheduleKind.ONE_F_ONE_B.value, ScheduleKind.GPIPE.value),
     key="dev_mm_schedule",
     disabled=not training_model,
-    format_func={"1f1b": "1F1B (PipeDream-Flush)", "gpipe": "GPipe"}.get,
+    format_func={ScheduleKind.ONE_F_ONE_B.value: "1F1B (PipeDream-Flush)", ScheduleKind.GPIPE.value: "GPipe"}.get,
 )
 col_m.slider("Microbatches (M)", 1, 64, key="dev_mm_microbatches", disabled=not training_model)
 col_o.number_input(
@@ -206,7 +206,11 @@ col_o.number_input(
     "2-byte weight (x6; with the fp16 weight and gradient, 16 bytes per parameter); fp32 weights (the paper's "
     "files) keep the two moments (x2). SGD with momentum: 1; 0 leaves it out.",
 )
-RECOMPUTE_LABELS = {"none": "No recomputation", "always": "Every stage", "per-stage": "Per stage (exact DP)"}
+RECOMPUTE_LABELS = {
+    Recompute.NONE.value: "No recomputation",
+    Recompute.ALWAYS.value: "Every stage",
+    Recompute.PER_STAGE.value: "Per stage (exact DP)",
+}
 col_r.selectbox(
     "Recompute",
     tuple(RECOMPUTE_LABELS),

@@ -7,6 +7,7 @@ import streamlit as st
 
 import placement
 from placement import viz
+from placement.model import Objective, Status
 from placement.solve import available_methods, recomputing_devices
 from ui import guard, live, state
 
@@ -93,9 +94,9 @@ with st.spinner(f"Solving with {method}..." if plan is None else "Loading the pl
 
 if not result.ok:
     message = f"**{result.status}** ({result.method}): {result.reason or 'no placement found'}"
-    if result.status == "infeasible":
+    if result.status == Status.INFEASIBLE:
         st.error(message + "  \nTry more accelerators or CPU cores, or more memory per accelerator (Devices page).")
-    elif result.status == "no solution":
+    elif result.status == Status.NO_SOLUTION:
         st.warning(message + f"  \nNo plan within the {limit:g} s time limit: raise it or use another method.")
     else:
         st.error(message)
@@ -108,7 +109,7 @@ if live.from_table(result):  # a device count only went down: answered from the 
     if col_fresh.button("Solve afresh (tie-break)", key="pl_solve_afresh"):
         live.solve_afresh(problem)
         st.rerun()
-if result.status == "feasible":
+if result.status == Status.FEASIBLE:
     st.warning(state.not_optimal_note(result))
 if not evaluation.feasible:
     st.warning("The evaluator finds rule violations: " + "; ".join(evaluation.violations[:5]))
@@ -132,7 +133,7 @@ numbers = [
     ),
     ("Latency (one sample)", *state.latency_text(problem, evaluation.latency)),
 ]
-if result.objective_kind == "latency":
+if result.objective_kind == Objective.LATENCY:
     numbers = [numbers[2], numbers[0], numbers[1]]
 for col, (label, value, help_text) in zip((cols[0], cols[1], cols[3]), numbers):
     col.metric(label, value, help=help_text)

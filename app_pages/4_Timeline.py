@@ -16,6 +16,7 @@ import streamlit as st
 import placement
 from placement import viz
 from placement.exact.memory_aware import solve_memory_aware
+from placement.model import Recompute, ScheduleKind, Status
 from placement.pipeline.memory import memory_breakdown, memory_profile, resolve_optimizer_multiplier
 from placement.pipeline.schedule import ALL_SCHEDULES, SCHEDULES, compare_schedules, format_actions, simulate
 from placement.pipeline.schedule import SCHEDULE_LABELS as SHORT_LABELS
@@ -53,7 +54,7 @@ def _memory_aware(
         schedule=schedule,
         microbatches=microbatches,
         optimizer_multiplier=optimizer,
-        recompute=recompute,
+        recompute=Recompute.of(recompute),
         max_ideals=200_000,
     )
 
@@ -80,13 +81,15 @@ if memory_model.training:
             "timeline_schedule": memory_model.schedule,
             "timeline_microbatches": memory_model.microbatches,
             "timeline_optimizer": memory_model.optimizer_multiplier,
-            "timeline_recompute": memory_model.recompute == "always",
+            "timeline_recompute": memory_model.recompute == Recompute.ALWAYS,
         },
         memory_model,
     )
 else:
     state.mark_synced("timeline_memory_model", memory_model)
-state.init_widget("timeline_schedule", "1f1b" if training_graph else "inference")
+state.init_widget(
+    "timeline_schedule", ScheduleKind.ONE_F_ONE_B.value if training_graph else ScheduleKind.INFERENCE.value
+)
 state.init_widget("timeline_microbatches", memory_model.microbatches)
 state.init_widget("timeline_optimizer", memory_model.optimizer_multiplier)
 state.init_widget("timeline_recompute", False)
@@ -126,7 +129,7 @@ with col_m:
     microbatches = st.slider(
         "Samples / microbatches (N)", 1, 64, key="timeline_microbatches", persist_state=state.PERSIST
     )
-training = schedule_kind != "inference"
+training = schedule_kind != ScheduleKind.INFERENCE
 with col_opt:
     optimizer = st.number_input(
         "Optimizer state (x weights)",
@@ -189,7 +192,7 @@ if plan_kind == PLANS[1] and plannable:
         st.error(f"No memory-aware plan{why}")
         st.stop()
     shown_result = aware
-    if aware.status == "feasible":
+    if aware.status == Status.FEASIBLE:
         st.warning(
             f"Memory-aware plan not proven optimal: within {aware.gap:.1%} of the bound {aware.bound:.6g}."
             if aware.gap is not None
@@ -239,12 +242,12 @@ m4.metric(
     "Fill & drain", state.format_time(schedule.fill_drain), help="Makespan minus N x steady-state time per sample."
 )
 m5.metric("Bubble", f"{schedule.bubble_fraction:.1%}", help="Idle device-time / (devices x makespan).")
-if schedule_kind == "gpipe":
+if schedule_kind == ScheduleKind.GPIPE:
     st.caption(
         "GPipe's steady-state time per sample is the slowest forward unit plus the slowest backward unit, "
         "which exceeds the max-load when different devices are the bottleneck of each pass."
     )
-elif not (schedule_kind == "inference" and training_graph) and not recompute:
+elif not (schedule_kind == ScheduleKind.INFERENCE and training_graph) and not recompute:
     same = math.isclose(schedule.period, evaluation.max_load, rel_tol=1e-9, abs_tol=1e-12)
     st.caption(
         "Steady-state time per sample = max-load."
@@ -323,7 +326,7 @@ entries = []
 for kind, other, reason in compared:
     other_profile = None
     if other is not None:
-        other_profile = memory_profile(problem, other, optimizer if kind != "inference" else 0.0)
+        other_profile = memory_profile(problem, other, optimizer if kind != ScheduleKind.INFERENCE else 0.0)
     entries.append((SHORT_LABELS[kind], other, other_profile, reason))
 comparison_rows = viz.schedule_comparison_rows(entries)
 st.plotly_chart(viz.schedule_comparison_figure(comparison_rows), key="timeline_compare_chart")

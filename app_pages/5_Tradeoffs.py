@@ -25,6 +25,7 @@ from placement.explore.sweep import (
     solve_point,
     sweep,
 )
+from placement.model import Status
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -82,7 +83,7 @@ def _sweep(
         method=method,
         **dict(options),
     )
-    broken = [p for p in points if p.status == "error" and (p.result.reason or "").startswith("worker failed")]
+    broken = [p for p in points if p.status == Status.ERROR and (p.result.reason or "").startswith("worker failed")]
     if broken and _executor_value is not None:
         # A broken pool (or lost cluster) must not poison the cache: solve here instead.
         _executor.clear()
@@ -325,7 +326,7 @@ def main() -> None:
             st.dataframe(pd.DataFrame(viz.sweep_rows(points)), key=key, hide_index=True)
 
     def _errors(points) -> None:
-        failed = [p for p in points if p.status == "error"]
+        failed = [p for p in points if p.status == Status.ERROR]
         if failed:
             st.error(f"{len(failed)} solve(s) failed, e.g. {failed[0].label}: {failed[0].result.reason}")
         st.caption(viz.sweep_summary(points))

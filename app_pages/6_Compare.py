@@ -11,6 +11,7 @@ import streamlit as st
 
 import placement
 from placement import viz
+from placement.model import Status
 from placement.solve import available_methods
 from ui import guard, state
 
@@ -151,7 +152,7 @@ for record in records:
     record["method"] = state.method_name(record["method"])
 st.plotly_chart(viz.compare_figure(records, stored[0][1]), key="cmp_chart")
 
-with_plans = [row for row in rows if row.placement is not None and row.status in ("optimal", "feasible")]
+with_plans = [row for row in rows if row.placement is not None and row.status in (Status.OPTIMAL, Status.FEASIBLE)]
 if with_plans:
     col_pick, col_show = st.columns([3, 1], vertical_alignment="bottom")
     picked = col_pick.selectbox(
@@ -174,7 +175,7 @@ if with_plans:
             bound=row.bound,
             gap=row.gap,
             reason=f"{row.method} optimises {spec.objective}, this plan is scored on {row.objective_kind}"
-            if other and row.status == "feasible"
+            if other and row.status == Status.FEASIBLE
             else row.reason,
         )
         state.set_selected_plan(stored[2], result, f"{state.method_name(row.method)} from the Compare page")

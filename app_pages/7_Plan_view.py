@@ -14,6 +14,7 @@ import streamlit as st
 import placement
 from placement import viz
 from placement.explore.diff import plan_diff
+from placement.model import ScheduleKind
 from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import SCHEDULES, simulate
 from ui import guard, state
@@ -98,8 +99,8 @@ if st.session_state.get("plan_device") not in ["(none)"] + labels:
 state.init_widget("plan_device", "(none)")
 
 training = plan_problem.graph.is_training
-schedules = [s for s in SCHEDULES if training or s == "inference"]
-state.init_widget("plan_schedule", "1f1b" if training else "inference")
+schedules = [s for s in SCHEDULES if training or s == ScheduleKind.INFERENCE]
+state.init_widget("plan_schedule", ScheduleKind.ONE_F_ONE_B.value if training else ScheduleKind.INFERENCE.value)
 if st.session_state["plan_schedule"] not in schedules:
     st.session_state["plan_schedule"] = schedules[0]
 state.init_widget("plan_microbatches", 8)

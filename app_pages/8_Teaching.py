@@ -10,6 +10,7 @@ import streamlit as st
 import placement
 from placement import viz
 from placement.explore.teaching import MAX_TEACHING_GROUPS, explain_optimality, trace_dp
+from placement.model import Status
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -154,7 +155,7 @@ with tab_why:
                 "Every contiguous split is a chain of ideals ∅ ⊊ I1 ⊊ ... ⊊ all, one stage per step; the DP "
                 f"scored every one of the {why.pairs:,} pairs (I ⊆ J) of the {why.ideals:,} ideals, so no "
                 "contiguous split has a smaller time per sample"
-                if result.status == "optimal" and result.method == "dp"
+                if result.status == Status.OPTIMAL and result.method == "dp"
                 else f"{result.method} reports status {result.status}"
             )
             st.markdown(

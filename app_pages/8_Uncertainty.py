@@ -8,6 +8,7 @@ import streamlit as st
 
 from placement import PlacementError, viz
 from placement.explore.uncertainty import MAX_SAMPLES, monte_carlo
+from placement.model import ScheduleKind
 from placement.pipeline.schedule import SCHEDULES
 from ui import guard, state
 
@@ -41,7 +42,7 @@ def main() -> None:
     )
 
     training = problem.graph.is_training
-    schedules = [s for s in SCHEDULES if (s != "inference") == training] or list(SCHEDULES)
+    schedules = [s for s in SCHEDULES if (s != ScheduleKind.INFERENCE) == training] or list(SCHEDULES)
     state.init_widget("unc_error", 10.0)
     state.init_widget("unc_samples", 200)
     state.init_widget("unc_seed", 0)
@@ -65,7 +66,12 @@ def main() -> None:
     col_d, col_e, col_f = st.columns(3)
     schedule = col_d.selectbox("Schedule (for memory)", schedules, format_func=SCHEDULE_NAMES.get, key="unc_schedule")
     microbatches = col_e.number_input(
-        "Microbatches", min_value=1, max_value=4096, step=1, key="unc_microbatches", disabled=schedule == "inference"
+        "Microbatches",
+        min_value=1,
+        max_value=4096,
+        step=1,
+        key="unc_microbatches",
+        disabled=schedule == ScheduleKind.INFERENCE,
     )
     reoptimise = col_f.toggle(
         "Re-optimise each draw (exact DP)",
@@ -99,7 +105,7 @@ def main() -> None:
                 samples=int(samples),
                 seed=int(seed),
                 schedule=schedule,
-                microbatches=int(microbatches if schedule != "inference" else 1),
+                microbatches=int(microbatches if schedule != ScheduleKind.INFERENCE else 1),
                 reoptimise=bool(reoptimise),
                 progress=progress,
             )

@@ -19,14 +19,13 @@ import math
 import random
 import time
 from collections.abc import Sequence
-from typing import Any
 
 import networkx as nx
 
 from .errors import PlacementError
 from .evaluate import evaluate
 from .exact.ideals import contract
-from .model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage, make_result
+from .model import CPU_KIND, DeviceSlot, Objective, Placement, Problem, Result, Stage, Status, make_result
 
 
 def _infeasible(
@@ -34,7 +33,7 @@ def _infeasible(
 ) -> Result:
     """A heuristic's Result when it found no placement (``reason`` says why)."""
     return make_result(
-        method, "infeasible", started=started, objective_kind=objective_kind, reason=reason, stats=stats or {}
+        method, Status.INFEASIBLE, started=started, objective_kind=objective_kind, reason=reason, stats=stats or {}
     )
 
 
@@ -53,18 +52,18 @@ def _done(
     if not evaluation.feasible:
         return make_result(
             method,
-            "infeasible",
+            Status.INFEASIBLE,
             seconds=seconds,
             objective_kind=objective_kind,
             reason="; ".join(evaluation.violations[:3]),
             stats=stats,
         )
-    value = evaluation.max_load if objective_kind == "throughput" else evaluation.latency
+    value = evaluation.max_load if objective_kind == Objective.THROUGHPUT else evaluation.latency
     stats.setdefault("max_load", evaluation.max_load)
     stats.setdefault("latency", evaluation.latency)
     return make_result(
         method,
-        "feasible",
+        Status.FEASIBLE,
         seconds=seconds,
         objective=value,
         placement=placement,
@@ -76,7 +75,7 @@ def _done(
 # ----------------------------------------------------------------------------- one accelerator
 
 
-def one_accelerator(problem: Problem, ignore_memory: bool = False, **_ignored: Any) -> Result:
+def one_accelerator(problem: Problem, ignore_memory: bool = False) -> Result:
     """Everything on one accelerator (nodes it cannot run on go to a CPU core).
 
     The kind chosen is the one with the smallest load among kinds that can hold the graph.
@@ -131,7 +130,7 @@ def one_accelerator(problem: Problem, ignore_memory: bool = False, **_ignored: A
         if ignore_memory:
             return make_result(
                 method,
-                "infeasible",
+                Status.INFEASIBLE,
                 started=started,
                 objective=load,
                 placement=placement,
@@ -145,7 +144,7 @@ def one_accelerator(problem: Problem, ignore_memory: bool = False, **_ignored: A
 # ----------------------------------------------------------------------------- greedy latency
 
 
-def greedy_latency(problem: Problem, order: str = "paper", **_ignored: Any) -> Result:
+def greedy_latency(problem: Problem, order: str = "paper") -> Result:
     """The paper's greedy for latency.
 
     Groups (contracted color classes, :func:`placement.exact.ideals.contract`) are taken in
@@ -220,7 +219,7 @@ def greedy_latency(problem: Problem, order: str = "paper", **_ignored: Any) -> R
 # ----------------------------------------------------------------------------- PipeDream-style chain DP
 
 
-def pipedream(problem: Problem, **_ignored: Any) -> Result:
+def pipedream(problem: Problem) -> Result:
     """PipeDream-style split: the optimal split of the groups linearised in topological order.
 
     The groups of :func:`placement.exact.ideals.contract` are numbered topologically; only prefixes
@@ -395,7 +394,6 @@ def local_search(
     restarts: int = 10,
     time_limit: float | None = 60.0,
     max_moves: int = 10_000,
-    **_ignored: Any,
 ) -> Result:
     """Seeded local search over color-class groups (not restricted to contiguous splits).
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from .errors import PlacementError
 from .exact.ideals import DEFAULT_MAX_IDEALS
-from .model import Objective, Placement, Problem, Result, ScheduleKind, Status
+from .model import Objective, Placement, Problem, Recompute, Result, ScheduleKind, Status
 from .pipeline.memory import (
     DEFAULT_OPTIMIZER_MULTIPLIER,
     MemoryBreakdown,
@@ -276,18 +276,18 @@ _OPTIMIZER = Option(
     "0 leaves it out)",
 )
 #: Recomputation choices: none, every stage, or each stage's own choice (the exact DP only).
-RECOMPUTE_CHOICES = ("none", "always", "per-stage")
+RECOMPUTE_CHOICES = tuple(r.value for r in Recompute)
 
 
 def _recompute(*choices: str) -> Option:
     return Option(
         "recompute",
         str,
-        "none",
+        Recompute.NONE.value,
         "recompute activations in the backward pass (a recomputing stage stashes only its inputs): "
         "none, always, or per-stage (each stage chooses)",
         choices=choices,
-        aliases=((False, "none"), (True, "always")),
+        aliases=((False, Recompute.NONE.value), (True, Recompute.ALWAYS.value)),
     )
 
 
@@ -297,7 +297,13 @@ _BYTES_PER_COST = Option(
 )
 _MEMORY_OPTIONS = (_SCHEDULE, _MICROBATCHES, _OPTIMIZER, _RECOMPUTE, _BYTES_PER_COST)
 #: The memory-aware IP recomputes on every stage or none (no per-stage choice).
-_IP_MEMORY_OPTIONS = (_SCHEDULE, _MICROBATCHES, _OPTIMIZER, _recompute("none", "always"), _BYTES_PER_COST)
+_IP_MEMORY_OPTIONS = (
+    _SCHEDULE,
+    _MICROBATCHES,
+    _OPTIMIZER,
+    _recompute(Recompute.NONE.value, Recompute.ALWAYS.value),
+    _BYTES_PER_COST,
+)
 _IP_OPTIONS = (_time_limit(None), _GAP, _SOLVER, _WARM_START)
 
 
@@ -511,7 +517,7 @@ class MemoryModel:
     schedule: str = ScheduleKind.ONE_F_ONE_B.value
     microbatches: int = 8
     optimizer_multiplier: float | None = None
-    recompute: str = "none"
+    recompute: str = Recompute.NONE.value
     OPTION_NAMES = ("schedule", "microbatches", "optimizer_multiplier", "recompute")
 
     def __post_init__(self) -> None:
@@ -532,7 +538,11 @@ class MemoryModel:
         """One line naming the model in force (for headlines)."""
         if not self.training:
             return "weights only (the paper's model)"
-        schedule = {"1f1b": "1F1B", "gpipe": "GPipe", "inference": "streaming inference"}[self.schedule]
+        schedule = {
+            ScheduleKind.ONE_F_ONE_B: "1F1B",
+            ScheduleKind.GPIPE: "GPipe",
+            ScheduleKind.INFERENCE: "streaming inference",
+        }[ScheduleKind(self.schedule)]
         optimizer = (
             "mixed-precision Adam" if self.optimizer_multiplier is None else f"x{self.optimizer_multiplier:g} weights"
         )
@@ -541,7 +551,12 @@ class MemoryModel:
             f"under {schedule}, {self.microbatches} microbatch{'es' if self.microbatches != 1 else ''}"
         )
         return (
-            text + {"none": "", "always": ", recomputation", "per-stage": ", recomputation per stage"}[self.recompute]
+            text
+            + {
+                Recompute.NONE: "",
+                Recompute.ALWAYS: ", recomputation",
+                Recompute.PER_STAGE: ", recomputation per stage",
+            }[Recompute.of(self.recompute)]
         )
 
     def supports(self, method: str) -> bool:
@@ -583,8 +598,8 @@ class MemoryModel:
 
         if recomputing is not None:
             return table(tuple(recomputing))
-        if self.recompute != "per-stage":
-            return table(every if self.recompute == "always" else ())
+        if self.recompute != Recompute.PER_STAGE:
+            return table(every if self.recompute == Recompute.ALWAYS else ())
         return tuple(
             (device, min(plain, again), cap) for (device, plain, cap), (_, again, _) in zip(table(()), table(every))
         )
@@ -607,8 +622,8 @@ class MemoryModel:
 
         if recomputing is not None:
             return table(tuple(recomputing))
-        if self.recompute != "per-stage":
-            return table(every if self.recompute == "always" else ())
+        if self.recompute != Recompute.PER_STAGE:
+            return table(every if self.recompute == Recompute.ALWAYS else ())
         return tuple(min(plain, again, key=lambda b: b.peak) for plain, again in zip(table(()), table(every)))
 
     def optimizer_for(self, problem: Problem) -> float:

@@ -24,7 +24,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from .evaluate import Evaluation
-from .model import DeviceSlot, Graph, Placement, Problem
+from .model import DeviceSlot, Graph, Objective, Placement, Problem, Status
 
 # ============================================================================ common helpers
 
@@ -564,7 +564,12 @@ def compare_figure(rows: Sequence[Mapping[str, Any]], objective: str = "throughp
             hovertemplate="%{x}<br>%{y:.6g}<extra></extra>",
         )
     )
-    _layout(figure, 30, height=360, yaxis_title="time per sample (ms)" if objective == "throughput" else "latency (ms)")
+    _layout(
+        figure,
+        30,
+        height=360,
+        yaxis_title="time per sample (ms)" if objective == Objective.THROUGHPUT else "latency (ms)",
+    )
     return figure
 
 
@@ -1137,8 +1142,8 @@ def schedule_comparison_figure(rows: Sequence[Mapping[str, Any]], title: str | N
 
 def sweep_summary(points: Sequence[Any]) -> str:
     """One line counting a sweep's solves: how many found an optimal plan, another plan, or none."""
-    optimal = sum(1 for p in points if p.ok and p.status == "optimal")
-    other = sum(1 for p in points if p.ok and p.status != "optimal")
+    optimal = sum(1 for p in points if p.ok and p.status == Status.OPTIMAL)
+    other = sum(1 for p in points if p.ok and p.status != Status.OPTIMAL)
     none = sum(1 for p in points if not p.ok)
     parts = [f"{len(points)} points: {optimal} optimal"]
     if other:

@@ -23,6 +23,8 @@ from placement import (
 )
 from placement.errors import PlacementError
 from placement.heuristics import greedy_latency, local_search, one_accelerator, pipedream
+from placement.model import Status
+from placement.solve import METHODS
 
 from .oracle import brute_force
 from .oracle import max_load as oracle_max_load
@@ -214,3 +216,21 @@ def test_local_search_incremental_loads_match_the_evaluator(random_problem, seed
         expected = {entry.device: entry.load for entry in device_loads(problem, placement)}
         for k, slot in enumerate(slots):
             assert state.loads[k] == pytest.approx(expected.get(slot, 0.0), abs=1e-9)
+
+
+@pytest.mark.parametrize("function", [one_accelerator, greedy_latency, pipedream, local_search])
+def test_an_unknown_keyword_is_a_type_error(random_problem, function):
+    """A misspelt option (``time_limt``) is refused, not ignored (as for ``solve_dp``)."""
+    with pytest.raises(TypeError, match="time_limt"):
+        function(random_problem(1), time_limt=1)
+
+
+@pytest.mark.parametrize("method", ["one-accelerator", "greedy-latency", "pipedream", "local-search", "latency-ip"])
+def test_solve_passes_every_registered_option(random_problem, method):
+    """The registry's options are exactly keywords the function takes: ``solve`` with all of them set works."""
+    options = METHODS[method].defaults()
+    if "time_limit" in options:
+        options["time_limit"] = 5.0
+    result = solve(random_problem(1), method, **options)
+    assert result.method == method
+    assert result.status in (Status.OPTIMAL, Status.FEASIBLE, Status.INFEASIBLE)

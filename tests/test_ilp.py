@@ -182,7 +182,7 @@ def test_bad_options_raise_placement_errors(random_problem):
         solve_latency_ip(problem, subgraphs_per_accelerator=0)
 
 
-@pytest.mark.parametrize("function", [solve_ip_contiguous, solve_ip_noncontiguous])
+@pytest.mark.parametrize("function", [solve_ip_contiguous, solve_ip_noncontiguous, solve_latency_ip])
 def test_an_unknown_keyword_is_a_type_error(random_problem, function):
     """A misspelt option (``time_limt``) is refused, not ignored (as for ``solve_dp``)."""
     with pytest.raises(TypeError, match="time_limt"):

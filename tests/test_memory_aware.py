@@ -68,12 +68,12 @@ def brute_force(problem: Problem, schedule: str, microbatches: int, optimizer: f
     """Minimum max-load (+ recomputation) over every contiguous split, pipeline order and set of recomputing
     stages whose *simulated* memory fits every device (independent of the planner's closed form and lattice).
 
-    ``recompute``: False / "never", True / "always", or "per-stage" (every subset of the stages).
+    ``recompute``: False / "none", True / "always", or "per-stage" (every subset of the stages).
     """
     graph, devices = problem.graph, problem.devices
-    choice = {False: "never", True: "always"}.get(recompute, recompute)
+    choice = {False: "none", True: "always"}.get(recompute, recompute)
     if schedule == "inference":
-        choice = "never"
+        choice = "none"
     slots = list(devices.slots())
     units = _units(graph)
     best, best_placement = math.inf, None
@@ -93,7 +93,7 @@ def brute_force(problem: Problem, schedule: str, microbatches: int, optimizer: f
                 continue
             n = len(placement.stages)
             subsets = {
-                "never": [()],
+                "none": [()],
                 "always": [tuple(range(n))],
                 "per-stage": [c for r in range(n + 1) for c in itertools.combinations(range(n), r)],
             }[choice]

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from placement import multidim
-from placement.errors import InvalidDevicesError, InvalidGraphError
+from placement.errors import InvalidDevicesError, InvalidGraphError, PlacementError
 from placement.io import load_problem
-from placement.model import Edge, Graph, Node
+from placement.model import Edge, Graph, Node, Recompute
 from placement.modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
 from placement.multidim.convert import options_from_graph
 from placement.multidim.dp import solve_multidim
@@ -71,6 +71,21 @@ def test_mlp_options_hand_computed():
     assert fc2[1]["vanilla"] == pytest.approx((0.012, 400, 40, 800))
     assert "activation recomp" not in fc2[1] and "activation recomp" not in fc2[2]
     assert fc2[2]["vanilla"] == pytest.approx((0.006, 200, 20, 400))
+
+
+@pytest.mark.parametrize(
+    "recompute, offered",
+    [(Recompute.PER_STAGE, True), ("per-stage", True), (True, True), ("none", False), (False, False)],
+)
+def test_recompute_is_offered_per_node_or_not_at_all(recompute, offered):
+    mp = options_from_graph(_mlp(), devices=4, memory=1e6, bandwidth=1000.0, degrees=(1,), recompute=recompute)
+    assert ("activation recomp" in _options(mp, 0)[1]) is offered
+
+
+@pytest.mark.parametrize("recompute", ["always", "never", None])
+def test_recompute_other_than_per_node_or_none_is_refused(recompute):
+    with pytest.raises(PlacementError, match="recompute must be"):
+        options_from_graph(_mlp(), devices=4, memory=1e6, bandwidth=1000.0, recompute=recompute)
 
 
 def test_paper_graph_has_one_option_per_node():

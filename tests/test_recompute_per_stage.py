@@ -50,7 +50,7 @@ def test_per_stage_recompute_matches_brute_force(seed, schedule, microbatches, o
     timeline = simulate(problem, result.placement, microbatches, schedule, recompute=recomputing)
     assert memory_profile(problem, timeline, optimizer).fits
     # Choosing per stage is never worse than either uniform choice.
-    for choice in ("never", "always"):
+    for choice in ("none", "always"):
         other = solve_memory_aware(problem, schedule, microbatches, optimizer, recompute=choice)
         if other.ok:
             assert result.objective <= other.objective
@@ -63,7 +63,7 @@ def test_per_stage_recompute_helps_somewhere():
         problem = random_memory_problem(seed)
         per = solve_memory_aware(problem, schedule, microbatches, optimizer, recompute="per-stage")
         uniform = [
-            solve_memory_aware(problem, schedule, microbatches, optimizer, recompute=c) for c in ("never", "always")
+            solve_memory_aware(problem, schedule, microbatches, optimizer, recompute=c) for c in ("none", "always")
         ]
         values = [r.objective for r in uniform if r.ok]
         if per.ok and (not values or per.objective < min(values)):
@@ -78,6 +78,9 @@ def test_recompute_option_values():
     assert dict(solve_memory_aware(problem, "inference", 2, recompute="per-stage").stats)["recompute"] == "none"
     with pytest.raises(PlacementError):
         solve_memory_aware(problem, "1f1b", 2, recompute="sometimes")
+    for other_spelling in ("never", None):  # one spelling: Recompute's values, True and False
+        with pytest.raises(PlacementError, match="recompute must be one of"):
+            solve_memory_aware(problem, "1f1b", 2, recompute=other_spelling)
 
 
 # ----------------------------------------------------------------------------- the registry, the CLI and the app

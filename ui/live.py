@@ -45,6 +45,7 @@ import streamlit as st
 
 import placement
 from placement.exact.dp import SolvedTable, solve_dp_table
+from placement.model import Status
 
 # Private session-state keys (never widget keys).
 _TABLE = "_ui_live_table"  # _Kept or None: the last DP table of the current scenario
@@ -198,7 +199,7 @@ def answer(problem: placement.Problem, options: dict[str, Any]) -> placement.Res
         return None  # never show what the evaluator does not confirm
     return placement.make_result(
         "dp",
-        "optimal",
+        Status.OPTIMAL,
         started=started,
         objective=value,
         placement=split,

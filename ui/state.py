@@ -39,6 +39,7 @@ import streamlit as st
 
 import placement
 from placement.evaluate import LATENCY_INFERENCE_ONLY
+from placement.model import Recompute, ScheduleKind, Status
 from placement.solve import METHODS, MemoryModel
 from ui import live as live_tables
 
@@ -326,7 +327,7 @@ def _solve_uncached(
         return placement.solve(problem, method, **options)
     except placement.PlacementError as exc:
         return placement.make_result(
-            method, "error", started=started, objective_kind=method_objective(method), reason=str(exc)
+            method, Status.ERROR, started=started, objective_kind=method_objective(method), reason=str(exc)
         )
 
 
@@ -369,7 +370,7 @@ def solve_cached(
         method, model_options = model.method_for(method)
     except placement.PlacementError as exc:  # the method plans with weights only: say so, solve nothing
         return placement.make_result(
-            method, "error", started=time.perf_counter(), objective_kind=method_objective(method), reason=str(exc)
+            method, Status.ERROR, started=time.perf_counter(), objective_kind=method_objective(method), reason=str(exc)
         )
     options = dict(method_options(method, **options), **model_options)
     options.pop("progress", None)  # never part of the key: the bar is added below
@@ -384,7 +385,7 @@ def solve_cached(
     if spec is not None and "progress" in spec.option_names:
         progress = live_tables.SolveProgress(method_name(method), "ideals")
     result = _solve_cached(digest, devices_key, method, tuple(sorted(options.items())), problem, progress)
-    if table_method and result.status == "optimal":
+    if table_method and result.status == Status.OPTIMAL:
         live_tables.keep(problem, options, float(result.objective), fresh_seconds=result.seconds)
     return result
 
@@ -702,11 +703,11 @@ def batch_timing(problem: placement.Problem, result: placement.Result) -> BatchT
     from placement.solve import recomputing_devices
 
     model = current_memory_model()
-    kind = model.schedule if problem.graph.is_training else "inference"
+    kind = model.schedule if problem.graph.is_training else ScheduleKind.INFERENCE.value
     recompute: Any = ()
-    if kind != "inference" and model.training:
+    if kind != ScheduleKind.INFERENCE and model.training:
         chosen = recomputing_devices(result)
-        recompute = chosen if chosen is not None else (model.recompute == "always")
+        recompute = chosen if chosen is not None else (model.recompute == Recompute.ALWAYS)
     try:
         run = simulate(problem, result.placement, model.microbatches, kind, recompute=recompute)
     except placement.PlacementError:

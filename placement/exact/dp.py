@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..evaluate import evaluate
-from ..model import Placement, Problem, Result, make_result
+from ..model import Placement, Problem, Result, Status, make_result
 from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
 from .kernel import (
     INHERIT,
@@ -285,14 +285,14 @@ def solve_dp(
                 f"internal error: the DP's max-load {outcome.value!r} differs from the evaluator's "
                 f"{checked!r} for its own split"
             )
-    if outcome.status == "infeasible":
-        return done("infeasible", None, None, reason=_infeasible_reason(problem))
-    if outcome.status == "no solution":
-        return done("no solution", None, None, bound=outcome.bound, reason=outcome.note)
-    if outcome.status == "feasible":
+    if outcome.status == Status.INFEASIBLE:
+        return done(Status.INFEASIBLE, None, None, reason=_infeasible_reason(problem))
+    if outcome.status == Status.NO_SOLUTION:
+        return done(Status.NO_SOLUTION, None, None, bound=outcome.bound, reason=outcome.note)
+    if outcome.status == Status.FEASIBLE:
         gap = (outcome.value - outcome.bound) / outcome.value if outcome.value else 0.0
-        return done("feasible", outcome.value, outcome.placement, bound=outcome.bound, gap=gap)
-    return done("optimal", outcome.value, outcome.placement, bound=outcome.value, gap=0.0)
+        return done(Status.FEASIBLE, outcome.value, outcome.placement, bound=outcome.bound, gap=gap)
+    return done(Status.OPTIMAL, outcome.value, outcome.placement, bound=outcome.value, gap=0.0)
 
 
 def solve_dp_table(

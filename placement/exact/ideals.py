@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from ..condense import condense
 from ..errors import TooManyIdealsError
 from ..model import Graph, smallest_first_order
 
@@ -79,19 +80,8 @@ def contract(graph: Graph) -> Groups:
         class_to_group = rank
         edges = sorted((rank[a], rank[b]) for a, b in class_edges)
     else:
-        # Cycles created by contraction: the classes on a cycle must share a device.
-        order = nx.DiGraph()
-        order.add_nodes_from(range(n_classes))
-        order.add_edges_from(class_edges)
-        condensed = nx.condensation(order)
-        rank = {
-            c: i
-            for i, c in enumerate(
-                nx.lexicographical_topological_sort(condensed, key=lambda c: min(condensed.nodes[c]["members"]))
-            )
-        }
-        class_to_group = {cls: rank[c] for c in condensed.nodes for cls in condensed.nodes[c]["members"]}
-        edges = sorted({(rank[a], rank[b]) for a, b in condensed.edges})
+        # Cycles created by contraction: the classes on a cycle must share a device (ties: smallest class first).
+        class_to_group, edges = condense(range(n_classes), class_edges, lambda cls: cls)
     members: list[list[int]] = [[] for _ in range(len(set(class_to_group.values())))]
     group_of = {}
     for node in graph.nodes:

@@ -121,6 +121,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from ..model import Status
 from .exactsum import EPS, MAXP, _grow, _round, _round_sum
 from .exactsum import exact_sum as exact_sum  # re-exported (tests, callers)
 from .floors import cell_floors as cell_floors  # re-exported: callers take the kernel's API from here
@@ -1254,13 +1255,15 @@ def relax_then_verify(
 
     value, placement, pairs, extra = solve(groups, lattice, relaxed)
     if placement is None:
-        return Outcome("infeasible", math.inf, None, math.inf, pairs, groups.count, lattice.count)
+        return Outcome(Status.INFEASIBLE, math.inf, None, math.inf, pairs, groups.count, lattice.count)
     if not relaxed or fits(placement):
-        return Outcome("optimal", value, placement, value, pairs, groups.count, lattice.count, extra=extra)
+        return Outcome(Status.OPTIMAL, value, placement, value, pairs, groups.count, lattice.count, extra=extra)
     upper, upper_placement, more, upper_extra = solve(groups, lattice, frozenset())
     pairs += more
     if upper_placement is not None and upper <= value:
-        return Outcome("optimal", upper, upper_placement, value, pairs, groups.count, lattice.count, extra=upper_extra)
+        return Outcome(
+            Status.OPTIMAL, upper, upper_placement, value, pairs, groups.count, lattice.count, extra=upper_extra
+        )
     try:
         full_lattice = enumerate_ideals(full_groups, max_ideals)
         if check_size is not None:
@@ -1268,7 +1271,7 @@ def relax_then_verify(
     except TooManyIdealsError:
         if upper_placement is None:
             return Outcome(
-                "no solution",
+                Status.NO_SOLUTION,
                 math.inf,
                 None,
                 value,
@@ -1278,7 +1281,7 @@ def relax_then_verify(
                 note="memory binds on merged nodes and the unreduced lattice is too large",
             )
         return Outcome(
-            "feasible",
+            Status.FEASIBLE,
             upper,
             upper_placement,
             value,
@@ -1291,7 +1294,7 @@ def relax_then_verify(
     exact, exact_placement, more, exact_extra = solve(full_groups, full_lattice, frozenset())
     pairs += more
     if exact_placement is None:
-        return Outcome("infeasible", math.inf, None, math.inf, pairs, full_groups.count, full_lattice.count)
+        return Outcome(Status.INFEASIBLE, math.inf, None, math.inf, pairs, full_groups.count, full_lattice.count)
     return Outcome(
-        "optimal", exact, exact_placement, exact, pairs, full_groups.count, full_lattice.count, extra=exact_extra
+        Status.OPTIMAL, exact, exact_placement, exact, pairs, full_groups.count, full_lattice.count, extra=exact_extra
     )

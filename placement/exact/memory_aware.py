@@ -42,9 +42,9 @@ from typing import cast
 
 import numpy as np
 
-from ..errors import PlacementError, TooManyIdealsError
+from ..errors import TooManyIdealsError
 from ..evaluate import evaluate
-from ..model import Placement, Problem, Result, make_result
+from ..model import Placement, Problem, Recompute, Result, ScheduleKind, Status, make_result
 from ..pipeline.memory import (
     activation_bytes,
     check_schedule_options,
@@ -57,14 +57,14 @@ from .kernel import build_inputs, chain_lattice, lattice_tuple, relax_then_verif
 from .limits import check_problem_table
 
 #: Recomputation choices: which kernel modes (0 plain, 1 recompute) a stage may use.
-RECOMPUTE_MODES = {"none": (0, 0), "always": (1, 1), "per-stage": (0, 1)}
+RECOMPUTE_MODES = {Recompute.NONE: (0, 0), Recompute.ALWAYS: (1, 1), Recompute.PER_STAGE: (0, 1)}
 
 
 def _flight(schedule: str, microbatches: int, digit_sum: np.ndarray) -> np.ndarray:
     """Microbatches in flight on a stage whose target state is s (s counts the stages from it to the end)."""
-    if schedule == "inference":
+    if schedule == ScheduleKind.INFERENCE:
         return np.ones_like(digit_sum)
-    if schedule == "gpipe":
+    if schedule == ScheduleKind.GPIPE:
         return np.full_like(digit_sum, microbatches)
     return np.minimum(digit_sum, microbatches)
 
@@ -127,24 +127,12 @@ def plan_value(problem: Problem, placement: Placement, recomputing=()) -> float:
     return value
 
 
-def _recompute_choice(recompute) -> str:
-    if recompute is True:
-        return "always"
-    if recompute is False or recompute is None or recompute == "never":
-        return "none"
-    if isinstance(recompute, str) and recompute in RECOMPUTE_MODES:
-        return recompute
-    raise PlacementError(
-        f"recompute must be one of {', '.join(map(repr, RECOMPUTE_MODES))} (or True/False), got {recompute!r}"
-    )
-
-
 def solve_memory_aware(
     problem: Problem,
-    schedule: str = "1f1b",
+    schedule: str = ScheduleKind.ONE_F_ONE_B.value,
     microbatches: int = 8,
     optimizer_multiplier: float | None = None,
-    recompute: bool | str = "none",
+    recompute: Recompute | str | bool = Recompute.NONE.value,
     bytes_per_cost: float | None = None,
     max_ideals: int = DEFAULT_MAX_IDEALS,
 ) -> Result:
@@ -162,8 +150,8 @@ def solve_memory_aware(
         Optimizer state per byte of forward weights (training schedules). None (default): Adam
         with mixed precision for the graph's weight dtype
         (:func:`placement.pipeline.memory.default_optimizer_multiplier`: 6 for 16-bit weights, 2 for fp32).
-    recompute : bool or str
-        ``"none"`` (or False, or ``"never"``), ``"always"`` (or True: every device recomputes its forward
+    recompute : Recompute, str or bool
+        ``"none"`` (or False), ``"always"`` (or True: every device recomputes its forward
         pass in the backward pass, stashing only its stage input), or ``"per-stage"`` (the
         planner decides for each stage). A recomputing stage's value is its load + its
         forward compute. Ignored (none) for inference.
@@ -182,10 +170,10 @@ def solve_memory_aware(
     """
     started = time.perf_counter()
     check_schedule_options(schedule, microbatches, optimizer_multiplier)
-    choice = _recompute_choice(recompute)
-    training = schedule != "inference"
+    choice = Recompute.of(recompute)
+    training = schedule != ScheduleKind.INFERENCE
     if not training:
-        choice = "none"
+        choice = Recompute.NONE
     opt_mult = resolve_optimizer_multiplier(problem.graph, optimizer_multiplier) if training else 0.0
     options = {
         "schedule": schedule,
@@ -193,7 +181,12 @@ def solve_memory_aware(
         "opt_mult": opt_mult,
         "modes": RECOMPUTE_MODES[choice],
     }
-    stats = {"schedule": schedule, "microbatches": microbatches, "optimizer_multiplier": opt_mult, "recompute": choice}
+    stats = {
+        "schedule": schedule,
+        "microbatches": microbatches,
+        "optimizer_multiplier": opt_mult,
+        "recompute": choice.value,
+    }
 
     def done(status, objective, placement, modes=(), **extra):
         stats["recompute_devices"] = (
@@ -222,7 +215,7 @@ def solve_memory_aware(
     groups, moved = reduce_groups(problem.graph, full_groups)
     out_bytes = activation_bytes(problem.graph, bytes_per_cost)
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0 or out_bytes[n] > 0)
-    recomputing = choice != "none"
+    recomputing = choice is not Recompute.NONE
     if recomputing and relaxed:
         groups, relaxed = full_groups, frozenset()
     try:
@@ -238,10 +231,13 @@ def solve_memory_aware(
         stats.update(groups=groups.count, ideals=lattice.count, pairs=pairs)
         if placement is None:
             return done(
-                "no solution", None, None, reason="recomputation with merged nodes: the unreduced lattice is too large"
+                Status.NO_SOLUTION,
+                None,
+                None,
+                reason="recomputation with merged nodes: the unreduced lattice is too large",
             )
         return done(
-            "feasible",
+            Status.FEASIBLE,
             value,
             placement,
             modes,
@@ -272,14 +268,14 @@ def solve_memory_aware(
                 f"internal error: the memory-aware DP's value {outcome.value!r} differs from the "
                 f"evaluator's {checked!r} for its own split"
             )
-    if outcome.status == "infeasible":
-        return done("infeasible", None, None, reason=_reason(problem, schedule, microbatches))
-    if outcome.status == "no solution":
-        return done("no solution", None, None, bound=outcome.bound, reason=outcome.note)
-    if outcome.status == "feasible":
+    if outcome.status == Status.INFEASIBLE:
+        return done(Status.INFEASIBLE, None, None, reason=_reason(problem, schedule, microbatches))
+    if outcome.status == Status.NO_SOLUTION:
+        return done(Status.NO_SOLUTION, None, None, bound=outcome.bound, reason=outcome.note)
+    if outcome.status == Status.FEASIBLE:
         gap = (outcome.value - outcome.bound) / outcome.value if outcome.value else 0.0
-        return done("feasible", outcome.value, outcome.placement, modes, bound=outcome.bound, gap=gap)
-    return done("optimal", outcome.value, outcome.placement, modes, bound=outcome.value, gap=0.0)
+        return done(Status.FEASIBLE, outcome.value, outcome.placement, modes, bound=outcome.bound, gap=gap)
+    return done(Status.OPTIMAL, outcome.value, outcome.placement, modes, bound=outcome.value, gap=0.0)
 
 
 def _reason(problem: Problem, schedule: str, microbatches: int) -> str:

@@ -425,7 +425,6 @@ def solve_latency_ip(
     q: int | None = None,
     local_search_seconds: float | None = None,
     strong_cuts: bool | None = None,
-    **_ignored: Any,
 ) -> Result:
     """The placement of minimum single-sample latency, by an integer program.
 

@@ -40,8 +40,9 @@ import math
 from collections.abc import Iterable
 from statistics import median
 
-from ..errors import InvalidDevicesError, InvalidGraphError
-from ..model import Graph, Node, Problem
+from ..condense import condense
+from ..errors import InvalidDevicesError, InvalidGraphError, PlacementError
+from ..model import Graph, Node, Problem, Recompute
 from .model import DeviceKind, MultiProblem, Option, PEdge, PNode
 
 #: Operators that Megatron-style tensor parallelism splits (matrix products, attention, embeddings).
@@ -80,26 +81,22 @@ def _groups(graph: Graph) -> list[list[int]]:
 
     Returned in a topological order of the forward edges between groups (ties: first node position).
     """
-    import networkx as nx  # noqa: PLC0415
-
-    position = {node.id: i for i, node in enumerate(graph.nodes)}
     label: dict[int, object] = {}
-    for node in graph.nodes:
+    first: dict[object, int] = {}  # label -> position of its first node (graph.nodes order)
+    for position, node in enumerate(graph.nodes):
         label[node.id] = ("class", node.color_class) if node.color_class is not None else ("node", node.id)
-    quotient = nx.DiGraph()
-    quotient.add_nodes_from(set(label.values()))
+        first.setdefault(label[node.id], position)
     node_of = graph.node_by_id
-    for e in graph.edges:
-        if node_of[e.source].is_backward or node_of[e.target].is_backward:
-            continue
-        if label[e.source] != label[e.target]:
-            quotient.add_edge(label[e.source], label[e.target])
-    condensed = nx.condensation(quotient)
-    members: dict[int, list[int]] = {c: [] for c in condensed.nodes}
-    for node in graph.nodes:
-        members[condensed.graph["mapping"][label[node.id]]].append(node.id)
-    order = nx.lexicographical_topological_sort(condensed, key=lambda c: min(position[v] for v in members[c]))
-    return [sorted(members[c], key=position.__getitem__) for c in order]
+    forward = [
+        (label[e.source], label[e.target])
+        for e in graph.edges
+        if not (node_of[e.source].is_backward or node_of[e.target].is_backward)
+    ]
+    group_of, _ = condense(first, forward, first.__getitem__)
+    members: list[list[int]] = [[] for _ in range(len(set(group_of.values())))]
+    for node in graph.nodes:  # in position order: each group's members come out sorted by position
+        members[group_of[label[node.id]]].append(node.id)
+    return members
 
 
 def _bandwidth_of(graph: Graph) -> float | None:
@@ -116,7 +113,7 @@ def options_from_graph(
     bandwidth: float | None = None,
     microbatches: int = DEFAULT_MICROBATCHES,
     degrees: Iterable[int] = DEFAULT_DEGREES,
-    recompute: bool = True,
+    recompute: Recompute | str | bool = Recompute.PER_STAGE,
     backward_factor: float = 2.0,
     optimizer_multiplier: float | None = None,
 ) -> MultiProblem:
@@ -138,8 +135,10 @@ def options_from_graph(
         N, microbatches per batch.
     degrees : iterable of int
         Tensor-parallel degrees to generate (roofline graphs only; 1 is always included).
-    recompute : bool
-        Add the "activation recomp" option where it saves memory (roofline graphs only).
+    recompute : Recompute, str or bool
+        ``"per-stage"`` (the default; or True): add the "activation recomp" option where it saves memory
+        (roofline graphs only), so the planner chooses per node; ``"none"`` (or False): no such option.
+        ``"always"`` is refused (Piper's model has no forced recomputation).
     backward_factor : float
         Backward / forward latency used when ``source`` is forward-only.
     optimizer_multiplier : float, optional
@@ -154,10 +153,16 @@ def options_from_graph(
 
     Raises
     ------
-    InvalidGraphError, InvalidDevicesError
+    InvalidGraphError, InvalidDevicesError, PlacementError
         One line naming the parameter and the rule broken.
     """
     from ..modelling.training import training_graph  # noqa: PLC0415
+
+    # Piper chooses recomputation per node; True (offer it) is that choice, not "always".
+    choice = Recompute.PER_STAGE if recompute is True else Recompute.of(recompute)
+    if choice is Recompute.ALWAYS:
+        raise PlacementError("recompute must be 'per-stage' or 'none' here (Piper's model chooses per node)")
+    offer_recompute = choice is Recompute.PER_STAGE
 
     graph = source.graph if isinstance(source, Problem) else source
     if not isinstance(graph, Graph):
@@ -252,7 +257,7 @@ def options_from_graph(
             vanilla = Option(VANILLA, (f_s + b_s) / k + 2 * allreduce, weights / k, stored / k, constant / k)
             opts = [vanilla]
             checkpoint = in_bytes[g]
-            if roofline and recompute and forward and checkpoint < stored / k:
+            if roofline and offer_recompute and forward and checkpoint < stored / k:
                 opts.append(
                     Option(
                         RECOMPUTE,

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import InvalidDevicesError, TooManyIdealsError
 from ..exact.ideals import Groups, IdealLattice, enumerate_ideals
+from ..model import Status
 from . import kernel, limits
 from . import options as fronts
 from .model import MultiProblem, Plan, PlanStage
@@ -1000,7 +1001,7 @@ def solve_multidim(
             f"{', '.join(k.name for k in problem.kinds[:-1])} use multiples of {count_step} devices"
         )
     if s_max == 0 or not problem.nodes:
-        status = "optimal" if not problem.nodes else "infeasible"
+        status = Status.OPTIMAL if not problem.nodes else Status.INFEASIBLE
         return MultiResult(
             status,
             Plan(()) if not problem.nodes else None,
@@ -1055,14 +1056,14 @@ def solve_multidim(
                 lo = tau
     if best is None:
         return MultiResult(
-            "infeasible", None, float("inf"), bound, lattice.count, probes, candidates, time.perf_counter() - start
+            Status.INFEASIBLE, None, float("inf"), bound, lattice.count, probes, candidates, time.perf_counter() - start
         )
     tau, h, yc = best
     if single:
         plan = _read_front_plan(problem, lattice, tables, h)
     else:
         plan = _read_plan(problem, lattice, tables, h, yc, s_max, count_step)
-    return MultiResult("optimal", plan, tau, bound, lattice.count, probes, candidates, time.perf_counter() - start)
+    return MultiResult(Status.OPTIMAL, plan, tau, bound, lattice.count, probes, candidates, time.perf_counter() - start)
 
 
 def _read_plan(problem, lattice, tables, h, ycount, s_max, step) -> Plan:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ..model import Status
 from .dp import solve_multidim
 from .model import MultiProblem
 
@@ -21,7 +22,7 @@ def device_curve(
         result = solve_multidim(
             problem.with_devices(int(count)), front_cache=cache, front_horizon=min(problem.microbatches, max(counts))
         )
-        out.append((int(count), result.time_per_sample if result.status == "optimal" else None))
+        out.append((int(count), result.time_per_sample if result.status == Status.OPTIMAL else None))
         if progress is not None:
             progress(done + 1, len(counts))
     return out

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ExportError, label, quote
-from ..model import CPU_KIND, Placement, Problem
+from ..model import CPU_KIND, Placement, Problem, ScheduleKind
 
 EXPORT_TARGETS = ("megatron", "torch", "deepspeed")
 MODULE_FIELD = "module"
@@ -341,7 +341,7 @@ def export_torch(problem: Problem, placement: Placement, virtual: int = 1, sched
     ranks = _ranks(plan, virtual)
     if schedule not in TORCH_SCHEDULES:
         raise ExportError(f"no torch schedule for {quote(schedule)}; choose one of: {', '.join(TORCH_SCHEDULES)}")
-    if virtual > 1 and schedule in ("gpipe", "1f1b"):
+    if virtual > 1 and schedule in (ScheduleKind.GPIPE, ScheduleKind.ONE_F_ONE_B):
         schedule = "interleaved"
     split_points = [stage[0] for stage in plan.stages[1:]]
     config = {

@@ -539,7 +539,7 @@ def memory_breakdown(
             )
             for s in placement.stages
         )
-    training = schedule != "inference"
+    training = schedule != ScheduleKind.INFERENCE
     multiplier = resolve_optimizer_multiplier(graph, optimizer_multiplier) if training else 0.0
     statics = stage_memory(problem, placement, multiplier, bytes_per_cost)
     rows = peak_table(problem, placement, schedule, microbatches, multiplier, recompute, bytes_per_cost, virtual)
