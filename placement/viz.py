@@ -1491,12 +1491,13 @@ def plan_diff_rows(diff) -> list[dict[str, Any]]:
 
 
 # ----------------------------------------------------------------------------- teaching mode
-def lattice_figure(trace, step: int | None = None) -> go.Figure:
+def lattice_figure(trace, step: int | None = None, font_size: int = 14) -> go.Figure:
     """The lattice of ideals of a :class:`placement.explore.teaching.DPTrace`, at one step of the recurrence.
 
     Ideals are drawn left to right by size (number of groups), cover edges as lines. At step
     ``step``: finished ideals are green, the ideal being finished (J) orange, the ideal it is
     tried with (I) blue, the stage J \\ I written in the title; ideals not reached yet are grey.
+    ``font_size`` (px) sets the labels and title (larger for a projector).
     """
     levels: dict[int, list[int]] = {}
     for index, mask in enumerate(trace.masks):
@@ -1535,9 +1536,9 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
                 name=name,
                 text=[label(i) for i in members],
                 textposition="top center",
-                textfont={"size": 10},
+                textfont={"size": font_size},
                 marker={
-                    "size": 16 if name.startswith(("J", "I")) else 11,
+                    "size": (16 if name.startswith(("J", "I")) else 11) * font_size / 14,
                     "color": color,
                     "line": {"width": 1, "color": "#333"},
                 },
@@ -1549,13 +1550,14 @@ def lattice_figure(trace, step: int | None = None) -> go.Figure:
     title = "Lattice of ideals (left to right by number of groups)"
     if current is not None:
         stage = "{" + ",".join(str(g) for g in current.stage_groups) + "}"
-        title = f"Finishing J = {label(current.ideal)}: trying I = {label(current.previous)}, stage J \\ I = {stage}"
+        title = f"Finishing J = {label(current.ideal)}, trying I = {label(current.previous)}: stage {stage}"
     _layout(
         figure,
         60,
         legend=_LEGEND_RIGHT,
-        title=title,
-        height=int(min(560, max(320, 160 + 60 * spread))),
+        title={"text": title, "font": {"size": font_size + 2}},
+        font={"size": font_size},
+        height=int(min(560, max(320, 160 + 60 * spread)) * max(1.0, font_size / 14)),
         plot_bgcolor="white",
         xaxis={"title": "groups in the ideal", "dtick": 1, "range": [-0.5, len(levels) - 0.5], "zeroline": False},
         yaxis={"visible": False, "range": [-spread, spread]},
