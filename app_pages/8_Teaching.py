@@ -95,13 +95,17 @@ tab_steps, tab_why, tab_beat = st.tabs(["Step through the DP", "Why is this opti
 # ----------------------------------------------------------------------------- step through
 with tab_steps:
     st.markdown(
-        "The DP fills a table **best[J][devices]**: the smallest time per sample (ms) of any contiguous split "
-        "of the ideal J (a set of groups closed under predecessors) on at most that many devices of each type. "
-        "It finishes ideals by size; for each J it tries every smaller ideal I, making **J \\ I** the last "
-        "stage on one more device: best[J][s] = min over I, t of max(best[I][s − one device of type t], "
-        f"load of J \\ I on type t). This graph has {len(trace.masks)} ideals and **{total} pairs I ⊊ J**: "
-        f"one step each."
+        "**best[J][s]** = min over ideals I ⊊ J and device types t of max(best[I][s − one t], load of the stage "
+        f"J \\ I on one t): {len(trace.masks)} ideals, **{total} pairs I ⊊ J, one step each**."
     )
+    with st.expander("How the DP works", expanded=False):
+        st.markdown(
+            "The DP fills a table **best[J][s]**: the smallest time per sample (ms) of any contiguous split of "
+            "the ideal J (a set of groups closed under predecessors) on at most s devices of each type. It "
+            "finishes ideals by size; for each J it tries every smaller ideal I, making **J \\ I** the last "
+            "stage on one more device. On the left the lattice of ideals (J orange, I blue, finished green), on "
+            "the right the graph (nodes of I blue, the stage J \\ I orange)."
+        )
     state.init_widget("teach_step", 1)
     st.session_state["teach_step"] = min(max(int(st.session_state["teach_step"]), 1), total)
 
@@ -129,7 +133,8 @@ with tab_steps:
     shown = st.slider(f"Step (pair I ⊊ J), 1 to {total}", 1, total, key="teach_step", persist_state=state.PERSIST)
     step = shown - 1  # index into trace.steps
     item = trace.steps[step]
-    col_lattice, col_graph = st.columns(2)
+    # Side by side; stacked in presentation mode, where large labels need the whole width.
+    col_lattice, col_graph = (st.container(), st.container()) if present else st.columns(2)
     col_lattice.plotly_chart(viz.lattice_figure(trace, step, font_size=FONT), key="teach_lattice")
     col_graph.plotly_chart(
         viz_teaching.teaching_graph_figure(problem.graph, trace, step, font_size=FONT), key="teach_graph_figure"

@@ -13,7 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from .model import Graph
-from .viz import _LEGEND_RIGHT, _at, _layout, _segments, dag_layout
+from .viz import _LEGEND_BELOW, _at, _layout, _segments, dag_layout, label_sides
 
 #: Colours shared with :func:`placement.viz.lattice_figure` (I blue, J orange, not reached grey).
 PART_COLORS = {
@@ -59,6 +59,7 @@ def teaching_graph_figure(graph: Graph, trace: Any, step: int | None = None, fon
     layout = dag_layout(graph)
     group_of = {n: g for g, members in enumerate(trace.groups) for n in members}
     parts = node_parts(trace, step)
+    side = label_sides(layout)
     figure = go.Figure()
     figure.add_trace(
         _segments(
@@ -76,7 +77,7 @@ def teaching_graph_figure(graph: Graph, trace: Any, step: int | None = None, fon
                 mode="markers+text",
                 name=part,
                 text=[f"g{group_of[n]}: {graph.node_by_id[n].name or n}" for n in members],
-                textposition="top center",
+                textposition=[side[n] for n in members],
                 textfont={"size": font_size},
                 marker={"size": 14 * font_size / 14, "color": color, "line": {"width": 1, "color": "#333"}},
                 hovertext=[f"node {n} ({graph.node_by_id[n].name or n}), group {group_of[n]}: {part}" for n in members],
@@ -90,13 +91,14 @@ def teaching_graph_figure(graph: Graph, trace: Any, step: int | None = None, fon
     title = "The graph (g = group, as in the lattice)"
     _layout(
         figure,
-        60,
-        legend=_LEGEND_RIGHT,
+        40 + font_size,
+        legend=_LEGEND_BELOW,
         title={"text": title, "font": {"size": font_size + 2}},
         font={"size": font_size},
         height=int(min(560, max(320, 160 + 60 * spread)) * max(1.0, font_size / 14)),
         plot_bgcolor="white",
-        xaxis={"visible": False, "range": [min(xs) - 0.7, max(xs) + 0.7]},
-        yaxis={"visible": False, "range": [-spread, spread + 0.4]},
+        xaxis={"visible": False, "range": [min(xs) - 1.3, max(xs) + 1.3]},
+        yaxis={"visible": False, "range": [-spread - 0.3, spread + 0.3]},
     )
+    figure.update_layout(margin={"b": 20 + 2 * font_size}, legend={"y": -0.02})
     return figure

@@ -114,7 +114,7 @@ def test_not_allowed_says_why():
     trace = trace_dp(load_problem(RESIDUAL))
     reasons = {reason for step in trace.steps for load, reason in zip(step.loads, step.reasons) if load == math.inf}
     assert "input/decode cannot run on accelerator" in reasons
-    assert any(r.startswith("memory ") and "64 MB cap of accelerator" in r for r in reasons), reasons
+    assert any(r.startswith("memory ") and "61.04 MiB cap of accelerator" in r for r in reasons), reasons
     # Allowed loads have no reason, and every infinite load has one.
     for step in trace.steps:
         for load, reason in zip(step.loads, step.reasons):

@@ -147,7 +147,8 @@ class DPTrace:
 
 
 def _megabytes(value: float) -> str:
-    return f"{value / 1e6:.4g} MB"
+    """Bytes as MiB, written as the app writes device memory (``61.04 MiB``)."""
+    return f"{value / 2.0**20:,.2f} MiB"
 
 
 def stage_verdict(problem: Problem, nodes: tuple[int, ...], kind_name: str) -> tuple[float, str]:
