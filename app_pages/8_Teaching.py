@@ -10,7 +10,13 @@ import streamlit as st
 
 import placement
 from placement import viz, viz_teaching
-from placement.explore.teaching import MAX_TEACHING_GROUPS, explain_optimality, starting_split, trace_dp
+from placement.explore.teaching import (
+    MAX_TEACHING_GROUPS,
+    explain_optimality,
+    pipeline_order,
+    starting_split,
+    trace_dp,
+)
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -207,8 +213,8 @@ with tab_why:
 # ----------------------------------------------------------------------------- beat the solver
 with tab_beat:
     st.markdown(
-        "Assign every node to a device in the table (the **device** column). You start from a correct split "
-        "on the fewest devices; the time per sample (ms), the rules your split breaks and the gap to the "
+        "Assign every node to a device in the table (the **device** column). You start from a correct split (the DP's best "
+        "on fewer devices); the time per sample (ms), the rules your split breaks and the gap to the "
         "optimum update as you edit."
     )
     slots = [str(slot) for slot in problem.devices.slots()]
@@ -239,7 +245,9 @@ with tab_beat:
     assignment = {
         int(row["node"]): by_label[row["device"]] for row in edited.to_dict("records") if row["device"] in by_label
     }
-    mine = placement.Placement.from_assignment(assignment, order=problem.devices.slots())
+    # Stages in pipeline order when one exists (a hand-made split names devices, not their order).
+    order = pipeline_order(problem, assignment) or problem.devices.slots()
+    mine = placement.Placement.from_assignment(assignment, order=order)
     evaluation = placement.evaluate(problem, mine)
     broken = list(evaluation.violations)
     if not placement.is_contiguous(problem, mine):

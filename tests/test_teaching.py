@@ -13,7 +13,7 @@ import pytest
 import placement
 from placement import evaluate, load_problem, solve_dp, viz
 from placement.evaluate import check
-from placement.explore.teaching import explain_optimality, lower_bound, starting_split, trace_dp
+from placement.explore.teaching import explain_optimality, lower_bound, pipeline_order, starting_split, trace_dp
 from placement.model import DeviceSlot, Placement, Stage
 from placement.viz_teaching import node_parts, teaching_graph_figure
 
@@ -107,7 +107,29 @@ def test_the_teaching_samples_are_branched_and_solved_exactly(path):
     assert max(sizes.count(size) for size in set(sizes)) > 1  # the lattice is not a line
     assert trace.answer == pytest.approx(solve_dp(problem).objective, rel=1e-12)
     start = starting_split(trace)
-    assert not check(problem, start)  # "beat the solver" starts on a correct split
+    assert not check(problem, start)  # "beat the solver" starts on a correct split...
+    assert evaluate(problem, start).max_load > trace.answer  # ... that can be beaten
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pipeline_order_finds_a_contiguous_order_exactly_when_one_exists(seed):
+    import itertools
+    import random
+
+    problem = random_problem(300 + seed, training=seed % 2 == 0, max_forward=5)
+    rng = random.Random(seed)
+    slots = problem.devices.slots()[:3]
+    assignment = {n.id: rng.choice(slots) for n in problem.graph.nodes}
+    order = pipeline_order(problem, assignment)
+    used = sorted(set(assignment.values()))
+    exists = any(
+        placement.is_contiguous(problem, Placement.from_assignment(assignment, order=perm))
+        for perm in itertools.permutations(used)
+    )
+    assert (order is not None) == exists
+    if order is not None:
+        assert sorted(order) == used
+        assert placement.is_contiguous(problem, Placement.from_assignment(assignment, order=order))
 
 
 def test_not_allowed_says_why():

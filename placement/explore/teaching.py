@@ -22,6 +22,7 @@ the ideals and pairs the DP searched, and the bottleneck device.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import product
 
@@ -284,16 +285,22 @@ def trace_dp(problem: Problem, max_groups: int = MAX_TEACHING_GROUPS) -> DPTrace
 
 
 def starting_split(trace: DPTrace) -> Placement | None:
-    """A feasible split to start "beat the solver" from: the best one on the fewest devices.
+    """A correct but improvable split to start "beat the solver" from.
 
-    Among the device states whose best split of the whole graph is finite, take the one with the
-    fewest devices (then the slowest): a correct but improvable start. None when nothing is feasible.
+    The best split on one device fewer than all (the slowest such, when it is slower than the
+    optimum): close to the answer, with room to improve. When no such state is feasible or
+    none is slower, the best split on the fewest devices. None when nothing is feasible.
     """
     position = {s: k for k, s in enumerate(trace.states)}
-    feasible = [s for s in trace.states if math.isfinite(trace.best[trace.full][position[s]])]
+    value = {s: trace.best[trace.full][position[s]] for s in trace.states}
+    feasible = [s for s in trace.states if math.isfinite(value[s])]
     if not feasible:
         return None
-    state = min(feasible, key=lambda s: (sum(s), -trace.best[trace.full][position[s]]))
+    one_fewer = [s for s in feasible if sum(s) == sum(trace.counts) - 1 and value[s] > trace.answer]
+    if one_fewer:
+        state = max(one_fewer, key=lambda s: value[s])
+    else:
+        state = min(feasible, key=lambda s: (sum(s), -value[s]))
     split = trace.split_for(state)
     if split is None:
         return None
@@ -303,6 +310,37 @@ def starting_split(trace: DPTrace) -> Placement | None:
         stages.append(Stage(DeviceSlot(kind_name, used.get(kind_name, 0)), nodes))
         used[kind_name] = used.get(kind_name, 0) + 1
     return Placement(tuple(stages))
+
+
+def pipeline_order(problem: Problem, assignment: Mapping[int, DeviceSlot]) -> list[DeviceSlot] | None:
+    """The devices of ``node -> device`` in an order where no forward edge goes back (None if none exists).
+
+    A hand-made split names devices, not their pipeline order; it is contiguous exactly when
+    the devices, linked by the forward edges between them, form no cycle. The order is then a
+    topological order of that device graph (ties broken by the devices' sorted order).
+    """
+    devices = sorted(set(assignment.values()))
+    after: dict[DeviceSlot, set[DeviceSlot]] = {d: set() for d in devices}
+    graph = problem.graph
+    for edge in graph.edges:
+        source, target = graph.node_by_id[edge.source], graph.node_by_id[edge.target]
+        if source.is_backward or target.is_backward or edge.source not in assignment or edge.target not in assignment:
+            continue
+        a, b = assignment[edge.source], assignment[edge.target]
+        if a != b:
+            after[a].add(b)
+    waiting = {d: sum(d in targets for targets in after.values()) for d in devices}
+    order: list[DeviceSlot] = []
+    ready = [d for d in devices if waiting[d] == 0]
+    while ready:
+        device = ready.pop(0)
+        order.append(device)
+        for nxt in sorted(after[device]):
+            waiting[nxt] -= 1
+            if waiting[nxt] == 0:
+                ready.append(nxt)
+        ready.sort()
+    return order if len(order) == len(devices) else None
 
 
 # ----------------------------------------------------------------------------- why is this optimal
