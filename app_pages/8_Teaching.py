@@ -88,8 +88,11 @@ names = {node.id: node.name or str(node.id) for node in problem.graph.nodes}
 total = len(trace.steps)
 
 
-def _ms(value: float) -> str:
-    return f"{value:.4g} ms" if math.isfinite(value) else "∞ (no split yet)"
+def _ms(value: float, final: bool = False) -> str:
+    """A best[J] cell: ms, or infinity saying whether more pairs may still fill it."""
+    if math.isfinite(value):
+        return f"{value:.4g} ms"
+    return "∞ (no feasible split)" if final else "∞ (none yet)"
 
 
 def _state_label(counts) -> str:
@@ -154,6 +157,8 @@ with tab_steps:
         f"**Stage J \\ I** = groups {', '.join(f'g{g}' for g in item.stage_groups)} (nodes "
         f"{', '.join(names[n] for n in item.stage_nodes)}). Its load {loads}."
     )
+    # J's row is final after its last pair: an infinite cell then means no split of J fits those devices.
+    final = all(later.ideal != item.ideal for later in trace.steps[step + 1 :])
     table = trace.best_after(step)
     row = table.get(item.ideal, {})
     improved = {state_: t for state_, _, t in item.improved}
@@ -163,7 +168,7 @@ with tab_steps:
             [
                 {
                     "devices (at most)": _state_label(s),
-                    "best[J] so far (ms per sample)": _ms(row.get(s, math.inf)),
+                    "best[J] so far (ms per sample)": _ms(row.get(s, math.inf), final),
                     "improved now": f"last stage on {trace.types[improved[s]]}" if s in improved else "",
                 }
                 for s in trace.states

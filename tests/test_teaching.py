@@ -215,6 +215,12 @@ def test_step_forward_and_back_to_the_answer():
     assert not at.exception
     expected = solve_dp(load_problem(RESIDUAL)).objective
     assert any(f"{expected:.6g} ms" in s.value and "solve_dp" in s.value for s in at.success)
+    # The final row: without the CPU, the CPU-only input leaves no feasible split; with it, the optimum.
+    final = {
+        row["devices (at most)"]: row["best[J] so far (ms per sample)"] for _, row in at.dataframe[0].value.iterrows()
+    }
+    assert final["2 accelerator + 0 cpu"] == "∞ (no feasible split)"
+    assert final["2 accelerator + 1 cpu"] == f"{expected:.4g} ms"
     assert at.button(key="teach_forward").disabled
     # Some step is not allowed on some device type, and the page says why.
     blocked = next(k for k, step in enumerate(trace.steps) if math.inf in step.loads)
