@@ -1,29 +1,58 @@
-"""Teaching mode: step through the DP on a small graph, see why a plan is optimal,
-and try to beat the solver by hand.
+"""Teaching mode: step through the DP on a small graph drawn next to its lattice of ideals, see why
+the optimum is optimal, and try to beat the solver by hand. Every tab works on the graph being taught.
 """
 
+import math
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 import placement
-from placement import viz
-from placement.explore.teaching import MAX_TEACHING_GROUPS, explain_optimality, trace_dp
-from placement.model import Status
+from placement import viz, viz_teaching
+from placement.explore.teaching import (
+    MAX_TEACHING_GROUPS,
+    explain_optimality,
+    pipeline_order,
+    starting_split,
+    trace_dp,
+)
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
+OURS = Path(state.SAMPLES_DIR) / "ours"
+#: The small samples to teach on (label -> file); the first is the default. Branched graphs first,
+#: so that the lattice is not a line.
+SAMPLES = {
+    "residual block (6 nodes, 2 branches)": OURS / "teach_residual_inference.json",
+    "Inception-like module (7 nodes, 3 branches)": OURS / "teach_inception_mini_inference.json",
+    "two-branch block, training (10 nodes)": OURS / "teach_two_branch_training.json",
+    "4-layer chain, training (8 nodes)": OURS / "tiny_training.json",
+}
+CURRENT = "current graph (Graph page)"
 
 st.title("Teaching mode")
-TINY = Path(state.SAMPLES_DIR) / "ours" / "tiny_training.json"
+present = st.toggle(
+    "Presentation mode (large fonts, for a projector)",
+    key="teach_present",
+    help="Larger text, labels and charts on this page.",
+)
+FONT = 20 if present else 14
+if present:
+    st.html(
+        "<style>"
+        '[data-testid="stMain"] p, [data-testid="stMain"] li, [data-testid="stMain"] label,'
+        '[data-testid="stMain"] button {font-size: 1.35rem !important;}'
+        '[data-testid="stMetricValue"] {font-size: 2.6rem !important;}'
+        "</style>"
+    )
 
 # ----------------------------------------------------------------------------- the small graph
 current = state.current_problem()
-groups = placement.contract(current.graph).count
-small_enough = groups <= MAX_TEACHING_GROUPS and len(current.devices.slots()) <= 8
-options = ["tiny sample (8 nodes)"] + (["current graph"] if small_enough else [])
+groups = placement.contract(current.graph).count if current is not None else math.inf
+small_enough = groups <= MAX_TEACHING_GROUPS and current is not None and len(current.devices.slots()) <= 8
+options = [*SAMPLES] + ([CURRENT] if small_enough else [])
 state.init_widget("teach_graph", options[0])
 if st.session_state["teach_graph"] not in options:
     st.session_state["teach_graph"] = options[0]
@@ -36,8 +65,12 @@ choice = st.radio(
     help=f"Teaching works on graphs of at most {MAX_TEACHING_GROUPS} groups (color classes) and 8 "
     f"devices; the current graph has {groups} groups.",
 )
-problem = current if choice == "current graph" else placement.load_problem(TINY)
-st.caption(f"{len(problem.graph.nodes)} nodes on {state.describe_devices(problem.devices)}")
+problem = current if choice == CURRENT else placement.load_problem(SAMPLES[choice])
+st.caption(
+    f"{len(problem.graph.nodes)} nodes on {state.describe_devices(problem.devices)}. Times are in ms "
+    "(the graph's latencies); a group is a color class (nodes that must share a device), numbered "
+    "g0, g1, ... in topological order."
+)
 
 
 @st.cache_data(show_spinner="Tracing the DP...", max_entries=8)
@@ -51,32 +84,50 @@ except placement.PlacementError as exc:
     st.error(str(exc))
     st.stop()
 optimum = state.solve_cached(problem, "dp")
+names = {node.id: node.name or str(node.id) for node in problem.graph.nodes}
+total = len(trace.steps)
+
+
+def _ms(value: float, final: bool = False) -> str:
+    """A best[J] cell: ms, or infinity saying whether more pairs may still fill it."""
+    if math.isfinite(value):
+        return f"{value:.4g} ms"
+    return "∞ (no feasible split)" if final else "∞ (none yet)"
+
+
+def _state_label(counts) -> str:
+    return " + ".join(f"{c} {t}" for c, t in zip(counts, trace.types)) or "no devices"
+
 
 tab_steps, tab_why, tab_beat = st.tabs(["Step through the DP", "Why is this optimal", "Beat the solver"])
 
 # ----------------------------------------------------------------------------- step through
 with tab_steps:
     st.markdown(
-        "The DP fills a table **best[J][devices]**: the smallest time per sample of any contiguous split of the "
-        "ideal J (a set of groups closed under predecessors) on at most that many devices of each type. "
-        "It finishes ideals by size; for each J it tries every smaller ideal I, making **J \\ I** the last "
-        "stage on one more device: best[J][s] = min over I, t of max(best[I][s − one device of type t], "
-        "load of J \\ I on type t)."
+        "**best[J][s]** = min over ideals I ⊊ J and device types t of max(best[I][s − one t], load of the stage "
+        f"J \\ I on one t): {len(trace.masks)} ideals, **{total} pairs I ⊊ J, one step each**."
     )
-    last = len(trace.steps) - 1
-    state.init_widget("teach_step", 0)
-    st.session_state["teach_step"] = min(max(int(st.session_state["teach_step"]), 0), last)
+    with st.expander("How the DP works", expanded=False):
+        st.markdown(
+            "The DP fills a table **best[J][s]**: the smallest time per sample (ms) of any contiguous split of "
+            "the ideal J (a set of groups closed under predecessors) on at most s devices of each type. It "
+            "finishes ideals by size; for each J it tries every smaller ideal I, making **J \\ I** the last "
+            "stage on one more device. On the left the lattice of ideals (J orange, I blue, finished green), on "
+            "the right the graph (nodes of I blue, the stage J \\ I orange)."
+        )
+    state.init_widget("teach_step", 1)
+    st.session_state["teach_step"] = min(max(int(st.session_state["teach_step"]), 1), total)
 
     def _move(delta: int) -> None:
-        st.session_state["teach_step"] = min(max(int(st.session_state["teach_step"]) + delta, 0), last)
+        st.session_state["teach_step"] = min(max(int(st.session_state["teach_step"]) + delta, 1), total)
 
-    col_back, col_slider, col_forward = st.columns([1, 6, 1], vertical_alignment="bottom")
+    col_back, col_forward, col_count = st.columns([1, 1, 2], vertical_alignment="center")
     col_back.button(
         "◀ Back",
         key="teach_back",
         on_click=_move,
         args=(-1,),
-        disabled=st.session_state["teach_step"] == 0,
+        disabled=st.session_state["teach_step"] == 1,
         width="stretch",
     )
     col_forward.button(
@@ -84,35 +135,40 @@ with tab_steps:
         key="teach_forward",
         on_click=_move,
         args=(1,),
-        disabled=st.session_state["teach_step"] == last,
+        disabled=st.session_state["teach_step"] == total,
         width="stretch",
     )
-    step = col_slider.slider(f"Step (pair I ⊊ J) of {last + 1}", 0, last, key="teach_step", persist_state=state.PERSIST)
+    col_count.markdown(f"**Step {st.session_state['teach_step']} of {total}**")
+    shown = st.slider(f"Step (pair I ⊊ J), 1 to {total}", 1, total, key="teach_step", persist_state=state.PERSIST)
+    step = shown - 1  # index into trace.steps
     item = trace.steps[step]
-    st.plotly_chart(viz.lattice_figure(trace, step), key="teach_lattice")
+    # Side by side; stacked in presentation mode, where large labels need the whole width.
+    col_lattice, col_graph = (st.container(), st.container()) if present else st.columns(2)
+    col_lattice.plotly_chart(viz.lattice_figure(trace, step, font_size=FONT), key="teach_lattice")
+    col_graph.plotly_chart(
+        viz_teaching.teaching_graph_figure(problem.graph, trace, step, font_size=FONT), key="teach_graph_figure"
+    )
 
-    names = {node.id: node.name or str(node.id) for node in problem.graph.nodes}
-    loads = ", ".join(
-        f"{t}: {'not allowed' if load == float('inf') else f'{load:.6g}'}" for t, load in zip(trace.types, item.loads)
+    loads = "; ".join(
+        f"on one {t}: " + (f"{load:.4g} ms" if math.isfinite(load) else f"**not allowed** ({reason or 'infeasible'})")
+        for t, load, reason in zip(trace.types, item.loads, item.reasons or [""] * len(item.loads))
     )
     st.markdown(
-        f"**Stage J \\ I** = groups {list(item.stage_groups)} (nodes "
-        f"{', '.join(names[n] for n in item.stage_nodes)}); its load on one device: {loads}."
+        f"**Stage J \\ I** = groups {', '.join(f'g{g}' for g in item.stage_groups)} (nodes "
+        f"{', '.join(names[n] for n in item.stage_nodes)}). Its load {loads}."
     )
+    # J's row is final after its last pair: an infinite cell then means no split of J fits those devices.
+    final = all(later.ideal != item.ideal for later in trace.steps[step + 1 :])
     table = trace.best_after(step)
     row = table.get(item.ideal, {})
     improved = {state_: t for state_, _, t in item.improved}
-
-    def _state_label(counts) -> str:
-        return " + ".join(f"{c} {t}" for c, t in zip(counts, trace.types)) or "no devices"
-
     st.markdown("**Best split found so far for J, per device count** (this step's improvements marked):")
     st.dataframe(
         pd.DataFrame(
             [
                 {
                     "devices (at most)": _state_label(s),
-                    "best[J] so far": row.get(s, float("inf")),
+                    "best[J] so far (ms per sample)": _ms(row.get(s, math.inf), final),
                     "improved now": f"last stage on {trace.types[improved[s]]}" if s in improved else "",
                 }
                 for s in trace.states
@@ -121,65 +177,61 @@ with tab_steps:
         key="teach_table",
         hide_index=True,
     )
-    if step == last:
+    if shown == total:
         st.success(
-            f"Done: best[all groups][all devices] = {trace.answer:.6g}; the exact DP (solve_dp) gives "
-            f"{optimum.objective:.6g}."
+            f"Done: best[all groups][all devices] = {trace.answer:.6g} ms per sample; the exact DP (solve_dp) "
+            f"gives {optimum.objective:.6g} ms."
             if optimum.ok
-            else f"Done: {trace.answer}; solve_dp: {optimum.status}"
+            else f"Done: {trace.answer} ms; solve_dp: {optimum.status}"
         )
 
 # ----------------------------------------------------------------------------- why is this optimal
 with tab_why:
-    plan_problem, result = state.result_problem(), state.current_result()
-    st.caption("For the plan on the Placement page (current graph and devices).")
-    if result is None or not result.ok:
-        st.info("No plan to explain (see the Placement page).")
+    st.caption(f"For the optimal plan of the graph being taught ({choice}).")
+    if not optimum.ok:
+        st.info(f"No plan to explain: solve_dp reports {optimum.status}.")
     else:
-        try:
-            with st.spinner("Counting the DP's search space..."):
-                why = explain_optimality(plan_problem, result.placement)
-        except placement.PlacementError as exc:
-            st.error(str(exc))
-        else:
-            cols = st.columns(4)
-            cols[0].metric("Time per sample", f"{why.time_per_sample:.6g}", help=f"{result.method}, {result.status}")
-            cols[1].metric("Lower bound", f"{why.lower_bound:.6g}", help=why.bound_reason)
-            cols[2].metric("Ideals · pairs searched", f"{why.ideals:,} · {why.pairs:,}")
-            cols[3].metric(
-                "Bottleneck device",
-                str(why.bottleneck),
-                help=f"compute {why.bottleneck_compute:.6g} + communication {why.bottleneck_communication:.6g}",
-            )
-            proof = (
-                "Every contiguous split is a chain of ideals ∅ ⊊ I1 ⊊ ... ⊊ all, one stage per step; the DP "
-                f"scored every one of the {why.pairs:,} pairs (I ⊆ J) of the {why.ideals:,} ideals, so no "
-                "contiguous split has a smaller time per sample"
-                if result.status == Status.OPTIMAL and result.method == "dp"
-                else f"{result.method} reports status {result.status}"
-            )
-            st.markdown(
-                f"**Why:** {proof}. No split at all can beat the lower bound {why.lower_bound:.6g} "
-                f"({why.bound_reason}); this plan is {why.time_per_sample / why.lower_bound - 1:.1%} above "
-                f"it. The bottleneck is **{why.bottleneck}**: moving work off it is the only way down."
-                if why.lower_bound > 0
-                else f"**Why:** {proof}."
-            )
+        why = explain_optimality(problem, optimum.placement)
+        cols = st.columns(4)
+        cols[0].metric("Time per sample", f"{why.time_per_sample:.4g} ms", help=f"{optimum.method}, {optimum.status}")
+        cols[1].metric("Lower bound", f"{why.lower_bound:.4g} ms", help=why.bound_reason)
+        cols[2].metric("Ideals · pairs searched", f"{len(trace.masks):,} · {total:,}")
+        cols[3].metric(
+            "Bottleneck device",
+            str(why.bottleneck),
+            help=f"compute {why.bottleneck_compute:.4g} ms + communication {why.bottleneck_communication:.4g} ms",
+        )
+        proof = (
+            "Every contiguous split is a chain of ideals ∅ ⊊ I1 ⊊ ... ⊊ all, one stage per step; the DP "
+            f"scored every one of the {total:,} pairs I ⊊ J of the {len(trace.masks):,} ideals (the steps of the "
+            "first tab), so no contiguous split has a smaller time per sample"
+        )
+        above = why.time_per_sample / why.lower_bound - 1 if why.lower_bound > 0 else 0.0
+        st.markdown(
+            f"**Why:** {proof}. No split at all can beat the lower bound {why.lower_bound:.4g} ms "
+            f"({why.bound_reason}); this plan is {above:.1%} above it. The bottleneck is **{why.bottleneck}** "
+            f"({why.bottleneck_compute:.4g} ms compute + {why.bottleneck_communication:.4g} ms communication): "
+            "moving work off it is the only way down."
+        )
+        st.dataframe(viz.placement_rows(problem, optimum.placement), key="teach_why_plan", hide_index=True)
 
 # ----------------------------------------------------------------------------- beat the solver
 with tab_beat:
     st.markdown(
-        "Assign every node to a device in the table (the **device** column). The max-load, the rules "
-        "your split breaks and the gap to the optimum update as you edit."
+        "Assign every node to a device in the table (the **device** column). You start from a correct split (the DP's best "
+        "on fewer devices); the time per sample (ms), the rules your split breaks and the gap to the "
+        "optimum update as you edit."
     )
     slots = [str(slot) for slot in problem.devices.slots()]
     by_label = {str(slot): slot for slot in problem.devices.slots()}
     version = st.session_state.get("_teach_beat_version", 0)
     source_key = (state.problem_key(problem), version)
     if st.session_state.get("_teach_beat_source", (None,))[0] != source_key:
+        start = starting_split(trace)
+        first = {n.id: (str(start.device_of[n.id]) if start is not None else slots[0]) for n in problem.graph.nodes}
         frame = pd.DataFrame(
             [
-                {"node": n.id, "name": n.name or "", "backward": n.is_backward, "device": slots[0]}
+                {"node": n.id, "name": n.name or "", "backward": n.is_backward, "device": first[n.id]}
                 for n in problem.graph.nodes
             ]
         )
@@ -198,7 +250,9 @@ with tab_beat:
     assignment = {
         int(row["node"]): by_label[row["device"]] for row in edited.to_dict("records") if row["device"] in by_label
     }
-    mine = placement.Placement.from_assignment(assignment, order=problem.devices.slots())
+    # Stages in pipeline order when one exists (a hand-made split names devices, not their order).
+    order = pipeline_order(problem, assignment) or problem.devices.slots()
+    mine = placement.Placement.from_assignment(assignment, order=order)
     evaluation = placement.evaluate(problem, mine)
     broken = list(evaluation.violations)
     if not placement.is_contiguous(problem, mine):
@@ -207,9 +261,9 @@ with tab_beat:
             "allowed, but outside the DP's search space"
         )
     cols = st.columns(3)
-    cols[0].metric("Your max-load", f"{evaluation.max_load:.6g}")
+    cols[0].metric("Your time per sample", f"{evaluation.max_load:.6g} ms", help="max-load over the devices")
     if optimum.ok:
-        cols[1].metric("Optimum (DP)", f"{optimum.objective:.6g}")
+        cols[1].metric("Optimum (DP)", f"{optimum.objective:.6g} ms")
         gap = evaluation.max_load / optimum.objective - 1 if optimum.objective > 0 else 0.0
         cols[2].metric("Gap to the optimum", f"{gap:.1%}")
     if broken:

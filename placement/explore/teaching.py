@@ -22,6 +22,7 @@ the ideals and pairs the DP searched, and the bottleneck device.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import product
 
@@ -41,7 +42,8 @@ State = tuple[int, ...]
 class TraceStep:
     """One pair of the recurrence: the ideal ``ideal`` (J) being finished, tried with ``previous`` (I).
 
-    ``loads[t]`` is the stage's load on one device of type t (inf: not allowed);
+    ``loads[t]`` is the stage's load in ms on one device of type t (inf: not allowed, and
+    ``reasons[t]`` says why: a node that cannot run there, or the memory cap; "" when allowed);
     ``improved`` lists ``(state, new best, type index)`` for the cells of ``best[J]`` this pair lowered.
     """
 
@@ -51,6 +53,7 @@ class TraceStep:
     stage_nodes: tuple[int, ...]
     loads: tuple[float, ...]
     improved: tuple[tuple[State, float, int], ...]
+    reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,40 @@ class DPTrace:
         mask = self.masks[ideal]
         return tuple(g for g in range(mask.bit_length()) if mask >> g & 1)
 
+    def split_for(self, state: State) -> list[tuple[str, tuple[int, ...]]] | None:
+        """A best split of the whole graph on at most ``state`` devices, read back from the steps.
+
+        Returns the stages in pipeline order as ``(device type, node ids)``, or None when
+        ``best[full][state]`` is infinite (no feasible split on those devices).
+        """
+        position = {s: k for k, s in enumerate(self.states)}
+        if state not in position or not math.isfinite(self.best[self.full][position[state]]):
+            return None
+        by_ideal: dict[int, list[TraceStep]] = {}
+        for item in self.steps:
+            by_ideal.setdefault(item.ideal, []).append(item)
+        last_first: list[tuple[str, tuple[int, ...]]] = []
+        j = self.full
+        while j != 0:
+            target = self.best[j][position[state]]
+            found = None
+            for item in by_ideal[j]:
+                for t, load in enumerate(item.loads):
+                    if state[t] == 0 or not math.isfinite(load):
+                        continue
+                    fewer = state[:t] + (state[t] - 1,) + state[t + 1 :]
+                    if max(self.best[item.previous][position[fewer]], load) == target:
+                        found = (item, t, fewer)
+                        break
+                if found:
+                    break
+            if found is None:  # cannot happen: best[J][s] is the min over these very candidates
+                return None
+            item, t, state = found
+            last_first.append((self.types[t], item.stage_nodes))
+            j = item.previous
+        return last_first[::-1]
+
     def best_after(self, step: int) -> dict[int, dict[State, float]]:
         """``best`` as it stands after steps ``0..step`` (ideals not yet touched are absent; ∅ is 0)."""
         table: dict[int, dict[State, float]] = {0: {s: 0.0 for s in self.states}}
@@ -110,17 +147,29 @@ class DPTrace:
         return table
 
 
-def _stage_load(problem: Problem, nodes: tuple[int, ...], kind_name: str) -> float:
-    """The evaluator's load of ``nodes`` as one stage on one device of this type (inf if not allowed)."""
+def _megabytes(value: float) -> str:
+    """Bytes as MiB, written as the app writes device memory (``61.04 MiB``)."""
+    return f"{value / 2.0**20:,.2f} MiB"
+
+
+def stage_verdict(problem: Problem, nodes: tuple[int, ...], kind_name: str) -> tuple[float, str]:
+    """The evaluator's load (ms) of ``nodes`` as one stage on one device of this type, and why it is not allowed.
+
+    Returns ``(load, "")`` when allowed, ``(inf, reason)`` otherwise; the reason names the first
+    node that cannot run on this type, or the stage's memory against the device's cap.
+    """
     graph = problem.graph
     if kind_name != CPU_KIND:
         kind = problem.devices.kind(kind_name)
-        if any(not graph.node_by_id[n].runs_on(kind) for n in nodes):
-            return math.inf
-        if sum(graph.node_by_id[n].size for n in nodes) > kind.memory:
-            return math.inf
+        barred = [graph.node_by_id[n] for n in nodes if not graph.node_by_id[n].runs_on(kind)]
+        if barred:
+            name = barred[0].name or str(barred[0].id)
+            return math.inf, f"{name} cannot run on {kind_name}"
+        memory = sum(graph.node_by_id[n].size for n in nodes)
+        if memory > kind.memory:
+            return math.inf, f"memory {_megabytes(memory)} > the {_megabytes(kind.memory)} cap of {kind_name}"
     (entry,) = device_loads(problem, Placement((Stage(DeviceSlot(kind_name, 0), nodes),)))
-    return entry.load
+    return entry.load, ""
 
 
 def trace_dp(problem: Problem, max_groups: int = MAX_TEACHING_GROUPS) -> DPTrace:
@@ -172,7 +221,8 @@ def trace_dp(problem: Problem, max_groups: int = MAX_TEACHING_GROUPS) -> DPTrace
                 continue  # I must be a proper subset of J
             stage_groups = tuple(g for g in range(mask_j.bit_length()) if (mask_j & ~mask_i) >> g & 1)
             stage_nodes = tuple(sorted(n for g in stage_groups for n in groups.members[g]))
-            loads = tuple(_stage_load(problem, stage_nodes, name) for name in types)
+            verdicts = [stage_verdict(problem, stage_nodes, name) for name in types]
+            loads = tuple(load for load, _ in verdicts)
             improved = []
             for state in states:
                 for t, load in enumerate(loads):
@@ -184,7 +234,8 @@ def trace_dp(problem: Problem, max_groups: int = MAX_TEACHING_GROUPS) -> DPTrace
                         best[j][position[state]] = candidate
                         parent[(j, state)] = (i, t)
                         improved.append((state, candidate, t))
-            steps.append(TraceStep(j, i, stage_groups, stage_nodes, loads, tuple(improved)))
+            reasons = tuple(reason for _, reason in verdicts)
+            steps.append(TraceStep(j, i, stage_groups, stage_nodes, loads, tuple(improved), reasons))
             if len(steps) > MAX_TEACHING_STEPS:
                 raise InvalidGraphError(
                     f"{problem.graph.name or 'graph'}: more than {MAX_TEACHING_STEPS} pairs of "
@@ -231,6 +282,65 @@ def trace_dp(problem: Problem, max_groups: int = MAX_TEACHING_GROUPS) -> DPTrace
         answer=answer,
         placement=placement,
     )
+
+
+def starting_split(trace: DPTrace) -> Placement | None:
+    """A correct but improvable split to start "beat the solver" from.
+
+    The best split on one device fewer than all (the slowest such, when it is slower than the
+    optimum): close to the answer, with room to improve. When no such state is feasible or
+    none is slower, the best split on the fewest devices. None when nothing is feasible.
+    """
+    position = {s: k for k, s in enumerate(trace.states)}
+    value = {s: trace.best[trace.full][position[s]] for s in trace.states}
+    feasible = [s for s in trace.states if math.isfinite(value[s])]
+    if not feasible:
+        return None
+    one_fewer = [s for s in feasible if sum(s) == sum(trace.counts) - 1 and value[s] > trace.answer]
+    if one_fewer:
+        state = max(one_fewer, key=lambda s: value[s])
+    else:
+        state = min(feasible, key=lambda s: (sum(s), -value[s]))
+    split = trace.split_for(state)
+    if split is None:
+        return None
+    used: dict[str, int] = {}
+    stages = []
+    for kind_name, nodes in split:
+        stages.append(Stage(DeviceSlot(kind_name, used.get(kind_name, 0)), nodes))
+        used[kind_name] = used.get(kind_name, 0) + 1
+    return Placement(tuple(stages))
+
+
+def pipeline_order(problem: Problem, assignment: Mapping[int, DeviceSlot]) -> list[DeviceSlot] | None:
+    """The devices of ``node -> device`` in an order where no forward edge goes back (None if none exists).
+
+    A hand-made split names devices, not their pipeline order; it is contiguous exactly when
+    the devices, linked by the forward edges between them, form no cycle. The order is then a
+    topological order of that device graph (ties broken by the devices' sorted order).
+    """
+    devices = sorted(set(assignment.values()))
+    after: dict[DeviceSlot, set[DeviceSlot]] = {d: set() for d in devices}
+    graph = problem.graph
+    for edge in graph.edges:
+        source, target = graph.node_by_id[edge.source], graph.node_by_id[edge.target]
+        if source.is_backward or target.is_backward or edge.source not in assignment or edge.target not in assignment:
+            continue
+        a, b = assignment[edge.source], assignment[edge.target]
+        if a != b:
+            after[a].add(b)
+    waiting = {d: sum(d in targets for targets in after.values()) for d in devices}
+    order: list[DeviceSlot] = []
+    ready = [d for d in devices if waiting[d] == 0]
+    while ready:
+        device = ready.pop(0)
+        order.append(device)
+        for nxt in sorted(after[device]):
+            waiting[nxt] -= 1
+            if waiting[nxt] == 0:
+                ready.append(nxt)
+        ready.sort()
+    return order if len(order) == len(devices) else None
 
 
 # ----------------------------------------------------------------------------- why is this optimal
