@@ -184,7 +184,9 @@ for i, k in enumerate(values_from):
     settings.append((int(count), float(memory_gib), float(bandwidth_gib)))
 settings_key = tuple(settings)
 devices = sum(c for c, _, _ in settings)
-microbatches = st.number_input("microbatches per batch (N)", min_value=1, step=1, key=f"md_microbatches{suffix}")
+microbatches = st.columns(3)[0].number_input(
+    "microbatches per batch (N)", min_value=1, step=1, key=f"md_microbatches{suffix}"
+)
 
 with st.spinner("solving"):
     try:

@@ -1593,18 +1593,18 @@ def multidim_stage_rows(problem: Any, plan: Any, evaluation: Any) -> list[dict[s
             {
                 "stage": k,
                 "nodes": f"{names[0]} .. {names[-1]}" if len(names) > 1 else names[0],
-                "node count": len(stage.nodes),
                 "d x t": f"{stage.d} x {stage.t}",
-                "devices": stage.d * stage.t,
                 "kind": stage.kind,
+                "time per sample (ms)": 1000.0 * cost.time,
+                "compute (ms)": compute_ms,
+                "communication (ms)": communication_ms,
+                "node count": len(stage.nodes),
+                "devices": stage.d * stage.t,
                 "options": ", ".join(f"{n} {o}" for o, n in sorted(counts.items())),
                 "in flight (y)": cost.y,
                 "memory": format_bytes(cost.memory),
                 "memory cap": format_bytes(cost.memory_cap),
                 "memory used": f"{cost.memory / cost.memory_cap:.0%}",
-                "time per sample (ms)": 1000.0 * cost.time,
-                "compute (ms)": compute_ms,
-                "communication (ms)": communication_ms,
             }
         )
     return rows
