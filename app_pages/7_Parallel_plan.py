@@ -202,6 +202,13 @@ if result.status != "optimal":
         f"No plan fits: every split of {len(problem.nodes)} nodes over {int(devices)} devices breaks the "
         f"memory cap or the degree rules (proven by the exact DP)."
     )
+    m = st.columns(2) + st.columns(2)  # the same headline row, so the page reads the same either way
+    m[0].metric("time per sample", "no plan fits")
+    m[1].metric("stages", "—")
+    m[2].metric("devices used", f"0 of {int(devices)}")
+    m[3].metric("solve time", f"{result.seconds:.2f} s")
+    if source == GRAPH:
+        st.markdown(pp.no_plan_reference(*_devices_answer()))
 else:
     m = st.columns(2) + st.columns(2)  # two rows: no number cut at 1024 px (issue 26)
     m[0].metric("time per sample", state.format_time(pp.to_ms(evaluation.time_per_sample)))

@@ -188,3 +188,13 @@ def test_page_defaults_to_the_inventory_kinds_in_ms_with_the_devices_cross_refer
     at.run()
     assert not at.exception, at.exception
     assert at.number_input(key="md_devices_graph").value == 16
+    # a GPT 2x1024 (about 25 M parameters) fits in no 10 MiB device: the same headline row, Devices still cited
+    bigger = build_transformer(TransformerConfig(layers=2, hidden=1024, heads=8, seq_len=128, vocab=1000))
+    at.session_state["_ui_base_problem"] = bigger
+    at.session_state["_ui_graph_name"] = "GPT 2x1024"
+    at.run()
+    at.number_input(key="md_memory_graph").set_value(0.01)
+    at.run()
+    assert not at.exception, at.exception
+    assert {m.label: m.value for m in at.metric}["time per sample"] == "no plan fits"
+    assert any("this plan: none fits, because" in m.value for m in at.markdown)

@@ -47,3 +47,12 @@ def test_cross_reference_names_both_numbers_and_why():
     none = pp.cross_reference(None, None, plan, ev, training_added=False)
     assert none.startswith("Devices page (one device per stage, no data/tensor parallelism): no plan; ")
     assert re.search(r"this plan: \*\*[0-9.e+-]+ ms\*\* per sample, because ", none)
+
+
+def test_no_plan_reference_keeps_the_devices_number():
+    line = pp.no_plan_reference(12.5, 3)
+    assert line.startswith(
+        "Devices page (one device per stage, no data/tensor parallelism): 12.5 ms per sample on 3 devices; "
+        "this plan: none fits, because "
+    )
+    assert "no plan either" in pp.no_plan_reference(None, None)

@@ -75,3 +75,17 @@ def cross_reference(
         compare = f"{ratio:.3g}x faster" if ratio >= 1 else f"{1 / ratio:.3g}x slower"
         return f"{head}; this plan: **{this_ms:.4g} ms**, {compare}, because " + "; ".join(reasons) + "."
     return f"{head}; this plan: **{this_ms:.4g} ms** per sample, because " + "; ".join(reasons) + "."
+
+
+def no_plan_reference(devices_ms: float | None, devices_used: int | None) -> str:
+    """The cross-reference line when no multidimensional plan fits (``devices_ms``: the Devices page's ms)."""
+    if devices_ms is None:
+        head = "Devices page (one device per stage, no data/tensor parallelism): no plan either"
+    else:
+        on = f" on {devices_used} device{'s' if devices_used != 1 else ''}" if devices_used else ""
+        head = f"Devices page (one device per stage, no data/tensor parallelism): {devices_ms:.4g} ms per sample{on}"
+    return (
+        f"{head}; this plan: none fits, because Piper's model keeps on every device its stage's weights, "
+        "gradients and optimizer state and the activations of every microbatch in flight (a training step); "
+        "raise the memory per device or the device count."
+    )
