@@ -1688,8 +1688,11 @@ def multidim_timeline_figure(plan: Any, evaluation: Any, microbatches: int = 6, 
                 text=texts if part == "compute" else None,
                 textposition="inside",
                 insidetextanchor="middle",
-                customdata=texts,
-                hovertemplate="%{y}<br>%{customdata}: " + part + " %{x:.4g} ms, from %{base:.4g} ms<extra></extra>",
+                # Plotly's %{x} of a bar with a base is its end: the duration and start go in customdata
+                customdata=[[text, width, base] for text, width, base in zip(texts, widths, bases)],
+                hovertemplate="%{y}<br>%{customdata[0]}: "
+                + part
+                + " %{customdata[1]:.4g} ms, from %{customdata[2]:.4g} ms<extra></extra>",
             )
         )
     _layout(

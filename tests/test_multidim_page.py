@@ -45,6 +45,9 @@ def test_figures_are_plain_functions():
     assert list(compute.y)[0] == f"stage 0: {result.plan.stages[0].d} x {result.plan.stages[0].t} device"
     assert list(compute.text)[: len(rows)] == ["sample 0"] * len(rows)
     assert "ms" in compute.hovertemplate and "ms" in timeline.layout.xaxis.title.text
+    # the hover shows each part's duration and start (not the bar's end, Plotly's %{x} with a base)
+    assert "%{customdata[1]:.4g} ms, from %{customdata[2]:.4g} ms" in compute.hovertemplate
+    assert [list(c) for c in compute.customdata[:1]] == [["sample 0", compute.x[0], compute.base[0]]]
     for i, cost in enumerate(ev.stages):  # sample 0 of stage i: its two parts add up to the stage time in ms
         assert compute.x[i] + communication.x[i] == pytest.approx(1000 * cost.time, rel=1e-9)
         assert communication.base[i] == pytest.approx(compute.base[i] + compute.x[i])
