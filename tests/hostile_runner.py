@@ -13,7 +13,7 @@ peak RSS and CPU time), kills children past ``wall_s`` and prints one JSON list 
 
 An ``app`` case (issue 27.4) runs the Streamlit app in the child instead, with ``AppTest``: a new
 session opened on ``query`` (a shared link), switched to ``page``, then ``actions`` (``["upload",
-key, file name, path]``, ``["text", key, value]``, ``["click", key]``); the child prints one JSON
+key, file name, path]``, ``["text", key, value]``, ``["click", key]``, ``["radio", key, value]``); the child prints one JSON
 object: the errors shown after the first run and after the actions, exceptions, the loaded graph,
 devices and multipliers before and after the actions, and the errors and exceptions of one more
 run (the page keeps working).
@@ -79,6 +79,8 @@ def _run_app(spec: dict) -> int:
             at.text_input(key=action[1]).set_value(action[2]).run()
         elif action[0] == "click":
             at.button(key=action[1]).click().run()
+        elif action[0] == "radio":
+            at.radio(key=action[1]).set_value(action[2]).run()
         errors, more = _shown(at)
         exceptions += more
     after = _snapshot(at)

@@ -197,6 +197,8 @@ def _upload_cases(tmp: Path) -> list[dict]:
             case = {"name": name, "app": {"page": page, "actions": [["upload", key, file_name, path]]}, "refused": True}
             if group == "onnx":
                 case["app"]["actions"].append(["click", "mi_onnx_import"])
+            if group == "piper":  # the page opens on the app's graph; the uploader is on the Piper source
+                case["app"]["actions"].insert(0, ["radio", "md_source", "a Piper workload"])
             cases.append(case)
     for tag, text in HOSTILE_TEXT.items():
         actions = [["text", "lat_pattern", text[:300] + "["], ["click", "lat_add"]]

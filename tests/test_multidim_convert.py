@@ -211,3 +211,35 @@ def test_public_export_and_bad_arguments():
         options_from_graph(graph, degrees=(2, 0))
     with pytest.raises(InvalidGraphError, match="expected a Graph or Problem"):
         options_from_graph(json.loads("{}"))  # type: ignore[arg-type]
+
+
+def test_inventory_kinds_take_counts_memory_bandwidth_and_relative_speed():
+    """Every accelerator kind of the inventory with devices, its speed from the graph's own kind latencies."""
+    import math as _math
+
+    from placement import AcceleratorKind, Devices, InvalidDevicesError, Problem
+    from placement.modelling.builders import TransformerConfig, build_transformer
+    from placement.multidim.convert import UNLIMITED_MEMORY, inventory_kinds
+
+    built = build_transformer(TransformerConfig(layers=2, hidden=256, heads=4, seq_len=128, vocab=1000))
+    devices = Devices(
+        (
+            AcceleratorKind("A100", 8, 80 * 2**30, bandwidth=2.0),
+            AcceleratorKind("H100", 0),
+            AcceleratorKind("V100", 4, _math.inf, speed=0.5),
+        ),
+        bandwidth=1.5,
+    )
+    kinds = inventory_kinds(Problem(built.graph, devices), 1e9)
+    assert [(k.name, k.count) for k in kinds] == [("A100", 8), ("V100", 4)]
+    assert kinds[0].memory == 80 * 2**30 and kinds[1].memory == UNLIMITED_MEMORY
+    assert kinds[0].bandwidth == pytest.approx(3e9) and kinds[1].bandwidth == pytest.approx(1.5e9)
+    nodes = built.graph.nodes
+    reference = sum(n.accelerator_latency for n in nodes)
+    v100 = sum(dict(n.kind_latency).get("V100", n.accelerator_latency) for n in nodes) / 0.5
+    assert kinds[0].speed == pytest.approx(1.0) and kinds[1].speed == pytest.approx(reference / v100)
+    assert kinds[1].speed < 0.5  # the graph's V100 is slower than its A100, and the inventory halves it again
+    with pytest.raises(InvalidDevicesError, match="no accelerator"):
+        inventory_kinds(Problem(built.graph, Devices((AcceleratorKind("A100", 0),), cpus=2)), 1e9)
+    with pytest.raises(InvalidDevicesError, match="bandwidth"):
+        inventory_kinds(Problem(built.graph, devices), 0.0)

@@ -35,16 +35,31 @@ def test_figures_are_plain_functions():
     rows = viz.multidim_stage_rows(problem, result.plan, ev)
     assert len(rows) == len(result.plan.stages)
     assert [r["d x t"] for r in rows] == [f"{s.d} x {s.t}" for s in result.plan.stages]
-    assert max(r["time per sample"] for r in rows) == pytest.approx(result.time_per_sample, rel=1e-9)
+    # the model's seconds shown as ms; compute + communication = the stage time
+    assert max(r["time per sample (ms)"] for r in rows) == pytest.approx(1000 * result.time_per_sample, rel=1e-9)
+    for r, cost in zip(rows, ev.stages):
+        assert r["compute (ms)"] + r["communication (ms)"] == pytest.approx(1000 * cost.time, rel=1e-9)
     timeline = viz.multidim_timeline_figure(result.plan, ev, microbatches=3)
-    assert len(timeline.data) == 3 and list(timeline.data[0].y)[0].startswith("stage 0: ")
-    curve = viz.multidim_curve_figure([(8, 0.2), (16, None), (32, 0.05)], selected=32)
+    assert [t.name for t in timeline.data] == ["compute (ms)", "communication (ms)"]
+    compute, communication = timeline.data
+    assert list(compute.y)[0] == f"stage 0: {result.plan.stages[0].d} x {result.plan.stages[0].t} device"
+    assert list(compute.text)[: len(rows)] == ["sample 0"] * len(rows)
+    assert "ms" in compute.hovertemplate and "ms" in timeline.layout.xaxis.title.text
+    # the hover shows each part's duration and start (not the bar's end, Plotly's %{x} with a base)
+    assert "%{customdata[1]:.4g} ms, from %{customdata[2]:.4g} ms" in compute.hovertemplate
+    assert [list(c) for c in compute.customdata[:1]] == [["sample 0", compute.x[0], compute.base[0]]]
+    for i, cost in enumerate(ev.stages):  # sample 0 of stage i: its two parts add up to the stage time in ms
+        assert compute.x[i] + communication.x[i] == pytest.approx(1000 * cost.time, rel=1e-9)
+        assert communication.base[i] == pytest.approx(compute.base[i] + compute.x[i])
+    curve = viz.multidim_curve_figure([(8, 200.0), (16, None), (32, 50.0)], selected=32)
     assert list(curve.data[0].x) == [8, 32] and list(curve.data[1].x) == [16]
+    assert "ms" in curve.layout.yaxis.title.text and " ms" in curve.data[0].hovertemplate
 
 
 @pytest.mark.slow
 def test_page_bert_512_devices_shows_stage_table_and_curve():
     at = start(PAGE, timeout=600)
+    at.radio(key="md_source").set_value("a Piper workload").run()
     assert at.selectbox(key="md_sample").value == "bert32a100.json"
     at.number_input(key="md_devices").set_value(512)
     at.number_input(key="md_memory").set_value(8.0)
@@ -55,7 +70,7 @@ def test_page_bert_512_devices_shows_stage_table_and_curve():
     result = solve_multidim(problem)
     ev = evaluate_plan(problem, result.plan)
     shown = {m.label: m.value for m in at.metric}
-    assert shown["time per sample"] == f"{ev.time_per_sample:.6g} s"
+    assert shown["time per sample"] == f"{ev.time_per_sample * 1000:.6g} ms"
     assert ev.time_per_sample <= 0.00256 * 1.001  # Piper's published figure, about 0.00256 s
     assert shown["stages"] == str(len(result.plan.stages))
     table = at.dataframe[0].value
@@ -72,7 +87,8 @@ def test_page_bert_512_devices_shows_stage_table_and_curve():
 @pytest.mark.slow  # over 5 s
 def test_page_bad_upload_gives_one_line_error():
     at = start(PAGE, timeout=600)
-    at.toggle(key="md_curve_on").set_value(False).run()
+    at.toggle(key="md_curve_on").set_value(False)
+    at.radio(key="md_source").set_value("a Piper workload").run()
     at.file_uploader(key="md_upload").set_value(("bad.json", b'{"maxDevices": 2}', "application/json")).run()
     assert not at.exception, at.exception
     assert len(at.error) == 1
@@ -108,7 +124,7 @@ def test_page_plans_the_graph_loaded_in_the_app():
     ev = evaluate_plan(problem, result.plan)
     assert ev.feasible
     shown = {m.label: m.value for m in at.metric}
-    assert shown["time per sample"] == f"{ev.time_per_sample:.6g} s"
+    assert shown["time per sample"] == f"{ev.time_per_sample * 1000:.6g} ms"
     assert shown["stages"] == str(len(result.plan.stages))
     rows = at.dataframe[0].value
     assert list(rows["d x t"]) == [f"{s.d} x {s.t}" for s in result.plan.stages]
@@ -117,3 +133,71 @@ def test_page_plans_the_graph_loaded_in_the_app():
     at.run()
     assert not at.exception, at.exception
     assert at.selectbox(key="md_sample").value == "bert32a100.json"
+
+
+@pytest.mark.slow  # over 5 s
+def test_page_defaults_to_the_inventory_kinds_in_ms_with_the_devices_cross_reference():
+    """8 A100 + 4 V100 in the session: both kinds planned, times in ms, the Devices page's answer cited."""
+    import placement
+    from placement import AcceleratorKind, Devices, Problem
+    from placement.modelling.builders import TransformerConfig, build_transformer
+    from placement.multidim.convert import inventory_kinds, options_from_graph
+
+    built = build_transformer(TransformerConfig(layers=2, hidden=256, heads=4, seq_len=128, vocab=1000))
+    inventory = Devices((AcceleratorKind("A100", 8, 80 * GiB), AcceleratorKind("V100", 4, 32 * GiB)), cpus=1)
+    at = start(PAGE, timeout=300)
+    at.session_state["_ui_base_problem"] = built
+    at.session_state["_ui_graph_name"] = "GPT 2x256"
+    at.session_state["_ui_devices"] = inventory
+    at.toggle(key="md_curve_on").set_value(False)
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.radio(key="md_source").value == "the graph loaded in the app"  # the session's graph by default
+    # one row of inputs per inventory kind, counts and memory from the inventory
+    assert at.number_input(key="md_devices_graph").label.startswith("A100 devices")
+    assert at.number_input(key="md_devices_graph").value == 8
+    assert at.number_input(key="md_devices_graph_1").label.startswith("V100 devices")
+    assert at.number_input(key="md_devices_graph_1").value == 4
+    assert at.number_input(key="md_memory_graph").value == 80.0
+    assert at.number_input(key="md_memory_graph_1").value == 32.0
+    # the engine on the same problem, independently built: both kinds, N = 512
+    problem = Problem(built.graph, inventory)
+    bandwidth = at.number_input(key="md_bandwidth_graph").value * GiB
+    model = options_from_graph(problem, bandwidth=bandwidth)
+    kinds = inventory_kinds(problem, bandwidth)
+    model = replace(model, kinds=tuple(replace(k, bandwidth=round(k.bandwidth / GiB, 3) * GiB) for k in kinds))
+    result = solve_multidim(model)
+    ev = evaluate_plan(model, result.plan)
+    assert ev.feasible
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["time per sample"] == f"{ev.time_per_sample * 1000:.6g} ms"
+    assert shown["devices used"] == str(sum(n for _, n in ev.devices_used))
+    table = at.dataframe[0].value
+    assert "time per sample (ms)" in table.columns and "time per sample" not in table.columns
+    assert set(table["kind"]) <= {"A100", "V100"}
+    # the cross-reference: the Devices page's DP answer (one device per stage) and this plan, both in ms
+    dp = placement.solve(problem, "dp")
+    devices_ms = placement.evaluate(problem, dp.placement).max_load
+    line = next(m.value for m in at.markdown if m.value.startswith("Devices page (one device per stage"))
+    assert line.startswith(
+        "Devices page (one device per stage, no data/tensor parallelism): "
+        f"{devices_ms:.4g} ms per sample on {len(dp.placement.stages)} devices; "
+        f"this plan: **{ev.time_per_sample * 1000:.4g} ms**"
+    )
+    assert "because" in line and "training step" in line  # the builder graph is forward only
+    # the Devices page changes the inventory: the page follows
+    at.session_state["_ui_devices"] = Devices((AcceleratorKind("A100", 16, 80 * GiB),), cpus=1)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="md_devices_graph").value == 16
+    # a GPT 2x1024 (about 25 M parameters) fits in no 10 MiB device: the same headline row, Devices still cited
+    bigger = build_transformer(TransformerConfig(layers=2, hidden=1024, heads=8, seq_len=128, vocab=1000))
+    at.session_state["_ui_base_problem"] = bigger
+    at.session_state["_ui_graph_name"] = "GPT 2x1024"
+    at.run()
+    at.number_input(key="md_memory_graph").set_value(0.01)
+    at.run()
+    assert not at.exception, at.exception
+    assert {m.label: m.value for m in at.metric}["time per sample"] == "no plan fits"
+    assert any("this plan: none fits, because" in m.value for m in at.markdown)

@@ -11,7 +11,7 @@ The model is the one of Piper (Tarnawski et al., NeurIPS 2021), described exactl
 * :mod:`.convert` -- options for the package's own graphs (paper format, builders, ONNX).
 """
 
-from .convert import options_from_graph
+from .convert import inventory_kinds, options_from_graph
 from .model import (
     DeviceKind,
     MultiProblem,
@@ -34,5 +34,6 @@ __all__ = [
     "PlanEvaluation",
     "PlanStage",
     "StageCost",
+    "inventory_kinds",
     "options_from_graph",
 ]

@@ -272,3 +272,45 @@ def options_from_graph(
         nodes.append(PNode(g, name, tuple(options.items())))
     kinds = (DeviceKind(kind.name if kind is not None else "accelerator", int(devices), memory, float(bandwidth)),)
     return MultiProblem(tuple(nodes), tuple(edges), kinds, microbatches)
+
+
+def inventory_kinds(source: Problem, bandwidth: float) -> tuple[DeviceKind, ...]:
+    """The inventory's accelerator kinds as device kinds of Piper's model (counts, memory, speed, bandwidth).
+
+    Parameters
+    ----------
+    source : Problem
+        The graph and the inventory (:class:`~placement.model.Devices`); CPU cores are left out.
+    bandwidth : float
+        Bytes/s of the reference link (the one :func:`options_from_graph` prices edges with); each kind gets
+        ``bandwidth x devices.bandwidth x kind.bandwidth`` (the inventory's multipliers).
+
+    Returns
+    -------
+    tuple of DeviceKind
+        One per accelerator kind with devices, in inventory order. ``speed`` is the kind's speed relative to
+        the reference times of :func:`options_from_graph`: the sum of the graph's reference latencies over
+        the sum of its latencies on the kind (:meth:`~placement.model.Node.latency_on`: the graph's own
+        latency for the kind where a builder or import gives one, divided by the inventory's speed).
+        Unlimited memory stands as :data:`UNLIMITED_MEMORY`.
+
+    Raises
+    ------
+    InvalidDevicesError
+        When the inventory has no accelerator, or the bandwidth is not a positive finite number.
+    """
+    if not math.isfinite(bandwidth) or bandwidth <= 0:
+        raise InvalidDevicesError(f"bandwidth must be a positive finite number of bytes/s (got {bandwidth!r})")
+    devices = source.devices
+    kinds = [k for k in devices.accelerators if k.count > 0]
+    if not kinds:
+        raise InvalidDevicesError("devices: the inventory has no accelerator (Piper's model plans accelerators)")
+    nodes = [n for n in source.graph.nodes if n.supported_on_accelerator]
+    reference = sum(n.accelerator_latency for n in nodes)
+    out = []
+    for k in kinds:
+        on_kind = sum(n.latency_on(k) for n in nodes)
+        speed = reference / on_kind if reference > 0 and on_kind > 0 else k.speed
+        memory = min(float(k.memory), UNLIMITED_MEMORY)
+        out.append(DeviceKind(k.name, int(k.count), memory, float(bandwidth) * devices.bandwidth * k.bandwidth, speed))
+    return tuple(out)

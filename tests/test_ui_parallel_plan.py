@@ -1,0 +1,58 @@
+"""Plain tests of ui/parallel_plan.py (the Parallel plan page's units and its cross-reference line)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from placement.multidim.dp import solve_multidim
+from placement.multidim.evaluate import evaluate_plan
+from placement.multidim.io import read_piper
+from ui import parallel_plan as pp
+
+BERT = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper" / "bert32a100.json"
+GiB = 2**30
+
+
+def _plan(count: int):
+    p = read_piper(BERT)
+    problem = replace(p, kinds=(replace(p.kinds[0], count=count, memory=8 * GiB, bandwidth=25 * GiB),))
+    result = solve_multidim(problem)
+    return result.plan, evaluate_plan(problem, result.plan)
+
+
+def test_seconds_become_ms_at_the_boundary():
+    assert pp.to_ms(0.00256) == pytest.approx(2.56) and pp.to_ms(None) is None
+    assert pp.curve_ms([(8, 0.2), (16, None)]) == [(8, pytest.approx(200.0)), (16, None)]
+
+
+def test_cross_reference_names_both_numbers_and_why():
+    plan, ev = _plan(64)
+    this_ms = ev.time_per_sample * 1000
+    line = pp.cross_reference(this_ms * 3, 12, plan, ev, training_added=False)
+    assert line.startswith(
+        f"Devices page (one device per stage, no data/tensor parallelism): {this_ms * 3:.4g} ms per sample on 12 devices; "
+    )
+    assert f"this plan: **{this_ms:.4g} ms**" in line
+    assert "3x faster" in line
+    assert len(plan.stages) > 6  # the line lists the first six stages' shapes
+    shapes = ", ".join(f"{s.d} x {s.t}" for s in plan.stages[:6]) + ", ..."
+    assert f"d x t = {shapes} devices ({sum(n for _, n in ev.devices_used)} in all)" in line
+    assert "data parallelism" in line and "forward only" not in line
+    slower = pp.cross_reference(this_ms / 2, 1, plan, ev, training_added=True)
+    assert "2x slower" in slower and "on 1 device;" in slower and "forward only" in slower
+    none = pp.cross_reference(None, None, plan, ev, training_added=False)
+    assert none.startswith("Devices page (one device per stage, no data/tensor parallelism): no plan; ")
+    assert re.search(r"this plan: \*\*[0-9.e+-]+ ms\*\* per sample, because ", none)
+
+
+def test_no_plan_reference_keeps_the_devices_number():
+    line = pp.no_plan_reference(12.5, 3)
+    assert line.startswith(
+        "Devices page (one device per stage, no data/tensor parallelism): 12.5 ms per sample on 3 devices; "
+        "this plan: none fits, because "
+    )
+    assert "no plan either" in pp.no_plan_reference(None, None)

@@ -1,0 +1,91 @@
+"""Helpers of the Parallel plan page (no Streamlit): units and the cross-reference to the Devices page.
+
+:mod:`placement.multidim` works in seconds (Piper's files); every page of the app shows ms, so the page
+converts here, at the boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+MS_PER_S = 1000.0
+
+
+def to_ms(seconds: float | None) -> float | None:
+    """Seconds of the multidim model as ms (None stays None)."""
+    return None if seconds is None else seconds * MS_PER_S
+
+
+def curve_ms(points: Sequence[tuple[int, float | None]]) -> list[tuple[int, float | None]]:
+    """A device curve ``(devices, seconds per sample)`` as ``(devices, ms per sample)``."""
+    return [(int(n), to_ms(v)) for n, v in points]
+
+
+def cross_reference(
+    devices_ms: float | None,
+    devices_used: int | None,
+    plan: Any,
+    evaluation: Any,
+    *,
+    training_added: bool,
+) -> str:
+    """One Markdown line comparing the Devices page's answer with this plan, and saying why they differ.
+
+    Parameters
+    ----------
+    devices_ms : float or None
+        The Devices page's time per sample (ms; the session's DP: one device per stage, no data or tensor
+        parallelism). None when the Devices page has no plan (e.g. nothing fits).
+    devices_used : int or None
+        Devices that answer uses (its stages).
+    plan, evaluation
+        This page's :class:`~placement.multidim.model.Plan` and its evaluation (seconds).
+    training_added : bool
+        True when the app's graph is forward-only and this plan times a training step (forward + backward,
+        weight resync), while the Devices page times the graph as loaded.
+    """
+    this_ms = evaluation.time_per_sample * MS_PER_S
+    used = sum(n for _, n in evaluation.devices_used)
+    stages = len(plan.stages)
+    shapes = ", ".join(f"{s.d} x {s.t}" for s in plan.stages[:6]) + (", ..." if stages > 6 else "")
+    most_d = max((s.d for s in plan.stages), default=1)
+    most_t = max((s.t for s in plan.stages), default=1)
+    if devices_ms is None:
+        head = "Devices page (one device per stage, no data/tensor parallelism): no plan"
+    else:
+        on = f" on {devices_used} device{'s' if devices_used != 1 else ''}" if devices_used else ""
+        head = f"Devices page (one device per stage, no data/tensor parallelism): {devices_ms:.4g} ms per sample{on}"
+    reasons = [
+        f"it runs {stages} stage{'s' if stages != 1 else ''} on d x t = {shapes} devices ({used} in all)"
+        + (f": data parallelism d shares the samples among up to {most_d} replicas" if most_d > 1 else "")
+        + (
+            f"{', and' if most_d > 1 else ':'} tensor parallelism splits nodes over up to {most_t}"
+            if most_t > 1
+            else ""
+        )
+    ]
+    reasons.append("it pays for edge transfers and the weights' resync at the link bandwidth (Piper's model)")
+    if training_added:
+        reasons.append(
+            "it times a training step (forward + backward) while the graph loaded in the app is forward only"
+        )
+    if devices_ms is not None:
+        ratio = devices_ms / this_ms if this_ms > 0 else float("inf")
+        compare = f"{ratio:.3g}x faster" if ratio >= 1 else f"{1 / ratio:.3g}x slower"
+        return f"{head}; this plan: **{this_ms:.4g} ms**, {compare}, because " + "; ".join(reasons) + "."
+    return f"{head}; this plan: **{this_ms:.4g} ms** per sample, because " + "; ".join(reasons) + "."
+
+
+def no_plan_reference(devices_ms: float | None, devices_used: int | None) -> str:
+    """The cross-reference line when no multidimensional plan fits (``devices_ms``: the Devices page's ms)."""
+    if devices_ms is None:
+        head = "Devices page (one device per stage, no data/tensor parallelism): no plan either"
+    else:
+        on = f" on {devices_used} device{'s' if devices_used != 1 else ''}" if devices_used else ""
+        head = f"Devices page (one device per stage, no data/tensor parallelism): {devices_ms:.4g} ms per sample{on}"
+    return (
+        f"{head}; this plan: none fits, because Piper's model keeps on every device its stage's weights, "
+        "gradients and optimizer state and the activations of every microbatch in flight (a training step); "
+        "raise the memory per device or the device count."
+    )
