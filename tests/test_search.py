@@ -186,6 +186,7 @@ def test_pareto_front_against_brute_force():
         assert any(t <= pred.iteration_seconds and m <= pred.memory.total for t, m in keys)
 
 
+@pytest.mark.slow
 def test_pareto_over_gpu_counts_and_cost():
     acc = replace(ACCELERATORS["A100"], price_per_hour=2.0)
     cluster = Cluster(acc, 16, 4)
