@@ -141,6 +141,18 @@ def skipped_outcome(solver: str) -> Outcome:
     return Outcome(Status.NO_SOLUTION, None, None, None, solver)
 
 
+def solve_in_time(prob, load, solver: str, deadline: Deadline, built_at: float, gap, start, stats: dict) -> Outcome:
+    """Solve ``prob`` within ``deadline``, or skip it (``stats["ip_skipped"]`` says why) when too little is left.
+
+    ``built_at`` is when the model's building began (``time.perf_counter()``): the hand-over to the solver
+    takes about as long again, see :func:`too_late_to_solve`.
+    """
+    if too_late_to_solve(deadline, time.perf_counter() - built_at):
+        stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
+        return skipped_outcome(solver)
+    return solve_model(prob, load, solver, deadline.solver_seconds(), gap, start)
+
+
 def check_model_size(method: str, variables: int, what: str) -> None:
     """Refuse (one line, naming the limit) an integer program that would not fit in memory."""
     if variables > MAX_IP_VARIABLES:

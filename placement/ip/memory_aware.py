@@ -67,9 +67,7 @@ from .common import (
     infeasible_result,
     lp_sum,
     nowhere,
-    skipped_outcome,
-    solve_model,
-    too_late_to_solve,
+    solve_in_time,
 )
 from .positions import (
     contiguity,
@@ -293,11 +291,7 @@ def solve_memory_aware_ip(
             reason="no solution found within the limits (time limit reached while building the integer program)",
             stats={"ip_skipped": "time limit reached while building the integer program"},
         )
-    if too_late_to_solve(deadline, time.perf_counter() - built_at):
-        stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
-        outcome = skipped_outcome(solver)
-    else:
-        outcome = solve_model(prob, load, solver, deadline.solver_seconds(), gap, None)
+    outcome = solve_in_time(prob, load, solver, deadline, built_at, gap, None, stats)
     stats["solver"] = outcome.solver
     if outcome.objective is not None:
         stats["ip_objective"] = outcome.objective

@@ -48,8 +48,8 @@ from .common import (
     make_result,
     nowhere,
     skipped_outcome,
+    solve_in_time,
     solve_model,
-    too_late_to_solve,
     value,
 )
 from .positions import (
@@ -219,11 +219,7 @@ def solve_ip_contiguous(
     except DeadlinePassed:
         stats = {"ip_skipped": "time limit reached while building the integer program"}
         return make_result(method, skipped_outcome(solver), problem, None, started, "throughput", stats, incumbents)
-    if too_late_to_solve(deadline, time.perf_counter() - built_at):
-        stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
-        outcome = skipped_outcome(solver)
-    else:
-        outcome = solve_model(prob, load, solver, deadline.solver_seconds(), gap, start)
+    outcome = solve_in_time(prob, load, solver, deadline, built_at, gap, start, stats)
     placement = read_contiguous(x, t, groups, types, n_pos) if outcome.has_solution else None
     extra = None
     if incumbents:  # contiguous splits are placements: the pigeonhole bound holds for them too
@@ -370,11 +366,7 @@ def solve_ip_noncontiguous(
     except DeadlinePassed:
         stats = {"ip_skipped": "time limit reached while building the integer program"}
         return make_result(method, skipped_outcome(solver), problem, None, started, "throughput", stats, incumbents)
-    if too_late_to_solve(deadline, time.perf_counter() - built_at):
-        stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
-        outcome = skipped_outcome(solver)
-    else:
-        outcome = solve_model(prob, load, solver, deadline.solver_seconds(), gap, start)
+    outcome = solve_in_time(prob, load, solver, deadline, built_at, gap, start, stats)
     placement = None
     if outcome.has_solution:
         assignment = {n: slots[i] for (g, i), var in x.items() if value(var) > 0.5 for n in groups[g]}
