@@ -16,6 +16,7 @@ import placement
 from placement import viz
 from placement.model import MAX_DEVICE_COUNT, Recompute, ScheduleKind
 from placement.patterns import compile_pattern
+from placement.pipeline.registry import schedule_title
 from ui import guard, live, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -189,7 +190,7 @@ col_s.selectbox(
     (ScheduleKind.ONE_F_ONE_B.value, ScheduleKind.GPIPE.value),
     key="dev_mm_schedule",
     disabled=not training_model,
-    format_func={ScheduleKind.ONE_F_ONE_B.value: "1F1B (PipeDream-Flush)", ScheduleKind.GPIPE.value: "GPipe"}.get,
+    format_func=schedule_title,
 )
 col_m.slider("Microbatches (M)", 1, 64, key="dev_mm_microbatches", disabled=not training_model)
 col_o.number_input(

@@ -18,8 +18,9 @@ from placement import viz
 from placement.exact.memory_aware import solve_memory_aware
 from placement.model import Recompute, ScheduleKind, Status
 from placement.pipeline.memory import memory_breakdown, memory_profile, resolve_optimizer_multiplier
+from placement.pipeline.registry import SCHEDULE_LABELS as SHORT_LABELS
+from placement.pipeline.registry import SCHEDULE_TITLES
 from placement.pipeline.schedule import ALL_SCHEDULES, SCHEDULES, compare_schedules, format_actions, simulate
-from placement.pipeline.schedule import SCHEDULE_LABELS as SHORT_LABELS
 from placement.pipeline.trace import chrome_trace_json
 from ui import guard, scenario, state
 
@@ -33,13 +34,7 @@ st.caption(
     "forward and (in training) a backward unit, so the steady-state time per sample equals the max-load."
 )
 
-SCHEDULE_LABELS = {
-    "inference": "streaming inference (forward only)",
-    "gpipe": "GPipe (all forwards, then all backwards)",
-    "1f1b": "1F1B (PipeDream-Flush)",
-    "interleaved": "interleaved 1F1B (virtual stages)",
-    "zbh1": "zero bubble ZB-H1 (split backward)",
-}
+SCHEDULE_LABELS = SCHEDULE_TITLES
 PLANS = ("current plan", "memory-aware plan")
 
 

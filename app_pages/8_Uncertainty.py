@@ -9,13 +9,13 @@ import streamlit as st
 from placement import PlacementError, viz
 from placement.explore.uncertainty import MAX_SAMPLES, monte_carlo
 from placement.model import ScheduleKind
-from placement.pipeline.schedule import SCHEDULES
+from placement.pipeline.registry import SCHEDULE_TITLES, SCHEDULES
 from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 UNIT = state.time_unit()
-SCHEDULE_NAMES = {"inference": "Inference (streaming)", "gpipe": "GPipe", "1f1b": "1F1B"}
+SCHEDULE_NAMES = SCHEDULE_TITLES
 
 
 def main() -> None:

@@ -32,6 +32,7 @@ from .errors import PlacementError, one_line, quote
 from .evaluate import Evaluation, evaluate, latency_note
 from .io import load_placement, load_problem
 from .model import CPU_KIND, Objective, Problem, Result
+from .pipeline.registry import TORCH_SCHEDULES
 from .solve import METHODS, MemoryModel, Option, recomputing_devices, solve
 
 
@@ -129,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     export_cmd.add_argument("--virtual", type=_count, default=1, help="virtual stages per device (default 1)")
     export_cmd.add_argument("--tensor-parallel", type=_count, default=1, help="Megatron tensor-parallel size")
     export_cmd.add_argument("--data-parallel", type=_count, default=1, help="Megatron data-parallel size")
-    export_cmd.add_argument("--schedule", default="1f1b", help="torch: gpipe, 1f1b, interleaved or zbh1")
+    export_cmd.add_argument("--schedule", default="1f1b", help=f"torch: {', '.join(TORCH_SCHEDULES)}")
     export_cmd.add_argument("--json", action="store_true", help="print the configuration as JSON")
     from .perf.cli import register as register_predict  # the transformer performance model's subcommand
 

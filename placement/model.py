@@ -674,11 +674,13 @@ class Objective(_StrEnum):
 
 
 class ScheduleKind(_StrEnum):
-    """Pipeline schedules (see :mod:`placement.pipeline.schedule`)."""
+    """Pipeline schedules (see :mod:`placement.pipeline.schedule`; labels in :mod:`placement.pipeline.registry`)."""
 
     INFERENCE = "inference"
     GPIPE = "gpipe"
     ONE_F_ONE_B = "1f1b"
+    INTERLEAVED = "interleaved"
+    ZBH1 = "zbh1"
 
 
 class Recompute(_StrEnum):

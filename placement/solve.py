@@ -37,6 +37,7 @@ from .pipeline.memory import (
     peak_table,
     resolve_optimizer_multiplier,
 )
+from .pipeline.registry import SCHEDULES, schedule_label
 
 __all__ = [
     "DEFAULT_OPTIMIZER_MULTIPLIER",
@@ -264,7 +265,7 @@ _SCHEDULE = Option(
     str,
     ScheduleKind.ONE_F_ONE_B.value,
     "pipeline schedule deciding the microbatches in flight per stage",
-    choices=tuple(s.value for s in ScheduleKind),
+    choices=SCHEDULES,
 )
 _MICROBATCHES = Option("microbatches", int, 8, "microbatches per batch", minimum=1)
 _OPTIMIZER = Option(
@@ -538,11 +539,7 @@ class MemoryModel:
         """One line naming the model in force (for headlines)."""
         if not self.training:
             return "weights only (the paper's model)"
-        schedule = {
-            ScheduleKind.ONE_F_ONE_B: "1F1B",
-            ScheduleKind.GPIPE: "GPipe",
-            ScheduleKind.INFERENCE: "streaming inference",
-        }[ScheduleKind(self.schedule)]
+        schedule = schedule_label(self.schedule)
         optimizer = (
             "mixed-precision Adam" if self.optimizer_multiplier is None else f"x{self.optimizer_multiplier:g} weights"
         )

@@ -326,7 +326,7 @@ def test_status_objective_schedule_are_string_enums():
     result = solve(chain(), "dp")
     assert result.status is Status.OPTIMAL and result.status == "optimal" and f"{result.status}" == "optimal"
     assert result.objective_kind is Objective.THROUGHPUT and json.dumps(result.status) == '"optimal"'
-    assert [s.value for s in ScheduleKind] == ["inference", "gpipe", "1f1b"]
+    assert [s.value for s in ScheduleKind] == ["inference", "gpipe", "1f1b", "interleaved", "zbh1"]
     assert METHODS["latency-ip"].objective is Objective.LATENCY
     built = make_result("x", "no solution", started=0.0, stats={"a": 1})
     assert built.status is Status.NO_SOLUTION and built.stat("a") == 1 and built.seconds > 0

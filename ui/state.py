@@ -40,6 +40,7 @@ import streamlit as st
 import placement
 from placement.evaluate import LATENCY_INFERENCE_ONLY
 from placement.model import Recompute, ScheduleKind, Status
+from placement.pipeline.registry import SCHEDULE_LABELS
 from placement.solve import METHODS, MemoryModel
 from ui import live as live_tables
 
@@ -691,7 +692,7 @@ class BatchTiming:
         return 1000.0 * self.microbatches / self.batch_time if self.batch_time > 0 else math.inf
 
     def label(self) -> str:
-        name = {"inference": "streaming", "1f1b": "1F1B", "gpipe": "GPipe"}.get(self.schedule, self.schedule)
+        name = SCHEDULE_LABELS.get(self.schedule, self.schedule)
         return f"{self.microbatches} microbatch{'es' if self.microbatches != 1 else ''}, {name}"
 
 

@@ -55,19 +55,13 @@ from typing import Any
 
 from ..errors import ExportError, label, quote
 from ..model import CPU_KIND, Placement, Problem, ScheduleKind
+from .registry import TORCH_SCHEDULES
 
 EXPORT_TARGETS = ("megatron", "torch", "deepspeed")
 MODULE_FIELD = "module"
 LAYER_TYPE_FIELD = "layerType"
 #: Megatron-Core's layer letters and names.
 LAYER_LETTERS = {"E": "embedding", "t": "decoder", "m": "mtp", "L": "loss"}
-#: torch.distributed.pipelining schedule classes for the schedules of :mod:`placement.pipeline.schedule`.
-TORCH_SCHEDULES = {
-    "gpipe": "ScheduleGPipe",
-    "1f1b": "Schedule1F1B",
-    "interleaved": "ScheduleInterleaved1F1B",
-    "zbh1": "ScheduleInterleavedZeroBubble",
-}
 
 _LAYER = re.compile(r"(?:^|\.)((?:layers?|h|blocks?)\.?(\d+))(?=$|\.)", re.IGNORECASE)
 _EMBEDDING = re.compile(r"(?:^|[._])(embed\w*|wte|wpe|tok_embeddings)(?=$|[._])", re.IGNORECASE)

@@ -87,258 +87,46 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from ..errors import InvalidSplitError, PlacementError
 from ..model import CPU_KIND, DeviceSlot, Placement, Problem, ScheduleKind
+from .events import ACTION_OPS, EVENT_KINDS, Action, Event, Schedule, StageWork, format_actions
+from .orders import _check_virtual, _unit_dependencies, device_actions, gradients_flow_forward, unit_order
+from .registry import ALL_SCHEDULES, SCHEDULE_LABELS, SCHEDULES, schedule_spec
 
-#: Schedules with one stage per device (the memory-aware planner plans for these).
-SCHEDULES = ("inference", "gpipe", "1f1b")
-#: Every schedule :func:`simulate` runs.
-ALL_SCHEDULES = SCHEDULES + ("interleaved", "zbh1")
-#: Short names of the schedules, for tables and menus.
-SCHEDULE_LABELS = {
-    "inference": "streaming inference",
-    "gpipe": "GPipe",
-    "1f1b": "1F1B",
-    "interleaved": "interleaved 1F1B",
-    "zbh1": "zero bubble ZB-H1",
-}
-EVENT_KINDS = ("forward", "backward", "transfer", "recompute", "weight")
+__all__ = [
+    "ACTION_OPS",
+    "ALL_SCHEDULES",
+    "DEFAULT_WEIGHT_FRACTION",
+    "EVENT_KINDS",
+    "MAX_MICROBATCHES",
+    "SCHEDULES",
+    "SCHEDULE_LABELS",
+    "WEIGHT_FRACTION_FIELD",
+    "Action",
+    "Event",
+    "Schedule",
+    "StageWork",
+    "compare_schedules",
+    "device_actions",
+    "format_actions",
+    "gradients_flow_forward",
+    "simulate",
+    "stage_work",
+    "unit_order",
+    "weight_fractions",
+]
+
 #: Default share of the backward compute that computes weight gradients (1:1 split).
 DEFAULT_WEIGHT_FRACTION = 0.5
+
+
 #: Field (node or graph top level) giving the weight-gradient share of backward latency.
 WEIGHT_FRACTION_FIELD = "weightGradFraction"
+
+
 #: Largest number of microbatches :func:`simulate` accepts.
 MAX_MICROBATCHES = 4096
-
-
-@dataclass(frozen=True)
-class Event:
-    """One interval of work on one device.
-
-    Attributes
-    ----------
-    device : DeviceSlot
-        The device that is busy.
-    kind : str
-        ``"forward"``, ``"backward"`` (full or input-gradient backward compute), ``"weight"``
-        (weight-gradient compute, ZB-H1), ``"transfer"`` or ``"recompute"``.
-    microbatch : int
-        The microbatch (sample) index, from 0.
-    start, end : float
-        Times in the graph's time unit.
-    phase : str
-        ``"forward"``, ``"backward"`` or ``"weight"``: the unit the event belongs to.
-    direction : str
-        For transfers: ``"in"`` (receiving) or ``"out"`` (sending); else ``""``.
-    stage : int
-        Pipeline position of the (virtual) stage the work belongs to.
-    """
-
-    device: DeviceSlot
-    kind: str
-    microbatch: int
-    start: float
-    end: float
-    phase: str = "forward"
-    direction: str = ""
-    stage: int = 0
-
-    @property
-    def duration(self) -> float:
-        return self.end - self.start
-
-
-@dataclass(frozen=True)
-class StageWork:
-    """Per-microbatch work of one device (see the module docstring for the rule).
-
-    All times already include the overlap scaling; ``forward + backward == load``
-    (+ ``recompute`` where the device recomputes). ``weight_compute`` is the weight-gradient
-    share of ``backward_compute`` (the ``W`` unit of ZB-H1).
-    """
-
-    device: DeviceSlot
-    position: int
-    forward_in: float
-    forward_compute: float
-    forward_out: float
-    backward_in: float
-    backward_compute: float
-    backward_out: float
-    recompute: float = 0.0
-    weight_compute: float = 0.0
-
-    @property
-    def input_backward(self) -> float:
-        """The ``I`` unit of ZB-H1: the backward unit without the weight-gradient compute."""
-        return self.backward - self.weight_compute
-
-    @property
-    def forward(self) -> float:
-        return self.forward_in + self.forward_compute + self.forward_out
-
-    @property
-    def backward(self) -> float:
-        return self.backward_in + self.recompute + self.backward_compute + self.backward_out
-
-    @property
-    def load(self) -> float:
-        """Forward + backward without recomputation (equals the evaluator's load)."""
-        return self.forward + self.backward - self.recompute
-
-
-@dataclass(frozen=True)
-class Action:
-    """One unit of work in a device's order: ``stage`` runs ``op`` on ``microbatch``.
-
-    ``op`` is ``"F"`` (forward), ``"B"`` (full backward), ``"I"`` (input-gradient backward)
-    or ``"W"`` (weight-gradient backward); ``str(action)`` is torch's notation, e.g. ``"1I0"``.
-    """
-
-    stage: int
-    op: str
-    microbatch: int
-
-    def __post_init__(self) -> None:
-        if self.op not in ACTION_OPS:
-            raise PlacementError(f"action op must be one of {', '.join(ACTION_OPS)} (got {self.op!r})")
-
-    def __str__(self) -> str:
-        return f"{self.stage}{self.op}{self.microbatch}"
-
-    @classmethod
-    def parse(cls, text: str) -> Action:
-        """The inverse of ``str``: ``"12W3"`` -> ``Action(12, "W", 3)``."""
-        for i, char in enumerate(text):
-            if char in ACTION_OPS:
-                head, tail = text[:i], text[i + 1 :]
-                if head.isdigit() and tail.isdigit():
-                    return cls(int(head), char, int(tail))
-                break
-        raise PlacementError(f"action {text!r}: expected <stage><F|B|I|W><microbatch>, e.g. '0F1'")
-
-
-ACTION_OPS = ("F", "B", "I", "W")
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """The result of :func:`simulate`: every event, and summary numbers.
-
-    Attributes
-    ----------
-    kind : str
-        The schedule (one of :data:`ALL_SCHEDULES`).
-    microbatches : int
-        Number of microbatches simulated.
-    placement : Placement
-        The placement simulated (stages in pipeline order).
-    work : tuple of StageWork
-        Per-stage work per microbatch, in pipeline order (``work[i].device`` is the device
-        stage ``i`` runs on).
-    events : tuple of Event
-        Every event, device by device, by start time.
-    makespan : float
-        End of the last event (fill + steady state + drain).
-    period : float
-        Steady-state time per sample of the schedule (see the module docstring).
-    bubble_fraction : float
-        Idle device-time / (devices x makespan).
-    idle : tuple of (DeviceSlot, float)
-        Idle time of each device within the makespan.
-    recompute : tuple of DeviceSlot
-        Devices that recompute their forward pass in the backward pass.
-    actions : tuple of tuple of Action
-        Per device (in the order of :attr:`devices`), its units in the order it runs them.
-    virtual : int
-        Virtual stages per device (``len(work) == virtual x len(devices)``).
-    """
-
-    kind: str
-    microbatches: int
-    placement: Placement
-    work: tuple[StageWork, ...]
-    events: tuple[Event, ...]
-    makespan: float
-    period: float
-    bubble_fraction: float
-    idle: tuple[tuple[DeviceSlot, float], ...]
-    recompute: tuple[DeviceSlot, ...] = ()
-    actions: tuple[tuple[Action, ...], ...] = ()
-    virtual: int = 1
-
-    @property
-    def devices(self) -> tuple[DeviceSlot, ...]:
-        """The devices that run stages, in the order of their first stage."""
-        return tuple(dict.fromkeys(w.device for w in self.work))
-
-    @property
-    def time_per_sample(self) -> float:
-        """Makespan / microbatches: the time per sample including fill and drain."""
-        return self.makespan / self.microbatches
-
-    @property
-    def fill_drain(self) -> float:
-        """Makespan minus ``microbatches x period``: the time lost to filling and draining."""
-        return self.makespan - self.microbatches * self.period
-
-    def busy(self, device: DeviceSlot) -> float:
-        return self.makespan - dict(self.idle)[device]
-
-    def events_of(self, device: DeviceSlot, kind: str | None = None) -> tuple[Event, ...]:
-        return tuple(e for e in self.events if e.device == device and (kind is None or e.kind == kind))
-
-    def work_of(self, device: DeviceSlot) -> StageWork:
-        """The work of ``device``'s first stage (its only one unless the schedule is interleaved)."""
-        for entry in self.work:
-            if entry.device == device:
-                return entry
-        raise PlacementError(f"{device}: not in the schedule")
-
-    def stages_of(self, device: DeviceSlot) -> tuple[int, ...]:
-        """Pipeline positions of the stages ``device`` runs."""
-        return tuple(k for k, w in enumerate(self.work) if w.device == device)
-
-    def device_work(self, device: DeviceSlot) -> tuple[float, float]:
-        """(forward, backward) work per microbatch of ``device``, summed over its stages."""
-        mine = [w for w in self.work if w.device == device]
-        if not mine:
-            raise PlacementError(f"{device}: not in the schedule")
-        return sum(w.forward for w in mine), sum(w.backward for w in mine)
-
-    @property
-    def peak_in_flight(self) -> tuple[int, ...]:
-        """Per device, the most (stage, microbatch) activation stashes alive at once (from the order)."""
-        return tuple(_order_in_flight(order, self.kind) for order in self.actions)
-
-
-def format_actions(schedule: Schedule) -> str:
-    """The schedule's per-device action lists as a text table, like torch's pipeline order dump.
-
-    One line per device: ``"accelerator 0 | 0F0 0F1 0B0 ..."``.
-    """
-    names = [str(d) for d in schedule.devices]
-    width = max((len(n) for n in names), default=0)
-    return "\n".join(
-        f"{name:<{width}} | {' '.join(str(a) for a in order)}" for name, order in zip(names, schedule.actions)
-    )
-
-
-def _order_in_flight(order: Sequence[Action], kind: str) -> int:
-    """Most (stage, microbatch) stashes alive along ``order``: alive from F to its last backward unit."""
-    if kind == ScheduleKind.INFERENCE:
-        return 1 if order else 0
-    zero_bubble = any(a.op == "W" for a in order)
-    alive = best = 0
-    for action in order:
-        if action.op == "F":
-            alive += 1
-            best = max(best, alive)
-        elif action.op == ("W" if zero_bubble else "B"):
-            alive -= 1
-    return best
 
 
 # ----- work per device -----
@@ -466,147 +254,6 @@ def stage_work(
     return tuple(out)
 
 
-def _unit_dependencies(problem: Problem, placement: Placement, training: bool) -> set[tuple[int, str, int, str]]:
-    """(stage a, phase, stage b, phase) pairs: b's unit waits for a's unit of the same microbatch."""
-    graph = problem.graph
-    position = {n: k for k, stage in enumerate(placement.stages) for n in stage.nodes}
-    deps = set()
-    for edge in graph.edges:
-        a, b = position.get(edge.source), position.get(edge.target)
-        if a is None or b is None or a == b:
-            continue
-        pa = "B" if graph.node_by_id[edge.source].is_backward else "F"
-        pb = "B" if graph.node_by_id[edge.target].is_backward else "F"
-        if not training and (pa == "B" or pb == "B"):
-            continue
-        deps.add((a, pa, b, pb))
-    return deps
-
-
-def unit_order(schedule: str, position: int, stages: int, microbatches: int) -> list[tuple[str, int]]:
-    """The order in which the device at ``position`` (of ``stages``) runs its units (one stage per device)."""
-    m = microbatches
-    if schedule == ScheduleKind.INFERENCE:
-        return [("F", i) for i in range(m)]
-    if schedule == ScheduleKind.GPIPE:
-        return [("F", i) for i in range(m)] + [("B", i) for i in range(m)]
-    warmup = min(stages - position - 1, m)
-    order = [("F", i) for i in range(warmup)]
-    for i in range(m - warmup):
-        order += [("F", warmup + i), ("B", i)]
-    order += [("B", i) for i in range(m - warmup, m)]
-    return order
-
-
-def _torch_rank_ops(
-    rank: int, ranks: int, virtual: int, microbatches: int, zero_bubble: bool, gradients_flow_forward: bool = False
-) -> list[Action]:
-    """torch.distributed.pipelining's interleaved 1F1B / interleaved zero-bubble order for one rank.
-
-    The same arithmetic as torch's ``ScheduleInterleaved1F1B`` / ``ScheduleInterleavedZeroBubble``
-    with ``_get_1f1b_rank_ops`` (the lock-step padding with ``None`` dropped): see the module docstring.
-    With ``gradients_flow_forward`` rank ``r`` defers ``ranks - 1 - r`` weight passes instead of ``r``.
-    """
-    deferred = ranks - 1 - rank if gradients_flow_forward else rank
-    # With one stage per device the rounds play no part (ZB-H1 proper): any M is fine.
-    rounds = max(1, microbatches // ranks) if virtual > 1 else 1
-    per_round = microbatches // rounds
-    if microbatches % rounds:
-        raise PlacementError(
-            f"the {'zbh1' if zero_bubble else 'interleaved'} schedule needs the number of "
-            f"microbatches to be a multiple of {rounds} (got {microbatches})"
-        )
-    total = virtual * microbatches
-    factor = 1 if zero_bubble else 2
-    warmup = min((virtual - 1) * per_round + factor * (ranks - 1 - rank), total)
-    fwd_bwd = total - warmup
-    cooldown = total - fwd_bwd
-
-    def forward_stage(step: int) -> int:
-        return ((step // per_round) % virtual) * ranks + rank
-
-    def backward_stage(step: int) -> int:
-        return (virtual - 1 - ((step - warmup) // per_round) % virtual) * ranks + rank
-
-    counters: dict[tuple[str, int], int] = {}
-
-    def take(op: str, stage: int) -> Action:
-        index = counters.get((op, stage), 0)
-        counters[(op, stage)] = index + 1
-        return Action(stage, op, index)
-
-    backward_op = "I" if zero_bubble else "B"
-    ops: list[Action] = []
-    backward_steps: list[int] = []
-    weights_done = 0
-    for step in range(warmup + fwd_bwd + cooldown):
-        if step < warmup:
-            ops.append(take("F", forward_stage(step)))
-            continue
-        if step < warmup + fwd_bwd:
-            ops.append(take("F", forward_stage(step)))
-        ops.append(take(backward_op, backward_stage(step)))
-        backward_steps.append(step)
-        # Rank r defers its first r weight passes (ZB-H1: they fill the drain bubble).
-        if zero_bubble and step - warmup >= deferred:
-            ops.append(take("W", backward_stage(backward_steps[weights_done])))
-            weights_done += 1
-    while zero_bubble and weights_done < len(backward_steps):
-        ops.append(take("W", backward_stage(backward_steps[weights_done])))
-        weights_done += 1
-    return ops
-
-
-def device_actions(
-    schedule: str, rank: int, ranks: int, microbatches: int, virtual: int = 1, gradients_flow_forward: bool = False
-) -> list[Action]:
-    """The order in which device ``rank`` (of ``ranks``) runs its units under ``schedule``.
-
-    With ``virtual`` stages per device, device ``rank`` runs stages ``rank, rank + ranks, ...``
-    (``"interleaved"`` and ``"zbh1"`` only; the others need ``virtual == 1``).
-    ``gradients_flow_forward`` (ZB-H1): see :func:`gradients_flow_forward`.
-    """
-    if schedule not in ALL_SCHEDULES:
-        raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(ALL_SCHEDULES)}")
-    if schedule in SCHEDULES:
-        if virtual != 1:
-            raise PlacementError(f"the {schedule} schedule runs one stage per device (got {virtual} virtual stages)")
-        return [Action(rank, op, m) for op, m in unit_order(schedule, rank, ranks, microbatches)]
-    return _torch_rank_ops(rank, ranks, virtual, microbatches, schedule == "zbh1", gradients_flow_forward)
-
-
-def gradients_flow_forward(problem: Problem, placement: Placement) -> bool:
-    """True if the graph's backward edges between stages mostly run from earlier to later stages.
-
-    Real pipelines pass gradients from the last stage back to the first, and ZB-H1 lets device
-    ``d`` defer ``d`` weight passes to fill the drain bubble at its end. Some graphs (the
-    paper's training workloads) orient the gradient edges like the forward ones (gradient of
-    layer k -> gradient of layer k + 1); their backward pass then drains towards the last
-    stage, and ZB-H1 mirrors the deferral: device ``d`` of ``D`` defers ``D - 1 - d``.
-    """
-    forward = backward = 0
-    for a, pa, b, pb in _unit_dependencies(problem, placement, True):
-        if pa == pb == "B":
-            if a < b:
-                forward += 1
-            else:
-                backward += 1
-    return forward > backward
-
-
-def _check_virtual(schedule: str, virtual, n_stages: int) -> int:
-    if isinstance(virtual, bool) or not isinstance(virtual, int) or virtual < 1:
-        raise PlacementError(f"virtual stages per device must be a positive integer (got {virtual!r})")
-    if schedule in SCHEDULES and virtual != 1:
-        raise PlacementError(f"the {schedule} schedule runs one stage per device (got {virtual} virtual stages)")
-    if n_stages % virtual:
-        raise PlacementError(
-            f"{n_stages} stages cannot be interleaved with {virtual} virtual stages per device: "
-            f"the number of stages must be a multiple of {virtual}"
-        )
-    return virtual
-
-
 def simulate(
     problem: Problem,
     placement: Placement,
@@ -648,22 +295,21 @@ def simulate(
         that does not fit the graph, or stages whose dependencies deadlock under the schedule
         (e.g. a non-contiguous split).
     """
-    if schedule not in ALL_SCHEDULES:
-        raise PlacementError(f"unknown schedule {schedule!r}; choose one of: {', '.join(ALL_SCHEDULES)}")
+    schedule_spec(schedule)  # a PlacementError naming the schedules if it is none
     if isinstance(microbatches, bool) or not isinstance(microbatches, int) or not 1 <= microbatches <= MAX_MICROBATCHES:
         raise PlacementError(f"microbatches must be an integer from 1 to {MAX_MICROBATCHES} (got {microbatches!r})")
     n_stages = len(placement.stages)
     if n_stages == 0:
         raise PlacementError("the placement has no stages")
     if virtual is None:
-        virtual = 2 if schedule == "interleaved" and n_stages % 2 == 0 else 1
+        virtual = 2 if schedule == ScheduleKind.INTERLEAVED and n_stages % 2 == 0 else 1
     virtual = _check_virtual(schedule, virtual, n_stages)
     n_ranks = n_stages // virtual
     rank_of = [k % n_ranks for k in range(n_stages)]
     run_on = [placement.stages[rank_of[k]].device for k in range(n_stages)]
     ranks = run_on[:n_ranks]
     training = schedule != ScheduleKind.INFERENCE
-    zero_bubble = schedule == "zbh1"
+    zero_bubble = schedule == ScheduleKind.ZBH1
     if recompute is True:
         recompute = tuple(ranks)
     elif recompute is False:
@@ -829,7 +475,7 @@ def compare_schedules(
     ``virtual``, the virtual stages per device of interleaved 1F1B).
     """
     if schedules is None:
-        schedules = ALL_SCHEDULES if problem.graph.is_training else ("inference",)
+        schedules = ALL_SCHEDULES if problem.graph.is_training else (ScheduleKind.INFERENCE.value,)
     out: list[tuple[str, Schedule | None, str]] = []
     for kind in schedules:
         try:
@@ -842,7 +488,7 @@ def compare_schedules(
                         microbatches,
                         kind,
                         recompute,
-                        virtual if kind == "interleaved" else None,
+                        virtual if kind == ScheduleKind.INTERLEAVED else None,
                         weight_fraction,
                     ),
                     "",
