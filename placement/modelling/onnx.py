@@ -20,30 +20,8 @@ Graph construction:
 * latencies by the roofline model of :mod:`placement.modelling.roofline` from per-node FLOPs and
   bytes (``bytes read`` = all input tensors incl. weights, ``bytes written`` = outputs).
 
-FLOPs are **computed by this module** (onnx-tool's per-op MAC conventions differ between
-ops, and it needs initializer values; its MatMul/Conv MACs are used in the tests as an
-independent check). Counting rules (a multiply-add = 2 FLOPs):
-
-=====================================  ======================================================
-op                                     FLOPs
-=====================================  ======================================================
-MatMul (A[..., M, K] @ B[..., K, N])   2 * K * elements(Y)
-Gemm (M x K @ K x N [+ C])             2 * M * N * K (+ M * N with C)
-Conv                                   2 * elements(Y) * C_in/group * prod(kernel) (+ elements(Y) with bias)
-ConvTranspose                          2 * elements(X) * C_out/group * prod(kernel) (+ elements(Y) with bias)
-Einsum                                 2 * (inputs - 1) * prod(size of every index letter)
-elementwise / activations              1 per output element (Add, Mul, Relu, Gelu, Erf, Cast, ...)
-Softmax, LogSoftmax                    5 per element (max, subtract, exp, sum, divide)
-LayerNormalization, Group/InstanceNorm 8 per element (mean, subtract, square, mean, rsqrt, scale, shift)
-BatchNormalization                     2 per element (folded scale and shift)
-Reduce*, GlobalAverage/MaxPool         1 per input element
-MaxPool, AveragePool                   elements(Y) * prod(kernel)
-data movement (Transpose, Concat,      0 FLOPs, bytes only
-Gather, Slice, Split, Pad, Expand...)
-views (Reshape, Flatten, Squeeze,      0 FLOPs and 0 bytes (no data moves)
-Unsqueeze, Identity, Shape, Dropout)
-anything else                          1 per output element (*estimated*, listed in the notes)
-=====================================  ======================================================
+FLOPs per operator: :mod:`placement.modelling.onnx_ops` (the counting rules are tabled there);
+merging operators into layers: :mod:`placement.modelling.coarsen` (both re-exported here).
 
 Symbolic input dimensions are bound (``dims`` by name, else ``default_dim``) before
 ``onnx.shape_inference.infer_shapes``; tensors whose shape stays unknown count 0 bytes
@@ -52,197 +30,45 @@ Symbolic input dimensions are bound (``dims`` by name, else ``default_dim``) bef
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..condense import condense
 from ..errors import InvalidGraphError, PlacementError, TooManyIdealsError, quote
 from ..exact.ideals import count_ideals
-from ..model import Edge, Graph, Node
+from ..model import Graph
+from .coarsen import coarsen, coarsen_by_prefix, name_prefix
+from .onnx_ops import ELEMENTWISE_OPS, MOVE_OPS, NORM_OPS, REDUCE_OPS, VIEW_OPS, TensorInfo, _dtype_of, op_flops
 from .roofline import CostModel, OpCost
+
+__all__ = [
+    "ELEMENTWISE_OPS",
+    "MAX_DIM",
+    "MAX_ONNX_BYTES",
+    "MOVE_OPS",
+    "NORM_OPS",
+    "REDUCE_OPS",
+    "REPORT_MAX_IDEALS",
+    "VIEW_OPS",
+    "ImportReport",
+    "TensorInfo",
+    "coarsen",
+    "coarsen_by_prefix",
+    "import_onnx",
+    "load_onnx",
+    "name_prefix",
+    "onnx_graph",
+    "op_flops",
+    "safe_count_ideals",
+    "symbolic_dims",
+]
 
 #: Largest ONNX model accepted (bytes); the Streamlit uploader's default limit.
 MAX_ONNX_BYTES = 200 * 1024 * 1024
 
+
 #: Default cap on ideals counted for the before/after report.
 REPORT_MAX_IDEALS = 200_000
-
-_BITS = {
-    "FLOAT": 32,
-    "UINT8": 8,
-    "INT8": 8,
-    "UINT16": 16,
-    "INT16": 16,
-    "INT32": 32,
-    "INT64": 64,
-    "STRING": 0,
-    "BOOL": 8,
-    "FLOAT16": 16,
-    "DOUBLE": 64,
-    "UINT32": 32,
-    "UINT64": 64,
-    "COMPLEX64": 64,
-    "COMPLEX128": 128,
-    "BFLOAT16": 16,
-    "FLOAT8E4M3FN": 8,
-    "FLOAT8E4M3FNUZ": 8,
-    "FLOAT8E5M2": 8,
-    "FLOAT8E5M2FNUZ": 8,
-    "UINT4": 4,
-    "INT4": 4,
-    "FLOAT4E2M1": 4,
-    "FLOAT8E8M0": 8,
-    "UINT2": 2,
-    "INT2": 2,
-    "FLOAT6E2M3": 6,
-    "FLOAT6E3M2": 6,
-}
-_HALF = {
-    "FLOAT16": "fp16",
-    "BFLOAT16": "bf16",
-    "INT8": "int8",
-    "UINT8": "int8",
-    "FLOAT8E4M3FN": "fp8",
-    "FLOAT8E4M3FNUZ": "fp8",
-    "FLOAT8E5M2": "fp8",
-    "FLOAT8E5M2FNUZ": "fp8",
-}
-
-VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size", "Dropout"})
-MOVE_OPS = frozenset(
-    {
-        "Transpose",
-        "Concat",
-        "Gather",
-        "GatherElements",
-        "GatherND",
-        "Slice",
-        "Split",
-        "Pad",
-        "Expand",
-        "Tile",
-        "ScatterND",
-        "ScatterElements",
-        "DepthToSpace",
-        "SpaceToDepth",
-        "Resize",
-        "Upsample",
-        "ConstantOfShape",
-        "Range",
-        "NonZero",
-        "OneHot",
-        "Trilu",
-        "CastLike",
-    }
-)
-ELEMENTWISE_OPS = frozenset(
-    {
-        "Add",
-        "Sub",
-        "Mul",
-        "Div",
-        "Pow",
-        "Max",
-        "Min",
-        "Mean",
-        "Sum",
-        "Where",
-        "Equal",
-        "Less",
-        "Greater",
-        "LessOrEqual",
-        "GreaterOrEqual",
-        "And",
-        "Or",
-        "Xor",
-        "Not",
-        "Mod",
-        "BitShift",
-        "PRelu",
-        "Relu",
-        "LeakyRelu",
-        "Elu",
-        "Selu",
-        "Celu",
-        "Sigmoid",
-        "HardSigmoid",
-        "HardSwish",
-        "Tanh",
-        "Gelu",
-        "Erf",
-        "Exp",
-        "Log",
-        "Sqrt",
-        "Reciprocal",
-        "Neg",
-        "Abs",
-        "Clip",
-        "Softplus",
-        "Softsign",
-        "Sign",
-        "Floor",
-        "Ceil",
-        "Round",
-        "Cast",
-        "IsNaN",
-        "IsInf",
-        "Sin",
-        "Cos",
-        "Tan",
-        "Mish",
-        "ThresholdedRelu",
-        "QuantizeLinear",
-        "DequantizeLinear",
-    }
-)
-NORM_OPS = frozenset(
-    {
-        "LayerNormalization",
-        "GroupNormalization",
-        "InstanceNormalization",
-        "SimplifiedLayerNormalization",
-        "SkipLayerNormalization",
-        "RMSNormalization",
-    }
-)
-REDUCE_OPS = frozenset(
-    {
-        "ReduceMean",
-        "ReduceSum",
-        "ReduceMax",
-        "ReduceMin",
-        "ReduceProd",
-        "ReduceL1",
-        "ReduceL2",
-        "ReduceSumSquare",
-        "ReduceLogSum",
-        "ReduceLogSumExp",
-        "GlobalAveragePool",
-        "GlobalMaxPool",
-        "ArgMax",
-        "ArgMin",
-    }
-)
-
-
-@dataclass(frozen=True)
-class TensorInfo:
-    """Shape (None where unknown) and element type name of one tensor."""
-
-    shape: tuple[int, ...] | None
-    elem: str
-
-    @property
-    def elements(self) -> int | None:
-        return None if self.shape is None else math.prod(self.shape)
-
-    @property
-    def nbytes(self) -> int | None:
-        n = self.elements
-        return None if n is None else (n * _BITS.get(self.elem, 32) + 7) // 8
 
 
 @dataclass(frozen=True)
@@ -453,98 +279,6 @@ def _attrs(node) -> dict[str, Any]:
     }
 
 
-def _einsum_flops(equation: str, inputs: Sequence[TensorInfo | None]) -> float | None:
-    lhs = equation.replace(" ", "").split("->")[0]
-    terms = lhs.split(",")
-    if len(terms) != len(inputs) or "..." in lhs:
-        return None
-    sizes: dict[str, int] = {}
-    for term, info in zip(terms, inputs):
-        if info is None or info.shape is None or len(term) != len(info.shape):
-            return None
-        sizes.update(zip(term, info.shape))
-    return float(max(len(terms) - 1, 1) * 2 * math.prod(sizes.values()))
-
-
-def op_flops(
-    op: str, inputs: Sequence[TensorInfo | None], outputs: Sequence[TensorInfo | None], attrs: Mapping[str, Any]
-) -> tuple[float, bool]:
-    """FLOPs of one ONNX operator by the table in the module docstring.
-
-    Returns
-    -------
-    (float, bool)
-        FLOPs and whether the value is a fallback estimate (unknown op or unknown shapes).
-    """
-
-    def elements(info: TensorInfo | None) -> int | None:
-        return None if info is None else info.elements
-
-    # Unknown tensors, shapes or element counts raise TypeError, caught below as a fallback estimate.
-    def shape(info: TensorInfo | None) -> tuple[int, ...]:
-        if info is None or info.shape is None:
-            raise TypeError("unknown shape")
-        return info.shape
-
-    def known(count: int | None) -> int:
-        if count is None:
-            raise TypeError("unknown element count")
-        return count
-
-    out = elements(outputs[0]) if outputs else None
-    first = elements(inputs[0]) if inputs else None
-    try:
-        if op in VIEW_OPS or op in MOVE_OPS:
-            return 0.0, False
-        if op == "MatMul" or op == "MatMulInteger":
-            k = shape(inputs[0])[-1]
-            return float(2 * k * known(out)), False
-        if op == "Gemm":
-            a, b = shape(inputs[0]), shape(inputs[1])
-            m, k = (a[1], a[0]) if attrs.get("transA", 0) else (a[0], a[1])
-            n = b[0] if attrs.get("transB", 0) else b[1]
-            extra = m * n if len(inputs) > 2 and inputs[2] is not None else 0
-            return float(2 * m * n * k + extra), False
-        if op in ("Conv", "ConvInteger", "ConvTranspose"):
-            w = shape(inputs[1])
-            # Conv weights are (C_out, C_in/group, k...), one sum per output element; ConvTranspose weights
-            # are (C_in, C_out/group, k...), one scatter per input element: w[1] is the other side per group.
-            positions = known(first) if op == "ConvTranspose" else known(out)
-            flops = 2 * positions * w[1] * math.prod(w[2:])
-            if len(inputs) > 2 and inputs[2] is not None:
-                flops += known(out)
-            return float(flops), False
-        if op == "Einsum":
-            equation = attrs.get("equation", b"")
-            equation = equation.decode() if isinstance(equation, bytes) else str(equation)
-            value = _einsum_flops(equation, inputs)
-            if value is not None:
-                return value, False
-            return float(out or 0), True
-        if op in ELEMENTWISE_OPS:
-            return float(known(out)), False
-        if op in ("Softmax", "LogSoftmax"):
-            return float(5 * known(out)), False
-        if op in NORM_OPS:
-            return float(8 * known(out)), False
-        if op == "BatchNormalization":
-            return float(2 * known(out)), False
-        if op in REDUCE_OPS:
-            return float(known(first)), False
-        if op in ("MaxPool", "AveragePool", "LpPool"):
-            return float(known(out) * math.prod(attrs.get("kernel_shape", [1]))), False
-    except (TypeError, IndexError, AttributeError):
-        return float(out or 0), True
-    return float(out or 0), True
-
-
-def _dtype_of(infos: Sequence[TensorInfo | None]) -> str:
-    for info in infos:
-        if info is not None and info.elem not in ("INT64", "INT32", "BOOL"):
-            return _HALF.get(info.elem, "fp32")
-    return "fp32"
-
-
 def _constant_nodes(graph) -> tuple[set[int], set[str]]:
     """Positions of the nodes computing constants (every input a weight or constant) and all weight names."""
     weights = {t.name for t in graph.initializer}
@@ -707,100 +441,6 @@ def import_onnx(
         graph = coarsen_by_prefix(graph, int(coarsen_depth), separators)
         after = safe_count_ideals(graph, max_ideals)
     return ImportReport(graph, tuple(notes), n_before, before, after)
-
-
-# ----------------------------------------------------------------------------- coarsening
-def name_prefix(name: str, depth: int, separators: str = "/.") -> str:
-    """The first ``depth`` non-empty components of ``name`` split on any of ``separators``."""
-    if not separators:
-        return name
-    parts = [p for p in re.split("[" + re.escape(separators) + "]", name) if p]
-    return "/".join(parts[:depth]) if parts else name
-
-
-def coarsen_by_prefix(graph: Graph, depth: int, separators: str = "/.") -> Graph:
-    """Merge nodes whose names share a prefix of ``depth`` components (see :func:`coarsen`)."""
-    if depth < 1:
-        raise InvalidGraphError(f"coarsening depth must be at least 1 (got {depth})")
-    return coarsen(graph, lambda node: name_prefix(node.name, depth, separators) if node.name else f"#{node.id}")
-
-
-def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
-    """Merge the nodes with equal ``key(node)`` into one node each (layers from operators).
-
-    Groups whose merge would create a cycle (A -> B -> A through different members) are
-    merged further, as one node. A merged node sums its members' latencies (per kind only
-    for kinds every member names; others fall back to ``accelerator_latency / speed``),
-    sizes and the FLOPs/bytes in ``extra`` (``extra["ops"]``: the members' operator types); it runs on
-    an accelerator only if all members do. Its output cost (and edge ``size``) is the sum over members
-    with an edge leaving the group of their output cost (size): each member's output is sent once.
-    Only forward graphs can be coarsened (build the training graph afterwards).
-
-    Returns
-    -------
-    Graph
-        Nodes numbered 0.. in topological order, named after their key.
-    """
-    if graph.is_training:
-        raise InvalidGraphError("coarsen the forward graph, then build the training graph")
-    label_of = {node.id: key(node) for node in graph.nodes}
-    first_position: dict[str, int] = {}
-    for position, node in enumerate(graph.nodes):
-        first_position.setdefault(label_of[node.id], position)
-    group_of_label, _ = condense(
-        first_position, ((label_of[e.source], label_of[e.target]) for e in graph.edges), first_position.__getitem__
-    )
-    group_of = {n: group_of_label[label_of[n]] for n in label_of}
-    n_groups = len(set(group_of_label.values()))
-    members: dict[int, list[Node]] = {i: [] for i in range(n_groups)}
-    for node in graph.nodes:
-        members[group_of[node.id]].append(node)
-    sizes = {e.source: (e.size if e.size is not None else 0.0) for e in graph.edges}
-    nodes, edges = [], []
-    for g in range(n_groups):
-        group = members[g]
-        names = sorted({label_of[n.id] for n in group}, key=lambda s: first_position[s])
-        kinds = set.intersection(*({k for k, _ in n.kind_latency} for n in group))
-        kind_latency = tuple(
-            (k, sum(dict(n.kind_latency)[k] for n in group))
-            for k in [k for k, _ in group[0].kind_latency if k in kinds]
-        )
-        classes = {n.color_class for n in group if n.color_class is not None}
-        if len(classes) > 1:
-            raise InvalidGraphError(f"group {quote(names[0], 40)}: merges color classes {sorted(classes)}")
-        allowed = [set(n.allowed_kinds) for n in group if n.allowed_kinds is not None]
-        extra: dict[str, Any] = {"members": len(group)}
-        for field_name in ("flops", "bytesRead", "bytesWritten"):
-            if all(field_name in n.extra for n in group):
-                extra[field_name] = float(sum(n.extra[field_name] for n in group))
-        ops = {str(n.extra["op"]) for n in group if "op" in n.extra} | {
-            str(o) for n in group for o in n.extra.get("ops", ())
-        }
-        if ops:  # the member operator types (the multidim planner splits matrix products)
-            extra["ops"] = sorted(ops)
-        dtypes = {n.extra["dtype"] for n in group if n.size > 0 and isinstance(n.extra.get("dtype"), str)}
-        if len(dtypes) == 1:  # the weights' element type (the memory model's optimizer default)
-            extra["dtype"] = dtypes.pop()
-        nodes.append(
-            Node(
-                id=g,
-                name=" + ".join(names),
-                cpu_latency=sum(n.cpu_latency for n in group),
-                accelerator_latency=sum(n.accelerator_latency for n in group),
-                supported_on_accelerator=all(n.supported_on_accelerator for n in group),
-                color_class=classes.pop() if classes else None,
-                size=sum(n.size for n in group),
-                kind_latency=kind_latency,
-                allowed_kinds=tuple(sorted(set.intersection(*allowed))) if allowed else None,
-                extra=extra,
-            )
-        )
-        leaving = [n.id for n in group if any(group_of[s] != g for s in graph.successors[n.id])]
-        cost = sum(graph.output_cost[n] for n in leaving)
-        size = sum(sizes.get(n, 0.0) for n in leaving)
-        for target in sorted({group_of[s] for n in leaving for s in graph.successors[n] if group_of[s] != g}):
-            edges.append(Edge(g, target, cost, size))
-    return Graph(tuple(nodes), tuple(edges), name=graph.name, extra=dict(graph.extra))
 
 
 def symbolic_dims(data: bytes, source: str = "<upload>") -> tuple[str, ...]:
