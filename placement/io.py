@@ -12,6 +12,11 @@ Graph file (the paper's format; other keys are kept)::
 Split file: ``{"fpgas": [{"nodes": [...]}, ...], "cpus": [{"nodes": [...]}, ...]}``;
 the extension ``{"accelerators": [{"kind", "nodes", "calls"?}], "cpus": [...]}`` names kinds.
 
+An unlimited memory (``math.inf``) is written as the string ``"inf"`` by every writer of devices
+(:func:`encode_unlimited`); readers also take ``null`` and the ``1e300`` older files hold
+(:func:`decode_unlimited`). Results travel as :func:`result_to_dict` / :func:`result_from_dict`
+(the one result serializer, :mod:`placement.io_result`).
+
 Every error is one line ``<source>: <where>: <rule broken>``.
 """
 
@@ -26,6 +31,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError, label, quote
+from .io_result import result_from_dict as result_from_dict  # re-exported: the one result serializer
+from .io_result import result_to_dict as result_to_dict
 from .model import CPU_KIND, AcceleratorKind, Devices, DeviceSlot, Edge, Graph, Node, Placement, Problem, Stage
 
 _T = TypeVar("_T")
@@ -35,6 +42,29 @@ MAX_INTEGER = 2**53
 
 #: Largest graph or split file accepted (bytes).
 MAX_FILE_BYTES = 50 * 1024 * 1024
+
+#: How every writer of devices encodes an unlimited (infinite) memory: JSON has no infinity.
+UNLIMITED = "inf"
+#: Older files wrote an unlimited memory as this number (or as null): read back as infinity.
+LEGACY_UNLIMITED = 1e300
+
+
+def encode_unlimited(value: float) -> float | str:
+    """``value`` for a JSON file: the number itself, or :data:`UNLIMITED` for +infinity."""
+    return UNLIMITED if value == math.inf else value
+
+
+def decode_unlimited(value: Any) -> Any:
+    """Infinity for every encoding of an unlimited memory ever written (``"inf"``, ``"Infinity"``, null, 1e300 or more).
+
+    Anything else is returned unchanged (the caller checks its type).
+    """
+    if value is None or value in (UNLIMITED, "Infinity"):
+        return math.inf
+    if isinstance(value, float) and value >= LEGACY_UNLIMITED:
+        return math.inf
+    return value
+
 
 _NODE_KEYS = {
     "id",
@@ -291,11 +321,9 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
     kinds: tuple[AcceleratorKind, ...]
     if raw_kinds is None:
         count = get_field(data, "maxFPGAs", "graph", "int", 0)
-        memory = data.get("maxSizePerFPGA", math.inf)
-        if memory is None:
-            memory = math.inf
+        memory = decode_unlimited(data.get("maxSizePerFPGA"))
         if isinstance(memory, bool) or not isinstance(memory, (int, float)):
-            raise InvalidGraphError("graph: field 'maxSizePerFPGA' must be a number")
+            raise InvalidGraphError(f"graph: field 'maxSizePerFPGA' must be a number or {UNLIMITED!r}")
         memory = _float(memory, "graph: field 'maxSizePerFPGA'", InvalidGraphError)
         if count < 0 or cpus < 0:
             raise InvalidGraphError("graph: fields 'maxFPGAs' and 'maxCPUs' must be non-negative")
@@ -306,10 +334,8 @@ def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
             where = f"deviceKinds[{position}]"
             if not isinstance(raw, dict):
                 raise InvalidGraphError(f"{where}: must be an object")
-            memory = raw.get("memory", math.inf)
-            if memory is None:
-                memory = math.inf
-            elif isinstance(memory, int) and not isinstance(memory, bool):
+            memory = decode_unlimited(raw.get("memory"))
+            if isinstance(memory, int) and not isinstance(memory, bool):
                 memory = _float(memory, f"{where}: field 'memory'", InvalidGraphError)
             kind_list.append(
                 AcceleratorKind(
@@ -395,7 +421,7 @@ def devices_to_dict(devices: Devices) -> dict[str, Any]:
     out: dict[str, Any] = {
         "maxFPGAs": devices.accelerator_count,
         "maxCPUs": devices.cpus,
-        "maxSizePerFPGA": first.memory if math.isfinite(first.memory) else 1e300,
+        "maxSizePerFPGA": encode_unlimited(first.memory),
     }
     paper_case = (
         len(devices.accelerators) == 1
@@ -413,7 +439,7 @@ def devices_to_dict(devices: Devices) -> dict[str, Any]:
             {
                 "name": k.name,
                 "count": k.count,
-                "memory": k.memory if math.isfinite(k.memory) else None,
+                "memory": encode_unlimited(k.memory),
                 "speed": k.speed,
                 "bandwidth": k.bandwidth,
                 "pricePerHour": k.price_per_hour,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidScenarioError, PlacementError, label, quote
-from .io import MAX_FILE_BYTES, graph_from_dict, graph_to_dict, parse_json
+from .io import MAX_FILE_BYTES, UNLIMITED, decode_unlimited, graph_from_dict, graph_to_dict, parse_json
 from .model import AcceleratorKind, Devices, Graph
 
 #: Value of the card's ``format`` field.
@@ -188,9 +188,9 @@ def _check_settings(settings: Any, where: str) -> tuple[tuple[str, Setting], ...
 
 # ----------------------------------------------------------------------------- devices
 def _plain(value: Any) -> Any:
-    """A JSON-safe copy of a device field (infinite numbers as ``"inf"``, enums by value)."""
+    """A JSON-safe copy of a device field (+infinity as :data:`placement.io.UNLIMITED`, enums by value)."""
     if isinstance(value, float) and math.isinf(value):
-        return "inf" if value > 0 else "-inf"
+        return UNLIMITED if value > 0 else "-inf"
     if hasattr(value, "value") and not isinstance(value, (int, float, str, bool)):
         return value.value
     return value
@@ -211,8 +211,8 @@ def devices_to_plain(devices: Devices) -> dict[str, Any]:
 
 
 def _unplain(value: Any) -> Any:
-    if value == "inf":
-        return math.inf
+    if isinstance(value, (str, float)):  # "inf", "Infinity" or an old file's 1e300
+        value = decode_unlimited(value)
     if value == "-inf":
         return -math.inf
     return value

@@ -204,3 +204,68 @@ def test_bad_device_kind_is_one_line(tmp_path):
     data = mutate(lambda d: d.update(deviceKinds=[{"name": "cpu", "count": 1}]))
     with pytest.raises(InvalidGraphError, match="name must be a non-empty string other than 'cpu'"):
         load_problem(write(tmp_path, data, "kinds.json"))
+
+
+# ----------------------------------------------------------------------------- one encoding of an unlimited memory
+_GRAPH = {
+    "nodes": [{"id": 0, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "isBackwardNode": 0}],
+    "edges": [],
+}
+
+
+@pytest.mark.parametrize("written", ["inf", "Infinity", None, 1e300, 1.5e308])
+def test_every_encoding_of_unlimited_memory_reads_as_infinity(written):
+    """The paper's key and a device kind's memory: "inf" (written now), null and 1e300 (older writers)."""
+    paper = parse_problem(json.dumps({**_GRAPH, "maxFPGAs": 2, "maxSizePerFPGA": written}))
+    assert paper.devices.accelerators[0].memory == float("inf")
+    kinds = {**_GRAPH, "deviceKinds": [{"name": "A", "count": 1, "memory": written, "speed": 2.0}]}
+    assert parse_problem(json.dumps(kinds)).devices.accelerators[0].memory == float("inf")
+
+
+def test_unlimited_memory_is_written_as_inf_and_finite_memory_as_its_number():
+    from placement.io import UNLIMITED, devices_to_dict
+    from placement.model import AcceleratorKind, Devices
+
+    paper = devices_to_dict(Devices.paper(2, 1))
+    assert paper["maxSizePerFPGA"] == UNLIMITED == "inf"
+    kinds = Devices((AcceleratorKind("A", 1, speed=2.0), AcceleratorKind("B", 2, memory=1e9)))
+    written = devices_to_dict(kinds)
+    assert [k["memory"] for k in written["deviceKinds"]] == ["inf", 1e9]
+    assert json.loads(json.dumps(written), parse_constant=pytest.fail) == written  # plain JSON: no Infinity
+    for devices in (Devices.paper(2, 1), Devices.paper(2, 1, memory=3e9), kinds):
+        problem = parse_problem(json.dumps({**_GRAPH, **devices_to_dict(devices)}))
+        assert problem.devices == devices
+
+
+def test_a_huge_but_finite_memory_below_the_old_sentinel_stays_finite():
+    problem = parse_problem(json.dumps({**_GRAPH, "maxFPGAs": 1, "maxSizePerFPGA": 9.9e299}))
+    assert problem.devices.accelerators[0].memory == 9.9e299
+
+
+def test_a_memory_that_is_neither_number_nor_inf_is_one_line():
+    with pytest.raises(InvalidGraphError, match="field 'maxSizePerFPGA' must be a number or 'inf'"):
+        parse_problem(json.dumps({**_GRAPH, "maxFPGAs": 1, "maxSizePerFPGA": "lots"}))
+
+
+def test_scenario_cards_write_the_same_encoding():
+    from placement.io import UNLIMITED
+    from placement.model import Devices
+    from placement.scenario import devices_from_plain, devices_to_plain
+
+    plain = devices_to_plain(Devices.paper(2, 1))
+    assert plain["accelerators"][0]["memory"] == UNLIMITED
+    old = {**plain, "accelerators": [{**plain["accelerators"][0], "memory": 1e300}]}
+    assert devices_from_plain(old) == devices_from_plain(plain) == Devices.paper(2, 1)
+
+
+def test_results_have_one_serializer_in_io():
+    from placement import solve
+    from placement.explore import executors
+    from placement.io import result_from_dict, result_to_dict
+    from placement.model import Problem
+
+    problem = parse_problem(json.dumps({**_GRAPH, "maxFPGAs": 1}))
+    assert isinstance(problem, Problem)
+    result = solve(problem, "dp")
+    assert result_from_dict(json.loads(json.dumps(result_to_dict(result)))) == result
+    assert executors.result_to_plain is result_to_dict and executors.result_from_plain is result_from_dict
