@@ -116,7 +116,7 @@ with col_v:
         step=1,
         key="timeline_virtual",
         persist_state=state.PERSIST,
-        disabled=schedule_kind != "interleaved",
+        disabled=schedule_kind != ScheduleKind.INTERLEAVED,
         help="Interleaved 1F1B: the plan's S stages run on S / v devices, stage i on the "
         "device of stage i mod (S / v). S must be a multiple of v.",
     )
@@ -151,7 +151,7 @@ with col_re:
     )
 # The link carries these settings (ui.scenario.SETTINGS_KEYS): app.py synced the URL before they were rendered.
 scenario.sync_url()
-virtual_used = int(virtual) if schedule_kind == "interleaved" else None
+virtual_used = int(virtual) if schedule_kind == ScheduleKind.INTERLEAVED else None
 if training and not training_graph:
     st.info("This graph has no backward nodes: the backward units are empty.")
 if not training and training_graph:
@@ -195,7 +195,7 @@ if plan_kind == PLANS[1] and plannable:
         )
 
 plan = shown_result.placement
-if schedule_kind == "interleaved" and virtual_used:
+if schedule_kind == ScheduleKind.INTERLEAVED and virtual_used:
     # Stage i runs on the device of stage i mod (stages / v): on a mixed plan that is another kind (issue 26).
     ranks = max(1, len(plan.stages) // virtual_used)
     moved = [

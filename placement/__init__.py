@@ -47,6 +47,7 @@ from .model import (
     Devices,
     DeviceSlot,
     Edge,
+    EventKind,
     Graph,
     Node,
     Objective,
@@ -111,7 +112,7 @@ __all__ = [
 __all__ += ["MemoryModel", "MethodSpec", "Objective", "Option", "ScheduleKind", "Status", "make_result", "method_spec"]
 
 __all__ += ["InvalidScenarioError"]
-__all__ += ["Recompute"]
+__all__ += ["Recompute", "EventKind"]
 __all__ += [
     "CnnConfig",
     "CostModel",

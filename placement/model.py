@@ -683,6 +683,16 @@ class ScheduleKind(_StrEnum):
     ZBH1 = "zbh1"
 
 
+class EventKind(_StrEnum):
+    """Kinds of the events of a pipeline schedule (and the phases of its units: forward, backward, weight)."""
+
+    FORWARD = "forward"
+    BACKWARD = "backward"  #: full backward, or the input-gradient part under ZB-H1
+    WEIGHT = "weight"  #: the weight-gradient part of the backward (ZB-H1)
+    TRANSFER = "transfer"
+    RECOMPUTE = "recompute"
+
+
 class Recompute(_StrEnum):
     """Recomputation of activations in the backward pass (the one spelling; True/False are aliases)."""
 

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import PlacementError
-from ..model import DeviceSlot, Placement, ScheduleKind
+from ..model import DeviceSlot, EventKind, Placement, ScheduleKind
 
-EVENT_KINDS = ("forward", "backward", "transfer", "recompute", "weight")
+EVENT_KINDS = tuple(k.value for k in EventKind)
 
 
 @dataclass(frozen=True)

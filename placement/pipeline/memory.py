@@ -55,7 +55,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import PlacementError
-from ..model import CPU_KIND, DeviceSlot, Graph, Placement, Problem, ScheduleKind
+from ..model import CPU_KIND, DeviceSlot, EventKind, Graph, Placement, Problem, ScheduleKind
 from .schedule import SCHEDULES, Schedule, device_actions, gradients_flow_forward
 
 #: Optimizer state per byte of forward weights of plain fp32 Adam (two fp32 moments per fp32 weight). The
@@ -281,7 +281,7 @@ def in_flight(
         return microbatches
     if schedule == ScheduleKind.ONE_F_ONE_B:
         return min(stages - position, microbatches)
-    if schedule in ("interleaved", "zbh1"):
+    if schedule in (ScheduleKind.INTERLEAVED, ScheduleKind.ZBH1):
         return _sweep_order(
             device_actions(schedule, position, stages, microbatches, virtual, flow_forward), {}, 0.0, False
         )[1]
@@ -354,7 +354,7 @@ def memory_profile(
     # Caps are those of the device each stage runs on (interleaved: the rank's device).
     caps = {kind.name: kind.memory for kind in problem.devices.accelerators}
     recompute = set(schedule.recompute)
-    zero_bubble = schedule.kind == "zbh1"
+    zero_bubble = schedule.kind == ScheduleKind.ZBH1
     ranks = schedule.devices
     devices = []
     for position, device in enumerate(ranks):
@@ -382,17 +382,17 @@ def memory_profile(
         # Changes keyed by (time, order along the device): a unit's allocations at its start,
         # frees at its end; at equal times the earlier unit's frees come first.
         changes: list[tuple[float, int, float]] = []
-        release = "weight" if zero_bubble else "backward"
+        release = EventKind.WEIGHT if zero_bubble else EventKind.BACKWARD
         for i, (k, phase, m, start, end) in enumerate(units):
             act = statics[k].activation
-            if phase == "forward":
+            if phase == EventKind.FORWARD:
                 if not training:
                     changes += [(start, 2 * i, act), (end, 2 * i + 1, -act)]
                     continue
                 stash = statics[k].stage_input if device in recompute else act
                 j = index.get((k, release, m), i)
                 changes += [(start, 2 * i, stash), (units[j][4], 2 * j + 1, -stash)]
-            elif phase == "backward" and device in recompute:
+            elif phase == EventKind.BACKWARD and device in recompute:
                 j = index.get((k, release, m), i)
                 changes += [(start, 2 * i, act), (units[j][4], 2 * j + 1, -act)]
         changes = [c for c in changes if c[2] != 0]
@@ -451,12 +451,12 @@ def peak_table(
         # Sweep each device's action order (module docstring); stage i runs on device i mod D.
         n_stages = len(statics)
         if virtual is None:
-            virtual = 2 if schedule == "interleaved" and n_stages % 2 == 0 else 1
+            virtual = 2 if schedule == ScheduleKind.INTERLEAVED and n_stages % 2 == 0 else 1
         if virtual < 1 or n_stages % virtual:
             raise PlacementError(f"{n_stages} stages cannot run with {virtual} virtual stages per device")
         ranks = n_stages // virtual
         caps = {kind.name: kind.memory for kind in problem.devices.accelerators}
-        flow = schedule == "zbh1" and gradients_flow_forward(problem, placement)
+        flow = schedule == ScheduleKind.ZBH1 and gradients_flow_forward(problem, placement)
         rows = []
         for r in range(ranks):
             device = statics[r].device

@@ -89,7 +89,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from ..errors import InvalidSplitError, PlacementError
-from ..model import CPU_KIND, DeviceSlot, Placement, Problem, ScheduleKind
+from ..model import CPU_KIND, DeviceSlot, EventKind, Placement, Problem, ScheduleKind
 from .events import ACTION_OPS, EVENT_KINDS, Action, Event, Schedule, StageWork, format_actions
 from .orders import _check_virtual, _unit_dependencies, device_actions, gradients_flow_forward, unit_order
 from .registry import ALL_SCHEDULES, SCHEDULE_LABELS, SCHEDULES, schedule_spec
@@ -419,7 +419,7 @@ def simulate(
                 name = "backward"
             unit_events = []
             for kind, length, direction in parts:
-                if length <= 0 and kind in ("transfer", "recompute"):
+                if length <= 0 and kind in (EventKind.TRANSFER, EventKind.RECOMPUTE):
                     continue
                 unit_events.append(Event(w.device, kind, m, t, t + length, name, direction, k))
                 t += length

@@ -24,6 +24,7 @@ import math
 from typing import Any
 
 from ..errors import PlacementError
+from ..model import EventKind
 from .schedule import Schedule
 
 COMPUTE_TID = 1
@@ -31,13 +32,13 @@ TRANSFER_TID = 2
 
 
 def _event_name(kind: str, direction: str, microbatch: int) -> str:
-    if kind == "forward":
+    if kind == EventKind.FORWARD:
         return f"F{microbatch}"
-    if kind == "backward":
+    if kind == EventKind.BACKWARD:
         return f"B{microbatch}"
-    if kind == "weight":
+    if kind == EventKind.WEIGHT:
         return f"W{microbatch}"
-    if kind == "recompute":
+    if kind == EventKind.RECOMPUTE:
         return f"recompute {microbatch}"
     return f"{'send' if direction == 'out' else 'recv'} {microbatch}"
 
@@ -86,7 +87,7 @@ def chrome_trace(schedule: Schedule, memory=None, microseconds_per_unit: float =
                 "name": _event_name(event.kind, event.direction, event.microbatch),
                 "cat": event.kind,
                 "pid": pid_of[event.device],
-                "tid": TRANSFER_TID if event.kind == "transfer" else COMPUTE_TID,
+                "tid": TRANSFER_TID if event.kind == EventKind.TRANSFER else COMPUTE_TID,
                 "ts": event.start * scale,
                 "dur": event.duration * scale,
                 "args": {

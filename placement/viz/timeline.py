@@ -8,6 +8,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from ..model import EventKind, ScheduleKind
 from ._base import (
     _LEGEND_LEFT,
     GIB,
@@ -180,7 +181,7 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
         if not events:
             continue
         if kind in _OP_LETTER:
-            op = {"backward": "I" if schedule.kind == "zbh1" else "B"}.get(kind, _OP_LETTER[kind])
+            op = {"backward": "I" if schedule.kind == ScheduleKind.ZBH1 else "B"}.get(kind, _OP_LETTER[kind])
             text = [f"{e.stage}{op}{e.microbatch}" if interleaved else str(e.microbatch) for e in events]
         else:
             text = ["" for _ in events]
@@ -194,7 +195,7 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
                 [labels[e.device] for e in events],
                 [float(e.start) for e in events],
                 [float(e.duration) for e in events],
-                name="weight gradient" if kind == "weight" else kind,
+                name="weight gradient" if kind == EventKind.WEIGHT else kind,
                 marker={"color": SCHEDULE_EVENT_COLORS[kind], "line": {"width": 0.5, "color": "white"}},
                 text=text,
                 textposition="inside",
