@@ -13,7 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from .model import Graph
-from .viz import _LEGEND_BELOW, _at, _layout, _segments, dag_layout, label_sides
+from .viz import _at, _segments, dag_layout, label_sides, teaching_layout
 
 #: Colours shared with :func:`placement.viz.lattice_figure` (I blue, J orange, not reached grey).
 PART_COLORS = {
@@ -89,14 +89,11 @@ def teaching_graph_figure(graph: Graph, trace: Any, step: int | None = None, fon
     ys = [y for _, y in layout.values()] or [0.0]
     spread = max(abs(y) for y in ys) + 0.8
     title = "The graph (g = group, as in the lattice)"
-    _layout(
+    teaching_layout(
         figure,
-        40 + font_size,
-        legend=_LEGEND_BELOW,
-        title={"text": title, "font": {"size": font_size + 2}},
-        font={"size": font_size},
-        height=int(min(560, max(320, 160 + 60 * spread)) * max(1.0, font_size / 14)),
-        plot_bgcolor="white",
+        font_size,
+        title,
+        spread,
         xaxis={"visible": False, "range": [min(xs) - 1.3, max(xs) + 1.3]},
         yaxis={"visible": False, "range": [-spread - 0.3, spread + 0.3]},
     )

@@ -22,21 +22,10 @@ Every public name is re-exported here: ``from placement.viz import graph_figure`
 
 from __future__ import annotations
 
-# The private names (_at, _layout, _segments, _LEGEND_BELOW): placement.viz_teaching imports them from here.
-from ._base import (  # noqa: F401
-    _LEGEND_BELOW,
-    CPU_COLORS,
-    DEVICE_COLORS,
-    GIB,
-    UNPLACED_COLOR,
-    _at,
-    _layout,
-    _segments,
-    device_colors,
-    format_bytes,
-)
+# _at and _segments: placement.viz_teaching imports them from here.
+from ._base import CPU_COLORS, DEVICE_COLORS, GIB, UNPLACED_COLOR, _at, _segments, device_colors, format_bytes  # noqa: F401
 from .graph import dag_layout, graph_figure, graph_stats, node_hover, node_label, node_label_chars, node_rows
-from .lattice import label_sides, lattice_figure
+from .lattice import label_sides, lattice_figure, teaching_layout
 from .loads import compare_figure, device_rows, load_figure, memory_figure, placement_rows
 from .multidim import multidim_curve_figure, multidim_stage_rows, multidim_timeline_figure
 from .plans import count_curve_figure, highlight_device, plan_diff_figure, plan_diff_rows
@@ -78,6 +67,7 @@ __all__ = [
     "label_sides",
     "lattice_figure",
     "load_figure",
+    "teaching_layout",
     "memory_breakdown_rows",
     "memory_figure",
     "memory_timeline_figure",

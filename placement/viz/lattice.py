@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -92,6 +93,26 @@ def lattice_figure(trace, step: int | None = None, font_size: int = 14) -> go.Fi
     title = "Lattice of ideals (left to right by number of groups)"
     if current is not None:
         title = f"Finishing J = {label(current.ideal)}, I = {label(current.previous)}"
+    teaching_layout(
+        figure,
+        font_size,
+        title,
+        spread,
+        xaxis={"title": "groups in the ideal", "dtick": 1, "range": [-0.9, len(levels) - 0.1], "zeroline": False},
+        yaxis={"visible": False, "range": [-spread, spread]},
+    )
+    figure.update_layout(margin={"b": 40 + 4 * font_size}, legend={"y": -0.3})  # axis title, then the legend
+    return figure
+
+
+def teaching_layout(
+    figure: go.Figure, font_size: int, title: str, spread: float, xaxis: dict[str, Any], yaxis: dict[str, Any]
+) -> None:
+    """The layout of the teaching figures (lattice and graph): text at ``font_size`` px, legend below the plot.
+
+    ``spread`` is the largest distance of a point from the middle line (the height grows with it, and with the
+    font for a projector).
+    """
     _layout(
         figure,
         40 + font_size,
@@ -100,8 +121,6 @@ def lattice_figure(trace, step: int | None = None, font_size: int = 14) -> go.Fi
         font={"size": font_size},
         height=int(min(560, max(320, 160 + 60 * spread)) * max(1.0, font_size / 14)),
         plot_bgcolor="white",
-        xaxis={"title": "groups in the ideal", "dtick": 1, "range": [-0.9, len(levels) - 0.1], "zeroline": False},
-        yaxis={"visible": False, "range": [-spread, spread]},
+        xaxis=xaxis,
+        yaxis=yaxis,
     )
-    figure.update_layout(margin={"b": 40 + 4 * font_size}, legend={"y": -0.3})  # axis title, then the legend
-    return figure
