@@ -21,13 +21,17 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from functools import cached_property
 from typing import Any, cast
 
 import networkx as nx
 
-from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, PlacementError, quote
+# The enums live in placement.enums (the vocabulary's own module); re-exported here, where they always were.
+from .enums import STATUSES, Objective, Status
+from .enums import EventKind as EventKind
+from .enums import Recompute as Recompute
+from .enums import ScheduleKind as ScheduleKind
+from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, quote
 
 CPU_KIND = "cpu"
 
@@ -644,81 +648,6 @@ class Placement:
         keys = list(order) if order is not None else sorted(groups)
         keys += [device for device in sorted(groups) if device not in keys]
         return cls(tuple(Stage(device, tuple(groups[device])) for device in keys if device in groups))
-
-
-class _StrEnum(str, Enum):
-    """A string enum: members compare, hash, format and JSON-encode as their plain string value."""
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
-
-
-class Status(_StrEnum):
-    """Outcome of a solve (``Status.OPTIMAL == "optimal"``)."""
-
-    OPTIMAL = "optimal"  #: proven optimal
-    FEASIBLE = "feasible"  #: a valid plan, optimality not proven (see bound and gap)
-    INFEASIBLE = "infeasible"  #: proven: no valid plan exists (see reason)
-    NO_SOLUTION = "no solution"  #: none found within the limits
-    ERROR = "error"  #: the method failed (see reason)
-
-
-class Objective(_StrEnum):
-    """What a method minimises."""
-
-    THROUGHPUT = "throughput"  #: the max-load (time per sample)
-    LATENCY = "latency"  #: single-sample latency
-
-
-class ScheduleKind(_StrEnum):
-    """Pipeline schedules (see :mod:`placement.pipeline.schedule`; labels in :mod:`placement.pipeline.registry`)."""
-
-    INFERENCE = "inference"
-    GPIPE = "gpipe"
-    ONE_F_ONE_B = "1f1b"
-    INTERLEAVED = "interleaved"
-    ZBH1 = "zbh1"
-
-
-class EventKind(_StrEnum):
-    """Kinds of the events of a pipeline schedule (and the phases of its units: forward, backward, weight)."""
-
-    FORWARD = "forward"
-    BACKWARD = "backward"  #: full backward, or the input-gradient part under ZB-H1
-    WEIGHT = "weight"  #: the weight-gradient part of the backward (ZB-H1)
-    TRANSFER = "transfer"
-    RECOMPUTE = "recompute"
-
-
-class Recompute(_StrEnum):
-    """Recomputation of activations in the backward pass (the one spelling; True/False are aliases)."""
-
-    NONE = "none"  #: stash every activation
-    ALWAYS = "always"  #: every stage recomputes its forward pass, stashing only its input
-    PER_STAGE = "per-stage"  #: each stage chooses (the exact memory-aware DP only)
-
-    @classmethod
-    def of(cls, value: object) -> Recompute:
-        """``value`` as a member: a member or its string, or ``True`` (always) / ``False`` (none).
-
-        >>> Recompute.of(False), Recompute.of("per-stage")
-        (<Recompute.NONE: 'none'>, <Recompute.PER_STAGE: 'per-stage'>)
-        """
-        if value is True:
-            return cls.ALWAYS
-        if value is False:
-            return cls.NONE
-        try:
-            return cls(value)
-        except ValueError:
-            choices = ", ".join(repr(m.value) for m in cls)
-            raise PlacementError(f"recompute must be one of {choices} (or true/false), got {value!r}") from None
-
-
-STATUSES = tuple(s.value for s in Status)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""One vocabulary: no status or kind string literal is compared outside the enums' module (placement.model).
+"""One vocabulary: no status or kind string literal is compared outside the enums' module (placement.enums).
 
 An AST scan of every module of the package: a comparison (``==``, ``!=``, ``in``, ``not in``, ``is``) with a string
 literal (or a tuple, list or set of them) that is the value of a member of ``Status``, ``Objective``, ``ScheduleKind``,
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import placement
-from placement.model import EventKind, Objective, Recompute, ScheduleKind, Status
+from placement.enums import EventKind, Objective, Recompute, ScheduleKind, Status
 
 PACKAGE = Path(placement.__file__).resolve().parent
-ENUMS_MODULE = PACKAGE / "model.py"
+ENUMS_MODULE = PACKAGE / "enums.py"
 VALUES = {m.value for enum in (Status, Objective, ScheduleKind, EventKind, Recompute) for m in enum}
 #: Words naming what such a literal would be compared with.
 SUBJECTS = ("status", "kind", "schedule", "objective", "phase", "recompute", "outcome")
@@ -54,7 +54,7 @@ def test_no_vocabulary_literal_is_compared_in_the_package():
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.resolve() != ENUMS_MODULE:
             found += findings(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE.parent)))
-    assert found == [], "compare against the enums of placement.model:\n" + "\n".join(found)
+    assert found == [], "compare against the enums of placement.enums:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 A placement's stages are taken in pipeline order (the order of ``placement.stages``, as the
 DP returns them). :func:`simulate` runs ``M`` microbatches (samples) through them under one
-of three schedules and returns every event with its start and end time.
+of the schedules of :mod:`placement.pipeline.registry` and returns every event with its start and end time.
 
 Work of one device per microbatch (the rule that ties schedules to the max-load)
 --------------------------------------------------------------------------------
