@@ -85,14 +85,14 @@ for 1F1B, interleaved and ZB-H1.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from ..errors import InvalidSplitError, PlacementError
-from ..model import CPU_KIND, DeviceSlot, EventKind, Placement, Problem, ScheduleKind
+from ..errors import PlacementError
+from ..model import DeviceSlot, EventKind, Placement, Problem, ScheduleKind
 from .events import ACTION_OPS, EVENT_KINDS, Action, Event, Schedule, StageWork, format_actions
 from .orders import _check_virtual, _unit_dependencies, device_actions, gradients_flow_forward, unit_order
 from .registry import ALL_SCHEDULES, SCHEDULE_LABELS, SCHEDULES, schedule_spec
+from .work import DEFAULT_WEIGHT_FRACTION, WEIGHT_FRACTION_FIELD, stage_work, weight_fractions
 
 __all__ = [
     "ACTION_OPS",
@@ -117,141 +117,138 @@ __all__ = [
     "weight_fractions",
 ]
 
-#: Default share of the backward compute that computes weight gradients (1:1 split).
-DEFAULT_WEIGHT_FRACTION = 0.5
-
-
-#: Field (node or graph top level) giving the weight-gradient share of backward latency.
-WEIGHT_FRACTION_FIELD = "weightGradFraction"
-
 
 #: Largest number of microbatches :func:`simulate` accepts.
 MAX_MICROBATCHES = 4096
 
 
-# ----- work per device -----
+#: A unit of a schedule: (stage, op, microbatch), op one of :data:`ACTION_OPS`.
+_Unit = tuple[int, str, int]
 
 
-def weight_fractions(graph, weight_fraction: float | None = None) -> dict[int, float]:
-    """Weight-gradient share of every backward node's latency (module docstring: the split ratio).
+def _unit_graph(
+    orders: Sequence[Sequence[Action]],
+    deps: Iterable[tuple[int, str, int, str]],
+    microbatches: int,
+    n_stages: int,
+    training: bool,
+    zero_bubble: bool,
+) -> tuple[dict[_Unit, list[_Unit]], dict[_Unit, int]]:
+    """(units waiting for each unit, count of units each unit waits for) of the units in ``orders``.
 
-    Raises
-    ------
-    PlacementError
-        For a ``weightGradFraction`` (or ``weight_fraction``) that is not a number in [0, 1].
+    A graph dependency on phase "B" means the unit that produces the stage's outgoing gradients (B, or I under
+    ZB-H1); in training a stage's backward waits for its forward, and under ZB-H1 its W for its I.
     """
+    backward_op = "I" if zero_bubble else "B"
+    waiters: dict[_Unit, list[_Unit]] = {}
+    needs: dict[_Unit, int] = {(a.stage, a.op, a.microbatch): 0 for order in orders for a in order}
 
-    def check(value, where: str) -> float:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-            or not 0 <= value <= 1
-        ):
-            raise PlacementError(
-                f"{where}: field '{WEIGHT_FRACTION_FIELD}' must be a number from 0 to 1 (got {value!r})"
-            )
-        return float(value)
+    def depend(before: _Unit, after: _Unit) -> None:
+        if before in needs and after in needs:
+            waiters.setdefault(before, []).append(after)
+            needs[after] += 1
 
-    if weight_fraction is not None:
-        value = check(weight_fraction, "weight_fraction")
-        return {n.id: value for n in graph.nodes if n.is_backward}
-    default = DEFAULT_WEIGHT_FRACTION
-    if WEIGHT_FRACTION_FIELD in graph.extra:
-        default = check(graph.extra[WEIGHT_FRACTION_FIELD], "graph")
-    return {
-        n.id: (check(n.extra[WEIGHT_FRACTION_FIELD], f"node {n.id}") if WEIGHT_FRACTION_FIELD in n.extra else default)
-        for n in graph.nodes
-        if n.is_backward
-    }
+    for a, pa, b, pb in deps:
+        ops_a = "F" if pa == "F" else backward_op
+        ops_b = "F" if pb == "F" else backward_op
+        for m in range(microbatches):
+            depend((a, ops_a, m), (b, ops_b, m))
+    if training:
+        for k in range(n_stages):
+            for m in range(microbatches):
+                depend((k, "F", m), (k, backward_op, m))
+                if zero_bubble:
+                    depend((k, "I", m), (k, "W", m))
+    return waiters, needs
 
 
-def stage_work(
-    problem: Problem,
-    placement: Placement,
-    recompute: Iterable[DeviceSlot] = (),
-    run_on: Sequence[DeviceSlot] | None = None,
-    weight_fraction: float | None = None,
-) -> tuple[StageWork, ...]:
-    """Per-microbatch forward/backward work of every stage, in pipeline order.
+def _duration(w: StageWork, op: str) -> float:
+    """Length of the unit ``op`` of a stage whose work per microbatch is ``w``."""
+    return {"F": w.forward, "B": w.backward, "I": w.input_backward}.get(op, w.weight_compute)
 
-    Parameters
-    ----------
-    problem, placement : Problem, Placement
-        The plan.
-    recompute : iterable of DeviceSlot
-        Devices (of ``run_on``) that recompute their forward pass in the backward pass.
-    run_on : sequence of DeviceSlot, optional
-        The device each stage runs on (default: the stage's own device; interleaved
-        schedules put several stages on one device).
-    weight_fraction : float, optional
-        Overrides the graph's weight-gradient split ratio (see :func:`weight_fractions`).
+
+def _run_units(
+    orders: Sequence[Sequence[Action]],
+    work: Sequence[StageWork],
+    waiters: Mapping[_Unit, list[_Unit]],
+    needs: dict[_Unit, int],
+) -> tuple[dict[_Unit, float], dict[_Unit, float], list[int]]:
+    """Event-driven sweep: a device runs its next unit once all its inputs have ended.
+
+    Returns the start and end of every unit run and the ranks left waiting (a deadlock; empty when all ran).
+    ``needs`` is consumed.
     """
-    graph, devices = problem.graph, problem.devices
-    kinds = {kind.name: kind for kind in devices.accelerators}
-    recompute = set(recompute)
-    fractions = weight_fractions(graph, weight_fraction)
-    out = []
-    for position, stage in enumerate(placement.stages):
-        device = stage.device if run_on is None else run_on[position]
-        nodes = set(stage.nodes)
-        unknown = nodes - set(graph.node_by_id)
-        if unknown:
-            raise InvalidSplitError(f"{stage.device}: node {min(unknown)} is not in the graph")
-        is_cpu = device.kind == CPU_KIND
-        if is_cpu:
-            latency = {n: graph.node_by_id[n].cpu_latency for n in nodes}
-            scale = devices.cpu_transfer_scale  # 0 unless devices.cpu_bandwidth is set
-        else:
-            kind = kinds.get(device.kind)
-            if kind is None:
-                raise InvalidSplitError(f"{device}: no such device kind")
-            latency = {n: graph.node_by_id[n].latency_on(kind) for n in nodes}
-            scale = devices.transfer_scale(kind)
-        backward = {n for n in nodes if graph.node_by_id[n].is_backward}
-        fc = sum(latency[n] for n in nodes - backward)
-        bc = sum(latency[n] for n in backward)
-        wc = sum(latency[n] * fractions[n] for n in backward)
-        f_in = f_out = b_in = b_out = 0.0
-        pays = not is_cpu or scale > 0  # CPU cores pay transfers only with devices.cpu_bandwidth
-        if pays:
-            counted: set[int] = set()
-            for edge in graph.edges:
-                if (edge.source in nodes) != (edge.target in nodes):
-                    counted.add(edge.source)
-            for u in counted:
-                cost = graph.output_cost[u] * scale
-                if u in nodes:
-                    if u in backward:
-                        b_out += cost
-                    else:
-                        f_out += cost
-                else:
-                    consumers = [v for v in graph.successors[u] if v in nodes]
-                    if any(v not in backward for v in consumers):
-                        f_in += cost
-                    else:
-                        b_in += cost
-        factor = 1.0
-        if devices.overlap and pays:
-            compute, comm = fc + bc, f_in + f_out + b_in + b_out
-            total = compute + comm
-            factor = max(compute, comm) / total if total > 0 else 0.0
-        out.append(
-            StageWork(
-                device,
-                position,
-                f_in * factor,
-                fc * factor,
-                f_out * factor,
-                b_in * factor,
-                bc * factor,
-                b_out * factor,
-                fc if device in recompute else 0.0,
-                wc * factor,
-            )
-        )
-    return tuple(out)
+    ready_at: dict[_Unit, float] = {}
+    device_free = [0.0] * len(orders)
+    cursor = [0] * len(orders)
+    start_of: dict[_Unit, float] = {}
+    end_of: dict[_Unit, float] = {}
+    progress = True
+    while progress:
+        progress = False
+        for r, order in enumerate(orders):
+            while cursor[r] < len(order):
+                action = order[cursor[r]]
+                key = (action.stage, action.op, action.microbatch)
+                if needs[key]:
+                    break
+                start = max(device_free[r], ready_at.get(key, 0.0))
+                end = start + _duration(work[action.stage], action.op)
+                start_of[key], end_of[key] = start, end
+                device_free[r] = end
+                cursor[r] += 1
+                progress = True
+                for waiter in waiters.get(key, ()):
+                    needs[waiter] -= 1
+                    ready_at[waiter] = max(ready_at.get(waiter, 0.0), end)
+    return start_of, end_of, [r for r, order in enumerate(orders) if cursor[r] < len(order)]
+
+
+def _unit_events(w: StageWork, action: Action, start: float, end: float) -> list[Event]:
+    """The events of one unit run from ``start`` to ``end``: its transfers, recomputation and compute, in order."""
+    k, m = action.stage, action.microbatch
+    if action.op == "F":
+        parts = [
+            (EventKind.TRANSFER, w.forward_in, "in"),
+            (EventKind.FORWARD, w.forward_compute, ""),
+            (EventKind.TRANSFER, w.forward_out, "out"),
+        ]
+        name = EventKind.FORWARD
+    elif action.op == "W":
+        parts = [(EventKind.WEIGHT, w.weight_compute, "")]
+        name = EventKind.WEIGHT
+    else:
+        compute = w.backward_compute - (w.weight_compute if action.op == "I" else 0.0)
+        parts = [
+            (EventKind.TRANSFER, w.backward_in, "in"),
+            (EventKind.RECOMPUTE, w.recompute, ""),
+            (EventKind.BACKWARD, compute, ""),
+            (EventKind.TRANSFER, w.backward_out, "out"),
+        ]
+        name = EventKind.BACKWARD
+    events = []
+    t = start
+    for kind, length, direction in parts:
+        if length <= 0 and kind in (EventKind.TRANSFER, EventKind.RECOMPUTE):
+            continue
+        events.append(Event(w.device, kind.value, m, t, t + length, name.value, direction, k))
+        t += length
+    # The unit's last event ends exactly when the simulation says the unit ends (no float drift).
+    last = events[-1]
+    events[-1] = Event(last.device, last.kind, m, min(last.start, end), end, name.value, last.direction, k)
+    return events
+
+
+def _period(schedule: str, work: Sequence[StageWork], rank_of: Sequence[int], n_ranks: int) -> float:
+    """Steady-state time per microbatch of the schedule (module docstring)."""
+    if schedule == ScheduleKind.INFERENCE:
+        return max(w.forward for w in work)
+    if schedule == ScheduleKind.GPIPE:
+        return max(w.forward for w in work) + max(w.backward for w in work)
+    per_rank = [0.0] * n_ranks
+    for k, w in enumerate(work):
+        per_rank[rank_of[k]] += w.forward + w.backward
+    return max(per_rank)
 
 
 def simulate(
@@ -320,127 +317,23 @@ def simulate(
     deps = _unit_dependencies(problem, placement, training)
     flow = zero_bubble and gradients_flow_forward(problem, placement)
     orders = [device_actions(schedule, r, n_ranks, microbatches, virtual, flow) for r in range(n_ranks)]
-    backward_op = "I" if zero_bubble else "B"
-    # Unit keys (stage, op, microbatch); a graph dependency on phase "B" means the unit that
-    # produces the stage's outgoing gradients (B, or I under ZB-H1).
-    waiters: dict[tuple[int, str, int], list[tuple[int, str, int]]] = {}
-    needs: dict[tuple[int, str, int], int] = {}
-    for order in orders:
-        for action in order:
-            needs[(action.stage, action.op, action.microbatch)] = 0
-
-    def depend(before: tuple[int, str, int], after: tuple[int, str, int]) -> None:
-        if before in needs and after in needs:
-            waiters.setdefault(before, []).append(after)
-            needs[after] += 1
-
-    for a, pa, b, pb in deps:
-        ops_a = "F" if pa == "F" else backward_op
-        ops_b = "F" if pb == "F" else backward_op
-        for m in range(microbatches):
-            depend((a, ops_a, m), (b, ops_b, m))
-    if training:
-        for k in range(n_stages):
-            for m in range(microbatches):
-                depend((k, "F", m), (k, backward_op, m))
-                if zero_bubble:
-                    depend((k, "I", m), (k, "W", m))
-
-    def duration(action: Action) -> float:
-        w = work[action.stage]
-        if action.op == "F":
-            return w.forward
-        if action.op == "B":
-            return w.backward
-        if action.op == "I":
-            return w.input_backward
-        return w.weight_compute
-
-    ready_at: dict[tuple[int, str, int], float] = {}
-    device_free = [0.0] * n_ranks
-    cursor = [0] * n_ranks
-    end_of: dict[tuple[int, str, int], float] = {}
-    start_of: dict[tuple[int, str, int], float] = {}
-    # Event-driven sweep: a device runs its next unit once all its inputs have ended.
-    progress = True
-    remaining = sum(len(o) for o in orders)
-    while remaining and progress:
-        progress = False
-        for r in range(n_ranks):
-            while cursor[r] < len(orders[r]):
-                action = orders[r][cursor[r]]
-                key = (action.stage, action.op, action.microbatch)
-                if needs[key]:
-                    break
-                start = max(device_free[r], ready_at.get(key, 0.0))
-                end = start + duration(action)
-                start_of[key], end_of[key] = start, end
-                device_free[r] = end
-                cursor[r] += 1
-                remaining -= 1
-                progress = True
-                for waiter in waiters.get(key, ()):
-                    needs[waiter] -= 1
-                    ready_at[waiter] = max(ready_at.get(waiter, 0.0), end)
-    if remaining:
-        stuck = [str(ranks[r]) for r in range(n_ranks) if cursor[r] < len(orders[r])]
+    waiters, needs = _unit_graph(orders, deps, microbatches, n_stages, training, zero_bubble)
+    start_of, end_of, stuck = _run_units(orders, work, waiters, needs)
+    if stuck:
         raise PlacementError(
-            f"the {schedule} schedule deadlocks on this placement (devices {', '.join(stuck)} wait for each other): "
-            "the stages' dependencies do not follow the schedule's order (stages out of pipeline order, or backward "
-            "edges that do not run from the last stage back to the first)"
+            f"the {schedule} schedule deadlocks on this placement (devices "
+            f"{', '.join(str(ranks[r]) for r in stuck)} wait for each other): the stages' dependencies do not follow "
+            "the schedule's order (stages out of pipeline order, or backward edges that do not run from the last "
+            "stage back to the first)"
         )
     events: list[Event] = []
     busy = []
-    for r, order in enumerate(orders):
-        total = 0.0
+    for order in orders:
         for action in order:
-            k, m = action.stage, action.microbatch
-            key = (k, action.op, m)
-            w = work[k]
-            t = start_of[key]
-            if action.op == "F":
-                parts = [
-                    ("transfer", w.forward_in, "in"),
-                    ("forward", w.forward_compute, ""),
-                    ("transfer", w.forward_out, "out"),
-                ]
-                name = "forward"
-            elif action.op == "W":
-                parts = [("weight", w.weight_compute, "")]
-                name = "weight"
-            else:
-                compute = w.backward_compute - (w.weight_compute if action.op == "I" else 0.0)
-                parts = [
-                    ("transfer", w.backward_in, "in"),
-                    ("recompute", w.recompute, ""),
-                    ("backward", compute, ""),
-                    ("transfer", w.backward_out, "out"),
-                ]
-                name = "backward"
-            unit_events = []
-            for kind, length, direction in parts:
-                if length <= 0 and kind in (EventKind.TRANSFER, EventKind.RECOMPUTE):
-                    continue
-                unit_events.append(Event(w.device, kind, m, t, t + length, name, direction, k))
-                t += length
-            # The unit's last event ends exactly when the simulation says the unit ends (no float drift).
-            last = unit_events[-1]
-            unit_events[-1] = Event(
-                last.device, last.kind, m, min(last.start, end_of[key]), end_of[key], name, last.direction, k
-            )
-            events.extend(unit_events)
-            total += end_of[key] - start_of[key]
-        busy.append(total)
+            key = (action.stage, action.op, action.microbatch)
+            events.extend(_unit_events(work[action.stage], action, start_of[key], end_of[key]))
+        busy.append(sum(end_of[(a.stage, a.op, a.microbatch)] - start_of[(a.stage, a.op, a.microbatch)] for a in order))
     makespan = max(end_of.values(), default=0.0)
-    if schedule == ScheduleKind.INFERENCE:
-        period = max(w.forward for w in work)
-    elif schedule == ScheduleKind.GPIPE:
-        period = max(w.forward for w in work) + max(w.backward for w in work)
-    else:
-        per_rank = [0.0] * n_ranks
-        for k, w in enumerate(work):
-            per_rank[rank_of[k]] += w.forward + w.backward
-        period = max(per_rank)
     idle = tuple((ranks[r], makespan - busy[r]) for r in range(n_ranks))
     bubble = sum(i for _, i in idle) / (n_ranks * makespan) if makespan > 0 else 0.0
     return Schedule(
@@ -450,7 +343,7 @@ def simulate(
         work=work,
         events=tuple(events),
         makespan=makespan,
-        period=period,
+        period=_period(schedule, work, rank_of, n_ranks),
         bubble_fraction=bubble,
         idle=idle,
         recompute=recompute,
