@@ -137,6 +137,7 @@ from .pipeline.memory import (
     memory_profile,
     peak_table,
 )
+from .pipeline.registry import SCHEDULE_SPECS, ScheduleSpec, schedule_spec
 from .pipeline.schedule import SCHEDULES, Event, Schedule, simulate
 from .pipeline.trace import chrome_trace, chrome_trace_json
 
@@ -147,7 +148,10 @@ __all__ += [
     "default_optimizer_multiplier",
     "memory_breakdown",
     "SCHEDULES",
+    "SCHEDULE_SPECS",
     "Schedule",
+    "ScheduleSpec",
+    "schedule_spec",
     "chrome_trace",
     "chrome_trace_json",
     "memory_profile",
