@@ -17,13 +17,13 @@ from placement.explore.diff import plan_diff
 from placement.model import ScheduleKind
 from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import SCHEDULES, simulate
-from ui import guard, state
+from ui import guard, startup, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 
 st.title("Plan view")
-state.ensure_default_graph()  # opened by its URL before app.py loaded a graph: load the default (or the link's)
+startup.ensure_default_graph()  # opened by its URL before app.py loaded a graph: load the default (or the link's)
 problem = state.current_problem()
 devices = problem.devices
 st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")

@@ -26,10 +26,10 @@ def section_script():
     """The section alone, plus the current problem and its DP result for the test to read."""
     import streamlit as st  # AppTest.from_function runs this body on its own: imports go inside
 
-    from ui import state
+    from ui import startup, state
     from ui.model_import import render_model_import
 
-    state.ensure_default_graph()
+    startup.ensure_default_graph()
     render_model_import()
     st.session_state["_test_problem"] = state.current_problem()
     st.session_state["_test_source"] = state.current_graph_source()
