@@ -25,6 +25,7 @@ from pathlib import Path
 
 import placement
 from placement import viz
+from ui.navigation import page_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -139,12 +140,12 @@ def bench_apptest() -> None:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
         at.run()
         label = state.sample_label(path)
-        at.switch_page("app_pages/1_Graph.py")
+        at.switch_page(page_file("Graph"))
         at.run()
         started = time.perf_counter()
         at.selectbox(key="graph_sample").set_value(label).run()
         load = time.perf_counter() - started
-        at.switch_page("app_pages/2_Devices.py")
+        at.switch_page(page_file("Devices"))
         at.run()
         times = []
         for count in (2, 3, 4, 5, 7, 8):
