@@ -14,6 +14,7 @@ from placement import viz
 from placement.model import Status
 from placement.solve import available_methods
 from ui import guard, state
+from ui.navigation import page_file
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
@@ -179,4 +180,4 @@ if with_plans:
             else row.reason,
         )
         state.set_selected_plan(stored[2], result, f"{state.method_name(row.method)} from the Compare page")
-        st.switch_page("app_pages/3_Placement.py")
+        st.switch_page(page_file("Placement"))

@@ -78,14 +78,28 @@ def result_problem() -> placement.Problem | None:
     return current_problem()
 
 
-def set_selected_plan(problem: placement.Problem, result: placement.Result, label: str) -> None:
-    """Show this plan on the Placement (and Timeline) pages instead of the live solve, with ``label`` as a note."""
+def set_selected_plan(problem: placement.Problem, result: placement.Result, label: str, origin: str = "") -> None:
+    """Show this plan on the Placement (and Timeline) pages instead of the live solve, with ``label`` as a note.
+
+    ``origin`` names where it was picked (e.g. ``"tradeoffs"``), read back by :func:`selected_plan_origin`.
+    """
     st.session_state[keys.PLAN] = (problem, result, label)
+    st.session_state[keys.PLAN_ORIGIN] = (origin, label)
 
 
 def selected_plan() -> tuple[placement.Problem, placement.Result, str] | None:
     """The picked ``(problem, result, label)``, or None when the pages show the live solve."""
     return st.session_state.get(keys.PLAN)
+
+
+def selected_plan_origin() -> str:
+    """Where the picked plan was picked (its ``origin``; "" for none, or when no plan is picked)."""
+    plan = selected_plan()
+    origin = st.session_state.get(keys.PLAN_ORIGIN)
+    # Every change of the state drops the plan without touching the origin: it counts only for the same plan.
+    if plan is None or origin is None or origin[1] != plan[2]:
+        return ""
+    return origin[0]
 
 
 def clear_selected_plan() -> None:

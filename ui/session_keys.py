@@ -26,6 +26,7 @@ METHOD = "_ui_method"  # chosen method name
 OBJECTIVE = "_ui_objective"  # "throughput" or "latency"
 TIME_LIMIT = "_ui_time_limit"  # seconds, for methods that take a time limit
 PLAN = "_ui_selected_plan"  # (problem, result, label) or None
+PLAN_ORIGIN = "_ui_selected_plan_origin"  # (origin, label) of the last plan picked: where it was picked
 DEVICES_VERSION = "_ui_devices_version"  # bumped whenever devices change from outside the Devices widgets
 MEMORY_MODEL = "_ui_memory_model"  # MemoryModel every page solves and reports with
 DEVICES_ORIGIN = "_ui_devices_origin"  # "file" (the loaded file's own devices) or "custom" (set by the user)
