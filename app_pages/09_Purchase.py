@@ -35,27 +35,8 @@ def _catalogue_frame(devices) -> pd.DataFrame:
     ).astype({"kind": "string", "owned": "int64", "most to buy": "int64", "price/hour": "float64"})
 
 
-def main() -> None:
-    """Draw the page."""
-    st.title("Plan a purchase")
-    problem = state.current_problem()
-    devices = problem.devices
-    st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
-    memory_model = state.current_memory_model()
-    method, method_options = memory_model.method_for("dp")
-    st.caption(
-        state.time_unit_note() + f" Prices are per hour per card in {state.current_currency()}; a configuration's "
-        "price is that of all its cards and CPU cores, idle ones included (as on Devices and Placement); cost per "
-        f"sample = price per hour x time per sample. Memory model: {memory_model.describe()} (Devices page)."
-    )
-    if not devices.accelerators:
-        st.warning(
-            "The inventory has no accelerator kind: add one on the Devices page (a kind you do not own "
-            "yet can have count 0)."
-        )
-        st.stop()
-
-    # ------------------------------------------------------------------ what may be bought
+def _catalogue(devices) -> tuple[dict[str, int], dict[str, float]]:
+    """What may be bought: per kind, how many more cards and the price per hour of one (an editable table)."""
     st.subheader("What may be bought")
     st.caption(
         "Per kind: how many more cards you could buy, and the price per hour of one card. Add kinds you "
@@ -83,7 +64,13 @@ def main() -> None:
     prices = {str(row["kind"]): float(row["price/hour"]) for row in edited.to_dict("records")}
     if not any(prices.values()):
         st.info("Every price is 0: enter prices per hour above to compare costs (times are exact either way).")
+    return extra, prices
 
+
+def _candidates(problem, extra, prices, memory_model):
+    """Every candidate inventory solved exactly (on the button; kept in the session): (key, options)."""
+    devices = problem.devices
+    method, method_options = memory_model.method_for("dp")
     key = (
         state.problem_key(problem),
         tuple(sorted(extra.items())),
@@ -119,13 +106,11 @@ def main() -> None:
             "The graph, devices or the table changed since the candidates were solved: press "
             "Solve every candidate to refresh."
         )
-    options = stored[1]
-    feasible = [o for o in options if o.ok]
-    if not feasible:
-        st.error("No candidate inventory has a plan that fits: allow more cards or cards with more memory.")
-        st.stop()
+    return stored
 
-    # ------------------------------------------------------------------ the questions
+
+def _question(devices, options, feasible, stored_key):
+    """The cheapest configuration for a speed, or the fastest for a budget; returns the answer (or None)."""
     st.subheader("Cheapest configuration for a speed, or the fastest for a budget")
     modes = {"time": f"Cheapest under a time per sample ({UNIT})", "budget": "Fastest within a price per hour"}
     state.init_widget("pu_mode", "time")
@@ -137,7 +122,7 @@ def main() -> None:
         # Default target: today's time per sample (the question is "what reaches today's speed cheaper, or
         # faster"); comparisons allow the rounding of the 6 digits shown (TARGET_TOLERANCE).
         default_target = now.time_per_sample if now is not None and now.ok else fastest
-        state.sync_widgets("pu_target_source", {"pu_target": float(f"{default_target:.6g}")}, stored[0])
+        state.sync_widgets("pu_target_source", {"pu_target": float(f"{default_target:.6g}")}, stored_key)
         target = st.number_input(f"Time per sample at most ({UNIT})", min_value=0.0, format="%.6g", key="pu_target")
         answer = cheapest_under(options, target)
         if answer is None:
@@ -166,7 +151,13 @@ def main() -> None:
             f"Today ({now.label}): {now.time_per_sample:.6g} {UNIT} per sample, {state.money(now.price_per_hour)} "
             f"per hour, {state.money(now.cost_per_sample * 1e6)} per million samples."
         )
+    return answer
 
+
+def _worth(problem, prices, memory_model) -> None:
+    """What more cards of one kind are worth."""
+    devices = problem.devices
+    method, method_options = memory_model.method_for("dp")
     st.subheader("What more cards are worth")
     names = [k.name for k in devices.accelerators]
     col_kind, col_n = st.columns(2)
@@ -185,6 +176,9 @@ def main() -> None:
     if worth is not None:
         st.info(worth.sentence, icon=":material/add_shopping_cart:")
 
+
+def _frontier(options, feasible, answer) -> None:
+    """The cost and speed frontier of the candidates."""
     st.subheader("Cost and speed frontier")
     front = price_frontier(options)
     st.caption(
@@ -196,6 +190,36 @@ def main() -> None:
         st.dataframe(pd.DataFrame(viz.purchase_rows(front, UNIT)), key="pu_front", hide_index=True)
     with st.expander(f"Every candidate ({len(options)})", expanded=False):
         st.dataframe(pd.DataFrame(viz.purchase_rows(options, UNIT)), key="pu_all", hide_index=True)
+
+
+def main() -> None:
+    """Draw the page."""
+    st.title("Plan a purchase")
+    problem = state.current_problem()
+    devices = problem.devices
+    st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
+    memory_model = state.current_memory_model()
+    st.caption(
+        state.time_unit_note() + f" Prices are per hour per card in {state.current_currency()}; a configuration's "
+        "price is that of all its cards and CPU cores, idle ones included (as on Devices and Placement); cost per "
+        f"sample = price per hour x time per sample. Memory model: {memory_model.describe()} (Devices page)."
+    )
+    if not devices.accelerators:
+        st.warning(
+            "The inventory has no accelerator kind: add one on the Devices page (a kind you do not own "
+            "yet can have count 0)."
+        )
+        st.stop()
+    extra, prices = _catalogue(devices)
+    stored = _candidates(problem, extra, prices, memory_model)
+    options = stored[1]
+    feasible = [o for o in options if o.ok]
+    if not feasible:
+        st.error("No candidate inventory has a plan that fits: allow more cards or cards with more memory.")
+        st.stop()
+    answer = _question(devices, options, feasible, stored[0])
+    _worth(problem, prices, memory_model)
+    _frontier(options, feasible, answer)
 
 
 if __name__ != "__mp_main__":

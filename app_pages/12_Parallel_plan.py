@@ -6,115 +6,35 @@ Piper workload (sample or upload), lets the user set each kind's count, memory a
 microbatches, and shows the proven-optimal plan in ms like every page: a stage table (d x t, options chosen,
 memory against the cap, compute and communication per sample), a line comparing it with the Devices page's
 one-device-per-stage answer, a labelled timeline and the curve of optimal time per sample for 8..1024 devices.
-The multidim model works in seconds; the page converts at that boundary (``ui.parallel_plan``).
+The multidim model works in seconds; the page converts at that boundary (``ui.parallel_plan``); the cached
+work is in ``ui.parallel_plan_runs``.
 """
 
-from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
 
-import placement
-from placement import MAX_FILE_BYTES, PlacementError, Problem, Status, viz
-from placement.multidim.convert import inventory_kinds, options_from_graph
-from placement.multidim.dp import solve_multidim
-from placement.multidim.evaluate import evaluate_plan
-from placement.multidim.io import piper_from_json
-from placement.multidim.model import DeviceKind
-from placement.multidim.sweep import DEFAULT_COUNTS, device_curve
-from ui import guard, state
+from placement import MAX_FILE_BYTES, PlacementError, Status, viz
+from ui import guard, launch_plan, state
 from ui import parallel_plan as pp
+from ui import parallel_plan_runs as runs
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper"
-GiB = 2**30
-PIPER, GRAPH = "a Piper workload", "the graph loaded in the app"
+PIPER, GRAPH = "a Piper workload", runs.GRAPH
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _load(text: bytes | str, name: str):
-    return piper_from_json(text, name)
-
-
-def _configured(problem, settings: tuple, microbatches: int):
-    """``problem`` with each kind's (count, memory GiB, bandwidth GiB/s) from ``settings`` and N microbatches."""
-    kinds = tuple(
-        DeviceKind(k.name, int(count), float(memory_gib) * GiB, float(bandwidth_gib) * GiB, k.speed)
-        for k, (count, memory_gib, bandwidth_gib) in zip(problem.kinds, settings)
-    )
-    return replace(problem, kinds=kinds, microbatches=int(microbatches))
-
-
-@st.cache_data(show_spinner=False, max_entries=8, hash_funcs={Problem: lambda p: (p.graph.digest, repr(p.devices))})
-def _converted(problem: Problem, memory_gib=None, bandwidth_gib=None, microbatches=None):
-    """The loaded graph in Piper's model with the inventory's kinds (options priced at the first kind's link)."""
-    kwargs = {} if microbatches is None else {"microbatches": int(microbatches)}
-    converted = options_from_graph(
-        problem,
-        memory=None if memory_gib is None else float(memory_gib) * GiB,
-        bandwidth=None if bandwidth_gib is None else float(bandwidth_gib) * GiB,
-        **kwargs,
-    )
-    first = next((k for k in problem.devices.accelerators if k.count > 0), None)
-    factor = problem.devices.bandwidth * (first.bandwidth if first is not None else 1.0)
-    return replace(converted, kinds=inventory_kinds(problem, converted.kinds[0].bandwidth / factor))
-
-
-def _base(text: str, name: str, settings: tuple, microbatches: int):
-    if text == GRAPH:  # the app's graph (name: its digest, for the caches)
-        _, memory_gib, bandwidth_gib = settings[0]
-        return _configured(
-            _converted(_graph_problem(), memory_gib, bandwidth_gib, microbatches), settings, microbatches
+def _source() -> tuple[str, str | bytes, str]:
+    """The workload: (name, text, source); the app's graph has its digest as name and :data:`GRAPH` as text."""
+    source = st.radio("plan", (GRAPH, PIPER), horizontal=True, key="md_source")
+    if source == GRAPH:
+        st.caption(
+            f"**{state.current_graph_name() or 'the loaded graph'}**: tensor-parallel and recompute options from "
+            "the roofline where the graph has it (model builders, ONNX imports), else t = 1 only (README, "
+            "'Options for our graphs')."
         )
-    return _configured(_load(text, name), settings, microbatches)
-
-
-def _graph_problem() -> Problem:
-    return Problem(state.current_graph(), state.current_devices())
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _solve(text: str, name: str, settings: tuple, microbatches: int):
-    problem = _base(text, name, settings, microbatches)
-    result = solve_multidim(problem)
-    evaluation = evaluate_plan(problem, result.plan) if result.plan is not None else None
-    return problem, result, evaluation
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _curve(text: str, name: str, settings: tuple, microbatches: int):
-    problem = _base(text, name, settings, microbatches)
-    problem = replace(problem, kinds=problem.kinds[:1])  # the curve varies the first kind's count
-    bar = st.progress(0.0, text="curve: starting")
-    points = device_curve(
-        problem,
-        DEFAULT_COUNTS,
-        progress=lambda done, total: bar.progress(done / total, text=f"curve: {done} of {total}"),
-    )
-    bar.empty()
-    return pp.curve_ms(points)
-
-
-def _devices_answer() -> tuple[float | None, int | None]:
-    """The Devices page's answer for the app's graph: (ms per sample, devices used), as that page solves it."""
-    problem = state.current_problem()
-    result = state.solve_cached(problem, state.live_method(), live=True)
-    if not result.ok or result.placement is None:
-        return None, None
-    return placement.evaluate(problem, result.placement).max_load, len(result.placement.stages)
-
-
-st.title("Parallel plan")
-st.caption(
-    "Data x tensor x pipeline parallelism with activation recomputation, in Piper's cost model "
-    "(sample_graphs/piper/README.md). Every plan is proven optimal by an exact DP and re-checked by an "
-    "independent evaluator."
-)
-
-source = st.radio("plan", (GRAPH, PIPER), horizontal=True, key="md_source")
-suffix = "" if source == PIPER else "_graph"  # each source keeps its own settings
-if source == PIPER:
+        return runs.graph_problem().graph.digest, GRAPH, source
     samples = sorted(p.name for p in SAMPLES.glob("*.json"))
     left, right = st.columns(2)
     with left:
@@ -132,84 +52,60 @@ if source == PIPER:
             max_upload_size=state.UPLOAD_LIMIT_MB,
         )
     if upload is not None:
-        name, text = upload.name, upload.getvalue()  # bytes: the reader checks size and UTF-8
+        return upload.name, upload.getvalue(), source  # bytes: the reader checks size and UTF-8
+    return choice, (SAMPLES / choice).read_text(), source
+
+
+def _settings(base, name: str, source: str) -> tuple[tuple, int]:
+    """Each kind's count, memory and bandwidth, and the microbatches (each source keeps its own settings)."""
+    suffix = "" if source == PIPER else "_graph"
+    if source == GRAPH:
+        group, version = "md_graph", (name, repr(state.current_devices()))  # another graph or inventory: its values
+        st.caption(
+            f"Device kinds and counts from the session's inventory: {state.describe_devices(state.current_devices())}."
+        )
     else:
-        name, text = choice, (SAMPLES / choice).read_text()
-else:
-    st.caption(
-        f"**{state.current_graph_name() or 'the loaded graph'}**: tensor-parallel and recompute options from "
-        "the roofline where the graph has it (model builders, ONNX imports), else t = 1 only (README, "
-        "'Options for our graphs')."
+        group, version = "md_piper", name
+    # New inventory or new file: its values; else the user's own.
+    state.sync_widgets(group, pp.widget_defaults(base.kinds, base.microbatches, suffix), version)
+    settings = []
+    for i, k in enumerate(base.kinds):
+        cols = st.columns(3)
+        prefix = pp.kind_prefix(k.name)
+        speed = f"Speed {k.speed:.3g} relative to the graph's reference times (1 = as fast)."
+        count = cols[0].number_input(
+            f"{prefix}devices",
+            min_value=0,
+            max_value=pp.MAX_DEVICES,
+            step=1,
+            key=pp.setting_key("devices", i, suffix),
+            help=speed,
+        )
+        memory_key, bandwidth_key = pp.setting_key("memory", i, suffix), pp.setting_key("bandwidth", i, suffix)
+        memory_gib = cols[1].number_input(f"{prefix}memory per device (GiB)", min_value=0.01, key=memory_key)
+        bandwidth_gib = cols[2].number_input(f"{prefix}bandwidth (GiB/s)", min_value=0.001, key=bandwidth_key)
+        settings.append((int(count), float(memory_gib), float(bandwidth_gib)))
+    microbatches = st.columns(3)[0].number_input(
+        "microbatches per batch (N)", min_value=1, step=1, key=f"md_microbatches{suffix}"
     )
-    name, text = _graph_problem().graph.digest, GRAPH
-
-try:
-    base = _load(text, name) if source == PIPER else _converted(_graph_problem())
-except PlacementError as exc:
-    st.error(str(exc))
-    st.stop()
-
-if source == GRAPH:
-    values_from, group = base.kinds, "md_graph"
-    version = (name, repr(state.current_devices()))  # another graph or inventory: its values
-    st.caption(
-        f"Device kinds and counts from the session's inventory: {state.describe_devices(state.current_devices())}."
-    )
-else:
-    values_from, group, version = base.kinds, "md_piper", name
+    return tuple(settings), int(microbatches)
 
 
-def _key(field: str, i: int) -> str:
-    return f"md_{field}{suffix}" + (f"_{i}" if i else "")
-
-
-defaults = {}
-for i, k in enumerate(values_from):
-    defaults[_key("devices", i)] = min(max(k.count, 0), 1024)
-    defaults[_key("memory", i)] = round(k.memory / GiB, 3)
-    defaults[_key("bandwidth", i)] = round(k.bandwidth / GiB, 3)
-defaults[f"md_microbatches{suffix}"] = base.microbatches
-state.sync_widgets(group, defaults, version)  # new inventory or new file: its values; else the user's own
-
-settings = []
-for i, k in enumerate(values_from):
-    cols = st.columns(3)
-    prefix = "" if k.name in ("device", "accelerator") else f"{k.name} "  # Piper's and the paper's generic kinds
-    speed = f"Speed {k.speed:.3g} relative to the graph's reference times (1 = as fast)."
-    count = cols[0].number_input(
-        f"{prefix}devices", min_value=0, max_value=1024, step=1, key=_key("devices", i), help=speed
-    )
-    memory_gib = cols[1].number_input(f"{prefix}memory per device (GiB)", min_value=0.01, key=_key("memory", i))
-    bandwidth_gib = cols[2].number_input(f"{prefix}bandwidth (GiB/s)", min_value=0.001, key=_key("bandwidth", i))
-    settings.append((int(count), float(memory_gib), float(bandwidth_gib)))
-settings_key = tuple(settings)
-devices = sum(c for c, _, _ in settings)
-microbatches = st.columns(3)[0].number_input(
-    "microbatches per batch (N)", min_value=1, step=1, key=f"md_microbatches{suffix}"
-)
-
-with st.spinner("solving"):
-    try:
-        if devices < 1:
-            raise PlacementError("devices: set at least one device")
-        problem, result, evaluation = _solve(text, name, settings_key, int(microbatches))
-    except PlacementError as exc:
-        st.error(str(exc))
-        st.stop()
-
-if result.status != Status.OPTIMAL:
+def _no_plan(problem, result, devices: int, source: str) -> None:
     st.warning(
-        f"No plan fits: every split of {len(problem.nodes)} nodes over {int(devices)} devices breaks the "
+        f"No plan fits: every split of {len(problem.nodes)} nodes over {devices} devices breaks the "
         f"memory cap or the degree rules (proven by the exact DP)."
     )
     m = st.columns(2) + st.columns(2)  # the same headline row, so the page reads the same either way
     m[0].metric("time per sample", "no plan fits")
     m[1].metric("stages", "—")
-    m[2].metric("devices used", f"0 of {int(devices)}")
+    m[2].metric("devices used", f"0 of {devices}")
     m[3].metric("solve time", f"{result.seconds:.2f} s")
     if source == GRAPH:
-        st.markdown(pp.no_plan_reference(*_devices_answer()))
-else:
+        st.markdown(pp.no_plan_reference(*runs.devices_answer()))
+
+
+def _plan(problem, result, evaluation, source: str) -> None:
     m = st.columns(2) + st.columns(2)  # two rows: no number cut at 1024 px (issue 26)
     m[0].metric("time per sample", state.format_time(pp.to_ms(evaluation.time_per_sample)))
     m[1].metric("stages", len(result.plan.stages))
@@ -221,12 +117,9 @@ else:
         f"{'confirms' if evaluation.feasible else 'REJECTS'} the plan."
     )
     if source == GRAPH:
-        devices_ms, devices_used = _devices_answer()
-        st.markdown(
-            pp.cross_reference(
-                devices_ms, devices_used, result.plan, evaluation, training_added=not state.current_graph().is_training
-            )
-        )
+        devices_ms, devices_used = runs.devices_answer()
+        added = not state.current_graph().is_training
+        st.markdown(pp.cross_reference(devices_ms, devices_used, result.plan, evaluation, training_added=added))
     else:
         st.caption("The Devices page plans the graph loaded in the app, not this Piper workload: no comparison.")
     st.subheader("Stages")
@@ -242,14 +135,42 @@ else:
     )
     st.plotly_chart(viz.multidim_timeline_figure(result.plan, evaluation), width="stretch", key="md_timeline")
 
-st.subheader("Time per sample vs devices")
-if st.toggle("draw the curve for 8..1024 devices", value=True, key="md_curve_on"):
-    points = _curve(text, name, settings_key, int(microbatches))
-    first = settings[0][0]
-    if len(settings) > 1:
-        st.caption(f"The curve varies the {values_from[0].name} count alone (the other kinds left out).")
-    st.plotly_chart(viz.multidim_curve_figure(points, selected=first), width="stretch", key="md_curve")
 
-from ui import launch_plan  # noqa: E402 - transformer training: the launchable-layout planner
+def main() -> None:
+    """Draw the page, then the launchable-layout planner (transformer training, :mod:`ui.launch_plan`)."""
+    st.title("Parallel plan")
+    st.caption(
+        "Data x tensor x pipeline parallelism with activation recomputation, in Piper's cost model "
+        "(sample_graphs/piper/README.md). Every plan is proven optimal by an exact DP and re-checked by an "
+        "independent evaluator."
+    )
+    name, text, source = _source()
+    try:
+        base = runs.load(text, name) if source == PIPER else runs.converted(runs.graph_problem())
+    except PlacementError as exc:
+        st.error(str(exc))
+        st.stop()
+    settings, microbatches = _settings(base, name, source)
+    devices = sum(c for c, _, _ in settings)
+    with st.spinner("solving"):
+        try:
+            if devices < 1:
+                raise PlacementError("devices: set at least one device")
+            problem, result, evaluation = runs.solve(text, name, settings, microbatches)
+        except PlacementError as exc:
+            st.error(str(exc))
+            st.stop()
+    if result.status != Status.OPTIMAL:
+        _no_plan(problem, result, int(devices), source)
+    else:
+        _plan(problem, result, evaluation, source)
+    st.subheader("Time per sample vs devices")
+    if st.toggle("draw the curve for 8..1024 devices", value=True, key="md_curve_on"):
+        points = runs.curve(text, name, settings, microbatches)
+        if len(settings) > 1:
+            st.caption(f"The curve varies the {base.kinds[0].name} count alone (the other kinds left out).")
+        st.plotly_chart(viz.multidim_curve_figure(points, selected=settings[0][0]), width="stretch", key="md_curve")
+    launch_plan.render()
 
-launch_plan.render()
+
+main()

@@ -1,76 +1,18 @@
 """Teaching mode: step through the DP on a small graph drawn next to its lattice of ideals, see why
 the optimum is optimal, and try to beat the solver by hand. Every tab works on the graph being taught.
+Texts and tables: :mod:`ui.teaching`.
 """
-
-import math
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 import placement
 from placement import viz, viz_teaching
-from placement.explore.teaching import (
-    MAX_TEACHING_GROUPS,
-    explain_optimality,
-    pipeline_order,
-    starting_split,
-    trace_dp,
-)
+from placement.explore.teaching import MAX_TEACHING_GROUPS, explain_optimality, pipeline_order, trace_dp
 from ui import guard, state
+from ui import teaching as te
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
-
-OURS = Path(state.SAMPLES_DIR) / "ours"
-#: The small samples to teach on (label -> file); the first is the default. Branched graphs first,
-#: so that the lattice is not a line.
-SAMPLES = {
-    "residual block (6 nodes, 2 branches)": OURS / "teach_residual_inference.json",
-    "Inception-like module (7 nodes, 3 branches)": OURS / "teach_inception_mini_inference.json",
-    "two-branch block, training (10 nodes)": OURS / "teach_two_branch_training.json",
-    "4-layer chain, training (8 nodes)": OURS / "tiny_training.json",
-}
-CURRENT = "current graph (Graph page)"
-
-st.title("Teaching mode")
-present = st.toggle(
-    "Presentation mode (large fonts, for a projector)",
-    key="teach_present",
-    help="Larger text, labels and charts on this page.",
-)
-FONT = 20 if present else 14
-if present:
-    st.html(
-        "<style>"
-        '[data-testid="stMain"] p, [data-testid="stMain"] li, [data-testid="stMain"] label,'
-        '[data-testid="stMain"] button {font-size: 1.35rem !important;}'
-        '[data-testid="stMetricValue"] {font-size: 2.6rem !important;}'
-        "</style>"
-    )
-
-# ----------------------------------------------------------------------------- the small graph
-current = state.current_problem()
-groups = placement.contract(current.graph).count if current is not None else math.inf
-small_enough = groups <= MAX_TEACHING_GROUPS and current is not None and len(current.devices.slots()) <= 8
-options = [*SAMPLES] + ([CURRENT] if small_enough else [])
-state.init_widget("teach_graph", options[0])
-if st.session_state["teach_graph"] not in options:
-    st.session_state["teach_graph"] = options[0]
-choice = st.radio(
-    "Graph to teach on",
-    options,
-    key="teach_graph",
-    horizontal=True,
-    persist_state=state.PERSIST,
-    help=f"Teaching works on graphs of at most {MAX_TEACHING_GROUPS} groups (color classes) and 8 "
-    f"devices; the current graph has {groups} groups.",
-)
-problem = current if choice == CURRENT else placement.load_problem(SAMPLES[choice])
-st.caption(
-    f"{len(problem.graph.nodes)} nodes on {state.describe_devices(problem.devices)}. Times are in ms "
-    "(the graph's latencies); a group is a color class (nodes that must share a device), numbered "
-    "g0, g1, ... in topological order."
-)
 
 
 @st.cache_data(show_spinner="Tracing the DP...", max_entries=8)
@@ -78,31 +20,33 @@ def _trace(key, _problem):
     return trace_dp(_problem)
 
 
-try:
-    trace = _trace(state.problem_key(problem), problem)
-except placement.PlacementError as exc:
-    st.error(str(exc))
-    st.stop()
-optimum = state.solve_cached(problem, "dp")
-names = {node.id: node.name or str(node.id) for node in problem.graph.nodes}
-total = len(trace.steps)
+def _pick_graph() -> placement.Problem:
+    """The graph to teach on: a small sample, or the current graph when it is small enough."""
+    options, groups = te.graph_choices(state.current_problem())
+    state.init_widget("teach_graph", options[0])
+    if st.session_state["teach_graph"] not in options:
+        st.session_state["teach_graph"] = options[0]
+    choice = st.radio(
+        "Graph to teach on",
+        options,
+        key="teach_graph",
+        horizontal=True,
+        persist_state=state.PERSIST,
+        help=f"Teaching works on graphs of at most {MAX_TEACHING_GROUPS} groups (color classes) and "
+        f"{te.MAX_TEACHING_DEVICES} devices; the current graph has {groups} groups.",
+    )
+    problem = state.current_problem() if choice == te.CURRENT else placement.load_problem(te.SAMPLES[choice])
+    st.caption(
+        f"{len(problem.graph.nodes)} nodes on {state.describe_devices(problem.devices)}. Times are in ms "
+        "(the graph's latencies); a group is a color class (nodes that must share a device), numbered "
+        "g0, g1, ... in topological order."
+    )
+    return problem
 
 
-def _ms(value: float, final: bool = False) -> str:
-    """A best[J] cell: ms, or infinity saying whether more pairs may still fill it."""
-    if math.isfinite(value):
-        return f"{value:.4g} ms"
-    return "∞ (no feasible split)" if final else "∞ (none yet)"
-
-
-def _state_label(counts) -> str:
-    return " + ".join(f"{c} {t}" for c, t in zip(counts, trace.types)) or "no devices"
-
-
-tab_steps, tab_why, tab_beat = st.tabs(["Step through the DP", "Why is this optimal", "Beat the solver"])
-
-# ----------------------------------------------------------------------------- step through
-with tab_steps:
+def _step_tab(problem, trace, optimum, present: bool, font: int) -> None:
+    """Step through the DP: one pair I ⊊ J per step, the lattice and the graph side by side."""
+    total = len(trace.steps)
     st.markdown(
         "**best[J][s]** = min over ideals I ⊊ J and device types t of max(best[I][s − one t], load of the stage "
         f"J \\ I on one t): {len(trace.masks)} ideals, **{total} pairs I ⊊ J, one step each**."
@@ -141,42 +85,16 @@ with tab_steps:
     col_count.markdown(f"**Step {st.session_state['teach_step']} of {total}**")
     shown = st.slider(f"Step (pair I ⊊ J), 1 to {total}", 1, total, key="teach_step", persist_state=state.PERSIST)
     step = shown - 1  # index into trace.steps
-    item = trace.steps[step]
     # Side by side; stacked in presentation mode, where large labels need the whole width.
     col_lattice, col_graph = (st.container(), st.container()) if present else st.columns(2)
-    col_lattice.plotly_chart(viz.lattice_figure(trace, step, font_size=FONT), key="teach_lattice")
+    col_lattice.plotly_chart(viz.lattice_figure(trace, step, font_size=font), key="teach_lattice")
     col_graph.plotly_chart(
-        viz_teaching.teaching_graph_figure(problem.graph, trace, step, font_size=FONT), key="teach_graph_figure"
+        viz_teaching.teaching_graph_figure(problem.graph, trace, step, font_size=font), key="teach_graph_figure"
     )
-
-    loads = "; ".join(
-        f"on one {t}: " + (f"{load:.4g} ms" if math.isfinite(load) else f"**not allowed** ({reason or 'infeasible'})")
-        for t, load, reason in zip(trace.types, item.loads, item.reasons or [""] * len(item.loads))
-    )
-    st.markdown(
-        f"**Stage J \\ I** = groups {', '.join(f'g{g}' for g in item.stage_groups)} (nodes "
-        f"{', '.join(names[n] for n in item.stage_nodes)}). Its load {loads}."
-    )
-    # J's row is final after its last pair: an infinite cell then means no split of J fits those devices.
-    final = all(later.ideal != item.ideal for later in trace.steps[step + 1 :])
-    table = trace.best_after(step)
-    row = table.get(item.ideal, {})
-    improved = {state_: t for state_, _, t in item.improved}
+    names = {node.id: node.name or str(node.id) for node in problem.graph.nodes}
+    st.markdown(te.stage_text(trace, step, names))
     st.markdown("**Best split found so far for J, per device count** (this step's improvements marked):")
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "devices (at most)": _state_label(s),
-                    "best[J] so far (ms per sample)": _ms(row.get(s, math.inf), final),
-                    "improved now": f"last stage on {trace.types[improved[s]]}" if s in improved else "",
-                }
-                for s in trace.states
-            ]
-        ),
-        key="teach_table",
-        hide_index=True,
-    )
+    st.dataframe(pd.DataFrame(te.best_rows(trace, step)), key="teach_table", hide_index=True)
     if shown == total:
         st.success(
             f"Done: best[all groups][all devices] = {trace.answer:.6g} ms per sample; the exact DP (solve_dp) "
@@ -185,41 +103,32 @@ with tab_steps:
             else f"Done: {trace.answer} ms; solve_dp: {optimum.status}"
         )
 
-# ----------------------------------------------------------------------------- why is this optimal
-with tab_why:
+
+def _why_tab(problem, trace, optimum, choice: str) -> None:
+    """Why the optimal plan is optimal: its numbers, the lower bound, the bottleneck."""
     st.caption(f"For the optimal plan of the graph being taught ({choice}).")
     if not optimum.ok:
         st.info(f"No plan to explain: solve_dp reports {optimum.status}.")
-    else:
-        why = explain_optimality(problem, optimum.placement)
-        cols = st.columns(4)
-        cols[0].metric("Time per sample", f"{why.time_per_sample:.4g} ms", help=f"{optimum.method}, {optimum.status}")
-        cols[1].metric("Lower bound", f"{why.lower_bound:.4g} ms", help=why.bound_reason)
-        cols[2].metric("Ideals · pairs searched", f"{len(trace.masks):,} · {total:,}")
-        cols[3].metric(
-            "Bottleneck device",
-            str(why.bottleneck),
-            help=f"compute {why.bottleneck_compute:.4g} ms + communication {why.bottleneck_communication:.4g} ms",
-        )
-        proof = (
-            "Every contiguous split is a chain of ideals ∅ ⊊ I1 ⊊ ... ⊊ all, one stage per step; the DP "
-            f"scored every one of the {total:,} pairs I ⊊ J of the {len(trace.masks):,} ideals (the steps of the "
-            "first tab), so no contiguous split has a smaller time per sample"
-        )
-        above = why.time_per_sample / why.lower_bound - 1 if why.lower_bound > 0 else 0.0
-        st.markdown(
-            f"**Why:** {proof}. No split at all can beat the lower bound {why.lower_bound:.4g} ms "
-            f"({why.bound_reason}); this plan is {above:.1%} above it. The bottleneck is **{why.bottleneck}** "
-            f"({why.bottleneck_compute:.4g} ms compute + {why.bottleneck_communication:.4g} ms communication): "
-            "moving work off it is the only way down."
-        )
-        st.dataframe(viz.placement_rows(problem, optimum.placement), key="teach_why_plan", hide_index=True)
+        return
+    why = explain_optimality(problem, optimum.placement)
+    cols = st.columns(4)
+    cols[0].metric("Time per sample", f"{why.time_per_sample:.4g} ms", help=f"{optimum.method}, {optimum.status}")
+    cols[1].metric("Lower bound", f"{why.lower_bound:.4g} ms", help=why.bound_reason)
+    cols[2].metric("Ideals · pairs searched", f"{len(trace.masks):,} · {len(trace.steps):,}")
+    cols[3].metric(
+        "Bottleneck device",
+        str(why.bottleneck),
+        help=f"compute {why.bottleneck_compute:.4g} ms + communication {why.bottleneck_communication:.4g} ms",
+    )
+    st.markdown(te.why_text(why, len(trace.masks), len(trace.steps)))
+    st.dataframe(viz.placement_rows(problem, optimum.placement), key="teach_why_plan", hide_index=True)
 
-# ----------------------------------------------------------------------------- beat the solver
-with tab_beat:
+
+def _beat_tab(problem, trace, optimum) -> None:
+    """Beat the solver: assign nodes to devices by hand; the time per sample and the gap update as you edit."""
     st.markdown(
-        "Assign every node to a device in the table (the **device** column). You start from a correct split (the DP's best "
-        "on fewer devices); the time per sample (ms), the rules your split breaks and the gap to the "
+        "Assign every node to a device in the table (the **device** column). You start from a correct split (the "
+        "DP's best on fewer devices); the time per sample (ms), the rules your split breaks and the gap to the "
         "optimum update as you edit."
     )
     slots = [str(slot) for slot in problem.devices.slots()]
@@ -227,15 +136,7 @@ with tab_beat:
     version = st.session_state.get("_teach_beat_version", 0)
     source_key = (state.problem_key(problem), version)
     if st.session_state.get("_teach_beat_source", (None,))[0] != source_key:
-        start = starting_split(trace)
-        first = {n.id: (str(start.device_of[n.id]) if start is not None else slots[0]) for n in problem.graph.nodes}
-        frame = pd.DataFrame(
-            [
-                {"node": n.id, "name": n.name or "", "backward": n.is_backward, "device": first[n.id]}
-                for n in problem.graph.nodes
-            ]
-        )
-        st.session_state["_teach_beat_source"] = (source_key, frame)
+        st.session_state["_teach_beat_source"] = (source_key, te.starting_frame(problem, trace))
     source = st.session_state["_teach_beat_source"][1]
     edited = st.data_editor(
         source,
@@ -254,12 +155,7 @@ with tab_beat:
     order = pipeline_order(problem, assignment) or problem.devices.slots()
     mine = placement.Placement.from_assignment(assignment, order=order)
     evaluation = placement.evaluate(problem, mine)
-    broken = list(evaluation.violations)
-    if not placement.is_contiguous(problem, mine):
-        broken.append(
-            "the split is not contiguous (some device's nodes are not a stage J \\ I of ideals): "
-            "allowed, but outside the DP's search space"
-        )
+    broken = te.broken_rules(problem, mine, evaluation)
     cols = st.columns(3)
     cols[0].metric("Your time per sample", f"{evaluation.max_load:.6g} ms", help="max-load over the devices")
     if optimum.ok:
@@ -280,3 +176,32 @@ with tab_beat:
         ),
         key="teach_beat_graph",
     )
+
+
+def main() -> None:
+    """Draw the page: the graph to teach on, then the three tabs."""
+    st.title("Teaching mode")
+    present = st.toggle(
+        "Presentation mode (large fonts, for a projector)",
+        key="teach_present",
+        help="Larger text, labels and charts on this page.",
+    )
+    if present:
+        st.html(te.PRESENTATION_CSS)
+    problem = _pick_graph()
+    try:
+        trace = _trace(state.problem_key(problem), problem)
+    except placement.PlacementError as exc:
+        st.error(str(exc))
+        st.stop()
+    optimum = state.solve_cached(problem, "dp")
+    tab_steps, tab_why, tab_beat = st.tabs(["Step through the DP", "Why is this optimal", "Beat the solver"])
+    with tab_steps:
+        _step_tab(problem, trace, optimum, present, te.PRESENTATION_FONT if present else te.FONT)
+    with tab_why:
+        _why_tab(problem, trace, optimum, st.session_state["teach_graph"])
+    with tab_beat:
+        _beat_tab(problem, trace, optimum)
+
+
+main()
