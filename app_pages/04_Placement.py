@@ -153,8 +153,8 @@ def main() -> None:
     with st.spinner(f"Solving with {method}..." if plan is None else "Loading the plan..."):
         result = state.current_result(live=True)
     if not result.ok:
-        level, message = texts.failure(result, limit)
-        (st.error if level == "error" else st.warning)(message)
+        severe, message = texts.failure(result, limit)
+        (st.error if severe else st.warning)(message)
         st.stop()
 
     evaluation = placement.evaluate(problem, result.placement)

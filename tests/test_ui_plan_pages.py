@@ -24,11 +24,11 @@ GIB = 2**30
 # ----------------------------------------------------------------------------- Placement
 def test_failure_messages():
     infeasible = placement.make_result("dp", Status.INFEASIBLE, seconds=0.0, reason="too big")
-    level, text = texts.failure(infeasible, 30)
-    assert level == "error" and text.startswith("**infeasible** (dp): too big") and "more memory" in text
+    severe, text = texts.failure(infeasible, 30)
+    assert severe and text.startswith("**infeasible** (dp): too big") and "more memory" in text
     none = placement.make_result("ip", Status.NO_SOLUTION, seconds=0.0)
     assert texts.failure(none, 12.5) == (
-        "warning",
+        False,
         "**no solution** (ip): no placement found  \nNo plan within the 12.5 s time limit: raise it or use another method.",
     )
 

@@ -26,8 +26,8 @@ def no_method_text(objective: str, training: bool, installed: list[str]) -> str:
     return f"No method for the {objective} objective is available yet (installed methods: {', '.join(installed) or 'none'})."
 
 
-def failure(result: placement.Result, limit: float) -> tuple[str, str]:
-    """``(level, message)`` for a result without a plan: ``"error"`` or ``"warning"`` and what to try."""
+def failure(result: placement.Result, limit: float) -> tuple[bool, str]:
+    """``(severe, message)`` for a result without a plan: an error (True) or a warning (False), and what to try."""
     message = f"**{result.status}** ({result.method}): {result.reason or 'no placement found'}"
     if result.status == Status.INFEASIBLE:
         return (
@@ -35,8 +35,8 @@ def failure(result: placement.Result, limit: float) -> tuple[str, str]:
             message + "  \nTry more accelerators or CPU cores, or more memory per accelerator (Devices page).",
         )
     if result.status == Status.NO_SOLUTION:
-        return "warning", message + f"  \nNo plan within the {limit:g} s time limit: raise it or use another method."
-    return "error", message
+        return False, message + f"  \nNo plan within the {limit:g} s time limit: raise it or use another method."
+    return True, message
 
 
 def file_stem(graph_name: str) -> str:
