@@ -25,7 +25,7 @@ GIB = 2**30
 def test_failure_messages():
     infeasible = placement.make_result("dp", Status.INFEASIBLE, seconds=0.0, reason="too big")
     severe, text = texts.failure(infeasible, 30)
-    assert severe and text.startswith("**infeasible** (dp): too big") and "more memory" in text
+    assert severe is True and text.startswith("**infeasible** (dp): too big") and "more memory" in text
     none = placement.make_result("ip", Status.NO_SOLUTION, seconds=0.0)
     assert texts.failure(none, 12.5) == (
         False,

@@ -31,7 +31,7 @@ def failure(result: placement.Result, limit: float) -> tuple[bool, str]:
     message = f"**{result.status}** ({result.method}): {result.reason or 'no placement found'}"
     if result.status == Status.INFEASIBLE:
         return (
-            "error",
+            True,
             message + "  \nTry more accelerators or CPU cores, or more memory per accelerator (Devices page).",
         )
     if result.status == Status.NO_SOLUTION:
