@@ -25,7 +25,6 @@ from pathlib import Path
 
 import placement
 from placement import viz
-from ui.navigation import page_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,6 +130,7 @@ def bench_apptest() -> None:
     from streamlit.testing.v1 import AppTest
 
     from ui import state
+    from ui.navigation import page_file
 
     print("\nAppTest: Devices page rerun after a slider change (whole page script, server side)")
     header = f"{'graph':36} {'load s':>7} {'median s':>9} {'max s':>7}"
