@@ -4,8 +4,6 @@ Every candidate inventory (0 to owned + the most one may buy of each kind) is so
 with the DP (:mod:`placement.explore.purchase`); the answers pick from those exact optima.
 """
 
-import math
-
 import pandas as pd
 import streamlit as st
 
@@ -19,20 +17,11 @@ from placement.explore.purchase import (
     worth_of_more,
 )
 from ui import guard, state
+from ui import purchase as pu
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 UNIT = state.time_unit()
-
-
-def _catalogue_frame(devices) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {"kind": k.name, "owned": k.count, "most to buy": 2, "price/hour": k.price_per_hour}
-            for k in devices.accelerators
-        ],
-        columns=["kind", "owned", "most to buy", "price/hour"],
-    ).astype({"kind": "string", "owned": "int64", "most to buy": "int64", "price/hour": "float64"})
 
 
 def _catalogue(devices) -> tuple[dict[str, int], dict[str, float]]:
@@ -44,7 +33,7 @@ def _catalogue(devices) -> tuple[dict[str, int], dict[str, float]]:
     )
     source_key = "_pu_catalogue_source"
     if st.session_state.get(source_key, (None,))[0] != state.devices_version():
-        st.session_state[source_key] = (state.devices_version(), _catalogue_frame(devices))
+        st.session_state[source_key] = (state.devices_version(), pu.catalogue_frame(devices))
     version, frame = st.session_state[source_key]
     edited = st.data_editor(
         frame,
@@ -55,13 +44,12 @@ def _catalogue(devices) -> tuple[dict[str, int], dict[str, float]]:
             "kind": st.column_config.TextColumn("kind", disabled=True),
             "owned": st.column_config.NumberColumn("owned", disabled=True),
             "most to buy": st.column_config.NumberColumn(
-                "most to buy", min_value=0, max_value=64, step=1, required=True
+                "most to buy", min_value=0, max_value=pu.MAX_MOST_TO_BUY, step=1, required=True
             ),
             "price/hour": st.column_config.NumberColumn("price/hour", min_value=0.0, format="%.2f", required=True),
         },
     )
-    extra = {str(row["kind"]): int(row["most to buy"]) for row in edited.to_dict("records")}
-    prices = {str(row["kind"]): float(row["price/hour"]) for row in edited.to_dict("records")}
+    extra, prices = pu.read_catalogue(edited)
     if not any(prices.values()):
         st.info("Every price is 0: enter prices per hour above to compare costs (times are exact either way).")
     return extra, prices
@@ -78,7 +66,7 @@ def _candidates(problem, extra, prices, memory_model):
         memory_model,
     )
     stored = st.session_state.get("_pu_options")
-    total = math.prod(k.count + extra.get(k.name, 0) + 1 for k in devices.accelerators)
+    total = pu.candidate_count(devices, extra)
     col_run, col_note = st.columns([1, 3], vertical_alignment="center")
     run = col_run.button("Solve every candidate", key="pu_run", type="primary")
     col_note.caption(f"{total:,} candidate inventories, each solved exactly with the DP.")
@@ -166,7 +154,7 @@ def _worth(problem, prices, memory_model) -> None:
         st.session_state["pu_worth_kind"] = names[0]
     kind = col_kind.selectbox("Kind", names, key="pu_worth_kind")
     state.init_widget("pu_worth_n", 1)
-    more = col_n.number_input("How many more cards", min_value=0, max_value=256, step=1, key="pu_worth_n")
+    more = col_n.number_input("How many more cards", min_value=0, max_value=pu.MAX_MORE, step=1, key="pu_worth_n")
     with st.spinner(f"Solving with {int(more)} more {kind}..."):
         try:
             worth = worth_of_more(problem, kind, int(more), prices=prices, method=method, **method_options)

@@ -136,3 +136,20 @@ def test_samples():
 @pytest.mark.parametrize(("value", "floor", "top"), [(0, 16, 16), (5, 16, 16), (9, 16, 32), (100, 16, 256), (3, 1, 8)])
 def test_stable_maximum(value, floor, top):
     assert widgets.stable_maximum(value, floor) == top
+
+
+# ----------------------------------------------------------------------------- Plan a purchase
+def test_catalogue_round_trip_and_candidate_count():
+    from ui import purchase as pu
+
+    devices = Devices(
+        accelerators=(AcceleratorKind("V100", 4, price_per_hour=2.5), AcceleratorKind("T4", 0, price_per_hour=0.5)),
+        cpus=1,
+    )
+    frame = pu.catalogue_frame(devices)
+    assert list(frame["most to buy"]) == [pu.DEFAULT_MOST_TO_BUY] * 2
+    extra, prices = pu.read_catalogue(frame)
+    assert extra == {"V100": pu.DEFAULT_MOST_TO_BUY, "T4": pu.DEFAULT_MOST_TO_BUY}
+    assert prices == {"V100": 2.5, "T4": 0.5}
+    assert pu.candidate_count(devices, {"V100": 1, "T4": 3}) == (4 + 1 + 1) * (0 + 3 + 1)
+    assert pu.candidate_count(devices, {}) == 5 * 1
