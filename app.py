@@ -9,7 +9,7 @@ load the default graph; each still guards itself (``ui.guard.run_page``).
 
 import streamlit as st
 
-from ui import guard, state
+from ui import guard, startup
 from ui.navigation import PAGES
 
 
@@ -32,7 +32,7 @@ _NO_CLIPPING = """<style>
 def _route() -> None:
     """Load the default graph (or the one the link names) and run the page picked in the sidebar."""
     st.html(_NO_CLIPPING)
-    state.ensure_default_graph()
+    startup.ensure_default_graph()
     pages = [
         st.Page(path, title=title, icon=icon, url_path=None if first else url, default=first)
         for first, (path, title, icon, url, _) in zip([True] + [False] * len(PAGES), PAGES)

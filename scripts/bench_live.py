@@ -130,6 +130,7 @@ def bench_apptest() -> None:
     from streamlit.testing.v1 import AppTest
 
     from ui import state
+    from ui.navigation import page_file
 
     print("\nAppTest: Devices page rerun after a slider change (whole page script, server side)")
     header = f"{'graph':36} {'load s':>7} {'median s':>9} {'max s':>7}"
@@ -139,12 +140,12 @@ def bench_apptest() -> None:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
         at.run()
         label = state.sample_label(path)
-        at.switch_page("app_pages/1_Graph.py")
+        at.switch_page(page_file("Graph"))
         at.run()
         started = time.perf_counter()
         at.selectbox(key="graph_sample").set_value(label).run()
         load = time.perf_counter() - started
-        at.switch_page("app_pages/2_Devices.py")
+        at.switch_page(page_file("Devices"))
         at.run()
         times = []
         for count in (2, 3, 4, 5, 7, 8):

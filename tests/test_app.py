@@ -20,6 +20,8 @@ DEFAULT = SAMPLES / "throughput" / "layer" / "bert24_inference.json"
 GIB = 2.0**30
 
 
+from ui.navigation import page_file
+
 from .apptest_helpers import goto, metrics, start
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
@@ -71,7 +73,7 @@ def test_home_describes_the_tool_the_graph_and_the_devices():
     ],
 )
 def test_graph_page_loads_a_sample_and_shows_its_stats(label):
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     options = at.selectbox(key="graph_sample").options
     assert len(options) == len([p for p in SAMPLES.rglob("*.json") if "expert-splits" not in p.parts])
     at.selectbox(key="graph_sample").set_value(label).run()
@@ -94,9 +96,9 @@ def test_graph_page_loads_a_sample_and_shows_its_stats(label):
     assert ids == sorted(n.id for n in problem.graph.nodes)
     assert len(at.dataframe[0].value) == len(problem.graph.nodes)
     # The choice survives a page switch.
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     assert time_per_sample(at) == pytest.approx(dp_time(problem), rel=1e-5)
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     assert at.selectbox(key="graph_sample").value == label
     assert number(metrics(at)["Nodes"]) == len(problem.graph.nodes)
 
@@ -122,20 +124,20 @@ def test_graph_page_loads_a_sample_and_shows_its_stats(label):
     ],
 )
 def test_bad_upload_shows_the_engines_message_and_keeps_the_graph(content, needle):
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     before = metrics(at)["Nodes"]
     at.file_uploader(key="graph_upload").set_value(("bad.json", content, "application/json")).run()
     assert not at.exception
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and needle in errors[0] and "bad.json" in errors[0], errors
     assert metrics(at)["Nodes"] == before
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     assert time_per_sample(at) == pytest.approx(dp_time(load_problem(DEFAULT)), rel=1e-5)
 
 
 def test_oversized_upload_is_refused(monkeypatch):
     monkeypatch.setattr(placement, "MAX_FILE_BYTES", 1000)
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     at.file_uploader(key="graph_upload").set_value(("big.json", b" " * 2000, "application/json")).run()
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "over the 1,000-byte limit" in errors[0]
@@ -144,12 +146,12 @@ def test_oversized_upload_is_refused(monkeypatch):
 
 def test_good_upload_replaces_the_graph_and_its_devices():
     path = SAMPLES / "latency" / "layer" / "bert24_inference.json"
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     at.file_uploader(key="graph_upload").set_value(("mine.json", path.read_bytes(), "application/json")).run()
     assert not at.exception and not at.error
     problem = load_problem(path)
     assert at.subheader[0].value == "mine.json"
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     assert at.slider(key="dev_count").value == problem.devices.accelerator_count
     assert at.slider(key="dev_cpus").value == problem.devices.cpus
     assert time_per_sample(at) == pytest.approx(dp_time(problem), rel=1e-5)
@@ -157,7 +159,7 @@ def test_good_upload_replaces_the_graph_and_its_devices():
 
 def test_after_an_upload_the_shown_sample_can_be_loaded_again():
     path = SAMPLES / "latency" / "layer" / "bert24_inference.json"
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     shown = at.selectbox(key="graph_sample").value
     at.file_uploader(key="graph_upload").set_value(("mine.json", path.read_bytes(), "application/json")).run()
     assert at.subheader[0].value == "mine.json"
@@ -169,7 +171,7 @@ def test_after_an_upload_the_shown_sample_can_be_loaded_again():
 
 # ----------------------------------------------------------------------------- devices page
 def test_sliders_resolve_live_and_settings_survive_page_switches():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     base = load_problem(DEFAULT)
     assert time_per_sample(at) == pytest.approx(dp_time(base), rel=1e-5)
     at.slider(key="dev_count").set_value(2).run()
@@ -182,17 +184,17 @@ def test_sliders_resolve_live_and_settings_survive_page_switches():
     assert time_per_sample(at) == pytest.approx(expected, rel=1e-5)
     load = chart(at, "dev_load")
     assert max(s["y0"] for s in load["layout"]["shapes"]) == pytest.approx(expected)
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     assert time_per_sample(at) == pytest.approx(expected, rel=1e-5)
-    goto(at, "app_pages/0_Home.py")
+    goto(at, page_file("Home"))
     assert any("2 x accelerator" in m.value and "3 CPU cores" in m.value for m in at.markdown)
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     assert at.slider(key="dev_count").value == 2 and at.slider(key="dev_cpus").value == 3
     assert at.slider(key="dev_bandwidth").value == 0.5
 
 
 def test_memory_and_overlap_widgets():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     base = load_problem(DEFAULT)
     at.number_input(key="dev_memory_gib").set_value(4.0).run()
     at.toggle(key="dev_overlap").set_value(True).run()
@@ -205,7 +207,7 @@ def test_memory_and_overlap_widgets():
 
 
 def test_cpu_transfer_widgets():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     base = load_problem(DEFAULT)
     assert at.toggle(key="dev_cpu_pays").value is False and at.number_input(key="dev_cpu_bandwidth").disabled
     at.slider(key="dev_count").set_value(1).run()
@@ -233,7 +235,7 @@ def state_summary(devices: Devices) -> str:
     "index, name", [(1, "Paper model"), (2, "2x memory"), (5, "Half bandwidth"), (7, "2x accelerator speed")]
 )
 def test_presets_apply_and_the_sliders_follow(index, name):
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     base = load_problem(DEFAULT)
     at.slider(key="dev_count").set_value(3).run()
     button = at.button(key=f"dev_preset_{index}")
@@ -262,7 +264,7 @@ def inventory_key(at: AppTest) -> str:
 
 
 def test_inventory_editor_adds_a_heterogeneous_kind_and_edits_the_first():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     base = load_problem(DEFAULT)
     at.session_state[inventory_key(at)] = {
         "edited_rows": {0: {"count": 2}},
@@ -294,7 +296,7 @@ def test_inventory_editor_adds_a_heterogeneous_kind_and_edits_the_first():
 
 
 def test_inventory_editor_rejects_a_bad_row_with_a_message():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     before = time_per_sample(at)
     at.session_state[inventory_key(at)] = {
         "edited_rows": {},
@@ -308,7 +310,7 @@ def test_inventory_editor_rejects_a_bad_row_with_a_message():
 
 
 def test_latency_multiplier_rescales_matching_nodes():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     base = load_problem(DEFAULT)
     pattern = "node1[0-9]$"
     assert any(__import__("re").search(pattern, n.name) for n in base.graph.nodes)
@@ -318,15 +320,15 @@ def test_latency_multiplier_rescales_matching_nodes():
     assert not at.exception and not at.error
     graph = base.graph.with_latency_scale(pattern, 3.0)
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(graph, base.devices)), rel=1e-5)
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(graph, base.devices)), rel=1e-5)
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     at.button(key="lat_clear").click().run()
     assert time_per_sample(at) == pytest.approx(dp_time(base), rel=1e-5)
 
 
 def test_bad_latency_pattern_is_reported():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     at.text_input(key="lat_pattern").set_value("[unclosed")
     at.button(key="lat_add").click().run()
     assert not at.exception
@@ -334,7 +336,7 @@ def test_bad_latency_pattern_is_reported():
 
 
 def test_infeasible_memory_explains_instead_of_crashing():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     at.slider(key="dev_cpus").set_value(0).run()
     at.number_input(key="dev_memory_gib").set_value(0.01).run()
     assert not at.exception
@@ -343,7 +345,7 @@ def test_infeasible_memory_explains_instead_of_crashing():
     result = solve_dp(Problem(base.graph, devices))
     assert result.status == "infeasible"
     assert any(result.reason in e.value for e in at.error), [e.value for e in at.error]
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "infeasible" in errors[0] and result.reason in errors[0]
     assert "Time per sample" not in metrics(at)
@@ -351,7 +353,7 @@ def test_infeasible_memory_explains_instead_of_crashing():
 
 # ----------------------------------------------------------------------------- placement page
 def test_placement_page_numbers_come_from_the_engine():
-    at = start("app_pages/3_Placement.py")
+    at = start(page_file("Placement"))
     problem = load_problem(DEFAULT)
     result = solve_dp(problem)
     evaluation = evaluate(problem, result.placement)
@@ -405,7 +407,7 @@ def test_placement_downloads_round_trip_through_the_engine(monkeypatch):
         return original(self, path_or_data, mimetype, kind, filename)
 
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    start("app_pages/3_Placement.py")
+    start(page_file("Placement"))
     problem = load_problem(DEFAULT)
     result = solve_dp(problem)
     json_name = [n for n in stored if n.endswith("_split.json")][0]
@@ -425,7 +427,7 @@ def test_placement_downloads_round_trip_through_the_engine(monkeypatch):
 
 
 def test_selected_plan_is_shown_with_a_note_and_a_way_back():
-    at = start("app_pages/3_Placement.py")
+    at = start(page_file("Placement"))
     base = load_problem(DEFAULT)
     other = Problem(base.graph, base.devices.with_kind("accelerator", count=2))
     result = solve_dp(other)
@@ -440,7 +442,7 @@ def test_selected_plan_is_shown_with_a_note_and_a_way_back():
 
 
 def test_latency_objective_without_methods_says_so_or_solves():
-    at = start("app_pages/3_Placement.py")
+    at = start(page_file("Placement"))
     at.radio(key="pl_objective").set_value("latency").run()
     assert not at.exception
     methods = placement.available_methods("latency")
@@ -454,7 +456,7 @@ def test_latency_objective_without_methods_says_so_or_solves():
 
 # ----------------------------------------------------------------------------- compare page
 def test_compare_page_runs_the_chosen_methods_and_hands_a_plan_to_placement():
-    at = start("app_pages/6_Compare.py")
+    at = start(page_file("Compare"))
     try:
         import placement.explore.compare  # noqa: F401
     except ImportError:
@@ -497,7 +499,7 @@ def test_compare_page_runs_the_chosen_methods_and_hands_a_plan_to_placement():
 
 def test_integer_program_method_matches_the_dp_and_live_preview_stays_on_the_dp():
     assert "ip" in placement.available_methods("throughput")  # pulp is a dependency: never skipped
-    at = start("app_pages/3_Placement.py")
+    at = start(page_file("Placement"))
     at.selectbox(key="pl_method").set_value("ip").run()
     assert not at.exception
     assert not at.number_input(key="pl_time_limit").disabled
@@ -505,19 +507,19 @@ def test_integer_program_method_matches_the_dp_and_live_preview_stays_on_the_dp(
     # The contiguous IP is exact too: same optimum as the DP.
     assert time_per_sample(at) == pytest.approx(dp_time(problem), rel=1e-5)
     assert metrics(at)["Status"] == "optimal"
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     assert any("Live numbers use the exact DP" in c.value for c in at.caption)
     at.slider(key="dev_count").set_value(2).run()
     devices = problem.devices.with_kind("accelerator", count=2)
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(problem.graph, devices)), rel=1e-5)
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     assert at.selectbox(key="pl_method").value == "ip"
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(problem.graph, devices)), rel=1e-5)
 
 
 def test_latency_objective_shows_the_latency_first():
     assert placement.available_methods("latency")  # the latency methods are part of the package
-    at = start("app_pages/3_Placement.py")
+    at = start(page_file("Placement"))
     at.radio(key="pl_objective").set_value("latency").run()
     assert not at.exception
     method = at.selectbox(key="pl_method").value
@@ -528,7 +530,7 @@ def test_latency_objective_shows_the_latency_first():
 
 
 def test_deleting_every_inventory_row_leaves_cpus_only():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     base = load_problem(DEFAULT)
     at.session_state[inventory_key(at)] = {"edited_rows": {}, "added_rows": [], "deleted_rows": [0]}
     at.run()
@@ -541,7 +543,7 @@ def test_deleting_every_inventory_row_leaves_cpus_only():
 
 
 def test_a_new_inventory_row_without_speed_is_refused_not_defaulted():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     before = at.session_state["_ui_devices"]
     at.session_state[inventory_key(at)] = {
         "edited_rows": {},

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from placement import AcceleratorKind, Problem, evaluate, load_problem, solve_dp
+from ui.navigation import page_file
 
 from .apptest_helpers import goto, metrics, start
 
@@ -36,7 +37,7 @@ def shown_time(at) -> float:
 
 
 def test_count_sliders_keep_their_value_past_8_and_their_maximum():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     base = load_problem(DEFAULT)
     maximum = at.slider(key="dev_count").max
     cpu_maximum = at.slider(key="dev_cpus").max
@@ -66,7 +67,7 @@ def test_stable_maximum():
 
 @pytest.mark.slow  # over 5 s
 def test_a_hand_made_inventory_survives_loading_another_graph_until_file_settings_are_picked():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     key = f"dev_inventory_{at.session_state['_dev_inventory_source'][0]}"
     at.session_state[key] = {
         "edited_rows": {0: {"count": 2, "price/hour": 3.0}},
@@ -88,12 +89,12 @@ def test_a_hand_made_inventory_survives_loading_another_graph_until_file_setting
     assert any("your own" in c.value for c in at.caption)
 
     # Load another sample: the inventory stays and the page says so.
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     at.selectbox(key="graph_sample").set_value(OTHER).run()
     assert not at.exception
     other = load_problem(SAMPLES / f"{OTHER}.json")
     assert any("your own" in c.value and OTHER in c.value for c in at.caption), [c.value for c in at.caption]
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     assert shown_time(at) == pytest.approx(dp_time(Problem(other.graph, mine)), rel=1e-5)
     assert at.slider(key="dev_count").value == 2
 
@@ -101,57 +102,57 @@ def test_a_hand_made_inventory_survives_loading_another_graph_until_file_setting
     at.button(key="dev_preset_0").click().run()
     assert shown_time(at) == pytest.approx(dp_time(other), rel=1e-5)
     assert any("the file's own" in c.value for c in at.caption)
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     at.selectbox(key="graph_sample").set_value("throughput/layer/bert24_inference").run()
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     assert shown_time(at) == pytest.approx(dp_time(base), rel=1e-5)
 
 
 @pytest.mark.slow  # over 5 s
 def test_graph_page_button_switches_to_the_file_settings():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     at.slider(key="dev_count").set_value(3).run()
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     at.selectbox(key="graph_sample").set_value(OTHER).run()
     other = load_problem(SAMPLES / f"{OTHER}.json")
     at.button(key="graph_file_devices").click().run()
     assert not at.exception
     assert any("the file's own" in c.value for c in at.caption)
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     assert shown_time(at) == pytest.approx(dp_time(other), rel=1e-5)
 
 
 def test_page_widgets_keep_their_values_across_page_switches():
-    at = start("app_pages/6_Compare.py")
+    at = start(page_file("Compare"))
     at.number_input(key="cmp_time_limit").set_value(7.0).run()
-    goto(at, "app_pages/2_Devices.py")
-    goto(at, "app_pages/6_Compare.py")
+    goto(at, page_file("Devices"))
+    goto(at, page_file("Compare"))
     assert at.number_input(key="cmp_time_limit").value == 7.0
 
 
 def test_an_imported_model_brings_the_devices_its_form_chose():
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     at.slider(key="dev_count").set_value(3).run()  # the user's own devices
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     at.number_input(key="mi_accelerators").set_value(2)
     at.number_input(key="mi_layers").set_value(2)
     at.radio(key="mi_granularity").set_value("layer")
     at.button(key="mi_build").click().run()
     assert not at.exception
     assert any("the file's own" in c.value for c in at.caption)
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     assert at.slider(key="dev_count").value == 2
 
 
 def test_timeline_settings_survive_a_page_switch_without_private_copies():
     """The Timeline page keeps its widgets like every other page (persist_state), no ``_tl_saved_`` copies."""
-    at = start("app_pages/4_Timeline.py")
+    at = start(page_file("Timeline"))
     at.selectbox(key="timeline_schedule").set_value("gpipe").run()
     at.slider(key="timeline_microbatches").set_value(5).run()
     at.toggle(key="timeline_compare_gantts").set_value(True).run()
     assert not at.exception
-    goto(at, "app_pages/2_Devices.py")
-    goto(at, "app_pages/4_Timeline.py")
+    goto(at, page_file("Devices"))
+    goto(at, page_file("Timeline"))
     assert at.selectbox(key="timeline_schedule").value == "gpipe"
     assert at.slider(key="timeline_microbatches").value == 5
     assert at.toggle(key="timeline_compare_gantts").value is True

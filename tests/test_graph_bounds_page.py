@@ -6,6 +6,7 @@ import json
 
 from tests.apptest_helpers import start
 from ui import state
+from ui.navigation import page_file
 
 
 def _antichain(n: int) -> bytes:
@@ -15,7 +16,7 @@ def _antichain(n: int) -> bytes:
 
 def test_graph_page_shows_width_and_refusal_advice():
     state.clear_caches()
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     captions = [c.value for c in at.caption]
     # Issue 26: the exact count, once known, replaces the bounds (no "between 33 and 448" beside the 58 found).
     exact = next(m.value for m in at.metric if m.label == "Ideals")
@@ -33,7 +34,7 @@ def test_graph_page_shows_width_and_refusal_advice():
 def test_upload_with_a_billion_accelerators_is_refused_at_load():
     """Issue 17: ``maxFPGAs`` 1e9 in an uploaded file is refused when it is read, not on Compare."""
     state.clear_caches()
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     before = at.session_state["_ui_graph_name"]
     graph = json.loads(_antichain(3))
     graph["maxFPGAs"] = 1e9

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_hostile import HOSTILE_TEXT, _graph, _piper
+from ui.navigation import page_file
 
 pytestmark = pytest.mark.slow
 
@@ -37,8 +38,8 @@ PEAK_MB = 900  # peak RSS a case may add to the runner's
 MAX_LINE = 1500  # characters of one error line (the message's 1,000 plus the page's own words)
 
 DEFAULT = "throughput/layer/bert24_inference"
-GRAPH_PAGE = "app_pages/1_Graph.py"
-DEVICES_PAGE = "app_pages/2_Devices.py"
+GRAPH_PAGE = page_file("Graph")
+DEVICES_PAGE = page_file("Devices")
 
 
 def _devices(**changes) -> dict:
@@ -85,9 +86,9 @@ def _link_cases() -> list[dict]:
             None,
             False,  # JSON reads 1e400 as infinity: unlimited memory, a valid link
         ),
-        ("link: unknown schedule", _link(settings={"timeline_schedule": "nonsense"}), "app_pages/4_Timeline.py", True),
-        ("link: microbatches 1e9", _link(settings={"timeline_microbatches": 10**9}), "app_pages/4_Timeline.py", True),
-        ("link: unknown method", _link(method="simulated-annealing"), "app_pages/3_Placement.py", True),
+        ("link: unknown schedule", _link(settings={"timeline_schedule": "nonsense"}), page_file("Timeline"), True),
+        ("link: microbatches 1e9", _link(settings={"timeline_microbatches": 10**9}), page_file("Timeline"), True),
+        ("link: unknown method", _link(method="simulated-annealing"), page_file("Placement"), True),
         ("link: unknown objective", _link(objective="cheapest"), None, True),
         ("link: limit nan", _link(limit="nan"), None, True),
         ("link: limit 1e309", _link(limit="1e309"), None, True),
@@ -190,7 +191,7 @@ def _upload_cases(tmp: Path) -> list[dict]:
         ("card", "scenario_upload", GRAPH_PAGE, card),
         ("graph", "graph_upload", GRAPH_PAGE, graph),
         ("onnx", "mi_onnx_upload", GRAPH_PAGE, onnx),
-        ("piper", "md_upload", "app_pages/7_Parallel_plan.py", piper),
+        ("piper", "md_upload", page_file("Parallel plan"), piper),
     ):
         for position, (name, file_name, content) in enumerate(items):
             path = put(f"{group}{position}.bin", content)

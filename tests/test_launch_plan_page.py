@@ -12,10 +12,11 @@ from placement.perf.layout import Layout, Recompute
 from placement.perf.predict import predict
 from placement.perf.search import search
 from placement.perf.transformer import MODELS
+from ui.navigation import page_file
 
 from .apptest_helpers import goto, start
 
-PAGE = "app_pages/7_Parallel_plan.py"
+PAGE = page_file("Parallel plan")
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 

@@ -23,6 +23,7 @@ import pytest
 import placement.exact.dp as dp_module
 from placement import Problem, evaluate, load_problem, solve_dp
 from ui import live
+from ui.navigation import page_file
 
 from .apptest_helpers import ROOT, goto, metrics, start
 from .oracle import brute_force
@@ -167,7 +168,7 @@ def run(widget) -> None:
 @pytest.fixture
 def devices_page(monkeypatch, clear_streamlit_caches):
     calls = Calls(monkeypatch)
-    at = start("app_pages/2_Devices.py")
+    at = start(page_file("Devices"))
     built(at)
     assert calls.solves == 1 and calls.tables == 1  # the first solve keeps its table
     calls.reset()
@@ -190,7 +191,7 @@ def test_a_lowered_count_is_answered_from_the_table_without_the_dp(devices_page)
     assert shown_time(at) == pytest.approx(engine_time(lowered(problem, (4,), 0)), rel=1e-5)
 
     # The Placement page shows the same answer, from the table too, and says so.
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     assert calls.solves == 0 and calls.tables == 0
     assert "Answered from the last table" in captions(at)
     assert shown_time(at) == pytest.approx(engine_time(lowered(problem, (4,), 0)), rel=1e-5)
@@ -267,7 +268,7 @@ def test_the_app_shows_progress_only_for_a_solve_past_the_threshold(monkeypatch,
             shown.append((done, total))
 
     monkeypatch.setattr(live.SolveProgress, "__call__", record)
-    at = start("app_pages/2_Devices.py")  # BERT-24: a few ms, under the 1 s threshold
+    at = start(page_file("Devices"))  # BERT-24: a few ms, under the 1 s threshold
     assert not at.exception and shown == []
     monkeypatch.setattr(live, "PROGRESS_AFTER", 0.0)
     run(at.slider(key="dev_count").set_value(9))  # a raised count: a fresh solve, now past the threshold

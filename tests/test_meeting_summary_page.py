@@ -18,11 +18,12 @@ from placement.io import problem_to_json
 from placement.modelling.builders import TransformerConfig, build_transformer
 from placement.modelling.roofline import CostModel
 from placement.viz import format_bytes
+from ui.navigation import page_file
 
 from .apptest_helpers import goto, metrics, start
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-PAGE = "app_pages/3_Meeting_summary.py"
+PAGE = page_file("Meeting summary")
 MODEL = MemoryModel(training=True)
 CONFIG = TransformerConfig(style="gpt", layers=24, hidden=2048, heads=16, seq_len=1024, batch=8)
 
@@ -57,9 +58,9 @@ def test_meeting_numbers_equal_devices_placement_and_cli(tmp_path, capsys):
     at = open_meeting(problem)
     assert not at.error, [e.value for e in at.error]
     meeting = metrics(at)
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     devices = metrics(at)
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     placement_page = metrics(at)
     for label in ("Time per sample", "Time per batch", "Throughput", "Cost per 1M samples"):
         assert meeting[label] == devices[label] == placement_page[label], label

@@ -13,6 +13,7 @@ import pytest
 
 from placement import MemoryModel, load_problem, solve
 from placement.viz import format_bytes
+from ui.navigation import page_file
 
 from .apptest_helpers import goto, metrics, start
 from .cli_helper import cli
@@ -38,10 +39,10 @@ def shown_ms(text: str) -> float:
 
 
 def load_training_graph(at, memory_gib: float):
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     label = next(o for o in at.selectbox(key="graph_sample").options if "throughput/layer/bert24_training" in o)
     at.selectbox(key="graph_sample").set_value(label).run()
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     at.number_input(key="dev_memory_gib").set_value(memory_gib).run()
     assert not at.exception
 
@@ -65,7 +66,7 @@ def test_cli_and_every_page_agree_under_the_training_memory_model():
     assert "memory model: training" in headline and "1F1B, 8 microbatches" in headline
     assert shown_ms(metrics(at)["Time per sample"]) == pytest.approx(data["objective"], rel=1e-6)
 
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     shown = metrics(at)
     assert shown_ms(shown["Time per sample"]) == pytest.approx(data["objective"], rel=1e-6)
     assert shown["Status"] == "optimal"
@@ -76,16 +77,16 @@ def test_cli_and_every_page_agree_under_the_training_memory_model():
     )
     assert all(peaks["fits"])
 
-    goto(at, "app_pages/4_Timeline.py")
+    goto(at, page_file("Timeline"))
     assert at.selectbox(key="timeline_schedule").value == "1f1b"
     assert at.slider(key="timeline_microbatches").value == 8
     assert at.number_input(key="timeline_optimizer").value is None  # mixed-precision Adam: x2 on fp32 weights
     assert any("Every device fits" in s.value for s in at.success), [e.value for e in at.error]
 
     # Weights only again: the paper's plan, which runs out of memory under 1F1B - and the pages say so.
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     at.radio(key="dev_mm_kind").set_value("weights").run()
-    goto(at, "app_pages/4_Timeline.py")
+    goto(at, page_file("Timeline"))
     assert any("First OOM" in e.value for e in at.error)
 
 
@@ -105,7 +106,7 @@ def test_weights_only_plan_picked_elsewhere_is_flagged_out_of_memory():
 def test_time_limit_is_enabled_only_for_methods_that_have_one():
     from placement import METHODS
 
-    at = start("app_pages/3_Placement.py")
+    at = start(page_file("Placement"))
     at.selectbox(key="pl_method").set_value("ip").run()
     at.number_input(key="pl_time_limit").set_value(1.0).run()
     from ui.state import method_name
@@ -120,17 +121,17 @@ def test_time_limit_is_enabled_only_for_methods_that_have_one():
 
 def test_a_dp_plan_opened_from_compare_does_not_claim_a_limit():
     at = start()
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     label = next(o for o in at.selectbox(key="graph_sample").options if "latency/layer/bert24" in o)
     at.selectbox(key="graph_sample").set_value(label).run()
-    goto(at, "app_pages/6_Compare.py")
+    goto(at, page_file("Compare"))
     at.radio(key="cmp_objective").set_value("latency").run()
     at.multiselect(key="cmp_methods").set_value(["dp"]).run()
     at.button(key="cmp_run").click().run()
     assert not at.exception
     at.selectbox(key="cmp_pick").set_value("dp").run()
     at.button(key="cmp_show").click().run()
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     warnings = " ".join(w.value for w in at.warning)
     assert "Not proven optimal" in warnings and "optimises throughput" in warnings
     assert "limit" not in warnings
@@ -138,10 +139,10 @@ def test_a_dp_plan_opened_from_compare_does_not_claim_a_limit():
 
 def test_training_graph_latency_is_explained_on_the_placement_page():
     at = start()
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     label = next(o for o in at.selectbox(key="graph_sample").options if "ours/tiny_training" in o)
     at.selectbox(key="graph_sample").set_value(label).run()
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     latency = next(m for m in at.metric if m.label == "Latency (one sample)")
     assert latency.value != "inf"
     if latency.value == "n/a":
@@ -150,16 +151,16 @@ def test_training_graph_latency_is_explained_on_the_placement_page():
 
 def test_tradeoffs_and_compare_solve_with_the_training_memory_model():
     at = start()
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     label = next(o for o in at.selectbox(key="graph_sample").options if "ours/tiny_training" in o)
     at.selectbox(key="graph_sample").set_value(label).run()
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     at.radio(key="dev_mm_kind").set_value("training").run()
     at.selectbox(key="dev_mm_schedule").set_value("gpipe").run()
-    goto(at, "app_pages/5_Tradeoffs.py")
+    goto(at, page_file("Tradeoffs"))
     assert any("memory model: training" in m.value and "GPipe" in m.value for m in at.markdown)
     assert any("memory-aware" in c.value for c in at.caption)
-    goto(at, "app_pages/6_Compare.py")
+    goto(at, page_file("Compare"))
     at.multiselect(key="cmp_methods").set_value(["dp", "pipedream"]).run()
     at.button(key="cmp_run").click().run()
     assert not at.exception

@@ -15,6 +15,7 @@ from placement import evaluate, solve_dp
 from placement.modelling.builders import TransformerConfig, build_transformer
 from placement.modelling.onnx import import_onnx
 from placement.modelling.roofline import PRESETS, CostModel
+from ui.navigation import page_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,10 +27,10 @@ def section_script():
     """The section alone, plus the current problem and its DP result for the test to read."""
     import streamlit as st  # AppTest.from_function runs this body on its own: imports go inside
 
-    from ui import state
+    from ui import startup, state
     from ui.model_import import render_model_import
 
-    state.ensure_default_graph()
+    startup.ensure_default_graph()
     render_model_import()
     st.session_state["_test_problem"] = state.current_problem()
     st.session_state["_test_source"] = state.current_graph_source()
@@ -203,7 +204,7 @@ def test_builder_errors_are_shown():
 def test_graph_page_builds_and_placement_page_plans():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page("app_pages/1_Graph.py")
+    at.switch_page(page_file("Graph"))
     at.run()
     assert not at.exception, at.exception
     at.number_input(key="mi_layers").set_value(12)
@@ -215,7 +216,7 @@ def test_graph_page_builds_and_placement_page_plans():
     )
     assert at.subheader[0].value == expected.graph.name
     assert {m.label: m.value for m in at.metric}["Nodes"] == "14"
-    at.switch_page("app_pages/3_Placement.py")
+    at.switch_page(page_file("Placement"))
     at.run()
     assert not at.exception, at.exception
     shown = float({m.label: m.value for m in at.metric}["Time per sample"].split()[0].replace(",", ""))

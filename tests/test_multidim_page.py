@@ -1,4 +1,4 @@
-"""AppTest of the Parallel plan page (app_pages/7_Parallel_plan.py) and plain tests of its figures.
+"""AppTest of the Parallel plan page and plain tests of its figures.
 
 Every number asserted is recomputed here with the engine and the independent evaluator.
 """
@@ -12,12 +12,13 @@ from placement import viz
 from placement.multidim.dp import solve_multidim
 from placement.multidim.evaluate import evaluate_plan
 from placement.multidim.io import read_piper
+from ui.navigation import page_file
 
 from .apptest_helpers import start
 
 ROOT = Path(__file__).resolve().parent.parent
 BERT = ROOT / "sample_graphs" / "piper" / "bert32a100.json"
-PAGE = "app_pages/7_Parallel_plan.py"
+PAGE = page_file("Parallel plan")
 GiB = 2**30
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")

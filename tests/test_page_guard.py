@@ -8,6 +8,7 @@ import streamlit as st
 import placement
 from tests.apptest_helpers import start
 from ui import state
+from ui.navigation import page_file
 
 SECRET = "/srv/secret/checkout/placement/engine.py"
 
@@ -24,15 +25,15 @@ def _raise(kind):
 # (page, module attribute to break): an engine call each page makes on its first run.
 PAGES = [
     ("app.py", "placement.viz.format_bytes"),
-    ("app_pages/1_Graph.py", "placement.viz.graph_stats"),
-    ("app_pages/2_Devices.py", "placement.viz.load_figure"),
-    ("app_pages/3_Placement.py", "placement.viz.memory_figure"),
-    ("app_pages/4_Timeline.py", "placement.viz.schedule_figure"),
-    ("app_pages/5_Tradeoffs.py", "placement.viz.sweep_figure"),
-    ("app_pages/6_Compare.py", "placement.explore.compare.run_method"),
+    (page_file("Graph"), "placement.viz.graph_stats"),
+    (page_file("Devices"), "placement.viz.load_figure"),
+    (page_file("Placement"), "placement.viz.memory_figure"),
+    (page_file("Timeline"), "placement.viz.schedule_figure"),
+    (page_file("Tradeoffs"), "placement.viz.sweep_figure"),
+    (page_file("Compare"), "placement.explore.compare.run_method"),
 ]
 #: Pages whose test runs over 5 s (the Compare page solves with every method around the failing one).
-SLOW_PAGES = {"app_pages/6_Compare.py"}
+SLOW_PAGES = {page_file("Compare")}
 
 
 def _break(monkeypatch, target: str, kind: str) -> None:
@@ -61,7 +62,7 @@ def test_failing_engine_call_shows_one_line(monkeypatch, page, target, kind):
     if page != "app.py":
         at.switch_page(page)
     at.run()
-    if page == "app_pages/6_Compare.py":
+    if page == page_file("Compare"):
         at.button(key="cmp_run").click().run()
     assert not at.exception, at.exception
     errors = [e.value for e in at.error]
@@ -80,7 +81,7 @@ def test_failing_engine_call_shows_one_line(monkeypatch, page, target, kind):
     assert at.session_state["_ui_graph_name"] == loaded
     monkeypatch.undo()
     at.run()
-    if page == "app_pages/6_Compare.py":
+    if page == page_file("Compare"):
         at.button(key="cmp_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
 

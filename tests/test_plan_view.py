@@ -12,12 +12,13 @@ import pytest
 import placement
 from placement import Problem, evaluate, load_problem, solve_dp, viz
 from placement.explore.diff import plan_diff
+from ui.navigation import page_file
 
 from .apptest_helpers import goto, metrics, start
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json"
-PAGE = "app_pages/7_Plan_view.py"
+PAGE = page_file("Plan view")
 
 
 def with_count(problem: Problem, count: int) -> Problem:
@@ -133,7 +134,7 @@ def test_a_clicked_curve_point_updates_every_linked_view_and_a_clicked_bar_highl
     assert f"Load of {device}" in metrics(at)
 
     # The same plan shows on the Placement page.
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     assert ms(metrics(at)["Time per sample"]) == pytest.approx(expected, rel=1e-5)
 
 
@@ -142,7 +143,7 @@ def test_pin_a_plan_change_devices_and_see_the_difference():
     at = start(PAGE)
     base = load_problem(DEFAULT)
     at.button(key="plan_pin").click().run()
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     at.slider(key="dev_count").set_value(4).run()
     goto(at, PAGE)
     four = with_count(base, 4)

@@ -4,11 +4,12 @@ import pytest
 
 from placement import AcceleratorKind, Devices, Problem, load_problem, solve_dp
 from placement.explore.purchase import cheapest_under, fastest_within, price_frontier, purchase_options
+from ui.navigation import page_file
 
 from .apptest_helpers import ROOT, goto, start
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-PAGE = "app_pages/7_Purchase.py"
+PAGE = page_file("Plan a purchase")
 DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json"
 
 
@@ -97,7 +98,7 @@ def test_cost_per_sample_sits_next_to_time_per_sample_on_placement_and_devices()
     held = 1 * 3.0 + 2 * 1.0  # the whole inventory (CPU cores unpriced), used or idle
     expected = held * result.objective / 3_600_000 * 1e6
     shown_costs = []
-    for page in ("app_pages/3_Placement.py", "app_pages/2_Devices.py"):
+    for page in (page_file("Placement"), page_file("Devices")):
         goto(at, page)
         shown = {m.label: m.value for m in at.metric}
         assert "Time per sample" in shown and used

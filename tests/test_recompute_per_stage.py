@@ -22,6 +22,7 @@ from placement.solve import RECOMPUTE_CHOICES, recomputing_devices
 from tests.apptest_helpers import goto, metrics, start
 from tests.cli_helper import CliRun, cli
 from tests.test_memory_aware import brute_force, forward_compute, random_memory_problem
+from ui.navigation import page_file
 
 CASES = [(seed, ("1f1b", "gpipe")[seed % 2], (1, 2, 4, 8)[seed % 4], (0.0, 1.0, 2.0)[seed % 3]) for seed in range(36)]
 
@@ -167,10 +168,10 @@ def test_cli_recompute_flag_takes_the_choices():
 @pytest.mark.usefixtures("clear_streamlit_caches")
 def test_app_devices_setting_plans_per_stage_like_the_cli():
     data = json.loads(tiny_cli("per-stage").stdout)
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     label = next(o for o in at.selectbox(key="graph_sample").options if "ours/tiny_training" in o)
     at.selectbox(key="graph_sample").set_value(label).run()
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     at.slider(key="dev_count").set_value(1).run()
     at.checkbox(key="dev_memory_limited").check().run()
     at.number_input(key="dev_memory_gib").set_value(TINY_GIB).run()
@@ -182,7 +183,7 @@ def test_app_devices_setting_plans_per_stage_like_the_cli():
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert "recomputation per stage" in " ".join(m.value for m in at.markdown)
     assert float(metrics(at)["Time per sample"].split()[0]) == pytest.approx(data["max_load"], rel=1e-6)
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     assert metrics(at)["Status"] == "optimal" and not at.error, [e.value for e in at.error]
     peaks = at.dataframe[-1].value  # the peak table comes last
     assert list(peaks["peak bytes"]) == pytest.approx([e["bytes"] for e in data["peak_memory"]])

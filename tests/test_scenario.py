@@ -26,6 +26,7 @@ from placement.scenario import (
     scenario_to_json,
     scenario_to_query,
 )
+from ui.navigation import page_file
 
 from .apptest_helpers import goto, metrics, start
 
@@ -188,9 +189,9 @@ def fresh(query: dict[str, str] | None = None, page: str | None = None):
 
 @pytestmark_app
 def test_the_url_follows_the_state_and_a_link_reproduces_the_view():
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     at.selectbox(key="graph_sample").set_value(OTHER).run()
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     at.slider(key="dev_count").set_value(3).run()
     at.slider(key="dev_cpus").set_value(2).run()
     at.text_input(key="lat_pattern").set_value("lstm")
@@ -206,7 +207,7 @@ def test_the_url_follows_the_state_and_a_link_reproduces_the_view():
     expected = dp_time(Problem(problem.graph.with_latency_scale("lstm", 0.5), devices))
     assert shown_time(at) == pytest.approx(expected, rel=1e-5)
 
-    other = fresh(query, "app_pages/2_Devices.py")
+    other = fresh(query, page_file("Devices"))
     assert other.slider(key="dev_count").value == 3 and other.slider(key="dev_cpus").value == 2
     assert shown_time(other) == pytest.approx(expected, rel=1e-5)
     assert any(OTHER in m.value for m in other.markdown)
@@ -226,12 +227,12 @@ def test_a_bad_link_says_why_and_opens_the_default_view():
 def test_an_uploaded_graph_is_shared_by_digest_and_by_card():
     path = SAMPLES / "latency" / "layer" / "bert24_inference.json"
     problem = load_problem(path)
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     at.file_uploader(key="graph_upload").set_value(("mine.json", path.read_bytes(), "application/json")).run()
     query = dict(at.query_params)
     assert query["graph"] == f"upload:{problem.graph.digest}"
     assert at.get("download_button")  # the card download is offered
-    other = fresh(query, "app_pages/3_Placement.py")  # same server: the digest finds the graph
+    other = fresh(query, page_file("Placement"))  # same server: the digest finds the graph
     assert shown_time(other) == pytest.approx(dp_time(problem), rel=1e-5)
 
     # A card carries the graph inline: it opens even where the server does not know the digest.
@@ -239,17 +240,17 @@ def test_an_uploaded_graph_is_shared_by_digest_and_by_card():
     card = scenario_to_json(
         Scenario(f"upload:{'f' * 16}", devices, inline_graph=problem.graph, graph_name="carried.json")
     )
-    at = fresh(None, "app_pages/1_Graph.py")
+    at = fresh(None, page_file("Graph"))
     at.file_uploader(key="scenario_upload").set_value(("card.json", card.encode(), "application/json")).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.subheader[0].value == "carried.json"
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     assert shown_time(at) == pytest.approx(dp_time(Problem(problem.graph, devices)), rel=1e-5)
 
 
 @pytestmark_app
 def test_a_bad_card_is_refused_with_one_line_and_the_view_stays():
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     before = metrics(at)["Nodes"]
     at.file_uploader(key="scenario_upload").set_value(("card.json", b'{"format": 1}', "application/json")).run()
     errors = [e.value for e in at.error]
@@ -259,11 +260,11 @@ def test_a_bad_card_is_refused_with_one_line_and_the_view_stays():
 
 @pytestmark_app
 def test_the_link_carries_the_timeline_settings():
-    at = start("app_pages/4_Timeline.py")
+    at = start(page_file("Timeline"))
     at.selectbox(key="timeline_schedule").set_value("gpipe").run()
     query = dict(at.query_params)
     assert json.loads(query["settings"])["timeline_schedule"] == "gpipe"
-    other = fresh(query, "app_pages/4_Timeline.py")
+    other = fresh(query, page_file("Timeline"))
     assert other.selectbox(key="timeline_schedule").value == "gpipe"
 
 
@@ -277,27 +278,27 @@ def test_other_query_parameters_stay():
 @pytestmark_app
 def test_the_link_and_the_card_carry_the_memory_model_and_currency():
     """Issue 26: the receiver sees the sender's training memory model (same time, same peak) and currency."""
-    at = start("app_pages/1_Graph.py")
+    at = start(page_file("Graph"))
     label = next(o for o in at.selectbox(key="graph_sample").options if "throughput/layer/bert24_training" in o)
     at.selectbox(key="graph_sample").set_value(label).run()
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     at.checkbox(key="dev_memory_limited").check().run()
     at.number_input(key="dev_memory_gib").set_value(1.5e9 / 2**30).run()
     at.radio(key="dev_mm_kind").set_value("training").run()
     at.selectbox(key="dev_mm_schedule").set_value("gpipe").run()
     at.text_input(key="dev_currency").set_value("EUR").run()
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     sent = metrics(at)
     query = dict(at.query_params)
-    other = fresh(query, "app_pages/3_Placement.py")
+    other = fresh(query, page_file("Placement"))
     received = metrics(other)
     for label in ("Time per sample", "Peak memory (memory model)", "Time per batch", "Cost per 1M samples"):
         assert received[label] == sent[label], label
     assert "GPipe" in " ".join(c.value for c in other.caption)
     # The card (same settings) applies them too, and says so.
     card = scenario_to_json(scenario_from_query(query))
-    at = fresh(None, "app_pages/1_Graph.py")
+    at = fresh(None, page_file("Graph"))
     at.file_uploader(key="scenario_upload").set_value(("card.json", card.encode(), "application/json")).run()
     assert any("Scenario card card.json applied" in s.value and "GPipe" in s.value for s in at.success)
-    goto(at, "app_pages/3_Placement.py")
+    goto(at, page_file("Placement"))
     assert metrics(at)["Time per sample"] == sent["Time per sample"]

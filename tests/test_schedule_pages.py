@@ -15,6 +15,7 @@ from placement import load_problem, solve_dp
 from placement.pipeline.export import export_json, export_plan
 from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import simulate
+from ui.navigation import page_file
 
 from .apptest_helpers import goto, metrics, start
 
@@ -27,9 +28,9 @@ GIB = 2.0**30
 
 def test_zbh1_and_every_schedule_side_by_side():
     at = start()
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     at.selectbox(key="graph_sample").set_value("throughput/layer/bert24_training").run()
-    goto(at, "app_pages/4_Timeline.py")
+    goto(at, page_file("Timeline"))
     at.slider(key="timeline_microbatches").set_value(8).run()
     at.selectbox(key="timeline_schedule").set_value("zbh1").run()
     assert not at.exception, at.exception
@@ -68,9 +69,9 @@ def test_zbh1_and_every_schedule_side_by_side():
 @pytest.mark.slow  # over 5 s
 def test_interleaved_schedule_on_an_operator_graph():
     at = start()
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     at.selectbox(key="graph_sample").set_value("throughput/operator/bert_l-3_training").run()
-    goto(at, "app_pages/4_Timeline.py")
+    goto(at, page_file("Timeline"))
     at.slider(key="timeline_microbatches").set_value(4).run()
     at.selectbox(key="timeline_schedule").set_value("interleaved").run()
     assert not at.exception, at.exception
@@ -85,7 +86,7 @@ def test_interleaved_schedule_on_an_operator_graph():
 
 
 def test_export_buttons_on_the_placement_page():
-    at = goto(start(), "app_pages/3_Placement.py")
+    at = goto(start(), page_file("Placement"))
     problem = load_problem(SAMPLES / "throughput" / "layer" / "bert24_inference.json")
     placement = solve_dp(problem).placement
     buttons = {b.proto.label: b for b in at.get("download_button")}

@@ -16,6 +16,7 @@ from placement.evaluate import check
 from placement.explore.teaching import explain_optimality, lower_bound, pipeline_order, starting_split, trace_dp
 from placement.model import DeviceSlot, Placement, Stage
 from placement.viz_teaching import node_parts, teaching_graph_figure
+from ui.navigation import page_file
 
 from .apptest_helpers import metrics, start
 from .randgraphs import brute_force, random_problem
@@ -28,7 +29,7 @@ BRANCHED = [
     ROOT / "sample_graphs" / "ours" / "teach_inception_mini_inference.json",
     ROOT / "sample_graphs" / "ours" / "teach_two_branch_training.json",
 ]
-PAGE = "app_pages/8_Teaching.py"
+PAGE = page_file("Teaching")
 
 
 @pytest.mark.parametrize("seed", range(40))

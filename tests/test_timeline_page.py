@@ -25,6 +25,8 @@ TRAINING_LABEL = "throughput/layer/bert24_training"
 GIB = 2.0**30
 
 
+from ui.navigation import page_file
+
 from .apptest_helpers import goto, metrics, start
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
@@ -48,14 +50,14 @@ def values(array) -> list[float]:
 
 
 def load_training(at: AppTest) -> None:
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     at.selectbox(key="graph_sample").set_value(TRAINING_LABEL).run()
     assert not at.exception, at.exception
 
 
 @pytest.mark.slow  # over 5 s
 def test_schedules_and_memory_chart_on_the_default_graph():
-    at = goto(start(), "app_pages/4_Timeline.py")
+    at = goto(start(), page_file("Timeline"))
     problem = load_problem(SAMPLES / "throughput" / "layer" / "bert24_inference.json")
     placement = solve_dp(problem).placement
     assert at.selectbox(key="timeline_schedule").value == "inference"
@@ -89,11 +91,11 @@ def test_training_graph_oom_and_memory_aware_plan():
     at = start()
     load_training(at)
     # Devices page: accelerators of 1.5e9 bytes.
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     at.checkbox(key="dev_memory_limited").check().run()
     at.number_input(key="dev_memory_gib").set_value(1.5e9 / GIB).run()
     assert not at.exception, at.exception
-    goto(at, "app_pages/4_Timeline.py")
+    goto(at, page_file("Timeline"))
     assert at.selectbox(key="timeline_schedule").value == "1f1b"
     at.slider(key="timeline_microbatches").set_value(8).run()
     at.number_input(key="timeline_optimizer").set_value(2.0).run()
@@ -129,8 +131,8 @@ def test_training_graph_oom_and_memory_aware_plan():
     top = max(aware_profile.devices, key=lambda d: d.peak)
     assert any("Highest peak" in s.value and str(top.device) in s.value for s in at.success)
     # Leaving and coming back keeps the choices.
-    goto(at, "app_pages/1_Graph.py")
-    goto(at, "app_pages/4_Timeline.py")
+    goto(at, page_file("Graph"))
+    goto(at, page_file("Timeline"))
     assert at.radio(key="timeline_plan").value == "memory-aware plan"
     assert at.slider(key="timeline_microbatches").value == 8
 
@@ -138,10 +140,10 @@ def test_training_graph_oom_and_memory_aware_plan():
 def test_compare_table_on_demand():
     at = start()
     load_training(at)
-    goto(at, "app_pages/2_Devices.py")
+    goto(at, page_file("Devices"))
     at.checkbox(key="dev_memory_limited").check().run()
     at.number_input(key="dev_memory_gib").set_value(1.5e9 / GIB).run()
-    goto(at, "app_pages/4_Timeline.py")
+    goto(at, page_file("Timeline"))
     at.slider(key="timeline_microbatches").set_value(8).run()
     before = len(at.dataframe)  # idle, peak, breakdown, schedules tables; the memory-aware comparison on demand
     assert before == 4
@@ -165,11 +167,11 @@ def test_time_per_batch_with_fill_and_drain_is_the_timelines_makespan():
     expected = simulate(problem, placement, 8, "1f1b")  # the memory model's defaults: 1F1B, 8 microbatches
     at = start()
     load_training(at)
-    for page in ("app_pages/2_Devices.py", "app_pages/3_Placement.py"):
+    for page in (page_file("Devices"), page_file("Placement")):
         shown = metrics(goto(at, page))
         assert shown["Time per batch"] == f"{expected.makespan:.6g} ms"
         assert shown["Time per sample"] == f"{expected.period:.6g} ms"  # steady state = max-load under 1F1B
-    shown = metrics(goto(at, "app_pages/4_Timeline.py"))
+    shown = metrics(goto(at, page_file("Timeline")))
     assert shown["Makespan"] == f"{expected.makespan:.6g} ms"
 
 
@@ -184,7 +186,7 @@ def test_interleaving_a_mixed_plan_warns_that_stages_move_to_another_kind():
     at = start()
     load_training(at)
     at.session_state["_ui_devices"] = devices
-    goto(at, "app_pages/4_Timeline.py")
+    goto(at, page_file("Timeline"))
     at.selectbox(key="timeline_schedule").set_value("interleaved").run()
     warned = any("runs" in w.value and "another kind" in w.value for w in at.warning)
     ranks = len(kinds) // 2

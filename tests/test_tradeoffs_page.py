@@ -1,4 +1,4 @@
-"""AppTest checks of the Tradeoffs page (app_pages/5_Tradeoffs.py).
+"""AppTest checks of the Tradeoffs page.
 
 Every number asserted is recomputed here with the engine (solve_dp on a copy of the
 devices), never copied from the app.
@@ -15,10 +15,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from placement import AcceleratorKind, Devices, Problem, load_problem, solve_dp
+from ui.navigation import page_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json"
-PAGE = "app_pages/5_Tradeoffs.py"
+PAGE = page_file("Tradeoffs")
 
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
@@ -184,7 +185,7 @@ def test_a_large_graph_starts_no_sweep_until_run_is_pressed():
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.run()
-    goto(at, "app_pages/1_Graph.py")
+    goto(at, page_file("Graph"))
     label = next(o for o in at.selectbox(key="graph_sample").options if "inception_wide" in o)
     at.selectbox(key="graph_sample").set_value(label).run()
     goto(at, PAGE)

@@ -4,6 +4,7 @@ import pytest
 
 from placement import load_problem, solve_dp
 from placement.explore.uncertainty import monte_carlo
+from ui.navigation import page_file
 
 from .apptest_helpers import ROOT, goto, metrics, start
 
@@ -12,7 +13,7 @@ DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.js
 
 
 def test_monte_carlo_run_shows_the_seeded_quantiles():
-    at = goto(start(), "app_pages/8_Uncertainty.py")
+    at = goto(start(), page_file("Uncertainty"))
     assert any("Run Monte Carlo" in i.value for i in at.info)
     at.number_input(key="unc_error").set_value(20.0)
     at.number_input(key="unc_samples").set_value(30)

@@ -89,3 +89,42 @@ def no_plan_reference(devices_ms: float | None, devices_used: int | None) -> str
         "gradients and optimizer state and the activations of every microbatch in flight (a training step); "
         "raise the memory per device or the device count."
     )
+
+
+GiB = 2**30
+#: The most devices of one kind the page's count field takes.
+MAX_DEVICES = 1024
+
+
+def configured(problem: Any, settings: Sequence[tuple[int, float, float]], microbatches: int) -> Any:
+    """``problem`` with each kind's (count, memory GiB, bandwidth GiB/s) from ``settings`` and N microbatches."""
+    from dataclasses import replace
+
+    from placement.multidim.model import DeviceKind
+
+    kinds = tuple(
+        DeviceKind(k.name, int(count), float(memory_gib) * GiB, float(bandwidth_gib) * GiB, k.speed)
+        for k, (count, memory_gib, bandwidth_gib) in zip(problem.kinds, settings)
+    )
+    return replace(problem, kinds=kinds, microbatches=int(microbatches))
+
+
+def setting_key(field: str, i: int, suffix: str) -> str:
+    """The widget key of kind ``i``'s ``field`` (``suffix``: each source keeps its own settings)."""
+    return f"md_{field}{suffix}" + (f"_{i}" if i else "")
+
+
+def widget_defaults(kinds: Sequence[Any], microbatches: int, suffix: str) -> dict[str, Any]:
+    """Widget key -> value showing each kind's count, memory (GiB) and bandwidth (GiB/s), and the microbatches."""
+    defaults: dict[str, Any] = {}
+    for i, k in enumerate(kinds):
+        defaults[setting_key("devices", i, suffix)] = min(max(k.count, 0), MAX_DEVICES)
+        defaults[setting_key("memory", i, suffix)] = round(k.memory / GiB, 3)
+        defaults[setting_key("bandwidth", i, suffix)] = round(k.bandwidth / GiB, 3)
+    defaults[f"md_microbatches{suffix}"] = microbatches
+    return defaults
+
+
+def kind_prefix(name: str) -> str:
+    """The label prefix of a kind's fields ("" for Piper's and the paper's generic kinds)."""
+    return "" if name in ("device", "accelerator") else f"{name} "

@@ -18,29 +18,8 @@ UNIT = state.time_unit()
 SCHEDULE_NAMES = SCHEDULE_TITLES
 
 
-def main() -> None:
-    """Draw the page."""
-    st.title("Uncertainty")
-    problem = state.result_problem()
-    st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")
-    st.caption(
-        state.time_unit_note() + " Every node's latencies are multiplied by an independent factor, uniform "
-        "in [1 - e, 1 + e]; transfer costs and memory sizes stay as they are."
-    )
-    with st.spinner("Solving the plan..."):
-        result = state.current_result()
-    if result is None or not result.ok:
-        st.error(
-            "No plan to analyse: the Placement page has none for these settings "
-            f"({result.reason if result is not None else 'no graph'})."
-        )
-        st.stop()
-    picked = state.selected_plan()
-    st.caption(
-        f"Plan analysed: {picked[2] if picked else state.method_name(result.method) + ' (live solve)'}, "
-        f"nominal time per sample {state.format_time(result.objective)}."
-    )
-
+def _settings(problem) -> tuple[float, int, int, str, int, bool]:
+    """Error bar (%), draws, seed, schedule, microbatches, re-optimise."""
     training = problem.graph.is_training
     schedules = [s for s in SCHEDULES if (s != ScheduleKind.INFERENCE) == training] or list(SCHEDULES)
     state.init_widget("unc_error", 10.0)
@@ -78,7 +57,12 @@ def main() -> None:
         key="unc_reopt",
         help="Also solve every drawn graph: the best plan had the latencies been known.",
     )
+    return float(error), int(samples), int(seed), schedule, int(microbatches), bool(reoptimise)
 
+
+def _run(problem, result, settings):
+    """The Monte Carlo of this plan: run on the button, kept in the session; stops the page without one."""
+    error, samples, seed, schedule, microbatches, reoptimise = settings
     key = (
         state.problem_key(problem),
         repr(result.placement),
@@ -121,8 +105,11 @@ def main() -> None:
         st.stop()
     if stored[0] != key:
         st.caption("Settings or the plan changed since this run: press Run Monte Carlo to refresh it.")
-    mc = stored[1]
+    return stored[1]
 
+
+def _results(mc) -> None:
+    """Quantiles, out-of-memory risk, the re-optimised plan's, the histogram and the bottlenecks."""
     p10, p50, p90 = mc.plan_quantiles
     cols = st.columns(4)
     cols[0].metric("P10 time per sample", state.format_time(p10, 5), help="Chosen plan, 10th percentile")
@@ -150,6 +137,32 @@ def main() -> None:
         st.caption(f"The re-optimised plan differs from the chosen one in {changed:.0%} of the draws.")
     st.plotly_chart(viz.monte_carlo_figure(mc, UNIT), key="unc_hist")
     st.plotly_chart(viz.bottleneck_figure(mc), key="unc_bottleneck")
+
+
+def main() -> None:
+    """Draw the page."""
+    st.title("Uncertainty")
+    problem = state.result_problem()
+    st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")
+    st.caption(
+        state.time_unit_note() + " Every node's latencies are multiplied by an independent factor, uniform "
+        "in [1 - e, 1 + e]; transfer costs and memory sizes stay as they are."
+    )
+    with st.spinner("Solving the plan..."):
+        result = state.current_result()
+    if result is None or not result.ok:
+        st.error(
+            "No plan to analyse: the Placement page has none for these settings "
+            f"({result.reason if result is not None else 'no graph'})."
+        )
+        st.stop()
+    picked = state.selected_plan()
+    st.caption(
+        f"Plan analysed: {picked[2] if picked else state.method_name(result.method) + ' (live solve)'}, "
+        f"nominal time per sample {state.format_time(result.objective)}."
+    )
+    mc = _run(problem, result, _settings(problem))
+    _results(mc)
 
 
 if __name__ != "__mp_main__":

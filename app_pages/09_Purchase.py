@@ -4,8 +4,6 @@ Every candidate inventory (0 to owned + the most one may buy of each kind) is so
 with the DP (:mod:`placement.explore.purchase`); the answers pick from those exact optima.
 """
 
-import math
-
 import pandas as pd
 import streamlit as st
 
@@ -19,43 +17,15 @@ from placement.explore.purchase import (
     worth_of_more,
 )
 from ui import guard, state
+from ui import purchase as pu
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 UNIT = state.time_unit()
 
 
-def _catalogue_frame(devices) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {"kind": k.name, "owned": k.count, "most to buy": 2, "price/hour": k.price_per_hour}
-            for k in devices.accelerators
-        ],
-        columns=["kind", "owned", "most to buy", "price/hour"],
-    ).astype({"kind": "string", "owned": "int64", "most to buy": "int64", "price/hour": "float64"})
-
-
-def main() -> None:
-    """Draw the page."""
-    st.title("Plan a purchase")
-    problem = state.current_problem()
-    devices = problem.devices
-    st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
-    memory_model = state.current_memory_model()
-    method, method_options = memory_model.method_for("dp")
-    st.caption(
-        state.time_unit_note() + f" Prices are per hour per card in {state.current_currency()}; a configuration's "
-        "price is that of all its cards and CPU cores, idle ones included (as on Devices and Placement); cost per "
-        f"sample = price per hour x time per sample. Memory model: {memory_model.describe()} (Devices page)."
-    )
-    if not devices.accelerators:
-        st.warning(
-            "The inventory has no accelerator kind: add one on the Devices page (a kind you do not own "
-            "yet can have count 0)."
-        )
-        st.stop()
-
-    # ------------------------------------------------------------------ what may be bought
+def _catalogue(devices) -> tuple[dict[str, int], dict[str, float]]:
+    """What may be bought: per kind, how many more cards and the price per hour of one (an editable table)."""
     st.subheader("What may be bought")
     st.caption(
         "Per kind: how many more cards you could buy, and the price per hour of one card. Add kinds you "
@@ -63,7 +33,7 @@ def main() -> None:
     )
     source_key = "_pu_catalogue_source"
     if st.session_state.get(source_key, (None,))[0] != state.devices_version():
-        st.session_state[source_key] = (state.devices_version(), _catalogue_frame(devices))
+        st.session_state[source_key] = (state.devices_version(), pu.catalogue_frame(devices))
     version, frame = st.session_state[source_key]
     edited = st.data_editor(
         frame,
@@ -74,16 +44,21 @@ def main() -> None:
             "kind": st.column_config.TextColumn("kind", disabled=True),
             "owned": st.column_config.NumberColumn("owned", disabled=True),
             "most to buy": st.column_config.NumberColumn(
-                "most to buy", min_value=0, max_value=64, step=1, required=True
+                "most to buy", min_value=0, max_value=pu.MAX_MOST_TO_BUY, step=1, required=True
             ),
             "price/hour": st.column_config.NumberColumn("price/hour", min_value=0.0, format="%.2f", required=True),
         },
     )
-    extra = {str(row["kind"]): int(row["most to buy"]) for row in edited.to_dict("records")}
-    prices = {str(row["kind"]): float(row["price/hour"]) for row in edited.to_dict("records")}
+    extra, prices = pu.read_catalogue(edited)
     if not any(prices.values()):
         st.info("Every price is 0: enter prices per hour above to compare costs (times are exact either way).")
+    return extra, prices
 
+
+def _candidates(problem, extra, prices, memory_model):
+    """Every candidate inventory solved exactly (on the button; kept in the session): (key, options)."""
+    devices = problem.devices
+    method, method_options = memory_model.method_for("dp")
     key = (
         state.problem_key(problem),
         tuple(sorted(extra.items())),
@@ -91,7 +66,7 @@ def main() -> None:
         memory_model,
     )
     stored = st.session_state.get("_pu_options")
-    total = math.prod(k.count + extra.get(k.name, 0) + 1 for k in devices.accelerators)
+    total = pu.candidate_count(devices, extra)
     col_run, col_note = st.columns([1, 3], vertical_alignment="center")
     run = col_run.button("Solve every candidate", key="pu_run", type="primary")
     col_note.caption(f"{total:,} candidate inventories, each solved exactly with the DP.")
@@ -119,13 +94,11 @@ def main() -> None:
             "The graph, devices or the table changed since the candidates were solved: press "
             "Solve every candidate to refresh."
         )
-    options = stored[1]
-    feasible = [o for o in options if o.ok]
-    if not feasible:
-        st.error("No candidate inventory has a plan that fits: allow more cards or cards with more memory.")
-        st.stop()
+    return stored
 
-    # ------------------------------------------------------------------ the questions
+
+def _question(devices, options, feasible, stored_key):
+    """The cheapest configuration for a speed, or the fastest for a budget; returns the answer (or None)."""
     st.subheader("Cheapest configuration for a speed, or the fastest for a budget")
     modes = {"time": f"Cheapest under a time per sample ({UNIT})", "budget": "Fastest within a price per hour"}
     state.init_widget("pu_mode", "time")
@@ -137,7 +110,7 @@ def main() -> None:
         # Default target: today's time per sample (the question is "what reaches today's speed cheaper, or
         # faster"); comparisons allow the rounding of the 6 digits shown (TARGET_TOLERANCE).
         default_target = now.time_per_sample if now is not None and now.ok else fastest
-        state.sync_widgets("pu_target_source", {"pu_target": float(f"{default_target:.6g}")}, stored[0])
+        state.sync_widgets("pu_target_source", {"pu_target": float(f"{default_target:.6g}")}, stored_key)
         target = st.number_input(f"Time per sample at most ({UNIT})", min_value=0.0, format="%.6g", key="pu_target")
         answer = cheapest_under(options, target)
         if answer is None:
@@ -166,7 +139,13 @@ def main() -> None:
             f"Today ({now.label}): {now.time_per_sample:.6g} {UNIT} per sample, {state.money(now.price_per_hour)} "
             f"per hour, {state.money(now.cost_per_sample * 1e6)} per million samples."
         )
+    return answer
 
+
+def _worth(problem, prices, memory_model) -> None:
+    """What more cards of one kind are worth."""
+    devices = problem.devices
+    method, method_options = memory_model.method_for("dp")
     st.subheader("What more cards are worth")
     names = [k.name for k in devices.accelerators]
     col_kind, col_n = st.columns(2)
@@ -175,7 +154,7 @@ def main() -> None:
         st.session_state["pu_worth_kind"] = names[0]
     kind = col_kind.selectbox("Kind", names, key="pu_worth_kind")
     state.init_widget("pu_worth_n", 1)
-    more = col_n.number_input("How many more cards", min_value=0, max_value=256, step=1, key="pu_worth_n")
+    more = col_n.number_input("How many more cards", min_value=0, max_value=pu.MAX_MORE, step=1, key="pu_worth_n")
     with st.spinner(f"Solving with {int(more)} more {kind}..."):
         try:
             worth = worth_of_more(problem, kind, int(more), prices=prices, method=method, **method_options)
@@ -185,6 +164,9 @@ def main() -> None:
     if worth is not None:
         st.info(worth.sentence, icon=":material/add_shopping_cart:")
 
+
+def _frontier(options, feasible, answer) -> None:
+    """The cost and speed frontier of the candidates."""
     st.subheader("Cost and speed frontier")
     front = price_frontier(options)
     st.caption(
@@ -196,6 +178,36 @@ def main() -> None:
         st.dataframe(pd.DataFrame(viz.purchase_rows(front, UNIT)), key="pu_front", hide_index=True)
     with st.expander(f"Every candidate ({len(options)})", expanded=False):
         st.dataframe(pd.DataFrame(viz.purchase_rows(options, UNIT)), key="pu_all", hide_index=True)
+
+
+def main() -> None:
+    """Draw the page."""
+    st.title("Plan a purchase")
+    problem = state.current_problem()
+    devices = problem.devices
+    st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
+    memory_model = state.current_memory_model()
+    st.caption(
+        state.time_unit_note() + f" Prices are per hour per card in {state.current_currency()}; a configuration's "
+        "price is that of all its cards and CPU cores, idle ones included (as on Devices and Placement); cost per "
+        f"sample = price per hour x time per sample. Memory model: {memory_model.describe()} (Devices page)."
+    )
+    if not devices.accelerators:
+        st.warning(
+            "The inventory has no accelerator kind: add one on the Devices page (a kind you do not own "
+            "yet can have count 0)."
+        )
+        st.stop()
+    extra, prices = _catalogue(devices)
+    stored = _candidates(problem, extra, prices, memory_model)
+    options = stored[1]
+    feasible = [o for o in options if o.ok]
+    if not feasible:
+        st.error("No candidate inventory has a plan that fits: allow more cards or cards with more memory.")
+        st.stop()
+    answer = _question(devices, options, feasible, stored[0])
+    _worth(problem, prices, memory_model)
+    _frontier(options, feasible, answer)
 
 
 if __name__ != "__mp_main__":

@@ -1,0 +1,86 @@
+"""The Devices page's forms (ui.devices_form) as plain functions, without Streamlit."""
+
+import math
+
+import pandas as pd
+import pytest
+
+import placement
+from placement import AcceleratorKind, Devices, MemoryModel
+from placement.model import MAX_DEVICE_COUNT
+from ui import devices_form as form
+
+GIB = 2**30
+FILE = Devices(
+    accelerators=(AcceleratorKind("V100", 4, memory=16.01 * GIB, speed=1.0), AcceleratorKind("T4", 2, memory=8 * GIB)),
+    cpus=1,
+)
+
+
+def test_widget_values_round_trip_to_the_same_devices():
+    shown = form.widget_values(FILE)
+    assert shown["dev_count"] == 4 and shown["dev_memory_limited"] and shown["dev_cpu_pays"] is False
+    assert form.devices_from_widgets(FILE, shown, shown) == FILE  # the exact bytes are kept (16.01 GiB)
+
+
+def test_devices_from_widgets_changes_the_first_kind_only():
+    shown = form.widget_values(FILE)
+    moved = dict(shown, dev_count=6, dev_memory_gib=32.0, dev_cpu_pays=True, dev_cpu_bandwidth=0.5)
+    devices = form.devices_from_widgets(FILE, moved, shown)
+    assert devices.accelerators[0] == AcceleratorKind("V100", 6, memory=32 * GIB, speed=1.0)
+    assert devices.accelerators[1] == FILE.accelerators[1]
+    assert devices.cpu_bandwidth == 0.5
+
+
+def test_unlimited_memory_and_an_emptied_inventory():
+    shown = form.widget_values(FILE)
+    devices = form.devices_from_widgets(FILE, dict(shown, dev_memory_limited=False), shown)
+    assert math.isinf(devices.accelerators[0].memory)
+    empty = FILE.with_changes(accelerators=())
+    values = form.widget_values(empty)
+    assert values["dev_count"] == 0 and values["dev_memory_gib"] == form.DEFAULT_MEMORY_GIB
+    assert form.devices_from_widgets(empty, values, values).accelerators == ()
+
+
+def test_slider_bounds_hold_values_outside_the_usual_range():
+    devices = FILE.with_changes(bandwidth=20.0)
+    max_count, max_cpus, speed_range, bandwidth_range = form.slider_bounds(devices)
+    assert 4 <= max_count <= MAX_DEVICE_COUNT and max_count >= 2 * 4
+    assert speed_range == form.FACTOR_RANGE
+    assert bandwidth_range == (0.05, 20.0)
+
+
+def test_inventory_frame_round_trips():
+    frame = form.inventory_frame(FILE)
+    assert list(frame.columns) == list(form.INVENTORY_COLUMNS)
+    assert form.kinds_from_frame(frame, tuple(FILE.accelerators)) == tuple(FILE.accelerators)
+
+
+def test_kinds_from_frame_reads_an_added_row_and_refuses_a_row_without_speed():
+    frame = form.inventory_frame(FILE)
+    added = pd.concat(
+        [frame, pd.DataFrame([{"name": "A100", "count": 2, "memory (GiB)": None, "speed": 2.0, "bandwidth": 1.0}])]
+    )
+    kinds = form.kinds_from_frame(added, tuple(FILE.accelerators))
+    assert kinds[-1] == AcceleratorKind("A100", 2, memory=math.inf, speed=2.0, bandwidth=1.0)
+    broken = pd.concat([frame, pd.DataFrame([{"name": "X", "count": 1, "bandwidth": 1.0}])])
+    with pytest.raises(placement.InvalidDevicesError, match=r"inventory row 3 \(X\): enter a speed"):
+        form.kinds_from_frame(broken, ())
+    with pytest.raises(placement.InvalidDevicesError, match="inventory row 1: a name is required"):
+        form.kinds_from_frame(pd.DataFrame([{"name": " ", "count": 1, "speed": 1.0, "bandwidth": 1.0}]), ())
+
+
+def test_memory_model_widgets_round_trip():
+    model = MemoryModel(training=True, schedule="gpipe", microbatches=4, optimizer_multiplier=2.0, recompute="always")
+    assert form.memory_model_from_widgets(form.memory_model_values(model)) == model
+    assert form.memory_model_from_widgets(form.memory_model_values(MemoryModel())) == MemoryModel()
+    with pytest.raises(placement.PlacementError):
+        form.memory_model_from_widgets(dict(form.memory_model_values(model), dev_mm_microbatches=0))
+
+
+def test_rule_rows_count_matching_names():
+    rows = form.rule_rows([("attention", 0.5), ("^fc", 2.0)], ["attention_1", "self_attention", "fc1", "x"])
+    assert rows == [
+        {"pattern": "attention", "factor": 0.5, "matching nodes": 2},
+        {"pattern": "^fc", "factor": 2.0, "matching nodes": 1},
+    ]

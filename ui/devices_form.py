@@ -1,0 +1,209 @@
+"""The Devices page's forms as plain functions (no Streamlit): widget values <-> devices, the inventory table.
+
+* :func:`widget_values` and :func:`slider_bounds` show the devices in the page's widgets;
+  :func:`devices_from_widgets` reads them back (an untouched memory keeps the file's exact bytes).
+* :func:`inventory_frame` and :func:`kinds_from_frame` show and read the accelerator inventory table.
+* :func:`memory_model_from_widgets` builds the memory model; :func:`rule_rows` lists latency multipliers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
+import placement
+from placement.model import MAX_DEVICE_COUNT, Recompute, ScheduleKind
+from placement.patterns import compile_pattern
+from placement.pipeline.registry import schedule_title
+from ui.widgets import stable_maximum
+
+GIB = 2**30
+#: Memory (GiB) shown in the disabled memory field while memory is unlimited.
+DEFAULT_MEMORY_GIB = 16.0
+#: The sliders' usual range of speed and bandwidth factors (a file, link or card may lie outside: issue 27).
+FACTOR_RANGE = (0.05, 8.0)
+#: The widgets that show the devices (the first accelerator kind, CPU cores, the global factors).
+WIDGETS = (
+    "dev_count",
+    "dev_cpus",
+    "dev_memory_limited",
+    "dev_memory_gib",
+    "dev_speed",
+    "dev_bandwidth",
+    "dev_overlap",
+    "dev_cpu_pays",
+    "dev_cpu_bandwidth",
+)
+MEMORY_MODELS = {
+    "weights": "Weights only (the paper's model)",
+    "training": "Training: weights + optimizer state + activations in flight",
+}
+TRAINING_SCHEDULES = {kind.value: schedule_title(kind) for kind in (ScheduleKind.ONE_F_ONE_B, ScheduleKind.GPIPE)}
+RECOMPUTE_LABELS = {
+    Recompute.NONE.value: "No recomputation",
+    Recompute.ALWAYS.value: "Every stage",
+    Recompute.PER_STAGE.value: "Per stage (exact DP)",
+}
+INVENTORY_COLUMNS = {
+    "name": "string",
+    "count": "int64",
+    "memory (GiB)": "float64",
+    "speed": "float64",
+    "bandwidth": "float64",
+    "price/hour": "float64",
+}
+
+
+def first_kind(devices: placement.Devices) -> placement.AcceleratorKind:
+    """The kind the page's sliders show: the first accelerator kind (an empty one when there is none)."""
+    return devices.accelerators[0] if devices.accelerators else placement.AcceleratorKind("accelerator", 0)
+
+
+def widget_values(devices: placement.Devices) -> dict[str, Any]:
+    """Widget key -> value showing ``devices``."""
+    kind = first_kind(devices)
+    limited = math.isfinite(kind.memory)
+    return {
+        "dev_count": kind.count,
+        "dev_cpus": devices.cpus,
+        "dev_memory_limited": limited,
+        "dev_memory_gib": kind.memory / GIB if limited else DEFAULT_MEMORY_GIB,
+        "dev_speed": kind.speed,
+        "dev_bandwidth": devices.bandwidth,
+        "dev_overlap": devices.overlap,
+        "dev_cpu_pays": devices.cpu_bandwidth is not None,
+        "dev_cpu_bandwidth": devices.cpu_bandwidth if devices.cpu_bandwidth is not None else 1.0,
+    }
+
+
+def slider_bounds(devices: placement.Devices) -> tuple[int, int, tuple[float, float], tuple[float, float]]:
+    """(max count, max CPU cores, speed range, bandwidth range), computed when the devices changed elsewhere."""
+    first = first_kind(devices)
+    low, high = FACTOR_RANGE
+    return (
+        min(MAX_DEVICE_COUNT, stable_maximum(first.count)),
+        min(MAX_DEVICE_COUNT, stable_maximum(devices.cpus)),
+        (min(low, first.speed), max(high, first.speed)),
+        (min(low, devices.bandwidth), max(high, devices.bandwidth)),
+    )
+
+
+def devices_from_widgets(
+    devices: placement.Devices, values: Mapping[str, Any], shown: Mapping[str, Any]
+) -> placement.Devices:
+    """The devices the widgets ``values`` describe, from ``devices`` (``shown``: what :func:`widget_values` gave).
+
+    Only the first kind changes; a memory left as shown keeps the file's exact byte count; an
+    inventory emptied by the table stays empty while the count is 0.
+    """
+    first = first_kind(devices)
+    memory = values["dev_memory_gib"] * GIB if values["dev_memory_limited"] else math.inf
+    if (
+        values["dev_memory_limited"]
+        and values["dev_memory_gib"] == shown["dev_memory_gib"]
+        and math.isfinite(first.memory)
+    ):
+        memory = first.memory  # untouched: keep the exact byte count of the file
+    new_first = replace(first, count=int(values["dev_count"]), memory=memory, speed=float(values["dev_speed"]))
+    kinds = (new_first,) + tuple(devices.accelerators[1:])
+    if not devices.accelerators and new_first.count == 0:
+        kinds = ()  # the inventory table removed every kind: do not bring one back
+    return devices.with_changes(
+        accelerators=kinds,
+        cpus=int(values["dev_cpus"]),
+        bandwidth=float(values["dev_bandwidth"]),
+        overlap=bool(values["dev_overlap"]),
+        cpu_bandwidth=float(values["dev_cpu_bandwidth"]) if values["dev_cpu_pays"] else None,
+    )
+
+
+def memory_model_from_widgets(values: Mapping[str, Any]) -> placement.MemoryModel:
+    """The memory model the page's widgets describe (raises :class:`placement.PlacementError` for a bad one)."""
+    optimizer = values["dev_mm_optimizer"]
+    return placement.MemoryModel(
+        training=values["dev_mm_kind"] == "training",
+        schedule=values["dev_mm_schedule"],
+        microbatches=int(values["dev_mm_microbatches"]),
+        optimizer_multiplier=None if optimizer is None else float(optimizer),
+        recompute=values["dev_mm_recompute"],
+    )
+
+
+def memory_model_values(model: placement.MemoryModel) -> dict[str, Any]:
+    """Widget key -> value showing ``model``."""
+    return {
+        "dev_mm_kind": "training" if model.training else "weights",
+        "dev_mm_schedule": model.schedule,
+        "dev_mm_microbatches": model.microbatches,
+        "dev_mm_optimizer": model.optimizer_multiplier,
+        "dev_mm_recompute": model.recompute,
+    }
+
+
+def inventory_frame(devices: placement.Devices) -> pd.DataFrame:
+    """The inventory table: one row per accelerator kind (memory in GiB, empty = unlimited)."""
+    rows = [
+        {
+            "name": k.name,
+            "count": k.count,
+            "memory (GiB)": k.memory / GIB if math.isfinite(k.memory) else None,
+            "speed": k.speed,
+            "bandwidth": k.bandwidth,
+            "price/hour": k.price_per_hour,
+        }
+        for k in devices.accelerators
+    ]
+    return pd.DataFrame(rows, columns=list(INVENTORY_COLUMNS)).astype(INVENTORY_COLUMNS)
+
+
+def kinds_from_frame(frame: pd.DataFrame, before: tuple) -> tuple:
+    """Accelerator kinds from the edited table (unchanged rows keep their exact values).
+
+    Raises :class:`placement.InvalidDevicesError` naming the row for a missing name, speed or bandwidth.
+    """
+    kinds = []
+    for position, row in enumerate(frame.to_dict("records")):
+
+        def value(column, default, row=row):
+            item = row.get(column)
+            return default if item is None or (isinstance(item, float) and math.isnan(item)) or item is pd.NA else item
+
+        name = str(value("name", "")).strip()
+        if not name:
+            raise placement.InvalidDevicesError(f"inventory row {position + 1}: a name is required")
+        memory_gib = value("memory (GiB)", None)
+        for column in ("speed", "bandwidth"):  # no silent default for a new row
+            if value(column, None) is None:
+                raise placement.InvalidDevicesError(
+                    f"inventory row {position + 1} ({name}): enter a {column} (1 = like the reference accelerator)"
+                )
+        kind = placement.AcceleratorKind(
+            name=name,
+            count=int(value("count", 0)),
+            memory=float(memory_gib) * GIB if memory_gib is not None else math.inf,
+            speed=float(value("speed", 1.0)),
+            bandwidth=float(value("bandwidth", 1.0)),
+            price_per_hour=float(value("price/hour", 0.0)),
+        )
+        for old in before:  # the table rounds nothing, but GiB <-> bytes may: keep the original bytes
+            if (
+                old.name == kind.name
+                and math.isfinite(old.memory)
+                and math.isfinite(kind.memory)
+                and abs(old.memory - kind.memory) <= 1e-9 * old.memory
+            ):
+                kind = replace(kind, memory=old.memory)
+        kinds.append(kind)
+    return tuple(kinds)
+
+
+def rule_rows(rules: Sequence[tuple[str, float]], names: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per latency multiplier: its pattern, factor and how many node names it matches."""
+    return [
+        {"pattern": p, "factor": f, "matching nodes": sum(1 for n in names if compile_pattern(p).matches(n))}
+        for p, f in rules
+    ]

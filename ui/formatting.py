@@ -1,0 +1,110 @@
+"""How the pages write numbers and settings: times with their unit, devices, money, method names, notes."""
+
+from __future__ import annotations
+
+import placement
+from placement.evaluate import LATENCY_INFERENCE_ONLY
+from placement.solve import METHODS
+from ui.graph_state import current_currency, current_graph_source, current_memory_model
+from ui.plan_metrics import plan_cost
+
+#: Unit of every latency and transfer cost: the paper's graph format and the model importer use milliseconds.
+TIME_UNIT = "ms"
+
+
+def time_unit() -> str:
+    """The unit of the loaded graph's times (``"ms"``: the paper's format and imported models use it)."""
+    return TIME_UNIT
+
+
+def time_unit_note() -> str:
+    """One sentence saying which unit the numbers are in, and why."""
+    if current_graph_source().startswith("upload:"):
+        return (
+            "Times are in the file's own unit; the paper's graph format uses milliseconds, so this app labels them ms."
+        )
+    return "Times are in milliseconds (ms), the unit of the paper's graph files and of imported models."
+
+
+def format_time(value: float | None, digits: int = 6) -> str:
+    """A time with its unit, e.g. ``12.5 ms`` ("—" for None)."""
+    if value is None:
+        return "—"
+    return f"{value:.{digits}g} {TIME_UNIT}"
+
+
+def method_name(method: str) -> str:
+    """The display name of a method id: its registry title (``METHODS``); the id itself when unknown.
+
+    One description per method: menus, tables and the CLI's ``--help`` all read the registry.
+    """
+    spec = METHODS.get(method)
+    return spec.title if spec is not None else method
+
+
+def describe_devices(devices: placement.Devices) -> str:
+    """One line such as ``6 x accelerator (16.01 GiB, speed 1) + 1 CPU core; bandwidth x1``."""
+    from placement.viz import format_bytes
+
+    kinds = [
+        f"{k.count} x {k.name} ({format_bytes(k.memory)}, speed {k.speed:g}"
+        + (f", bandwidth x{k.bandwidth:g}" if k.bandwidth != 1 else "")
+        + ")"
+        for k in devices.accelerators
+    ]
+    text = " + ".join(kinds) if kinds else "no accelerators"
+    text += f" + {devices.cpus} CPU core{'s' if devices.cpus != 1 else ''}"
+    text += f"; bandwidth x{devices.bandwidth:g}"
+    if devices.overlap:
+        text += "; compute/communication overlap on"
+    if devices.cpu_bandwidth is not None:
+        text += f"; CPU cores pay transfers (CPU bandwidth x{devices.cpu_bandwidth:g})"
+    return text + f"; memory model: {current_memory_model().describe()}"
+
+
+def latency_text(problem: placement.Problem, latency: float) -> tuple[str, str]:
+    """(value, help) of a single-sample latency metric: ``n/a`` with the reason when it is not finite."""
+    if latency != float("inf"):
+        return format_time(latency), "Single-sample latency of this placement (evaluator)"
+    if problem.graph.is_training:
+        return "n/a", LATENCY_INFERENCE_ONLY
+    return "n/a", "The accelerator calls of this placement depend on each other in a cycle: no finite latency"
+
+
+def not_optimal_note(result: placement.Result) -> str:
+    """Why a "feasible" result is not proven optimal, in words true for its method."""
+    spec = METHODS.get(result.method)
+    bound = f", lower bound {result.bound:.6g}" if result.bound is not None else ""
+    gap = f": optimality gap {result.gap:.2%}{bound}" if result.gap is not None else ""
+    if result.reason:
+        return f"Not proven optimal ({result.reason}){gap}."
+    if spec is not None and not spec.exact:
+        return f"Not proven optimal: {result.method} is a heuristic (no bound)."
+    if spec is not None and spec.has_time_limit:
+        return f"Not proven optimal ({result.method} stopped at its time limit){gap}."
+    return f"Not proven optimal{gap or f' ({result.method} reports no proof)'}."
+
+
+def money(value: float | None) -> str:
+    """An amount in the current currency, e.g. ``126.6 USD`` ("—" for None)."""
+    from placement.explore.cost import format_money
+
+    return format_money(value, current_currency())
+
+
+def plan_cost_line(problem: placement.Problem, result: placement.Result) -> tuple[str, str]:
+    """``(value, help)`` of the "Cost per 1M samples" metric: price per hour of the inventory x time per sample.
+
+    Every card and CPU core held counts, idle ones included (the one cost model,
+    :mod:`placement.explore.cost`, as on Plan a purchase); "—" when no device has a price.
+    """
+    cost = plan_cost(problem, result)
+    help_text = (
+        f"Price per hour of all {cost.devices_held} devices held ({money(cost.price_per_hour)}; the plan uses "
+        f"{cost.devices_used}, idle: {cost.idle_text()}) x time per sample ({format_time(cost.time_per_sample)}) "
+        "/ 3,600,000 ms per hour, per million samples. Idle cards are paid for too; Plan a purchase counts the "
+        "same way. Set prices and the currency on the Devices page."
+    )
+    if cost.cost_per_million is None or cost.price_per_hour == 0:
+        return "—", help_text
+    return money(cost.cost_per_million), help_text
