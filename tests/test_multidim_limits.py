@@ -24,6 +24,7 @@ from placement.multidim import dp, limits
 from placement.multidim.io import read_piper
 from placement.multidim.model import DeviceKind, MultiProblem, Option, PEdge, PNode
 from placement.multidim.sweep import device_curve
+from placement.multidim.tables import StageTables
 
 ROOT = Path(__file__).resolve().parent.parent
 BERT = ROOT / "sample_graphs" / "piper" / "bert32a100.json"
@@ -131,12 +132,12 @@ def test_estimate_bounds_the_tables_actually_built():
     rng = random.Random(4)
     for _ in range(5):
         problem = _chain(n=rng.randint(2, 7), devices=rng.choice((4, 8, 16)), microbatches=rng.choice((4, 8, 12)))
-        lattice = dp._lattice(problem, 1000)
+        lattice = dp.node_lattice(problem, 1000)
         stages = dp.count_stages(lattice, 10**9)
         s_max = min(problem.microbatches, problem.total_devices)
         work = limits.estimate_work(problem, lattice.count, stages, 1, s_max)
         fronts = dp.stage_fronts(problem, lattice, 100.0, s_max)
-        tables = dp._Tables(problem, lattice, s_max, 1, fronts)
+        tables = StageTables(problem, lattice, s_max, 1, fronts)
         assert 0 < len(fronts) <= work.fronts
         assert 0 < len(tables.j) <= work.table_rows
         assert work.usable_d == len([d for d in range(1, s_max + 1) if problem.microbatches % d == 0])
@@ -205,6 +206,6 @@ def test_piper_workloads_are_within_every_cap():
     for name in ("bert32a100.json", "gnmt.json", "resnet.json"):
         problem = read_piper(ROOT / "sample_graphs" / "piper" / name)
         problem = replace(problem, kinds=(replace(problem.kinds[0], count=1024),))
-        lattice = dp._lattice(problem, dp.DEFAULT_MAX_IDEALS)
+        lattice = dp.node_lattice(problem, dp.DEFAULT_MAX_IDEALS)
         stages = dp.count_stages(lattice, dp.DEFAULT_MAX_STAGES)
         limits.check_work(limits.estimate_work(problem, lattice.count, stages, 1, 1024), dp.DEFAULT_MAX_STAGES)

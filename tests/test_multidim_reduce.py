@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from placement.errors import TooManyIdealsError
-from placement.multidim import dp
+from placement.multidim import dp, front_steps
 from placement.multidim.dp import free_nodes, plan_groups, solve_multidim, stage_choice
 from placement.multidim.evaluate import evaluate_plan
 from placement.multidim.io import read_piper
@@ -86,7 +86,7 @@ def test_free_nodes_and_shuffled_ids_equal_brute_force(seed):
 @pytest.mark.parametrize("seed", range(12))
 def test_pab_fronts_equal_brute_force(seed, monkeypatch):
     """The (P, A, B) fronts (used above ``PER_Y_HORIZON``) with their safe-row cut, forced on small cases."""
-    monkeypatch.setattr(dp, "PER_Y_HORIZON", 0)
+    monkeypatch.setattr(front_steps, "PER_Y_HORIZON", 0)
     rng = random.Random(2000 + seed)
     assert_equals_brute_force(_random_problem(rng, uniform=True))
 
@@ -189,7 +189,7 @@ def test_count_stages_matches_a_direct_count():
     rng = random.Random(5)
     for _ in range(10):
         problem = _with_free_nodes(rng, _random_problem(rng, uniform=True), 1)
-        lattice = dp._lattice(problem, 1000)
+        lattice = dp.node_lattice(problem, 1000)
         direct = sum(1 for a in lattice.masks for b in lattice.masks if a != b and a & b == a)
         assert dp.count_stages(lattice, 10**9) == direct
 
@@ -209,7 +209,7 @@ def test_safe_cut_counts_the_memory_still_to_come(pab, monkeypatch):
     """One device, one stage a -> b -> c, cap 8: a's fast option (memory 5) fits on its own, but the best
     full stage recomputes a (cheap) and keeps b fast; a cut that ignored b and c would drop it (7 vs 5.1)."""
     if pab:
-        monkeypatch.setattr(dp, "PER_Y_HORIZON", 0)
+        monkeypatch.setattr(front_steps, "PER_Y_HORIZON", 0)
 
     def node(v, slow):
         return PNode(v, f"n{v}", ((1, (Option("vanilla", 1.0, memory_b=5.0), Option("recomp", slow, memory_b=1.0))),))
@@ -239,7 +239,7 @@ def test_numpy_reference_fronts_equal_the_compiled_ones(seed, monkeypatch):
     rng = random.Random(100 + seed)
     problem = _random_problem(rng, uniform=True)
     compiled = solve_multidim(problem)
-    monkeypatch.setattr(dp, "COMPILED", False)
+    monkeypatch.setattr(front_steps, "COMPILED", False)
     reference = solve_multidim(problem)
     assert compiled.status == reference.status
     assert compiled.time_per_sample == reference.time_per_sample
