@@ -6,7 +6,7 @@ Piper workload (sample or upload), lets the user set each kind's count, memory a
 microbatches, and shows the proven-optimal plan in ms like every page: a stage table (d x t, options chosen,
 memory against the cap, compute and communication per sample), a line comparing it with the Devices page's
 one-device-per-stage answer, a labelled timeline and the curve of optimal time per sample for 8..1024 devices.
-The multidim model works in seconds; the page converts at that boundary (``ui.parallel_plan``).
+The multidim model works in ms like every page (``ui.parallel_plan`` adapts it to the figures).
 """
 
 from dataclasses import replace
@@ -93,7 +93,7 @@ def _curve(text: str, name: str, settings: tuple, microbatches: int):
         progress=lambda done, total: bar.progress(done / total, text=f"curve: {done} of {total}"),
     )
     bar.empty()
-    return pp.curve_ms(points)
+    return points
 
 
 def _devices_answer() -> tuple[float | None, int | None]:
@@ -211,12 +211,12 @@ if result.status != Status.OPTIMAL:
         st.markdown(pp.no_plan_reference(*_devices_answer()))
 else:
     m = st.columns(2) + st.columns(2)  # two rows: no number cut at 1024 px (issue 26)
-    m[0].metric("time per sample", state.format_time(pp.to_ms(evaluation.time_per_sample)))
+    m[0].metric("time per sample", state.format_time(evaluation.time_per_sample))
     m[1].metric("stages", len(result.plan.stages))
     m[2].metric("devices used", sum(n for _, n in evaluation.devices_used))
     m[3].metric("solve time", f"{result.seconds:.2f} s")
     st.success(
-        f"Proven optimal in the model{(' (' + result.bound + ')') if result.bound else ''}: "
+        f"Proven optimal in the model{(' (' + result.restriction + ')') if result.restriction else ''}: "
         f"{result.probes} decision DPs over {result.ideals} ideals; the evaluator "
         f"{'confirms' if evaluation.feasible else 'REJECTS'} the plan."
     )
@@ -231,7 +231,7 @@ else:
         st.caption("The Devices page plans the graph loaded in the app, not this Piper workload: no comparison.")
     st.subheader("Stages")
     st.dataframe(
-        viz.multidim_stage_rows(problem, result.plan, evaluation),
+        viz.multidim_stage_rows(problem, result.plan, pp.figure_view(evaluation)),
         hide_index=True,
         width="stretch",
         key="md_stage_table",
@@ -240,7 +240,9 @@ else:
             for part in ("time per sample", "compute", "communication")
         },
     )
-    st.plotly_chart(viz.multidim_timeline_figure(result.plan, evaluation), width="stretch", key="md_timeline")
+    st.plotly_chart(
+        viz.multidim_timeline_figure(result.plan, pp.figure_view(evaluation)), width="stretch", key="md_timeline"
+    )
 
 st.subheader("Time per sample vs devices")
 if st.toggle("draw the curve for 8..1024 devices", value=True, key="md_curve_on"):

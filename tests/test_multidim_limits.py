@@ -22,7 +22,7 @@ from placement.cli import main
 from placement.errors import PlacementError, TooManyIdealsError
 from placement.multidim import dp, limits
 from placement.multidim.io import read_piper
-from placement.multidim.model import DeviceKind, MultiProblem, Option, PEdge, PNode
+from placement.multidim.model import DeviceKind, MultiProblem, NodeOption, PEdge, PNode
 from placement.multidim.sweep import device_curve
 from placement.multidim.tables import StageTables
 
@@ -36,8 +36,8 @@ def _chain(n: int = 6, devices: int = 8, microbatches: int = 8, kinds=None) -> M
             v,
             f"n{v}",
             (
-                (1, (Option("vanilla", 1.0 + v, 1.0, 2.0, 1.0), Option("recomp", 1.5 + v, 1.0, 0.5, 1.5))),
-                (2, (Option("vanilla", 0.6 + v / 2, 0.5, 1.0, 0.5),)),
+                (1, (NodeOption("vanilla", 1.0 + v, 1.0, 2.0, 1.0), NodeOption("recomp", 1.5 + v, 1.0, 0.5, 1.5))),
+                (2, (NodeOption("vanilla", 0.6 + v / 2, 0.5, 1.0, 0.5),)),
             ),
         )
         for v in range(n)
@@ -145,7 +145,7 @@ def test_estimate_bounds_the_tables_actually_built():
 
 def test_skipping_the_free_node_merge_keeps_the_optimum(monkeypatch):
     """Past MAX_MERGE_WORK free nodes stay their own groups: more ideals, the same optimum."""
-    free = Option("free", 0.0)
+    free = NodeOption("free", 0.0)
     nodes = list(_chain(n=4).nodes)
     nodes.append(PNode(4, "free", ((1, (free,)), (2, (free,)))))
     edges = (*_chain(n=4).edges, PEdge(1, 4, 0.0), PEdge(4, 3, 0.0))

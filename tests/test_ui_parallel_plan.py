@@ -24,14 +24,18 @@ def _plan(count: int):
     return result.plan, evaluate_plan(problem, result.plan)
 
 
-def test_seconds_become_ms_at_the_boundary():
-    assert pp.to_ms(0.00256) == pytest.approx(2.56) and pp.to_ms(None) is None
-    assert pp.curve_ms([(8, 0.2), (16, None)]) == [(8, pytest.approx(200.0)), (16, None)]
+def test_figure_view_gives_the_figures_seconds():
+    plan, ev = _plan(64)
+    view = pp.figure_view(ev)
+    assert view.time_per_sample == pytest.approx(ev.time_per_sample / 1000)  # the model's ms; the view's s
+    assert [c.time for c in view.stages] == pytest.approx([c.time / 1000 for c in ev.stages])
+    assert [c.compute for c in view.stages] == pytest.approx([c.compute / 1000 for c in ev.stages])
+    assert [c.memory for c in view.stages] == [c.memory for c in ev.stages]  # bytes stay bytes
 
 
 def test_cross_reference_names_both_numbers_and_why():
     plan, ev = _plan(64)
-    this_ms = ev.time_per_sample * 1000
+    this_ms = ev.time_per_sample  # the model's ms
     line = pp.cross_reference(this_ms * 3, 12, plan, ev, training_added=False)
     assert line.startswith(
         f"Devices page (one device per stage, no data/tensor parallelism): {this_ms * 3:.4g} ms per sample on 12 devices; "

@@ -15,7 +15,7 @@ from .convert import inventory_kinds, options_from_graph
 from .model import (
     DeviceKind,
     MultiProblem,
-    Option,
+    NodeOption,
     PEdge,
     Plan,
     PlanEvaluation,
@@ -27,7 +27,7 @@ from .model import (
 __all__ = [
     "DeviceKind",
     "MultiProblem",
-    "Option",
+    "NodeOption",
     "PEdge",
     "PNode",
     "Plan",

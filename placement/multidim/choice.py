@@ -74,7 +74,7 @@ def stage_choice(problem: MultiProblem, nodes, t: int, d: int, y: int, kind) -> 
         c, m = [], []
         for o in opts:
             e = sum(2 * (w + o.sync_from(u)) for u, w in preds) + sum(2 * (w + o.sync_to(u)) for u, w in succs)
-            c.append((e / d + 4 * (d - 1) * o.parameters / d / N) / kind.bandwidth + o.time / (kind.speed * d))
+            c.append((e / d + 4 * (d - 1) * o.parameters / d / N) / kind.bytes_per_ms + o.time / (kind.speed * d))
             m.append(o.memory_a * y + o.memory_b)
         costs.append(np.array(c))
         mems.append(np.array(m))

@@ -11,7 +11,7 @@ into a :class:`~.model.MultiProblem` of Piper's model. The formulas, with units,
   model; classes whose forward edges form a cycle are merged (strongly connected components). Only forward
   edges order and connect the model's nodes (Piper doubles them for the gradient); a backward node with no
   forward node in its class is a node of its own without edges.
-* **Per node (t = 1, "vanilla").** ``p = (F + Bw) / 1000`` s (F, Bw: summed reference-kind latencies in ms of
+* **Per node (t = 1, "vanilla").** ``p = F + Bw`` ms (F, Bw: summed reference-kind latencies in ms of
   the forward and backward members), ``w`` = forward ``size`` (bytes of weights), memory constant
   ``b`` = all members' ``size`` (weights + gradients), memory per microbatch in flight ``a`` = the forward
   members' ``bytesWritten`` (every activation kept for the backward; roofline graphs) or else the node's
@@ -19,12 +19,12 @@ into a :class:`~.model.MultiProblem` of Piper's model. The formulas, with units,
   mixed-precision Adam for the graph's weight type, the app's training memory model).
 * **Tensor parallel (t > 1, roofline graphs only).** A node is split Megatron-style when one of its operators
   is a matrix product or an embedding (:data:`TP_OPS`): ``p_t = p / t + 2 * AR_t`` with the ring all-reduce
-  ``AR_t = 2 (t - 1) / t * X / bandwidth`` (one in the forward, one in the backward, X = the node's output
+  ``AR_t = 1000 * 2 (t - 1) / t * X / bandwidth`` ms (one in the forward, one in the backward, X = the node's output
   bytes), ``w_t = w / t``, ``b_t = b / t``, ``a_t = a / t`` (sequence parallelism splits the rest of the
   layer too). Any other node is replicated on the t devices with its full time and memory.
 * **Activation recompute (roofline graphs only).** Keep only the node's input (``a_r = I``, I = bytes of
-  its forward inputs); the forward runs again in the backward: ``p_r = p_t + F / (1000 t) + AR_t`` (the
-  replicated nodes: ``+ F / 1000``); the working memory of one recomputation goes to the constant:
+  its forward inputs); the forward runs again in the backward: ``p_r = p_t + F / t + AR_t`` (the
+  replicated nodes: ``+ F``); the working memory of one recomputation goes to the constant:
   ``b_r = b_t + (a_t - I)``. Offered only where ``I < a_t``.
 * **Paper-format graphs** (no roofline data: no ``flops`` in ``node.extra``): the only option is t = 1,
   vanilla; d comes from replication (each replica holds ``b`` and resynchronises ``w``).
@@ -43,7 +43,7 @@ from statistics import median
 from ..condense import condense
 from ..errors import InvalidDevicesError, InvalidGraphError, PlacementError
 from ..model import Graph, Node, Problem, Recompute
-from .model import DeviceKind, MultiProblem, Option, PEdge, PNode
+from .model import MS_PER_S, DeviceKind, MultiProblem, NodeOption, PEdge, PNode
 
 #: Operators that Megatron-style tensor parallelism splits (matrix products, attention, embeddings).
 TP_OPS = frozenset({"MatMul", "Gemm", "Einsum", "Attention", "MultiHeadAttention", "Embedding", "MatMulInteger"})
@@ -240,8 +240,8 @@ def options_from_graph(
     for g, vs in enumerate(groups):
         forward = [node_of[v] for v in vs if not node_of[v].is_backward]
         backward = [node_of[v] for v in vs if node_of[v].is_backward]
-        f_s = sum(n.accelerator_latency for n in forward) / 1000.0
-        b_s = sum(n.accelerator_latency for n in backward) / 1000.0
+        f_ms = sum(n.accelerator_latency for n in forward)
+        b_ms = sum(n.accelerator_latency for n in backward)
         weights = sum(n.size for n in forward)
         constant = weights + sum(n.size for n in backward) + opt_mult * weights
         x = sum(out_bytes.get(v, 0.0) for v in leaving[g])  # output bytes leaving the node
@@ -253,15 +253,15 @@ def options_from_graph(
         options = {}
         for t in use_ts:
             k = t if split else 1
-            allreduce = 2 * (t - 1) / t * x / bandwidth if split else 0.0
-            vanilla = Option(VANILLA, (f_s + b_s) / k + 2 * allreduce, weights / k, stored / k, constant / k)
+            allreduce = MS_PER_S * 2 * (t - 1) / t * x / bandwidth if split else 0.0  # ms
+            vanilla = NodeOption(VANILLA, (f_ms + b_ms) / k + 2 * allreduce, weights / k, stored / k, constant / k)
             opts = [vanilla]
             checkpoint = in_bytes[g]
             if roofline and offer_recompute and forward and checkpoint < stored / k:
                 opts.append(
-                    Option(
+                    NodeOption(
                         RECOMPUTE,
-                        vanilla.time + f_s / k + allreduce,
+                        vanilla.time + f_ms / k + allreduce,
                         weights / k,
                         checkpoint,
                         constant / k + stored / k - checkpoint,

@@ -17,9 +17,11 @@ decision DP, finds the smallest tau that is feasible. That tau is the optimal ti
 plan is read back from the tables of the last feasible probe -- a proof of optimality in the model
 (every smaller candidate was shown infeasible).
 
-Bound: with several kinds and ``count_step`` q > 1, stages on kinds other than the last may only use
-multiples of q devices (the state counts them in steps of q); the result is then optimal within that
-space and says so. With q = 1 (or one kind) nothing is bounded.
+Restriction: with several kinds and ``count_step`` q > 1, stages on kinds other than the last may only
+use multiples of q devices (the state counts them in steps of q); the result is then optimal within that
+space and says so (``MultiResult.restriction``). With q = 1 (or one kind) nothing is restricted.
+
+Units: times in ms per sample, sizes in bytes, bandwidths in bytes/s (:mod:`.model`).
 
 The work is split by topic: :mod:`.lattice` (groups and ideals), :mod:`.choice` (one stage's option
 choice, the upper bound), :mod:`.front_steps` and :mod:`.stages` (every stage's option front),
@@ -31,11 +33,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InvalidDevicesError, TooManyIdealsError
-from ..model import Status
+from ..model import Objective, Status
 from . import limits
 from .choice import Prune, stage_choice, upper_bound
 from .lattice import NodeLattice, count_stages, free_nodes, node_lattice, plan_groups
@@ -61,30 +64,69 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MultiResult:
-    """Outcome of :func:`solve_multidim`.
+    """Outcome of :func:`solve_multidim`, shaped like :class:`placement.model.Result` (times in ms).
 
     Attributes
     ----------
-    status : str
-        ``"optimal"`` (proven, within ``bound`` when it is not empty) or ``"infeasible"``.
+    status : Status
+        :attr:`Status.OPTIMAL` (proven, within ``restriction`` when it is not empty) or
+        :attr:`Status.INFEASIBLE` (proven: no plan fits the devices and their memory).
     plan : Plan or None
     time_per_sample : float
-        The optimum (inf when infeasible), as the solver computes it (the evaluator agrees).
-    bound : str
-        Empty, or the restriction the optimum holds within (device-count steps).
-    ideals, probes, candidates : int
-        Lattice size, decision DPs run, distinct stage times searched.
+        The optimum, ms per sample (inf when infeasible), as the solver computes it (the evaluator agrees).
     seconds : float
+        Wall time of the solve in seconds (as ``Result.seconds``).
+    bound : float or None
+        A proven lower bound on the time per sample (ms) in the searched space: the optimum itself, since
+        every smaller candidate time was shown infeasible (None when infeasible), as ``Result.bound``.
+    restriction : str
+        Empty, or the restriction the optimum holds within (device-count steps, ``count_step``).
+    reason : str or None
+        Why there is no plan (infeasible), as ``Result.reason``.
+    ideals, probes, candidates : int
+        Lattice size, decision DPs run, distinct stage times searched (also in :attr:`stats`).
     """
 
-    status: str
+    status: Status
     plan: Plan | None
     time_per_sample: float
-    bound: str
-    ideals: int
-    probes: int
-    candidates: int
     seconds: float
+    bound: float | None = None
+    restriction: str = ""
+    reason: str | None = None
+    ideals: int = 0
+    probes: int = 0
+    candidates: int = 0
+
+    #: The method name and objective, as in :class:`placement.model.Result`.
+    method: ClassVar[str] = "multidim"
+    objective_kind: ClassVar[Objective] = Objective.THROUGHPUT
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", Status(self.status))
+
+    @property
+    def objective(self) -> float | None:
+        """The time per sample (ms) when there is a plan, else None (as ``Result.objective``)."""
+        return self.time_per_sample if self.plan is not None else None
+
+    @property
+    def gap(self) -> float | None:
+        """0.0 when optimal (proven), None otherwise (as ``Result.gap``)."""
+        return 0.0 if self.status is Status.OPTIMAL else None
+
+    @property
+    def ok(self) -> bool:
+        """True when a plan is available."""
+        return self.plan is not None and self.status is Status.OPTIMAL
+
+    @property
+    def stats(self) -> tuple[tuple[str, Any], ...]:
+        """``(("ideals", n), ("probes", n), ("candidates", n))`` (as ``Result.stats``)."""
+        return (("ideals", self.ideals), ("probes", self.probes), ("candidates", self.candidates))
+
+    def stat(self, key: str, default: Any = None) -> Any:
+        return dict(self.stats).get(key, default)
 
 
 #: Default cap on the lattice size (after the free-node merge). The planner's work and memory follow
@@ -96,6 +138,12 @@ DEFAULT_MAX_IDEALS = 20_000
 #: tables are capped by :mod:`.limits` before they are allocated.
 DEFAULT_MAX_STAGES = 100_000
 
+#: ``MultiResult.reason`` when there are no devices (or no microbatches) to plan on.
+NO_DEVICES = "no devices to plan on (min(microbatches, devices) is 0)"
+
+#: ``MultiResult.reason`` when no plan fits (proven: every candidate stage time was infeasible).
+NO_PLAN = "no plan fits the devices and their memory"
+
 
 def solve_multidim(
     problem: MultiProblem,
@@ -105,14 +153,14 @@ def solve_multidim(
     front_cache: dict | None = None,
     front_horizon: int | None = None,
 ) -> MultiResult:
-    """Optimal plan (minimum time per sample) of ``problem`` in Piper's model.
+    """Optimal plan (minimum time per sample, ms) of ``problem`` in Piper's model.
 
     Parameters
     ----------
     problem : MultiProblem
     count_step : int
         With several device kinds: stages on kinds other than the last use multiples of this many
-        devices (the bound is reported in ``MultiResult.bound``). 1 = unbounded.
+        devices (reported in ``MultiResult.restriction``). 1 = unrestricted.
     max_ideals : int
         Cap on the lattice size (:class:`~placement.errors.TooManyIdealsError` beyond).
     max_stages : int
@@ -130,24 +178,17 @@ def solve_multidim(
         raise InvalidDevicesError(f"count_step must be a positive integer (got {count_step!r})")
     s_max = limits.check_sum_degrees(problem)  # every table spans 0..s_max: capped before anything else
     lattice, horizon = _checked_lattice(problem, count_step, max_ideals, max_stages, front_horizon, s_max)
-    bound = ""
+    restriction = ""
     if len(problem.kinds) > 1 and count_step > 1:
-        bound = (
+        restriction = (
             f"optimal among plans whose stages on kinds "
             f"{', '.join(k.name for k in problem.kinds[:-1])} use multiples of {count_step} devices"
         )
-    if s_max == 0 or not problem.nodes:
-        status = Status.OPTIMAL if not problem.nodes else Status.INFEASIBLE
-        return MultiResult(
-            status,
-            Plan(()) if not problem.nodes else None,
-            0.0 if not problem.nodes else np.inf,
-            bound,
-            lattice.count,
-            0,
-            0,
-            time.perf_counter() - start,
-        )
+    done: dict[str, Any] = {"restriction": restriction, "ideals": lattice.count}
+    if not problem.nodes:
+        return MultiResult(Status.OPTIMAL, Plan(()), 0.0, time.perf_counter() - start, bound=0.0, **done)
+    if s_max == 0:
+        return MultiResult(Status.INFEASIBLE, None, np.inf, time.perf_counter() - start, reason=NO_DEVICES, **done)
     upper = upper_bound(problem, s_max) if len(problem.kinds) == 1 else np.inf  # a one-stage plan, one kind
     stages = _fronts(problem, lattice, horizon, s_max, upper, front_cache)
     tables = StageTables(problem, lattice, s_max, count_step, stages, upper)
@@ -159,17 +200,16 @@ def solve_multidim(
         return decide(tables, lattice, problem, s_max, count_step, tau)
 
     best, probes = _search(tables.candidates, decide_at)
-    candidates = len(tables.candidates)
+    done.update(probes=probes, candidates=len(tables.candidates))
     if best is None:
-        return MultiResult(
-            Status.INFEASIBLE, None, float("inf"), bound, lattice.count, probes, candidates, time.perf_counter() - start
-        )
+        return MultiResult(Status.INFEASIBLE, None, np.inf, time.perf_counter() - start, reason=NO_PLAN, **done)
     tau, h, yc = best
     if single:
         plan = read_front_plan(problem, lattice, tables, h)
     else:
         plan = read_plan(problem, lattice, tables, h, yc, s_max, count_step)
-    return MultiResult(Status.OPTIMAL, plan, tau, bound, lattice.count, probes, candidates, time.perf_counter() - start)
+    # every candidate below tau was shown infeasible: tau is also the proven lower bound
+    return MultiResult(Status.OPTIMAL, plan, tau, time.perf_counter() - start, bound=tau, **done)
 
 
 def _checked_lattice(

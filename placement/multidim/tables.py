@@ -200,7 +200,7 @@ class _Blocks:
                 rows[:, :, 4], rows[:, :, 5], rows[:, :, 6] = dk[None, :], ymax[None, :], block_of[sel, None]
                 self.metas.append(rows.reshape(-1, 7))
                 d = dk.astype(np.float64)[None, :]
-                self.bases.append(((E_[q, None] / d + 4 * (d - 1) * W_[q, None] / d / N) / kind.bandwidth).ravel())
+                self.bases.append(((E_[q, None] / d + 4 * (d - 1) * W_[q, None] / d / N) / kind.bytes_per_ms).ravel())
                 self.scales.append(np.broadcast_to(1.0 / (kind.speed * d), (len(sel), len(dk))).ravel())
 
     def add_general(self, general: list, problem: MultiProblem, layout: dict) -> None:
@@ -211,7 +211,7 @@ class _Blocks:
                 if len(dk) == 0:
                     continue
                 tables = fronts.best_time_table(
-                    by_p, dk, ymax, kind.memory, kind.bandwidth, kind.speed, problem.microbatches
+                    by_p, dk, ymax, kind.memory, kind.bytes_per_ms, kind.speed, problem.microbatches
                 )
                 for d, ym, tab in zip(dk, ymax, tables):
                     if not np.isfinite(tab[0]):
