@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from placement.errors import TooManyIdealsError
+from placement.exact import ideals
 from placement.multidim import dp, front_steps
 from placement.multidim.dp import free_nodes, plan_groups, solve_multidim, stage_choice
 from placement.multidim.evaluate import evaluate_plan
@@ -165,12 +166,18 @@ def test_free_node_reduction_keeps_costly_nodes_apart():
 
 
 def test_too_many_ideals_is_refused_with_one_line():
-    """Twenty independent costly nodes: 2^20 ideals, refused at once (no free node to merge)."""
+    """Twenty independent costly nodes: 2^20 ideals, refused at once (no free node to merge): by the stage
+    cap (every ideal is a stage from the empty one), or by the ideal cap when that is the lower one."""
     nodes = tuple(PNode(v, f"n{v}", ((1, (NodeOption("o", 1.0),)),)) for v in range(20))
     problem = MultiProblem(nodes, (), (DeviceKind("x", 4, 100.0, 10.0),), 4)
     with pytest.raises(TooManyIdealsError) as info:
         solve_multidim(problem)
-    assert "\n" not in str(info.value) and f"{dp.DEFAULT_MAX_IDEALS:,}" in str(info.value)
+    text = str(info.value)
+    assert "\n" not in text and f"more than {dp.DEFAULT_MAX_STAGES:,} stages" in text
+    with pytest.raises(TooManyIdealsError) as info:
+        solve_multidim(problem, max_ideals=5_000)
+    assert "\n" not in str(info.value) and "5,000" in str(info.value) and "stages" not in str(info.value)
+    assert dp.DEFAULT_MAX_IDEALS == ideals.DEFAULT_MAX_IDEALS  # one ideal cap in the package
 
 
 def test_too_many_stages_is_refused_with_one_line():

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import InvalidDevicesError, TooManyIdealsError
+from ..exact import ideals
 from ..model import Objective, Status
 from . import limits
 from .choice import Prune, stage_choice, upper_bound
@@ -129,9 +130,11 @@ class MultiResult:
         return dict(self.stats).get(key, default)
 
 
-#: Default cap on the lattice size (after the free-node merge). The planner's work and memory follow
-#: the number of stages (pairs of nested ideals), which :data:`DEFAULT_MAX_STAGES` caps.
-DEFAULT_MAX_IDEALS = 20_000
+#: Default cap on the lattice size (after the free-node merge): the package's one ideal cap,
+#: :data:`placement.exact.ideals.DEFAULT_MAX_IDEALS`. The planner's work and memory follow the number of
+#: stages (pairs of nested ideals), which :data:`DEFAULT_MAX_STAGES` caps; every non-empty ideal i gives
+#: the stage (empty, i), so the lattice is enumerated only up to ``max_stages + 1`` ideals.
+DEFAULT_MAX_IDEALS = ideals.DEFAULT_MAX_IDEALS
 
 #: Default cap on the number of stages (pairs j < i of nested ideals), and on stages x tensor degrees:
 #: each gets option fronts and table rows (28,729 on resnet.json take a few CPU seconds). The other
@@ -216,9 +219,16 @@ def _checked_lattice(
     problem: MultiProblem, count_step: int, max_ideals: int, max_stages: int, front_horizon: int | None, s_max: int
 ) -> tuple[NodeLattice, int]:
     """The lattice and the fronts' horizon, once every table's estimated size is within its cap."""
+    limit = min(max_ideals, max_stages + 1)  # more ideals than this: more than max_stages stages
     try:
-        lattice = node_lattice(problem, max_ideals)
+        lattice = node_lattice(problem, limit)
     except TooManyIdealsError as exc:
+        if limit < max_ideals:
+            raise limits.TooMuchWorkError(
+                f"multidim planner: more than {limit:,} ideals give more than {max_stages:,} stages (pairs of "
+                f"nested ideals), each needing option fronts and table rows (max_stages={max_stages:,}); merge "
+                f"nodes into layers (fewer parallel branches give fewer ideals) or raise max_stages"
+            ) from None
         raise TooManyIdealsError(
             f"multidim planner: {exc} (it builds a table per pair of nested ideals; max_ideals={max_ideals})"
         ) from None
