@@ -247,8 +247,20 @@ def test_numpy_reference_fronts_equal_the_compiled_ones(seed, monkeypatch):
     """The per-y front steps of multidim.kernel (numba) and their numpy reference give the same optimum."""
     rng = random.Random(100 + seed)
     problem = _random_problem(rng, uniform=True)
+    monkeypatch.setattr(front_steps, "COMPILED", True)
     compiled = solve_multidim(problem)
     monkeypatch.setattr(front_steps, "COMPILED", False)
     reference = solve_multidim(problem)
     assert compiled.status == reference.status
     assert compiled.time_per_sample == reference.time_per_sample
+
+
+def test_compiled_steps_are_chosen_by_size(monkeypatch):
+    """With ``COMPILED = None`` small solves use the numpy steps (no numba import), large ones the kernel."""
+    monkeypatch.setattr(front_steps, "COMPILED", None)
+    assert not front_steps.use_compiled(43, 8)  # BERT-32 at 8 devices
+    assert front_steps.use_compiled(242, 8)  # resnet.json at 8 devices: 29,161 pairs x 8
+    monkeypatch.setattr(front_steps, "COMPILED", False)
+    assert not front_steps.use_compiled(10**4, 10**4)
+    monkeypatch.setattr(front_steps, "COMPILED", True)
+    assert front_steps.use_compiled(1, 1)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernel
-
 
 def extend_pab(points: np.ndarray, options: np.ndarray, cap: float, horizon: int, safe: float = -1.0) -> np.ndarray:
     """Uniform-case front step over columns (P, A, B): all sums, drop what cannot fit, drop dominated rows.
@@ -100,23 +98,42 @@ def memory_horizon(slope: float, constant: float, cap: float, horizon: int) -> i
     return int(min(horizon, room // slope + 1))
 
 
-#: Use the compiled per-y front steps of :mod:`.kernel` (False: the numpy reference versions above).
-COMPILED = True
+#: Use the compiled per-y front steps of :mod:`.kernel` (True), the numpy reference versions above
+#: (False), or choose per solve by its size (None, :func:`use_compiled`).
+COMPILED: bool | None = None
+
+#: With ``COMPILED = None``, solves whose lattice has at most this many (pairs of ideals x largest y) use
+#: the numpy steps: importing numba and loading the cached kernel costs about 0.4 CPU s and 100 MB, more
+#: than the kernel saves on small solves (BERT-32 at 8 to 128 devices; measured, see the README).
+COMPILE_MIN_WORK = 120_000
 
 
-def step_per_y(front: tuple, options: np.ndarray, ys: np.ndarray, cap: float, safe: np.ndarray) -> tuple:
+def use_compiled(ideals: int, horizon: int) -> bool:
+    """Whether a solve over ``ideals`` ideals with fronts up to y = ``horizon`` uses the compiled steps."""
+    if COMPILED is not None:
+        return COMPILED
+    return ideals * (ideals - 1) // 2 * horizon > COMPILE_MIN_WORK
+
+
+def step_per_y(
+    front: tuple, options: np.ndarray, ys: np.ndarray, cap: float, safe: np.ndarray, compiled: bool = True
+) -> tuple:
     """One node added to a per-y front (P, A, B, rows used per y): compiled, or the numpy reference."""
     P, A, B, count = front
-    if COMPILED:
+    if compiled:
+        from . import kernel  # noqa: PLC0415 - numba is imported only by solves that use it
+
         return kernel.extend_per_y(P, A, B, count, options, ys, float(cap), safe)
     P2, A2, B2 = extend_per_y((P, A, B), options, ys, cap, safe)
     return P2, A2, B2, np.isfinite(P2).sum(axis=1)
 
 
-def rows_per_y(front: tuple, ys: np.ndarray, caps: np.ndarray) -> np.ndarray:
+def rows_per_y(front: tuple, ys: np.ndarray, caps: np.ndarray, compiled: bool = True) -> np.ndarray:
     """Distinct least-P rows fitting each (y, cap), sorted by P (see :func:`best_rows`)."""
-    if not COMPILED:
+    if not compiled:
         return best_rows(front[:3], ys, list(caps))
+    from . import kernel  # noqa: PLC0415
+
     out = kernel.best_rows(*front, ys, caps)  # type: ignore[call-arg]
     if len(caps) == 1:
         return out  # one block: by P already, copies dropped

@@ -105,6 +105,7 @@ class _Context:
         # each stage has its own horizon (memory, and the bound's d_min): per-y fronts at any horizon
         # (PER_Y_HORIZON = 0 forces the (P, A, B) fronts, as the tests do)
         self.per_y = steps.PER_Y_HORIZON > 0
+        self.compiled = steps.use_compiled(lattice.count, horizon)  # numba kernel, or the numpy steps
         # the memory of every kind (the tables ask for no other cap)
         self.caps_arr = np.array(sorted(set(caps) | {cap}), dtype=np.float64)
         self.ys = np.arange(1, horizon + 1, dtype=np.float64)
@@ -223,8 +224,8 @@ def _grow(ctx: _Context, front_of: dict, t: int, j: int, i: int, i0: int, g: int
     ys = ctx.ys
     for v in nodes_g:
         rest_y = rest_y - ctx.heavy_y[t][v][:top]
-        pts = steps.step_per_y(pts, ctx.rows_of[t][v], ys[:top], cap, margin - rest_y)
+        pts = steps.step_per_y(pts, ctx.rows_of[t][v], ys[:top], cap, margin - rest_y, ctx.compiled)
         if pts[0].shape[1] == 0:
             return None  # nothing fits at any y: no larger stage from j fits either
     front_of[i] = pts
-    return steps.rows_per_y(pts, ys[: len(pts[0])], ctx.caps_arr)
+    return steps.rows_per_y(pts, ys[: len(pts[0])], ctx.caps_arr, ctx.compiled)
