@@ -182,7 +182,7 @@ class _Blocks:
         E_ = np.array([st[4] for st in uniform])
         W_ = np.array([st[5] for st in uniform])
         for k, kind in enumerate(problem.kinds):
-            live, pv, py = _steps(P_, A_, B_, kind.memory, s_max)
+            live, pv, py = _steps_by_chunk(P_, A_, B_, kind.memory, s_max)
             if len(live) == 0:
                 continue
             block_of = self.count + np.arange(len(live))
@@ -225,6 +225,28 @@ class _Blocks:
                     self.count += 1
                     self.bases.append(np.zeros(1))
                     self.scales.append(np.ones(1))
+
+
+#: Stages per chunk of :func:`_steps_by_chunk`: its temporaries (about ten arrays of chunk x front width)
+#: stay small while the result is the same as in one piece.
+STEP_CHUNK = 2048
+
+
+def _steps_by_chunk(P_, A_, B_, memory: float, s_max: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_steps` over chunks of :data:`STEP_CHUNK` stages (rows are independent), concatenated."""
+    if len(P_) <= STEP_CHUNK:
+        return _steps(P_, A_, B_, memory, s_max)
+    lives, pvs, pys = [], [], []
+    for start in range(0, len(P_), STEP_CHUNK):
+        part = slice(start, start + STEP_CHUNK)
+        live, pv, py = _steps(P_[part], A_[part], B_[part], memory, s_max)
+        if len(live):
+            lives.append(live + start)
+            pvs.append(pv)
+            pys.append(py)
+    if not lives:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0)), np.zeros((0, 0), dtype=np.int64)
+    return np.concatenate(lives), np.concatenate(pvs), np.concatenate(pys)
 
 
 def _steps(P_, A_, B_, memory: float, s_max: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
