@@ -43,6 +43,10 @@ from .solve import solve
 
 #: Public name -> (module, attribute), imported by :func:`__getattr__` on first use.
 _LAZY: dict[str, tuple[str, str]] = {
+    "MultiProblem": (".multidim.model", "MultiProblem"),
+    "MultiResult": (".multidim.dp", "MultiResult"),
+    "read_piper": (".multidim.io", "read_piper"),
+    "solve_multidim": (".multidim.dp", "solve_multidim"),
     "DeviceLoad": (".evaluate", "DeviceLoad"),
     "Evaluation": (".evaluate", "Evaluation"),
     "is_contiguous": (".evaluate", "is_contiguous"),
@@ -131,6 +135,10 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
+    "MultiProblem",
+    "MultiResult",
+    "read_piper",
+    "solve_multidim",
     "AcceleratorKind",
     "CPU_KIND",
     "CompareRow",
@@ -292,6 +300,9 @@ if TYPE_CHECKING:
     from .modelling.roofline import PRESETS as DEVICE_PRESETS
     from .modelling.roofline import CostModel, DeviceSpec
     from .modelling.training import training_graph
+    from .multidim.dp import MultiResult, solve_multidim
+    from .multidim.io import read_piper
+    from .multidim.model import MultiProblem
     from .perf import (
         ACCELERATORS,
         MODELS,
