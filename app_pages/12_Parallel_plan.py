@@ -107,12 +107,12 @@ def _no_plan(problem, result, devices: int, source: str) -> None:
 
 def _plan(problem, result, evaluation, source: str) -> None:
     m = st.columns(2) + st.columns(2)  # two rows: no number cut at 1024 px (issue 26)
-    m[0].metric("time per sample", state.format_time(pp.to_ms(evaluation.time_per_sample)))
+    m[0].metric("time per sample", state.format_time(evaluation.time_per_sample))
     m[1].metric("stages", len(result.plan.stages))
     m[2].metric("devices used", sum(n for _, n in evaluation.devices_used))
     m[3].metric("solve time", f"{result.seconds:.2f} s")
     st.success(
-        f"Proven optimal in the model{(' (' + result.bound + ')') if result.bound else ''}: "
+        f"Proven optimal in the model{(' (' + result.restriction + ')') if result.restriction else ''}: "
         f"{result.probes} decision DPs over {result.ideals} ideals; the evaluator "
         f"{'confirms' if evaluation.feasible else 'REJECTS'} the plan."
     )

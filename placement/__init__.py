@@ -5,6 +5,10 @@ Public API: the data model (:mod:`placement.model`), reading/writing files
 (:mod:`placement.evaluate`) and one entry point for every method (:func:`solve`).
 This package never imports Streamlit.
 
+Names are imported on first use (:pep:`562`): ``import placement`` loads only the errors, so that a
+command (``python -m placement solve --method multidim``) imports what it needs and no more (numba,
+networkx, pandas, plotly... come with the modules that use them).
+
 Examples
 --------
 The exact DP on a paper workload, checked by the independent evaluator:
@@ -18,56 +22,127 @@ The exact DP on a paper workload, checked by the independent evaluator:
 True
 """
 
+from typing import TYPE_CHECKING
+
 from .errors import (
     InvalidDevicesError,
     InvalidGraphError,
+    InvalidLayoutError,
+    InvalidModelSpecError,
     InvalidScenarioError,
     InvalidSplitError,
     PlacementError,
     SolverError,
     TooManyIdealsError,
 )
-from .evaluate import DeviceLoad, Evaluation, evaluate, is_contiguous, latency
-from .exact.dp import count_pairs, solve_dp
-from .exact.ideals import contract, count_ideals, enumerate_ideals
-from .explore.compare import CompareRow, rows_to_frame
-from .io import (
-    MAX_FILE_BYTES,
-    graph_to_dict,
-    load_placement,
-    load_problem,
-    parse_placement,
-    parse_problem,
-    placement_to_dict,
-    problem_to_json,
-)
-from .model import (
-    CPU_KIND,
-    AcceleratorKind,
-    Devices,
-    DeviceSlot,
-    Edge,
-    EventKind,
-    Graph,
-    Node,
-    Objective,
-    Placement,
-    Problem,
-    Recompute,
-    Result,
-    ScheduleKind,
-    Stage,
-    Status,
-    make_result,
-)
-from .modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
-from .modelling.onnx import coarsen, coarsen_by_prefix, import_onnx
-from .modelling.roofline import PRESETS as DEVICE_PRESETS
-from .modelling.roofline import CostModel, DeviceSpec
-from .modelling.training import training_graph
-from .solve import METHODS, MemoryModel, MethodSpec, Option, available_methods, method_spec, solve
+
+# Functions named like their module are imported now: importing ``placement.solve`` (the module) sets the
+# package's attribute ``solve`` to it, which would hide a lazily imported function of the same name.
+from .evaluate import evaluate
+from .solve import solve
+
+#: Public name -> (module, attribute), imported by :func:`__getattr__` on first use.
+_LAZY: dict[str, tuple[str, str]] = {
+    "MultiProblem": (".multidim.model", "MultiProblem"),
+    "MultiResult": (".multidim.dp", "MultiResult"),
+    "read_piper": (".multidim.io", "read_piper"),
+    "solve_multidim": (".multidim.dp", "solve_multidim"),
+    "DeviceLoad": (".evaluate", "DeviceLoad"),
+    "Evaluation": (".evaluate", "Evaluation"),
+    "is_contiguous": (".evaluate", "is_contiguous"),
+    "latency": (".evaluate", "latency"),
+    "count_pairs": (".exact.dp", "count_pairs"),
+    "solve_dp": (".exact.dp", "solve_dp"),
+    "contract": (".exact.ideals", "contract"),
+    "count_ideals": (".exact.ideals", "count_ideals"),
+    "enumerate_ideals": (".exact.ideals", "enumerate_ideals"),
+    "solve_memory_aware": (".exact.memory_aware", "solve_memory_aware"),
+    "CompareRow": (".explore.compare", "CompareRow"),
+    "rows_to_frame": (".explore.compare", "rows_to_frame"),
+    "Sensitivity": (".explore.sweep", "Sensitivity"),
+    "SweepPoint": (".explore.sweep", "SweepPoint"),
+    "executor_for": (".explore.sweep", "executor_for"),
+    "pareto_front": (".explore.sweep", "pareto_front"),
+    "sensitivity": (".explore.sweep", "sensitivity"),
+    "sweep": (".explore.sweep", "sweep"),
+    "MAX_FILE_BYTES": (".io", "MAX_FILE_BYTES"),
+    "graph_to_dict": (".io", "graph_to_dict"),
+    "load_placement": (".io", "load_placement"),
+    "load_problem": (".io", "load_problem"),
+    "parse_placement": (".io", "parse_placement"),
+    "parse_problem": (".io", "parse_problem"),
+    "placement_to_dict": (".io", "placement_to_dict"),
+    "problem_to_json": (".io", "problem_to_json"),
+    "AcceleratorKind": (".model", "AcceleratorKind"),
+    "CPU_KIND": (".model", "CPU_KIND"),
+    "DeviceSlot": (".model", "DeviceSlot"),
+    "Devices": (".model", "Devices"),
+    "Edge": (".model", "Edge"),
+    "EventKind": (".model", "EventKind"),
+    "Graph": (".model", "Graph"),
+    "Node": (".model", "Node"),
+    "Objective": (".model", "Objective"),
+    "Placement": (".model", "Placement"),
+    "Problem": (".model", "Problem"),
+    "Recompute": (".model", "Recompute"),
+    "Result": (".model", "Result"),
+    "ScheduleKind": (".model", "ScheduleKind"),
+    "Stage": (".model", "Stage"),
+    "Status": (".model", "Status"),
+    "make_result": (".model", "make_result"),
+    "CnnConfig": (".modelling.builders", "CnnConfig"),
+    "TransformerConfig": (".modelling.builders", "TransformerConfig"),
+    "build_cnn": (".modelling.builders", "build_cnn"),
+    "build_transformer": (".modelling.builders", "build_transformer"),
+    "coarsen": (".modelling.onnx", "coarsen"),
+    "coarsen_by_prefix": (".modelling.onnx", "coarsen_by_prefix"),
+    "import_onnx": (".modelling.onnx", "import_onnx"),
+    "CostModel": (".modelling.roofline", "CostModel"),
+    "DEVICE_PRESETS": (".modelling.roofline", "PRESETS"),
+    "DeviceSpec": (".modelling.roofline", "DeviceSpec"),
+    "training_graph": (".modelling.training", "training_graph"),
+    "ACCELERATORS": (".perf", "ACCELERATORS"),
+    "Accelerator": (".perf", "Accelerator"),
+    "Cluster": (".perf", "Cluster"),
+    "GpuMemoryBreakdown": (".perf", "MemoryBreakdown"),
+    "Layout": (".perf", "Layout"),
+    "MODELS": (".perf", "MODELS"),
+    "PerfParams": (".perf", "PerfParams"),
+    "Prediction": (".perf", "Prediction"),
+    "RecomputeGranularity": (".perf", "Recompute"),
+    "TransformerSpec": (".perf", "TransformerSpec"),
+    "check_layout": (".perf", "check_layout"),
+    "megatron_args": (".perf", "megatron_args"),
+    "parse_megatron_args": (".perf", "parse_megatron_args"),
+    "predict": (".perf", "predict"),
+    "MemoryBreakdown": (".pipeline.memory", "MemoryBreakdown"),
+    "MemoryProfile": (".pipeline.memory", "MemoryProfile"),
+    "default_optimizer_multiplier": (".pipeline.memory", "default_optimizer_multiplier"),
+    "memory_breakdown": (".pipeline.memory", "memory_breakdown"),
+    "memory_profile": (".pipeline.memory", "memory_profile"),
+    "peak_table": (".pipeline.memory", "peak_table"),
+    "Event": (".pipeline.schedule", "Event"),
+    "SCHEDULES": (".pipeline.schedule", "SCHEDULES"),
+    "SCHEDULE_SPECS": (".pipeline.registry", "SCHEDULE_SPECS"),
+    "ScheduleSpec": (".pipeline.registry", "ScheduleSpec"),
+    "schedule_spec": (".pipeline.registry", "schedule_spec"),
+    "Schedule": (".pipeline.schedule", "Schedule"),
+    "simulate": (".pipeline.schedule", "simulate"),
+    "chrome_trace": (".pipeline.trace", "chrome_trace"),
+    "chrome_trace_json": (".pipeline.trace", "chrome_trace_json"),
+    "METHODS": (".solve", "METHODS"),
+    "MemoryModel": (".solve", "MemoryModel"),
+    "MethodSpec": (".solve", "MethodSpec"),
+    "Option": (".solve", "Option"),
+    "available_methods": (".solve", "available_methods"),
+    "method_spec": (".solve", "method_spec"),
+}
 
 __all__ = [
+    "MultiProblem",
+    "MultiResult",
+    "read_piper",
+    "solve_multidim",
     "AcceleratorKind",
     "CPU_KIND",
     "CompareRow",
@@ -108,12 +183,17 @@ __all__ = [
     "problem_to_json",
     "solve",
     "solve_dp",
-]
-__all__ += ["MemoryModel", "MethodSpec", "Objective", "Option", "ScheduleKind", "Status", "make_result", "method_spec"]
-
-__all__ += ["InvalidScenarioError"]
-__all__ += ["Recompute", "EventKind"]
-__all__ += [
+    "MemoryModel",
+    "MethodSpec",
+    "Objective",
+    "Option",
+    "ScheduleKind",
+    "Status",
+    "make_result",
+    "method_spec",
+    "InvalidScenarioError",
+    "Recompute",
+    "EventKind",
     "CnnConfig",
     "CostModel",
     "DEVICE_PRESETS",
@@ -125,23 +205,6 @@ __all__ += [
     "coarsen_by_prefix",
     "import_onnx",
     "training_graph",
-]
-
-# Pipeline schedules, memory over time, memory-aware planning, trace export.
-from .exact.memory_aware import solve_memory_aware
-from .pipeline.memory import (
-    MemoryBreakdown,
-    MemoryProfile,
-    default_optimizer_multiplier,
-    memory_breakdown,
-    memory_profile,
-    peak_table,
-)
-from .pipeline.registry import SCHEDULE_SPECS, ScheduleSpec, schedule_spec
-from .pipeline.schedule import SCHEDULES, Event, Schedule, simulate
-from .pipeline.trace import chrome_trace, chrome_trace_json
-
-__all__ += [
     "Event",
     "MemoryBreakdown",
     "MemoryProfile",
@@ -158,40 +221,12 @@ __all__ += [
     "peak_table",
     "simulate",
     "solve_memory_aware",
-]
-
-# Sweeps, Pareto frontiers and sensitivity of the optimal plan.
-from .explore.sweep import Sensitivity, SweepPoint, executor_for, pareto_front, sensitivity, sweep
-
-__all__ += ["Sensitivity", "SweepPoint", "executor_for", "pareto_front", "sensitivity", "sweep"]
-
-# Transformer training performance and memory model (Megatron-LM layouts).
-from .errors import InvalidLayoutError, InvalidModelSpecError
-
-# The perf model's own MemoryBreakdown (one GPU of a layout) and Recompute (Megatron's granularity) are
-# exported under these names: placement.MemoryBreakdown and placement.Recompute are the graph pipeline's.
-from .perf import (
-    ACCELERATORS,
-    MODELS,
-    Accelerator,
-    Cluster,
-    Layout,
-    PerfParams,
-    Prediction,
-    TransformerSpec,
-    check_layout,
-    megatron_args,
-    parse_megatron_args,
-    predict,
-)
-from .perf import (
-    MemoryBreakdown as GpuMemoryBreakdown,
-)
-from .perf import (
-    Recompute as RecomputeGranularity,
-)
-
-__all__ += [
+    "Sensitivity",
+    "SweepPoint",
+    "executor_for",
+    "pareto_front",
+    "sensitivity",
+    "sweep",
     "ACCELERATORS",
     "Accelerator",
     "Cluster",
@@ -209,3 +244,103 @@ __all__ += [
     "parse_megatron_args",
     "predict",
 ]
+
+
+def __getattr__(name: str):
+    """Import a public name (or a subpackage, ``placement.exact``) on first use and keep it here."""
+    import importlib  # noqa: PLC0415
+
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module, __name__), attr)
+    else:
+        try:
+            value = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:
+    from .evaluate import DeviceLoad, Evaluation, evaluate, is_contiguous, latency
+    from .exact.dp import count_pairs, solve_dp
+    from .exact.ideals import contract, count_ideals, enumerate_ideals
+    from .exact.memory_aware import solve_memory_aware
+    from .explore.compare import CompareRow, rows_to_frame
+    from .explore.sweep import Sensitivity, SweepPoint, executor_for, pareto_front, sensitivity, sweep
+    from .io import (
+        MAX_FILE_BYTES,
+        graph_to_dict,
+        load_placement,
+        load_problem,
+        parse_placement,
+        parse_problem,
+        placement_to_dict,
+        problem_to_json,
+    )
+    from .model import (
+        CPU_KIND,
+        AcceleratorKind,
+        Devices,
+        DeviceSlot,
+        Edge,
+        EventKind,
+        Graph,
+        Node,
+        Objective,
+        Placement,
+        Problem,
+        Recompute,
+        Result,
+        ScheduleKind,
+        Stage,
+        Status,
+        make_result,
+    )
+    from .modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
+    from .modelling.onnx import coarsen, coarsen_by_prefix, import_onnx
+    from .modelling.roofline import PRESETS as DEVICE_PRESETS
+    from .modelling.roofline import CostModel, DeviceSpec
+    from .modelling.training import training_graph
+    from .multidim.dp import MultiResult, solve_multidim
+    from .multidim.io import read_piper
+    from .multidim.model import MultiProblem
+    from .perf import (
+        ACCELERATORS,
+        MODELS,
+        Accelerator,
+        Cluster,
+        Layout,
+        PerfParams,
+        Prediction,
+        TransformerSpec,
+        check_layout,
+        megatron_args,
+        parse_megatron_args,
+        predict,
+    )
+    from .perf import (
+        MemoryBreakdown as GpuMemoryBreakdown,
+    )
+    from .perf import (
+        Recompute as RecomputeGranularity,
+    )
+    from .pipeline.memory import (
+        MemoryBreakdown,
+        MemoryProfile,
+        default_optimizer_multiplier,
+        memory_breakdown,
+        memory_profile,
+        peak_table,
+    )
+    from .pipeline.registry import SCHEDULE_SPECS, ScheduleSpec, schedule_spec
+    from .pipeline.schedule import SCHEDULES, Event, Schedule, simulate
+    from .pipeline.trace import chrome_trace, chrome_trace_json
+    from .solve import METHODS, MemoryModel, MethodSpec, Option, available_methods, method_spec, solve

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", default=",".join(CASES))
     args = parser.parse_args(argv)
     print(
-        "| case | graph | devices | memory GiB | N | nodes | status | TPS (s) | evaluated | plan: [nodes] d x t (rN: N recomputed) | convert s | solve s | CPU s |"
+        "| case | graph | devices | memory GiB | N | nodes | status | TPS (ms) | evaluated (ms) | plan: [nodes] d x t (rN: N recomputed) | convert s | solve s | CPU s |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.cases.split(","):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from placement.errors import InvalidGraphError
+from placement.model import Status
 from placement.multidim.dp import solve_multidim
 from placement.multidim.evaluate import evaluate_plan
 from placement.multidim.io import (
@@ -22,7 +23,7 @@ from placement.multidim.io import (
 from placement.multidim.model import (
     DeviceKind,
     MultiProblem,
-    Option,
+    NodeOption,
     PEdge,
     Plan,
     PlanStage,
@@ -32,10 +33,11 @@ from placement.multidim.model import (
 PIPER = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper"
 
 
-def _chain_problem(count=4, memory=100.0, bandwidth=10.0, N=4):
-    o0 = Option("vanilla", 2.0, parameters=5.0, memory_a=3.0, memory_b=1.0, sync_bw=((1, 0.5),))
-    o0r = Option("recomp", 3.0, parameters=5.0, memory_a=1.0, memory_b=2.0, sync_bw=((1, 0.5),))
-    o1 = Option("vanilla", 4.0, parameters=10.0, memory_a=2.0, memory_b=4.0, sync_fw=((0, 1.0),))
+def _chain_problem(count=4, memory=100.0, bandwidth=10_000.0, N=4):
+    # times in ms, bandwidth in bytes/s: 10,000 bytes/s is 10 bytes per ms
+    o0 = NodeOption("vanilla", 2.0, parameters=5.0, memory_a=3.0, memory_b=1.0, sync_bw=((1, 0.5),))
+    o0r = NodeOption("recomp", 3.0, parameters=5.0, memory_a=1.0, memory_b=2.0, sync_bw=((1, 0.5),))
+    o1 = NodeOption("vanilla", 4.0, parameters=10.0, memory_a=2.0, memory_b=4.0, sync_fw=((0, 1.0),))
     nodes = (PNode(0, "a", ((1, (o0, o0r)),)), PNode(1, "b", ((1, (o1,)),)))
     return MultiProblem(nodes, (PEdge(0, 1, 6.0),), (DeviceKind("dev", count, memory, bandwidth),), N)
 
@@ -46,11 +48,11 @@ def test_evaluator_matches_hand_computed_stages():
     ev = evaluate_plan(p, plan)
     assert ev.feasible, ev.violations
     last, first = ev.stages[1], ev.stages[0]
-    # last stage: s = 1, d = 1 -> y = 1; memory 2*1 + 4 = 6; E = 2*(6 + 1) = 14; R = 0; C = 4
+    # last stage: s = 1, d = 1 -> y = 1; memory 2*1 + 4 = 6; E = 2*(6 + 1) = 14; R = 0; C = 4 (ms)
     assert (last.y, last.memory, last.edge_bytes, last.resync_bytes) == (1, 6.0, 14.0, 0.0)
     assert last.time == pytest.approx(14 / 10 + 4.0)
     # first stage: s = 1 + 2 = 3, d = 2 -> y = 2; memory 1*2 + 2 = 4; E = 2*(6 + 0.5) = 13
-    # R = 4 * (2-1) * 5 / 2 / 4 = 2.5; time = (13/2 + 2.5)/10 + 3/2 = 0.9 + 1.5
+    # R = 4 * (2-1) * 5 / 2 / 4 = 2.5; time = (13/2 + 2.5)/10 + 3/2 = 0.9 + 1.5 ms
     assert (first.y, first.memory, first.edge_bytes) == (2, 4.0, 13.0)
     assert first.resync_bytes == pytest.approx(2.5)
     assert first.time == pytest.approx(2.4)
@@ -92,7 +94,7 @@ def _random_problem(rng: random.Random, uniform: bool) -> MultiProblem:
                     w = float(rng.randint(0, 8))
                     fw = tuple((u, float(rng.randint(0, 3))) for u in preds[v])
                 opts.append(
-                    Option(
+                    NodeOption(
                         f"o{j}",
                         float(rng.randint(1, 9)) / t,
                         w,
@@ -208,8 +210,9 @@ def test_count_step_bound_is_reported():
     problem = _random_problem(rng, uniform=True)
     problem = replace(problem, kinds=(DeviceKind("a", 4, 50.0, 4.0), DeviceKind("b", 4, 50.0, 4.0)))
     result = solve_multidim(problem, count_step=2)
-    assert "multiples of 2" in result.bound
-    assert solve_multidim(problem).bound == ""
+    assert "multiples of 2" in result.restriction
+    assert result.bound == result.time_per_sample and result.gap == 0.0 and result.status is Status.OPTIMAL
+    assert solve_multidim(problem).restriction == ""
 
 
 def test_read_piper_files_and_round_trip():
@@ -253,6 +256,6 @@ def test_bert_own_settings_and_512_devices():
     ev = evaluate_plan(big, result.plan)
     assert result.status == "optimal" and ev.feasible, ev.violations
     assert ev.time_per_sample == pytest.approx(result.time_per_sample, rel=1e-9)
-    # Piper's published plan: "about 0.00256 s" (three digits); the proven optimum may not exceed it
-    assert ev.time_per_sample < 0.002565
+    # Piper's published plan: "about 0.00256 s" (three digits); the proven optimum (ms) may not exceed it
+    assert ev.time_per_sample < 2.565
     assert sum(s.d * s.t for s in result.plan.stages) <= 512

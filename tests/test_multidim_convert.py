@@ -47,7 +47,7 @@ def _mlp() -> Graph:
 
 
 def test_mlp_options_hand_computed():
-    # bandwidth 1000 B/s; backward = 2 x forward, so p = 3 x forward (s); gradients = weights.
+    # bandwidth 1000 B/s; backward = 2 x forward, so p = 3 x forward (ms); gradients = weights.
     # No optimizer state here (the hand computation below predates issue 26's mixed-precision Adam default).
     mp = options_from_graph(
         _mlp(), devices=4, memory=1e6, bandwidth=1000.0, microbatches=4, degrees=(1, 2), optimizer_multiplier=0.0
@@ -56,21 +56,21 @@ def test_mlp_options_hand_computed():
     assert [(e.source, e.target, e.cost) for e in mp.edges] == [(0, 1, 80.0), (1, 2, 80.0)]
     assert mp.kinds[0].count == 4 and mp.kinds[0].bandwidth == 1000.0 and mp.microbatches == 4
     fc1 = _options(mp, 0)
-    # t = 1: p = 0.002 + 0.004 = 0.006 s, w = 400, a = bytesWritten 80, b = 400 + 400 (gradient)
-    assert fc1[1]["vanilla"] == pytest.approx((0.006, 400, 80, 800))
-    # fc1 has no input: its checkpoint is 0 bytes; p + forward 0.002, b + 80 (one recomputation's activations)
-    assert fc1[1]["activation recomp"] == pytest.approx((0.008, 400, 0, 880))
-    # t = 2: all-reduce of the 80-byte output: 2 (2-1)/2 * 80 / 1000 = 0.08 s, twice (forward, backward)
-    assert fc1[2]["vanilla"] == pytest.approx((0.003 + 0.16, 200, 40, 400))
-    assert fc1[2]["activation recomp"] == pytest.approx((0.163 + 0.001 + 0.08, 200, 0, 440))
+    # t = 1: p = 2 + 4 = 6 ms, w = 400, a = bytesWritten 80, b = 400 + 400 (gradient)
+    assert fc1[1]["vanilla"] == pytest.approx((6.0, 400, 80, 800))
+    # fc1 has no input: its checkpoint is 0 bytes; p + forward 2 ms, b + 80 (one recomputation's activations)
+    assert fc1[1]["activation recomp"] == pytest.approx((8.0, 400, 0, 880))
+    # t = 2: all-reduce of the 80-byte output: 2 (2-1)/2 * 80 / 1000 = 0.08 s = 80 ms, twice (forward, backward)
+    assert fc1[2]["vanilla"] == pytest.approx((3.0 + 160.0, 200, 40, 400))
+    assert fc1[2]["activation recomp"] == pytest.approx((163.0 + 1.0 + 80.0, 200, 0, 440))
     relu = _options(mp, 1)
     # not split: replicated with full time and memory at t = 2; its checkpoint (80 B input) saves nothing
-    assert relu[1] == relu[2] == {"vanilla": pytest.approx((0.003, 0, 80, 0))}
+    assert relu[1] == relu[2] == {"vanilla": pytest.approx((3.0, 0, 80, 0))}
     fc2 = _options(mp, 2)
     # fc2 is a sink: no output leaves it, so no all-reduce; its checkpoint is its 80-byte input (> 40 / 2)
-    assert fc2[1]["vanilla"] == pytest.approx((0.012, 400, 40, 800))
+    assert fc2[1]["vanilla"] == pytest.approx((12.0, 400, 40, 800))
     assert "activation recomp" not in fc2[1] and "activation recomp" not in fc2[2]
-    assert fc2[2]["vanilla"] == pytest.approx((0.006, 200, 20, 400))
+    assert fc2[2]["vanilla"] == pytest.approx((6.0, 200, 20, 400))
 
 
 @pytest.mark.parametrize(
@@ -95,8 +95,8 @@ def test_paper_graph_has_one_option_per_node():
     assert (mp.kinds[0].count, mp.kinds[0].memory, mp.kinds[0].bandwidth) == (2, 64e6, pytest.approx(2e10))
     assert [n.name for n in mp.nodes] == ["embed/fwd", "layer1/fwd", "layer2/fwd", "head/fwd"]
     assert [(e.source, e.target, e.cost) for e in mp.edges] == [(0, 1, 4e6), (1, 2, 4e6), (2, 3, 4e6)]
-    # forward + backward latency (ms -> s), weights = forward size, a = output bytes, b = all sizes
-    expected = [(0.003, 3e7, 4e6, 3e7), (0.009, 2e7, 4e6, 2e7), (0.009, 2e7, 4e6, 2e7), (0.0045, 1e7, 0, 1e7)]
+    # forward + backward latency (ms), weights = forward size, a = output bytes, b = all sizes
+    expected = [(3.0, 3e7, 4e6, 3e7), (9.0, 2e7, 4e6, 2e7), (9.0, 2e7, 4e6, 2e7), (4.5, 1e7, 0, 1e7)]
     for v, values in enumerate(expected):
         assert _options(mp, v) == {1: {"vanilla": pytest.approx(values)}}
     # The default adds the app's optimizer state: fp32 weights (no dtype in the file) -> Adam's 2 x w.
@@ -115,7 +115,7 @@ def test_paper_plan_hand_computed():
     ev = evaluate_plan(mp, result.plan)
     assert result.status == "optimal" and ev.feasible
     assert [s.nodes for s in result.plan.stages] == [(0,), (1, 2, 3)]
-    assert result.time_per_sample == pytest.approx(0.0229)
+    assert result.time_per_sample == pytest.approx(22.9)
     assert ev.time_per_sample == pytest.approx(result.time_per_sample)
 
 
@@ -128,11 +128,13 @@ def test_builder_transformer_and_cnn():
     bandwidth = mp.kinds[0].bandwidth
     assert bandwidth == pytest.approx(300e9)  # the A100 link the builder priced edges with
     out = 2 * 16 * 64  # bsh fp16 bytes leave the layer
-    p1 = 3 * layer.accelerator_latency / 1000
+    p1 = 3 * layer.accelerator_latency  # ms
     layer_opts = _options(mp, 1)
     # b = weights + fp16 gradients + mixed-precision Adam (fp32 master + two moments = 6 x the fp16 weights)
     assert layer_opts[1]["vanilla"] == pytest.approx((p1, layer.size, layer.extra["bytesWritten"], 8 * layer.size))
-    assert layer_opts[4]["vanilla"][0] == pytest.approx(p1 / 4 + 2 * 2 * 3 / 4 * out / bandwidth)
+    assert layer_opts[4]["vanilla"][0] == pytest.approx(
+        p1 / 4 + 1000 * 2 * 2 * 3 / 4 * out / bandwidth
+    )  # all-reduce in ms
     assert layer_opts[4]["activation recomp"][2] == out  # keeps its input (the embedding output) only
     # a CNN has no matrix product in its blocks but its classifier: blocks are replicated at t > 1
     cnn = options_from_graph(build_cnn(CnnConfig(blocks=(1,), width=8, image=32)), microbatches=4)
@@ -195,7 +197,7 @@ def test_color_classes_fold_and_cycles_merge():
     graph = Graph(nodes, (Edge(0, 1, 1.0), Edge(1, 2, 1.0)))
     mp = options_from_graph(graph, devices=2, bandwidth=1000.0, microbatches=2)
     assert len(mp.nodes) == 1 and mp.nodes[0].name == "a + b + c" and mp.edges == ()
-    assert mp.nodes[0].options_for(1)[0].time == pytest.approx(3 * 6 / 1000)
+    assert mp.nodes[0].options_for(1)[0].time == pytest.approx(3 * 6)  # ms
 
 
 def test_public_export_and_bad_arguments():

@@ -22,8 +22,9 @@ from placement.cli import main
 from placement.errors import PlacementError, TooManyIdealsError
 from placement.multidim import dp, limits
 from placement.multidim.io import read_piper
-from placement.multidim.model import DeviceKind, MultiProblem, Option, PEdge, PNode
+from placement.multidim.model import DeviceKind, MultiProblem, NodeOption, PEdge, PNode
 from placement.multidim.sweep import device_curve
+from placement.multidim.tables import StageTables
 
 ROOT = Path(__file__).resolve().parent.parent
 BERT = ROOT / "sample_graphs" / "piper" / "bert32a100.json"
@@ -35,8 +36,8 @@ def _chain(n: int = 6, devices: int = 8, microbatches: int = 8, kinds=None) -> M
             v,
             f"n{v}",
             (
-                (1, (Option("vanilla", 1.0 + v, 1.0, 2.0, 1.0), Option("recomp", 1.5 + v, 1.0, 0.5, 1.5))),
-                (2, (Option("vanilla", 0.6 + v / 2, 0.5, 1.0, 0.5),)),
+                (1, (NodeOption("vanilla", 1.0 + v, 1.0, 2.0, 1.0), NodeOption("recomp", 1.5 + v, 1.0, 0.5, 1.5))),
+                (2, (NodeOption("vanilla", 0.6 + v / 2, 0.5, 1.0, 0.5),)),
             ),
         )
         for v in range(n)
@@ -131,12 +132,12 @@ def test_estimate_bounds_the_tables_actually_built():
     rng = random.Random(4)
     for _ in range(5):
         problem = _chain(n=rng.randint(2, 7), devices=rng.choice((4, 8, 16)), microbatches=rng.choice((4, 8, 12)))
-        lattice = dp._lattice(problem, 1000)
+        lattice = dp.node_lattice(problem, 1000)
         stages = dp.count_stages(lattice, 10**9)
         s_max = min(problem.microbatches, problem.total_devices)
         work = limits.estimate_work(problem, lattice.count, stages, 1, s_max)
         fronts = dp.stage_fronts(problem, lattice, 100.0, s_max)
-        tables = dp._Tables(problem, lattice, s_max, 1, fronts)
+        tables = StageTables(problem, lattice, s_max, 1, fronts)
         assert 0 < len(fronts) <= work.fronts
         assert 0 < len(tables.j) <= work.table_rows
         assert work.usable_d == len([d for d in range(1, s_max + 1) if problem.microbatches % d == 0])
@@ -144,7 +145,7 @@ def test_estimate_bounds_the_tables_actually_built():
 
 def test_skipping_the_free_node_merge_keeps_the_optimum(monkeypatch):
     """Past MAX_MERGE_WORK free nodes stay their own groups: more ideals, the same optimum."""
-    free = Option("free", 0.0)
+    free = NodeOption("free", 0.0)
     nodes = list(_chain(n=4).nodes)
     nodes.append(PNode(4, "free", ((1, (free,)), (2, (free,)))))
     edges = (*_chain(n=4).edges, PEdge(1, 4, 0.0), PEdge(4, 3, 0.0))
@@ -205,6 +206,6 @@ def test_piper_workloads_are_within_every_cap():
     for name in ("bert32a100.json", "gnmt.json", "resnet.json"):
         problem = read_piper(ROOT / "sample_graphs" / "piper" / name)
         problem = replace(problem, kinds=(replace(problem.kinds[0], count=1024),))
-        lattice = dp._lattice(problem, dp.DEFAULT_MAX_IDEALS)
+        lattice = dp.node_lattice(problem, dp.DEFAULT_MAX_IDEALS)
         stages = dp.count_stages(lattice, dp.DEFAULT_MAX_STAGES)
         limits.check_work(limits.estimate_work(problem, lattice.count, stages, 1, 1024), dp.DEFAULT_MAX_STAGES)

@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from placement.errors import TooManyIdealsError
-from placement.multidim import dp
+from placement.exact import ideals
+from placement.multidim import dp, front_steps
 from placement.multidim.dp import free_nodes, plan_groups, solve_multidim, stage_choice
 from placement.multidim.evaluate import evaluate_plan
 from placement.multidim.io import read_piper
-from placement.multidim.model import DeviceKind, MultiProblem, Option, PEdge, Plan, PlanStage, PNode
+from placement.multidim.model import DeviceKind, MultiProblem, NodeOption, PEdge, Plan, PlanStage, PNode
 from tests.test_multidim import _random_problem, assert_equals_brute_force
 
 PIPER = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper"
@@ -29,8 +30,8 @@ PIPER = Path(__file__).resolve().parent.parent / "sample_graphs" / "piper"
 def _relabel(problem: MultiProblem, perm: list[int]) -> MultiProblem:
     """The same problem with node v renamed perm[v] (sync bytes follow their nodes)."""
 
-    def opt(o: Option) -> Option:
-        return Option(
+    def opt(o: NodeOption) -> NodeOption:
+        return NodeOption(
             o.name,
             o.time,
             o.parameters,
@@ -57,7 +58,7 @@ def _with_free_nodes(rng: random.Random, problem: MultiProblem, count: int) -> M
     order = list(range(len(nodes)))  # a topological order (the random problems' edges go up in id)
     for _ in range(count):
         v = len(nodes)
-        nodes.append(PNode(v, f"free{v}", tuple((t, (Option("free", 0.0),)) for t in degrees)))
+        nodes.append(PNode(v, f"free{v}", tuple((t, (NodeOption("free", 0.0),)) for t in degrees)))
         at = rng.randint(0, len(order))
         # predecessors before v in the order and successors after it keep the graph acyclic
         for u in rng.sample(order[:at], k=min(at, rng.randint(0, 2))):
@@ -86,7 +87,7 @@ def test_free_nodes_and_shuffled_ids_equal_brute_force(seed):
 @pytest.mark.parametrize("seed", range(12))
 def test_pab_fronts_equal_brute_force(seed, monkeypatch):
     """The (P, A, B) fronts (used above ``PER_Y_HORIZON``) with their safe-row cut, forced on small cases."""
-    monkeypatch.setattr(dp, "PER_Y_HORIZON", 0)
+    monkeypatch.setattr(front_steps, "PER_Y_HORIZON", 0)
     rng = random.Random(2000 + seed)
     assert_equals_brute_force(_random_problem(rng, uniform=True))
 
@@ -97,8 +98,8 @@ def _tight(rng: random.Random) -> MultiProblem:
     nodes = []
     for v in range(n):
         opts = (
-            Option("vanilla", float(rng.randint(2, 6)), float(rng.randint(0, 4)), float(rng.randint(2, 5)), 0.0),
-            Option("recomp", float(rng.randint(6, 9)), float(rng.randint(0, 4)), 1.0, float(rng.randint(1, 4))),
+            NodeOption("vanilla", float(rng.randint(2, 6)), float(rng.randint(0, 4)), float(rng.randint(2, 5)), 0.0),
+            NodeOption("recomp", float(rng.randint(6, 9)), float(rng.randint(0, 4)), 1.0, float(rng.randint(1, 4))),
         )
         nodes.append(PNode(v, f"n{v}", ((1, opts),)))
     edges = tuple(PEdge(v, v + 1, float(rng.randint(0, 4))) for v in range(n - 1))
@@ -137,7 +138,7 @@ def test_reversed_ids_are_not_refused():
     """A chain numbered backwards has 15 ideals; the old lattice read its ids as a topological order
     and refused it (a bogus antichain of 13 nodes, 2^13 > 5,000)."""
     n = 14
-    nodes = tuple(PNode(v, f"n{v}", ((1, (Option("o", 1.0 + v, memory_a=1.0),)),)) for v in range(n))
+    nodes = tuple(PNode(v, f"n{v}", ((1, (NodeOption("o", 1.0 + v, memory_a=1.0),)),)) for v in range(n))
     edges = tuple(PEdge(v + 1, v, 1.0) for v in range(n - 1))
     problem = MultiProblem(nodes, edges, (DeviceKind("x", 4, 100.0, 10.0),), 4)
     result = solve_multidim(problem)
@@ -148,14 +149,14 @@ def test_reversed_ids_are_not_refused():
 
 def test_free_node_reduction_keeps_costly_nodes_apart():
     """Only free nodes are merged; a zero-time node with memory or a costly edge stays its own group."""
-    o_free = Option("free", 0.0)
-    o_mem = Option("mem", 0.0, memory_b=1.0)
+    o_free = NodeOption("free", 0.0)
+    o_mem = NodeOption("mem", 0.0, memory_b=1.0)
     nodes = (
-        PNode(0, "a", ((1, (Option("a", 1.0),)),)),
+        PNode(0, "a", ((1, (NodeOption("a", 1.0),)),)),
         PNode(1, "free", ((1, (o_free,)),)),
         PNode(2, "mem", ((1, (o_mem,)),)),
         PNode(3, "edge", ((1, (o_free,)),)),
-        PNode(4, "b", ((1, (Option("b", 1.0),)),)),
+        PNode(4, "b", ((1, (NodeOption("b", 1.0),)),)),
     )
     edges = (PEdge(0, 1, 0.0), PEdge(1, 4, 0.0), PEdge(0, 2, 0.0), PEdge(2, 4, 0.0), PEdge(0, 3, 2.0), PEdge(3, 4, 0.0))
     problem = MultiProblem(nodes, edges, (DeviceKind("x", 4, 100.0, 10.0),), 4)
@@ -165,18 +166,24 @@ def test_free_node_reduction_keeps_costly_nodes_apart():
 
 
 def test_too_many_ideals_is_refused_with_one_line():
-    """Twenty independent costly nodes: 2^20 ideals, refused at once (no free node to merge)."""
-    nodes = tuple(PNode(v, f"n{v}", ((1, (Option("o", 1.0),)),)) for v in range(20))
+    """Twenty independent costly nodes: 2^20 ideals, refused at once (no free node to merge): by the stage
+    cap (every ideal is a stage from the empty one), or by the ideal cap when that is the lower one."""
+    nodes = tuple(PNode(v, f"n{v}", ((1, (NodeOption("o", 1.0),)),)) for v in range(20))
     problem = MultiProblem(nodes, (), (DeviceKind("x", 4, 100.0, 10.0),), 4)
     with pytest.raises(TooManyIdealsError) as info:
         solve_multidim(problem)
-    assert "\n" not in str(info.value) and f"{dp.DEFAULT_MAX_IDEALS:,}" in str(info.value)
+    text = str(info.value)
+    assert "\n" not in text and f"more than {dp.DEFAULT_MAX_STAGES:,} stages" in text
+    with pytest.raises(TooManyIdealsError) as info:
+        solve_multidim(problem, max_ideals=5_000)
+    assert "\n" not in str(info.value) and "5,000" in str(info.value) and "stages" not in str(info.value)
+    assert dp.DEFAULT_MAX_IDEALS == ideals.DEFAULT_MAX_IDEALS  # one ideal cap in the package
 
 
 def test_too_many_stages_is_refused_with_one_line():
     """Fourteen independent costly nodes: 16,384 ideals (under the ideal cap) but 3^14 - 2^14 nested
     pairs, over the stage cap."""
-    nodes = tuple(PNode(v, f"n{v}", ((1, (Option("o", 1.0),)),)) for v in range(14))
+    nodes = tuple(PNode(v, f"n{v}", ((1, (NodeOption("o", 1.0),)),)) for v in range(14))
     problem = MultiProblem(nodes, (), (DeviceKind("x", 4, 100.0, 10.0),), 4)
     assert 2**14 < dp.DEFAULT_MAX_IDEALS and 3**14 - 2**14 > dp.DEFAULT_MAX_STAGES
     with pytest.raises(TooManyIdealsError) as info:
@@ -189,7 +196,7 @@ def test_count_stages_matches_a_direct_count():
     rng = random.Random(5)
     for _ in range(10):
         problem = _with_free_nodes(rng, _random_problem(rng, uniform=True), 1)
-        lattice = dp._lattice(problem, 1000)
+        lattice = dp.node_lattice(problem, 1000)
         direct = sum(1 for a in lattice.masks for b in lattice.masks if a != b and a & b == a)
         assert dp.count_stages(lattice, 10**9) == direct
 
@@ -209,10 +216,12 @@ def test_safe_cut_counts_the_memory_still_to_come(pab, monkeypatch):
     """One device, one stage a -> b -> c, cap 8: a's fast option (memory 5) fits on its own, but the best
     full stage recomputes a (cheap) and keeps b fast; a cut that ignored b and c would drop it (7 vs 5.1)."""
     if pab:
-        monkeypatch.setattr(dp, "PER_Y_HORIZON", 0)
+        monkeypatch.setattr(front_steps, "PER_Y_HORIZON", 0)
 
     def node(v, slow):
-        return PNode(v, f"n{v}", ((1, (Option("vanilla", 1.0, memory_b=5.0), Option("recomp", slow, memory_b=1.0))),))
+        return PNode(
+            v, f"n{v}", ((1, (NodeOption("vanilla", 1.0, memory_b=5.0), NodeOption("recomp", slow, memory_b=1.0))),)
+        )
 
     problem = MultiProblem(
         (node(0, 1.1), node(1, 3.0), node(2, 3.0)),
@@ -227,7 +236,7 @@ def test_safe_cut_counts_the_memory_still_to_come(pab, monkeypatch):
 
 def test_only_free_nodes():
     """Isolated free nodes end up in one group; the plan is one stage."""
-    nodes = tuple(PNode(v, f"n{v}", ((1, (Option("free", 0.0),)),)) for v in range(3))
+    nodes = tuple(PNode(v, f"n{v}", ((1, (NodeOption("free", 0.0),)),)) for v in range(3))
     problem = MultiProblem(nodes, (), (DeviceKind("x", 2, 1.0, 1.0),), 2)
     assert [len(m) for m in plan_groups(problem).members] == [3]
     assert_equals_brute_force(problem)
@@ -238,8 +247,20 @@ def test_numpy_reference_fronts_equal_the_compiled_ones(seed, monkeypatch):
     """The per-y front steps of multidim.kernel (numba) and their numpy reference give the same optimum."""
     rng = random.Random(100 + seed)
     problem = _random_problem(rng, uniform=True)
+    monkeypatch.setattr(front_steps, "COMPILED", True)
     compiled = solve_multidim(problem)
-    monkeypatch.setattr(dp, "COMPILED", False)
+    monkeypatch.setattr(front_steps, "COMPILED", False)
     reference = solve_multidim(problem)
     assert compiled.status == reference.status
     assert compiled.time_per_sample == reference.time_per_sample
+
+
+def test_compiled_steps_are_chosen_by_size(monkeypatch):
+    """With ``COMPILED = None`` small solves use the numpy steps (no numba import), large ones the kernel."""
+    monkeypatch.setattr(front_steps, "COMPILED", None)
+    assert not front_steps.use_compiled(43, 8)  # BERT-32 at 8 devices
+    assert front_steps.use_compiled(242, 8)  # resnet.json at 8 devices: 29,161 pairs x 8
+    monkeypatch.setattr(front_steps, "COMPILED", False)
+    assert not front_steps.use_compiled(10**4, 10**4)
+    monkeypatch.setattr(front_steps, "COMPILED", True)
+    assert front_steps.use_compiled(1, 1)

@@ -1,4 +1,4 @@
-"""Plain tests of ui/parallel_plan.py (the Parallel plan page's units and its cross-reference line)."""
+"""Plain tests of ui/parallel_plan.py (the cross-reference line) and the units of the Parallel plan figures."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from placement import viz
 from placement.multidim.dp import solve_multidim
 from placement.multidim.evaluate import evaluate_plan
 from placement.multidim.io import read_piper
@@ -24,14 +25,22 @@ def _plan(count: int):
     return result.plan, evaluate_plan(problem, result.plan)
 
 
-def test_seconds_become_ms_at_the_boundary():
-    assert pp.to_ms(0.00256) == pytest.approx(2.56) and pp.to_ms(None) is None
-    assert pp.curve_ms([(8, 0.2), (16, None)]) == [(8, pytest.approx(200.0)), (16, None)]
+def test_figures_show_the_models_ms():
+    plan, ev = _plan(64)
+    problem = read_piper(BERT)
+    rows = viz.multidim_stage_rows(problem, plan, ev)
+    assert [r["time per sample (ms)"] for r in rows] == pytest.approx([c.time for c in ev.stages])  # ms, not x 1000
+    assert [r["compute (ms)"] + r["communication (ms)"] for r in rows] == pytest.approx([c.time for c in ev.stages])
+    figure = viz.multidim_timeline_figure(plan, ev, microbatches=2)
+    ends = [b + w for trace in figure.data for b, w in zip(trace.base, trace.x)]
+    times = [c.time for c in ev.stages]
+    # Two samples through the pipeline: at least the slowest stage twice, at most every stage twice (ms, not s).
+    assert 2 * max(times) - 1e-9 <= max(ends) <= 2 * sum(times) + 1e-9
 
 
 def test_cross_reference_names_both_numbers_and_why():
     plan, ev = _plan(64)
-    this_ms = ev.time_per_sample * 1000
+    this_ms = ev.time_per_sample  # the model's ms
     line = pp.cross_reference(this_ms * 3, 12, plan, ev, training_added=False)
     assert line.startswith(
         f"Devices page (one device per stage, no data/tensor parallelism): {this_ms * 3:.4g} ms per sample on 12 devices; "

@@ -1,25 +1,14 @@
-"""Helpers of the Parallel plan page (no Streamlit): units and the cross-reference to the Devices page.
+"""Helpers of the Parallel plan page (no Streamlit): the cross-reference to the Devices page, widget keys.
 
-:mod:`placement.multidim` works in seconds (Piper's files); every page of the app shows ms, so the page
-converts here, at the boundary.
+:mod:`placement.multidim` works in ms like every page (Piper's seconds are converted when its files are
+read), and so do its figures in :mod:`placement.viz`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
-
-MS_PER_S = 1000.0
-
-
-def to_ms(seconds: float | None) -> float | None:
-    """Seconds of the multidim model as ms (None stays None)."""
-    return None if seconds is None else seconds * MS_PER_S
-
-
-def curve_ms(points: Sequence[tuple[int, float | None]]) -> list[tuple[int, float | None]]:
-    """A device curve ``(devices, seconds per sample)`` as ``(devices, ms per sample)``."""
-    return [(int(n), to_ms(v)) for n, v in points]
 
 
 def cross_reference(
@@ -40,12 +29,12 @@ def cross_reference(
     devices_used : int or None
         Devices that answer uses (its stages).
     plan, evaluation
-        This page's :class:`~placement.multidim.model.Plan` and its evaluation (seconds).
+        This page's :class:`~placement.multidim.model.Plan` and its evaluation (ms).
     training_added : bool
         True when the app's graph is forward-only and this plan times a training step (forward + backward,
         weight resync), while the Devices page times the graph as loaded.
     """
-    this_ms = evaluation.time_per_sample * MS_PER_S
+    this_ms = evaluation.time_per_sample
     used = sum(n for _, n in evaluation.devices_used)
     stages = len(plan.stages)
     shapes = ", ".join(f"{s.d} x {s.t}" for s in plan.stages[:6]) + (", ..." if stages > 6 else "")
@@ -98,7 +87,6 @@ MAX_DEVICES = 1024
 
 def configured(problem: Any, settings: Sequence[tuple[int, float, float]], microbatches: int) -> Any:
     """``problem`` with each kind's (count, memory GiB, bandwidth GiB/s) from ``settings`` and N microbatches."""
-    from dataclasses import replace
 
     from placement.multidim.model import DeviceKind
 

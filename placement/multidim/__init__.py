@@ -7,15 +7,20 @@ The model is the one of Piper (Tarnawski et al., NeurIPS 2021), described exactl
 * :mod:`.io` -- reading Piper's JSON (one-line errors);
 * :mod:`.evaluate` -- the independent evaluator (time per sample and memory of each stage);
 * :mod:`.options` -- the exact per-stage option choice under the memory cap (Pareto fronts);
-* :mod:`.dp` -- the exact planner (DP over ideals x sum of data-parallel degrees x devices);
+* :mod:`.dp` -- the exact planner's driver (:func:`solve_multidim`, :class:`MultiResult`); its parts are
+  :mod:`.lattice`, :mod:`.choice`, :mod:`.front_steps`, :mod:`.stages`, :mod:`.tables`, :mod:`.recurrence`
+  and :mod:`.readback`;
 * :mod:`.convert` -- options for the package's own graphs (paper format, builders, ONNX).
 """
 
 from .convert import inventory_kinds, options_from_graph
+from .dp import MultiResult, solve_multidim
+from .evaluate import evaluate_plan
+from .io import read_piper
 from .model import (
     DeviceKind,
     MultiProblem,
-    Option,
+    NodeOption,
     PEdge,
     Plan,
     PlanEvaluation,
@@ -27,13 +32,17 @@ from .model import (
 __all__ = [
     "DeviceKind",
     "MultiProblem",
-    "Option",
+    "MultiResult",
+    "NodeOption",
     "PEdge",
     "PNode",
     "Plan",
     "PlanEvaluation",
     "PlanStage",
     "StageCost",
+    "evaluate_plan",
     "inventory_kinds",
     "options_from_graph",
+    "read_piper",
+    "solve_multidim",
 ]

@@ -56,7 +56,7 @@ def _read(args: argparse.Namespace) -> MultiProblem:
 
 
 def plan_records(problem: MultiProblem, plan) -> list[dict]:
-    """One JSON-ready record per stage, with the evaluator's numbers."""
+    """One JSON-ready record per stage, with the evaluator's numbers (units in the keys: ms, bytes)."""
     ev = evaluate_plan(problem, plan)
     out = []
     for stage, cost in zip(plan.stages, ev.stages):
@@ -68,16 +68,16 @@ def plan_records(problem: MultiProblem, plan) -> list[dict]:
                 "kind": stage.kind,
                 "options": list(stage.options),
                 "y": cost.y,
-                "memory": cost.memory,
-                "memory_cap": cost.memory_cap,
-                "time_per_sample": cost.time,
+                "memory_bytes": cost.memory,
+                "memory_cap_bytes": cost.memory_cap,
+                "time_per_sample_ms": cost.time,
             }
         )
     return out
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    """Run the planner and print a table (or ``--json``)."""
+    """Run the planner and print a table (or ``--json``); times in ms, memory in GiB (bytes in JSON)."""
     problem = problem_from_args(args)
     result = solve_multidim(problem, count_step=getattr(args, "count_step", None) or 1)
     records = plan_records(problem, result.plan) if result.plan is not None else []
@@ -85,27 +85,30 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print(
             json.dumps(
                 {
-                    "status": result.status,
-                    "time_per_sample": result.time_per_sample if records else None,
-                    "bound": result.bound,
+                    "status": str(result.status),
+                    "method": result.method,
+                    "time_per_sample_ms": result.time_per_sample if records else None,
+                    "bound_ms": result.bound,
+                    "restriction": result.restriction,
+                    "reason": result.reason,
                     "seconds": result.seconds,
                     "stages": records,
                 }
             )
         )
         return 0
-    print(f"status: {result.status}{' (' + result.bound + ')' if result.bound else ''}")
+    restriction = f" ({result.restriction})" if result.restriction else ""
+    print(f"status: {result.status}{restriction}" + (f": {result.reason}" if result.reason else ""))
     if not records:
         return 0
-    print(f"time per sample: {result.time_per_sample:.6g} s   stages: {len(records)}   solve: {result.seconds:.2f} s")
-    print(
-        f"{'stage':>5} {'nodes':>12} {'d x t':>9} {'kind':>8} {'recompute':>9} {'memory GiB':>14} {'time/sample':>12}"
-    )
+    print(f"time per sample: {result.time_per_sample:.6g} ms   stages: {len(records)}   solve: {result.seconds:.2f} s")
+    print(f"{'stage':>5} {'nodes':>12} {'d x t':>9} {'kind':>8} {'recompute':>9} {'memory GiB':>14} {'ms/sample':>12}")
     for k, r in enumerate(records):
         nodes = f"{r['nodes'][0]}..{r['nodes'][-1]}" if len(r["nodes"]) > 1 else str(r["nodes"][0])
         recompute = sum("recomp" in o for o in r["options"])
+        memory = f"{r['memory_bytes'] / 2**30:>6.2f}/{r['memory_cap_bytes'] / 2**30:<7.2f}"
         print(
             f"{k:>5} {nodes:>12} {str(r['d']) + ' x ' + str(r['t']):>9} {r['kind']:>8} {recompute:>9} "
-            f"{r['memory'] / 2**30:>6.2f}/{r['memory_cap'] / 2**30:<7.2f} {r['time_per_sample']:>12.6g}"
+            f"{memory} {r['time_per_sample_ms']:>12.6g}"
         )
     return 0

@@ -11,7 +11,7 @@ into a :class:`~.model.MultiProblem` of Piper's model. The formulas, with units,
   model; classes whose forward edges form a cycle are merged (strongly connected components). Only forward
   edges order and connect the model's nodes (Piper doubles them for the gradient); a backward node with no
   forward node in its class is a node of its own without edges.
-* **Per node (t = 1, "vanilla").** ``p = (F + Bw) / 1000`` s (F, Bw: summed reference-kind latencies in ms of
+* **Per node (t = 1, "vanilla").** ``p = F + Bw`` ms (F, Bw: summed reference-kind latencies in ms of
   the forward and backward members), ``w`` = forward ``size`` (bytes of weights), memory constant
   ``b`` = all members' ``size`` (weights + gradients), memory per microbatch in flight ``a`` = the forward
   members' ``bytesWritten`` (every activation kept for the backward; roofline graphs) or else the node's
@@ -19,12 +19,12 @@ into a :class:`~.model.MultiProblem` of Piper's model. The formulas, with units,
   mixed-precision Adam for the graph's weight type, the app's training memory model).
 * **Tensor parallel (t > 1, roofline graphs only).** A node is split Megatron-style when one of its operators
   is a matrix product or an embedding (:data:`TP_OPS`): ``p_t = p / t + 2 * AR_t`` with the ring all-reduce
-  ``AR_t = 2 (t - 1) / t * X / bandwidth`` (one in the forward, one in the backward, X = the node's output
+  ``AR_t = 1000 * 2 (t - 1) / t * X / bandwidth`` ms (one in the forward, one in the backward, X = the node's output
   bytes), ``w_t = w / t``, ``b_t = b / t``, ``a_t = a / t`` (sequence parallelism splits the rest of the
   layer too). Any other node is replicated on the t devices with its full time and memory.
 * **Activation recompute (roofline graphs only).** Keep only the node's input (``a_r = I``, I = bytes of
-  its forward inputs); the forward runs again in the backward: ``p_r = p_t + F / (1000 t) + AR_t`` (the
-  replicated nodes: ``+ F / 1000``); the working memory of one recomputation goes to the constant:
+  its forward inputs); the forward runs again in the backward: ``p_r = p_t + F / t + AR_t`` (the
+  replicated nodes: ``+ F``); the working memory of one recomputation goes to the constant:
   ``b_r = b_t + (a_t - I)``. Offered only where ``I < a_t``.
 * **Paper-format graphs** (no roofline data: no ``flops`` in ``node.extra``): the only option is t = 1,
   vanilla; d comes from replication (each replica holds ``b`` and resynchronises ``w``).
@@ -39,11 +39,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from statistics import median
+from typing import Any
 
 from ..condense import condense
 from ..errors import InvalidDevicesError, InvalidGraphError, PlacementError
 from ..model import Graph, Node, Problem, Recompute
-from .model import DeviceKind, MultiProblem, Option, PEdge, PNode
+from .model import MS_PER_S, DeviceKind, MultiProblem, NodeOption, PEdge, PNode
 
 #: Operators that Megatron-style tensor parallelism splits (matrix products, attention, embeddings).
 TP_OPS = frozenset({"MatMul", "Gemm", "Einsum", "Attention", "MultiHeadAttention", "Embedding", "MatMulInteger"})
@@ -157,13 +158,46 @@ def options_from_graph(
         One line naming the parameter and the rule broken.
     """
     from ..modelling.training import training_graph  # noqa: PLC0415
+    from ..pipeline.memory import resolve_optimizer_multiplier  # noqa: PLC0415
 
     # Piper chooses recomputation per node; True (offer it) is that choice, not "always".
     choice = Recompute.PER_STAGE if recompute is True else Recompute.of(recompute)
     if choice is Recompute.ALWAYS:
         raise PlacementError("recompute must be 'per-stage' or 'none' here (Piper's model chooses per node)")
-    offer_recompute = choice is Recompute.PER_STAGE
+    graph, kind, devices, memory, bandwidth = _checked_devices(source, devices, memory, bandwidth)
+    if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
+        raise InvalidGraphError(f"microbatches must be a positive integer (got {microbatches!r})")
+    ts = sorted({1, *degrees})
+    for t in ts:
+        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+            raise InvalidGraphError(f"tensor-parallel degrees must be positive integers (got {t!r})")
+    if optimizer_multiplier is not None and (
+        isinstance(optimizer_multiplier, bool)
+        or not isinstance(optimizer_multiplier, (int, float))
+        or not math.isfinite(optimizer_multiplier)
+        or optimizer_multiplier < 0
+    ):
+        raise InvalidGraphError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
+    opt_mult = resolve_optimizer_multiplier(graph, optimizer_multiplier)
+    roofline = _is_roofline(graph)
+    if not graph.is_training:
+        graph = training_graph(graph, backward_factor)
+    groups = _groups(graph)
+    flow = _Flow(graph, groups, bandwidth)
+    node_of = graph.node_by_id
+    any_split = roofline and any(_ops(node_of[v]) & TP_OPS for vs in groups for v in vs)
+    use_ts = ts if any_split else [1]
+    offer = roofline and choice is Recompute.PER_STAGE
+    nodes = [
+        _node(g, [node_of[v] for v in vs], flow, use_ts, roofline, offer, opt_mult, bandwidth)
+        for g, vs in enumerate(groups)
+    ]
+    kinds = (DeviceKind(kind.name if kind is not None else "accelerator", int(devices), memory, float(bandwidth)),)
+    return MultiProblem(tuple(nodes), tuple(flow.edges), kinds, microbatches)
 
+
+def _checked_devices(source, devices, memory, bandwidth) -> tuple[Graph, Any, int, float, float]:
+    """The graph, the Problem's first accelerator kind (or None) and the checked devices, memory, bandwidth."""
     graph = source.graph if isinstance(source, Problem) else source
     if not isinstance(graph, Graph):
         raise InvalidGraphError(f"options_from_graph: expected a Graph or Problem (got {type(source).__name__})")
@@ -186,92 +220,81 @@ def options_from_graph(
         or bandwidth <= 0
     ):
         raise InvalidDevicesError(f"bandwidth must be a positive finite number of bytes/s (got {bandwidth!r})")
-    if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
-        raise InvalidGraphError(f"microbatches must be a positive integer (got {microbatches!r})")
-    ts = sorted({1, *degrees})
-    for t in ts:
-        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
-            raise InvalidGraphError(f"tensor-parallel degrees must be positive integers (got {t!r})")
+    return graph, kind, devices, memory, bandwidth
 
-    from ..pipeline.memory import resolve_optimizer_multiplier  # noqa: PLC0415
 
-    if optimizer_multiplier is not None and (
-        isinstance(optimizer_multiplier, bool)
-        or not isinstance(optimizer_multiplier, (int, float))
-        or not math.isfinite(optimizer_multiplier)
-        or optimizer_multiplier < 0
-    ):
-        raise InvalidGraphError(f"optimizer multiplier must be a finite number >= 0 (got {optimizer_multiplier!r})")
-    opt_mult = resolve_optimizer_multiplier(graph, optimizer_multiplier)
-    roofline = _is_roofline(graph)
-    if not graph.is_training:
-        graph = training_graph(graph, backward_factor)
-    node_of = graph.node_by_id
-    groups = _groups(graph)
-    group_of = {v: g for g, vs in enumerate(groups) for v in vs}
+class _Flow:
+    """The model's edges between groups and the bytes around each group (forward edges only).
 
-    def edge_bytes(cost: float, size: float | None) -> float:
-        return float(size) if size is not None else cost / 1000.0 * bandwidth
+    ``out_bytes[v]``: bytes of forward node v's output (largest of its edges); ``edges``: one
+    :class:`~.model.PEdge` per pair of groups (each source node's bytes counted once per target group);
+    ``in_bytes[g]``: bytes entering group g; ``leaving[g]``: its nodes whose output leaves it.
+    """
 
-    out_bytes: dict[int, float] = {}  # bytes of each forward node's output (largest of its edges)
-    for e in graph.edges:
-        if not node_of[e.source].is_backward:
-            out_bytes[e.source] = max(out_bytes.get(e.source, 0.0), edge_bytes(e.cost, e.size))
-    # forward edges between groups; bytes of each source node counted once per target group
-    pairs: dict[tuple[int, int], set[int]] = {}
-    for e in graph.edges:
-        if node_of[e.source].is_backward or node_of[e.target].is_backward:
-            continue
-        gu, gv = group_of[e.source], group_of[e.target]
-        if gu != gv:
-            pairs.setdefault((gu, gv), set()).add(e.source)
-    in_bytes = [0.0] * len(groups)
-    leaving: list[set[int]] = [set() for _ in groups]
-    edges = []
-    for (gu, gv), sources in sorted(pairs.items()):
-        nbytes = sum(out_bytes[u] for u in sources)
-        edges.append(PEdge(gu, gv, nbytes))
-        in_bytes[gv] += nbytes
-        leaving[gu] |= sources
+    def __init__(self, graph: Graph, groups: list[list[int]], bandwidth: float) -> None:
+        node_of = graph.node_by_id
+        group_of = {v: g for g, vs in enumerate(groups) for v in vs}
 
-    any_split = roofline and any(_ops(node_of[v]) & TP_OPS for vs in groups for v in vs)
-    use_ts = ts if any_split else [1]
-    nodes = []
-    for g, vs in enumerate(groups):
-        forward = [node_of[v] for v in vs if not node_of[v].is_backward]
-        backward = [node_of[v] for v in vs if node_of[v].is_backward]
-        f_s = sum(n.accelerator_latency for n in forward) / 1000.0
-        b_s = sum(n.accelerator_latency for n in backward) / 1000.0
-        weights = sum(n.size for n in forward)
-        constant = weights + sum(n.size for n in backward) + opt_mult * weights
-        x = sum(out_bytes.get(v, 0.0) for v in leaving[g])  # output bytes leaving the node
-        if roofline and forward and all("bytesWritten" in n.extra for n in forward):
-            stored = float(sum(n.extra["bytesWritten"] for n in forward))
-        else:
-            stored = x
-        split = roofline and any(_ops(n) & TP_OPS for n in forward)
-        options = {}
-        for t in use_ts:
-            k = t if split else 1
-            allreduce = 2 * (t - 1) / t * x / bandwidth if split else 0.0
-            vanilla = Option(VANILLA, (f_s + b_s) / k + 2 * allreduce, weights / k, stored / k, constant / k)
-            opts = [vanilla]
-            checkpoint = in_bytes[g]
-            if roofline and offer_recompute and forward and checkpoint < stored / k:
-                opts.append(
-                    Option(
-                        RECOMPUTE,
-                        vanilla.time + f_s / k + allreduce,
-                        weights / k,
-                        checkpoint,
-                        constant / k + stored / k - checkpoint,
-                    )
+        def edge_bytes(cost: float, size: float | None) -> float:
+            return float(size) if size is not None else cost / 1000.0 * bandwidth
+
+        self.out_bytes: dict[int, float] = {}
+        for e in graph.edges:
+            if not node_of[e.source].is_backward:
+                self.out_bytes[e.source] = max(self.out_bytes.get(e.source, 0.0), edge_bytes(e.cost, e.size))
+        pairs: dict[tuple[int, int], set[int]] = {}
+        for e in graph.edges:
+            if node_of[e.source].is_backward or node_of[e.target].is_backward:
+                continue
+            gu, gv = group_of[e.source], group_of[e.target]
+            if gu != gv:
+                pairs.setdefault((gu, gv), set()).add(e.source)
+        self.in_bytes = [0.0] * len(groups)
+        self.leaving: list[set[int]] = [set() for _ in groups]
+        self.edges = []
+        for (gu, gv), sources in sorted(pairs.items()):
+            nbytes = sum(self.out_bytes[u] for u in sources)
+            self.edges.append(PEdge(gu, gv, nbytes))
+            self.in_bytes[gv] += nbytes
+            self.leaving[gu] |= sources
+
+
+def _node(
+    g: int, members: list[Node], flow: _Flow, use_ts, roofline: bool, offer: bool, opt_mult: float, bandwidth: float
+) -> PNode:
+    """Model node g (its members: a color class) with its options at every degree of ``use_ts`` (times in ms)."""
+    forward = [n for n in members if not n.is_backward]
+    backward = [n for n in members if n.is_backward]
+    f_ms = sum(n.accelerator_latency for n in forward)
+    b_ms = sum(n.accelerator_latency for n in backward)
+    weights = sum(n.size for n in forward)
+    constant = weights + sum(n.size for n in backward) + opt_mult * weights
+    x = sum(flow.out_bytes.get(v, 0.0) for v in flow.leaving[g])  # output bytes leaving the node
+    if roofline and forward and all("bytesWritten" in n.extra for n in forward):
+        stored = float(sum(n.extra["bytesWritten"] for n in forward))
+    else:
+        stored = x
+    split = roofline and any(_ops(n) & TP_OPS for n in forward)
+    options = {}
+    for t in use_ts:
+        k = t if split else 1
+        allreduce = MS_PER_S * 2 * (t - 1) / t * x / bandwidth if split else 0.0  # ms
+        vanilla = NodeOption(VANILLA, (f_ms + b_ms) / k + 2 * allreduce, weights / k, stored / k, constant / k)
+        opts = [vanilla]
+        checkpoint = flow.in_bytes[g]
+        if offer and forward and checkpoint < stored / k:
+            opts.append(
+                NodeOption(
+                    RECOMPUTE,
+                    vanilla.time + f_ms / k + allreduce,
+                    weights / k,
+                    checkpoint,
+                    constant / k + stored / k - checkpoint,
                 )
-            options[t] = tuple(opts)
-        name = " + ".join(dict.fromkeys(n.label.removesuffix(" (grad)") for n in forward or backward))
-        nodes.append(PNode(g, name, tuple(options.items())))
-    kinds = (DeviceKind(kind.name if kind is not None else "accelerator", int(devices), memory, float(bandwidth)),)
-    return MultiProblem(tuple(nodes), tuple(edges), kinds, microbatches)
+            )
+        options[t] = tuple(opts)
+    name = " + ".join(dict.fromkeys(n.label.removesuffix(" (grad)") for n in forward or backward))
+    return PNode(g, name, tuple(options.items()))
 
 
 def inventory_kinds(source: Problem, bandwidth: float) -> tuple[DeviceKind, ...]:

@@ -9,7 +9,7 @@ stage and every later stage:
   outside S and ``2 * (cost(v, u) + syncBw_v[u])`` for every edge (v, u) with u outside S;
 * resync bytes ``R = sum_{v in S} 4 * (d - 1) * w_v / d / N``;
 * compute ``C = sum_{v in S} p_v / K.speed``;
-* stage time per sample ``(E / d + R) / K.bandwidth + C / d``.
+* stage time per sample ``(E / d + R) / K.bytes_per_ms + C / d`` (ms; bandwidth in bytes/s, times in ms).
 
 The plan's time per sample (TPS) is the largest stage time. Rules checked: the stages partition the
 nodes, each prefix union is down-closed (an ideal), every node of a stage has options for its t, the
@@ -91,7 +91,7 @@ def evaluate_plan(problem: MultiProblem, plan: Plan) -> PlanEvaluation:
                     edge += 2 * (cost + o.sync_to(u))
             resync += 4 * (d - 1) * o.parameters / d / N
             compute += o.time / kind.speed
-        time = (edge / d + resync) / kind.bandwidth + compute / d
+        time = (edge / d + resync) / kind.bytes_per_ms + compute / d
         costs[i] = StageCost(y, memory, kind.memory, edge, resync, compute, time)
         if memory > kind.memory:
             violations.append(f"stage {i}: memory {memory:.4g} B exceeds the cap {kind.memory:.4g} B")

@@ -7,6 +7,10 @@ Top level: ``maxDevices``, ``maxMemoryPerDevice`` (bytes), ``bandwidth`` (bytes/
 ``bandwidth``?, ``speed``?}] replaces the single kind given by the top-level fields (missing fields
 take the top-level values, speed 1).
 
+Units: Piper's ``timePerSample`` is in seconds; the model works in ms (:mod:`.model`), so reading
+multiplies by :data:`~.model.MS_PER_S` and :func:`problem_to_dict` divides. Sizes stay bytes and
+bandwidths bytes/s.
+
 Every error is one line ``<source>: <where>: <rule broken>``.
 """
 
@@ -17,7 +21,7 @@ from typing import Any
 
 from ..errors import InvalidGraphError, quote
 from ..io import get_field, parse_json, read_file_bytes, with_source
-from .model import DeviceKind, MultiProblem, Option, PEdge, PNode
+from .model import MS_PER_S, DeviceKind, MultiProblem, NodeOption, PEdge, PNode
 
 
 def read_piper(path: str | Path) -> MultiProblem:
@@ -62,59 +66,7 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
         raise InvalidGraphError("top level: mbsInBatch must be >= 1")
     raw_nodes = get_field(data, "nodes", "top level", "list")
     raw_edges = get_field(data, "edges", "top level", "list")
-    nodes = []
-    for position, where, raw in _objects(raw_nodes, "nodes"):
-        node_id = get_field(raw, "id", where, "int")
-        if node_id != position:
-            raise InvalidGraphError(f"{where}: id {node_id} must equal its position {position} (ids are 0..n-1)")
-        where = f"node {node_id}"
-        tmpcs = get_field(raw, "TMPCs", where, "object")
-        options = {}
-        for key, lst in tmpcs.items():
-            try:
-                t = int(key)
-            except ValueError:
-                raise InvalidGraphError(f"{where}: TMPCs key {quote(key, 40)} must be an integer degree") from None
-            if t < 1:
-                raise InvalidGraphError(f"{where}: TMPCs key {quote(key, 40)} must be >= 1")
-            if not isinstance(lst, list) or not lst:
-                raise InvalidGraphError(f"{where}: TMPCs[{quote(key, 40)}] must be a non-empty list")
-            opts = []
-            for j, o in enumerate(lst):
-                w = f"{where}: TMPCs[{quote(key, 40)}][{j}]"
-                if not isinstance(o, dict):
-                    raise InvalidGraphError(f"{w}: must be an object")
-                syncs = []
-                for name in ("syncTimeFw", "syncTimeBw"):
-                    m = get_field(o, name, w, "object", {})
-                    pairs = {}
-                    for k, v in m.items():
-                        try:
-                            pairs[int(k)] = v
-                        except ValueError:
-                            raise InvalidGraphError(f"{w}: {name} key {quote(k, 40)} must be a node id") from None
-                    syncs.append(pairs)
-                opts.append(
-                    Option(
-                        name=str(get_field(o, "id", w, "str", f"option{j}")),
-                        time=_nonneg(get_field(o, "timePerSample", w, "number"), w, "timePerSample"),
-                        parameters=_nonneg(get_field(o, "parameterSize", w, "number", 0.0), w, "parameterSize"),
-                        memory_a=_nonneg(get_field(o, "memoryUsageA", w, "number", 0.0), w, "memoryUsageA"),
-                        memory_b=_nonneg(get_field(o, "memoryUsageB", w, "number", 0.0), w, "memoryUsageB"),
-                        sync_fw=tuple(syncs[0].items()),
-                        sync_bw=tuple(syncs[1].items()),
-                    )
-                )
-            names = [o.name for o in opts]
-            if len(set(names)) != len(names):
-                twice = next(name for name in names if names.count(name) > 1)
-                raise InvalidGraphError(f"{where}: TMPCs[{quote(key, 40)}] has the option id {quote(twice, 40)} twice")
-            options[t] = tuple(opts)
-        if not options:
-            raise InvalidGraphError(f"{where}: TMPCs is empty (at least t = 1 is needed)")
-        nodes.append(
-            PNode(node_id, str(get_field(raw, "name", where, "str", f"node{node_id}")), tuple(options.items()))
-        )
+    nodes = [_node(position, where, raw) for position, where, raw in _objects(raw_nodes, "nodes")]
     edges = []
     for _, where, raw in _objects(raw_edges, "edges"):
         s = get_field(raw, "sourceId", where, "int")
@@ -144,6 +96,59 @@ def _from_dict(data: Any, source: str) -> MultiProblem:
     return MultiProblem(tuple(nodes), tuple(edges), tuple(kinds), microbatches)
 
 
+def _node(position: int, where: str, raw: dict) -> PNode:
+    """One entry of ``nodes``: its id (equal to its position) and its TMPCs, t -> list of options."""
+    node_id = get_field(raw, "id", where, "int")
+    if node_id != position:
+        raise InvalidGraphError(f"{where}: id {node_id} must equal its position {position} (ids are 0..n-1)")
+    where = f"node {node_id}"
+    tmpcs = get_field(raw, "TMPCs", where, "object")
+    options = {}
+    for key, lst in tmpcs.items():
+        try:
+            t = int(key)
+        except ValueError:
+            raise InvalidGraphError(f"{where}: TMPCs key {quote(key, 40)} must be an integer degree") from None
+        if t < 1:
+            raise InvalidGraphError(f"{where}: TMPCs key {quote(key, 40)} must be >= 1")
+        if not isinstance(lst, list) or not lst:
+            raise InvalidGraphError(f"{where}: TMPCs[{quote(key, 40)}] must be a non-empty list")
+        opts = [_option(o, f"{where}: TMPCs[{quote(key, 40)}][{j}]", j) for j, o in enumerate(lst)]
+        names = [o.name for o in opts]
+        if len(set(names)) != len(names):
+            twice = next(name for name in names if names.count(name) > 1)
+            raise InvalidGraphError(f"{where}: TMPCs[{quote(key, 40)}] has the option id {quote(twice, 40)} twice")
+        options[t] = tuple(opts)
+    if not options:
+        raise InvalidGraphError(f"{where}: TMPCs is empty (at least t = 1 is needed)")
+    return PNode(node_id, str(get_field(raw, "name", where, "str", f"node{node_id}")), tuple(options.items()))
+
+
+def _option(o: Any, w: str, j: int) -> NodeOption:
+    """One TMPC (its ``timePerSample`` seconds become ms)."""
+    if not isinstance(o, dict):
+        raise InvalidGraphError(f"{w}: must be an object")
+    syncs = []
+    for name in ("syncTimeFw", "syncTimeBw"):
+        m = get_field(o, name, w, "object", {})
+        pairs = {}
+        for k, v in m.items():
+            try:
+                pairs[int(k)] = v
+            except ValueError:
+                raise InvalidGraphError(f"{w}: {name} key {quote(k, 40)} must be a node id") from None
+        syncs.append(pairs)
+    return NodeOption(
+        name=str(get_field(o, "id", w, "str", f"option{j}")),
+        time=MS_PER_S * _nonneg(get_field(o, "timePerSample", w, "number"), w, "timePerSample"),
+        parameters=_nonneg(get_field(o, "parameterSize", w, "number", 0.0), w, "parameterSize"),
+        memory_a=_nonneg(get_field(o, "memoryUsageA", w, "number", 0.0), w, "memoryUsageA"),
+        memory_b=_nonneg(get_field(o, "memoryUsageB", w, "number", 0.0), w, "memoryUsageB"),
+        sync_fw=tuple(syncs[0].items()),
+        sync_bw=tuple(syncs[1].items()),
+    )
+
+
 def _nonneg(value: float, where: str, name: str) -> float:
     if value < 0:
         raise InvalidGraphError(f"{where}: {name} must be >= 0 (got {value})")
@@ -151,7 +156,7 @@ def _nonneg(value: float, where: str, name: str) -> float:
 
 
 def problem_to_dict(problem: MultiProblem) -> dict:
-    """Piper JSON for ``problem`` (``deviceKinds`` written when there is more than one kind)."""
+    """Piper JSON for ``problem`` (``deviceKinds`` written when there is more than one kind; times in seconds)."""
     first = problem.kinds[0]
     out: dict[str, Any] = {
         "maxDevices": problem.total_devices,
@@ -166,7 +171,7 @@ def problem_to_dict(problem: MultiProblem) -> dict:
                     str(t): [
                         {
                             "id": o.name,
-                            "timePerSample": o.time,
+                            "timePerSample": o.time / MS_PER_S,
                             "parameterSize": o.parameters,
                             "memoryUsageA": o.memory_a,
                             "memoryUsageB": o.memory_b,

@@ -1,6 +1,7 @@
-"""Compiled per-y option fronts (numba): the inner step of :func:`placement.multidim.dp.stage_fronts`.
+"""Compiled per-y option fronts (numba): the inner step of :func:`placement.multidim.stages.stage_fronts`.
 
-Same contract as :func:`placement.multidim.dp._extend_per_y` and :func:`~placement.multidim.dp._best_rows`
+Same contract as :func:`placement.multidim.front_steps.extend_per_y` and
+:func:`~placement.multidim.front_steps.best_rows`
 (the numpy versions, kept as the readable reference and used where numba is unavailable): for each y,
 a front of rows (P, A, B) sorted by P with memory ``A y + B`` strictly decreasing, every row fitting the
 cap at y, cut after the first row whose memory is at most ``safe[y]``. Fronts are padded arrays of shape

@@ -1,7 +1,8 @@
 """Frozen data of the multidimensional model: options, nodes, device kinds, plans.
 
-Units follow Piper's files: times in seconds per sample, sizes in bytes, bandwidth in
-bytes per second. Every dataclass is validated at construction.
+Units are the package's: times in **ms** per sample, sizes in bytes, bandwidth in bytes per second (a
+transfer of b bytes takes ``b / kind.bytes_per_ms`` ms). Piper's files give seconds: :mod:`.io` converts
+at that boundary. Every dataclass is validated at construction.
 """
 
 from __future__ import annotations
@@ -20,8 +21,12 @@ def _check(value: float, where: str, error=InvalidGraphError, positive: bool = F
     return float(value)
 
 
+#: Milliseconds per second (Piper's files give seconds; the package works in ms).
+MS_PER_S = 1000.0
+
+
 @dataclass(frozen=True)
-class Option:
+class NodeOption:
     """One way to run a node at a tensor-parallel degree (Piper's TMPC).
 
     Attributes
@@ -29,7 +34,7 @@ class Option:
     name : str
         E.g. ``"vanilla"`` or ``"activation recomp"``.
     time : float
-        p: forward + backward compute time for one sample on each of the t devices (seconds).
+        p: forward + backward compute time for one sample on each of the t devices (ms).
     parameters : float
         w: parameter bytes held by each device (enters the data-parallel resync).
     memory_a, memory_b : float
@@ -69,7 +74,7 @@ class Option:
 
 @dataclass(frozen=True)
 class PNode:
-    """A node with its options per tensor-parallel degree t (``options``: tuple of (t, tuple of Option))."""
+    """A node with its options per tensor-parallel degree t (``options``: tuple of (t, tuple of NodeOption))."""
 
     id: int
     name: str
@@ -110,7 +115,7 @@ class PEdge:
 @dataclass(frozen=True)
 class DeviceKind:
     """A kind of device: ``count`` of them, each with ``memory`` bytes, compute ``speed`` (times are divided
-    by it) and ``bandwidth`` bytes/s to the outside."""
+    by it) and ``bandwidth`` bytes/s to the outside (:attr:`bytes_per_ms` in the ms formulas)."""
 
     name: str
     count: int
@@ -125,6 +130,11 @@ class DeviceKind:
         _check(self.memory, f"{where}: memory", InvalidDevicesError, positive=True)
         _check(self.bandwidth, f"{where}: bandwidth", InvalidDevicesError, positive=True)
         _check(self.speed, f"{where}: speed", InvalidDevicesError, positive=True)
+
+    @property
+    def bytes_per_ms(self) -> float:
+        """The bandwidth in bytes per ms: a transfer of b bytes takes ``b / bytes_per_ms`` ms."""
+        return self.bandwidth / MS_PER_S
 
 
 @dataclass(frozen=True)
@@ -235,7 +245,8 @@ class Plan:
 
 @dataclass(frozen=True)
 class StageCost:
-    """Evaluated stage: y microbatches in flight, memory per device, bytes and time per sample."""
+    """Evaluated stage: y microbatches in flight, memory per device (bytes), bytes per sample on its edges
+    and for the weights' resync, compute (ms per sample on one replica) and stage time (ms per sample)."""
 
     y: int
     memory: float
@@ -252,7 +263,7 @@ class StageCost:
 
 @dataclass(frozen=True)
 class PlanEvaluation:
-    """Per-stage costs, the time per sample (max stage time), devices used per kind, and feasibility."""
+    """Per-stage costs, the time per sample (max stage time, ms), devices used per kind, and feasibility."""
 
     stages: tuple
     time_per_sample: float

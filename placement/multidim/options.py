@@ -5,7 +5,7 @@ For a stage S at tensor degree t, choosing option o_v for each node v gives
 * compute ``P = sum p``, parameter bytes ``W = sum w``, boundary bytes ``E`` (edges leaving S, with the
   chosen options' sync bytes), memory slope ``A = sum a`` and constant ``B = sum b``;
 * on d replicas of kind K with y microbatches in flight:
-  time ``(E/d + 4(d-1)W/(dN)) / K.bandwidth + P / (K.speed d)``, memory ``A y + B <= K.memory``.
+  time ``(E/d + 4(d-1)W/(dN)) / K.bytes_per_ms + P / (K.speed d)`` (ms), memory ``A y + B <= K.memory``.
 
 Time grows with P, E and W; memory with A and B. So an optimal choice for *every* (K, d, y) lies on the
 Pareto front of the combinations over (P, E, W, A, B): a DP over the nodes of S that keeps only
@@ -68,7 +68,8 @@ def best_time_table(
 ) -> list[np.ndarray]:
     """Minimum stage time for each degree d (``degrees``) and y = 1..``y_max[d]`` (inf where nothing fits).
 
-    Returns one non-decreasing array per degree (index y - 1).
+    ``bandwidth`` is in bytes per ms (:attr:`~placement.multidim.model.DeviceKind.bytes_per_ms`), so the
+    times are in ms. Returns one non-decreasing array per degree (index y - 1).
     """
     out = []
     if len(points) == 0:
@@ -97,16 +98,3 @@ def best_time_table(
         table = np.where(fits[:, : int(ym)], cost[:, None], np.inf).min(axis=0)
         out.append(table)
     return out
-
-
-def best_choice(
-    points: np.ndarray, choices: list, d: int, y: int, memory: float, bandwidth: float, speed: float, microbatches: int
-) -> tuple[float, tuple] | None:
-    """The fastest front row that fits at (d, y): (time, option indices), or None when none fits."""
-    fits = points[:, A] * y + points[:, B] <= memory
-    if not fits.any():
-        return None
-    cost = (points[:, E] / d + 4 * (d - 1) * points[:, W] / d / microbatches) / bandwidth + points[:, P] / (speed * d)
-    cost = np.where(fits, cost, np.inf)
-    i = int(np.argmin(cost))
-    return float(cost[i]), choices[i]

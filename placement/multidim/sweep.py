@@ -15,7 +15,7 @@ DEFAULT_COUNTS = (8, 16, 32, 64, 128, 256, 512, 1024)
 def device_curve(
     problem: MultiProblem, counts: Sequence[int] = DEFAULT_COUNTS, progress: Callable[[int, int], None] | None = None
 ) -> list[tuple[int, float | None]]:
-    """(count, optimal time per sample or None when infeasible) for each total device count (one kind)."""
+    """(count, optimal time per sample in ms, or None when infeasible) for each total device count (one kind)."""
     out = []
     cache: dict = {}  # the option fronts do not depend on the device count
     for done, count in enumerate(counts):

@@ -18,13 +18,13 @@ from ._base import (
 
 
 def _stage_parts_ms(stage: Any, cost: Any) -> tuple[float, float]:
-    """(compute, communication) ms per sample of an evaluated multidim stage (the model's times are seconds).
+    """(compute, communication) ms per sample of an evaluated multidim stage (the model works in ms).
 
     Compute is ``C / d`` (the d replicas share the samples); communication is the rest of the stage time:
     edge transfers ``E / d`` and the weight resync ``R`` at the link bandwidth (``sample_graphs/piper/README.md``).
     """
     compute = cost.compute / stage.d
-    return 1000.0 * compute, 1000.0 * max(cost.time - compute, 0.0)
+    return compute, max(cost.time - compute, 0.0)
 
 
 def multidim_stage_rows(problem: Any, plan: Any, evaluation: Any) -> list[dict[str, Any]]:
@@ -32,7 +32,7 @@ def multidim_stage_rows(problem: Any, plan: Any, evaluation: Any) -> list[dict[s
 
     ``problem``/``plan``/``evaluation`` are :mod:`placement.multidim` values (a
     :class:`~placement.multidim.model.MultiProblem`, a plan and :func:`~placement.multidim.evaluate.evaluate_plan`'s
-    result). The model's seconds are shown as ms: ``time per sample (ms)`` = ``compute (ms)`` +
+    result), in ms: ``time per sample (ms)`` = ``compute (ms)`` +
     ``communication (ms)``.
     """
     rows = []
@@ -48,7 +48,7 @@ def multidim_stage_rows(problem: Any, plan: Any, evaluation: Any) -> list[dict[s
                 "nodes": f"{names[0]} .. {names[-1]}" if len(names) > 1 else names[0],
                 "d x t": f"{stage.d} x {stage.t}",
                 "kind": stage.kind,
-                "time per sample (ms)": 1000.0 * cost.time,
+                "time per sample (ms)": cost.time,
                 "compute (ms)": compute_ms,
                 "communication (ms)": communication_ms,
                 "node count": len(stage.nodes),
@@ -68,7 +68,7 @@ def multidim_curve_figure(
 ) -> go.Figure:
     """Optimal time per sample (ms) against the total device count (log-2 x axis); None = infeasible.
 
-    ``points`` are ``(devices, ms per sample)``: convert the model's seconds before (x 1000).
+    ``points`` are ``(devices, ms per sample)``, as :mod:`placement.multidim` returns them.
     """
     xs = [int(n) for n, v in points if v is not None and math.isfinite(v)]
     ys = [float(v) for n, v in points if v is not None and math.isfinite(v)]
@@ -110,7 +110,7 @@ def multidim_timeline_figure(plan: Any, evaluation: Any, microbatches: int = 6, 
 
     A stage of d replicas (each of t devices) is one row, labelled ``stage k: d x t kind``. Sample m enters
     stage i when stage i - 1 has finished it and stage i has finished sample m - 1; each takes the stage's
-    time per sample (the evaluation's seconds, shown as ms), drawn as its compute part (``C / d``) then its
+    time per sample (ms), drawn as its compute part (``C / d``) then its
     communication part (edge transfers and weight resync). Every block says which sample it is; the hover
     gives the stage, d x t, the part, its start and duration with units.
     """
