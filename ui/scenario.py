@@ -30,7 +30,8 @@ from placement.scenario import (
     scenario_to_json,
     scenario_to_query,
 )
-from placement.solve import METHODS
+from placement.scenario_plan import plan_from_result, plan_result
+from placement.solve import METHODS, recomputing_devices
 from ui import guard, state
 
 #: Widget keys of page settings carried by a scenario (their widgets persist across page switches).
@@ -110,7 +111,21 @@ def current_scenario(inline: bool = False) -> Scenario | None:
         settings=settings,
         graph_name=state.current_graph_name(),
         inline_graph=problem.graph if inline and not graph.startswith("sample:") else None,
+        plan=_picked_plan(),
     )
+
+
+def _picked_plan():
+    """The plan picked on a page (Tradeoffs, Compare, Plan view) as a scenario carries it; None without one."""
+    picked = state.selected_plan()
+    if picked is None:
+        return None
+    problem, result, name = picked
+    devices = problem.devices if problem.devices != state.current_devices() else None
+    try:
+        return plan_from_result(result, name, devices, recomputing_devices(result))
+    except placement.PlacementError:  # a label or split a scenario cannot carry: the link opens a fresh solve
+        return None
 
 
 def _model_settings() -> dict:
@@ -202,6 +217,10 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
         placement.Problem(graph, scenario.devices)
     except placement.PlacementError as exc:
         raise placement.InvalidScenarioError(f"{source}: {exc}") from None
+    picked = None
+    if scenario.plan is not None:  # its split must fit the graph and its devices, also before any change
+        plan_problem = placement.Problem(graph, scenario.plan.devices or scenario.devices)
+        picked = (plan_problem, plan_result(scenario.plan, plan_problem, source), scenario.plan.label)
     settings = dict(scenario.settings)
     _apply_model_settings(settings, source)  # validated (raises) before the graph changes
     state.set_graph(problem, name, source=graph_source)
@@ -218,6 +237,8 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
     # Widgets that mirror the method and objective follow the scenario.
     for key in ("pl_method", "pl_objective", "pl_time_limit", "cmp_objective"):
         st.session_state.pop(key, None)
+    if picked is not None:  # last: loading the graph and memory model drop any picked plan
+        state.set_selected_plan(*picked)
 
 
 def _check_setting(key: str, value, source: str) -> None:
