@@ -1,7 +1,7 @@
 """The scenario in the URL and in scenario cards (a reload keeps the settings).
 
 * :func:`sync_url` writes the current scenario (graph, devices, latency multipliers, method,
-  objective, time limit, page settings such as the schedule) into ``st.query_params``; it runs
+  objective, time limit, memory model, page settings such as the schedule, the picked plan) into ``st.query_params``; it runs
   at the start of every page run and after every change made through :mod:`ui.state`.
 * :func:`restore_from_url` applies the URL's scenario on a session's first run, so a shared link
   (or a reload) opens the same view.
@@ -307,8 +307,9 @@ def render_scenario_card() -> None:
         return
     st.subheader("Share this view")
     st.caption(
-        "The address bar always holds this view (graph, devices, inventory, multipliers, method, "
-        "schedule): copy it, or download a scenario card. A card carries an uploaded graph inline."
+        "The address bar always holds this view (graph, devices, inventory, multipliers, method, memory "
+        "model, schedule and microbatches, the picked plan, and the page): copy it, or download a scenario "
+        "card (the same but the page). A card carries an uploaded graph inline."
     )
     st.code(share_link(current_scenario()), language=None, wrap_lines=True)
     col_down, col_up = st.columns(2)
