@@ -175,7 +175,9 @@ col_load, col_memory = st.columns(2)
 slots = order + [slot for slot in problem.devices.slots() if slot not in order]
 with col_load:
     st.plotly_chart(
-        viz.load_figure(evaluation, slots=slots, overlap=problem.devices.overlap, title="Load per device"),
+        viz.load_figure(
+            evaluation, slots=slots, overlap=problem.devices.overlap, title="Load per device: compute + communication"
+        ),
         key="pl_load",
     )
 with col_memory:
@@ -208,7 +210,7 @@ loads = {entry.device: entry.load for entry in evaluation.devices}
 split_json = json.dumps(placement.placement_to_dict(result.placement, problem.devices, loads), indent=1)
 split_csv = pd.DataFrame(viz.placement_rows(problem, result.placement)).to_csv(index=False)
 stem = state.current_graph_name().replace("/", "_").removesuffix(".json") or "graph"
-col_json, col_csv = st.columns(2)  # room for whole labels at 1024 px
+col_json, col_csv, _ = st.columns([1, 1, 3])
 col_json.download_button(
     "Placement (paper JSON)",
     split_json,

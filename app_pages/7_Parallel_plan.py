@@ -240,13 +240,7 @@ else:
             for part in ("time per sample", "compute", "communication")
         },
     )
-    st.plotly_chart(
-        viz.multidim_timeline_figure(
-            result.plan, evaluation, title="Pipeline timeline (d x t: data x tensor replicas per stage)"
-        ),
-        width="stretch",
-        key="md_timeline",
-    )
+    st.plotly_chart(viz.multidim_timeline_figure(result.plan, evaluation), width="stretch", key="md_timeline")
 
 st.subheader("Time per sample vs devices")
 if st.toggle("draw the curve for 8..1024 devices", value=True, key="md_curve_on"):
