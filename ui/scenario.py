@@ -31,7 +31,7 @@ from placement.scenario import (
     scenario_to_query,
 )
 from placement.scenario_plan import plan_from_result, plan_result
-from placement.solve import METHODS, recomputing_devices
+from placement.solve import METHODS
 from ui import guard, state
 
 #: Widget keys of page settings carried by a scenario (their widgets persist across page switches).
@@ -120,6 +120,8 @@ def _picked_plan():
     picked = state.selected_plan()
     if picked is None:
         return None
+    from placement.solve import recomputing_devices
+
     problem, result, name = picked
     devices = problem.devices if problem.devices != state.current_devices() else None
     try:
