@@ -77,3 +77,45 @@ def test_a_link_with_training_settings_shows_the_senders_numbers(browser, app_ur
     finally:
         sender.close()
         receiver.close()
+
+
+def test_a_link_carries_the_plan_picked_on_compare(browser, app_url, artifacts_dir):
+    """Compare's "Show plan" (everything on one accelerator, not the live optimum) survives the link."""
+    sender = browser.new_context(viewport={"width": 1400, "height": 1400})
+    receiver = browser.new_context(viewport={"width": 1400, "height": 1400})
+    try:
+        page = sender.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(f"{app_url}/Compare")
+        page.get_by_role("heading", name="Compare methods").wait_for()
+        wait_idle(page)
+        box = page.locator('[data-testid="stMultiSelect"]').first
+        for _ in range(12):  # remove the default methods but one accelerator, one rerun each
+            others = box.get_by_role("button", name=re.compile("^Remove (?!Everything on one)"))
+            if not others.count():
+                break
+            with rerun_after(page):
+                others.first.click()
+        assert box.get_by_role("button", name=re.compile("^Remove ")).count() == 1
+        with rerun_after(page, timeout=60):
+            page.get_by_role("button", name="Run comparison").click()
+        page.get_by_role("button", name="Show plan").click()  # switches to Placement
+        page.wait_for_url(re.compile(r"/Placement(\?.*)?$"))
+        page.get_by_role("heading", name="Placement").first.wait_for()
+        wait_idle(page, settle=1.0)
+        sent = _metrics(page)
+        assert page.get_by_text(re.compile("^Showing a picked plan")).count() == 1
+        link = page.url
+        assert "plan=" in link
+
+        other = receiver.new_page()
+        other.set_default_timeout(30_000)
+        other.goto(link)
+        received = _metrics(other)
+        other.screenshot(path=artifacts_dir / "shared_link_picked_plan_receiver.png")
+        assert received == sent
+        assert other.get_by_text(re.compile("^Showing a picked plan")).count() == 1
+        assert received["Devices used"].startswith("1 of"), received
+    finally:
+        sender.close()
+        receiver.close()
