@@ -31,6 +31,7 @@ def _choose(page, label: str, option: str) -> None:
     """Pick ``option`` (its shown text contains it) in the selectbox labelled ``label``."""
     box = page.locator('[data-testid="stSelectbox"]', has_text=label).first
     box.click()
+    page.keyboard.type(option)  # filters the (virtualised) list down to the option
     page.get_by_role("option").filter(has_text=option).first.click()
 
 
