@@ -26,6 +26,7 @@ from typing import Any
 from .errors import InvalidScenarioError, PlacementError, label, quote
 from .io import MAX_FILE_BYTES, UNLIMITED, decode_unlimited, graph_from_dict, graph_to_dict, parse_json
 from .model import AcceleratorKind, Devices, Graph
+from .scenario_plan import PickedPlan, plan_from_plain, plan_to_plain
 
 #: Value of the card's ``format`` field.
 CARD_FORMAT = "placement-scenario"
@@ -67,6 +68,8 @@ class Scenario:
         Display name of the graph.
     inline_graph : Graph or None
         The graph itself, carried by a scenario card when the graph was uploaded.
+    plan : PickedPlan or None
+        The plan picked on a page (:mod:`placement.scenario_plan`), shown instead of a fresh solve.
     """
 
     graph: str
@@ -78,6 +81,7 @@ class Scenario:
     settings: tuple[tuple[str, Setting], ...] = ()
     graph_name: str = ""
     inline_graph: Graph | None = None
+    plan: PickedPlan | None = None
 
     def __post_init__(self) -> None:
         where = "scenario"
@@ -98,6 +102,8 @@ class Scenario:
         _check_text(self.graph_name, f"{where}: field 'graph_name'", allow_empty=True)
         if self.inline_graph is not None and not isinstance(self.inline_graph, Graph):
             raise InvalidScenarioError(f"{where}: field 'inline_graph' must be a Graph")
+        if self.plan is not None and not isinstance(self.plan, PickedPlan):
+            raise InvalidScenarioError(f"{where}: field 'plan' must be a PickedPlan")
 
     @property
     def is_sample(self) -> bool:
@@ -268,6 +274,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     }
     if scenario.inline_graph is not None:
         out["inlineGraph"] = graph_to_dict(scenario.inline_graph)
+    if scenario.plan is not None:
+        out["plan"] = plan_to_plain(scenario.plan, devices_to_plain)
     return out
 
 
@@ -283,6 +291,7 @@ _CARD_KEYS = {
     "latencyRules",
     "settings",
     "inlineGraph",
+    "plan",
 }
 
 
@@ -318,6 +327,7 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
             settings=data.get("settings", {}),
             graph_name=data.get("graphName", ""),
             inline_graph=inline,
+            plan=plan_from_plain(data["plan"], f"{source}: plan", devices_from_plain) if data.get("plan") else None,
         )
     except InvalidScenarioError as exc:
         raise InvalidScenarioError(str(exc).replace("scenario: ", f"{source}: ", 1)) from None
@@ -339,7 +349,7 @@ def parse_scenario(data: bytes | str, source: str = "<scenario card>") -> Scenar
 
 # ----------------------------------------------------------------------------- URL query parameters
 #: Query parameter names, in URL order.
-QUERY_KEYS = ("graph", "devices", "method", "objective", "limit", "rules", "settings")
+QUERY_KEYS = ("graph", "devices", "method", "objective", "limit", "rules", "settings", "plan")
 MAX_QUERY_VALUE = 8192
 
 
@@ -360,6 +370,10 @@ def scenario_to_query(scenario: Scenario) -> dict[str, str]:
         out["rules"] = _compact([list(rule) for rule in scenario.latency_rules])
     if scenario.settings:
         out["settings"] = _compact(dict(scenario.settings))
+    if scenario.plan is not None:
+        plan = _compact(plan_to_plain(scenario.plan, devices_to_plain))
+        if len(plan) <= MAX_QUERY_VALUE:  # a larger plan travels in the scenario card only
+            out["plan"] = plan
     return out
 
 
@@ -401,6 +415,9 @@ def scenario_from_query(params: Mapping[str, str], source: str = "link") -> Scen
             time_limit=limit if math.isfinite(limit) else -1.0,
             latency_rules=decoded("rules") if "rules" in params else (),
             settings=decoded("settings") if "settings" in params else {},
+            plan=plan_from_plain(decoded("plan"), f"{source}: parameter 'plan'", devices_from_plain)
+            if "plan" in params
+            else None,
         )
     except InvalidScenarioError as exc:
         message = str(exc)

@@ -421,7 +421,7 @@ METHODS: Mapping[str, MethodSpec] = MappingProxyType(
                 "throughput",
                 True,
                 *_IP_MEMORY_OPTIONS,
-                *_IP_OPTIONS[:3],
+                *_IP_OPTIONS,
                 memory_variant="memory-aware-ip",
             ),
         )

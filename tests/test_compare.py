@@ -92,3 +92,24 @@ def test_method_options_filters_by_signature():
     assert method_options("dp", options) == {}
     assert method_options("latency-ip", options) == {"time_limit": 5, "gap": 0.01, "subgraphs_per_accelerator": 2}
     assert method_options("local-search", options) == {"time_limit": 5, "seed": 1}
+
+
+def test_the_non_contiguous_ip_says_the_training_memory_model_does_not_apply(random_problem):
+    """Under the training memory model a method without a memory-aware variant says so (never silently)."""
+    from placement import MemoryModel
+    from placement.explore.compare import WEIGHTS_ONLY_NOTE
+
+    base = random_problem(5, training=True)
+    kind = base.devices.accelerators[0].name
+    problem = Problem(base.graph, base.devices.with_kind(kind, memory=1e12))  # every plan fits
+    model = MemoryModel(training=True)
+    rows = compare(problem, methods=["dp", "ip-noncontiguous"], time_limit=20, memory_model=model)
+    by = {r.method: r for r in rows}
+    assert set(by) == {"memory-aware", "ip-noncontiguous"}  # the DP plans with the model
+    free = by["ip-noncontiguous"]
+    assert free.status in ("optimal", "feasible"), free.reason
+    assert free.reason == WEIGHTS_ONLY_NOTE
+    assert not model.violations(problem, free.placement)
+    assert by["memory-aware"].reason != WEIGHTS_ONLY_NOTE
+    weights_only = compare(problem, methods=["ip-noncontiguous"], time_limit=20)[0]
+    assert weights_only.reason != WEIGHTS_ONLY_NOTE

@@ -220,6 +220,30 @@ def test_time_limit_gives_feasible_with_gap(samples_dir):
     _check_result(problem, result, "throughput")
 
 
+@pytest.mark.slow  # about 7 s
+def test_time_limited_ips_are_never_worse_than_their_warm_starts(samples_dir):
+    """Stopped long before a proof, each throughput IP returns a plan no worse than its start (issue 26).
+
+    Values by the evaluator: the contiguous IP starts from the chain DP (``pipedream``), the
+    non-contiguous one from the better of the exact DP's split and a local search (so at most the DP's optimum).
+    """
+    from placement.heuristics import pipedream
+
+    problem = load_problem(samples_dir / "throughput/operator/bert_l-3_inference.json")
+    chain = evaluate(problem, pipedream(problem).placement).max_load
+    contiguous = solve_ip_contiguous(problem, time_limit=2.5)
+    assert contiguous.status in ("optimal", "feasible") and contiguous.placement is not None
+    assert evaluate(problem, contiguous.placement).feasible
+    assert evaluate(problem, contiguous.placement).max_load <= chain * (1 + 1e-12)
+    dp = solve_dp(problem).objective
+    free = solve_ip_noncontiguous(problem, time_limit=4)
+    assert free.status in ("optimal", "feasible") and free.placement is not None
+    assert evaluate(problem, free.placement).feasible
+    assert evaluate(problem, free.placement).max_load <= dp * (1 + 1e-9)
+    for result in (contiguous, free):
+        assert result.bound is None or result.bound <= result.objective * (1 + 1e-9)
+
+
 def test_color_groups_are_classes():
     nodes = (Node(0, 1, 1, color_class=7), Node(1, 1, 1), Node(2, 1, 1, color_class=7))
     graph = Graph(nodes, (Edge(0, 1, 1), Edge(1, 2, 1)))

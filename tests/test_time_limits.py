@@ -2,7 +2,7 @@
 
 A tiny limit on the largest sample graph (354 nodes, 6 accelerators): the warm starts, baselines,
 local search, model building and solver share one deadline, and the best plan found so far comes
-back ``feasible`` (``no solution`` only for the memory-aware IP, which has no warm start).
+back ``feasible`` (``no solution`` allowed for the memory-aware IP, whose DP warm start needs 2 s).
 
 The allowance: ``limit * 1.05 + ALLOWANCE_S``. What runs before the first deadline check or after
 the last cannot be cut short: the graph's contraction and the linear greedy/chain starts before,

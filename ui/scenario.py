@@ -1,7 +1,7 @@
 """The scenario in the URL and in scenario cards (a reload keeps the settings).
 
 * :func:`sync_url` writes the current scenario (graph, devices, latency multipliers, method,
-  objective, time limit, page settings such as the schedule) into ``st.query_params``; it runs
+  objective, time limit, memory model, page settings such as the schedule, the picked plan) into ``st.query_params``; it runs
   at the start of every page run and after every change made through :mod:`ui.state`.
 * :func:`restore_from_url` applies the URL's scenario on a session's first run, so a shared link
   (or a reload) opens the same view.
@@ -30,6 +30,7 @@ from placement.scenario import (
     scenario_to_json,
     scenario_to_query,
 )
+from placement.scenario_plan import plan_from_result, plan_result
 from placement.solve import METHODS
 from ui import guard, state
 
@@ -110,7 +111,23 @@ def current_scenario(inline: bool = False) -> Scenario | None:
         settings=settings,
         graph_name=state.current_graph_name(),
         inline_graph=problem.graph if inline and not graph.startswith("sample:") else None,
+        plan=_picked_plan(),
     )
+
+
+def _picked_plan():
+    """The plan picked on a page (Tradeoffs, Compare, Plan view) as a scenario carries it; None without one."""
+    picked = state.selected_plan()
+    if picked is None:
+        return None
+    from placement.solve import recomputing_devices
+
+    problem, result, name = picked
+    devices = problem.devices if problem.devices != state.current_devices() else None
+    try:
+        return plan_from_result(result, name, devices, recomputing_devices(result))
+    except placement.PlacementError:  # a label or split a scenario cannot carry: the link opens a fresh solve
+        return None
 
 
 def _model_settings() -> dict:
@@ -202,6 +219,10 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
         placement.Problem(graph, scenario.devices)
     except placement.PlacementError as exc:
         raise placement.InvalidScenarioError(f"{source}: {exc}") from None
+    picked = None
+    if scenario.plan is not None:  # its split must fit the graph and its devices, also before any change
+        plan_problem = placement.Problem(graph, scenario.plan.devices or scenario.devices)
+        picked = (plan_problem, plan_result(scenario.plan, plan_problem, source), scenario.plan.label)
     settings = dict(scenario.settings)
     _apply_model_settings(settings, source)  # validated (raises) before the graph changes
     state.set_graph(problem, name, source=graph_source)
@@ -218,6 +239,8 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
     # Widgets that mirror the method and objective follow the scenario.
     for key in ("pl_method", "pl_objective", "pl_time_limit", "cmp_objective"):
         st.session_state.pop(key, None)
+    if picked is not None:  # last: loading the graph and memory model drop any picked plan
+        state.set_selected_plan(*picked)
 
 
 def _check_setting(key: str, value, source: str) -> None:
@@ -286,8 +309,9 @@ def render_scenario_card() -> None:
         return
     st.subheader("Share this view")
     st.caption(
-        "The address bar always holds this view (graph, devices, inventory, multipliers, method, "
-        "schedule): copy it, or download a scenario card. A card carries an uploaded graph inline."
+        "The address bar always holds this view (graph, devices, inventory, multipliers, method, memory "
+        "model, schedule and microbatches, the picked plan, and the page): copy it, or download a scenario "
+        "card (the same but the page). A card carries an uploaded graph inline."
     )
     st.code(share_link(current_scenario()), language=None, wrap_lines=True)
     col_down, col_up = st.columns(2)

@@ -30,6 +30,13 @@ DEFAULT_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 OBJECTIVES = tuple(o.value for o in Objective)
+#: The reason column of a plan made without the training memory model, whose plan fits it. Its
+#: status and bound stay true: the training peak is at least the weights, so the weights-only
+#: problem is a relaxation (its bound holds, and its optimum, fitting, is optimal here too).
+WEIGHTS_ONLY_NOTE = (
+    "plans with weights only (the training memory model does not apply to this method); "
+    "its plan was checked against the training memory and fits"
+)
 #: The status of a row whose objective does not apply (latency of a training graph); not a solve status.
 NOT_APPLICABLE = "not applicable"
 
@@ -137,6 +144,8 @@ def run_method(
         if out_of_memory:
             status, bound, gap = Status.INFEASIBLE, None, None
             reason = "runs out of memory: " + "; ".join(out_of_memory[:2])
+        elif memory_model.training and spec.memory_variant is None:
+            reason = WEIGHTS_ONLY_NOTE
     elif result.objective is not None and spec.objective == objective:
         value = result.objective  # e.g. one accelerator ignoring memory: shown, not ranked
     return CompareRow(

@@ -215,7 +215,7 @@ def solve_ip_contiguous(
             "variables": prob.numVariables(),
             "constraints": prob.numConstraints(),
         }
-        start = _contiguous_start(incumbents[0], group_of, types, x, t) if incumbents else None
+        start = contiguous_start(incumbents[0], group_of, types, x, t) if incumbents else None
     except DeadlinePassed:
         stats = {"ip_skipped": "time limit reached while building the integer program"}
         return make_result(method, skipped_outcome(solver), problem, None, started, "throughput", stats, incumbents)
@@ -227,7 +227,7 @@ def solve_ip_contiguous(
     return make_result(method, outcome, problem, placement, started, "throughput", stats, incumbents, extra_bound=extra)
 
 
-def _contiguous_start(placement: Placement, group_of, types, x, t) -> dict | None:
+def contiguous_start(placement: Placement, group_of, types, x, t) -> dict | None:
     """Values of the binaries of the contiguous model for ``placement`` (a partial MIP start)."""
     type_index = {name: d for d, (name, _, _) in enumerate(types)}
     n_pos = sum(count for _, _, count in types)
