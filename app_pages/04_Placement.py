@@ -134,7 +134,7 @@ def _figures(problem, result, evaluation) -> None:
     col_load, col_memory = st.columns(2)
     slots = order + [slot for slot in problem.devices.slots() if slot not in order]
     with col_load:
-        title = "Load per device: compute + communication"
+        title = "Load per device"
         figure = viz.load_figure(evaluation, slots=slots, overlap=problem.devices.overlap, title=title)
         st.plotly_chart(figure, key="pl_load")
     with col_memory:

@@ -34,7 +34,7 @@ def render_downloads(problem: placement.Problem, result: placement.Result, evalu
     split_json = json.dumps(placement.placement_to_dict(result.placement, problem.devices, loads), indent=1)
     split_csv = pd.DataFrame(viz.placement_rows(problem, result.placement)).to_csv(index=False)
     stem = file_stem(state.current_graph_name())
-    col_json, col_csv, _ = st.columns([1, 1, 3])
+    col_json, col_csv = st.columns(2)
     col_json.download_button(
         "Placement (paper JSON)",
         split_json,

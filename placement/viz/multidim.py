@@ -151,7 +151,7 @@ def multidim_timeline_figure(plan: Any, evaluation: Any, microbatches: int = 6, 
     _layout(
         figure,
         60,
-        title=title or "Pipeline timeline: samples through the stages (d x t = data x tensor replicas per stage)",
+        title=title or "Pipeline timeline (d x t: data x tensor replicas per stage)",
         barmode="overlay",
         height=max(260, 40 * len(parts) + 140),
         xaxis={"title": "time (ms; a stage's time per sample: its d replicas share the samples)"},
