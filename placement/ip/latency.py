@@ -44,7 +44,7 @@ from typing import Any
 import pulp
 
 from ..errors import PlacementError
-from ..model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage
+from ..model import CPU_KIND, DeviceSlot, Placement, Problem, Result, Stage, Status
 from .common import (
     MAX_SUBGRAPHS_PER_ACCELERATOR,
     Deadline,
@@ -77,6 +77,10 @@ __all__ = [
 ]
 
 METHOD = "latency-ip"
+#: The integer programs ``solve_latency_ip(model=...)`` offers.
+MODELS = ("both", "ours", "paper")
+#: Share of the time left that ours gets when both programs run (the paper's gets the rest).
+OURS_SHARE = 0.5
 
 
 @dataclass
@@ -425,6 +429,7 @@ def solve_latency_ip(
     q: int | None = None,
     local_search_seconds: float | None = None,
     strong_cuts: bool | None = None,
+    model: str = "both",
 ) -> Result:
     """The placement of minimum single-sample latency, by an integer program.
 
@@ -447,6 +452,11 @@ def solve_latency_ip(
     strong_cuts : bool, optional
         Add the communication-aware critical-path rows and memory covers (default: on graphs
         of at most :data:`STRONG_CUTS_MAX_NODES` nodes).
+    model : {"both", "ours", "paper"}
+        Which integer program: ours (:func:`build_latency_model`), the paper's
+        (:func:`placement.ip.latency_paper.build_paper_model`), or both one after the other
+        (ours with :data:`OURS_SHARE` of the time left, then the paper's, started from the best
+        plan so far): the result is the better plan and the larger bound of the two.
 
     Returns
     -------
@@ -471,6 +481,8 @@ def solve_latency_ip(
             f"(got {subgraphs_per_accelerator:,})"
         )
     check_options(solver, time_limit, gap)
+    if model not in MODELS:
+        raise PlacementError(f"model must be one of: {', '.join(MODELS)} (got {model!r})")
     n_all_calls = problem.devices.accelerator_count * subgraphs_per_accelerator
     check_model_size(
         METHOD,
@@ -504,8 +516,8 @@ def solve_latency_ip(
     if strong_cuts is None:
         strong_cuts = len(graph.nodes) <= STRONG_CUTS_MAX_NODES
     stats.update(big_m=upper, strong_cuts=bool(strong_cuts))
-    outcome, placement = _solve_program(
-        problem, n_calls, upper, lower, bool(strong_cuts), incumbents, deadline, gap, solver, stats
+    outcome, placement = _solve_models(
+        problem, model, n_calls, upper, lower, bool(strong_cuts), incumbents, deadline, gap, solver, stats
     )
     if isinstance(outcome, str):
         return infeasible_result(METHOD, outcome, started, "latency")
@@ -526,8 +538,69 @@ def solve_latency_ip(
     )
 
 
+def _solve_models(
+    problem: Problem,
+    which: str,
+    n_calls: int,
+    upper: float,
+    lower: float,
+    strong_cuts: bool,
+    incumbents: list[Placement],
+    deadline: Deadline,
+    gap: float | None,
+    solver: str,
+    stats: dict[str, Any],
+) -> tuple[Outcome | str, Placement | None]:
+    """Solve ours, the paper's, or both (see :func:`solve_latency_ip`): the combined outcome and its placement.
+
+    Both programs are exact for the same latency, so either one's proven optimum (or infeasibility)
+    is final, and the larger of their bounds holds. ``stats`` gets ``<model>_objective`` and
+    ``<model>_bound`` per program solved, and ``incumbent_model`` (which program found the plan).
+    """
+    order = ["ours", "paper"] if which == "both" else [which]
+    results: list[tuple[str, Outcome, Placement | None]] = []
+    for k, name in enumerate(order):
+        last = k == len(order) - 1
+        part = deadline if last else deadline.share(OURS_SHARE)
+        found = [p for _, o, p in results if p is not None]
+        if name == "paper" and upper > 0:
+            values = [latency_of(problem, p) for p in found]
+            upper = min([upper] + values)
+        sub_stats: dict[str, Any] = {}
+        outcome, placement = _solve_program(
+            problem, name, n_calls, upper, lower, strong_cuts, incumbents + found, part, gap, solver, sub_stats
+        )
+        if isinstance(outcome, str):
+            return outcome, None
+        for key, val in sub_stats.items():
+            stats[key if key not in stats or name == "ours" else f"{name}_{key}"] = val
+        stats[f"{name}_objective"] = outcome.objective
+        stats[f"{name}_bound"] = outcome.bound
+        results.append((name, outcome, placement))
+        if outcome.status in (Status.OPTIMAL, Status.INFEASIBLE):
+            break
+    final = [r for r in results if r[1].status in (Status.OPTIMAL, Status.INFEASIBLE)]
+    if final:
+        name, outcome, placement = final[0]
+    else:
+        solved = [r for r in results if r[1].has_solution and r[2] is not None]
+        name, outcome, placement = (
+            min(solved, key=lambda r: latency_of(problem, r[2])) if solved else results[-1]  # type: ignore[arg-type]
+        )
+    for other, o, p in results:
+        if p is not None and other != name:
+            incumbents.append(p)
+    bounds = [r[1].bound for r in results if r[1].bound is not None]
+    if bounds and outcome.status != Status.OPTIMAL:
+        outcome = Outcome(outcome.status, outcome.objective, max(bounds), outcome.gap, outcome.solver, outcome.message)
+    if outcome.has_solution:
+        stats["incumbent_model"] = name
+    return outcome, placement
+
+
 def _solve_program(
     problem: Problem,
+    which: str,
     n_calls: int,
     upper: float,
     lower: float,
@@ -549,7 +622,12 @@ def _solve_program(
         return skipped, None
     built_at = time.perf_counter()
     try:
-        model = build_latency_model(problem, n_calls, upper, strong_cuts, deadline)
+        if which == "paper":
+            from .latency_paper import build_paper_model
+
+            model = build_paper_model(problem, n_calls, upper, deadline)
+        else:
+            model = build_latency_model(problem, n_calls, upper, strong_cuts, deadline)
     except DeadlinePassed:
         stats["ip_skipped"] = "time limit reached while building the integer program"
         return skipped, None

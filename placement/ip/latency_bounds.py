@@ -13,9 +13,12 @@ one after another.
   latencies.
 * ``chain``: along any path ``p_1 .. p_n`` the units partition the path into consecutive segments
   (a unit holding ``p_i`` and ``p_k`` but not ``p_j``, ``i < j < k``, would depend on itself), run
-  one after another. A segment on an accelerator of kind ``K`` lasts at least its compute on ``K``
-  plus, at ``K``'s transfer scale, the output of the node before it (incoming) and of its last node
-  (outgoing, unless it ends the path), and must fit ``K``'s memory; a CPU node lasts its CPU time.
+  one after another. A segment ``p_i .. p_j`` holds its *hull* too: every node on a path from
+  ``p_i`` to ``p_j`` (outside the unit it would wait for the unit and the unit for it). On an
+  accelerator of kind ``K`` it lasts at least its hull's compute on ``K``, plus, at ``K``'s
+  transfer scale, the output of the node before it (incoming) and of its last node (outgoing,
+  unless it ends the path), plus for each other off-path node feeding it first the least of its
+  compute and its transfer; the hull must fit ``K``'s memory. A CPU node lasts its CPU time.
   The cheapest such segmentation (a DP over the path) is a lower bound. It is taken on a few long
   paths (by fastest time, with transfers, by size).
 
@@ -97,33 +100,73 @@ def work_bound(problem: Problem) -> float:
     return best
 
 
-def _chain_value(problem: Problem, path: Sequence[int]) -> float:
-    """The cheapest segmentation of ``path`` into units (see the module docstring)."""
+def _reach(problem: Problem) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
+    """(descendants, ancestors) of every node as bitsets (each node included), and each node's bit."""
+    graph = problem.graph
+    order = graph.topological_order
+    bit = {v: 1 << i for i, v in enumerate(order)}
+    anc: dict[int, int] = {}
+    for v in order:
+        mask = bit[v]
+        for u in graph.predecessors[v]:
+            mask |= anc[u]
+        anc[v] = mask
+    desc: dict[int, int] = {}
+    for v in reversed(order):
+        mask = bit[v]
+        for w in graph.successors[v]:
+            mask |= desc[w]
+        desc[v] = mask
+    return desc, anc, bit
+
+
+def _chain_value(problem: Problem, path: Sequence[int], reach=None) -> float:
+    """The cheapest segmentation of ``path`` into units (see the module docstring).
+
+    A segment ``p_i .. p_j`` is charged its hull (every node on a path from ``p_i`` to ``p_j``:
+    those lie in the same unit, or a unit would depend on itself) and, for each off-path node
+    outside the hull feeding one of its nodes first, the least of its compute and its transfer.
+    """
     graph, devices = problem.graph, problem.devices
     kinds = [k for k in devices.accelerators if k.count > 0]
     nodes = [graph.node_by_id[v] for v in path]
     cost = [graph.output_cost[v] for v in path]
     n = len(path)
+    desc, anc, bit = reach or _reach(problem)
+    by_bit = {b.bit_length() - 1: v for v, b in bit.items()}
     feeds = _feeders(problem, path)
-    # extra[k][K]: what the off-path nodes feeding p_k add to p_k's call on kind K (see _feeders).
-    extra = [[sum(_feeder_cost(problem, v, kind) for v in feeds[k]) for kind in kinds] for k in range(n)]
+    first_target = {v: k for k, vs in enumerate(feeds) for v in vs}
+    # charge[K][v]: what off-path node v adds to the call of kind K holding the path node it feeds first.
+    charge = [{v: _feeder_cost(problem, v, kind) for v in first_target} for kind in kinds]
     best = [0.0] + [math.inf] * n
     for j in range(1, n + 1):
-        node = nodes[j - 1]
         if devices.cpus > 0:
-            best[j] = best[j - 1] + node.cpu_latency
+            best[j] = best[j - 1] + nodes[j - 1].cpu_latency
         for kk, kind in enumerate(kinds):
             scale = devices.transfer_scale(kind)
             outgoing = scale * cost[j - 1] if j < n else 0.0
+            top = anc[path[j - 1]]
+            hull = 0
             compute = size = 0.0
-            for i in range(j, 0, -1):  # segment p_i .. p_j (1-based)
-                member = nodes[i - 1]
-                if not member.runs_on(kind):
+            for i in range(j, 0, -1):  # segment p_i .. p_j (1-based); its hull only grows as i falls
+                grown = desc[path[i - 1]] & top
+                new, hull = grown & ~hull, grown
+                ok = True
+                while new:
+                    low = new & -new
+                    new ^= low
+                    member = graph.node_by_id[by_bit[low.bit_length() - 1]]
+                    if not member.runs_on(kind):
+                        ok = False
+                        break
+                    size += member.size
+                    compute += member.latency_on(kind)
+                    k = first_target.get(member.id)
+                    if k is not None and k <= j - 1:  # its feeder charge was counted: now it is inside
+                        compute -= charge[kk][member.id]
+                if not ok or size > kind.memory:
                     break
-                size += member.size
-                if size > kind.memory:
-                    break
-                compute += member.latency_on(kind) + extra[i - 1][kk]
+                compute += sum(charge[kk][v] for v in feeds[i - 1] if not hull & bit[v])
                 incoming = scale * cost[i - 2] if i > 1 else 0.0
                 best[j] = min(best[j], best[i - 1] + compute + incoming + outgoing)
     return best[n]
@@ -174,13 +217,14 @@ def chain_bound(problem: Problem) -> float:
         weights.append(lambda v: fastest[v] + total * graph.node_by_id[v].size / cap)
     best = 0.0
     seen: set[tuple[int, ...]] = set()
+    reach = _reach(problem)
     for weight in weights:
         _, path = _longest_path(problem, weight)
         key = tuple(path)
         if key in seen:
             continue
         seen.add(key)
-        best = max(best, _chain_value(problem, path))
+        best = max(best, _chain_value(problem, path, reach))
     return best
 
 

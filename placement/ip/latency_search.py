@@ -4,7 +4,9 @@
   throughput-optimal splits, the least sum of stage durations: an upper bound on its latency). The
   DP runs only when at least :data:`DP_MIN_SECONDS` are left, and its progress callback stops it
   at its share of the deadline (the exact kernel reports about every 1 % of its search).
-* :func:`latency_local_search`: first-improvement moves of color classes between devices (one
+* :func:`latency_local_search`: first-improvement moves of color classes, and of short chains of
+  them (a class with one successor class that has it as its only predecessor, and so on: a side
+  branch such as a residual shortcut, which gains only when moved whole), between devices (one
   call each) and the CPU, valued by the evaluator, until no move improves or the deadline passes.
 * :func:`improve_all`: the local search seeded from every baseline, sharing one budget.
 """
@@ -25,6 +27,8 @@ from .common import Deadline, DeadlinePassed, color_groups
 DP_MIN_SECONDS = 2.0
 #: Share of the time left that the DP warm start may use before it is stopped.
 DP_SHARE = 0.25
+#: Longest chain of color classes the local search moves at once.
+MAX_CHAIN = 6
 
 
 def latency_of(problem: Problem, placement: Placement) -> float:
@@ -99,25 +103,53 @@ def latency_local_search(
     if not math.isfinite(best_value):
         return placement
     rng = random.Random(seed)
+    blocks = [(g,) for g in range(len(groups))] + _chains(problem, groups)
     improved = True
     while improved and not limit.passed:
         improved = False
-        moves = [(g, t) for g in range(len(groups)) for t in range(len(targets))]
+        moves = [(b, t) for b in range(len(blocks)) for t in range(len(targets))]
         rng.shuffle(moves)
-        for g, t in moves:
+        for b, t in moves:
             if limit.passed:
                 break
-            if assign[g] == targets[t]:
+            block = blocks[b]
+            if all(assign[g] == targets[t] for g in block):
                 continue
-            old = assign[g]
-            assign[g] = targets[t]
+            old = [assign[g] for g in block]
+            for g in block:
+                assign[g] = targets[t]
             v = latency_of(problem, build(assign))
             if v < best_value * (1 - 1e-12):
                 best_value, improved = v, True
             else:
-                assign[g] = old
+                for g, slot in zip(block, old):
+                    assign[g] = slot
     result = build(assign)
     return result if latency_of(problem, result) <= latency_of(problem, placement) else placement
+
+
+def _chains(problem: Problem, groups: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
+    """Chains of 2 .. :data:`MAX_CHAIN` color classes, each the only successor class of the one before
+    and having it as its only predecessor class (indices into ``groups``)."""
+    graph = problem.graph
+    group_of = {n: g for g, members in enumerate(groups) for n in members}
+    succ: list[set[int]] = [set() for _ in groups]
+    pred: list[set[int]] = [set() for _ in groups]
+    for edge in graph.edges:
+        a, b = group_of[edge.source], group_of[edge.target]
+        if a != b:
+            succ[a].add(b)
+            pred[b].add(a)
+    out = []
+    for g in range(len(groups)):
+        chain = [g]
+        while len(chain) < MAX_CHAIN and len(succ[chain[-1]]) == 1:
+            (nxt,) = succ[chain[-1]]
+            if len(pred[nxt]) != 1:
+                break
+            chain.append(nxt)
+            out.append(tuple(chain))
+    return out
 
 
 def improve_all(problem: Problem, starts: Sequence[Placement], deadline: Deadline) -> list[Placement]:
