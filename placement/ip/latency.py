@@ -81,6 +81,8 @@ METHOD = "latency-ip"
 MODELS = ("both", "ours", "paper")
 #: Share of the time left that ours gets when both programs run (the paper's gets the rest).
 OURS_SHARE = 0.5
+#: Share of the time limit the combinatorial bounds may take (the chain DP stops at it, keeping the paths done).
+BOUNDS_SHARE = 0.2
 
 
 @dataclass
@@ -496,7 +498,7 @@ def solve_latency_ip(
     graph, devices = problem.graph, problem.devices
     accels = [slot for slot in devices.slots() if not slot.is_cpu]
     deadline = Deadline.after(time_limit, started)
-    bounds = latency_bounds(problem)
+    bounds = latency_bounds(problem, n_calls, deadline.share(BOUNDS_SHARE))
     lower = max(bounds.values(), default=0.0)
     lower = lower if math.isfinite(lower) else 0.0
     stats: dict[str, Any] = {f"bound_{name}": v for name, v in bounds.items()}

@@ -103,7 +103,28 @@ def latency_local_search(
     if not math.isfinite(best_value):
         return placement
     rng = random.Random(seed)
-    blocks = [(g,) for g in range(len(groups))] + _chains(problem, groups)
+    succ, pred = _group_edges(problem, groups)
+    blocks = [(g,) for g in range(len(groups))] + _chains(succ, pred)
+    while not limit.passed:  # the best compound move (a few dozen, cheap), then single moves
+        chosen = None
+        for candidate in _parallelize(assign, blocks, succ, pred, targets):
+            if limit.passed:
+                break
+            v = latency_of(problem, build(candidate))
+            if v < best_value * (1 - 1e-12):
+                chosen, best_value = candidate, v
+        if chosen is not None:
+            assign[:] = chosen
+        before = best_value
+        best_value = _descend(problem, assign, blocks, targets, build, best_value, rng, limit)
+        if chosen is None and best_value >= before:
+            break
+    result = build(assign)
+    return result if latency_of(problem, result) <= latency_of(problem, placement) else placement
+
+
+def _descend(problem, assign, blocks, targets, build, best_value, rng, limit) -> float:
+    """First-improvement moves of single blocks until none improves (``assign`` updated in place): the best value."""
     improved = True
     while improved and not limit.passed:
         improved = False
@@ -124,24 +145,72 @@ def latency_local_search(
             else:
                 for g, slot in zip(block, old):
                     assign[g] = slot
-    result = build(assign)
-    return result if latency_of(problem, result) <= latency_of(problem, placement) else placement
+    return best_value
 
 
-def _chains(problem: Problem, groups: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
-    """Chains of 2 .. :data:`MAX_CHAIN` color classes, each the only successor class of the one before
-    and having it as its only predecessor class (indices into ``groups``)."""
-    graph = problem.graph
+def _reached(succ: list[set[int]], starts) -> set[int]:
+    """Classes reachable from ``starts`` (included)."""
+    reached: set[int] = set()
+    frontier = list(starts)
+    while frontier:
+        h = frontier.pop()
+        if h not in reached:
+            reached.add(h)
+            frontier.extend(succ[h])
+    return reached
+
+
+def _parallelize(assign, blocks, succ, pred, targets):
+    """Compound moves that run a side branch beside its device's work, on three free accelerators:
+    the block; what its device runs after the block's predecessors and before its successors (the
+    main branch); and what its device runs from the block's successors on. The device keeps the
+    rest, which comes first.
+
+    No move of a single block finds this: each part alone only adds transfers."""
+    used = set(assign)
+    free = [t for t in targets if not t.is_cpu and t not in used]
+    if len(free) < 3:
+        return
+    for block in blocks:
+        device = assign[block[0]]
+        if device.is_cpu or any(assign[g] != device for g in block):
+            continue
+        inside = set(block)
+        after = _reached(succ, [h for g in block for h in succ[g] if h not in inside])
+        later = [h for h in after if assign[h] == device]
+        middle = [
+            h
+            for h in _reached(succ, [u for g in block for u in pred[g] if u not in inside])
+            if assign[h] == device and h not in inside and h not in after and not pred[h] & inside
+        ]
+        middle = [h for h in middle if h not in {u for g in block for u in pred[g]}]
+        if not later or not middle:
+            continue
+        candidate = list(assign)
+        for part, slot in ((middle, free[0]), (block, free[1]), (later, free[2])):
+            for g in part:
+                candidate[g] = slot
+        yield candidate
+
+
+def _group_edges(problem: Problem, groups: Sequence[Sequence[int]]) -> tuple[list[set[int]], list[set[int]]]:
+    """Successor and predecessor color classes of every class (indices into ``groups``)."""
     group_of = {n: g for g, members in enumerate(groups) for n in members}
     succ: list[set[int]] = [set() for _ in groups]
     pred: list[set[int]] = [set() for _ in groups]
-    for edge in graph.edges:
+    for edge in problem.graph.edges:
         a, b = group_of[edge.source], group_of[edge.target]
         if a != b:
             succ[a].add(b)
             pred[b].add(a)
+    return succ, pred
+
+
+def _chains(succ: list[set[int]], pred: list[set[int]]) -> list[tuple[int, ...]]:
+    """Chains of 2 .. :data:`MAX_CHAIN` color classes, each the only successor class of the one before
+    and having it as its only predecessor class (indices into the classes)."""
     out = []
-    for g in range(len(groups)):
+    for g in range(len(succ)):
         chain = [g]
         while len(chain) < MAX_CHAIN and len(succ[chain[-1]]) == 1:
             (nxt,) = succ[chain[-1]]
