@@ -26,8 +26,11 @@ BERT-3 operator graph they held HiGHS' bound at 62 after 30 s, against 369 witho
 
 Incumbents (:mod:`placement.ip.latency_search`): the greedy (both orders), the DP's tie-broken split
 and a latency local search seeded from each; the result is never worse than any of them. Lower
-bounds (:mod:`placement.ip.latency_bounds`: critical path, work, chain) are computed first; the
-largest is a cut ``T >= bound`` and a floor of the reported bound. One :class:`~placement.ip.common.Deadline`
+bounds (:mod:`placement.ip.latency_bounds`: critical path, work, chain; the chain DP counts the
+``k * q`` calls) are computed first, within a share of the time; the largest is a cut
+``T >= bound`` and a floor of the reported bound. By default (``model="both"``) this program runs
+first with half the time left, then the paper's (:mod:`placement.ip.latency_paper`), started from
+the best plan so far, with the rest: the better plan and the larger bound are kept. One :class:`~placement.ip.common.Deadline`
 covers the whole call (starts, model building, solver). The model is built, solved and read back in
 three steps (:func:`build_latency_model`, :func:`placement.ip.common.solve_model`,
 :func:`extract_latency`).

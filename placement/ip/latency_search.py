@@ -160,6 +160,16 @@ def _reached(succ: list[set[int]], starts) -> set[int]:
     return reached
 
 
+def _side_branch(block, succ, pred) -> bool:
+    """Whether ``block`` runs from a fork (its one predecessor class has other successors) to a join
+    (its one successor class has other predecessors): a branch that could run beside another."""
+    before, after = pred[block[0]], succ[block[-1]]
+    if len(before) != 1 or len(after) != 1:
+        return False
+    (fork,), (join,) = before, after
+    return len(succ[fork]) >= 2 and len(pred[join]) >= 2
+
+
 def _parallelize(assign, blocks, succ, pred, targets):
     """Compound moves that run a side branch beside its device's work, on three free accelerators:
     the block; what its device runs after the block's predecessors and before its successors (the
@@ -173,7 +183,7 @@ def _parallelize(assign, blocks, succ, pred, targets):
         return
     for block in blocks:
         device = assign[block[0]]
-        if device.is_cpu or any(assign[g] != device for g in block):
+        if device.is_cpu or any(assign[g] != device for g in block) or not _side_branch(block, succ, pred):
             continue
         inside = set(block)
         after = _reached(succ, [h for g in block for h in succ[g] if h not in inside])
