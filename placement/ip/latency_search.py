@@ -171,15 +171,15 @@ def _side_branch(block, succ, pred) -> bool:
 
 
 def _parallelize(assign, blocks, succ, pred, targets):
-    """Compound moves that run a side branch beside its device's work, on three free accelerators:
-    the block; what its device runs after the block's predecessors and before its successors (the
-    main branch); and what its device runs from the block's successors on. The device keeps the
-    rest, which comes first.
+    """Compound moves that run a side branch beside its device's work, on free accelerators: the
+    block; what its device runs after the block's predecessors and before its successors (the
+    main branch); and what its device runs from the block's successors on (if anything). The
+    device keeps the rest, which comes first.
 
     No move of a single block finds this: each part alone only adds transfers."""
     used = set(assign)
     free = [t for t in targets if not t.is_cpu and t not in used]
-    if len(free) < 3:
+    if len(free) < 2:
         return
     for block in blocks:
         device = assign[block[0]]
@@ -194,10 +194,11 @@ def _parallelize(assign, blocks, succ, pred, targets):
             if assign[h] == device and h not in inside and h not in after and not pred[h] & inside
         ]
         middle = [h for h in middle if h not in {u for g in block for u in pred[g]}]
-        if not later or not middle:
+        parts = [part for part in (middle, block, later) if part]
+        if not middle or len(parts) > len(free):
             continue
         candidate = list(assign)
-        for part, slot in ((middle, free[0]), (block, free[1]), (later, free[2])):
+        for part, slot in zip(parts, free):
             for g in part:
                 candidate[g] = slot
         yield candidate
