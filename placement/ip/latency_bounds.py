@@ -1,7 +1,7 @@
 """Proven lower bounds on single-sample latency, computed before the latency IP and given to it as cuts.
 
 Every bound holds for every placement the evaluator (:func:`placement.evaluate.latency`) accepts,
-for any number of calls per accelerator: units are accelerator calls and CPU nodes; a call lasts
+for any number of calls per accelerator (the chain bound given ``q``: for at most ``q``): units are accelerator calls and CPU nodes; a call lasts
 its compute plus the transfers of every output crossing its boundary (either direction) at its
 device's scale; a unit starts after the units it depends on, and calls on one accelerator run
 one after another.
@@ -19,8 +19,13 @@ one after another.
   transfer scale, the output of the node before it (incoming) and of its last node (outgoing,
   unless it ends the path), plus for each other off-path node feeding it first the least of its
   compute and its transfer; the hull must fit ``K``'s memory. A CPU node lasts its CPU time.
-  The cheapest such segmentation (a DP over the path) is a lower bound. It is taken on a few long
-  paths (by fastest time, with transfers, by size).
+  Between two consecutive segments, the *straddlers* of the cut (off-path nodes after a node of
+  the first and before a node of the second, in neither hull) sit in one of the two units or in
+  units that run after the first and before the second: a path through them adds at least its
+  fastest times. Accelerator segments are distinct calls: with ``q`` calls per accelerator, at
+  most ``k q`` of them (``k`` accelerators). The cheapest such segmentation (a DP over the path,
+  the last segment and the calls used) is a lower bound. It is taken on a few long paths (by
+  fastest time, with transfers, by size).
 
 :func:`latency_bounds` returns every bound by name; the largest is the one used.
 """
@@ -194,6 +199,8 @@ def _segment_costs(problem: Problem, path: Sequence[int], reach, feeds, first_ta
 #: The chain DP counts accelerator calls (a segment on an accelerator is a call of its own) up to this
 #: many; with more calls available it does not count them.
 MAX_COUNTED_CALLS = 16
+#: Paths longer than this get no chain DP (its tables take ``path length ** 2`` entries per call count).
+MAX_CHAIN_NODES = 1500
 
 
 def _chain_value(
@@ -241,9 +248,8 @@ def _chain_value(
         fed = sum(most_charged[w] for w in members if first_target.get(w, n) <= last)
         return max(0.0, heavy - fed)
 
-    # best[c][i][j]: the cheapest segmentation of p_0 .. p_j with last segment p_i .. p_j and c calls;
-    # suffix_min[c][j][h] = min over h' >= h of best[c][h'][j].
-    best = [[[math.inf] * n for _ in range(n)] for _ in range(top + 1)]
+    # best[c][i] (for the current j): the cheapest segmentation of p_0 .. p_j with last segment p_i .. p_j
+    # and c calls; suffix_min[c][j][h] = min over h' >= h of that for j.
     suffix_min = [[[math.inf] * (n + 1) for _ in range(n)] for _ in range(top + 1)]
     spanning = [[(a, b, w) for a, b, w in straddlers if a < i <= b] for i in range(n)]  # straddlers of cut i
 
@@ -272,6 +278,7 @@ def _chain_value(
     for j in range(n):
         if deadline is not None:
             deadline.check()
+        best = [[math.inf] * n for _ in range(top + 1)]
         for i in range(j, -1, -1):
             on_accel = math.isfinite(cost[i][j])
             on_cpu = i == j and math.isfinite(cpu[j])
@@ -284,10 +291,10 @@ def _chain_value(
                 here = cost[i][j] + before(c - step, i, charges) if on_accel and c >= step else math.inf
                 if on_cpu:
                     here = min(here, cpu[j] + before(c, i, charges))
-                best[c][i][j] = here
+                best[c][i] = here
         for c in range(top + 1):
             for h in range(j, -1, -1):
-                suffix_min[c][j][h] = min(best[c][h][j], suffix_min[c][j][h + 1])
+                suffix_min[c][j][h] = min(best[c][h], suffix_min[c][j][h + 1])
     return min(suffix_min[c][n - 1][0] for c in range(top + 1))
 
 
@@ -340,7 +347,7 @@ def chain_bound(problem: Problem, calls_per_accelerator: int | None = None, dead
     for weight in weights:
         _, path = _longest_path(problem, weight)
         key = tuple(path)
-        if key in seen:
+        if key in seen or len(path) > MAX_CHAIN_NODES:
             continue
         seen.add(key)
         try:
