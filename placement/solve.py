@@ -375,6 +375,13 @@ METHODS: Mapping[str, MethodSpec] = MappingProxyType(
                     "transfer-aware path rows and memory covers (default: on for graphs of up to 120 nodes)",
                     cli=False,
                 ),
+                Option(
+                    "model",
+                    str,
+                    "both",
+                    "integer program: ours, the paper's, or both one after the other (better plan, larger bound)",
+                    choices=("both", "ours", "paper"),
+                ),
             ),
             _method(
                 "greedy-latency",

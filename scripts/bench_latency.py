@@ -10,7 +10,9 @@ of :func:`bench_methods.built_latency_problems` (ResNet-50 and BERT-6 on 4 accel
 of the weights each, 8 CPU cores), and the inference graphs of ``<workloads>/throughput/*/`` with
 their own devices (GNMT, ResNet-50, BERT-24 layers; BERT-3 and ResNet-50 operators). Each row:
 objective (the evaluator's latency), proven bound and gap (``latency-ip`` only), which bound is
-active (``critical_path``, ``work``, ``chain`` or ``ip``: the solver's), wall-clock seconds, whether
+active (``critical_path``, ``work``, ``chain`` or ``ip``: the solvers'), the objectives of our program
+and the paper's (``model="both"`` runs them one after the other) and which gave the plan
+(``ours``, ``paper``; ``start`` when a warm start was better than both), wall-clock seconds, whether
 the call ran over ``limit * 1.05`` (``OVER``), and the 1-minute load average after the row (the
 machine may be shared: a limit then buys less CPU). ``workloads`` defaults to
 ``/work/shared/workloads`` when it exists, else ``sample_graphs/``.
@@ -65,6 +67,9 @@ def run(problem, method: str, time_limit: float) -> dict:
         "bound": result.bound if own else None,
         "gap": result.gap if own else None,
         "bound_source": result.stat("bound_source") if own else None,
+        "ours_ip": result.stat("ours_objective") if own else None,
+        "paper_ip": result.stat("paper_objective") if own else None,
+        "from": ("start" if result.stat("from_start") else result.stat("incumbent_model")) if own else None,
         "seconds": seconds,
         "limit": time_limit if own else None,
         "over": own and seconds > time_limit * 1.05,
@@ -84,7 +89,7 @@ def main(argv=None) -> int:
     solve(load_problem(REPO / "sample_graphs/latency/layer/bert24_inference.json"), "dp")  # the kernel's first load
     print(
         f"{'input':42} {'method':14} {'objective':>11} {'status':9} {'bound':>11} {'gap':>7} {'active':>13} "
-        f"{'seconds':>8} {'over':>4} {'load':>5}",
+        f"{'seconds':>8} {'over':>4} {'load':>5} {'ours IP':>11} {'paper IP':>11} {'from':>6}",
         flush=True,
     )
     rows = []
@@ -100,7 +105,8 @@ def main(argv=None) -> int:
             print(
                 f"{name:42} {row['method']:14} {_fmt(row['objective']):>11} {row['status']:9} "
                 f"{_fmt(row['bound']):>11} {gap:>7} {row['bound_source'] or '-':>13} {row['seconds']:8.2f} "
-                f"{'OVER' if row['over'] else '':>4} {row['load']:5.2f}",
+                f"{'OVER' if row['over'] else '':>4} {row['load']:5.2f} {_fmt(row['ours_ip']):>11} "
+                f"{_fmt(row['paper_ip']):>11} {row['from'] or '-':>6}",
                 flush=True,
             )
     if args.json:

@@ -59,8 +59,47 @@ def test_every_bound_is_at_most_the_brute_force_optimum_for_one_and_two_calls(ra
         expected = brute_force_latency_calls(problem, calls)
         if math.isinf(expected):
             continue
-        for name, value in bounds.items():
-            assert value <= expected * (1 + REL) + 1e-12, (name, value, expected, calls)
+        for q, found in ((None, bounds), (calls, latency_bounds(problem, calls))):
+            for name, value in found.items():
+                assert value <= expected * (1 + REL) + 1e-12, (name, value, expected, calls, q)
+
+
+BRANCHY = [(seed, kinds) for seed in range(40, 56) for kinds in (1, 2)]
+
+
+@pytest.mark.parametrize("seed,kinds", BRANCHY)
+def test_chain_bound_with_hulls_straddlers_and_call_counts_is_at_most_the_optimum(random_problem, seed, kinds):
+    """Six-node graphs (skip edges give hulls and straddlers), one call per accelerator, and five nodes with two."""
+    for calls, size in ((1, 6), (2, 5)):
+        problem = random_problem(seed, kinds=kinds, n_forward=size, zero_cost_edges=seed % 3 == 0)
+        expected = brute_force_latency_calls(problem, calls)
+        if math.isinf(expected):
+            continue
+        value = chain_bound(problem, calls)
+        assert value <= expected * (1 + REL) + 1e-12, (value, expected, calls)
+        assert chain_bound(problem) <= value * (1 + REL) + 1e-12  # counting calls only tightens it
+
+
+def _residual(accelerators: int) -> Problem:
+    """0 -> 1 -> 2 -> 4 and a shortcut 0 -> 3 -> 4 (3 takes 2, the others 1; transfers 0.1); memory holds 3 of 5 nodes."""
+    nodes = tuple(Node(i, cpu_latency=100, accelerator_latency=t, size=1) for i, t in enumerate([1, 1, 1, 2, 1]))
+    edges = (Edge(0, 1, 0.1), Edge(1, 2, 0.1), Edge(2, 4, 0.1), Edge(0, 3, 0.1), Edge(3, 4, 0.1))
+    return Problem(Graph(nodes, edges), Devices((AcceleratorKind("acc", accelerators, 3),), cpus=1))
+
+
+def test_chain_bound_sees_the_shortcut_and_the_calls_it_needs():
+    """Running the shortcut beside 1 -> 2 takes more calls than two accelerators with one call each have.
+
+    There the optimum (brute force) is 6.4 and the bound, counting calls, 6.2; with two calls each, or
+    four accelerators, both are 4.5. The critical path alone is 4.
+    """
+    assert critical_path_bound(_residual(2)) == pytest.approx(4.0)
+    assert brute_force_latency_calls(_residual(2), 1) == pytest.approx(6.4)
+    assert chain_bound(_residual(2), 1) == pytest.approx(6.2)
+    assert brute_force_latency_calls(_residual(2), 2) == pytest.approx(4.5)
+    assert chain_bound(_residual(2), 2) == pytest.approx(4.5)
+    assert brute_force_latency_calls(_residual(4), 1) == pytest.approx(4.5)
+    assert chain_bound(_residual(4), 1) == pytest.approx(4.5)
 
 
 def _chain(sizes, costs, accel_times, cpu_times, memory, count=2, cpus=1):

@@ -1,7 +1,7 @@
 """Proven lower bounds on single-sample latency, computed before the latency IP and given to it as cuts.
 
 Every bound holds for every placement the evaluator (:func:`placement.evaluate.latency`) accepts,
-for any number of calls per accelerator: units are accelerator calls and CPU nodes; a call lasts
+for any number of calls per accelerator (the chain bound given ``q``: for at most ``q``): units are accelerator calls and CPU nodes; a call lasts
 its compute plus the transfers of every output crossing its boundary (either direction) at its
 device's scale; a unit starts after the units it depends on, and calls on one accelerator run
 one after another.
@@ -13,11 +13,19 @@ one after another.
   latencies.
 * ``chain``: along any path ``p_1 .. p_n`` the units partition the path into consecutive segments
   (a unit holding ``p_i`` and ``p_k`` but not ``p_j``, ``i < j < k``, would depend on itself), run
-  one after another. A segment on an accelerator of kind ``K`` lasts at least its compute on ``K``
-  plus, at ``K``'s transfer scale, the output of the node before it (incoming) and of its last node
-  (outgoing, unless it ends the path), and must fit ``K``'s memory; a CPU node lasts its CPU time.
-  The cheapest such segmentation (a DP over the path) is a lower bound. It is taken on a few long
-  paths (by fastest time, with transfers, by size).
+  one after another. A segment ``p_i .. p_j`` holds its *hull* too: every node on a path from
+  ``p_i`` to ``p_j`` (outside the unit it would wait for the unit and the unit for it). On an
+  accelerator of kind ``K`` it lasts at least its hull's compute on ``K``, plus, at ``K``'s
+  transfer scale, the output of the node before it (incoming) and of its last node (outgoing,
+  unless it ends the path), plus for each other off-path node feeding it first the least of its
+  compute and its transfer; the hull must fit ``K``'s memory. A CPU node lasts its CPU time.
+  Between two consecutive segments, the *straddlers* of the cut (off-path nodes after a node of
+  the first and before a node of the second, in neither hull) sit in one of the two units or in
+  units that run after the first and before the second: a path through them adds at least its
+  fastest times. Accelerator segments are distinct calls: with ``q`` calls per accelerator, at
+  most ``k q`` of them (``k`` accelerators). The cheapest such segmentation (a DP over the path,
+  the last segment and the calls used) is a lower bound. It is taken on a few long paths (by
+  fastest time, with transfers, by size).
 
 :func:`latency_bounds` returns every bound by name; the largest is the one used.
 """
@@ -28,6 +36,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from ..model import Problem
+from .common import Deadline, DeadlinePassed
 
 __all__ = ["chain_bound", "critical_path_bound", "latency_bounds", "work_bound"]
 
@@ -97,36 +106,196 @@ def work_bound(problem: Problem) -> float:
     return best
 
 
-def _chain_value(problem: Problem, path: Sequence[int]) -> float:
-    """The cheapest segmentation of ``path`` into units (see the module docstring)."""
+def _reach(problem: Problem) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
+    """(descendants, ancestors) of every node as bitsets (each node included), and each node's bit."""
+    graph = problem.graph
+    order = graph.topological_order
+    bit = {v: 1 << i for i, v in enumerate(order)}
+    anc: dict[int, int] = {}
+    for v in order:
+        mask = bit[v]
+        for u in graph.predecessors[v]:
+            mask |= anc[u]
+        anc[v] = mask
+    desc: dict[int, int] = {}
+    for v in reversed(order):
+        mask = bit[v]
+        for w in graph.successors[v]:
+            mask |= desc[w]
+        desc[v] = mask
+    return desc, anc, bit
+
+
+def _straddlers(problem: Problem, path: Sequence[int], reach) -> dict[int, list[tuple[int, int]]]:
+    """Off-path nodes ``w`` by ``a(w)``, the last path index reaching them: ``(b(w), w)``, ``b(w)`` the first path
+    index they reach (only nodes with both), in topological order."""
+    desc, anc, bit = reach
+    graph = problem.graph
+    on_path = set(path)
+    out: dict[int, list[tuple[int, int]]] = {}
+    for w in graph.topological_order:
+        if w in on_path:
+            continue
+        a = max((m for m, v in enumerate(path) if desc[v] & bit[w]), default=None)
+        b = min((m for m, v in enumerate(path) if anc[v] & bit[w]), default=None)
+        if a is not None and b is not None:
+            out.setdefault(a, []).append((b, w))
+    return out
+
+
+def _heaviest(problem: Problem, members: Sequence[int], weight: dict[int, float]) -> float:
+    """The heaviest path inside ``members`` (given in topological order) by ``weight``."""
+    inside = set(members)
+    finish: dict[int, float] = {}
+    for w in members:
+        finish[w] = weight[w] + max((finish[u] for u in problem.graph.predecessors[w] if u in inside), default=0.0)
+    return max(finish.values(), default=0.0)
+
+
+def _segment_costs(problem: Problem, path: Sequence[int], reach, feeds, first_target, charge) -> list[list[float]]:
+    """``cost[i][j]``: the least duration of an accelerator call holding ``p_i .. p_j`` (0-based; ``inf`` where none can).
+
+    Its hull's compute on the call's kind, the feeder charges of off-path nodes outside the hull
+    that feed it first, the incoming transfer of ``p_{i-1}`` and the outgoing one of ``p_j`` (unless
+    it ends the path). (A CPU core runs one path node: its CPU time.)
+    """
     graph, devices = problem.graph, problem.devices
     kinds = [k for k in devices.accelerators if k.count > 0]
-    nodes = [graph.node_by_id[v] for v in path]
-    cost = [graph.output_cost[v] for v in path]
+    desc, anc, bit = reach
+    by_bit = {b.bit_length() - 1: v for v, b in bit.items()}
     n = len(path)
-    feeds = _feeders(problem, path)
-    # extra[k][K]: what the off-path nodes feeding p_k add to p_k's call on kind K (see _feeders).
-    extra = [[sum(_feeder_cost(problem, v, kind) for v in feeds[k]) for kind in kinds] for k in range(n)]
-    best = [0.0] + [math.inf] * n
-    for j in range(1, n + 1):
-        node = nodes[j - 1]
-        if devices.cpus > 0:
-            best[j] = best[j - 1] + node.cpu_latency
+    out = [[math.inf] * n for _ in range(n)]
+    for j in range(n):
         for kk, kind in enumerate(kinds):
             scale = devices.transfer_scale(kind)
-            outgoing = scale * cost[j - 1] if j < n else 0.0
+            outgoing = scale * graph.output_cost[path[j]] if j < n - 1 else 0.0
+            top = anc[path[j]]
+            hull = 0
             compute = size = 0.0
-            for i in range(j, 0, -1):  # segment p_i .. p_j (1-based)
-                member = nodes[i - 1]
-                if not member.runs_on(kind):
+            for i in range(j, -1, -1):  # the hull only grows as i falls
+                grown = desc[path[i]] & top
+                new, hull = grown & ~hull, grown
+                ok = True
+                while new:
+                    low = new & -new
+                    new ^= low
+                    member = graph.node_by_id[by_bit[low.bit_length() - 1]]
+                    if not member.runs_on(kind):
+                        ok = False
+                        break
+                    size += member.size
+                    compute += member.latency_on(kind)
+                    k = first_target.get(member.id)
+                    if k is not None and k <= j:  # its feeder charge was counted: now it is inside
+                        compute -= charge[kk][member.id]
+                if not ok or size > kind.memory:
                     break
-                size += member.size
-                if size > kind.memory:
-                    break
-                compute += member.latency_on(kind) + extra[i - 1][kk]
-                incoming = scale * cost[i - 2] if i > 1 else 0.0
-                best[j] = min(best[j], best[i - 1] + compute + incoming + outgoing)
-    return best[n]
+                compute += sum(charge[kk][v] for v in feeds[i] if not hull & bit[v])
+                incoming = scale * graph.output_cost[path[i - 1]] if i > 0 else 0.0
+                out[i][j] = min(out[i][j], compute + incoming + outgoing)
+    return out
+
+
+#: The chain DP counts accelerator calls (a segment on an accelerator is a call of its own) up to this
+#: many; with more calls available it does not count them.
+MAX_COUNTED_CALLS = 16
+#: Paths longer than this get no chain DP (its tables take ``path length ** 2`` entries per call count).
+MAX_CHAIN_NODES = 1500
+
+
+def _chain_value(
+    problem: Problem,
+    path: Sequence[int],
+    reach=None,
+    calls_per_accelerator: int | None = None,
+    deadline: Deadline | None = None,
+) -> float:
+    """The cheapest segmentation of ``path`` into units (see the module docstring).
+
+    A DP over (first, last) of the last segment and the accelerator calls used so far (at most
+    ``accelerators * calls_per_accelerator``; not counted when that is ``None`` or over
+    :data:`MAX_COUNTED_CALLS`). Besides its own cost (:func:`_segment_costs`; a CPU core runs one
+    node), a segment ``p_i .. p_j`` after a segment ``p_h .. p_{i-1}`` is charged the *straddlers* of the
+    cut between them: off-path nodes whose last path ancestor is in ``p_h .. p_{i-1}`` and whose first
+    path descendant is in ``p_i .. p_j``. Each sits in one of the two units or in a unit that runs
+    after the first and before the second, so a path through them adds at least its nodes' fastest
+    times (less the feeder charges they may already have in the segment). Raises
+    :class:`~placement.ip.common.DeadlinePassed` when ``deadline`` passes.
+    """
+    graph, devices = problem.graph, problem.devices
+    kinds = [k for k in devices.accelerators if k.count > 0]
+    n = len(path)
+    if n == 0:
+        return 0.0
+    reach = reach or _reach(problem)
+    feeds = _feeders(problem, path)
+    first_target = {v: k for k, vs in enumerate(feeds) for v in vs}
+    # charge[K][v]: what off-path node v adds to the call of kind K holding the path node it feeds first.
+    charge = [{v: _feeder_cost(problem, v, kind) for v in first_target} for kind in kinds]
+    cost = _segment_costs(problem, path, reach, feeds, first_target, charge)
+    cpu = [graph.node_by_id[v].cpu_latency if devices.cpus > 0 else math.inf for v in path]
+    accel, cpu_time = _fastest(problem)
+    fastest = {v: min(accel[v], cpu_time[v]) for v in accel}
+    most_charged = {v: max((c[v] for c in charge), default=0.0) for v in first_target}
+    straddlers = [(a, b, w) for a, group in _straddlers(problem, path, reach).items() for b, w in group]
+    position = {v: k for k, v in enumerate(graph.topological_order)}
+    total_calls = sum(k.count for k in kinds) * (calls_per_accelerator or 0)
+    counted = 0 < total_calls <= MAX_COUNTED_CALLS
+    top, step = (total_calls, 1) if counted else (0, 0)  # c: accelerator calls used (always 0 when not counted)
+
+    def extra(members: list[int], last: int) -> float:
+        heavy = _heaviest(problem, sorted(members, key=position.__getitem__), fastest)
+        fed = sum(most_charged[w] for w in members if first_target.get(w, n) <= last)
+        return max(0.0, heavy - fed)
+
+    # best[c][i] (for the current j): the cheapest segmentation of p_0 .. p_j with last segment p_i .. p_j
+    # and c calls; suffix_min[c][j][h] = min over h' >= h of that for j.
+    suffix_min = [[[math.inf] * (n + 1) for _ in range(n)] for _ in range(top + 1)]
+    spanning = [[(a, b, w) for a, b, w in straddlers if a < i <= b] for i in range(n)]  # straddlers of cut i
+
+    def ranges(i: int, j: int) -> list[tuple[int, float]]:
+        """(h0, charge): a previous segment starting at h >= h0 pays at most ``charge`` for the straddlers
+        of the cut before p_i reaching p_i .. p_j (exactly that charge for the h up to the next h0)."""
+        found = sorted(((a, w) for a, b, w in spanning[i] if b <= j), reverse=True)
+        out = [(found[0][0] + 1 if found else 0, 0.0)]
+        members: list[int] = []
+        for k, (a, w) in enumerate(found):
+            members.append(w)
+            if k + 1 < len(found) and found[k + 1][0] == a:
+                continue
+            out.append((found[k + 1][0] + 1 if k + 1 < len(found) else 0, extra(members, j)))
+        return out
+
+    def before(c: int, i: int, charges: list[tuple[int, float]]) -> float:
+        """The cheapest prefix p_0 .. p_{i-1} with c calls, plus the straddlers of the cut before p_i."""
+        if i == 0:
+            return 0.0 if c == 0 else math.inf
+        if c < 0:
+            return math.inf
+        column = suffix_min[c][i - 1]
+        return min(column[low] + charge for low, charge in charges)
+
+    for j in range(n):
+        if deadline is not None:
+            deadline.check()
+        best = [[math.inf] * n for _ in range(top + 1)]
+        for i in range(j, -1, -1):
+            on_accel = math.isfinite(cost[i][j])
+            on_cpu = i == j and math.isfinite(cpu[j])
+            if not on_accel and not on_cpu:
+                if i < j:
+                    break  # the hull only grows as i falls: no longer segment fits either
+                continue
+            charges = ranges(i, j) if i > 0 else []
+            for c in range(top + 1):
+                here = cost[i][j] + before(c - step, i, charges) if on_accel and c >= step else math.inf
+                if on_cpu:
+                    here = min(here, cpu[j] + before(c, i, charges))
+                best[c][i] = here
+        for c in range(top + 1):
+            for h in range(j, -1, -1):
+                suffix_min[c][j][h] = min(best[c][h], suffix_min[c][j][h + 1])
+    return min(suffix_min[c][n - 1][0] for c in range(top + 1))
 
 
 def _feeders(problem: Problem, path: Sequence[int]) -> list[list[int]]:
@@ -154,7 +323,7 @@ def _feeder_cost(problem: Problem, v: int, kind) -> float:
     return min(inside, problem.devices.transfer_scale(kind) * problem.graph.output_cost[v])
 
 
-def chain_bound(problem: Problem) -> float:
+def chain_bound(problem: Problem, calls_per_accelerator: int | None = None, deadline: Deadline | None = None) -> float:
     """The path-segmentation bound on a few long paths (fastest time; with transfers; by size)."""
     graph, devices = problem.graph, problem.devices
     accel, cpu = _fastest(problem)
@@ -174,20 +343,31 @@ def chain_bound(problem: Problem) -> float:
         weights.append(lambda v: fastest[v] + total * graph.node_by_id[v].size / cap)
     best = 0.0
     seen: set[tuple[int, ...]] = set()
+    reach = _reach(problem)
     for weight in weights:
         _, path = _longest_path(problem, weight)
         key = tuple(path)
-        if key in seen:
+        if key in seen or len(path) > MAX_CHAIN_NODES:
             continue
         seen.add(key)
-        best = max(best, _chain_value(problem, path))
+        try:
+            best = max(best, _chain_value(problem, path, reach, calls_per_accelerator, deadline))
+        except DeadlinePassed:  # a bound from the paths done so far (each is one)
+            break
     return best
 
 
-def latency_bounds(problem: Problem) -> dict[str, float]:
-    """Every combinatorial lower bound on the latency, by name (``critical_path``, ``work``, ``chain``)."""
+def latency_bounds(
+    problem: Problem, calls_per_accelerator: int | None = None, deadline: Deadline | None = None
+) -> dict[str, float]:
+    """Every combinatorial lower bound on the latency, by name (``critical_path``, ``work``, ``chain``).
+
+    ``calls_per_accelerator`` (``q``) lets the chain bound count accelerator calls (see
+    :func:`_chain_value`); ``None``: any number of calls (a bound for every ``q``). When ``deadline``
+    passes, the chain bound is the best over the paths finished by then (0 if none).
+    """
     return {
         "critical_path": critical_path_bound(problem),
         "work": work_bound(problem),
-        "chain": chain_bound(problem),
+        "chain": chain_bound(problem, calls_per_accelerator, deadline),
     }
