@@ -51,8 +51,12 @@ def _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k) -> b
     if space.name == "deepspeed" and p > 1 and z > 1:
         return False
     if rec is Recompute.FULL and not space.partial_recompute and k != model.layers // (p * v):
-        return False
+        return False  # (spaces without partial recomputation have no uneven splits)
     return True
+
+
+def _may_split(rest: int, p: int) -> bool:
+    return rest == 0 if p == 2 else rest >= p - 2 and rest % (p - 2) == 0
 
 
 def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, global_batch: int):
@@ -71,10 +75,18 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
             (0, 1, 2, 3),
         ):  # fmt: skip
             # cheap necessary conditions first (check_layout below is the judge)
-            if global_batch % (b * d) or model.layers % (p * v) or model.num_experts % ep:
+            uneven = space.uneven and p > 1 and v == 1
+            if global_batch % (b * d) or (model.layers % (p * v) and not uneven) or model.num_experts % ep:
                 continue
-            for rec in (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL):
-                ks = range(1, model.layers // (p * v) + 1) if rec is Recompute.FULL else (None,)
+            # layers of the first and the last rank: the even split, or any pair (check_layout rejects those
+            # that leave the middle ranks an uneven or empty share)
+            ends = [(None, None)]
+            if uneven:  # (a necessary condition first, to save time)
+                pairs = itertools.product(range(1, model.layers + 1), repeat=2)
+                ends += [(f, la) for f, la in pairs if _may_split(model.layers - f - la, p)]
+            for (first, last), rec in itertools.product(ends, (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)):
+                most = model.layers // (p * v) if first is None else max(first, last, model.layers - first - last)
+                ks = range(1, most + 1) if rec is Recompute.FULL else (None,)
                 for k in ks:
                     if not _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k):
                         continue
@@ -87,6 +99,7 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                             overlap_grad_reduce=space.overlap and d * cp > 1,
                             overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
                             schedule=Schedule.INTERLEAVED if v > 1 else Schedule.ONE_F_ONE_B,
+                            first_stage_layers=first, last_stage_layers=last,
                         )  # fmt: skip
                         check_layout(model, cluster, layout)
                     except PlacementError:
@@ -102,6 +115,8 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
 
 
 MID = TransformerSpec(layers=8, hidden=2048, heads=16, seq_length=4096, vocab=32000, name="mid")
+# 7 layers and a large vocabulary: no even split over 2 or 4 ranks, and the output layer weighs on the last one
+ODD = TransformerSpec(layers=7, hidden=2048, heads=16, seq_length=2048, vocab=128256, name="odd")
 
 # (space, model, GPUs, GiB per GPU, GPUs per node, global batch); the optima of the tight cases use
 # t > 1, p > 1, cp > 1, ep > 1 and partial full recomputation (see test_cases_exercise_the_space)
@@ -113,6 +128,8 @@ CASES = [
     ("megatron", MID, 8, 4.5, 4, 32),
     ("megatron", MID, 8, 5.0, 2, 32),
     ("megatron", MID, 8, 4.0, 4, 32),
+    ("megatron", ODD, 8, 7.0, 1, 16),
+    ("megatron", ODD, 4, 9.0, 1, 8),
     ("megatron-2021", MID, 8, 6.0, 4, 32),
     ("torchtitan", SMALL, 8, 5.0, 4, 16),
     ("torchtitan", MID, 8, 6.5, 4, 16),
@@ -144,6 +161,7 @@ def test_cases_exercise_the_space():
     assert any(lay.context > 1 for lay in lays) and any(lay.expert > 1 for lay in lays)
     assert any(lay.recompute is Recompute.FULL and lay.recompute_layers < 8 for lay in lays)
     assert {lay.zero_stage for lay in lays} >= {0, 1, 2, 3}
+    assert any(lay.uneven for lay in lays)  # an uneven layer split (7 layers over 2 ranks)
 
 
 def test_memory_decides_in_small_cases():

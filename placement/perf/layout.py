@@ -81,6 +81,11 @@ class Layout:
         The backward's tensor-parallel reduction of input gradients runs under the weight-gradient GEMMs
         (Megatron-LM since 2022; ``--no-async-tensor-model-parallel-allreduce`` turns it off; the 2021 runs had
         no such overlap).
+    first_stage_layers, last_stage_layers : int or None
+        Uneven pipeline split (Megatron-Core's ``--decoder-first-pipeline-num-layers`` /
+        ``--decoder-last-pipeline-num-layers``): transformer layers of the first / last pipeline rank (which
+        also carry the embedding / the output layer); the other ranks split the rest evenly. ``None``: the
+        even split (``L / p`` per rank). Not with virtual stages.
     """
 
     tensor: int = 1
@@ -104,6 +109,8 @@ class Layout:
     schedule: Schedule = Schedule.ONE_F_ONE_B
     grad_reduce_fp32: bool | None = None
     tp_async_backward: bool = True
+    first_stage_layers: int | None = None
+    last_stage_layers: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch"):
@@ -120,6 +127,11 @@ class Layout:
             or self.recompute_layers < 1
         ):  # fmt: skip
             raise InvalidLayoutError(f"--recompute-num-layers {self.recompute_layers!r}: must be a positive integer")
+        for name in ("first_stage_layers", "last_stage_layers"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                flag = "--decoder-" + name.split("_")[0] + "-pipeline-num-layers"
+                raise InvalidLayoutError(f"{flag} {value!r}: must be a positive integer")
         for name, kind in (
             ("recompute", Recompute),
             ("recompute_method", RecomputeMethod),
@@ -160,9 +172,52 @@ class Layout:
             return self.grad_reduce_fp32
         return self.dtype in (Dtype.BF16, Dtype.FP8, Dtype.FP32, Dtype.TF32)
 
+    @property
+    def uneven(self) -> bool:
+        """Whether the first or the last pipeline rank has its own layer count."""
+        return self.first_stage_layers is not None or self.last_stage_layers is not None
+
     def with_changes(self, **changes: object) -> Layout:
         """A copy with some fields replaced (validated again)."""
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def stage_layers(model: TransformerSpec, layout: Layout) -> tuple[int, ...]:
+    """Transformer layers of each pipeline rank (all its virtual chunks), first rank first.
+
+    Even split: ``L / p`` each. Uneven (Megatron-Core's rule): the first and last ranks take their given
+    counts, the remaining ranks split the remaining layers evenly.
+
+    Raises
+    ------
+    InvalidLayoutError
+        If the layers cannot be split so (one line naming the flags).
+    """
+    p, total = layout.pipeline, model.layers
+    if not layout.uneven:
+        if total % (p * layout.virtual_stages):
+            raise InvalidLayoutError(
+                f"--num-layers {total} is not divisible by pipeline size {p} x virtual stages {layout.virtual_stages}"
+            )
+        return (total // p,) * p
+    first, last = layout.first_stage_layers, layout.last_stage_layers
+    if p == 1:
+        raise InvalidLayoutError("--decoder-first/last-pipeline-num-layers need pipeline parallel size > 1")
+    if layout.virtual_stages > 1:
+        raise InvalidLayoutError("--decoder-first/last-pipeline-num-layers with virtual stages: not modelled here")
+    given = [n for n in (first, last) if n is not None]
+    rest_ranks, rest = p - len(given), total - sum(given)
+    if rest < rest_ranks or rest < 0 or (rest_ranks == 0 and rest != 0) or (rest_ranks and rest % rest_ranks):
+        raise InvalidLayoutError(
+            f"--decoder-first-pipeline-num-layers {first} / --decoder-last-pipeline-num-layers {last}: the other "
+            f"{rest} of --num-layers {total} cannot be split evenly over the other {rest_ranks} pipeline ranks "
+            "(each at least one layer)"
+        )
+    middle = rest // rest_ranks if rest_ranks else 0
+    counts = [middle] * p
+    counts[0] = middle if first is None else first
+    counts[-1] = middle if last is None else last
+    return tuple(counts)
 
 
 def check_layout(model: TransformerSpec, cluster: Cluster, layout: Layout) -> None:
@@ -192,10 +247,7 @@ def check_layout(model: TransformerSpec, cluster: Cluster, layout: Layout) -> No
         raise InvalidLayoutError(f"--num-query-groups {model.groups} is not divisible by tensor parallel size {t}")
     if model.ffn % t:
         raise InvalidLayoutError(f"--ffn-hidden-size {model.ffn} is not divisible by tensor parallel size {t}")
-    if model.layers % (p * v):
-        raise InvalidLayoutError(
-            f"--num-layers {model.layers} is not divisible by pipeline size {p} x virtual stages {v}"
-        )
+    counts = stage_layers(model, layout)  # raises when the layers cannot be split so
     if v > 1 and p == 1:
         raise InvalidLayoutError("the interleaved schedule (virtual stages > 1) needs pipeline parallel size > 1")
     if layout.global_batch % (layout.micro_batch * d):
@@ -218,7 +270,7 @@ def check_layout(model: TransformerSpec, cluster: Cluster, layout: Layout) -> No
     if cluster.accelerator.peak_flops(layout.dtype) <= 0:
         raise InvalidLayoutError(f"{cluster.accelerator.name} has no {layout.dtype} arithmetic (--{layout.dtype})")
     if layout.recompute is Recompute.FULL and layout.recompute_layers is not None:
-        per_chunk = model.layers // (p * v)
+        per_chunk = max(counts) // v
         if layout.recompute_layers > per_chunk:
             raise InvalidLayoutError(
                 f"--recompute-num-layers {layout.recompute_layers} exceeds the {per_chunk} layers of a stage chunk"

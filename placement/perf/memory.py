@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .hardware import Dtype
-from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule
+from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, stage_layers
 from .params import DEFAULT_PARAMS, PerfParams
 from .transformer import TransformerSpec
 
@@ -128,16 +128,27 @@ def korthikanti_layer_bytes(s: float, b: float, h: float, a: float, t: int, sp: 
     return sbh * (10 + 24 / t + 5 * a * s / (h * t))
 
 
+def rank_layers(model: TransformerSpec, layout: Layout, stage: int) -> int:
+    """Transformer layers of pipeline rank ``stage`` (:func:`~placement.perf.layout.stage_layers`)."""
+    if not layout.uneven:
+        return model.layers // layout.pipeline
+    return stage_layers(model, layout)[stage]
+
+
+def microbatches_in_flight(layout: Layout, stage: int = 0) -> float:
+    """Micro-batches whose activations pipeline rank ``stage`` holds at its peak (chunks / v when interleaved)."""
+    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
+    if layout.schedule is Schedule.GPIPE:
+        return float(m)
+    if layout.schedule is Schedule.INTERLEAVED:
+        return min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1) / v
+    return float(min(m, p - stage))
+
+
 def layers_in_flight(model: TransformerSpec, layout: Layout, stage: int = 0) -> float:
     """Layers' worth of micro-batch activations pipeline rank ``stage`` holds at its peak."""
-    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
-    per_rank = model.layers / p
-    if layout.schedule is Schedule.GPIPE:
-        return per_rank * m
-    if layout.schedule is Schedule.INTERLEAVED:
-        chunks = min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1)
-        return chunks * per_rank / v
-    return per_rank * min(m, p - stage)
+    per_rank = model.layers / layout.pipeline if not layout.uneven else rank_layers(model, layout, stage)
+    return per_rank * microbatches_in_flight(layout, stage)
 
 
 def recompute_working_bytes(model: TransformerSpec, layout: Layout) -> float:
@@ -162,7 +173,8 @@ def stored_activation_bytes(model: TransformerSpec, layout: Layout, stage: int =
     in_flight = layers_in_flight(model, layout, stage)
     full = layer_activation_bytes(model, layout, Recompute.NONE)
     if layout.recompute is Recompute.FULL:
-        chunk = model.layers / (layout.pipeline * layout.virtual_stages)
+        per_rank = model.layers / layout.pipeline if not layout.uneven else rank_layers(model, layout, stage)
+        chunk = per_rank / layout.virtual_stages
         checkpoint = layer_activation_bytes(model, layout, Recompute.FULL)
         n = layout.recompute_layers
         if layout.recompute_method is RecomputeMethod.BLOCK:
@@ -175,10 +187,16 @@ def stored_activation_bytes(model: TransformerSpec, layout: Layout, stage: int =
     return in_flight * layer_activation_bytes(model, layout) + recompute_working_bytes(model, layout)
 
 
-def stage_parameters(model: TransformerSpec, layout: Layout, stage: int = 0) -> tuple[float, float]:
-    """(dense, expert) parameters held by one GPU of pipeline rank ``stage``."""
+def stage_parameters(
+    model: TransformerSpec, layout: Layout, stage: int | None = 0, layers: float | None = None
+) -> tuple[float, float]:
+    """(dense, expert) parameters held by one GPU of pipeline rank ``stage``.
+
+    ``stage=None`` is a middle rank (no embedding, no output layer); ``layers`` overrides its layer count.
+    """
     t, p, ep = layout.tensor, layout.pipeline, layout.expert
-    layers = model.layers / p
+    if layers is None:
+        layers = model.layers / p if not layout.uneven or stage is None else rank_layers(model, layout, stage)
     norms = 2 * model.norm_parameters()
     dense_layer = model.attention_parameters() / t + norms + (model.hidden * model.num_experts if model.moe else 0)
     expert_layer = 0.0
@@ -204,31 +222,14 @@ def output_layer_bytes(model: TransformerSpec, layout: Layout) -> float:
     return tokens * vocab / layout.tensor * (_act_bytes(layout) + 4) + _act_bytes(layout) * tokens * model.hidden
 
 
-def memory_breakdown(
-    model: TransformerSpec, layout: Layout, params: PerfParams = DEFAULT_PARAMS, stage: int | None = None
-) -> MemoryBreakdown:
-    """Memory of the most loaded GPU (or of pipeline rank ``stage``).
+def static_parts(
+    model: TransformerSpec, layout: Layout, stage: int | None, layers: float | None = None
+) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer state) bytes of one GPU of pipeline rank ``stage``.
 
-    Parameters
-    ----------
-    model, layout : TransformerSpec, Layout
-        What runs and how it is split (the layout should pass :func:`~placement.perf.layout.check_layout`).
-    params : PerfParams
-        Constants (the reserve).
-    stage : int or None
-        A pipeline rank; ``None`` takes the larger of the first and the last rank.
-
-    Returns
-    -------
-    MemoryBreakdown
+    ``stage=None`` is a middle rank (no embedding, no output layer) of ``layers`` layers (default ``L / p``).
     """
-    if stage is None:
-        first = memory_breakdown(model, layout, params, 0)
-        if layout.pipeline == 1:
-            return first
-        last = memory_breakdown(model, layout, params, layout.pipeline - 1)
-        return first if first.total >= last.total else last
-    dense, expert = stage_parameters(model, layout, stage)
+    dense, expert = stage_parameters(model, layout, stage, layers)
     shard = layout.data * layout.context
     expert_shard = max(1, shard // layout.expert)
     weight_bytes = 4 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2
@@ -241,24 +242,55 @@ def memory_breakdown(
 
     weights = sharded(weight_bytes, z >= 3)
     if z >= 3:  # FSDP gathers one layer's weights at a time (and prefetches the next)
-        layer_dense = (dense + expert) / max(1.0, model.layers / layout.pipeline)
+        if layers is None:
+            uneven = layout.uneven and stage is not None
+            layers = model.layers / layout.pipeline if not uneven else rank_layers(model, layout, stage)  # type: ignore[arg-type]
+        layer_dense = (dense + expert) / max(1.0, layers)
         weights += 2 * weight_bytes * layer_dense
+    return weights, sharded(grad_bytes, z >= 2), sharded(optim_bytes, z >= 1)
+
+
+def memory_breakdown(
+    model: TransformerSpec, layout: Layout, params: PerfParams = DEFAULT_PARAMS, stage: int | None = None
+) -> MemoryBreakdown:
+    """Memory of the most loaded GPU (or of pipeline rank ``stage``).
+
+    Parameters
+    ----------
+    model, layout : TransformerSpec, Layout
+        What runs and how it is split (the layout should pass :func:`~placement.perf.layout.check_layout`).
+    params : PerfParams
+        Constants (the reserve).
+    stage : int or None
+        A pipeline rank; ``None`` takes the most loaded of the first, the second (uneven splits: the middle
+        rank with the most micro-batches in flight) and the last rank.
+
+    Returns
+    -------
+    MemoryBreakdown
+    """
+    if stage is None:
+        # Invariant: the middle ranks of an uneven split hold equal layers and rank 1 has the most in
+        # flight; with an even split rank 0 dominates every middle rank (same layers, more in flight).
+        best = memory_breakdown(model, layout, params, 0)
+        others = [layout.pipeline - 1] if layout.pipeline > 1 else []
+        if layout.uneven and layout.pipeline > 2:
+            others.append(1)
+        for other in others:
+            m = memory_breakdown(model, layout, params, other)
+            if m.total > best.total:
+                best = m
+        return best
+    weights, gradients, optimizer = static_parts(model, layout, stage)
     acts = stored_activation_bytes(model, layout, stage)
     if stage == 0:  # embedding output (and its dropout mask) of each micro-batch in flight
         tokens = layout.micro_batch * model.seq_length / layout.context
-        acts += (
-            (1 + _act_bytes(layout))
-            * tokens
-            * model.hidden
-            * layers_in_flight(model, layout, 0)
-            * layout.pipeline
-            / model.layers
-        )
+        acts += (1 + _act_bytes(layout)) * tokens * model.hidden * microbatches_in_flight(layout, 0)
     out = output_layer_bytes(model, layout) if stage == layout.pipeline - 1 else 0.0
     return MemoryBreakdown(
         weights=weights,
-        gradients=sharded(grad_bytes, z >= 2),
-        optimizer_state=sharded(optim_bytes, z >= 1),
+        gradients=gradients,
+        optimizer_state=optimizer,
         activations=acts,
         output_layer=out,
         reserve=params.reserve_bytes,

@@ -39,7 +39,7 @@ from .collectives import (
 )
 from .hardware import Cluster, Dtype
 from .kernels import flash_attention_seconds, gemm_seconds, streaming_seconds, training_gemm_seconds
-from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout
+from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
 from .memory import MemoryBreakdown, memory_breakdown, stage_parameters
 from .params import DEFAULT_PARAMS, PerfParams
 from .transformer import TransformerSpec
@@ -266,12 +266,12 @@ def _embedding_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout,
     return streaming_seconds((3 * e + 1) * T * model.hidden, cluster.accelerator, params, 3)
 
 
-def _recompute_fraction(model: TransformerSpec, layout: Layout) -> float:
-    """Fraction of a stage's layers whose forward pass runs twice under full recomputation."""
+def _recompute_fraction(model: TransformerSpec, layout: Layout, per_rank: float | None = None) -> float:
+    """Fraction of a rank's ``per_rank`` layers (default ``L / p``) whose forward runs twice under full recomputation."""
     if layout.recompute is not Recompute.FULL:
         return 0.0
     if layout.recompute_method is RecomputeMethod.BLOCK and layout.recompute_layers is not None:
-        chunk = model.layers / (layout.pipeline * layout.virtual_stages)
+        chunk = (model.layers / layout.pipeline if per_rank is None else per_rank) / layout.virtual_stages
         return min(1.0, layout.recompute_layers / chunk)
     return 1.0
 
@@ -293,16 +293,16 @@ class _StageTime:
 
 
 def _stage_time(model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams, links: Links,
-                cost: _LayerCost, first: bool, last: bool) -> _StageTime:  # fmt: skip
-    """One micro-batch through one pipeline rank (all its chunks): forward, backward, recomputation."""
-    n = model.layers / layout.pipeline
+                cost: _LayerCost, first: bool, last: bool, layers: float | None = None) -> _StageTime:  # fmt: skip
+    """One micro-batch through one pipeline rank (all its chunks, ``layers`` layers, default ``L / p``)."""
+    n = model.layers / layout.pipeline if layers is None else layers
     fwd, bwd = n * cost.fwd, n * cost.bwd
     if first:
         fwd += _embedding_seconds(model, cluster, layout, params)
     if last:
         of, ob = _output_layer_seconds(model, cluster, layout, params)
         fwd, bwd = fwd + of, bwd + ob
-    rec_frac = _recompute_fraction(model, layout)
+    rec_frac = _recompute_fraction(model, layout, n)
     recompute = n * (rec_frac * (cost.fwd + cost.tp_fwd + cost.cp_fwd + cost.ep_fwd))
     if layout.recompute is Recompute.SELECTIVE:
         recompute = n * cost.attn_fwd
@@ -370,23 +370,30 @@ def iteration_time(
     links = Links.of(cluster, params)
     cost = _layer_cost(model, cluster, layout, params, links)
     p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
-    first = _stage_time(model, cluster, layout, params, links, cost, True, p == 1)
-    last = first if p == 1 else _stage_time(model, cluster, layout, params, links, cost, False, True)
-    middle = _stage_time(model, cluster, layout, params, links, cost, False, False) if p > 2 else first
+    counts: tuple[float, ...] = stage_layers(model, layout) if layout.uneven else (model.layers / p,) * p
+    first = _stage_time(model, cluster, layout, params, links, cost, True, p == 1, counts[0])
+    last = first if p == 1 else _stage_time(model, cluster, layout, params, links, cost, False, True, counts[-1])
+    middle = _stage_time(model, cluster, layout, params, links, cost, False, False, counts[1]) if p > 2 else first
     critical = max((first, last, middle), key=lambda st: st.total)
     mean = (first.total + last.total + (p - 2) * middle.total) / p if p > 1 else first.total
     bubble = (p - 1) / v * mean
     if layout.schedule is Schedule.ZB_H1:
         bubble /= 3.0
-    first_params = stage_parameters(model, layout, 0)
-    last_params = stage_parameters(model, layout, p - 1)
-    heavy = 0 if sum(first_params) >= sum(last_params) else p - 1
-    dp = _dp_seconds(model, cluster, layout, params, links, first if heavy == 0 else last, heavy)
+    # the rank with the most parameters waits longest for its gradients and optimizer step (the middle
+    # ranks hold no embedding, so only an uneven split can make one of them the heaviest)
+    ranks = [(0, first), (p - 1, last)] + ([(1, middle)] if layout.uneven and p > 2 else [])
+    heavy, heavy_time = ranks[0]
+    heavy_params = stage_parameters(model, layout, 0)
+    for rank, st in ranks[1:]:
+        params_of = stage_parameters(model, layout, rank)
+        if sum(params_of) > sum(heavy_params):
+            heavy, heavy_time, heavy_params = rank, st, params_of
+    dp = _dp_seconds(model, cluster, layout, params, links, heavy_time, heavy)
     if p > 1 and model.tied_embeddings:  # embedding gradients of the first and last ranks are summed
         e_g = 4.0 if layout.fp32_grads() else 2.0
         nbytes = model.padded_vocab(layout.tensor) * model.hidden / layout.tensor * e_g
         dp += allreduce_seconds(nbytes, strided_group(2, layout.gpus // p * (p - 1), cluster.gpus_per_node), links)
-    dense, expert = first_params if heavy == 0 else last_params
+    dense, expert = heavy_params
     if layout.zero_stage >= 1:  # the distributed optimizer updates its shard only
         shard = layout.data * layout.context
         dense, expert = dense / shard, expert / max(1, shard // layout.expert)
@@ -414,7 +421,10 @@ def iteration_flops(model: TransformerSpec, layout: Layout) -> tuple[float, floa
     layer, core, logits = layer_forward_flops(model, 1.0, model.padded_vocab(layout.tensor))
     model_flops = layout.global_batch * 3.0 * (model.layers * layer + logits)
     recompute_flops = 0.0
-    if layout.recompute is Recompute.FULL:
+    if layout.recompute is Recompute.FULL and layout.uneven:
+        recomputed = sum(n * _recompute_fraction(model, layout, n) for n in stage_layers(model, layout))
+        recompute_flops = recomputed / model.layers * layer
+    elif layout.recompute is Recompute.FULL:
         recompute_flops = _recompute_fraction(model, layout) * layer
     elif layout.recompute is Recompute.SELECTIVE:
         recompute_flops = core

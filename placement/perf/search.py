@@ -32,11 +32,12 @@ from dataclasses import dataclass, field
 from ..errors import PlacementError
 from ..model import Status
 from .hardware import Cluster, Dtype
-from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout
-from .memory import memory_breakdown
+from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
+from .memory import layer_activation_bytes, memory_breakdown, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import Prediction, predict
 from .spaces import SearchSpace, divisors, get_space
+from .splits import all_splits, default_split, splits_best_first, with_split
 from .transformer import TransformerSpec
 
 
@@ -76,6 +77,10 @@ class SearchStats:
     predictions: int = 0
     pruned_by_memory: int = 0
     pruned_by_bound: int = 0
+    splits: int = 0  #: uneven layer splits examined (Megatron-Core spaces)
+
+
+_COUNTERS = ("shapes", "memory_checks", "predictions", "pruned_by_memory", "pruned_by_bound", "splits")
 
 
 @dataclass(frozen=True)
@@ -134,7 +139,7 @@ def shape_specs(
         contexts = [c for c in divisors(n // t) if model.seq_length % (2 * c) == 0] if space.context else [1]
         for cp in contexts:
             for p in divisors(n // (t * cp)):
-                if model.layers % p:
+                if model.layers % p and not (space.uneven and p <= model.layers):
                     continue
                 d = n // (t * cp * p)
                 if global_batch % d:
@@ -149,8 +154,9 @@ def shape_specs(
 def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) -> Iterator[dict[str, object]]:  # noqa: ANN001
     sps = space.sequence_parallel if t > 1 else (False,)
     shardings = [z for z in space.shardings if not (p > 1 and space.name == "deepspeed" and z > 1)]
+    first, last = default_split(model.layers, p) if space.uneven else (None, None)
     for schedule, v in _schedules(space, model, p, m):
-        if model.layers % (p * v):
+        if model.layers % (p * v) and (v > 1 or first is None):
             continue
         for ep in experts:
             if (d * cp) % ep:
@@ -174,6 +180,8 @@ def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) 
                         "overlap_grad_reduce": space.overlap and d * cp > 1,
                         "overlap_param_gather": space.overlap and z >= 1 and d * cp > 1,
                         "schedule": schedule,
+                        "first_stage_layers": first if v == 1 else None,
+                        "last_stage_layers": last if v == 1 else None,
                     }
 
 
@@ -217,7 +225,7 @@ def variants(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[
         elif mode is Recompute.SELECTIVE:
             chains.append([shape.with_changes(recompute=Recompute.SELECTIVE)])
         else:
-            chunk = model.layers // (shape.pipeline * shape.virtual_stages)
+            chunk = max(stage_layers(model, shape)) // shape.virtual_stages
             ks = range(1, chunk + 1) if space.partial_recompute else (chunk,)
             chains.append(
                 [
@@ -231,13 +239,20 @@ def variants(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[
 
 
 # ----------------------------------------------------------------------------- bounds
-def static_memory_bound(model: TransformerSpec, layout: Layout, params: PerfParams = DEFAULT_PARAMS) -> float:
+def static_memory_bound(
+    model: TransformerSpec, layout: Layout, params: PerfParams = DEFAULT_PARAMS, any_split: bool = False
+) -> float:
     """Bytes every layout of the layout's family needs whatever its micro-batch, schedule or recomputation.
 
     The family is (t, p, d, cp, ep, ZeRO stage, dtype): weights, gradients, optimizer state and the reserve
     of the first and the last pipeline rank do not depend on the rest, and the memory of the most loaded
-    GPU is at least each rank's (activations and the output layer are non-negative).
+    GPU is at least each rank's (activations and the output layer are non-negative). ``any_split``: a bound
+    for every layer split of the family (:mod:`placement.perf.splits`), not only the layout's own.
     """
+    if any_split and layout.pipeline > 1:
+        # every split has a rank of at least ceil(L / p) layers; embedding and output layer only add
+        most = -(-model.layers // layout.pipeline)
+        return sum(static_parts(model, layout, None, most)) + params.reserve_bytes
     worst = 0.0
     for stage in {0, layout.pipeline - 1}:
         m = memory_breakdown(model, layout, params, stage)
@@ -306,7 +321,7 @@ def _candidates(
         fam = tuple(spec[k] for k in ("tensor", "pipeline", "data", "context", "expert", "zero_stage"))
         if fam not in families:
             layout = _checked(model, cluster, spec)
-            families[fam] = layout is not None and static_memory_bound(model, layout, params) <= capacity
+            families[fam] = layout is not None and static_memory_bound(model, layout, params, space.uneven) <= capacity
             counters["memory_checks"] += 1
         if not families[fam]:
             counters["pruned_by_memory"] += 1
@@ -322,11 +337,40 @@ def _candidates(
     return out
 
 
+def shape_splits(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[Layout]:
+    """The shape with every layer split the space allows (itself alone without uneven splits or with v > 1)."""
+    if not space.uneven or shape.pipeline == 1 or shape.virtual_stages > 1:
+        return [shape]
+    return [with_split(shape, model.layers, s) for s in all_splits(model.layers, shape.pipeline)]
+
+
 def _best_of_shape(
     space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
     capacity: float, best: Plan | None, counters: dict[str, int],
 ) -> Plan | None:  # fmt: skip
-    """The fastest fitting recompute variant of ``shape`` if it beats ``best``, else None."""
+    """The fastest fitting split and recompute variant of ``shape`` if it beats ``best``, else None.
+
+    Splits come best-first by their time bound (:func:`placement.perf.splits.splits_best_first`).
+    """
+    if not space.uneven or shape.pipeline == 1 or shape.virtual_stages > 1:
+        return _best_of_split(space, model, cluster, shape, params, capacity, best, counters)
+    found: Plan | None = None
+    for bound, split in splits_best_first(model, cluster, shape, params):
+        incumbent = found or best
+        if incumbent is not None and bound > incumbent.iteration_seconds:
+            break
+        counters["splits"] += 1
+        plan = _best_of_split(space, model, cluster, split, params, capacity, incumbent, counters)
+        if plan is not None and _better(plan, incumbent):
+            found = plan
+    return found
+
+
+def _best_of_split(
+    space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
+    capacity: float, best: Plan | None, counters: dict[str, int],
+) -> Plan | None:  # fmt: skip
+    """The fastest fitting recompute variant of ``shape`` (one split) if it beats ``best``, else None."""
     found: Plan | None = None
     bound: Prediction | None = None
     price = cluster.accelerator.price_per_hour
@@ -399,7 +443,7 @@ def search(
         raise PlacementError(f"--global-batch {global_batch!r}: must be a positive integer")
     start = time.perf_counter()
     capacity = _capacity(cluster)
-    counters = dict.fromkeys(("shapes", "memory_checks", "predictions", "pruned_by_memory", "pruned_by_bound"), 0)
+    counters = dict.fromkeys(_COUNTERS, 0)
     dt = None if dtype is None else Dtype(dtype)
     candidates = sorted(_candidates(space, model, cluster, global_batch, dt, params, capacity, counters))
     best: Plan | None = None
@@ -438,8 +482,9 @@ def every_layout(
     """Every choice of the space (each shape with each recompute variant), for Pareto fronts and tests."""
     space = get_space(space) if isinstance(space, str) else space
     for shape in shapes(space, model, cluster, global_batch, dtype):
-        for chain in variants(space, model, shape):
-            yield from chain
+        for split in shape_splits(space, model, shape):
+            for chain in variants(space, model, split):
+                yield from chain
 
 
 def _pareto_filter(plans: Sequence[Plan], with_cost: bool) -> list[Plan]:
@@ -461,6 +506,58 @@ def gpu_counts(cluster: Cluster, most: int = 4) -> list[int]:
     g = cluster.gpus_per_node
     counts = [n for n in divisors(cluster.gpus) if (n % g == 0) or (n < g and g % n == 0)]
     return counts[-most:]
+
+
+def memory_floor(model: TransformerSpec, shape: Layout, params: PerfParams, any_split: bool) -> float:
+    """Bytes below which no split or recompute variant of ``shape`` gets: the static bound plus the rank of at
+    least ``ceil(L / p)`` layers holding one micro-batch of layer inputs (full recomputation keeps the least)."""
+    most = -(-model.layers // shape.pipeline)
+    checkpoint = layer_activation_bytes(model, shape, Recompute.FULL)
+    return static_memory_bound(model, shape, params, any_split) + most * checkpoint
+
+
+def _leanest(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[Layout]:
+    """The last variant of each recompute chain of ``shape`` (:func:`variants` without building the chains)."""
+    out = []
+    for mode in space.recompute:
+        if mode is Recompute.FULL:
+            most = max(stage_layers(model, shape)) // shape.virtual_stages
+            out.append(
+                shape.with_changes(recompute=mode, recompute_method=RecomputeMethod.BLOCK, recompute_layers=most)
+            )
+        else:
+            out.append(shape if mode is Recompute.NONE else shape.with_changes(recompute=mode))
+    return out
+
+
+def _front_of_shape(
+    space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, bound: float, params: PerfParams,
+    capacity: float, plans: list[Plan], price: float | None,
+) -> list[Plan]:  # fmt: skip
+    """``plans`` with the variants of ``shape`` (every split) that no plan found so far dominates."""
+    if not space.uneven or shape.pipeline == 1 or shape.virtual_stages > 1:
+        split_bounds: Iterator[tuple[float, Layout]] = iter([(bound, shape)])
+    else:
+        split_bounds = splits_best_first(model, cluster, shape, params)
+    for split_bound, split in split_bounds:
+        # memory never grows along a chain: the chains' last variants bound the split's memory
+        leanest = min(memory_breakdown(model, lay, params).total for lay in _leanest(space, model, split))
+        if leanest > capacity or any(p.iteration_seconds <= split_bound and p.memory_bytes <= leanest for p in plans):
+            continue
+        for chain in variants(space, model, split):
+            lowest = math.inf
+            for layout in chain:
+                mem = memory_breakdown(model, layout, params).total
+                if mem > capacity or mem >= lowest:
+                    continue
+                lowest = mem
+                if any(p.iteration_seconds <= split_bound and p.memory_bytes <= mem for p in plans):
+                    continue  # every plan kept has no more GPUs than this one
+                prediction = predict(model, cluster, layout, params, check=False, with_band=False)
+                plans.append(Plan(layout, prediction, cluster.gpus, price))
+                if len(plans) > 64:
+                    plans = _pareto_filter(plans, price is not None)
+    return plans
 
 
 def pareto_front(
@@ -488,22 +585,13 @@ def pareto_front(
     for n in sorted(counts or gpu_counts(cluster)):
         sub = cluster.with_changes(gpus=int(n))
         capacity = _capacity(sub)
-        counters = dict.fromkeys(("shapes", "memory_checks", "predictions", "pruned_by_memory", "pruned_by_bound"), 0)
+        counters = dict.fromkeys(_COUNTERS, 0)
         for bound, _, spec in sorted(_candidates(space, model, sub, global_batch, dt, params, capacity, counters)):
             shape = _checked(model, sub, spec)
             if shape is None:
                 continue
-            for chain in variants(space, model, shape):
-                lowest = math.inf
-                for layout in chain:
-                    mem = memory_breakdown(model, layout, params).total
-                    if mem > capacity or mem >= lowest:
-                        continue
-                    lowest = mem
-                    if any(p.iteration_seconds <= bound and p.memory_bytes <= mem for p in plans):
-                        continue  # every plan kept has no more GPUs than this one
-                    prediction = predict(model, sub, layout, params, check=False, with_band=False)
-                    plans.append(Plan(layout, prediction, sub.gpus, price))
-                    if len(plans) > 64:
-                        plans = _pareto_filter(plans, price is not None)
+            floor = memory_floor(model, shape, params, space.uneven)
+            if any(p.iteration_seconds <= bound and p.memory_bytes <= floor for p in plans):
+                continue  # no split or variant of the shape can join the front
+            plans = _front_of_shape(space, model, sub, shape, bound, params, capacity, plans, price)
     return _pareto_filter(plans, price is not None)

@@ -77,6 +77,10 @@ class SearchSpace:
         Data-parallel gradient reduction (and parameter gathering with sharding) overlapped with compute.
     tp_async : bool
         Asynchronous tensor-parallel reduction in the backward pass (Megatron-LM since 2022).
+    uneven : bool
+        Uneven layer counts per pipeline rank: the first and the last rank take their own counts, the
+        others split the rest evenly (Megatron-Core's ``--decoder-first/last-pipeline-num-layers``); then
+        any pipeline size up to the layer count (without virtual stages) is allowed.
     """
 
     name: str
@@ -95,6 +99,7 @@ class SearchSpace:
     attention: Attention = Attention.FLASH
     overlap: bool = True
     tp_async: bool = True
+    uneven: bool = False
 
     def __post_init__(self) -> None:
         where = f"search space {self.name!r}"
@@ -116,9 +121,11 @@ SPACES: dict[str, SearchSpace] = {
         Framework.MEGATRON,
         "Megatron-LM / Megatron-Core: uniform t (within a node), p, d, cp, ep (MoE), interleaved v, "
         "micro-batch 1..16, sequence parallel on/off, distributed optimizer on/off, recompute "
-        "none / selective / full of k layers per stage (block method); layers split evenly",
+        "none / selective / full of k layers per stage (block method); layers split evenly or with the first "
+        "and last ranks' own layer counts (--decoder-first/last-pipeline-num-layers, v = 1)",
         schedules=("1f1b",),
         shardings=(0, 1),
+        uneven=True,
     ),
     "torchtitan": SearchSpace(
         "torchtitan",
