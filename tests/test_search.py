@@ -18,7 +18,8 @@ from placement.perf.hardware import ACCELERATORS, Cluster, Dtype
 from placement.perf.layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout
 from placement.perf.memory import memory_breakdown
 from placement.perf.predict import predict
-from placement.perf.search import pareto_front, search, shapes, static_memory_bound, variants
+from placement.perf.pareto import pareto_front
+from placement.perf.search import search, shapes, static_memory_bound, variants
 from placement.perf.spaces import SPACES, get_space
 from placement.perf.transformer import TransformerSpec
 

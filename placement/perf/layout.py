@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -193,17 +194,19 @@ def stage_layers(model: TransformerSpec, layout: Layout) -> tuple[int, ...]:
     InvalidLayoutError
         If the layers cannot be split so (one line naming the flags).
     """
-    p, total = layout.pipeline, model.layers
-    if not layout.uneven:
-        if total % (p * layout.virtual_stages):
-            raise InvalidLayoutError(
-                f"--num-layers {total} is not divisible by pipeline size {p} x virtual stages {layout.virtual_stages}"
-            )
+    return _stage_layers(model.layers, layout.pipeline, layout.virtual_stages, layout.first_stage_layers,
+                         layout.last_stage_layers)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def _stage_layers(total: int, p: int, v: int, first: int | None, last: int | None) -> tuple[int, ...]:
+    if first is None and last is None:
+        if total % (p * v):
+            raise InvalidLayoutError(f"--num-layers {total} is not divisible by pipeline size {p} x virtual stages {v}")
         return (total // p,) * p
-    first, last = layout.first_stage_layers, layout.last_stage_layers
     if p == 1:
         raise InvalidLayoutError("--decoder-first/last-pipeline-num-layers need pipeline parallel size > 1")
-    if layout.virtual_stages > 1:
+    if v > 1:
         raise InvalidLayoutError("--decoder-first/last-pipeline-num-layers with virtual stages: not modelled here")
     given = [n for n in (first, last) if n is not None]
     rest_ranks, rest = p - len(given), total - sum(given)

@@ -29,7 +29,8 @@ from .launch import (
     torchtitan_toml,
 )
 from .layout import Layout
-from .search import Plan, SearchResult, pareto_front, search
+from .pareto import pareto_front
+from .search import Plan, SearchResult, search
 from .spaces import SPACES
 from .transformer import MODELS, TransformerSpec, model_preset
 

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..errors import PlacementError
 from ..model import Status
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
-from .memory import layer_activation_bytes, memory_breakdown, static_parts
+from .memory import memory_breakdown, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import Prediction, predict
 from .spaces import SearchSpace, divisors, get_space
@@ -485,113 +485,3 @@ def every_layout(
         for split in shape_splits(space, model, shape):
             for chain in variants(space, model, split):
                 yield from chain
-
-
-def _pareto_filter(plans: Sequence[Plan], with_cost: bool) -> list[Plan]:
-    def key(p: Plan) -> tuple[float, ...]:
-        k = (p.iteration_seconds, p.memory_bytes, float(p.gpus))
-        return (*k, p.cost_per_iteration or 0.0) if with_cost else k
-
-    keyed = sorted(((key(p), p) for p in plans), key=lambda kp: kp[0])
-    front: list[tuple[tuple[float, ...], Plan]] = []
-    for k, plan in keyed:
-        if any(all(a <= b for a, b in zip(f, k, strict=True)) for f, _ in front):
-            continue
-        front.append((k, plan))
-    return [p for _, p in front]
-
-
-def gpu_counts(cluster: Cluster, most: int = 4) -> list[int]:
-    """GPU counts for the front: the ``most`` largest divisors of the cluster size in whole nodes (or one partial node)."""
-    g = cluster.gpus_per_node
-    counts = [n for n in divisors(cluster.gpus) if (n % g == 0) or (n < g and g % n == 0)]
-    return counts[-most:]
-
-
-def memory_floor(model: TransformerSpec, shape: Layout, params: PerfParams, any_split: bool) -> float:
-    """Bytes below which no split or recompute variant of ``shape`` gets: the static bound plus the rank of at
-    least ``ceil(L / p)`` layers holding one micro-batch of layer inputs (full recomputation keeps the least)."""
-    most = -(-model.layers // shape.pipeline)
-    checkpoint = layer_activation_bytes(model, shape, Recompute.FULL)
-    return static_memory_bound(model, shape, params, any_split) + most * checkpoint
-
-
-def _leanest(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[Layout]:
-    """The last variant of each recompute chain of ``shape`` (:func:`variants` without building the chains)."""
-    out = []
-    for mode in space.recompute:
-        if mode is Recompute.FULL:
-            most = max(stage_layers(model, shape)) // shape.virtual_stages
-            out.append(
-                shape.with_changes(recompute=mode, recompute_method=RecomputeMethod.BLOCK, recompute_layers=most)
-            )
-        else:
-            out.append(shape if mode is Recompute.NONE else shape.with_changes(recompute=mode))
-    return out
-
-
-def _front_of_shape(
-    space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, bound: float, params: PerfParams,
-    capacity: float, plans: list[Plan], price: float | None,
-) -> list[Plan]:  # fmt: skip
-    """``plans`` with the variants of ``shape`` (every split) that no plan found so far dominates."""
-    if not space.uneven or shape.pipeline == 1 or shape.virtual_stages > 1:
-        split_bounds: Iterator[tuple[float, Layout]] = iter([(bound, shape)])
-    else:
-        split_bounds = splits_best_first(model, cluster, shape, params)
-    for split_bound, split in split_bounds:
-        # memory never grows along a chain: the chains' last variants bound the split's memory
-        leanest = min(memory_breakdown(model, lay, params).total for lay in _leanest(space, model, split))
-        if leanest > capacity or any(p.iteration_seconds <= split_bound and p.memory_bytes <= leanest for p in plans):
-            continue
-        for chain in variants(space, model, split):
-            lowest = math.inf
-            for layout in chain:
-                mem = memory_breakdown(model, layout, params).total
-                if mem > capacity or mem >= lowest:
-                    continue
-                lowest = mem
-                if any(p.iteration_seconds <= split_bound and p.memory_bytes <= mem for p in plans):
-                    continue  # every plan kept has no more GPUs than this one
-                prediction = predict(model, cluster, layout, params, check=False, with_band=False)
-                plans.append(Plan(layout, prediction, cluster.gpus, price))
-                if len(plans) > 64:
-                    plans = _pareto_filter(plans, price is not None)
-    return plans
-
-
-def pareto_front(
-    model: TransformerSpec,
-    cluster: Cluster,
-    global_batch: int,
-    space: SearchSpace | str = "megatron",
-    counts: Sequence[int] | None = None,
-    *,
-    dtype: Dtype | str | None = None,
-    params: PerfParams = DEFAULT_PARAMS,
-) -> list[Plan]:
-    """Plans no other plan beats on time, memory per GPU and GPU count (and cost with a price).
-
-    Each GPU count of ``counts`` (default :func:`gpu_counts`) is a cluster of the same nodes, taken in
-    increasing order; shapes best-first by :func:`time_bound`. A variant is not predicted when it cannot
-    join the front: an earlier (faster) variant of its recompute chain fits with no more memory, or a plan
-    already found has no more GPUs, no more memory and a time no larger than the variant's bound (then it
-    also costs no more).
-    """
-    space = get_space(space) if isinstance(space, str) else space
-    price = cluster.accelerator.price_per_hour
-    dt = None if dtype is None else Dtype(dtype)
-    plans: list[Plan] = []
-    for n in sorted(counts or gpu_counts(cluster)):
-        sub = cluster.with_changes(gpus=int(n))
-        capacity = _capacity(sub)
-        counters = dict.fromkeys(_COUNTERS, 0)
-        for bound, _, spec in sorted(_candidates(space, model, sub, global_batch, dt, params, capacity, counters)):
-            shape = _checked(model, sub, spec)
-            if shape is None:
-                continue
-            floor = memory_floor(model, shape, params, space.uneven)
-            if any(p.iteration_seconds <= bound and p.memory_bytes <= floor for p in plans):
-                continue  # no split or variant of the shape can join the front
-            plans = _front_of_shape(space, model, sub, shape, bound, params, capacity, plans, price)
-    return _pareto_filter(plans, price is not None)
