@@ -119,6 +119,8 @@ def describe_layout(plan: Plan | Layout) -> str:
     if lay.expert > 1:
         parts.append(f"ep={lay.expert}")
     parts += [f"v={lay.virtual_stages}", f"micro-batch {lay.micro_batch}", f"schedule {lay.schedule}"]
+    if lay.uneven:
+        parts.append(f"layers first/last rank {lay.first_stage_layers}/{lay.last_stage_layers}")
     parts += [f"SP {'on' if lay.sequence_parallel else 'off'}", f"ZeRO {lay.zero_stage}", f"recompute {rec}"]
     return ", ".join(parts)
 

@@ -413,6 +413,27 @@ def iteration_time(
     )
 
 
+def stage_seconds(
+    model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams = DEFAULT_PARAMS
+) -> list[tuple[float, float]]:
+    """Per pipeline rank, seconds of one micro-batch's (forward, backward) through all its layers.
+
+    The backward includes recomputation; the exposed communication of a rank (tensor, context, expert,
+    pipeline sends) is shared between the two in proportion to their compute. Their sum is the rank's step
+    of :func:`iteration_time` (for :mod:`placement.perf.timeline`).
+    """
+    links = Links.of(cluster, params)
+    cost = _layer_cost(model, cluster, layout, params, links)
+    p = layout.pipeline
+    counts: tuple[float, ...] = stage_layers(model, layout) if layout.uneven else (model.layers / p,) * p
+    out = []
+    for i, n in enumerate(counts):
+        st = _stage_time(model, cluster, layout, params, links, cost, i == 0, i == p - 1, n)
+        share = st.fwd / (st.fwd + st.bwd) if st.fwd + st.bwd > 0 else 0.5
+        out.append((st.total * share, st.total * (1 - share)))
+    return out
+
+
 def iteration_flops(model: TransformerSpec, layout: Layout) -> tuple[float, float]:
     """(model, hardware) FLOPs of one iteration: forward and backward; hardware adds recomputation.
 
