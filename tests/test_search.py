@@ -17,8 +17,8 @@ from placement.errors import PlacementError
 from placement.perf.hardware import ACCELERATORS, Cluster, Dtype
 from placement.perf.layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout
 from placement.perf.memory import memory_breakdown
-from placement.perf.predict import predict
 from placement.perf.pareto import pareto_front
+from placement.perf.predict import predict
 from placement.perf.search import search, shapes, static_memory_bound, variants
 from placement.perf.spaces import SPACES, get_space
 from placement.perf.transformer import TransformerSpec
@@ -40,7 +40,7 @@ def _cluster(gpus: int, memory_gib: float, per_node: int = 4, kind: str = "A100"
     return Cluster(acc, gpus, per_node)
 
 
-def _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k) -> bool:  # noqa: ANN001
+def _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k, off=False) -> bool:  # noqa: ANN001
     if t > cluster.gpus_per_node and space.tensor_within_node:
         return False
     if cp > 1 and not space.context or ep > 1 and not (space.expert and model.moe) or v > 1 and not space.virtual:
@@ -49,7 +49,7 @@ def _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k) -> b
         return False
     if (sp and t == 1) or (t > 1 and sp not in space.sequence_parallel):
         return False
-    if space.name == "deepspeed" and p > 1 and z > 1:
+    if space.name == "deepspeed" and p > 1 and (z > 1 or off):
         return False
     if rec is Recompute.FULL and not space.partial_recompute and k != model.layers // (p * v):
         return False  # (spaces without partial recomputation have no uneven splits)
@@ -71,9 +71,10 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
         if n % (t * p * cp):
             continue
         d = n // (t * p * cp)
-        for ep, v, b, sp, z in itertools.product(
+        offloads = [(False, False), (True, False), (True, True)] if space.name == "deepspeed" else [(False, False)]
+        for ep, v, b, sp, z, (off_opt, off_par) in itertools.product(
             range(1, max(model.num_experts, 1) + 1), range(1, model.layers + 1), range(1, 17), (False, True),
-            (0, 1, 2, 3),
+            (0, 1, 2, 3), offloads,
         ):  # fmt: skip
             # cheap necessary conditions first (check_layout below is the judge)
             uneven = space.uneven and p > 1 and v == 1
@@ -89,7 +90,7 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                 most = model.layers // (p * v) if first is None else max(first, last, model.layers - first - last)
                 ks = range(1, most + 1) if rec is Recompute.FULL else (None,)
                 for k in ks:
-                    if not _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k):
+                    if not _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k, off_opt):
                         continue
                     try:
                         layout = Layout(
@@ -101,6 +102,7 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                             overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
                             schedule=Schedule.INTERLEAVED if v > 1 else Schedule.ONE_F_ONE_B,
                             first_stage_layers=first, last_stage_layers=last,
+                            offload_optimizer=off_opt, offload_params=off_par,
                         )  # fmt: skip
                         check_layout(model, cluster, layout)
                     except PlacementError:
@@ -136,6 +138,8 @@ CASES = [
     ("torchtitan", MID, 8, 6.5, 4, 16),
     ("deepspeed", SMALL_GQA, 4, 3.6, 4, 8),
     ("deepspeed", MID, 8, 5.5, 4, 32),
+    ("deepspeed", SMALL, 2, 3.5, 4, 8),  # optimizer and weights offloaded
+    ("deepspeed", SMALL, 4, 3.4, 4, 8),  # optimizer offloaded
 ]
 
 
@@ -162,7 +166,11 @@ def test_cases_exercise_the_space():
     assert any(lay.context > 1 for lay in lays) and any(lay.expert > 1 for lay in lays)
     assert any(lay.recompute is Recompute.FULL and lay.recompute_layers < 8 for lay in lays)
     assert {lay.zero_stage for lay in lays} >= {0, 1, 2, 3}
-    assert any(lay.uneven for lay in lays)  # an uneven layer split (7 layers over 2 ranks)
+    assert any(lay.uneven for lay in lays)
+    assert any(lay.offload_params for lay in lays)
+    assert any(
+        lay.offload_optimizer and not lay.offload_params for lay in lays
+    )  # an uneven layer split (7 layers over 2 ranks)
 
 
 def test_memory_decides_in_small_cases():

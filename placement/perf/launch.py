@@ -139,6 +139,11 @@ def deepspeed_config(model: TransformerSpec, layout: Layout) -> dict[str, object
         "zero_optimization": {"stage": layout.zero_stage, "overlap_comm": True, "contiguous_gradients": True},
         "steps_per_print": 10,
     }
+    zero: dict[str, object] = config["zero_optimization"]  # type: ignore[assignment]
+    if layout.offload_optimizer:
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    if layout.offload_params:
+        zero["offload_param"] = {"device": "cpu", "pin_memory": True}
     config["bf16" if layout.dtype is Dtype.BF16 else "fp16"] = {"enabled": True}
     if layout.pipeline > 1:
         interval = 1 if layout.recompute is Recompute.FULL else 0

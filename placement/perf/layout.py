@@ -82,6 +82,10 @@ class Layout:
         The backward's tensor-parallel reduction of input gradients runs under the weight-gradient GEMMs
         (Megatron-LM since 2022; ``--no-async-tensor-model-parallel-allreduce`` turns it off; the 2021 runs had
         no such overlap).
+    offload_optimizer, offload_params : bool
+        DeepSpeed ZeRO-Offload: the optimizer state (fp32 master weights and moments) lives in CPU memory and
+        the Adam step runs on the CPU (ZeRO stage >= 1); the weight shard lives in CPU memory too and is
+        fetched over PCIe for every forward and backward (ZeRO stage 3).
     first_stage_layers, last_stage_layers : int or None
         Uneven pipeline split (Megatron-Core's ``--decoder-first-pipeline-num-layers`` /
         ``--decoder-last-pipeline-num-layers``): transformer layers of the first / last pipeline rank (which
@@ -112,6 +116,8 @@ class Layout:
     tp_async_backward: bool = True
     first_stage_layers: int | None = None
     last_stage_layers: int | None = None
+    offload_optimizer: bool = False
+    offload_params: bool = False
 
     def __post_init__(self) -> None:
         for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch"):
@@ -268,6 +274,10 @@ def check_layout(model: TransformerSpec, cluster: Cluster, layout: Layout) -> No
         raise InvalidLayoutError(f"expert parallel size {ep} does not divide data x context parallel size {d * cp}")
     if layout.tp_comm_overlap and not (layout.sequence_parallel and t > 1):
         raise InvalidLayoutError("--tp-comm-overlap needs --sequence-parallel and tensor parallel size > 1")
+    if layout.offload_optimizer and layout.zero_stage < 1:
+        raise InvalidLayoutError("offload_optimizer needs ZeRO stage >= 1")
+    if layout.offload_params and not (layout.zero_stage == 3 and layout.offload_optimizer):
+        raise InvalidLayoutError("offload_param needs ZeRO stage 3 and offload_optimizer")
     if layout.overlap_param_gather and not layout.distributed_optimizer:
         raise InvalidLayoutError("--overlap-param-gather needs --use-distributed-optimizer")
     if cluster.accelerator.peak_flops(layout.dtype) <= 0:

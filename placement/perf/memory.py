@@ -47,6 +47,7 @@ class MemoryBreakdown:
     reserve: float
     stage: int = 0
     layers_in_flight: float = 0.0
+    host: float = 0.0  #: bytes offloaded to CPU memory (not in ``total``, which is GPU memory)
 
     @property
     def total(self) -> float:
@@ -240,14 +241,33 @@ def static_parts(
     def sharded(nbytes: float, on: bool) -> float:
         return nbytes * (dense / shard + expert / expert_shard) if on else nbytes * (dense + expert)
 
-    weights = sharded(weight_bytes, z >= 3)
+    weights = 0.0 if layout.offload_params else sharded(weight_bytes, z >= 3)
     if z >= 3:  # FSDP gathers one layer's weights at a time (and prefetches the next)
         if layers is None:
             uneven = layout.uneven and stage is not None
             layers = model.layers / layout.pipeline if not uneven else rank_layers(model, layout, stage)  # type: ignore[arg-type]
         layer_dense = (dense + expert) / max(1.0, layers)
         weights += 2 * weight_bytes * layer_dense
-    return weights, sharded(grad_bytes, z >= 2), sharded(optim_bytes, z >= 1)
+    optimizer = 0.0 if layout.offload_optimizer else sharded(optim_bytes, z >= 1)
+    return weights, sharded(grad_bytes, z >= 2), optimizer
+
+
+def host_bytes(model: TransformerSpec, layout: Layout, stage: int | None) -> float:
+    """CPU memory of one GPU's offloaded optimizer state (and weight shard): 0 without offload.
+
+    Exactly what :func:`static_parts` no longer counts on the GPU (offload needs ZeRO >= 1, so the optimizer
+    state is the shard; offloaded weights need ZeRO 3, so they are the shard too).
+    """
+    if not (layout.offload_optimizer or layout.offload_params):
+        return 0.0
+    dense, expert = stage_parameters(model, layout, stage)
+    shard = layout.data * layout.context
+    owned = dense / shard + expert / max(1, shard // layout.expert)
+    weight_bytes = 4 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2
+    optim_bytes = 8 if weight_bytes == 4 else 12
+    return owned * (optim_bytes if layout.offload_optimizer else 0) + owned * (
+        weight_bytes if layout.offload_params else 0
+    )
 
 
 def memory_breakdown(
@@ -296,4 +316,5 @@ def memory_breakdown(
         reserve=params.reserve_bytes,
         stage=stage,
         layers_in_flight=layers_in_flight(model, layout, stage),
+        host=host_bytes(model, layout, stage),
     )

@@ -63,6 +63,7 @@ class TimeBreakdown:
     dp_comm: float
     optimizer: float
     overhead: float
+    offload: float = 0.0  #: exposed PCIe transfers of offloaded optimizer state / weights (DeepSpeed)
 
     @property
     def total(self) -> float:
@@ -398,6 +399,20 @@ def iteration_time(
         shard = layout.data * layout.context
         dense, expert = dense / shard, expert / max(1, shard // layout.expert)
     optimizer = streaming_seconds((dense + expert) * params.optimizer_bytes_per_param, cluster.accelerator, params, 20)
+    offload = 0.0
+    if layout.offload_optimizer:
+        # ZeRO-Offload: the gradient shard goes down and the updated weight shard comes back over PCIe, the
+        # Adam step runs on the CPU; neither is overlapped here (an upper bound of DeepSpeed's overlap)
+        e_w = 4.0 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2.0
+        pcie = cluster.accelerator.pcie_bytes_per_s
+        offload = (dense + expert) * (e_w + e_w) / pcie
+        optimizer = (dense + expert) * params.host_adam_seconds_per_param
+    if layout.offload_params:
+        # the weight shard is fetched for every forward and backward of every micro-batch, prefetched
+        # under the rank's compute of that micro-batch
+        e_w = 4.0 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2.0
+        fetch = 2 * (dense + expert) * e_w / cluster.accelerator.pcie_bytes_per_s
+        offload += m * max(0.0, fetch - heavy_time.total)
     return TimeBreakdown(
         compute=m * critical.compute,
         recompute=m * critical.recompute,
@@ -410,6 +425,7 @@ def iteration_time(
         dp_comm=dp,
         optimizer=optimizer,
         overhead=params.iteration_overhead_s,
+        offload=offload,
     )
 
 
@@ -493,6 +509,7 @@ def predict(
     model_flops, hardware_flops = iteration_flops(model, layout)
     memory = memory_breakdown(model, layout, params)
     capacity = cluster.accelerator.memory_bytes
+    host_fits = memory.host <= cluster.host_memory_per_gpu
     peak = cluster.accelerator.peak_flops(layout.dtype)
     band = None
     if with_band:
@@ -500,6 +517,8 @@ def predict(
     notes = []
     if layout.dtype is Dtype.FP8:
         notes.append("fp8: GEMMs at the fp8 peak, attention and weights in bf16; MFU against the fp8 peak")
+    if not host_fits:
+        notes.append(f"offloaded state {memory.host / 2**30:.1f} GiB exceeds the host memory per GPU")
     return Prediction(
         iteration_seconds=seconds,
         tokens_per_second=layout.global_batch * model.seq_length / seconds,
@@ -507,7 +526,7 @@ def predict(
         mfu=model_flops / (seconds * cluster.gpus * peak),
         memory=memory,
         memory_capacity=capacity,
-        fits=memory.total <= capacity,
+        fits=memory.total <= capacity and host_fits,
         time=time,
         microbatches=layout.microbatches,
         model_flops=model_flops,

@@ -33,7 +33,7 @@ from ..errors import PlacementError
 from ..model import Status
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
-from .memory import memory_breakdown, static_parts
+from .memory import host_bytes, memory_breakdown, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import Prediction, predict
 from .spaces import SearchSpace, divisors, get_space
@@ -80,6 +80,8 @@ class SearchStats:
     splits: int = 0  #: uneven layer splits examined (Megatron-Core spaces)
 
 
+#: What the static memory (GPU and host) depends on.
+_FAMILY = ("tensor", "pipeline", "data", "context", "expert", "zero_stage", "offload_optimizer", "offload_params")
 _COUNTERS = ("shapes", "memory_checks", "predictions", "pruned_by_memory", "pruned_by_bound", "splits")
 
 
@@ -162,7 +164,7 @@ def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) 
             if (d * cp) % ep:
                 continue
             for sp in sps:
-                for z in shardings:
+                for z, off in _offloads(space, p, shardings):
                     yield {
                         "tensor": t,
                         "pipeline": p,
@@ -182,7 +184,17 @@ def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) 
                         "schedule": schedule,
                         "first_stage_layers": first if v == 1 else None,
                         "last_stage_layers": last if v == 1 else None,
+                        "offload_optimizer": off != "none",
+                        "offload_params": off == "optimizer+params",
                     }
+
+
+def _offloads(space: SearchSpace, p: int, shardings: list[int]) -> Iterator[tuple[int, str]]:
+    """(ZeRO stage, offload choice) pairs: optimizer offload with ZeRO >= 1, weights too with ZeRO 3, p = 1."""
+    for z in shardings:
+        for off in space.offload:
+            if off == "none" or (p == 1 and z >= 1 and (off == "optimizer" or z == 3)):
+                yield z, off
 
 
 def _checked(model: TransformerSpec, cluster: Cluster, spec: dict[str, object]) -> Layout | None:
@@ -318,10 +330,14 @@ def _candidates(
     out: list[tuple[float, int, dict[str, object]]] = []
     for spec in shape_specs(space, model, cluster, global_batch, dtype):
         counters["shapes"] += 1
-        fam = tuple(spec[k] for k in ("tensor", "pipeline", "data", "context", "expert", "zero_stage"))
+        fam = tuple(spec[k] for k in _FAMILY)
         if fam not in families:
             layout = _checked(model, cluster, spec)
-            families[fam] = layout is not None and static_memory_bound(model, layout, params, space.uneven) <= capacity
+            families[fam] = (
+                layout is not None
+                and static_memory_bound(model, layout, params, space.uneven) <= capacity
+                and max(host_bytes(model, layout, s) for s in {0, layout.pipeline - 1}) <= cluster.host_memory_per_gpu
+            )
             counters["memory_checks"] += 1
         if not families[fam]:
             counters["pruned_by_memory"] += 1

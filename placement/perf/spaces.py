@@ -77,6 +77,9 @@ class SearchSpace:
         Data-parallel gradient reduction (and parameter gathering with sharding) overlapped with compute.
     tp_async : bool
         Asynchronous tensor-parallel reduction in the backward pass (Megatron-LM since 2022).
+    offload : tuple of str
+        DeepSpeed ZeRO-Offload choices: ``"none"``, ``"optimizer"`` (ZeRO >= 1), ``"optimizer+params"``
+        (ZeRO 3); without pipelining.
     uneven : bool
         Uneven layer counts per pipeline rank: the first and the last rank take their own counts, the
         others split the rest evenly (Megatron-Core's ``--decoder-first/last-pipeline-num-layers``); then
@@ -100,6 +103,7 @@ class SearchSpace:
     overlap: bool = True
     tp_async: bool = True
     uneven: bool = False
+    offload: tuple[str, ...] = ("none",)
 
     def __post_init__(self) -> None:
         where = f"search space {self.name!r}"
@@ -143,8 +147,10 @@ SPACES: dict[str, SearchSpace] = {
         "deepspeed",
         Framework.DEEPSPEED,
         "DeepSpeed: ZeRO 0-3 x pipeline engine (1F1B, ZeRO <= 1 with pipelines) x Megatron-style t "
-        "(within a node), micro-batch 1..16, activation checkpointing none / full; no CPU offload "
-        "(the performance model has no host-memory or PCIe terms)",
+        "(within a node), micro-batch 1..16, activation checkpointing none / full; ZeRO-Offload of the "
+        "optimizer state (ZeRO >= 1) and the weights (ZeRO 3) to CPU memory without pipelining (host "
+        "memory and PCIe bandwidth from the cluster)",
+        offload=("none", "optimizer", "optimizer+params"),
         context=False,
         expert=False,
         virtual=False,
