@@ -86,7 +86,11 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
             if uneven:  # (a necessary condition first, to save time)
                 pairs = itertools.product(range(1, model.layers + 1), repeat=2)
                 ends += [(f, la) for f, la in pairs if _may_split(model.layers - f - la, p)]
-            for (first, last), rec in itertools.product(ends, (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)):
+            scheds = [Schedule.INTERLEAVED] if v > 1 else [Schedule.ONE_F_ONE_B]
+            if v == 2 and "zbv" in space.schedules:
+                scheds.append(Schedule.ZBV)
+            recs = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+            for (first, last), rec, sched in itertools.product(ends, recs, scheds):
                 most = model.layers // (p * v) if first is None else max(first, last, model.layers - first - last)
                 ks = range(1, most + 1) if rec is Recompute.FULL else (None,)
                 for k in ks:
@@ -100,8 +104,7 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                             recompute_layers=k, dtype=dtype, attention=space.attention, tp_async_backward=space.tp_async,
                             overlap_grad_reduce=space.overlap and d * cp > 1,
                             overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
-                            schedule=Schedule.INTERLEAVED if v > 1 else Schedule.ONE_F_ONE_B,
-                            first_stage_layers=first, last_stage_layers=last,
+                            schedule=sched, first_stage_layers=first, last_stage_layers=last,
                             offload_optimizer=off_opt, offload_params=off_par,
                         )  # fmt: skip
                         check_layout(model, cluster, layout)
@@ -136,6 +139,7 @@ CASES = [
     ("megatron-2021", MID, 8, 6.0, 4, 32),
     ("torchtitan", SMALL, 8, 5.0, 4, 16),
     ("torchtitan", MID, 8, 6.5, 4, 16),
+    ("torchtitan", MID, 8, 5.0, 2, 32),  # zero-bubble V
     ("deepspeed", SMALL_GQA, 4, 3.6, 4, 8),
     ("deepspeed", MID, 8, 5.5, 4, 32),
     ("deepspeed", SMALL, 2, 3.5, 4, 8),  # optimizer and weights offloaded
@@ -168,6 +172,7 @@ def test_cases_exercise_the_space():
     assert {lay.zero_stage for lay in lays} >= {0, 1, 2, 3}
     assert any(lay.uneven for lay in lays)
     assert any(lay.offload_params for lay in lays)
+    assert any(lay.schedule is Schedule.ZBV for lay in lays)
     assert any(
         lay.offload_optimizer and not lay.offload_params for lay in lays
     )  # an uneven layer split (7 layers over 2 ranks)

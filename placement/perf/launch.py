@@ -29,6 +29,7 @@ from .transformer import TransformerSpec
 TORCHTITAN_SCHEDULES = {
     Schedule.ONE_F_ONE_B: "1F1B",
     Schedule.INTERLEAVED: "Interleaved1F1B",
+    Schedule.ZBV: "ZBVZeroBubble",
     Schedule.GPIPE: "GPipe",
 }
 

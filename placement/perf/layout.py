@@ -38,6 +38,12 @@ class Schedule(_StrEnum):
     ONE_F_ONE_B = "1f1b"
     INTERLEAVED = "interleaved"  #: 1F1B with ``virtual_stages`` chunks per GPU
     ZB_H1 = "zbh1"  #: zero-bubble H1 (Qi et al. 2024): the weight-gradient pass fills the bubble
+    ZBV = "zbv"  #: zero-bubble V (Qi et al. 2024; torchtitan's ZBVZeroBubble): two chunks per rank in a V
+
+    @property
+    def zero_bubble(self) -> bool:
+        """Whether the weight-gradient passes fill the bubble (ZB-H1, ZB-V)."""
+        return self in (Schedule.ZB_H1, Schedule.ZBV)
 
 
 class Attention(_StrEnum):
@@ -155,7 +161,9 @@ class Layout:
             object.__setattr__(self, "schedule", Schedule.INTERLEAVED)
         if self.schedule is Schedule.INTERLEAVED and self.virtual_stages == 1:
             raise InvalidLayoutError("schedule interleaved needs virtual_stages > 1")
-        if self.virtual_stages > 1 and self.schedule is not Schedule.INTERLEAVED:
+        if self.schedule is Schedule.ZBV and self.virtual_stages != 2:
+            raise InvalidLayoutError("schedule zbv (zero-bubble V) runs exactly 2 virtual stages per rank")
+        if self.virtual_stages > 1 and self.schedule not in (Schedule.INTERLEAVED, Schedule.ZBV):
             raise InvalidLayoutError(f"virtual_stages > 1 needs the interleaved schedule, not {self.schedule}")
 
     @property

@@ -294,7 +294,7 @@ def megatron_args(model: TransformerSpec, layout: Layout) -> list[str]:
     """The Megatron-LM flags of ``model`` and ``layout`` (``parse_megatron_args(..., gpus)`` reads them back)."""
     from .layout import Schedule
 
-    if layout.schedule in (Schedule.GPIPE, Schedule.ZB_H1):
+    if layout.schedule in (Schedule.GPIPE, Schedule.ZB_H1, Schedule.ZBV):
         raise InvalidLayoutError(f"schedule {layout.schedule}: Megatron-LM has no flag for it (1f1b, interleaved)")
     out = [
         "--num-layers", str(model.layers), "--hidden-size", str(model.hidden),

@@ -141,6 +141,8 @@ def microbatches_in_flight(layout: Layout, stage: int = 0) -> float:
     p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
     if layout.schedule is Schedule.GPIPE:
         return float(m)
+    if layout.schedule is Schedule.ZBV:  # the V keeps 1F1B's peak, p micro-batches, on every rank
+        return float(min(m, p))
     if layout.schedule is Schedule.INTERLEAVED:
         return min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1) / v
     return float(min(m, p - stage))

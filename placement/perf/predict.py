@@ -13,7 +13,7 @@ micro-batch (closed form, see :mod:`placement.perf.kernels` and :mod:`placement.
 * recomputation: the whole forward again (full) or core attention (selective).
 
 Then ``T = m * max_stage + bubble + exposed data-parallel reduction + optimizer step + fixed overhead`` with
-``bubble = (p-1)/v * mean_stage`` (1F1B, GPipe, interleaved) or a third of it (ZB-H1), pipeline sends
+``bubble = (p-1)/v * mean_stage`` (1F1B, GPipe, interleaved) or a third of it (ZB-H1; ZB-V with v = 2), pipeline sends
 (scatter/gather over the tensor group) on the critical path, and a synchronisation term: every pipelined step
 waits for the slowest of ``p`` ranks, ``stage_jitter * sqrt(2 ln p)`` of the step.
 
@@ -39,7 +39,7 @@ from .collectives import (
 )
 from .hardware import Cluster, Dtype
 from .kernels import flash_attention_seconds, gemm_seconds, streaming_seconds, training_gemm_seconds
-from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
+from .layout import Attention, Layout, Recompute, RecomputeMethod, check_layout, stage_layers
 from .memory import MemoryBreakdown, memory_breakdown, stage_parameters
 from .params import DEFAULT_PARAMS, PerfParams
 from .transformer import TransformerSpec
@@ -378,7 +378,7 @@ def iteration_time(
     critical = max((first, last, middle), key=lambda st: st.total)
     mean = (first.total + last.total + (p - 2) * middle.total) / p if p > 1 else first.total
     bubble = (p - 1) / v * mean
-    if layout.schedule is Schedule.ZB_H1:
+    if layout.schedule.zero_bubble:  # ZB-H1: a third of 1F1B's; ZB-V: the same over its 2 chunks
         bubble /= 3.0
     # the rank with the most parameters waits longest for its gradients and optimizer step (the middle
     # ranks hold no embedding, so only an uneven split can make one of them the heaviest)

@@ -119,7 +119,11 @@ def _schedules(space: SearchSpace, model: TransformerSpec, p: int, m: int) -> It
         yield Schedule.ONE_F_ONE_B, 1
         return
     for name in space.schedules:
-        yield Schedule(name), 1
+        if Schedule(name) is Schedule.ZBV:
+            if model.layers % (2 * p) == 0:
+                yield Schedule.ZBV, 2
+        else:
+            yield Schedule(name), 1
     if space.virtual:
         per_rank = model.layers // p
         for v in divisors(per_rank):
@@ -295,7 +299,7 @@ def time_bound(layer_seconds: float, model: TransformerSpec, layout: Layout, par
     non-negative.
     """
     p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
-    return _bound(layer_seconds, model.layers, p, v, m, layout.schedule is Schedule.ZB_H1, params)
+    return _bound(layer_seconds, model.layers, p, v, m, layout.schedule.zero_bubble, params)
 
 
 def _bound(layer_seconds: float, layers: int, p: int, v: int, m: int, zb: bool, params: PerfParams) -> float:
@@ -348,7 +352,7 @@ def _candidates(
             layer_cache[key] = math.inf if layout is None else _layer_seconds(model, cluster, layout, params)
         p, v = int(spec["pipeline"]), int(spec["virtual_stages"])  # type: ignore[call-overload]
         m = global_batch // (int(spec["data"]) * int(spec["micro_batch"]))  # type: ignore[call-overload]
-        bound = _bound(layer_cache[key], model.layers, p, v, m, spec["schedule"] is Schedule.ZB_H1, params)
+        bound = _bound(layer_cache[key], model.layers, p, v, m, Schedule(spec["schedule"]).zero_bubble, params)
         out.append((bound, len(out), spec))
     return out
 

@@ -135,10 +135,10 @@ SPACES: dict[str, SearchSpace] = {
         "torchtitan",
         Framework.TORCHTITAN,
         "torchtitan: FSDP2 (ZeRO-3) x TP (within a node) x PP x CP, schedules 1F1B / Interleaved1F1B "
-        "(v > 1), micro-batch 1..16, activation checkpointing none / selective / full; layers split "
+        "(v > 1) / ZBVZeroBubble (v = 2), micro-batch 1..16, activation checkpointing none / selective / full; layers split "
         "evenly",
         expert=True,
-        schedules=("1f1b",),
+        schedules=("1f1b", "zbv"),
         sequence_parallel=(True,),
         shardings=(3,),
         partial_recompute=False,

@@ -23,7 +23,7 @@ import math
 from collections.abc import Iterator
 
 from .hardware import Cluster
-from .layout import Layout, Schedule
+from .layout import Layout
 from .params import PerfParams
 from .transformer import TransformerSpec
 
@@ -73,7 +73,7 @@ def splits_best_first(
     """(time lower bound, layout) of every split of ``shape`` (v = 1, p >= 2), bounds non-decreasing."""
     p, big_l, m = shape.pipeline, model.layers, shape.microbatches
     c, emb, head = _ends_seconds(model, cluster, shape, params)
-    zb = shape.schedule is Schedule.ZB_H1
+    zb = shape.schedule.zero_bubble
     scale = m * (1 + params.stage_jitter * math.sqrt(2 * math.log(p)))
     base = (p - 1) * (1.0 / 3.0 if zb else 1.0) * (big_l * c + emb + head) / p + params.iteration_overhead_s
 

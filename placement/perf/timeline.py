@@ -88,7 +88,7 @@ def schedule_blocks(
         For a zero-bubble schedule, or interleaving with m not a multiple of p.
     """
     schedule = Schedule(schedule)
-    if schedule is Schedule.ZB_H1:
+    if schedule.zero_bubble:
         raise PlacementError("timeline: zero-bubble schedules are not drawn")
     if virtual_stages > 1 and microbatches % len(stage_seconds):
         raise PlacementError("timeline: the interleaved schedule needs micro-batches a multiple of the pipeline size")
