@@ -93,14 +93,28 @@ def _front_of_shape(
         leanest = min(memory_breakdown(model, lay, params).total for lay in _leanest(space, model, split))
         if leanest > capacity or _dominated(plans, split_bound, leanest):
             continue
+        # the split without recomputation is at least as fast as each of its variants (tested chain order)
+        fastest = predict(model, cluster, split, params, check=False, with_band=False).iteration_seconds
+        split_bound = max(split_bound, fastest)
         for chain in variants(space, model, split):
+            # variants leaner than every plan at least as fast as the bound form a suffix of the chain
+            # (memory never grows along it): find its start by bisection
+            limit = min([p.memory_bytes for p in plans if p.iteration_seconds <= split_bound] + [math.inf])
+            lo, hi = 0, len(chain)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                mem = memory_breakdown(model, chain[mid], params).total
+                if mem < limit and mem <= capacity:
+                    hi = mid
+                else:
+                    lo = mid + 1
             lowest = math.inf
-            for layout in chain:
+            for layout in chain[lo:]:
                 mem = memory_breakdown(model, layout, params).total
                 if mem > capacity or mem >= lowest:
                     continue
                 lowest = mem
-                if any(p.iteration_seconds <= split_bound and p.memory_bytes <= mem for p in plans):
+                if _dominated(plans, split_bound, mem):
                     continue  # every plan kept has no more GPUs than this one
                 prediction = predict(model, cluster, layout, params, check=False, with_band=False)
                 plans.append(Plan(layout, prediction, cluster.gpus, price))
