@@ -122,6 +122,8 @@ def describe_layout(plan: Plan | Layout) -> str:
     if lay.uneven:
         parts.append(f"layers first/last rank {lay.first_stage_layers}/{lay.last_stage_layers}")
     parts += [f"SP {'on' if lay.sequence_parallel else 'off'}", f"ZeRO {lay.zero_stage}", f"recompute {rec}"]
+    if lay.offload_optimizer:
+        parts.append("offload optimizer" + (" and weights" if lay.offload_params else "") + " to CPU")
     return ", ".join(parts)
 
 
