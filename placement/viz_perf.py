@@ -6,9 +6,11 @@ Streamlit here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
+
+from .perf.timeline import Block
 
 GIB = 2.0**30
 
@@ -46,4 +48,50 @@ def time_figure(breakdowns: Mapping[str, Mapping[str, float]]) -> go.Figure:
         if any(v > 0 for v in values):
             fig.add_trace(go.Bar(name=part.replace("_", " "), y=labels, x=values, orientation="h"))
     fig.update_layout(barmode="stack", xaxis_title="seconds per iteration", legend_title="cause", height=300)
+    return fig
+
+
+def schedule_figure(blocks: Sequence[Block], title: str = "") -> go.Figure:
+    """Gantt chart of a pipeline schedule: one row per pipeline rank, forward and backward blocks by
+    micro-batch (text), the gaps are the bubble.
+
+    Parameters
+    ----------
+    blocks : sequence of Block
+        :func:`placement.perf.timeline.schedule_blocks` (times in seconds; drawn in ms).
+    title : str
+        Figure title.
+    """
+    fig = go.Figure()
+    colours = {"F": "#4C78A8", "B": "#F58518"}
+    names = {"F": "forward", "B": "backward (with recomputation)"}
+    ranks = sorted({b.rank for b in blocks})
+    for kind in ("F", "B"):
+        mine = [b for b in blocks if b.kind == kind]
+        if not mine:
+            continue
+        fig.add_trace(
+            go.Bar(
+                name=names[kind],
+                orientation="h",
+                y=[f"rank {b.rank}" for b in mine],
+                x=[(b.end - b.start) * 1e3 for b in mine],
+                base=[b.start * 1e3 for b in mine],
+                text=[str(b.microbatch) for b in mine],
+                marker_color=colours[kind],
+                marker_line_width=0.5,
+                customdata=[[b.microbatch, b.chunk, b.start * 1e3, (b.end - b.start) * 1e3] for b in mine],
+                hovertemplate="micro-batch %{customdata[0]}, chunk %{customdata[1]}<br>"
+                "start %{customdata[2]:.2f} ms, %{customdata[3]:.2f} ms<extra>%{fullData.name}</extra>",
+            )
+        )
+    span = max((b.end for b in blocks), default=0.0) * 1e3
+    fig.update_layout(
+        barmode="overlay",
+        title=title or None,
+        xaxis_title=f"ms (makespan {span:.1f} ms; gaps are the pipeline bubble)",
+        yaxis={"categoryorder": "array", "categoryarray": [f"rank {r}" for r in reversed(ranks)]},
+        height=120 + 28 * len(ranks),
+        legend_title="block",
+    )
     return fig

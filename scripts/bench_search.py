@@ -1,11 +1,13 @@
 """Benchmark of the launchable-layout search (placement/perf/search.py), and the calibration-row comparison.
 
-    PYTHONPATH=. python scripts/bench_search.py [--quick] [--calibration-only]
+    PYTHONPATH=. python scripts/bench_search.py [--quick | --main] [--calibration-only] [--pareto SECONDS]
 
 Table 1: model, GPUs, space, seconds (one search, wall clock, in-process, after one warm-up search that
 imports and computes the calibration band), peak Python memory of the search (tracemalloc), and the plan.
 Table 2: every row of sample_graphs/calibration/megatron_a100_2021.json: the published layout's prediction
 against the Megatron-space optimum with the same GPUs, global batch and precision, and what differs.
+``--main``: only Llama 3 70B on 1,024 H100s (three spaces) and Llama 3 405B on 16,384 H100s. ``--pareto S``: also
+time the Pareto front of 70B on 1,024 H100s (four GPU counts) in a child process stopped after S seconds.
 """
 
 from __future__ import annotations
@@ -16,10 +18,20 @@ import tracemalloc
 
 from placement.perf.calibration import load_calibration
 from placement.perf.hardware import ACCELERATORS, Cluster
+from placement.perf.pareto import pareto_front
 from placement.perf.plan_cli import describe_layout
 from placement.perf.predict import predict
 from placement.perf.search import search
 from placement.perf.transformer import MODELS
+
+MAIN = [
+    ("llama3-70b", "H100", 1024, 1024, 8192, "megatron"),
+    ("llama3-70b", "H100", 1024, 1024, 8192, "torchtitan"),
+    ("llama3-70b", "H100", 1024, 1024, 8192, "deepspeed"),
+    ("llama3-405b", "H100", 16384, 16384, 8192, "megatron"),
+    ("llama3-405b", "H100", 16384, 16384, 8192, "torchtitan"),
+    ("llama3-405b", "H100", 16384, 16384, 8192, "deepspeed"),
+]
 
 CASES = [
     ("llama3-8b", "H100", 64, 256, 8192, "megatron"),
@@ -43,11 +55,11 @@ def _measure(model, cluster, batch, space, dtype=None):  # noqa: ANN001, ANN202
     return result, seconds, peak
 
 
-def bench(quick: bool) -> None:
+def bench(quick: bool, main: bool = False) -> None:
     search(MODELS["llama3-8b"], Cluster(ACCELERATORS["H100"], 8), 8)  # warm-up: imports, calibration band
     print("| model | GPUs | space | seconds | peak MiB | shapes | predictions | plan | iteration s | MFU |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, gpu, gpus, batch, seq, space in CASES[:3] if quick else CASES:
+    for name, gpu, gpus, batch, seq, space in MAIN if main else CASES[:3] if quick else CASES:
         model = MODELS[name].with_changes(seq_length=seq)
         cluster = Cluster(ACCELERATORS[gpu], gpus, 8)
         # timed without tracemalloc (it slows Python down), peak memory from a second, traced run
@@ -93,11 +105,40 @@ def calibration() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the first three cases only")
+    parser.add_argument("--main", action="store_true", help="70B @ 1,024 and 405B @ 16,384 only, no calibration")
     parser.add_argument("--calibration-only", action="store_true")
+    parser.add_argument("--pareto", type=float, default=None, help="time the 70B @ 1,024 Pareto front (limit, s)")
     args = parser.parse_args()
     if not args.calibration_only:
-        bench(args.quick)
-    calibration()
+        bench(args.quick, args.main)
+    if args.pareto is not None:
+        pareto(args.pareto)
+    if not args.main:
+        calibration()
+
+
+def _front(queue) -> None:  # noqa: ANN001
+    model = MODELS["llama3-70b"].with_changes(seq_length=8192)
+    start = time.perf_counter()
+    front = pareto_front(model, Cluster(ACCELERATORS["H100"], 1024, 8), 1024, "megatron")
+    queue.put((time.perf_counter() - start, len(front)))
+
+
+def pareto(limit: float) -> None:
+    """The Pareto front of 70B on 1,024 H100s in a child process, stopped after ``limit`` seconds."""
+    import multiprocessing
+
+    queue: multiprocessing.Queue = multiprocessing.Queue()
+    child = multiprocessing.Process(target=_front, args=(queue,))
+    child.start()
+    child.join(limit)
+    if child.is_alive():
+        child.terminate()
+        child.join()
+        print(f"\nPareto front, llama3-70b s=8192, 1024 H100, megatron: not finished in {limit:.0f} s")
+        return
+    seconds, size = queue.get()
+    print(f"\nPareto front, llama3-70b s=8192, 1024 H100, megatron: {size} plans in {seconds:.1f} s")
 
 
 if __name__ == "__main__":

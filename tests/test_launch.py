@@ -20,10 +20,11 @@ from placement.perf.launch import (
     megatron_command,
     torchtitan_toml,
 )
-from placement.perf.layout import Layout, Recompute
+from placement.perf.layout import Layout, Recompute, stage_layers
 from placement.perf.megatron import parse_megatron_args
 from placement.perf.predict import predict
 from placement.perf.search import search
+from placement.perf.spaces import get_space
 from placement.perf.transformer import MODELS
 
 LLAMA8 = MODELS["llama3-8b"]
@@ -38,10 +39,11 @@ LLAMA8 = MODELS["llama3-8b"]
         ("mixtral-8x7b", "H100", 64, 256, "megatron"),
         ("llama3-8b", "A100", 32, 128, "torchtitan"),
         ("llama3-8b", "A100", 32, 128, "deepspeed"),
+        ("llama3-405b", "H100", 16384, 16384, "megatron"),  # uneven: 126 layers over 16 ranks
     ],
 )
 def test_megatron_args_reproduce_the_plan(model, gpu, gpus, batch, space):
-    spec = MODELS[model]
+    spec = MODELS[model].with_changes(seq_length=8192) if model == "llama3-405b" else MODELS[model]
     cluster = Cluster(ACCELERATORS[gpu], gpus, 8)
     plan = search(spec, cluster, batch, space).plan
     argv = megatron_command(spec, plan.layout)
@@ -123,3 +125,24 @@ def test_cli_plan_bad_input_one_line(capsys, argv, needle):
     code = main(["plan", *[x for kv in base.items() for x in kv]])
     err = capsys.readouterr().err
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_uneven_split_round_trip_and_feasibility():
+    """Llama 3 405B on 16,384 H100s: no even split of 126 layers fits; the uneven one does, and hands over."""
+    spec = MODELS["llama3-405b"].with_changes(seq_length=8192)
+    cluster = Cluster(ACCELERATORS["H100"], 16384, 8)
+    even_only = replace(get_space("megatron"), uneven=False)
+    assert str(search(spec, cluster, 16384, even_only).status) == "infeasible"
+    plan = search(spec, cluster, 16384, "megatron").plan
+    lay = plan.layout
+    assert lay.uneven and sum(stage_layers(spec, lay)) == 126 and lay.pipeline > 1
+    argv = megatron_command(spec, lay)
+    assert "--decoder-first-pipeline-num-layers" in argv and "--decoder-last-pipeline-num-layers" in argv
+    _, parsed, _ = parse_megatron_args(argv, 16384)
+    assert (parsed.first_stage_layers, parsed.last_stage_layers) == (lay.first_stage_layers, lay.last_stage_layers)
+    with pytest.raises(PlacementError, match="layers_per_stage"):
+        torchtitan_toml(spec, lay)
+    bad = argv + ["--decoder-first-pipeline-num-layers", "200"]
+    with pytest.raises(PlacementError, match="decoder-first"):
+        check = parse_megatron_args(bad, 16384)[1]
+        predict(spec, cluster, check)

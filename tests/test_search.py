@@ -17,8 +17,9 @@ from placement.errors import PlacementError
 from placement.perf.hardware import ACCELERATORS, Cluster, Dtype
 from placement.perf.layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout
 from placement.perf.memory import memory_breakdown
+from placement.perf.pareto import pareto_front
 from placement.perf.predict import predict
-from placement.perf.search import pareto_front, search, shapes, static_memory_bound, variants
+from placement.perf.search import search, shapes, static_memory_bound, variants
 from placement.perf.spaces import SPACES, get_space
 from placement.perf.transformer import TransformerSpec
 
@@ -39,7 +40,7 @@ def _cluster(gpus: int, memory_gib: float, per_node: int = 4, kind: str = "A100"
     return Cluster(acc, gpus, per_node)
 
 
-def _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k) -> bool:  # noqa: ANN001
+def _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k, off=False) -> bool:  # noqa: ANN001
     if t > cluster.gpus_per_node and space.tensor_within_node:
         return False
     if cp > 1 and not space.context or ep > 1 and not (space.expert and model.moe) or v > 1 and not space.virtual:
@@ -48,11 +49,15 @@ def _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k) -> b
         return False
     if (sp and t == 1) or (t > 1 and sp not in space.sequence_parallel):
         return False
-    if space.name == "deepspeed" and p > 1 and z > 1:
+    if space.name == "deepspeed" and p > 1 and (z > 1 or off):
         return False
     if rec is Recompute.FULL and not space.partial_recompute and k != model.layers // (p * v):
-        return False
+        return False  # (spaces without partial recomputation have no uneven splits)
     return True
+
+
+def _may_split(rest: int, p: int) -> bool:
+    return rest == 0 if p == 2 else rest >= p - 2 and rest % (p - 2) == 0
 
 
 def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, global_batch: int):
@@ -66,17 +71,30 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
         if n % (t * p * cp):
             continue
         d = n // (t * p * cp)
-        for ep, v, b, sp, z in itertools.product(
+        offloads = [(False, False), (True, False), (True, True)] if space.name == "deepspeed" else [(False, False)]
+        for ep, v, b, sp, z, (off_opt, off_par) in itertools.product(
             range(1, max(model.num_experts, 1) + 1), range(1, model.layers + 1), range(1, 17), (False, True),
-            (0, 1, 2, 3),
+            (0, 1, 2, 3), offloads,
         ):  # fmt: skip
             # cheap necessary conditions first (check_layout below is the judge)
-            if global_batch % (b * d) or model.layers % (p * v) or model.num_experts % ep:
+            uneven = space.uneven and p > 1 and v == 1
+            if global_batch % (b * d) or (model.layers % (p * v) and not uneven) or model.num_experts % ep:
                 continue
-            for rec in (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL):
-                ks = range(1, model.layers // (p * v) + 1) if rec is Recompute.FULL else (None,)
+            # layers of the first and the last rank: the even split, or any pair (check_layout rejects those
+            # that leave the middle ranks an uneven or empty share)
+            ends = [(None, None)]
+            if uneven:  # (a necessary condition first, to save time)
+                pairs = itertools.product(range(1, model.layers + 1), repeat=2)
+                ends += [(f, la) for f, la in pairs if _may_split(model.layers - f - la, p)]
+            scheds = [Schedule.INTERLEAVED] if v > 1 else [Schedule.ONE_F_ONE_B]
+            if v == 2 and "zbv" in space.schedules:
+                scheds.append(Schedule.ZBV)
+            recs = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+            for (first, last), rec, sched in itertools.product(ends, recs, scheds):
+                most = model.layers // (p * v) if first is None else max(first, last, model.layers - first - last)
+                ks = range(1, most + 1) if rec is Recompute.FULL else (None,)
                 for k in ks:
-                    if not _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k):
+                    if not _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k, off_opt):
                         continue
                     try:
                         layout = Layout(
@@ -86,7 +104,8 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                             recompute_layers=k, dtype=dtype, attention=space.attention, tp_async_backward=space.tp_async,
                             overlap_grad_reduce=space.overlap and d * cp > 1,
                             overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
-                            schedule=Schedule.INTERLEAVED if v > 1 else Schedule.ONE_F_ONE_B,
+                            schedule=sched, first_stage_layers=first, last_stage_layers=last,
+                            offload_optimizer=off_opt, offload_params=off_par,
                         )  # fmt: skip
                         check_layout(model, cluster, layout)
                     except PlacementError:
@@ -102,6 +121,8 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
 
 
 MID = TransformerSpec(layers=8, hidden=2048, heads=16, seq_length=4096, vocab=32000, name="mid")
+# 7 layers and a large vocabulary: no even split over 2 or 4 ranks, and the output layer weighs on the last one
+ODD = TransformerSpec(layers=7, hidden=2048, heads=16, seq_length=2048, vocab=128256, name="odd")
 
 # (space, model, GPUs, GiB per GPU, GPUs per node, global batch); the optima of the tight cases use
 # t > 1, p > 1, cp > 1, ep > 1 and partial full recomputation (see test_cases_exercise_the_space)
@@ -113,11 +134,16 @@ CASES = [
     ("megatron", MID, 8, 4.5, 4, 32),
     ("megatron", MID, 8, 5.0, 2, 32),
     ("megatron", MID, 8, 4.0, 4, 32),
+    ("megatron", ODD, 8, 7.0, 1, 16),
+    ("megatron", ODD, 4, 9.0, 1, 8),
     ("megatron-2021", MID, 8, 6.0, 4, 32),
     ("torchtitan", SMALL, 8, 5.0, 4, 16),
     ("torchtitan", MID, 8, 6.5, 4, 16),
+    ("torchtitan", MID, 8, 5.0, 2, 32),  # zero-bubble V
     ("deepspeed", SMALL_GQA, 4, 3.6, 4, 8),
     ("deepspeed", MID, 8, 5.5, 4, 32),
+    ("deepspeed", SMALL, 2, 3.5, 4, 8),  # optimizer and weights offloaded
+    ("deepspeed", SMALL, 4, 3.4, 4, 8),  # optimizer offloaded
 ]
 
 
@@ -144,6 +170,12 @@ def test_cases_exercise_the_space():
     assert any(lay.context > 1 for lay in lays) and any(lay.expert > 1 for lay in lays)
     assert any(lay.recompute is Recompute.FULL and lay.recompute_layers < 8 for lay in lays)
     assert {lay.zero_stage for lay in lays} >= {0, 1, 2, 3}
+    assert any(lay.uneven for lay in lays)
+    assert any(lay.offload_params for lay in lays)
+    assert any(lay.schedule is Schedule.ZBV for lay in lays)
+    assert any(
+        lay.offload_optimizer and not lay.offload_params for lay in lays
+    )  # an uneven layer split (7 layers over 2 ranks)
 
 
 def test_memory_decides_in_small_cases():

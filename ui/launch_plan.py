@@ -2,7 +2,7 @@
 
 Model preset or custom shape, GPU kind and count (default: the session's inventory where it has a kind the
 performance model knows), framework; shows the optimum of the framework's space (placement/perf/search.py)
-with its launch command and configs, the memory and time breakdowns, the predicted numbers with the model id
+with its launch command and configs, the memory and time breakdowns, the pipeline schedule timeline, the predicted numbers with the model id
 and calibration band, and a box to paste any Megatron-LM command and see its prediction beside the optimum.
 """
 
@@ -16,11 +16,13 @@ import streamlit as st
 from placement import PlacementError, viz_perf
 from placement.perf.hardware import ACCELERATORS, GIB, Cluster, accelerator
 from placement.perf.launch import deepspeed_config, megatron_command, torchtitan_toml
+from placement.perf.layout import Layout
 from placement.perf.megatron import parse_megatron_args
 from placement.perf.plan_cli import describe_layout, launch_configs
-from placement.perf.predict import Prediction, predict
+from placement.perf.predict import Prediction, predict, stage_seconds
 from placement.perf.search import SearchResult, search
 from placement.perf.spaces import SPACES
+from placement.perf.timeline import schedule_blocks
 from placement.perf.transformer import MODELS, TransformerSpec
 
 from . import state
@@ -150,6 +152,19 @@ def _pasted(cluster: Cluster, result: SearchResult) -> None:
     st.plotly_chart(viz_perf.time_figure({k: p.time.as_dict() for k, p in rows.items()}), key="lp_compare_time")
 
 
+def _timeline(model: TransformerSpec, cluster: Cluster, layout: Layout) -> None:
+    """The plan's pipeline schedule (at most 4p micro-batches drawn, so that the picture stays readable)."""
+    if layout.pipeline == 1 or layout.schedule.zero_bubble:
+        return
+    p = layout.pipeline
+    m = min(layout.microbatches, 4 * p)
+    shown = f"{m} of {layout.microbatches} micro-batches" if m < layout.microbatches else f"{m} micro-batches"
+    blocks = schedule_blocks(layout.schedule, stage_seconds(model, cluster, layout), m, layout.virtual_stages)
+    st.plotly_chart(
+        viz_perf.schedule_figure(blocks, f"Pipeline schedule ({layout.schedule}, {shown})"), key="lp_timeline"
+    )
+
+
 def render() -> None:
     """Draw the section (the Parallel plan page calls this once)."""
     st.divider()
@@ -201,4 +216,5 @@ def render() -> None:
             key="lp_memory",
         )
         st.plotly_chart(viz_perf.time_figure({"optimum": pred.time.as_dict()}), key="lp_time")
+        _timeline(model, cluster, result.plan.layout)
     _pasted(cluster, result)

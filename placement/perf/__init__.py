@@ -41,7 +41,7 @@ from .hardware import ACCELERATORS, Accelerator, Cluster, Dtype, accelerator
 from .hetero import HeteroPlan, HeteroResult, search_hetero
 from .kernels import flash_attention_seconds, gemm_efficiency, gemm_seconds, streaming_seconds
 from .launch import deepspeed_config, megatron_command, torchtitan_toml
-from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout
+from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
 from .megatron import megatron_args, parse_megatron_args, parse_megatron_command
 from .memory import (
     MemoryBreakdown,
@@ -52,6 +52,7 @@ from .memory import (
     stage_parameters,
 )
 from .params import DEFAULT_PARAMS, PerfParams
+from .pareto import pareto_front as layout_pareto_front
 from .predict import (
     MODEL_ID,
     CalibrationBand,
@@ -63,7 +64,6 @@ from .predict import (
     predict,
 )
 from .search import Plan, SearchResult, search
-from .search import pareto_front as layout_pareto_front
 from .spaces import SPACES, Framework, SearchSpace, get_space
 from .transformer import MODELS, Norm, TransformerSpec, model_preset
 
@@ -100,6 +100,7 @@ __all__ = [
     "calibration_band",
     "calibration_results",
     "check_layout",
+    "stage_layers",
     "eq3_flops",
     "flash_attention_seconds",
     "gemm_efficiency",

@@ -199,6 +199,9 @@ class Cluster:
         Overrides of the accelerator's link bandwidths (bytes/s, one direction, per GPU).
     intra_latency_s, inter_latency_s : float
         Per-message latency (alpha) inside a node and across nodes, seconds.
+    host_memory_per_gpu : float
+        CPU memory per GPU in bytes, for offloaded optimizer state and weights (default 256 GiB: a DGX H100's
+        2 TiB over 8 GPUs); the PCIe bandwidth is the accelerator's ``pcie_bytes_per_s``.
     """
 
     accelerator: Accelerator
@@ -208,6 +211,7 @@ class Cluster:
     nic_bytes_per_s: float | None = None
     intra_latency_s: float = 5e-6
     inter_latency_s: float = 10e-6
+    host_memory_per_gpu: float = 256 * 2.0**30
 
     def __post_init__(self) -> None:
         if isinstance(self.accelerator, str):

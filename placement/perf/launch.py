@@ -29,6 +29,7 @@ from .transformer import TransformerSpec
 TORCHTITAN_SCHEDULES = {
     Schedule.ONE_F_ONE_B: "1F1B",
     Schedule.INTERLEAVED: "Interleaved1F1B",
+    Schedule.ZBV: "ZBVZeroBubble",
     Schedule.GPIPE: "GPipe",
 }
 
@@ -71,6 +72,8 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
     """
     if layout.schedule not in TORCHTITAN_SCHEDULES:
         raise PlacementError(f"torchtitan: schedule {layout.schedule} has no torchtitan equivalent here")
+    if layout.uneven:
+        raise PlacementError("torchtitan: pipeline_parallel_layers_per_stage splits the layers evenly")
     if layout.zero_stage not in (0, 3) and layout.data * layout.context > 1:
         raise PlacementError(f"torchtitan: ZeRO stage {layout.zero_stage} (torchtitan shards with FSDP2: stage 3)")
     local = layout.global_batch // layout.data
@@ -126,6 +129,8 @@ def deepspeed_config(model: TransformerSpec, layout: Layout) -> dict[str, object
         raise PlacementError("deepspeed: the pipeline engine supports ZeRO stage 0 or 1 only")
     if layout.recompute is Recompute.SELECTIVE:
         raise PlacementError("deepspeed: activation checkpointing is per layer (none or full)")
+    if layout.uneven:
+        raise PlacementError("deepspeed: the pipeline engine's partition here is uniform")
     m = layout.global_batch // (layout.micro_batch * layout.data)
     config: dict[str, object] = {
         "train_batch_size": layout.global_batch,
@@ -135,6 +140,11 @@ def deepspeed_config(model: TransformerSpec, layout: Layout) -> dict[str, object
         "zero_optimization": {"stage": layout.zero_stage, "overlap_comm": True, "contiguous_gradients": True},
         "steps_per_print": 10,
     }
+    zero: dict[str, object] = config["zero_optimization"]  # type: ignore[assignment]
+    if layout.offload_optimizer:
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    if layout.offload_params:
+        zero["offload_param"] = {"device": "cpu", "pin_memory": True}
     config["bf16" if layout.dtype is Dtype.BF16 else "fp16"] = {"enabled": True}
     if layout.pipeline > 1:
         interval = 1 if layout.recompute is Recompute.FULL else 0
@@ -197,6 +207,10 @@ def check_megatron(model: TransformerSpec, layout: Layout) -> ConfigCheck:
         "params_dtype": dtype,
         "pipeline_dtype": dtype,
     }
+    if layout.first_stage_layers is not None:
+        kwargs["num_layers_in_first_pipeline_stage"] = layout.first_stage_layers
+    if layout.last_stage_layers is not None:
+        kwargs["num_layers_in_last_pipeline_stage"] = layout.last_stage_layers
     if model.moe:
         kwargs.update(num_moe_experts=model.num_experts, moe_router_topk=model.moe_topk)
     if layout.recompute is not Recompute.NONE:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -37,6 +38,12 @@ class Schedule(_StrEnum):
     ONE_F_ONE_B = "1f1b"
     INTERLEAVED = "interleaved"  #: 1F1B with ``virtual_stages`` chunks per GPU
     ZB_H1 = "zbh1"  #: zero-bubble H1 (Qi et al. 2024): the weight-gradient pass fills the bubble
+    ZBV = "zbv"  #: zero-bubble V (Qi et al. 2024; torchtitan's ZBVZeroBubble): two chunks per rank in a V
+
+    @property
+    def zero_bubble(self) -> bool:
+        """Whether the weight-gradient passes fill the bubble (ZB-H1, ZB-V)."""
+        return self in (Schedule.ZB_H1, Schedule.ZBV)
 
 
 class Attention(_StrEnum):
@@ -81,6 +88,15 @@ class Layout:
         The backward's tensor-parallel reduction of input gradients runs under the weight-gradient GEMMs
         (Megatron-LM since 2022; ``--no-async-tensor-model-parallel-allreduce`` turns it off; the 2021 runs had
         no such overlap).
+    offload_optimizer, offload_params : bool
+        DeepSpeed ZeRO-Offload: the optimizer state (fp32 master weights and moments) lives in CPU memory and
+        the Adam step runs on the CPU (ZeRO stage >= 1); the weight shard lives in CPU memory too and is
+        fetched over PCIe for every forward and backward (ZeRO stage 3).
+    first_stage_layers, last_stage_layers : int or None
+        Uneven pipeline split (Megatron-Core's ``--decoder-first-pipeline-num-layers`` /
+        ``--decoder-last-pipeline-num-layers``): transformer layers of the first / last pipeline rank (which
+        also carry the embedding / the output layer); the other ranks split the rest evenly. ``None``: the
+        even split (``L / p`` per rank). Not with virtual stages.
     """
 
     tensor: int = 1
@@ -104,6 +120,10 @@ class Layout:
     schedule: Schedule = Schedule.ONE_F_ONE_B
     grad_reduce_fp32: bool | None = None
     tp_async_backward: bool = True
+    first_stage_layers: int | None = None
+    last_stage_layers: int | None = None
+    offload_optimizer: bool = False
+    offload_params: bool = False
 
     def __post_init__(self) -> None:
         for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch"):
@@ -120,6 +140,11 @@ class Layout:
             or self.recompute_layers < 1
         ):  # fmt: skip
             raise InvalidLayoutError(f"--recompute-num-layers {self.recompute_layers!r}: must be a positive integer")
+        for name in ("first_stage_layers", "last_stage_layers"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                flag = "--decoder-" + name.split("_")[0] + "-pipeline-num-layers"
+                raise InvalidLayoutError(f"{flag} {value!r}: must be a positive integer")
         for name, kind in (
             ("recompute", Recompute),
             ("recompute_method", RecomputeMethod),
@@ -136,7 +161,9 @@ class Layout:
             object.__setattr__(self, "schedule", Schedule.INTERLEAVED)
         if self.schedule is Schedule.INTERLEAVED and self.virtual_stages == 1:
             raise InvalidLayoutError("schedule interleaved needs virtual_stages > 1")
-        if self.virtual_stages > 1 and self.schedule is not Schedule.INTERLEAVED:
+        if self.schedule is Schedule.ZBV and self.virtual_stages != 2:
+            raise InvalidLayoutError("schedule zbv (zero-bubble V) runs exactly 2 virtual stages per rank")
+        if self.virtual_stages > 1 and self.schedule not in (Schedule.INTERLEAVED, Schedule.ZBV):
             raise InvalidLayoutError(f"virtual_stages > 1 needs the interleaved schedule, not {self.schedule}")
 
     @property
@@ -160,9 +187,54 @@ class Layout:
             return self.grad_reduce_fp32
         return self.dtype in (Dtype.BF16, Dtype.FP8, Dtype.FP32, Dtype.TF32)
 
+    @property
+    def uneven(self) -> bool:
+        """Whether the first or the last pipeline rank has its own layer count."""
+        return self.first_stage_layers is not None or self.last_stage_layers is not None
+
     def with_changes(self, **changes: object) -> Layout:
         """A copy with some fields replaced (validated again)."""
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def stage_layers(model: TransformerSpec, layout: Layout) -> tuple[int, ...]:
+    """Transformer layers of each pipeline rank (all its virtual chunks), first rank first.
+
+    Even split: ``L / p`` each. Uneven (Megatron-Core's rule): the first and last ranks take their given
+    counts, the remaining ranks split the remaining layers evenly.
+
+    Raises
+    ------
+    InvalidLayoutError
+        If the layers cannot be split so (one line naming the flags).
+    """
+    return _stage_layers(model.layers, layout.pipeline, layout.virtual_stages, layout.first_stage_layers,
+                         layout.last_stage_layers)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def _stage_layers(total: int, p: int, v: int, first: int | None, last: int | None) -> tuple[int, ...]:
+    if first is None and last is None:
+        if total % (p * v):
+            raise InvalidLayoutError(f"--num-layers {total} is not divisible by pipeline size {p} x virtual stages {v}")
+        return (total // p,) * p
+    if p == 1:
+        raise InvalidLayoutError("--decoder-first/last-pipeline-num-layers need pipeline parallel size > 1")
+    if v > 1:
+        raise InvalidLayoutError("--decoder-first/last-pipeline-num-layers with virtual stages: not modelled here")
+    given = [n for n in (first, last) if n is not None]
+    rest_ranks, rest = p - len(given), total - sum(given)
+    if rest < rest_ranks or rest < 0 or (rest_ranks == 0 and rest != 0) or (rest_ranks and rest % rest_ranks):
+        raise InvalidLayoutError(
+            f"--decoder-first-pipeline-num-layers {first} / --decoder-last-pipeline-num-layers {last}: the other "
+            f"{rest} of --num-layers {total} cannot be split evenly over the other {rest_ranks} pipeline ranks "
+            "(each at least one layer)"
+        )
+    middle = rest // rest_ranks if rest_ranks else 0
+    counts = [middle] * p
+    counts[0] = middle if first is None else first
+    counts[-1] = middle if last is None else last
+    return tuple(counts)
 
 
 def check_layout(model: TransformerSpec, cluster: Cluster, layout: Layout) -> None:
@@ -192,10 +264,7 @@ def check_layout(model: TransformerSpec, cluster: Cluster, layout: Layout) -> No
         raise InvalidLayoutError(f"--num-query-groups {model.groups} is not divisible by tensor parallel size {t}")
     if model.ffn % t:
         raise InvalidLayoutError(f"--ffn-hidden-size {model.ffn} is not divisible by tensor parallel size {t}")
-    if model.layers % (p * v):
-        raise InvalidLayoutError(
-            f"--num-layers {model.layers} is not divisible by pipeline size {p} x virtual stages {v}"
-        )
+    counts = stage_layers(model, layout)  # raises when the layers cannot be split so
     if v > 1 and p == 1:
         raise InvalidLayoutError("the interleaved schedule (virtual stages > 1) needs pipeline parallel size > 1")
     if layout.global_batch % (layout.micro_batch * d):
@@ -213,12 +282,16 @@ def check_layout(model: TransformerSpec, cluster: Cluster, layout: Layout) -> No
         raise InvalidLayoutError(f"expert parallel size {ep} does not divide data x context parallel size {d * cp}")
     if layout.tp_comm_overlap and not (layout.sequence_parallel and t > 1):
         raise InvalidLayoutError("--tp-comm-overlap needs --sequence-parallel and tensor parallel size > 1")
+    if layout.offload_optimizer and layout.zero_stage < 1:
+        raise InvalidLayoutError("offload_optimizer needs ZeRO stage >= 1")
+    if layout.offload_params and not (layout.zero_stage == 3 and layout.offload_optimizer):
+        raise InvalidLayoutError("offload_param needs ZeRO stage 3 and offload_optimizer")
     if layout.overlap_param_gather and not layout.distributed_optimizer:
         raise InvalidLayoutError("--overlap-param-gather needs --use-distributed-optimizer")
     if cluster.accelerator.peak_flops(layout.dtype) <= 0:
         raise InvalidLayoutError(f"{cluster.accelerator.name} has no {layout.dtype} arithmetic (--{layout.dtype})")
     if layout.recompute is Recompute.FULL and layout.recompute_layers is not None:
-        per_chunk = model.layers // (p * v)
+        per_chunk = max(counts) // v
         if layout.recompute_layers > per_chunk:
             raise InvalidLayoutError(
                 f"--recompute-num-layers {layout.recompute_layers} exceeds the {per_chunk} layers of a stage chunk"

@@ -38,6 +38,8 @@ _VALUED: dict[str, tuple[str, Callable[[str], object]]] = {
     "--pipeline-model-parallel-size": ("pipeline", int),
     "--num-layers-per-virtual-pipeline-stage": ("layers_per_virtual", int),
     "--num-virtual-stages-per-pipeline-rank": ("virtual_stages", int),
+    "--decoder-first-pipeline-num-layers": ("first_stage_layers", int),
+    "--decoder-last-pipeline-num-layers": ("last_stage_layers", int),
     "--context-parallel-size": ("context", int),
     "--expert-model-parallel-size": ("expert", int),
     "--recompute-granularity": ("recompute", str),
@@ -253,6 +255,8 @@ def _layout(values: dict[str, object], model: TransformerSpec, gpus: int | None,
         tp_comm_overlap=bool(values.get("tp_comm_overlap", False)),
         grad_reduce_fp32=True if values.get("grads_fp32") else None,
         tp_async_backward=not values.get("no_async_tp", False),
+        first_stage_layers=values.get("first_stage_layers"),  # type: ignore[arg-type]
+        last_stage_layers=values.get("last_stage_layers"),  # type: ignore[arg-type]
     )
 
 
@@ -290,7 +294,7 @@ def megatron_args(model: TransformerSpec, layout: Layout) -> list[str]:
     """The Megatron-LM flags of ``model`` and ``layout`` (``parse_megatron_args(..., gpus)`` reads them back)."""
     from .layout import Schedule
 
-    if layout.schedule in (Schedule.GPIPE, Schedule.ZB_H1):
+    if layout.schedule in (Schedule.GPIPE, Schedule.ZB_H1, Schedule.ZBV):
         raise InvalidLayoutError(f"schedule {layout.schedule}: Megatron-LM has no flag for it (1f1b, interleaved)")
     out = [
         "--num-layers", str(model.layers), "--hidden-size", str(model.hidden),
@@ -324,6 +328,10 @@ def megatron_args(model: TransformerSpec, layout: Layout) -> list[str]:
     if layout.virtual_stages > 1:
         per = model.layers // (layout.pipeline * layout.virtual_stages)
         out += ["--num-layers-per-virtual-pipeline-stage", str(per)]
+    if layout.first_stage_layers is not None:
+        out += ["--decoder-first-pipeline-num-layers", str(layout.first_stage_layers)]
+    if layout.last_stage_layers is not None:
+        out += ["--decoder-last-pipeline-num-layers", str(layout.last_stage_layers)]
     if layout.context > 1:
         out += ["--context-parallel-size", str(layout.context)]
     if layout.expert > 1:

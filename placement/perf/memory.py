@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .hardware import Dtype
-from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule
+from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, stage_layers
 from .params import DEFAULT_PARAMS, PerfParams
 from .transformer import TransformerSpec
 
@@ -47,6 +47,7 @@ class MemoryBreakdown:
     reserve: float
     stage: int = 0
     layers_in_flight: float = 0.0
+    host: float = 0.0  #: bytes offloaded to CPU memory (not in ``total``, which is GPU memory)
 
     @property
     def total(self) -> float:
@@ -128,16 +129,29 @@ def korthikanti_layer_bytes(s: float, b: float, h: float, a: float, t: int, sp: 
     return sbh * (10 + 24 / t + 5 * a * s / (h * t))
 
 
+def rank_layers(model: TransformerSpec, layout: Layout, stage: int) -> int:
+    """Transformer layers of pipeline rank ``stage`` (:func:`~placement.perf.layout.stage_layers`)."""
+    if not layout.uneven:
+        return model.layers // layout.pipeline
+    return stage_layers(model, layout)[stage]
+
+
+def microbatches_in_flight(layout: Layout, stage: int = 0) -> float:
+    """Micro-batches whose activations pipeline rank ``stage`` holds at its peak (chunks / v when interleaved)."""
+    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
+    if layout.schedule is Schedule.GPIPE:
+        return float(m)
+    if layout.schedule is Schedule.ZBV:  # the V keeps 1F1B's peak, p micro-batches, on every rank
+        return float(min(m, p))
+    if layout.schedule is Schedule.INTERLEAVED:
+        return min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1) / v
+    return float(min(m, p - stage))
+
+
 def layers_in_flight(model: TransformerSpec, layout: Layout, stage: int = 0) -> float:
     """Layers' worth of micro-batch activations pipeline rank ``stage`` holds at its peak."""
-    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
-    per_rank = model.layers / p
-    if layout.schedule is Schedule.GPIPE:
-        return per_rank * m
-    if layout.schedule is Schedule.INTERLEAVED:
-        chunks = min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1)
-        return chunks * per_rank / v
-    return per_rank * min(m, p - stage)
+    per_rank = model.layers / layout.pipeline if not layout.uneven else rank_layers(model, layout, stage)
+    return per_rank * microbatches_in_flight(layout, stage)
 
 
 def recompute_working_bytes(model: TransformerSpec, layout: Layout) -> float:
@@ -162,7 +176,8 @@ def stored_activation_bytes(model: TransformerSpec, layout: Layout, stage: int =
     in_flight = layers_in_flight(model, layout, stage)
     full = layer_activation_bytes(model, layout, Recompute.NONE)
     if layout.recompute is Recompute.FULL:
-        chunk = model.layers / (layout.pipeline * layout.virtual_stages)
+        per_rank = model.layers / layout.pipeline if not layout.uneven else rank_layers(model, layout, stage)
+        chunk = per_rank / layout.virtual_stages
         checkpoint = layer_activation_bytes(model, layout, Recompute.FULL)
         n = layout.recompute_layers
         if layout.recompute_method is RecomputeMethod.BLOCK:
@@ -175,10 +190,16 @@ def stored_activation_bytes(model: TransformerSpec, layout: Layout, stage: int =
     return in_flight * layer_activation_bytes(model, layout) + recompute_working_bytes(model, layout)
 
 
-def stage_parameters(model: TransformerSpec, layout: Layout, stage: int = 0) -> tuple[float, float]:
-    """(dense, expert) parameters held by one GPU of pipeline rank ``stage``."""
+def stage_parameters(
+    model: TransformerSpec, layout: Layout, stage: int | None = 0, layers: float | None = None
+) -> tuple[float, float]:
+    """(dense, expert) parameters held by one GPU of pipeline rank ``stage``.
+
+    ``stage=None`` is a middle rank (no embedding, no output layer); ``layers`` overrides its layer count.
+    """
     t, p, ep = layout.tensor, layout.pipeline, layout.expert
-    layers = model.layers / p
+    if layers is None:
+        layers = model.layers / p if not layout.uneven or stage is None else rank_layers(model, layout, stage)
     norms = 2 * model.norm_parameters()
     dense_layer = model.attention_parameters() / t + norms + (model.hidden * model.num_experts if model.moe else 0)
     expert_layer = 0.0
@@ -204,6 +225,53 @@ def output_layer_bytes(model: TransformerSpec, layout: Layout) -> float:
     return tokens * vocab / layout.tensor * (_act_bytes(layout) + 4) + _act_bytes(layout) * tokens * model.hidden
 
 
+def static_parts(
+    model: TransformerSpec, layout: Layout, stage: int | None, layers: float | None = None
+) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer state) bytes of one GPU of pipeline rank ``stage``.
+
+    ``stage=None`` is a middle rank (no embedding, no output layer) of ``layers`` layers (default ``L / p``).
+    """
+    dense, expert = stage_parameters(model, layout, stage, layers)
+    shard = layout.data * layout.context
+    expert_shard = max(1, shard // layout.expert)
+    weight_bytes = 4 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2
+    grad_bytes = 4 if layout.fp32_grads() else 2
+    optim_bytes = 8 if weight_bytes == 4 else 12
+    z = layout.zero_stage
+
+    def sharded(nbytes: float, on: bool) -> float:
+        return nbytes * (dense / shard + expert / expert_shard) if on else nbytes * (dense + expert)
+
+    weights = 0.0 if layout.offload_params else sharded(weight_bytes, z >= 3)
+    if z >= 3:  # FSDP gathers one layer's weights at a time (and prefetches the next)
+        if layers is None:
+            uneven = layout.uneven and stage is not None
+            layers = model.layers / layout.pipeline if not uneven else rank_layers(model, layout, stage)  # type: ignore[arg-type]
+        layer_dense = (dense + expert) / max(1.0, layers)
+        weights += 2 * weight_bytes * layer_dense
+    optimizer = 0.0 if layout.offload_optimizer else sharded(optim_bytes, z >= 1)
+    return weights, sharded(grad_bytes, z >= 2), optimizer
+
+
+def host_bytes(model: TransformerSpec, layout: Layout, stage: int | None) -> float:
+    """CPU memory of one GPU's offloaded optimizer state (and weight shard): 0 without offload.
+
+    Exactly what :func:`static_parts` no longer counts on the GPU (offload needs ZeRO >= 1, so the optimizer
+    state is the shard; offloaded weights need ZeRO 3, so they are the shard too).
+    """
+    if not (layout.offload_optimizer or layout.offload_params):
+        return 0.0
+    dense, expert = stage_parameters(model, layout, stage)
+    shard = layout.data * layout.context
+    owned = dense / shard + expert / max(1, shard // layout.expert)
+    weight_bytes = 4 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2
+    optim_bytes = 8 if weight_bytes == 4 else 12
+    return owned * (optim_bytes if layout.offload_optimizer else 0) + owned * (
+        weight_bytes if layout.offload_params else 0
+    )
+
+
 def memory_breakdown(
     model: TransformerSpec, layout: Layout, params: PerfParams = DEFAULT_PARAMS, stage: int | None = None
 ) -> MemoryBreakdown:
@@ -216,52 +284,39 @@ def memory_breakdown(
     params : PerfParams
         Constants (the reserve).
     stage : int or None
-        A pipeline rank; ``None`` takes the larger of the first and the last rank.
+        A pipeline rank; ``None`` takes the most loaded of the first, the second (uneven splits: the middle
+        rank with the most micro-batches in flight) and the last rank.
 
     Returns
     -------
     MemoryBreakdown
     """
     if stage is None:
-        first = memory_breakdown(model, layout, params, 0)
-        if layout.pipeline == 1:
-            return first
-        last = memory_breakdown(model, layout, params, layout.pipeline - 1)
-        return first if first.total >= last.total else last
-    dense, expert = stage_parameters(model, layout, stage)
-    shard = layout.data * layout.context
-    expert_shard = max(1, shard // layout.expert)
-    weight_bytes = 4 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2
-    grad_bytes = 4 if layout.fp32_grads() else 2
-    optim_bytes = 8 if weight_bytes == 4 else 12
-    z = layout.zero_stage
-
-    def sharded(nbytes: float, on: bool) -> float:
-        return nbytes * (dense / shard + expert / expert_shard) if on else nbytes * (dense + expert)
-
-    weights = sharded(weight_bytes, z >= 3)
-    if z >= 3:  # FSDP gathers one layer's weights at a time (and prefetches the next)
-        layer_dense = (dense + expert) / max(1.0, model.layers / layout.pipeline)
-        weights += 2 * weight_bytes * layer_dense
+        # Invariant: the middle ranks of an uneven split hold equal layers and rank 1 has the most in
+        # flight; with an even split rank 0 dominates every middle rank (same layers, more in flight).
+        best = memory_breakdown(model, layout, params, 0)
+        others = [layout.pipeline - 1] if layout.pipeline > 1 else []
+        if layout.uneven and layout.pipeline > 2:
+            others.append(1)
+        for other in others:
+            m = memory_breakdown(model, layout, params, other)
+            if m.total > best.total:
+                best = m
+        return best
+    weights, gradients, optimizer = static_parts(model, layout, stage)
     acts = stored_activation_bytes(model, layout, stage)
     if stage == 0:  # embedding output (and its dropout mask) of each micro-batch in flight
         tokens = layout.micro_batch * model.seq_length / layout.context
-        acts += (
-            (1 + _act_bytes(layout))
-            * tokens
-            * model.hidden
-            * layers_in_flight(model, layout, 0)
-            * layout.pipeline
-            / model.layers
-        )
+        acts += (1 + _act_bytes(layout)) * tokens * model.hidden * microbatches_in_flight(layout, 0)
     out = output_layer_bytes(model, layout) if stage == layout.pipeline - 1 else 0.0
     return MemoryBreakdown(
         weights=weights,
-        gradients=sharded(grad_bytes, z >= 2),
-        optimizer_state=sharded(optim_bytes, z >= 1),
+        gradients=gradients,
+        optimizer_state=optimizer,
         activations=acts,
         output_layer=out,
         reserve=params.reserve_bytes,
         stage=stage,
         layers_in_flight=layers_in_flight(model, layout, stage),
+        host=host_bytes(model, layout, stage),
     )

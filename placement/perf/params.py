@@ -52,6 +52,10 @@ class PerfParams:
         fragmentation).
     iteration_overhead_s : float
         Fixed host-side cost per iteration (data loading, logging, synchronisation).
+    host_adam_seconds_per_param : float
+        Seconds of DeepSpeed's CPU Adam per parameter of a GPU's optimizer shard under optimizer offload
+        (the host cores one GPU can use; an assumption, not calibrated: 2.5 ns, about 0.4 billion parameters
+        per second per GPU).
     stage_jitter : float
         Coefficient of variation of a pipeline rank's time per micro-batch step (kernel timing noise, clock
         and thermal variation). Every step of a pipelined schedule waits for the slowest of the ``p`` ranks,
@@ -73,6 +77,7 @@ class PerfParams:
     reserve_bytes: float = 3.0e9
     iteration_overhead_s: float = 0.02
     stage_jitter: float = 0.025
+    host_adam_seconds_per_param: float = 2.5e-9
 
     def __post_init__(self) -> None:
         for f in fields(self):

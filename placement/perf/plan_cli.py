@@ -29,7 +29,8 @@ from .launch import (
     torchtitan_toml,
 )
 from .layout import Layout
-from .search import Plan, SearchResult, pareto_front, search
+from .pareto import pareto_front
+from .search import Plan, SearchResult, search
 from .spaces import SPACES
 from .transformer import MODELS, TransformerSpec, model_preset
 
@@ -118,7 +119,11 @@ def describe_layout(plan: Plan | Layout) -> str:
     if lay.expert > 1:
         parts.append(f"ep={lay.expert}")
     parts += [f"v={lay.virtual_stages}", f"micro-batch {lay.micro_batch}", f"schedule {lay.schedule}"]
+    if lay.uneven:
+        parts.append(f"layers first/last rank {lay.first_stage_layers}/{lay.last_stage_layers}")
     parts += [f"SP {'on' if lay.sequence_parallel else 'off'}", f"ZeRO {lay.zero_stage}", f"recompute {rec}"]
+    if lay.offload_optimizer:
+        parts.append("offload optimizer" + (" and weights" if lay.offload_params else "") + " to CPU")
     return ", ".join(parts)
 
 

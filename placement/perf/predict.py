@@ -13,7 +13,7 @@ micro-batch (closed form, see :mod:`placement.perf.kernels` and :mod:`placement.
 * recomputation: the whole forward again (full) or core attention (selective).
 
 Then ``T = m * max_stage + bubble + exposed data-parallel reduction + optimizer step + fixed overhead`` with
-``bubble = (p-1)/v * mean_stage`` (1F1B, GPipe, interleaved) or a third of it (ZB-H1), pipeline sends
+``bubble = (p-1)/v * mean_stage`` (1F1B, GPipe, interleaved) or a third of it (ZB-H1; ZB-V with v = 2), pipeline sends
 (scatter/gather over the tensor group) on the critical path, and a synchronisation term: every pipelined step
 waits for the slowest of ``p`` ranks, ``stage_jitter * sqrt(2 ln p)`` of the step.
 
@@ -39,7 +39,7 @@ from .collectives import (
 )
 from .hardware import Cluster, Dtype
 from .kernels import flash_attention_seconds, gemm_seconds, streaming_seconds, training_gemm_seconds
-from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout
+from .layout import Attention, Layout, Recompute, RecomputeMethod, check_layout, stage_layers
 from .memory import MemoryBreakdown, memory_breakdown, stage_parameters
 from .params import DEFAULT_PARAMS, PerfParams
 from .transformer import TransformerSpec
@@ -63,6 +63,7 @@ class TimeBreakdown:
     dp_comm: float
     optimizer: float
     overhead: float
+    offload: float = 0.0  #: exposed PCIe transfers of offloaded optimizer state / weights (DeepSpeed)
 
     @property
     def total(self) -> float:
@@ -266,12 +267,12 @@ def _embedding_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout,
     return streaming_seconds((3 * e + 1) * T * model.hidden, cluster.accelerator, params, 3)
 
 
-def _recompute_fraction(model: TransformerSpec, layout: Layout) -> float:
-    """Fraction of a stage's layers whose forward pass runs twice under full recomputation."""
+def _recompute_fraction(model: TransformerSpec, layout: Layout, per_rank: float | None = None) -> float:
+    """Fraction of a rank's ``per_rank`` layers (default ``L / p``) whose forward runs twice under full recomputation."""
     if layout.recompute is not Recompute.FULL:
         return 0.0
     if layout.recompute_method is RecomputeMethod.BLOCK and layout.recompute_layers is not None:
-        chunk = model.layers / (layout.pipeline * layout.virtual_stages)
+        chunk = (model.layers / layout.pipeline if per_rank is None else per_rank) / layout.virtual_stages
         return min(1.0, layout.recompute_layers / chunk)
     return 1.0
 
@@ -293,16 +294,16 @@ class _StageTime:
 
 
 def _stage_time(model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams, links: Links,
-                cost: _LayerCost, first: bool, last: bool) -> _StageTime:  # fmt: skip
-    """One micro-batch through one pipeline rank (all its chunks): forward, backward, recomputation."""
-    n = model.layers / layout.pipeline
+                cost: _LayerCost, first: bool, last: bool, layers: float | None = None) -> _StageTime:  # fmt: skip
+    """One micro-batch through one pipeline rank (all its chunks, ``layers`` layers, default ``L / p``)."""
+    n = model.layers / layout.pipeline if layers is None else layers
     fwd, bwd = n * cost.fwd, n * cost.bwd
     if first:
         fwd += _embedding_seconds(model, cluster, layout, params)
     if last:
         of, ob = _output_layer_seconds(model, cluster, layout, params)
         fwd, bwd = fwd + of, bwd + ob
-    rec_frac = _recompute_fraction(model, layout)
+    rec_frac = _recompute_fraction(model, layout, n)
     recompute = n * (rec_frac * (cost.fwd + cost.tp_fwd + cost.cp_fwd + cost.ep_fwd))
     if layout.recompute is Recompute.SELECTIVE:
         recompute = n * cost.attn_fwd
@@ -370,27 +371,48 @@ def iteration_time(
     links = Links.of(cluster, params)
     cost = _layer_cost(model, cluster, layout, params, links)
     p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
-    first = _stage_time(model, cluster, layout, params, links, cost, True, p == 1)
-    last = first if p == 1 else _stage_time(model, cluster, layout, params, links, cost, False, True)
-    middle = _stage_time(model, cluster, layout, params, links, cost, False, False) if p > 2 else first
+    counts: tuple[float, ...] = stage_layers(model, layout) if layout.uneven else (model.layers / p,) * p
+    first = _stage_time(model, cluster, layout, params, links, cost, True, p == 1, counts[0])
+    last = first if p == 1 else _stage_time(model, cluster, layout, params, links, cost, False, True, counts[-1])
+    middle = _stage_time(model, cluster, layout, params, links, cost, False, False, counts[1]) if p > 2 else first
     critical = max((first, last, middle), key=lambda st: st.total)
     mean = (first.total + last.total + (p - 2) * middle.total) / p if p > 1 else first.total
     bubble = (p - 1) / v * mean
-    if layout.schedule is Schedule.ZB_H1:
+    if layout.schedule.zero_bubble:  # ZB-H1: a third of 1F1B's; ZB-V: the same over its 2 chunks
         bubble /= 3.0
-    first_params = stage_parameters(model, layout, 0)
-    last_params = stage_parameters(model, layout, p - 1)
-    heavy = 0 if sum(first_params) >= sum(last_params) else p - 1
-    dp = _dp_seconds(model, cluster, layout, params, links, first if heavy == 0 else last, heavy)
+    # the rank with the most parameters waits longest for its gradients and optimizer step (the middle
+    # ranks hold no embedding, so only an uneven split can make one of them the heaviest)
+    ranks = [(0, first), (p - 1, last)] + ([(1, middle)] if layout.uneven and p > 2 else [])
+    heavy, heavy_time = ranks[0]
+    heavy_params = stage_parameters(model, layout, 0)
+    for rank, st in ranks[1:]:
+        params_of = stage_parameters(model, layout, rank)
+        if sum(params_of) > sum(heavy_params):
+            heavy, heavy_time, heavy_params = rank, st, params_of
+    dp = _dp_seconds(model, cluster, layout, params, links, heavy_time, heavy)
     if p > 1 and model.tied_embeddings:  # embedding gradients of the first and last ranks are summed
         e_g = 4.0 if layout.fp32_grads() else 2.0
         nbytes = model.padded_vocab(layout.tensor) * model.hidden / layout.tensor * e_g
         dp += allreduce_seconds(nbytes, strided_group(2, layout.gpus // p * (p - 1), cluster.gpus_per_node), links)
-    dense, expert = first_params if heavy == 0 else last_params
+    dense, expert = heavy_params
     if layout.zero_stage >= 1:  # the distributed optimizer updates its shard only
         shard = layout.data * layout.context
         dense, expert = dense / shard, expert / max(1, shard // layout.expert)
     optimizer = streaming_seconds((dense + expert) * params.optimizer_bytes_per_param, cluster.accelerator, params, 20)
+    offload = 0.0
+    if layout.offload_optimizer:
+        # ZeRO-Offload: the gradient shard goes down and the updated weight shard comes back over PCIe, the
+        # Adam step runs on the CPU; neither is overlapped here (an upper bound of DeepSpeed's overlap)
+        e_w = 4.0 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2.0
+        pcie = cluster.accelerator.pcie_bytes_per_s
+        offload = (dense + expert) * (e_w + e_w) / pcie
+        optimizer = (dense + expert) * params.host_adam_seconds_per_param
+    if layout.offload_params:
+        # the weight shard is fetched for every forward and backward of every micro-batch, prefetched
+        # under the rank's compute of that micro-batch
+        e_w = 4.0 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2.0
+        fetch = 2 * (dense + expert) * e_w / cluster.accelerator.pcie_bytes_per_s
+        offload += m * max(0.0, fetch - heavy_time.total)
     return TimeBreakdown(
         compute=m * critical.compute,
         recompute=m * critical.recompute,
@@ -403,7 +425,29 @@ def iteration_time(
         dp_comm=dp,
         optimizer=optimizer,
         overhead=params.iteration_overhead_s,
+        offload=offload,
     )
+
+
+def stage_seconds(
+    model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams = DEFAULT_PARAMS
+) -> list[tuple[float, float]]:
+    """Per pipeline rank, seconds of one micro-batch's (forward, backward) through all its layers.
+
+    The backward includes recomputation; the exposed communication of a rank (tensor, context, expert,
+    pipeline sends) is shared between the two in proportion to their compute. Their sum is the rank's step
+    of :func:`iteration_time` (for :mod:`placement.perf.timeline`).
+    """
+    links = Links.of(cluster, params)
+    cost = _layer_cost(model, cluster, layout, params, links)
+    p = layout.pipeline
+    counts: tuple[float, ...] = stage_layers(model, layout) if layout.uneven else (model.layers / p,) * p
+    out = []
+    for i, n in enumerate(counts):
+        st = _stage_time(model, cluster, layout, params, links, cost, i == 0, i == p - 1, n)
+        share = st.fwd / (st.fwd + st.bwd) if st.fwd + st.bwd > 0 else 0.5
+        out.append((st.total * share, st.total * (1 - share)))
+    return out
 
 
 def iteration_flops(model: TransformerSpec, layout: Layout) -> tuple[float, float]:
@@ -414,7 +458,10 @@ def iteration_flops(model: TransformerSpec, layout: Layout) -> tuple[float, floa
     layer, core, logits = layer_forward_flops(model, 1.0, model.padded_vocab(layout.tensor))
     model_flops = layout.global_batch * 3.0 * (model.layers * layer + logits)
     recompute_flops = 0.0
-    if layout.recompute is Recompute.FULL:
+    if layout.recompute is Recompute.FULL and layout.uneven:
+        recomputed = sum(n * _recompute_fraction(model, layout, n) for n in stage_layers(model, layout))
+        recompute_flops = recomputed / model.layers * layer
+    elif layout.recompute is Recompute.FULL:
         recompute_flops = _recompute_fraction(model, layout) * layer
     elif layout.recompute is Recompute.SELECTIVE:
         recompute_flops = core
@@ -462,6 +509,7 @@ def predict(
     model_flops, hardware_flops = iteration_flops(model, layout)
     memory = memory_breakdown(model, layout, params)
     capacity = cluster.accelerator.memory_bytes
+    host_fits = memory.host <= cluster.host_memory_per_gpu
     peak = cluster.accelerator.peak_flops(layout.dtype)
     band = None
     if with_band:
@@ -469,6 +517,8 @@ def predict(
     notes = []
     if layout.dtype is Dtype.FP8:
         notes.append("fp8: GEMMs at the fp8 peak, attention and weights in bf16; MFU against the fp8 peak")
+    if not host_fits:
+        notes.append(f"offloaded state {memory.host / 2**30:.1f} GiB exceeds the host memory per GPU")
     return Prediction(
         iteration_seconds=seconds,
         tokens_per_second=layout.global_batch * model.seq_length / seconds,
@@ -476,7 +526,7 @@ def predict(
         mfu=model_flops / (seconds * cluster.gpus * peak),
         memory=memory,
         memory_capacity=capacity,
-        fits=memory.total <= capacity,
+        fits=memory.total <= capacity and host_fits,
         time=time,
         microbatches=layout.microbatches,
         model_flops=model_flops,

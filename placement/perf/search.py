@@ -26,17 +26,18 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..errors import PlacementError
 from ..model import Status
 from .hardware import Cluster, Dtype
-from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout
-from .memory import memory_breakdown
+from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
+from .memory import host_bytes, memory_breakdown, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import Prediction, predict
 from .spaces import SearchSpace, divisors, get_space
+from .splits import all_splits, default_split, splits_best_first, with_split
 from .transformer import TransformerSpec
 
 
@@ -76,6 +77,12 @@ class SearchStats:
     predictions: int = 0
     pruned_by_memory: int = 0
     pruned_by_bound: int = 0
+    splits: int = 0  #: uneven layer splits examined (Megatron-Core spaces)
+
+
+#: What the static memory (GPU and host) depends on.
+_FAMILY = ("tensor", "pipeline", "data", "context", "expert", "zero_stage", "offload_optimizer", "offload_params")
+_COUNTERS = ("shapes", "memory_checks", "predictions", "pruned_by_memory", "pruned_by_bound", "splits")
 
 
 @dataclass(frozen=True)
@@ -112,7 +119,11 @@ def _schedules(space: SearchSpace, model: TransformerSpec, p: int, m: int) -> It
         yield Schedule.ONE_F_ONE_B, 1
         return
     for name in space.schedules:
-        yield Schedule(name), 1
+        if Schedule(name) is Schedule.ZBV:
+            if model.layers % (2 * p) == 0:
+                yield Schedule.ZBV, 2
+        else:
+            yield Schedule(name), 1
     if space.virtual:
         per_rank = model.layers // p
         for v in divisors(per_rank):
@@ -134,7 +145,7 @@ def shape_specs(
         contexts = [c for c in divisors(n // t) if model.seq_length % (2 * c) == 0] if space.context else [1]
         for cp in contexts:
             for p in divisors(n // (t * cp)):
-                if model.layers % p:
+                if model.layers % p and not (space.uneven and p <= model.layers):
                     continue
                 d = n // (t * cp * p)
                 if global_batch % d:
@@ -149,14 +160,15 @@ def shape_specs(
 def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) -> Iterator[dict[str, object]]:  # noqa: ANN001
     sps = space.sequence_parallel if t > 1 else (False,)
     shardings = [z for z in space.shardings if not (p > 1 and space.name == "deepspeed" and z > 1)]
+    first, last = default_split(model.layers, p) if space.uneven else (None, None)
     for schedule, v in _schedules(space, model, p, m):
-        if model.layers % (p * v):
+        if model.layers % (p * v) and (v > 1 or first is None):
             continue
         for ep in experts:
             if (d * cp) % ep:
                 continue
             for sp in sps:
-                for z in shardings:
+                for z, off in _offloads(space, p, shardings):
                     yield {
                         "tensor": t,
                         "pipeline": p,
@@ -174,7 +186,19 @@ def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) 
                         "overlap_grad_reduce": space.overlap and d * cp > 1,
                         "overlap_param_gather": space.overlap and z >= 1 and d * cp > 1,
                         "schedule": schedule,
+                        "first_stage_layers": first if v == 1 else None,
+                        "last_stage_layers": last if v == 1 else None,
+                        "offload_optimizer": off != "none",
+                        "offload_params": off == "optimizer+params",
                     }
+
+
+def _offloads(space: SearchSpace, p: int, shardings: list[int]) -> Iterator[tuple[int, str]]:
+    """(ZeRO stage, offload choice) pairs: optimizer offload with ZeRO >= 1, weights too with ZeRO 3, p = 1."""
+    for z in shardings:
+        for off in space.offload:
+            if off == "none" or (p == 1 and z >= 1 and (off == "optimizer" or z == 3)):
+                yield z, off
 
 
 def _checked(model: TransformerSpec, cluster: Cluster, spec: dict[str, object]) -> Layout | None:
@@ -217,7 +241,7 @@ def variants(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[
         elif mode is Recompute.SELECTIVE:
             chains.append([shape.with_changes(recompute=Recompute.SELECTIVE)])
         else:
-            chunk = model.layers // (shape.pipeline * shape.virtual_stages)
+            chunk = max(stage_layers(model, shape)) // shape.virtual_stages
             ks = range(1, chunk + 1) if space.partial_recompute else (chunk,)
             chains.append(
                 [
@@ -231,13 +255,20 @@ def variants(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[
 
 
 # ----------------------------------------------------------------------------- bounds
-def static_memory_bound(model: TransformerSpec, layout: Layout, params: PerfParams = DEFAULT_PARAMS) -> float:
+def static_memory_bound(
+    model: TransformerSpec, layout: Layout, params: PerfParams = DEFAULT_PARAMS, any_split: bool = False
+) -> float:
     """Bytes every layout of the layout's family needs whatever its micro-batch, schedule or recomputation.
 
     The family is (t, p, d, cp, ep, ZeRO stage, dtype): weights, gradients, optimizer state and the reserve
     of the first and the last pipeline rank do not depend on the rest, and the memory of the most loaded
-    GPU is at least each rank's (activations and the output layer are non-negative).
+    GPU is at least each rank's (activations and the output layer are non-negative). ``any_split``: a bound
+    for every layer split of the family (:mod:`placement.perf.splits`), not only the layout's own.
     """
+    if any_split and layout.pipeline > 1:
+        # every split has a rank of at least ceil(L / p) layers; embedding and output layer only add
+        most = -(-model.layers // layout.pipeline)
+        return sum(static_parts(model, layout, None, most)) + params.reserve_bytes
     worst = 0.0
     for stage in {0, layout.pipeline - 1}:
         m = memory_breakdown(model, layout, params, stage)
@@ -268,7 +299,7 @@ def time_bound(layer_seconds: float, model: TransformerSpec, layout: Layout, par
     non-negative.
     """
     p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
-    return _bound(layer_seconds, model.layers, p, v, m, layout.schedule is Schedule.ZB_H1, params)
+    return _bound(layer_seconds, model.layers, p, v, m, layout.schedule.zero_bubble, params)
 
 
 def _bound(layer_seconds: float, layers: int, p: int, v: int, m: int, zb: bool, params: PerfParams) -> float:
@@ -303,10 +334,14 @@ def _candidates(
     out: list[tuple[float, int, dict[str, object]]] = []
     for spec in shape_specs(space, model, cluster, global_batch, dtype):
         counters["shapes"] += 1
-        fam = tuple(spec[k] for k in ("tensor", "pipeline", "data", "context", "expert", "zero_stage"))
+        fam = tuple(spec[k] for k in _FAMILY)
         if fam not in families:
             layout = _checked(model, cluster, spec)
-            families[fam] = layout is not None and static_memory_bound(model, layout, params) <= capacity
+            families[fam] = (
+                layout is not None
+                and static_memory_bound(model, layout, params, space.uneven) <= capacity
+                and max(host_bytes(model, layout, s) for s in {0, layout.pipeline - 1}) <= cluster.host_memory_per_gpu
+            )
             counters["memory_checks"] += 1
         if not families[fam]:
             counters["pruned_by_memory"] += 1
@@ -317,16 +352,45 @@ def _candidates(
             layer_cache[key] = math.inf if layout is None else _layer_seconds(model, cluster, layout, params)
         p, v = int(spec["pipeline"]), int(spec["virtual_stages"])  # type: ignore[call-overload]
         m = global_batch // (int(spec["data"]) * int(spec["micro_batch"]))  # type: ignore[call-overload]
-        bound = _bound(layer_cache[key], model.layers, p, v, m, spec["schedule"] is Schedule.ZB_H1, params)
+        bound = _bound(layer_cache[key], model.layers, p, v, m, Schedule(spec["schedule"]).zero_bubble, params)
         out.append((bound, len(out), spec))
     return out
+
+
+def shape_splits(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[Layout]:
+    """The shape with every layer split the space allows (itself alone without uneven splits or with v > 1)."""
+    if not space.uneven or shape.pipeline == 1 or shape.virtual_stages > 1:
+        return [shape]
+    return [with_split(shape, model.layers, s) for s in all_splits(model.layers, shape.pipeline)]
 
 
 def _best_of_shape(
     space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
     capacity: float, best: Plan | None, counters: dict[str, int],
 ) -> Plan | None:  # fmt: skip
-    """The fastest fitting recompute variant of ``shape`` if it beats ``best``, else None."""
+    """The fastest fitting split and recompute variant of ``shape`` if it beats ``best``, else None.
+
+    Splits come best-first by their time bound (:func:`placement.perf.splits.splits_best_first`).
+    """
+    if not space.uneven or shape.pipeline == 1 or shape.virtual_stages > 1:
+        return _best_of_split(space, model, cluster, shape, params, capacity, best, counters)
+    found: Plan | None = None
+    for bound, split in splits_best_first(model, cluster, shape, params):
+        incumbent = found or best
+        if incumbent is not None and bound > incumbent.iteration_seconds:
+            break
+        counters["splits"] += 1
+        plan = _best_of_split(space, model, cluster, split, params, capacity, incumbent, counters)
+        if plan is not None and _better(plan, incumbent):
+            found = plan
+    return found
+
+
+def _best_of_split(
+    space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
+    capacity: float, best: Plan | None, counters: dict[str, int],
+) -> Plan | None:  # fmt: skip
+    """The fastest fitting recompute variant of ``shape`` (one split) if it beats ``best``, else None."""
     found: Plan | None = None
     bound: Prediction | None = None
     price = cluster.accelerator.price_per_hour
@@ -399,7 +463,7 @@ def search(
         raise PlacementError(f"--global-batch {global_batch!r}: must be a positive integer")
     start = time.perf_counter()
     capacity = _capacity(cluster)
-    counters = dict.fromkeys(("shapes", "memory_checks", "predictions", "pruned_by_memory", "pruned_by_bound"), 0)
+    counters = dict.fromkeys(_COUNTERS, 0)
     dt = None if dtype is None else Dtype(dtype)
     candidates = sorted(_candidates(space, model, cluster, global_batch, dt, params, capacity, counters))
     best: Plan | None = None
@@ -438,72 +502,6 @@ def every_layout(
     """Every choice of the space (each shape with each recompute variant), for Pareto fronts and tests."""
     space = get_space(space) if isinstance(space, str) else space
     for shape in shapes(space, model, cluster, global_batch, dtype):
-        for chain in variants(space, model, shape):
-            yield from chain
-
-
-def _pareto_filter(plans: Sequence[Plan], with_cost: bool) -> list[Plan]:
-    def key(p: Plan) -> tuple[float, ...]:
-        k = (p.iteration_seconds, p.memory_bytes, float(p.gpus))
-        return (*k, p.cost_per_iteration or 0.0) if with_cost else k
-
-    keyed = sorted(((key(p), p) for p in plans), key=lambda kp: kp[0])
-    front: list[tuple[tuple[float, ...], Plan]] = []
-    for k, plan in keyed:
-        if any(all(a <= b for a, b in zip(f, k, strict=True)) for f, _ in front):
-            continue
-        front.append((k, plan))
-    return [p for _, p in front]
-
-
-def gpu_counts(cluster: Cluster, most: int = 4) -> list[int]:
-    """GPU counts for the front: the ``most`` largest divisors of the cluster size in whole nodes (or one partial node)."""
-    g = cluster.gpus_per_node
-    counts = [n for n in divisors(cluster.gpus) if (n % g == 0) or (n < g and g % n == 0)]
-    return counts[-most:]
-
-
-def pareto_front(
-    model: TransformerSpec,
-    cluster: Cluster,
-    global_batch: int,
-    space: SearchSpace | str = "megatron",
-    counts: Sequence[int] | None = None,
-    *,
-    dtype: Dtype | str | None = None,
-    params: PerfParams = DEFAULT_PARAMS,
-) -> list[Plan]:
-    """Plans no other plan beats on time, memory per GPU and GPU count (and cost with a price).
-
-    Each GPU count of ``counts`` (default :func:`gpu_counts`) is a cluster of the same nodes, taken in
-    increasing order; shapes best-first by :func:`time_bound`. A variant is not predicted when it cannot
-    join the front: an earlier (faster) variant of its recompute chain fits with no more memory, or a plan
-    already found has no more GPUs, no more memory and a time no larger than the variant's bound (then it
-    also costs no more).
-    """
-    space = get_space(space) if isinstance(space, str) else space
-    price = cluster.accelerator.price_per_hour
-    dt = None if dtype is None else Dtype(dtype)
-    plans: list[Plan] = []
-    for n in sorted(counts or gpu_counts(cluster)):
-        sub = cluster.with_changes(gpus=int(n))
-        capacity = _capacity(sub)
-        counters = dict.fromkeys(("shapes", "memory_checks", "predictions", "pruned_by_memory", "pruned_by_bound"), 0)
-        for bound, _, spec in sorted(_candidates(space, model, sub, global_batch, dt, params, capacity, counters)):
-            shape = _checked(model, sub, spec)
-            if shape is None:
-                continue
-            for chain in variants(space, model, shape):
-                lowest = math.inf
-                for layout in chain:
-                    mem = memory_breakdown(model, layout, params).total
-                    if mem > capacity or mem >= lowest:
-                        continue
-                    lowest = mem
-                    if any(p.iteration_seconds <= bound and p.memory_bytes <= mem for p in plans):
-                        continue  # every plan kept has no more GPUs than this one
-                    prediction = predict(model, sub, layout, params, check=False, with_band=False)
-                    plans.append(Plan(layout, prediction, sub.gpus, price))
-                    if len(plans) > 64:
-                        plans = _pareto_filter(plans, price is not None)
-    return _pareto_filter(plans, price is not None)
+        for split in shape_splits(space, model, shape):
+            for chain in variants(space, model, split):
+                yield from chain

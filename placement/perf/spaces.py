@@ -77,6 +77,13 @@ class SearchSpace:
         Data-parallel gradient reduction (and parameter gathering with sharding) overlapped with compute.
     tp_async : bool
         Asynchronous tensor-parallel reduction in the backward pass (Megatron-LM since 2022).
+    offload : tuple of str
+        DeepSpeed ZeRO-Offload choices: ``"none"``, ``"optimizer"`` (ZeRO >= 1), ``"optimizer+params"``
+        (ZeRO 3); without pipelining.
+    uneven : bool
+        Uneven layer counts per pipeline rank: the first and the last rank take their own counts, the
+        others split the rest evenly (Megatron-Core's ``--decoder-first/last-pipeline-num-layers``); then
+        any pipeline size up to the layer count (without virtual stages) is allowed.
     """
 
     name: str
@@ -95,6 +102,8 @@ class SearchSpace:
     attention: Attention = Attention.FLASH
     overlap: bool = True
     tp_async: bool = True
+    uneven: bool = False
+    offload: tuple[str, ...] = ("none",)
 
     def __post_init__(self) -> None:
         where = f"search space {self.name!r}"
@@ -116,18 +125,20 @@ SPACES: dict[str, SearchSpace] = {
         Framework.MEGATRON,
         "Megatron-LM / Megatron-Core: uniform t (within a node), p, d, cp, ep (MoE), interleaved v, "
         "micro-batch 1..16, sequence parallel on/off, distributed optimizer on/off, recompute "
-        "none / selective / full of k layers per stage (block method); layers split evenly",
+        "none / selective / full of k layers per stage (block method); layers split evenly or with the first "
+        "and last ranks' own layer counts (--decoder-first/last-pipeline-num-layers, v = 1)",
         schedules=("1f1b",),
         shardings=(0, 1),
+        uneven=True,
     ),
     "torchtitan": SearchSpace(
         "torchtitan",
         Framework.TORCHTITAN,
         "torchtitan: FSDP2 (ZeRO-3) x TP (within a node) x PP x CP, schedules 1F1B / Interleaved1F1B "
-        "(v > 1), micro-batch 1..16, activation checkpointing none / selective / full; layers split "
+        "(v > 1) / ZBVZeroBubble (v = 2), micro-batch 1..16, activation checkpointing none / selective / full; layers split "
         "evenly",
         expert=True,
-        schedules=("1f1b",),
+        schedules=("1f1b", "zbv"),
         sequence_parallel=(True,),
         shardings=(3,),
         partial_recompute=False,
@@ -136,8 +147,10 @@ SPACES: dict[str, SearchSpace] = {
         "deepspeed",
         Framework.DEEPSPEED,
         "DeepSpeed: ZeRO 0-3 x pipeline engine (1F1B, ZeRO <= 1 with pipelines) x Megatron-style t "
-        "(within a node), micro-batch 1..16, activation checkpointing none / full; no CPU offload "
-        "(the performance model has no host-memory or PCIe terms)",
+        "(within a node), micro-batch 1..16, activation checkpointing none / full; ZeRO-Offload of the "
+        "optimizer state (ZeRO >= 1) and the weights (ZeRO 3) to CPU memory without pipelining (host "
+        "memory and PCIe bandwidth from the cluster)",
+        offload=("none", "optimizer", "optimizer+params"),
         context=False,
         expert=False,
         virtual=False,

@@ -1,0 +1,100 @@
+"""Uneven pipeline splits: the layer counts of the first, the middle and the last ranks, best-first.
+
+Megatron-Core gives the first and the last pipeline rank their own layer counts
+(``--decoder-first-pipeline-num-layers`` / ``--decoder-last-pipeline-num-layers``); the ``p - 2`` middle ranks
+split the rest evenly. A split is ``(first, middle, last)`` with ``first + (p - 2) * middle + last = L``, every
+count at least 1 (``p = 2``: ``first + last = L``). The even split (``first = middle = last = L / p``) is one of
+them and is written as the layout without the two flags.
+
+:func:`splits_best_first` yields the splits of a shape in increasing order of a lower bound of their predicted
+iteration time, lazily, so that a search stops at the first bound above its incumbent. The bound (every term
+non-negative in :func:`placement.perf.predict.iteration_time`): rank i's step takes at least
+``n_i * c + e_i`` (``c``: one layer's forward, backward and exposed tensor/context/expert communication;
+``e_0`` the embedding, ``e_{p-1}`` the output layer and loss), the iteration at least
+``m (1 + jitter sqrt(2 ln p)) max_i (n_i c + e_i) + bubble fraction * (L c + e_0 + e_{p-1}) / p + overhead``.
+For a fixed middle count the maximum is unimodal in ``first``, so each middle count is a pair of streams
+(left and right of the balance point) with non-decreasing bounds, merged by a heap.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterator
+
+from .hardware import Cluster
+from .layout import Layout
+from .params import PerfParams
+from .transformer import TransformerSpec
+
+
+def all_splits(layers: int, p: int) -> Iterator[tuple[int, int, int]]:
+    """Every ``(first, middle, last)`` split of ``layers`` over ``p >= 2`` ranks (``middle = 0`` when ``p = 2``)."""
+    if p == 2:
+        for first in range(1, layers):
+            yield first, 0, layers - first
+        return
+    for middle in range(1, (layers - 2) // (p - 2) + 1):
+        rest = layers - (p - 2) * middle
+        for first in range(1, rest):
+            yield first, middle, rest - first
+
+
+def with_split(shape: Layout, layers: int, split: tuple[int, int, int]) -> Layout:
+    """``shape`` with the split's first/last counts (``None`` for the even split)."""
+    first, middle, last = split
+    p = shape.pipeline
+    if first == last and (p == 2 or first == middle) and first * p == layers:
+        return shape.with_changes(first_stage_layers=None, last_stage_layers=None)
+    return shape.with_changes(first_stage_layers=first, last_stage_layers=last)
+
+
+def default_split(layers: int, p: int) -> tuple[int | None, int | None]:
+    """A valid (first, last) pair for a pipeline size that may not divide the layers (``None``: even)."""
+    if layers % p == 0:
+        return None, None
+    middle = layers // p
+    return layers - (p - 1) * middle, middle
+
+
+def _ends_seconds(model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams) -> tuple[float, ...]:
+    from .collectives import Links
+    from .predict import _embedding_seconds, _layer_cost, _output_layer_seconds
+
+    c = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
+    layer = c.fwd + c.bwd + c.tp_fwd + c.tp_bwd + c.cp_fwd + c.cp_bwd + c.ep_fwd + c.ep_bwd
+    head_f, head_b = _output_layer_seconds(model, cluster, shape, params)
+    return layer, _embedding_seconds(model, cluster, shape, params), head_f + head_b
+
+
+def splits_best_first(
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams
+) -> Iterator[tuple[float, Layout]]:
+    """(time lower bound, layout) of every split of ``shape`` (v = 1, p >= 2), bounds non-decreasing."""
+    p, big_l, m = shape.pipeline, model.layers, shape.microbatches
+    c, emb, head = _ends_seconds(model, cluster, shape, params)
+    zb = shape.schedule.zero_bubble
+    scale = m * (1 + params.stage_jitter * math.sqrt(2 * math.log(p)))
+    base = (p - 1) * (1.0 / 3.0 if zb else 1.0) * (big_l * c + emb + head) / p + params.iteration_overhead_s
+
+    def bound(first: int, middle: int, rest: int) -> float:
+        return scale * max(first * c + emb, middle * c, (rest - first) * c + head) + base
+
+    heap: list[tuple[float, int, int, int, int, int]] = []  # (bound, order, first, middle, rest, step)
+    middles = [0] if p == 2 else range(1, (big_l - 2) // (p - 2) + 1)
+    for middle in middles:
+        rest = big_l - (p - 2) * middle
+        balance = (rest * c + head - emb) / (2 * c)  # first * c + emb == (rest - first) * c + head
+        start = min(max(1, math.floor(balance)), rest - 1)
+        heap.append((bound(start, middle, rest), len(heap), start, middle, rest, -1))
+        if start + 1 <= rest - 1:
+            heap.append((bound(start + 1, middle, rest), len(heap), start + 1, middle, rest, 1))
+    heapq.heapify(heap)
+    order = len(heap)
+    while heap:
+        lb, _, first, middle, rest, step = heapq.heappop(heap)
+        yield lb, with_split(shape, big_l, (first, middle, rest - first))
+        nxt = first + step
+        if 1 <= nxt <= rest - 1:
+            heapq.heappush(heap, (bound(nxt, middle, rest), order, nxt, middle, rest, step))
+            order += 1
