@@ -31,7 +31,7 @@ import pulp
 
 from ..model import Problem
 from .common import Deadline, TimedProblem, color_groups, lp_sum, nowhere
-from .latency import LatencyModel, _add_ranks
+from .latency_model import LatencyModel, _add_ranks
 
 __all__ = ["build_paper_model"]
 

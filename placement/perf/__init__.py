@@ -18,8 +18,6 @@ from .calibration import (
     CALIBRATION_FILE,
     CalibrationResult,
     CalibrationRow,
-    calibration_band,
-    calibration_results,
     eq3_flops,
     load_calibration,
 )
@@ -58,6 +56,8 @@ from .predict import (
     CalibrationBand,
     Prediction,
     TimeBreakdown,
+    calibration_band,
+    calibration_results,
     iteration_flops,
     iteration_time,
     layer_forward_flops,

@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from ..errors import PlacementError
 from .hardware import ACCELERATORS, Cluster, Dtype
 from .layout import Attention, Layout, Recompute
-from .params import DEFAULT_PARAMS, PerfParams
 from .transformer import TransformerSpec
 
 #: The copied table (kept with its source line).
@@ -111,29 +109,3 @@ def load_calibration(path: Path | str | None = None) -> list[CalibrationRow]:
         measured = eq3_flops(batch, seq, layers, hidden, vocab) / (float(r["tflops_per_gpu"]) * 1e12 * gpus)
         out.append(CalibrationRow(model.name, model, cluster, layout, measured, float(r["tflops_per_gpu"])))
     return out
-
-
-def calibration_results(params: PerfParams = DEFAULT_PARAMS, path: Path | str | None = None) -> list[CalibrationResult]:
-    """Every published run with the model's prediction."""
-    from .predict import predict
-
-    results = []
-    for row in load_calibration(path):
-        pred = predict(row.model, row.cluster, row.layout, params, with_band=False)
-        results.append(
-            CalibrationResult(row, pred.iteration_seconds, pred.tflops_per_gpu, pred.memory.total, pred.fits)
-        )
-    return results
-
-
-@lru_cache(maxsize=8)
-def calibration_band(params: PerfParams = DEFAULT_PARAMS) -> CalibrationBand | None:
-    """Max and mean ``|predicted / measured - 1|`` of the iteration time over the published runs.
-
-    ``None`` when the table is not installed beside the package.
-    """
-    if not CALIBRATION_FILE.is_file():
-        return None
-    results = calibration_results(params)
-    errors = [abs(r.ratio - 1.0) for r in results]
-    return CalibrationBand(max(errors), sum(errors) / len(errors), len(errors), CALIBRATION_FILE.name)

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
-from .calibration import CalibrationBand, calibration_band
+from .calibration import CALIBRATION_FILE, CalibrationBand, CalibrationResult, load_calibration
 from .collectives import (
     GroupKind,
     Links,
@@ -535,3 +537,27 @@ def predict(
         band=band,
         notes=tuple(notes),
     )
+
+
+def calibration_results(params: PerfParams = DEFAULT_PARAMS, path: Path | str | None = None) -> list[CalibrationResult]:
+    """Every published run with the model's prediction."""
+    results = []
+    for row in load_calibration(path):
+        pred = predict(row.model, row.cluster, row.layout, params, with_band=False)
+        results.append(
+            CalibrationResult(row, pred.iteration_seconds, pred.tflops_per_gpu, pred.memory.total, pred.fits)
+        )
+    return results
+
+
+@lru_cache(maxsize=8)
+def calibration_band(params: PerfParams = DEFAULT_PARAMS) -> CalibrationBand | None:
+    """Max and mean ``|predicted / measured - 1|`` of the iteration time over the published runs.
+
+    ``None`` when the table is not installed beside the package.
+    """
+    if not CALIBRATION_FILE.is_file():
+        return None
+    results = calibration_results(params)
+    errors = [abs(r.ratio - 1.0) for r in results]
+    return CalibrationBand(max(errors), sum(errors) / len(errors), len(errors), CALIBRATION_FILE.name)
