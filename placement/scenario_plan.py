@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidScenarioError, PlacementError
-from .model import Devices, DeviceSlot, Placement, Problem, Result, Stage, Status, make_result
+from .model import Devices, DeviceSlot, Objective, Placement, Problem, Result, Stage, Status, make_result
 
 #: Most nodes a carried plan may list (all stages together).
 MAX_PLAN_NODES = 100_000
@@ -174,7 +174,7 @@ def plan_result(plan: PickedPlan, problem: Problem, source: str = "link") -> Res
             f"{source}: the picked plan does not fit this graph and devices: {evaluation.violations[0]}"
         )
     recomputing = tuple(placement.stages[i].device for i in plan.recompute)
-    if plan.objective_kind == "latency":
+    if plan.objective_kind == Objective.LATENCY:
         value = evaluation.latency
     else:
         value = plan_value(problem, placement, recomputing) if recomputing else evaluation.max_load
