@@ -42,6 +42,7 @@ from placement.evaluate import LATENCY_INFERENCE_ONLY
 from placement.model import Recompute, ScheduleKind, Status
 from placement.solve import METHODS, MemoryModel
 from ui import live as live_tables
+from ui import worker
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = ROOT / "sample_graphs"
@@ -183,9 +184,7 @@ def current_graph() -> placement.Graph | None:
     cached = st.session_state.get(_SCALED)
     if cached is not None and cached[0] == key:
         return cached[1]
-    graph = problem.graph
-    for pattern, factor in rules:
-        graph = graph.with_latency_scale(pattern, factor)
+    graph = worker.run(worker.scaled_graph, problem.graph, rules)  # pattern matching: in a worker process
     st.session_state[_SCALED] = (key, graph)
     return graph
 
@@ -259,13 +258,12 @@ def set_latency_rules(rules) -> None:
     """Replace the latency multipliers (validated: raises :class:`placement.InvalidGraphError` for a bad one)."""
     rules = tuple((str(pattern), float(factor)) for pattern, factor in rules)
     problem = base_problem()
-    if problem is not None:
-        graph = problem.graph
-        for pattern, factor in rules:  # validate before storing
-            graph = graph.with_latency_scale(pattern, factor)
+    scaled = None
+    if problem is not None:  # validate before storing (pattern matching: in a worker process)
+        scaled = ((problem.graph.digest, rules), worker.run(worker.scaled_graph, problem.graph, rules))
     if rules != latency_rules():
         st.session_state[_RULES] = rules
-        st.session_state[_SCALED] = None
+        st.session_state[_SCALED] = scaled
         st.session_state[_PLAN] = None
         _sync_url()
 
@@ -321,10 +319,8 @@ def _solve_uncached(
     problem: placement.Problem, method: str, options: dict[str, Any], progress: Any = None
 ) -> placement.Result:
     started = time.perf_counter()
-    if progress is not None:  # the method takes a progress option (checked by the caller)
-        options = dict(options, progress=progress)
-    try:
-        return placement.solve(problem, method, **options)
+    try:  # in a worker process; a progress option (the caller checked the method takes one) is relayed
+        return worker.run(worker.solve, problem, method, progress=progress, **options)
     except placement.PlacementError as exc:
         return placement.make_result(
             method, Status.ERROR, started=started, objective_kind=method_objective(method), reason=str(exc)
