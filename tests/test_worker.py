@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 import queue
 import threading
@@ -101,3 +102,56 @@ def test_pool_runs_tasks_in_another_process_and_reraises_one_line():
     finally:
         pool.executor.shutdown(cancel_futures=True)
         pool.manager.shutdown()
+
+
+def _session_script():
+    import os
+
+    import streamlit as st
+
+    import placement
+    from ui import worker
+
+    text = placement.io.json.dumps(
+        {
+            "maxFPGAs": 2,
+            "nodes": [
+                {
+                    "id": 0,
+                    "name": "attention",
+                    "supportedOnFpga": 1,
+                    "cpuLatency": 1.0,
+                    "fpgaLatency": 1.0,
+                    "isBackwardNode": 0,
+                }
+            ],
+            "edges": [],
+        }
+    )
+    problem = worker.run(worker.parse_upload, text.encode(), "g.json")
+    graph = worker.run(worker.scaled_graph, problem.graph, (("attent", 4.0),))
+    seen = []
+    result = worker.run(
+        worker.solve, placement.Problem(graph, problem.devices), "dp", progress=lambda d, t: seen.append(d)
+    )
+    st.session_state["out"] = (graph.nodes[0].accelerator_latency, result.objective, worker.run(os.getpid))
+    try:
+        worker.run(worker.parse_upload, b"{", "bad.json")
+    except placement.PlacementError as exc:
+        st.session_state["error"] = str(exc)
+
+
+@pytest.mark.slow
+def test_run_in_a_session_uses_the_pool_and_keeps_one_job(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setattr(worker, "_in_server", lambda: True)  # AppTest's runtime is a mock: force the pool
+    monkeypatch.setenv(worker.WORKERS_ENV, "1")
+    at = AppTest.from_function(_session_script, default_timeout=180)
+    at.run()
+    assert not at.exception, at.exception
+    latency, objective, pid = at.session_state["out"]
+    assert latency == 4.0 and objective == 4.0
+    assert pid != os.getpid()  # ran in a worker process
+    assert "bad.json" in at.session_state["error"] and "\n" not in at.session_state["error"]
+    assert at.session_state[worker._JOB].done()

@@ -6,9 +6,10 @@ the GIL, and the server's event loop, which answers ``/_stcore/health`` and ever
 until it lets go. :func:`run` sends such work to a small pool of worker processes (``spawn`` context,
 shared by the server through ``st.cache_resource``) and waits for it with the GIL released.
 
-* **One job per session.** A session's jobs run one at a time (a lock in its session state): a rerun
-  that asks for new work while the previous job still runs waits for it (the previous run was stopped
-  by Streamlit; its result is dropped), so one user never holds more than one worker.
+* **One job per session.** A session's jobs run one at a time: its last job is kept in its session
+  state, and a new request first cancels it when it is still queued, or waits for it when it is
+  running (Streamlit stopped the run that asked for it; its result is dropped), so one user never holds
+  more than one worker.
 * **Pool size.** :data:`WORKERS_ENV` (default: half the CPUs, at least one) worker processes; on a 2-core
   machine one core stays for the server. Jobs of different sessions queue in the pool.
 * **Progress.** A ``progress(done, total)`` callback given to :func:`run` is relayed from the worker
@@ -48,8 +49,8 @@ _T = TypeVar("_T")
 #: Environment variable: number of worker processes (0: run every job inline).
 WORKERS_ENV = "PLACEMENT_WORKERS"
 
-#: Session-state key of the session's job lock.
-_LOCK = "_worker_lock"
+#: Session-state keys of the session's lock and of its last job (a Future).
+_LOCK, _JOB = "_worker_lock", "_worker_job"
 
 #: Seconds between two looks at a running job (progress relay, Streamlit's stop requests).
 POLL_S = 0.1
@@ -164,12 +165,17 @@ def run(fn: Callable[..., _T], *args: Any, progress: Callable[[int, int], Any] |
     pool = _pool(workers)
     args = tuple(light(a) for a in args)
     lock = _session_lock()
-    while not lock.acquire(timeout=POLL_S):  # the session's previous job is still running
+    while not lock.acquire(timeout=POLL_S):  # another thread of this session is submitting or waiting
         pass
     try:
+        previous = st.session_state.get(_JOB)
+        # A stopped run leaves its job behind: a queued one is cancelled, a running one waited for.
+        if previous is not None and not previous.cancel():
+            while not previous.done():
+                time.sleep(POLL_S)
         channel = pool.manager.Queue() if progress is not None else None
         extra = {"progress": _Relay(channel)} if channel is not None else {}
-        future = pool.submit(fn, *args, **kwargs, **extra)
+        future = st.session_state[_JOB] = pool.submit(fn, *args, **kwargs, **extra)
         while True:
             try:
                 result = future.result(timeout=POLL_S)
