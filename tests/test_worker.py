@@ -58,6 +58,8 @@ def test_task_functions_match_the_library():
         placement.io.json.dumps(placement.io.graph_to_dict(problem.graph, problem.devices)).encode(), "g.json"
     )
     assert parsed.graph.nodes == problem.graph.nodes and "networkx" not in parsed.graph.__dict__
+    names = tuple(n.name for n in problem.graph.nodes)
+    assert worker.count_matches(names, ("attention", "mlp_[0-2]", "zzz")) == [3, 2, 0]
     result = worker.solve(problem, "dp")
     assert result.objective == placement.solve(problem, "dp").objective
 

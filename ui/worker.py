@@ -242,6 +242,14 @@ def scaled_graph(graph: placement.Graph, rules: tuple[tuple[str, float], ...]) -
     return light(graph)
 
 
+def count_matches(names: tuple[str, ...], patterns: tuple[str, ...]) -> list[int]:
+    """For each pattern, how many of ``names`` it matches (the Devices page's "matching nodes" column)."""
+    from placement.patterns import compile_pattern  # noqa: PLC0415
+
+    compiled = [compile_pattern(p) for p in patterns]
+    return [sum(1 for name in names if pattern.matches(name)) for pattern in compiled]
+
+
 def solve(problem: placement.Problem, method: str, **options: Any) -> placement.Result:
     """:func:`placement.solve` (its ``progress`` option, when given, is relayed by :func:`run`)."""
     return placement.solve(problem, method, **options)
