@@ -174,6 +174,9 @@ def remaining(deadline_at: float | None) -> float:
     return math.inf if deadline_at is None else max(0.0, deadline_at - time.monotonic())
 
 
+#: Seconds between two deadline errors once the deadline has passed.
+REPEAT_S = 0.25
+
 #: Seconds past a hard deadline before the process is ended (the main thread may be in a long C call).
 HARD_GRACE = 1.0
 
@@ -211,7 +214,9 @@ def deadline(seconds: float | None, what: str = "the command", hard: bool = Fals
         timer.daemon = True
         timer.start()
     previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+    # fires again every REPEAT_S past the deadline: code that catches PlacementError (e.g. compare, which
+    # records a failed method and goes on) cannot swallow the deadline
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3), REPEAT_S)
     try:
         yield at
     finally:

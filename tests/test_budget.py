@@ -157,3 +157,18 @@ def test_time_limit_is_fitted_to_the_deadline():
     options = {}
     cli._fit_time_limit(argparse.Namespace(method="dp", deadline_at=time.monotonic() + 10), options)
     assert options == {}
+
+
+def test_deadline_fires_again_when_swallowed():
+    from placement.errors import PlacementError
+
+    swallowed = []
+    with pytest.raises(DeadlineError), deadline(0.05, "compare"):
+        try:
+            while True:
+                pass
+        except PlacementError as exc:  # as compare does for one failed method
+            swallowed.append(exc)
+        while True:
+            pass
+    assert len(swallowed) == 1
