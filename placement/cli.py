@@ -11,6 +11,9 @@ The shape of this interface is relied on by other tools; keep it stable:
 * ``export PLAN --graph GRAPH --to megatron|torch|deepspeed [--virtual V] [--tensor-parallel T]
   [--data-parallel D] [--schedule S] [--json]``
 
+``--deadline SECONDS`` (before or after the subcommand) bounds the whole command's wall clock
+(:mod:`placement.budget`): methods with a time limit get what is left; past it, one line and exit 2.
+
 Bad input exits with status 2 and one line on stderr naming the file, the node/edge/field
 and the rule broken - never a traceback. ``--json`` output is strict JSON (no ``Infinity``:
 a non-finite number is ``null`` with a reason). A closed pipe (``... | head``) ends the
