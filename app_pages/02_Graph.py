@@ -5,7 +5,7 @@ import streamlit as st
 
 import placement
 from placement import viz
-from ui import guard, state
+from ui import guard, state, worker
 from ui.model_import import render_model_import
 from ui.scenario import render_scenario_card
 
@@ -71,7 +71,7 @@ def _choose() -> None:
                     )
                 else:
                     try:
-                        problem = placement.parse_problem(uploaded.getvalue(), uploaded.name)
+                        problem = worker.run(worker.parse_upload, uploaded.getvalue(), uploaded.name)
                     except placement.PlacementError as exc:
                         st.session_state["_graph_upload_error"] = str(exc)
                     else:

@@ -11,6 +11,9 @@ The shape of this interface is relied on by other tools; keep it stable:
 * ``export PLAN --graph GRAPH --to megatron|torch|deepspeed [--virtual V] [--tensor-parallel T]
   [--data-parallel D] [--schedule S] [--json]``
 
+``--deadline SECONDS`` (before or after the subcommand) bounds the whole command's wall clock
+(:mod:`placement.budget`): methods with a time limit get what is left; past it, one line and exit 2.
+
 Bad input exits with status 2 and one line on stderr naming the file, the node/edge/field
 and the rule broken - never a traceback. ``--json`` output is strict JSON (no ``Infinity``:
 a non-finite number is ``null`` with a reason). A closed pipe (``... | head``) ends the
@@ -28,6 +31,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from .budget import deadline, process_age, remaining
 from .errors import PlacementError, one_line, quote
 from .evaluate import Evaluation, evaluate, latency_note
 from .io import load_placement, load_problem
@@ -64,8 +68,19 @@ def _count(text: str) -> int:
     return value
 
 
+#: Help of ``--deadline`` (a global option, also accepted after the subcommand).
+DEADLINE_HELP = (
+    "wall-clock seconds for the whole command: methods with a time limit get what is left (and report "
+    "their best feasible plan); past it the command stops with one line and exit status 2"
+)
+
+#: Seconds of a ``--deadline`` kept back from a method's time limit, for reading its result and printing.
+DEADLINE_MARGIN = 0.5
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m placement", description="Exact device placement of DNN operator graphs.")
+    parser.add_argument("--deadline", type=_number, default=None, help=DEADLINE_HELP)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     solve_cmd = commands.add_parser("solve", help="find a placement of a graph")
@@ -138,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .perf.plan_cli import add_plan_parser  # the launchable-layout planner (placement/perf/search.py)
 
     add_plan_parser(commands, _count)
+    for command in commands.choices.values():  # also after the subcommand: ``solve g.json --deadline 5``
+        command.add_argument("--deadline", type=_number, default=argparse.SUPPRESS, help=DEADLINE_HELP)
     return parser
 
 
@@ -374,6 +391,17 @@ def _print_solution(problem: Problem, result: Result) -> None:
 PROGRESS_AFTER = 1.0
 
 
+def _fit_time_limit(args: argparse.Namespace, options: dict[str, Any]) -> None:
+    """Under ``--deadline``, a method taking a time limit gets at most what is left (less a margin)."""
+    spec = METHODS[args.method]
+    left = remaining(getattr(args, "deadline_at", None))
+    if "time_limit" not in spec.option_names or math.isinf(left):
+        return
+    given = options.get("time_limit", spec.option("time_limit").default)
+    fitted = max(0.1, left - DEADLINE_MARGIN)
+    options["time_limit"] = fitted if given is None else min(given, fitted)
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     if args.method == "multidim":
         from .multidim.cli import cmd_solve
@@ -381,6 +409,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         return cmd_solve(args)
     problem = _problem(args)
     options = _given_options(args)
+    _fit_time_limit(args, options)
     shown = []
     if args.method == "dp":  # progress on stderr (never in --json output) once a solve passes PROGRESS_AFTER
         started = time.perf_counter()
@@ -435,7 +464,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     problem = _problem(args)
     given = {name: getattr(args, name) for name in MemoryModel.OPTION_NAMES if getattr(args, name) is not None}
     model = MemoryModel(training=True, **given) if given else MemoryModel()
-    rows = compare(problem, objective=args.objective, time_limit=args.time_limit, memory_model=model)
+    left = remaining(getattr(args, "deadline_at", None))
+    time_limit = min(args.time_limit, max(0.1, left - DEADLINE_MARGIN))  # each method: at most what is left
+    rows = compare(problem, objective=args.objective, time_limit=time_limit, memory_model=model)
     if args.json:
         from .explore.compare import rows_to_records
 
@@ -488,8 +519,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     handlers["plan"] = run_plan
     try:
-        status = handlers[args.command](args)
-        sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below
+        # from the command line (argv None), a C call that outlives the deadline ends the process
+        seconds = args.deadline
+        if seconds is not None and argv is None:  # the whole command: the imports count too
+            seconds = max(0.0, seconds - process_age())
+        with deadline(seconds, args.command, hard=argv is None) as args.deadline_at:
+            status = handlers[args.command](args)
+            sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below
         return status
     except PlacementError as exc:
         sys.stderr.write(f"error: {exc}\n")

@@ -11,7 +11,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -190,8 +192,75 @@ def _quote_cases(tmp: Path, files: dict[str, str | bytes]) -> list[dict]:
     return cases
 
 
-def _build_cases(tmp: Path) -> list[dict]:
-    files: dict[str, str | bytes] = {}
+#: Limits of the planner-work cases (issue 27.2): refused (or solved) within this much CPU time and
+#: this peak RSS of the child (MB, the runner's imported modules included).
+WORK_CPU_S, WORK_PEAK_MB = 5, 500
+
+
+def _piper_dag(n: int, edges) -> dict:
+    option = {"id": "o", "timePerSample": 1.0, "parameterSize": 1.0}
+    nodes = [{"id": i, "name": f"n{i}", "TMPCs": {"1": [option]}} for i in range(n)]
+    return _piper(nodes=nodes, edges=[{"sourceId": a, "destId": b, "communicationCost": 1.0} for a, b in edges])
+
+
+def _work_cases(tmp: Path, files: dict[str, Any]) -> list[dict]:
+    """Shapes whose multidim lattice is past the caps (dense DAGs, a long chain, a wide antichain), and
+    ``--deadline``: each refused in one line within :data:`WORK_CPU_S` and :data:`WORK_PEAK_MB`."""
+
+    def dense(n: int) -> list[tuple[int, int]]:
+        return [(a, b) for a in range(n) for b in range(a + 1, n)]  # n (n - 1) / 2 edges
+
+    layers = [(a, b) for a in range(600) for b in range(a + 20 - a % 20, a + 40 - a % 20) if b < 600]
+    built: dict[str, Callable[[], str]] = {  # built when the corpus runs, not when it is collected
+        "w_dense600.json": lambda: _text(_graph(600, edges=dense(600))),
+        "w_dense600_piper.json": lambda: _text(_piper_dag(600, dense(600))),
+        "w_dense400.json": lambda: _text(_graph(400, edges=dense(400))),
+        "w_layers600.json": lambda: _text(_graph(600, edges=layers)),  # 30 layers of 20, all edges between
+        "w_chain20k.json": lambda: _text(_graph(20_000)),
+        "w_antichain50k_piper.json": lambda: _text(_piper_dag(50_000, [])),
+        "w_chain300.json": lambda: _text(_graph(300)),
+    }
+    files.update(built)
+    limits = {"cpu_s": WORK_CPU_S, "wall_s": 60, "peak_mb": WORK_PEAK_MB}
+    cases = [
+        {"name": f"multidim {name[2:-5]}", "argv": ["solve", str(tmp / name), "--method", "multidim"], **limits}
+        for name in files
+        if name.startswith("w_") and name != "w_chain300.json"
+    ]
+    chain = str(tmp / "w_chain300.json")
+    cases += [
+        {
+            "name": "deadline 1 s: multidim chain300",
+            "argv": ["--deadline", "1", "solve", chain, "--method", "multidim"],
+            **limits,
+        },
+        {
+            "name": "deadline after the subcommand",
+            "argv": ["solve", chain, "--method", "multidim", "--deadline", "1"],
+            **limits,
+        },
+        {"name": "deadline NaN", "argv": ["--deadline", "nan", "solve", chain]},
+        {"name": "deadline negative", "argv": ["--deadline", "-1", "solve", chain]},
+        {
+            "name": "deadline 1e400 (none), missing file",
+            "argv": ["--deadline", "1e400", "solve", str(tmp / "missing.json")],
+        },
+    ]
+    return cases
+
+
+def _write(tmp: Path, files: dict) -> None:
+    for name, content in files.items():
+        content = content() if callable(content) else content  # the large work cases: built only when run
+        (tmp / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    with open(tmp / "over_cap.json", "wb") as handle:  # sparse: over the cap without using the disk
+        handle.truncate(MAX_FILE_BYTES + 1)
+    os.mkfifo(tmp / "fifo.json")
+    (tmp / "a_directory.json").mkdir()
+
+
+def _build_cases(tmp: Path, write: bool = True) -> list[dict]:
+    files: dict[str, Any] = {}
     good = _text(_graph())
     files["good.json"] = good
     files["antichain1k.json"] = _text(_graph(1000, edges=[]))
@@ -246,13 +315,9 @@ def _build_cases(tmp: Path) -> list[dict]:
     files["split_repeated.json"] = json.dumps({"fpgas": [{"nodes": [0, 1]}, {"nodes": [1, 2]}], "cpus": []})
     files["split_deep.json"] = "[" * 200_000
     files["split_not_nodes.json"] = json.dumps({"fpgas": [{"nodes": "all"}]})
-    quoted = _quote_cases(tmp, files)
-    for name, content in files.items():
-        (tmp / name).write_bytes(content if isinstance(content, bytes) else content.encode())
-    with open(tmp / "over_cap.json", "wb") as handle:  # sparse: over the cap without using the disk
-        handle.truncate(MAX_FILE_BYTES + 1)
-    os.mkfifo(tmp / "fifo.json")
-    (tmp / "a_directory.json").mkdir()
+    quoted = _quote_cases(tmp, files) + _work_cases(tmp, files)
+    if write:
+        _write(tmp, files)
 
     def path(name: str) -> str:
         return str(tmp / name)
@@ -260,7 +325,7 @@ def _build_cases(tmp: Path) -> list[dict]:
     cases = [
         {"name": f"solve {name}", "argv": ["solve", path(name)]}
         for name in files
-        if not name.startswith(("split_", "good", "q_"))
+        if not name.startswith(("split_", "good", "q_", "w_"))
     ]
     cases += [
         {"name": "solve over 50 MiB", "argv": ["solve", path("over_cap.json")]},
@@ -348,15 +413,18 @@ def test_enough_cases(outcomes):
     assert len(outcomes[0]) >= 120
 
 
-def _names(tmp_factory=None):
-    # The case names, without building the files (for parametrisation).
+def _cases_by_name() -> dict[str, dict]:
+    # The cases with their limits, without keeping the files (for parametrisation).
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        return [case["name"] for case in _build_cases(Path(tmp))]
+        return {case["name"]: case for case in _build_cases(Path(tmp), write=False)}
 
 
-@pytest.mark.parametrize("name", _names())
+_CASES = _cases_by_name()
+
+
+@pytest.mark.parametrize("name", list(_CASES))
 def test_case_is_refused_in_one_line_within_limits(outcomes, name):
     results, base_mb = outcomes
     result = results[name]
@@ -365,5 +433,8 @@ def test_case_is_refused_in_one_line_within_limits(outcomes, name):
     assert result["exit"] == 2, (result["exit"], result["stderr"][-500:])
     assert len(lines) == 1, lines[:5]
     assert lines[0].isprintable() and len(lines[0]) <= 1100, lines[0][:300]  # escaped, capped user text
-    assert result["wall_s"] < WALL_S and result["cpu_s"] < CPU_S
+    case = _CASES[name]
+    assert result["wall_s"] < case.get("wall_s", WALL_S) and result["cpu_s"] < case.get("cpu_s", CPU_S)
+    if "peak_mb" in case:  # an absolute cap (issue 27.2: under 500 MB)
+        assert result["peak_mb"] < case["peak_mb"], (result["peak_mb"], base_mb)
     assert result["peak_mb"] < base_mb + PEAK_MB, (result["peak_mb"], base_mb)

@@ -201,9 +201,14 @@ def kinds_from_frame(frame: pd.DataFrame, before: tuple) -> tuple:
     return tuple(kinds)
 
 
-def rule_rows(rules: Sequence[tuple[str, float]], names: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per latency multiplier: its pattern, factor and how many node names it matches."""
-    return [
-        {"pattern": p, "factor": f, "matching nodes": sum(1 for n in names if compile_pattern(p).matches(n))}
-        for p, f in rules
-    ]
+def rule_rows(
+    rules: Sequence[tuple[str, float]], names: Sequence[str], counts: Sequence[int] | None = None
+) -> list[dict[str, Any]]:
+    """One row per latency multiplier: its pattern, factor and how many node names it matches.
+
+    ``counts`` (one per rule) are the matches when already counted elsewhere (the page counts them in a worker
+    process, :func:`ui.worker.count_matches`); otherwise they are counted here.
+    """
+    if counts is None:
+        counts = [sum(1 for n in names if compile_pattern(p).matches(n)) for p, _ in rules]
+    return [{"pattern": p, "factor": f, "matching nodes": count} for (p, f), count in zip(rules, counts)]

@@ -14,7 +14,7 @@ import streamlit as st
 import placement
 from placement import viz
 from ui import devices_form as form
-from ui import live, state
+from ui import live, state, worker
 
 
 def render_memory_model() -> None:
@@ -156,7 +156,13 @@ def render_latency_rules() -> None:
         rules = []
     if rules:
         names = [node.name or "" for node in state.base_problem().graph.nodes]
-        st.dataframe(pd.DataFrame(form.rule_rows(rules, names)), key="lat_rules", hide_index=True)
+        st.dataframe(
+            pd.DataFrame(
+                form.rule_rows(rules, names, worker.run(worker.count_matches, tuple(names), tuple(p for p, _ in rules)))
+            ),
+            key="lat_rules",
+            hide_index=True,
+        )
 
 
 def render_summary() -> None:

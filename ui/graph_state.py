@@ -14,6 +14,7 @@ import streamlit as st
 import placement
 from placement.solve import MemoryModel
 from ui import session_keys as keys
+from ui import worker
 from ui.samples import DEFAULT_SAMPLE, sample_label
 
 
@@ -83,9 +84,7 @@ def current_graph() -> placement.Graph | None:
     cached = st.session_state.get(keys.SCALED)
     if cached is not None and cached[0] == key:
         return cached[1]
-    graph = problem.graph
-    for pattern, factor in rules:
-        graph = graph.with_latency_scale(pattern, factor)
+    graph = worker.run(worker.scaled_graph, problem.graph, rules)  # pattern matching: in a worker process
     st.session_state[keys.SCALED] = (key, graph)
     return graph
 
@@ -159,13 +158,12 @@ def set_latency_rules(rules) -> None:
     """Replace the latency multipliers (validated: raises :class:`placement.InvalidGraphError` for a bad one)."""
     rules = tuple((str(pattern), float(factor)) for pattern, factor in rules)
     problem = base_problem()
-    if problem is not None:
-        graph = problem.graph
-        for pattern, factor in rules:  # validate before storing
-            graph = graph.with_latency_scale(pattern, factor)
+    scaled = None
+    if problem is not None:  # validate before storing (pattern matching: in a worker process)
+        scaled = ((problem.graph.digest, rules), worker.run(worker.scaled_graph, problem.graph, rules))
     if rules != latency_rules():
         st.session_state[keys.RULES] = rules
-        st.session_state[keys.SCALED] = None
+        st.session_state[keys.SCALED] = scaled
         st.session_state[keys.PLAN] = None
         keys.changed()
 

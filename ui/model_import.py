@@ -26,7 +26,7 @@ from placement.modelling.builders import CnnConfig, TransformerConfig, build_cnn
 from placement.modelling.onnx import MAX_DIM, MAX_ONNX_BYTES, import_onnx, symbolic_dims
 from placement.modelling.roofline import CPU_KIND, EDITABLE_COLUMNS, PRESETS, CostModel, GiB, apply_cost_rows, cost_rows
 from placement.modelling.training import training_graph
-from ui import guard, state
+from ui import guard, state, worker
 
 SOURCE_PREFIX = "model:"
 _REPORT = "_mi_report"  # (graph digest, list of lines) describing the last import/build
@@ -116,6 +116,24 @@ def _devices(cost_model: CostModel) -> placement.Devices:
     return cost_model.devices(int(st.session_state["mi_accelerators"]), int(st.session_state["mi_cpus"]))
 
 
+def import_model(
+    data: bytes,
+    name: str,
+    cost_model: CostModel,
+    dims: dict[str, int],
+    default_dim: int,
+    coarsen_depth: int | None,
+    training: bool,
+    devices: placement.Devices,
+) -> tuple[Any, placement.Problem]:
+    """The ONNX import of ``data`` (its report, and the problem on ``devices``): a worker process's task."""
+    report = import_onnx(
+        data, name, cost_model=cost_model, dims=dims, default_dim=default_dim, coarsen_depth=coarsen_depth
+    )
+    graph = training_graph(report.graph) if training else report.graph
+    return report, placement.Problem(graph, devices)
+
+
 def _import_onnx_clicked() -> None:
     uploaded = st.session_state.get("mi_onnx_upload")
     if uploaded is None:
@@ -134,16 +152,17 @@ def _import_onnx_clicked() -> None:
             for k, name in enumerate(_uploaded_dims())
             if _dim_key(k) in st.session_state
         }
-        report = import_onnx(
+        report, problem = worker.run(  # parsing, shape inference and coarsening: in a worker process
+            import_model,
             uploaded.getvalue(),
             uploaded.name,
-            cost_model=cost_model,
-            dims=dims,
-            default_dim=int(st.session_state["mi_onnx_dim"]),
-            coarsen_depth=depth or None,
+            cost_model,
+            dims,
+            int(st.session_state["mi_onnx_dim"]),
+            depth or None,
+            bool(st.session_state["mi_onnx_training"]),
+            _devices(cost_model),
         )
-        graph = training_graph(report.graph) if st.session_state["mi_onnx_training"] else report.graph
-        problem = placement.Problem(graph, _devices(cost_model))
     except Exception as exc:  # noqa: BLE001 - a callback runs outside the page guard: one line, no traceback
         st.session_state[_ERROR] = guard.summary(exc)
         return

@@ -32,7 +32,7 @@ from placement.scenario import (
 )
 from placement.scenario_plan import plan_from_result, plan_result
 from placement.solve import METHODS
-from ui import guard, state
+from ui import guard, state, worker
 
 #: Widget keys of page settings carried by a scenario (their widgets persist across page switches).
 SETTINGS_KEYS = (
@@ -206,9 +206,8 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
             )
         name, problem = kept
         graph_source = f"upload:{name}"
-    graph = problem.graph
-    for pattern, factor in scenario.latency_rules:  # validate before changing anything
-        graph = graph.with_latency_scale(pattern, factor)
+    # validate before changing anything (pattern matching: in a worker process, see ui/worker.py)
+    graph = worker.run(worker.scaled_graph, problem.graph, scenario.latency_rules)
     if scenario.method not in METHODS:  # the Placement page would fall back silently
         raise placement.InvalidScenarioError(
             f"{source}: method {quote(scenario.method, 40)} is not one of {', '.join(METHODS)}"

@@ -10,6 +10,7 @@ import argparse
 import json
 from dataclasses import replace
 
+from ..budget import precheck_multidim
 from ..errors import InvalidDevicesError, InvalidGraphError
 from .convert import DEFAULT_MICROBATCHES, options_from_graph
 from .dp import solve_multidim
@@ -50,6 +51,7 @@ def _read(args: argparse.Namespace) -> MultiProblem:
         return options_from_graph(graph, microbatches=microbatches)
     data = read_file_bytes(path, InvalidGraphError)
     parsed = parse_json(data, path, InvalidGraphError)
+    precheck_multidim(parsed)  # refuses a lattice certainly past the caps before any model is built
     if is_piper_dict(parsed):
         return piper_from_dict(parsed, path)
     return options_from_graph(parse_problem(data, path), microbatches=microbatches)

@@ -141,3 +141,77 @@ def check_work(work: WorkEstimate, max_stages: int) -> None:
                 f"need {size:,} {what}, over the cap of {cap:,} ({name}); merge nodes into layers (fewer "
                 f"parallel branches give fewer ideals), or use fewer devices or microbatches"
             )
+
+
+def check_order_shape(
+    count: int, edges: list[tuple[int, int]], costly: list[bool], max_ideals: int, max_stages: int
+) -> tuple[int, int] | None:
+    """Refuse, before any model is built, an order whose lattice is certainly past the caps.
+
+    The order is given raw (nodes ``0..count-1``, ``edges`` as index pairs, repeats allowed), as read
+    from a file: nothing is validated or allocated beyond a few lists (O(nodes + edges)). ``costly[v]``
+    says that node v can never be free (:func:`~placement.multidim.dp.free_nodes`: non-zero time or
+    memory, or an edge with bytes), so it stays a group of its own through the free-node merge.
+
+    Lower bounds (Q = the costly nodes with the order they inherit; its lattice embeds in the
+    planner's by downward closure, injectively and keeping strict inclusions):
+
+    * stages >= k (k + 1) / 2 for k costly nodes (any maximal chain of ideals has k + 1 of them);
+    * ideals >= 1 + sum over longest-path levels of (2^c - 1), c the costly nodes of a level (a level
+      is an antichain: all lower levels plus any subset of it is an ideal);
+    * stage-boundary sums >= stages x distinct edges (the model keeps one edge per pair).
+
+    Returns
+    -------
+    (ideals, stages) lower bounds, or None when the edges form a cycle (nothing is estimated: the
+    full reader refuses the file or merges the cycle).
+
+    Raises
+    ------
+    TooMuchWorkError
+        One line, when a lower bound exceeds ``max_ideals``, ``max_stages`` or :data:`MAX_BOUNDARY_WORK`.
+    """
+    succ: list[list[int]] = [[] for _ in range(count)]
+    indegree = [0] * count
+    pairs = set()
+    for u, v in edges:
+        if u != v and (u, v) not in pairs:
+            pairs.add((u, v))
+            succ[u].append(v)
+            indegree[v] += 1
+    level = [0] * count
+    ready = [v for v in range(count) if indegree[v] == 0]
+    done = 0
+    while ready:  # Kahn's order; level = longest path from a source
+        u = ready.pop()
+        done += 1
+        for v in succ[u]:
+            level[v] = max(level[v], level[u] + 1)
+            indegree[v] -= 1
+            if indegree[v] == 0:
+                ready.append(v)
+    if done < count:
+        return None
+    per_level: dict[int, int] = {}
+    for v in range(count):
+        if costly[v]:
+            per_level[level[v]] = per_level.get(level[v], 0) + 1
+    k = sum(per_level.values())
+    cap = max_ideals + max_stages + 2  # exponents past this only need to show "over the cap"
+    ideals = 1 + sum((1 << min(c, cap.bit_length() + 1)) - 1 for c in per_level.values())
+    stages = max(k * (k + 1) // 2, ideals - 1)
+    rules = (
+        (ideals, max_ideals, "ideals", "max_ideals"),
+        (stages, max_stages, "stages (pairs of nested ideals)", "max_stages"),
+        (stages * len(pairs), MAX_BOUNDARY_WORK, "stage-boundary sums (stages x edges)", "MAX_BOUNDARY_WORK"),
+    )
+    for size, limit, what, name in rules:
+        if size > limit:
+            widest = max(per_level.values(), default=0)
+            raise TooMuchWorkError(
+                f"multidim planner: the graph's order ({count:,} nodes, {k:,} that cost time or memory, "
+                f"{len(pairs):,} edges, an antichain of {widest:,}) needs at least {size:,} {what}, over the cap "
+                f"of {limit:,} ({name}); merge nodes into layers (fewer nodes and parallel branches give "
+                f"fewer ideals), or use --method ip for a time-limited contiguous split"
+            )
+    return ideals, stages

@@ -1,0 +1,174 @@
+"""placement/budget.py: the multidim pre-check's bounds never exceed the planner's real sizes; --deadline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from placement import cli
+from placement.budget import DeadlineError, _paper_shape, _piper_shape, deadline, precheck_multidim, remaining
+from placement.io import parse_problem
+from placement.multidim.convert import options_from_graph
+from placement.multidim.dp import _lattice, count_stages
+from placement.multidim.io import piper_from_dict
+from placement.multidim.limits import TooMuchWorkError, check_order_shape
+
+HUGE = 10**12
+
+
+def _paper(seed: int) -> dict:
+    rng = random.Random(seed)
+    n = rng.randint(1, 9)
+    nodes = []
+    for i in range(n):
+        node = {"id": i, "supportedOnFpga": 1, "cpuLatency": 1.0, "isBackwardNode": 0}
+        node["fpgaLatency"] = rng.choice([0.0, 0.0, 1.5])
+        node["size"] = rng.choice([0.0, 0.0, 10.0])
+        if rng.random() < 0.2:
+            node["colorClass"] = rng.randint(0, 2)
+        nodes.append(node)
+    edges = []
+    for a in range(n):
+        for b in range(a + 1, n):
+            if rng.random() < 0.3:
+                edge = {"sourceId": a, "destId": b, "cost": rng.choice([0.0, 0.0, 0.5])}
+                if rng.random() < 0.3:
+                    edge["size"] = rng.choice([0.0, 64.0])
+                edges.append(edge)
+    return {"maxFPGAs": 4, "maxCPUs": 0, "maxSizePerFPGA": 1e12, "nodes": nodes, "edges": edges}
+
+
+def _piper(seed: int) -> dict:
+    rng = random.Random(seed)
+    n = rng.randint(1, 9)
+    nodes = []
+    for i in range(n):
+        value = rng.choice([0.0, 0.0, 1.0])
+        option = {"id": "o", "timePerSample": value, "parameterSize": rng.choice([0.0, value])}
+        nodes.append({"id": i, "name": f"n{i}", "TMPCs": {"1": [option]}})
+    edges = [
+        {"sourceId": a, "destId": b, "communicationCost": rng.choice([0.0, 2.0])}
+        for a in range(n)
+        for b in range(a + 1, n)
+        if rng.random() < 0.3
+    ]
+    return {
+        "maxDevices": 4,
+        "maxMemoryPerDevice": 1e12,
+        "bandwidth": 1e9,
+        "mbsInBatch": 4,
+        "nodes": nodes,
+        "edges": edges,
+    }
+
+
+def _bounds_hold(shape, problem) -> None:
+    count, pairs, costly = shape
+    bounds = check_order_shape(count, pairs, costly, HUGE, HUGE)
+    lattice = _lattice(problem, 10**6)
+    stages = count_stages(lattice, HUGE)
+    if bounds is None:  # a cycle among the classes: nothing estimated
+        return
+    ideals_lb, stages_lb = bounds
+    assert ideals_lb <= lattice.count
+    assert stages_lb <= stages
+    assert stages_lb * len(set((u, v) for u, v in pairs if u != v)) <= stages * max(1, len(problem.edges))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**9))
+def test_paper_bounds_never_exceed_the_planner(seed):
+    data = _paper(seed)
+    try:
+        problem = options_from_graph(parse_problem(json.dumps(data), "g.json"), microbatches=4)
+    except Exception:  # noqa: BLE001 - an invalid random graph (e.g. a class cycle): nothing to compare
+        return
+    _bounds_hold(_paper_shape(data), problem)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**9))
+def test_piper_bounds_never_exceed_the_planner(seed):
+    data = _piper(seed)
+    _bounds_hold(_piper_shape(data), piper_from_dict(data, "p.json"))
+
+
+def test_chain_and_antichain_bounds_are_exact():
+    # a chain of k costly nodes: k + 1 ideals, k (k + 1) / 2 stages; an antichain of k: 2^k ideals
+    assert check_order_shape(5, [(i, i + 1) for i in range(4)], [True] * 5, HUGE, HUGE) == (6, 15)
+    assert check_order_shape(5, [], [True] * 5, HUGE, HUGE) == (32, 31)
+    assert check_order_shape(3, [(0, 1), (1, 2), (2, 0)], [True] * 3, HUGE, HUGE) is None  # a cycle
+    assert check_order_shape(5, [], [False] * 5, HUGE, HUGE) == (1, 0)  # free nodes may all merge
+
+
+def test_dense_dag_is_refused_in_one_line():
+    nodes = [{"id": i, "fpgaLatency": 1.0, "isBackwardNode": 0} for i in range(600)]
+    edges = [{"sourceId": a, "destId": b, "cost": 1.0} for a in range(600) for b in range(a + 1, 600)]
+    with pytest.raises(TooMuchWorkError, match="180,300 stages") as caught:
+        precheck_multidim({"nodes": nodes, "edges": edges})
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [None, [], {"nodes": 3}, {"nodes": [1], "edges": []}, {"nodes": [{"id": "x"}], "edges": []}],
+)
+def test_malformed_input_is_left_to_the_reader(data):
+    assert precheck_multidim(data) is None
+
+
+def test_deadline_raises_one_line_and_disarms():
+    with pytest.raises(DeadlineError, match="deadline of 0.05 s"), deadline(0.05, "solve") as at:
+        assert 0 < remaining(at) <= 0.05
+        while True:
+            pass
+    with deadline(None) as at:
+        assert at is None and remaining(at) == float("inf")
+
+
+def test_cli_deadline_stops_a_long_solve(tmp_path, capsys):
+    graph = {"maxFPGAs": 8, "maxCPUs": 0, "maxSizePerFPGA": 1e12}
+    graph["nodes"] = [
+        {"id": i, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "isBackwardNode": 0} for i in range(300)
+    ]
+    graph["edges"] = [{"sourceId": i, "destId": i + 1, "cost": 1} for i in range(299)]
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(graph))
+    assert cli.main(["--deadline", "0.3", "solve", str(path), "--method", "multidim"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "deadline of 0.3 s" in err
+
+
+def test_time_limit_is_fitted_to_the_deadline():
+    import time
+
+    args = argparse.Namespace(method="ip", deadline_at=time.monotonic() + 10)
+    options = {"time_limit": 60.0}
+    cli._fit_time_limit(args, options)
+    assert 8.0 < options["time_limit"] <= 10 - cli.DEADLINE_MARGIN
+    options = {"time_limit": 2.0}
+    cli._fit_time_limit(args, options)
+    assert options["time_limit"] == 2.0
+    options = {}
+    cli._fit_time_limit(argparse.Namespace(method="dp", deadline_at=time.monotonic() + 10), options)
+    assert options == {}
+
+
+def test_deadline_fires_again_when_swallowed():
+    from placement.errors import PlacementError
+
+    swallowed = []
+    with pytest.raises(DeadlineError), deadline(0.05, "compare"):
+        try:
+            while True:
+                pass
+        except PlacementError as exc:  # as compare does for one failed method
+            swallowed.append(exc)
+        while True:
+            pass
+    assert len(swallowed) == 1

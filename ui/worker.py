@@ -1,0 +1,255 @@
+"""Heavy work off the server's event loop (issue 27.1): worker processes, one job per session.
+
+Streamlit runs each session's script in a thread of the server process. Pure-Python work there (rule
+matching over 20 MB of names, parsing and validating a large upload, the Python parts of a solve) holds
+the GIL, and the server's event loop, which answers ``/_stcore/health`` and every other session, stalls
+until it lets go. :func:`run` sends such work to a small pool of worker processes (``spawn`` context,
+shared by the server through ``st.cache_resource``) and waits for it with the GIL released.
+
+* **One job per session.** A session's jobs run one at a time: its last job is kept in its session
+  state, and a new request first cancels it when it is still queued, or waits for it when it is
+  running (Streamlit stopped the run that asked for it; its result is dropped), so one user never holds
+  more than one worker.
+* **Pool size.** :data:`WORKERS_ENV` (default: half the CPUs, at least one) worker processes; on a 2-core
+  machine one core stays for the server. Jobs of different sessions queue in the pool.
+* **Progress.** A ``progress(done, total)`` callback given to :func:`run` is relayed from the worker
+  through a manager queue and called in the session's thread (a Streamlit progress bar updates there).
+* **Errors.** A :class:`placement.PlacementError` raised in the worker is raised again here (one line); a
+  worker that dies (killed, out of memory) raises :class:`WorkerError` with one line.
+* **Off switch.** With ``PLACEMENT_WORKERS=0`` (or outside a Streamlit server, e.g. ``AppTest`` and the
+  unit tests), work runs inline in the calling thread.
+
+The task functions below (:func:`parse_upload`, :func:`scaled_graph`, :func:`solve`) are plain
+module-level functions of picklable arguments and results, so they can be sent to a process.
+"""
+
+from __future__ import annotations
+
+import copy
+import multiprocessing
+import os
+import queue
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import streamlit as st
+
+import placement
+from placement.errors import PlacementError
+
+_T = TypeVar("_T")
+
+#: Environment variable: number of worker processes (0: run every job inline).
+WORKERS_ENV = "PLACEMENT_WORKERS"
+
+#: Session-state keys of the session's lock and of its last job (a Future).
+_LOCK, _JOB = "_worker_lock", "_worker_job"
+
+#: Seconds between two looks at a running job (progress relay, Streamlit's stop requests).
+POLL_S = 0.1
+
+
+class WorkerError(PlacementError):
+    """A worker process ended without an answer (one line)."""
+
+
+def worker_count() -> int:
+    """Worker processes of the pool: :data:`WORKERS_ENV`, else half the CPUs (at least one)."""
+    text = os.environ.get(WORKERS_ENV, "")
+    if text.strip().isdigit():
+        return int(text)
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def _in_server() -> bool:
+    """Whether this runs in a Streamlit server (not ``AppTest``, whose runtime is a mock; not a bare import)."""
+    from streamlit.runtime import Runtime  # noqa: PLC0415
+    from streamlit.runtime.scriptrunner import get_script_run_ctx  # noqa: PLC0415
+
+    if not Runtime.exists() or type(Runtime.instance()) is not Runtime:  # AppTest: a MagicMock(spec=Runtime)
+        return False
+    return get_script_run_ctx(suppress_warning=True) is not None
+
+
+@contextmanager
+def _plain_main() -> Iterator[None]:
+    """A bare ``__main__`` while worker processes start.
+
+    ``spawn`` re-runs the parent's ``__main__`` file in each child; in a Streamlit server ``__main__`` is
+    the page script being run, which a worker must never execute. The swap lasts while ``submit`` or the
+    manager starts a process (the page scripts of other sessions do not read ``sys.modules``).
+    """
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
+class _Pool:
+    """The server's worker processes and the manager that relays progress (created once, on first use)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.executor = self._executor()
+        with _plain_main():
+            self.manager = multiprocessing.get_context("spawn").Manager()
+        self.lock = threading.Lock()
+
+    def _executor(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+        with self.lock, _plain_main():  # submit starts the worker processes it needs
+            try:
+                return self.executor.submit(fn, *args, **kwargs)
+            except BrokenProcessPool:  # a worker died earlier: start a fresh pool
+                self.executor = self._executor()
+                return self.executor.submit(fn, *args, **kwargs)
+
+
+@st.cache_resource(show_spinner=False)
+def _pool(workers: int) -> _Pool:
+    return _Pool(workers)
+
+
+class _Relay:
+    """A picklable ``progress(done, total)`` that forwards to a manager queue (at most every 0.1 s)."""
+
+    def __init__(self, channel: Any) -> None:
+        self.channel = channel
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, *_: Any) -> None:
+        now = time.monotonic()
+        if now - self.last >= POLL_S or done >= total:
+            self.last = now
+            self.channel.put((done, total))
+
+
+def _session_lock() -> threading.Lock:
+    lock = st.session_state.get(_LOCK)
+    if lock is None:
+        lock = st.session_state[_LOCK] = threading.Lock()
+    return lock
+
+
+def run(fn: Callable[..., _T], *args: Any, progress: Callable[[int, int], Any] | None = None, **kwargs: Any) -> _T:
+    """``fn(*args, **kwargs)`` in a worker process (inline outside a server or with no workers).
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (picklable by reference) of picklable arguments and result.
+    progress : callable, optional
+        ``progress(done, total)``, called in this thread with what ``fn`` reports through its own
+        ``progress`` keyword (passed to ``fn`` only when given here).
+
+    Raises
+    ------
+    PlacementError
+        What ``fn`` raised (one line); :class:`WorkerError` when the worker died.
+    """
+    workers = worker_count()
+    if workers <= 0 or not _in_server():
+        return fn(*args, **kwargs, **({"progress": progress} if progress is not None else {}))
+    pool = _pool(workers)
+    args = tuple(light(a) for a in args)
+    lock = _session_lock()
+    while not lock.acquire(timeout=POLL_S):  # another thread of this session is submitting or waiting
+        pass
+    try:
+        previous = st.session_state.get(_JOB)
+        # A stopped run leaves its job behind: a queued one is cancelled, a running one waited for.
+        if previous is not None and not previous.cancel():
+            while not previous.done():
+                time.sleep(POLL_S)
+        channel = pool.manager.Queue() if progress is not None else None
+        extra = {"progress": _Relay(channel)} if channel is not None else {}
+        future = st.session_state[_JOB] = pool.submit(fn, *args, **kwargs, **extra)
+        while True:
+            try:
+                result = future.result(timeout=POLL_S)
+                break
+            except TimeoutError:
+                pass
+            finally:
+                _drain(channel, progress)
+        _drain(channel, progress)
+        return result
+    except BrokenProcessPool:
+        raise WorkerError("the worker process ended without an answer (out of memory or killed)") from None
+    finally:
+        lock.release()
+
+
+def _drain(channel: Any, progress: Callable[[int, int], Any] | None) -> None:
+    if channel is None or progress is None:
+        return
+    latest = None
+    while True:
+        try:
+            latest = channel.get_nowait()
+        except queue.Empty:
+            break
+    if latest is not None:
+        progress(*latest)
+
+
+# ----------------------------------------------------------------------------- task functions (picklable)
+#: Cached properties of a graph that are cheaper to rebuild than to send between processes.
+_HEAVY_CACHES = ("networkx",)
+
+
+def light(value: _T) -> _T:
+    """A shallow copy of a Graph or Problem without its heavy caches (what crosses to a process).
+
+    The digest and the other small cached properties travel with it; the copy is equal to ``value``.
+    """
+    if isinstance(value, placement.Problem):
+        out = copy.copy(value)
+        object.__setattr__(out, "graph", light(value.graph))
+        return out
+    if isinstance(value, placement.Graph):
+        out = copy.copy(value)
+        for name in _HEAVY_CACHES:
+            out.__dict__.pop(name, None)
+        return out
+    return value
+
+
+def parse_upload(data: bytes, name: str) -> placement.Problem:
+    """:func:`placement.parse_problem` of an uploaded file (JSON parse, validation, digest)."""
+    problem = placement.parse_problem(data, name)
+    _ = problem.graph.digest  # computed here, in the worker, not in the server's thread
+    return light(problem)
+
+
+def scaled_graph(graph: placement.Graph, rules: tuple[tuple[str, float], ...]) -> placement.Graph:
+    """``graph`` with the latency multipliers ``rules`` applied in order (pattern matching over every name)."""
+    for pattern, factor in rules:
+        graph = graph.with_latency_scale(pattern, factor)
+    _ = graph.digest
+    return light(graph)
+
+
+def count_matches(names: tuple[str, ...], patterns: tuple[str, ...]) -> list[int]:
+    """For each pattern, how many of ``names`` it matches (the Devices page's "matching nodes" column)."""
+    from placement.patterns import compile_pattern  # noqa: PLC0415
+
+    compiled = [compile_pattern(p) for p in patterns]
+    return [sum(1 for name in names if pattern.matches(name)) for pattern in compiled]
+
+
+def solve(problem: placement.Problem, method: str, **options: Any) -> placement.Result:
+    """:func:`placement.solve` (its ``progress`` option, when given, is relayed by :func:`run`)."""
+    return placement.solve(problem, method, **options)
