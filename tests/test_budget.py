@@ -14,7 +14,7 @@ from placement import cli
 from placement.budget import DeadlineError, _paper_shape, _piper_shape, deadline, precheck_multidim, remaining
 from placement.io import parse_problem
 from placement.multidim.convert import options_from_graph
-from placement.multidim.dp import _lattice, count_stages
+from placement.multidim.lattice import count_stages, node_lattice
 from placement.multidim.io import piper_from_dict
 from placement.multidim.limits import TooMuchWorkError, check_order_shape
 
@@ -70,7 +70,7 @@ def _piper(seed: int) -> dict:
 def _bounds_hold(shape, problem) -> None:
     count, pairs, costly = shape
     bounds = check_order_shape(count, pairs, costly, HUGE, HUGE)
-    lattice = _lattice(problem, 10**6)
+    lattice = node_lattice(problem, 10**6)
     stages = count_stages(lattice, HUGE)
     if bounds is None:  # a cycle among the classes: nothing estimated
         return
