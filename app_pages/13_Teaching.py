@@ -7,8 +7,9 @@ import pandas as pd
 import streamlit as st
 
 import placement
-from placement import viz, viz_teaching
+from placement import viz
 from placement.explore.teaching import MAX_TEACHING_GROUPS, explain_optimality, pipeline_order, trace_dp
+from placement.viz import teaching as viz_teaching
 from ui import guard, state
 from ui import teaching as te
 

@@ -14,8 +14,8 @@ from placement import cli
 from placement.budget import DeadlineError, _paper_shape, _piper_shape, deadline, precheck_multidim, remaining
 from placement.io import parse_problem
 from placement.multidim.convert import options_from_graph
-from placement.multidim.lattice import count_stages, node_lattice
 from placement.multidim.io import piper_from_dict
+from placement.multidim.lattice import count_stages, node_lattice
 from placement.multidim.limits import TooMuchWorkError, check_order_shape
 
 HUGE = 10**12

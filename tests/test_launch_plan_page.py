@@ -1,17 +1,17 @@
 """AppTest of the Parallel plan page's section "Launchable layout (transformer training)" (ui/launch_plan.py),
-and plain tests of its figures (placement/viz_perf.py). Numbers shown are recomputed here with the search."""
+and plain tests of its figures (placement/viz/perf.py). Numbers shown are recomputed here with the search."""
 
 from __future__ import annotations
 
 import pytest
 
-from placement import viz_perf
 from placement.perf.hardware import ACCELERATORS, Cluster
 from placement.perf.launch import megatron_command
 from placement.perf.layout import Layout, Recompute
 from placement.perf.predict import predict
 from placement.perf.search import search
 from placement.perf.transformer import MODELS
+from placement.viz import perf as viz_perf
 from ui.navigation import page_file
 
 from .apptest_helpers import goto, start

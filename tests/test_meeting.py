@@ -21,7 +21,7 @@ from placement.explore.purchase import worth_of_more
 from placement.modelling.builders import TransformerConfig, build_transformer
 from placement.modelling.roofline import CostModel
 from placement.pipeline.schedule import simulate
-from placement.viz_meeting import memory_breakdown_figure, worth_figure
+from placement.viz.meeting import memory_breakdown_figure, worth_figure
 
 MODEL = MemoryModel(training=True, microbatches=4)
 PRICES = {"A100": 3.0, "V100": 1.5}

@@ -1,16 +1,16 @@
-"""The pipeline schedule simulation (placement/perf/timeline.py) and its figure (placement/viz_perf.py)."""
+"""The pipeline schedule simulation (placement/perf/timeline.py) and its figure (placement/viz/perf.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from placement import viz_perf
 from placement.errors import PlacementError
 from placement.perf.hardware import ACCELERATORS, Cluster
 from placement.perf.layout import Layout
 from placement.perf.predict import iteration_time, stage_seconds
 from placement.perf.timeline import schedule_blocks
 from placement.perf.transformer import MODELS
+from placement.viz import perf as viz_perf
 
 
 @pytest.mark.parametrize(("schedule", "p", "m", "v"), [("1f1b", 4, 8, 1), ("1f1b", 8, 3, 1), ("gpipe", 4, 6, 1),

@@ -15,7 +15,7 @@ from placement import evaluate, load_problem, solve_dp, viz
 from placement.evaluate import check
 from placement.explore.teaching import explain_optimality, lower_bound, pipeline_order, starting_split, trace_dp
 from placement.model import DeviceSlot, Placement, Stage
-from placement.viz_teaching import node_parts, teaching_graph_figure
+from placement.viz.teaching import node_parts, teaching_graph_figure
 from ui.navigation import page_file
 
 from .apptest_helpers import metrics, start

@@ -13,7 +13,7 @@ import shlex
 
 import streamlit as st
 
-from placement import PlacementError, viz_perf
+from placement import PlacementError
 from placement.perf.hardware import ACCELERATORS, GIB, Cluster, accelerator
 from placement.perf.launch import deepspeed_config, megatron_command, torchtitan_toml
 from placement.perf.layout import Layout
@@ -24,6 +24,7 @@ from placement.perf.search import SearchResult, search
 from placement.perf.spaces import SPACES
 from placement.perf.timeline import schedule_blocks
 from placement.perf.transformer import MODELS, TransformerSpec
+from placement.viz import perf as viz_perf
 
 from . import state
 

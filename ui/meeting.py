@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 import placement
-from placement import viz, viz_meeting
+from placement import viz
 from placement.explore.meeting import (
     IDLE_ADVICE,
     BatchFigures,
@@ -28,6 +28,7 @@ from placement.explore.meeting import (
 )
 from placement.explore.purchase import Worth, worth_of_more
 from placement.solve import recomputing_devices
+from placement.viz import meeting as viz_meeting
 from ui import state
 
 #: Most cards of one kind the comparison adds (each comparison is two exact solves).

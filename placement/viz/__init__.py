@@ -22,8 +22,7 @@ Every public name is re-exported here: ``from placement.viz import graph_figure`
 
 from __future__ import annotations
 
-# _at and _segments: placement.viz_teaching imports them from here.
-from ._base import CPU_COLORS, DEVICE_COLORS, GIB, UNPLACED_COLOR, _at, _segments, device_colors, format_bytes  # noqa: F401
+from ._base import CPU_COLORS, DEVICE_COLORS, GIB, UNPLACED_COLOR, device_colors, format_bytes
 from .graph import dag_layout, graph_figure, graph_stats, node_hover, node_label, node_label_chars, node_rows
 from .lattice import label_sides, lattice_figure, teaching_layout
 from .loads import compare_figure, device_rows, load_figure, memory_figure, placement_rows

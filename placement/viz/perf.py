@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from .perf.timeline import Block
+from ..perf.timeline import Block
 
 GIB = 2.0**30
 

@@ -12,8 +12,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from .model import Graph
-from .viz import _at, _segments, dag_layout, label_sides, teaching_layout
+from ..model import Graph
+from ._base import _at, _segments
+from .graph import dag_layout
+from .lattice import label_sides, teaching_layout
 
 #: Colours shared with :func:`placement.viz.lattice_figure` (I blue, J orange, not reached grey).
 PART_COLORS = {

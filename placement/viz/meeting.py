@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .explore.purchase import Worth
-from .pipeline.memory import MemoryBreakdown
+from ..explore.purchase import Worth
+from ..pipeline.memory import MemoryBreakdown
 
 GIB = 2.0**30
 #: Part name -> bar color (free memory is drawn light).
