@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PlacementError
@@ -186,9 +187,8 @@ def solve_latency_ip(
     if strong_cuts is None:
         strong_cuts = len(graph.nodes) <= STRONG_CUTS_MAX_NODES
     stats.update(big_m=upper, strong_cuts=bool(strong_cuts))
-    outcome, placement = _solve_models(
-        problem, model, n_calls, upper, lower, bool(strong_cuts), incumbents, deadline, gap, solver, stats, baselines
-    )
+    settings = _Settings(problem, n_calls, lower, bool(strong_cuts), gap, solver)
+    outcome, placement = _solve_models(settings, model, upper, incumbents, deadline, stats, baselines)
     if isinstance(outcome, str):
         return infeasible_result(METHOD, outcome, started, "latency")
     ip_bound = outcome.bound if outcome.bound is not None else -math.inf
@@ -208,17 +208,24 @@ def solve_latency_ip(
     )
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """What every program of one :func:`solve_latency_ip` call shares (``lower``: the combinatorial bound)."""
+
+    problem: Problem
+    n_calls: int
+    lower: float
+    strong_cuts: bool
+    gap: float | None
+    solver: str
+
+
 def _solve_models(
-    problem: Problem,
+    settings: _Settings,
     which: str,
-    n_calls: int,
     upper: float,
-    lower: float,
-    strong_cuts: bool,
     incumbents: list[Placement],
     deadline: Deadline,
-    gap: float | None,
-    solver: str,
     stats: dict[str, Any],
     baselines: Sequence[Placement] = (),
 ) -> tuple[Outcome | str, Placement | None]:
@@ -232,6 +239,7 @@ def _solve_models(
     ``stats`` gets ``<model>_objective`` and ``<model>_bound`` per program solved, and
     ``incumbent_model`` (which program found the plan).
     """
+    problem = settings.problem
     order = ["ours", "paper"] if which == "both" else [which]
     results: list[tuple[str, Outcome, Placement | None]] = []
     for k, name in enumerate(order):
@@ -245,9 +253,8 @@ def _solve_models(
         elif found:
             big = min([upper] + [latency_of(problem, p) for p in found])
         sub_stats: dict[str, Any] = {}
-        outcome, placement = _solve_program(
-            problem, name, n_calls, big, lower, strong_cuts, starts, part, gap, solver, sub_stats
-        )
+        start = min(starts, key=lambda p: latency_of(problem, p)) if starts else None
+        outcome, placement = _solve_program(settings, name, big, start, part, sub_stats)
         if isinstance(outcome, str):
             return outcome, None
         for key, val in sub_stats.items():
@@ -277,24 +284,17 @@ def _solve_models(
 
 
 def _solve_program(
-    problem: Problem,
-    which: str,
-    n_calls: int,
-    upper: float,
-    lower: float,
-    strong_cuts: bool,
-    incumbents: list[Placement],
-    deadline: Deadline,
-    gap: float | None,
-    solver: str,
-    stats: dict[str, Any],
+    settings: _Settings, which: str, upper: float, start: Placement | None, deadline: Deadline, stats: dict[str, Any]
 ) -> tuple[Outcome | str, Placement | None]:
     """Build and solve the program within ``deadline``: (outcome, its placement), or the reason it is infeasible.
+
+    ``start`` (the best plan so far, if any) is handed to the solver as its warm start.
 
     When the deadline passes while building, or too little time is left to hand the model over,
     the outcome is "no solution" (the caller then returns the best incumbent with its bound).
     """
-    skipped = skipped_outcome(solver)
+    problem, n_calls = settings.problem, settings.n_calls
+    skipped = skipped_outcome(settings.solver)
     if deadline.passed:
         stats["ip_skipped"] = "time limit reached before the integer program"
         return skipped, None
@@ -305,7 +305,7 @@ def _solve_program(
 
             model = build_paper_model(problem, n_calls, upper, deadline)
         else:
-            model = build_latency_model(problem, n_calls, upper, strong_cuts, deadline)
+            model = build_latency_model(problem, n_calls, upper, settings.strong_cuts, deadline)
     except DeadlinePassed:
         stats["ip_skipped"] = "time limit reached while building the integer program"
         return skipped, None
@@ -316,9 +316,7 @@ def _solve_program(
         stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
         return skipped, None
     # The combinatorial bound as a cut (a hair below it, and never above the big-M, for float noise).
-    model.prob += model.makespan >= min(lower * (1 - 1e-9), upper)
-    start = None
-    if incumbents:
-        start = latency_start(model, min(incumbents, key=lambda p: latency_of(problem, p)))
-    outcome = solve_model(model.prob, model.makespan, solver, deadline.solver_seconds(), gap, start)
+    model.prob += model.makespan >= min(settings.lower * (1 - 1e-9), upper)
+    warm = latency_start(model, start) if start is not None else None
+    outcome = solve_model(model.prob, model.makespan, settings.solver, deadline.solver_seconds(), settings.gap, warm)
     return outcome, (extract_latency(problem, model) if outcome.has_solution else None)

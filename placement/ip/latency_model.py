@@ -92,6 +92,42 @@ def _memory_covers(problem: Problem, cap: float) -> list[tuple[list[tuple[int, i
 STRONG_CUTS_MAX_NODES = 120
 
 
+def assignment_model(
+    problem: Problem, n_calls: int, upper: float, names: tuple[str, str], deadline: Deadline | None
+) -> tuple[LatencyModel, float]:
+    """A latency model with its assignment part, shared by ours and the paper's program; and its big-M.
+
+    ``names`` are the program's name and its objective variable's (minimised, bounded by the big-M, just
+    above ``upper``). Adds ``x[v, i]`` (node ``v`` in call ``i`` of accelerator ``i // n_calls``, where it
+    is supported and fits), ``y[v]`` (on a CPU core, when there are any) and ``sum_i x[v, i] + y[v] = 1``.
+    When a node can run nowhere, sets ``infeasible_reason`` and stops there.
+    """
+    graph, devices = problem.graph, problem.devices
+    kinds = {kind.name: kind for kind in devices.accelerators}
+    accels = [slot for slot in devices.slots() if not slot.is_cpu]
+    n_slots = len(accels) * n_calls
+    big = upper * (1 + 1e-6) + 1e-6
+    prob = TimedProblem(names[0], deadline)
+    objective = prob.add_variable(names[1], lowBound=0, upBound=big)
+    prob += objective
+    model = LatencyModel(prob, objective, accels, n_calls, deadline=deadline or Deadline())
+    x, y = model.x, model.y
+    for node in graph.nodes:
+        v = node.id
+        for i in range(n_slots):
+            kind = kinds[accels[i // n_calls].kind]
+            if node.runs_on(kind) and node.size <= kind.memory:
+                x[v, i] = prob.add_variable(f"x_{v}_{i}", 0, 1, pulp.LpBinary)
+        if devices.cpus > 0:
+            y[v] = prob.add_variable(f"y_{v}", 0, 1, pulp.LpBinary)
+        terms = [(x[v, i], 1) for i in range(n_slots) if (v, i) in x] + ([(y[v], 1)] if v in y else [])
+        if not terms:
+            model.infeasible_reason = nowhere(problem, (v,))
+            break
+        prob += lp_sum(terms) == 1
+    return model, big
+
+
 def build_latency_model(
     problem: Problem, n_calls: int, upper: float, strong_cuts: bool = True, deadline: Deadline | None = None
 ) -> LatencyModel:
@@ -102,29 +138,13 @@ def build_latency_model(
     """
     graph, devices = problem.graph, problem.devices
     kinds = {kind.name: kind for kind in devices.accelerators}
-    accels = [slot for slot in devices.slots() if not slot.is_cpu]
-    calls = [(a, j) for a in range(len(accels)) for j in range(n_calls)]
     cpu_allowed = devices.cpus > 0
     nodes = [node.id for node in graph.nodes]
-    big = upper * (1 + 1e-6) + 1e-6
-    prob = TimedProblem("latency", deadline)
-    makespan = prob.add_variable("T", lowBound=0, upBound=big)
-    prob += makespan
-    model = LatencyModel(prob, makespan, accels, n_calls, deadline=deadline or Deadline())
-    x, y = model.x, model.y
-    for v in nodes:
-        node = graph.node_by_id[v]
-        for ci, (a, j) in enumerate(calls):
-            kind = kinds[accels[a].kind]
-            if node.runs_on(kind) and node.size <= kind.memory:
-                x[v, ci] = prob.add_variable(f"x_{v}_{ci}", 0, 1, pulp.LpBinary)
-        if cpu_allowed:
-            y[v] = prob.add_variable(f"y_{v}", 0, 1, pulp.LpBinary)
-        terms = [(x[v, ci], 1) for ci in range(len(calls)) if (v, ci) in x] + ([(y[v], 1)] if v in y else [])
-        if not terms:
-            model.infeasible_reason = nowhere(problem, (v,))
-            return model
-        prob += lp_sum(terms) == 1
+    model, big = assignment_model(problem, n_calls, upper, ("latency", "T"), deadline)
+    if model.infeasible_reason is not None:
+        return model
+    prob, accels, x, y = model.prob, model.accels, model.x, model.y
+    calls = [(a, j) for a in range(len(accels)) for j in range(n_calls)]
 
     def on_device(v: int, a: int) -> list:
         return [(x[v, a * n_calls + j], 1) for j in range(n_calls) if (v, a * n_calls + j) in x]

@@ -27,11 +27,9 @@ from __future__ import annotations
 
 import math
 
-import pulp
-
 from ..model import Problem
-from .common import Deadline, TimedProblem, color_groups, lp_sum, nowhere
-from .latency_model import LatencyModel, _add_ranks
+from .common import Deadline, color_groups, lp_sum
+from .latency_model import LatencyModel, _add_ranks, assignment_model
 
 __all__ = ["build_paper_model"]
 
@@ -43,33 +41,15 @@ def build_paper_model(problem: Problem, n_calls: int, upper: float, deadline: De
     :func:`~placement.ip.latency.extract_latency`). Raises
     :class:`~placement.ip.common.DeadlinePassed` when ``deadline`` passes while building.
     """
-    graph, devices = problem.graph, problem.devices
-    kinds = {kind.name: kind for kind in devices.accelerators}
-    accels = [slot for slot in devices.slots() if not slot.is_cpu]
-    subgraphs = [(a, j) for a in range(len(accels)) for j in range(n_calls)]
-    nodes = [node.id for node in graph.nodes]
-    big = upper * (1 + 1e-6) + 1e-6
-    prob = TimedProblem("latency_paper", deadline)
-    latency = prob.add_variable("Latency", lowBound=0, upBound=big)
-    prob += latency
-    model = LatencyModel(prob, latency, accels, n_calls, deadline=deadline or Deadline())
-    x, y = model.x, model.y
-    for v in nodes:
-        node = graph.node_by_id[v]
-        for i, (a, _) in enumerate(subgraphs):
-            kind = kinds[accels[a].kind]
-            if node.runs_on(kind) and node.size <= kind.memory:
-                x[v, i] = prob.add_variable(f"x_{v}_{i}", 0, 1, pulp.LpBinary)
-        if devices.cpus > 0:
-            y[v] = prob.add_variable(f"y_{v}", 0, 1, pulp.LpBinary)
-        terms = [(x[v, i], 1) for i in range(len(subgraphs)) if (v, i) in x] + ([(y[v], 1)] if v in y else [])
-        if not terms:
-            model.infeasible_reason = nowhere(problem, (v,))
-            return model
-        prob += lp_sum(terms) == 1
+    kinds = {kind.name: kind for kind in problem.devices.accelerators}
+    nodes = [node.id for node in problem.graph.nodes]
+    model, big = assignment_model(problem, n_calls, upper, ("latency_paper", "Latency"), deadline)
+    if model.infeasible_reason is not None:
+        return model
+    subgraphs = [(a, j) for a in range(len(model.accels)) for j in range(n_calls)]
     _assignment_rules(problem, model, kinds, nodes)
     _times(problem, model, subgraphs, kinds, nodes, big)
-    if any(graph.output_cost[e.source] == 0 for e in graph.edges):
+    if any(problem.graph.output_cost[e.source] == 0 for e in problem.graph.edges):
         _add_ranks(problem, model, subgraphs, nodes)
     return model
 
