@@ -211,23 +211,9 @@ MODELS: dict[str, TransformerSpec] = {
     "llama3-8b": _llama("llama3-8b", 32, 4096, 14336, 32),
     "llama3-70b": _llama("llama3-70b", 80, 8192, 28672, 64),
     "llama3-405b": _llama("llama3-405b", 126, 16384, 53248, 128),
-    "mixtral-8x7b": TransformerSpec(
-        layers=32,
-        hidden=4096,
-        heads=32,
-        seq_length=4096,
-        vocab=32000,
-        ffn_hidden=14336,
-        query_groups=8,
-        swiglu=True,
-        norm=Norm.RMSNORM,
-        rope=True,
-        bias=False,
-        dropout=False,
-        tied_embeddings=False,
-        num_experts=8,
-        moe_topk=2,
-        name="mixtral-8x7b",
+    # Llama's block shape (grouped queries, SwiGLU, RMSNorm, RoPE) with 8 experts, 2 active per token.
+    "mixtral-8x7b": _llama("mixtral-8x7b", 32, 4096, 14336, 32).with_changes(
+        seq_length=4096, vocab=32000, num_experts=8, moe_topk=2
     ),
 }
 

@@ -63,25 +63,19 @@ def worth_figure(worths: Sequence[Worth], currency: str = "USD") -> go.Figure:
     costs = [o.cost_per_sample * 1e6 if o.ok and o.cost_per_sample is not None else None for o in options]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Time per sample (ms)", f"Cost per 1M samples ({currency})"))
     colors = ["#7f7f7f"] + ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"][: max(0, len(labels) - 1)] * 4
-    fig.add_bar(
-        x=labels,
-        y=times,
-        marker_color=colors[: len(labels)],
-        text=[f"{t:.4g}" if t is not None else "no plan" for t in times],
-        textposition="auto",
-        showlegend=False,
-        row=1,
-        col=1,
-    )
-    fig.add_bar(
-        x=labels,
-        y=costs,
-        marker_color=colors[: len(labels)],
-        text=[f"{c:,.4g}" if c is not None else "—" for c in costs],
-        textposition="auto",
-        showlegend=False,
-        row=1,
-        col=2,
-    )
+    for col, values, text in (
+        (1, times, [f"{t:.4g}" if t is not None else "no plan" for t in times]),
+        (2, costs, [f"{c:,.4g}" if c is not None else "—" for c in costs]),
+    ):
+        fig.add_bar(
+            x=labels,
+            y=values,
+            marker_color=colors[: len(labels)],
+            text=text,
+            textposition="auto",
+            showlegend=False,
+            row=1,
+            col=col,
+        )
     fig.update_layout(height=320, margin={"l": 50, "r": 10, "t": 40, "b": 40})
     return fig
