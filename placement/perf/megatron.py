@@ -119,7 +119,12 @@ def _scan(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
 def _required(values: dict[str, object], dest: str, flag: str) -> int:
     if dest not in values:
         raise InvalidLayoutError(f"{flag} is required")
-    return int(values[dest])  # type: ignore[call-overload]
+    return _int(values, dest, 0)
+
+
+def _int(values: dict[str, object], dest: str, default: int) -> int:
+    """``values[dest]`` as an int, ``default`` when the flag is absent (the scan converted what it read)."""
+    return int(values.get(dest, default))  # type: ignore[call-overload]
 
 
 _SHARDING = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}
@@ -134,7 +139,7 @@ def _model(values: dict[str, object], notes: list[str]) -> TransformerSpec:
         notes.append("--vocab-size not given (a tokenizer file sets it): assumed GPT-2's 50,257")
     groups = None
     if values.get("group_query_attention"):
-        groups = int(values.get("query_groups", 1))  # type: ignore[call-overload]
+        groups = _int(values, "query_groups", 1)
     elif "query_groups" in values:
         notes.append("--num-query-groups ignored without --group-query-attention (as Megatron-LM does)")
     norm_text = str(values.get("normalization", "LayerNorm")).lower()
@@ -144,13 +149,13 @@ def _model(values: dict[str, object], notes: list[str]) -> TransformerSpec:
     if position not in ("learned_absolute", "rope", "none"):
         raise InvalidLayoutError(f"--position-embedding-type {position!r}: must be learned_absolute, rope or none")
     dropout = float(values.get("hidden_dropout", 0.1)) > 0 or float(values.get("attention_dropout", 0.1)) > 0  # type: ignore[arg-type]
-    experts = int(values.get("num_experts", 1))  # type: ignore[call-overload]
+    experts = _int(values, "num_experts", 1)
     return TransformerSpec(
         layers=layers,
         hidden=hidden,
         heads=heads,
         seq_length=seq,
-        vocab=int(values.get("vocab", 50257)),  # type: ignore[call-overload]
+        vocab=_int(values, "vocab", 50257),
         ffn_hidden=values.get("ffn_hidden"),  # type: ignore[arg-type]
         query_groups=groups,
         swiglu=bool(values.get("swiglu", False)),
@@ -160,18 +165,18 @@ def _model(values: dict[str, object], notes: list[str]) -> TransformerSpec:
         dropout=dropout,
         tied_embeddings=not values.get("untie", False),
         num_experts=experts,
-        moe_topk=int(values.get("moe_topk", 2 if experts > 1 else 1)),  # type: ignore[call-overload]
+        moe_topk=_int(values, "moe_topk", 2 if experts > 1 else 1),
         max_position_embeddings=values.get("max_position_embeddings"),  # type: ignore[arg-type]
         name="megatron",
     )
 
 
 def _layout(values: dict[str, object], model: TransformerSpec, gpus: int | None, notes: list[str]) -> Layout:
-    t = int(values.get("tensor", 1))  # type: ignore[call-overload]
-    p = int(values.get("pipeline", 1))  # type: ignore[call-overload]
-    cp = int(values.get("context", 1))  # type: ignore[call-overload]
+    t = _int(values, "tensor", 1)
+    p = _int(values, "pipeline", 1)
+    cp = _int(values, "context", 1)
     if gpus is None and "nproc" in values:
-        gpus = int(values["nproc"]) * int(values.get("nnodes", 1))  # type: ignore[call-overload]
+        gpus = _int(values, "nproc", 1) * _int(values, "nnodes", 1)
         notes.append(f"world size {gpus} from torchrun's --nproc-per-node x --nnodes")
     if gpus is None:
         data = 1
@@ -182,16 +187,16 @@ def _layout(values: dict[str, object], model: TransformerSpec, gpus: int | None,
                 f"tensor {t} x pipeline {p} x context {cp} = {t * p * cp} does not divide --gpus {gpus}"
             )
         data = gpus // (t * p * cp)
-    v = int(values.get("virtual_stages", 1))  # type: ignore[call-overload]
+    v = _int(values, "virtual_stages", 1)
     if "layers_per_virtual" in values:
-        per = int(values["layers_per_virtual"])  # type: ignore[call-overload]
+        per = _int(values, "layers_per_virtual", 1)
         if per < 1 or model.layers % (p * per):
             raise InvalidLayoutError(
                 f"--num-layers-per-virtual-pipeline-stage {per}: --num-layers {model.layers} is not a multiple "
                 f"of it x pipeline size {p}"
             )
         v = model.layers // (p * per)
-    micro = int(values.get("micro_batch", 1))  # type: ignore[call-overload]
+    micro = _int(values, "micro_batch", 1)
     zero = 1 if values.get("distributed_optimizer") else 0
     if "sharding" in values:
         if values["sharding"] not in _SHARDING:
@@ -239,10 +244,10 @@ def _layout(values: dict[str, object], model: TransformerSpec, gpus: int | None,
         pipeline=p,
         data=data,
         context=cp,
-        expert=int(values.get("expert", 1)),  # type: ignore[call-overload]
+        expert=_int(values, "expert", 1),
         virtual_stages=v,
         micro_batch=micro,
-        global_batch=int(values.get("global_batch", micro * data)),  # type: ignore[call-overload]
+        global_batch=_int(values, "global_batch", micro * data),
         sequence_parallel=bool(values.get("sequence_parallel", False)),
         zero_stage=zero,
         recompute=recompute,
