@@ -24,7 +24,7 @@ from ui.navigation import page_file
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 
-def _settings(devices, names: list[str]) -> tuple[str, int, str, str]:
+def _settings(devices, names: list[str], large: bool) -> tuple[str, int, str, str]:
     """The kind to vary, the largest count, the run mode and the Dask address (widgets)."""
     col_kind, col_max, col_run = st.columns([2, 2, 3])
     with col_kind:
@@ -43,7 +43,7 @@ def _settings(devices, names: list[str]) -> tuple[str, int, str, str]:
         max_count = st.slider("Accelerators up to", 1, 32, key="to_max_count", persist_state=state.PERSIST)
     # Dask only towards the clusters the operator allow-listed (never an address typed in the page).
     dask_addresses = allowed_dask_addresses()
-    modes = to.run_modes(dask_addresses)
+    modes = to.run_modes(dask_addresses, large)
     with col_run:
         view.keep_choice("to_run_mode", modes, "auto")
         run_mode = st.selectbox(
@@ -133,7 +133,9 @@ def main() -> None:
         st.warning("The inventory has no accelerator kind: add one on the Devices page to see tradeoffs.")
         st.stop()
     names = [kind.name for kind in devices.accelerators]
-    kind_name, max_count, run_mode, address = _settings(devices, names)
+    # Large graphs (exact solves of minutes): a first chart without solving, the sweeps on Run, in worker processes.
+    large = not to.starts_by_itself(state.ideal_count(problem.graph))
+    kind_name, max_count, run_mode, address = _settings(devices, names, large)
 
     digest, devices_key = state.problem_key(problem)
     # The memory model in force decides the solver: the exact DP, or the memory-aware DP under training memory.
@@ -149,7 +151,6 @@ def main() -> None:
     # Sweeps run on demand only (issue 26): a page never starts minutes of work by itself, and Stop ends the workers.
     solver = "exact DP" if method == "dp" else f"{method}, memory model: {memory_model.describe()}"
     request = (digest, devices_key, kind_name, max_count, run_mode, address, method, model_options)
-    large = not to.starts_by_itself(state.ideal_count(problem.graph))
     if large:
         _first_look(request, problem, kind_name, max_count, memory_model.training)
     col_note = _run_buttons(request, problem, n_solves, solver)

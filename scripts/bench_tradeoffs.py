@@ -71,7 +71,7 @@ def run_child(root: Path, sample: str, press_run: bool, cap: float) -> dict:
     """One measurement in a new process group (killed when done: no worker outlives it)."""
     args = [sys.executable, str(Path(__file__).resolve()), "--child", sample, "--cap", str(cap), "--root", str(root)]
     args += ["--press-run"] if press_run else []
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = {**os.environ, "PYTHONPATH": str(root), "STREAMLIT_LOGGER_LEVEL": "error"}
     child = subprocess.Popen(args, cwd=root, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, _ = child.communicate(timeout=cap + 300)
@@ -98,7 +98,7 @@ def main() -> None:
     roots = [r.resolve() for r in (args.root or [ROOT])]
     if args.child:
         print(json.dumps(measure_one(roots[0], args.child, args.press_run, args.cap)), flush=True)
-        return
+        os._exit(0)  # at once: a page's solve still running in this process must not delay the exit
     print(f"{'checkout':<28} {'sample':<26} {'ideals':>7} {'s to first chart':>17}  drawn")
     for root in roots:
         for sample in args.samples:
