@@ -7,9 +7,11 @@ Placement page shows. The decisions (when to sweep, where to solve, which plan w
 in :mod:`ui.tradeoffs`, the cached sweeps in :mod:`ui.tradeoffs_runs`.
 """
 
+import math
+
 import streamlit as st
 
-from placement import PlacementError, viz
+from placement import PlacementError, viz, viz_bounds
 from placement.explore.grids import bandwidth_values as bandwidth_grid
 from placement.explore.grids import count_values as count_grid_1d
 from placement.explore.sweep import DASK_ALLOW_ENV, allowed_dask_addresses, count_grid, pareto_front
@@ -22,7 +24,7 @@ from ui.navigation import page_file
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
 
-def _settings(devices, names: list[str]) -> tuple[str, int, str, str]:
+def _settings(devices, names: list[str], large: bool) -> tuple[str, int, str, str]:
     """The kind to vary, the largest count, the run mode and the Dask address (widgets)."""
     col_kind, col_max, col_run = st.columns([2, 2, 3])
     with col_kind:
@@ -41,7 +43,7 @@ def _settings(devices, names: list[str]) -> tuple[str, int, str, str]:
         max_count = st.slider("Accelerators up to", 1, 32, key="to_max_count", persist_state=state.PERSIST)
     # Dask only towards the clusters the operator allow-listed (never an address typed in the page).
     dask_addresses = allowed_dask_addresses()
-    modes = to.run_modes(dask_addresses)
+    modes = to.run_modes(dask_addresses, large)
     with col_run:
         view.keep_choice("to_run_mode", modes, "auto")
         run_mode = st.selectbox(
@@ -66,6 +68,28 @@ def _settings(devices, names: list[str]) -> tuple[str, int, str, str]:
             help="The solves are sent to this Dask cluster (its workers need this project installed).",
         )
     return kind_name, max_count, run_mode, address
+
+
+def _first_look(request: tuple, problem, kind_name: str, max_count: int, training: bool) -> None:
+    """The band the exact optimum lies in, per count of ``kind_name``: no exact solve (under a second).
+
+    The exact optima of a finished count sweep for the same settings are drawn on it.
+    """
+    digest, devices_key = request[0], request[1]
+    band = runs.band(digest, devices_key, kind_name, max_count, problem, plans=not training)
+    stored = st.session_state.get("_to_exact")
+    exact = stored[1] if stored and stored[0] == request else ()
+    prefix = "" if kind_name == "accelerator" else f"{kind_name} "
+    title = f"First look: where the optimal time per sample lies, by number of {prefix}accelerators"
+    st.plotly_chart(viz_bounds.band_figure(band, exact, title=title), key="to_chart_band")
+    plan_words = (
+        "" if training else ", and at most the time of a valid plan found in milliseconds (a PipeDream-style split)"
+    )
+    st.caption(
+        f"Without an exact solve: for each count the optimum is at least the lower bound{plan_words}. "
+        + ("The diamonds are exact optima already solved. " if exact else "")
+        + "This graph is large: each exact solve can take minutes, so the exact sweeps run only on Run."
+    )
 
 
 def _run_buttons(request: tuple, problem, n_solves: int, solver: str) -> st.delta_generator.DeltaGenerator:
@@ -109,7 +133,9 @@ def main() -> None:
         st.warning("The inventory has no accelerator kind: add one on the Devices page to see tradeoffs.")
         st.stop()
     names = [kind.name for kind in devices.accelerators]
-    kind_name, max_count, run_mode, address = _settings(devices, names)
+    # Large graphs (exact solves of minutes): a first chart without solving, the sweeps on Run, in worker processes.
+    large = not to.starts_by_itself(state.ideal_count(problem.graph))
+    kind_name, max_count, run_mode, address = _settings(devices, names, large)
 
     digest, devices_key = state.problem_key(problem)
     # The memory model in force decides the solver: the exact DP, or the memory-aware DP under training memory.
@@ -125,17 +151,24 @@ def main() -> None:
     # Sweeps run on demand only (issue 26): a page never starts minutes of work by itself, and Stop ends the workers.
     solver = "exact DP" if method == "dp" else f"{method}, memory model: {memory_model.describe()}"
     request = (digest, devices_key, kind_name, max_count, run_mode, address, method, model_options)
+    if large:
+        _first_look(request, problem, kind_name, max_count, memory_model.training)
     col_note = _run_buttons(request, problem, n_solves, solver)
-    try:
-        with st.spinner("Timing one solve..."):
-            base_seconds = runs.base_seconds(digest, devices_key, problem, method, model_options)
-    except PlacementError as exc:
-        st.error(str(exc))
-        st.stop()
+    if large:  # never time an exact solve in the page's own thread here: it could take minutes, unstoppable
+        base_seconds = math.inf
+        about = "each can take minutes on this graph"
+    else:
+        try:
+            with st.spinner("Timing one solve..."):
+                base_seconds = runs.base_seconds(digest, devices_key, problem, method, model_options)
+        except PlacementError as exc:
+            st.error(str(exc))
+            st.stop()
+        about = f"one takes about {base_seconds * 1000:.0f} ms here"
     executor, where = view.executor(run_mode, address, base_seconds, n_solves)
     col_note.caption(
-        f"{n_solves} optimal solves ({solver}; one takes about {base_seconds * 1000:.0f} ms here), run in "
-        f"{where}; results are cached per graph and device settings."
+        f"{n_solves} optimal solves ({solver}; {about}), run in {where}; results are cached per graph and "
+        "device settings."
     )
     state.init_widget("to_sensitivity", base_seconds < to.SENSITIVITY_AUTO_S)
     show_sensitivity = st.toggle(
@@ -149,7 +182,17 @@ def main() -> None:
 
     def run_sweep(parameter: str, values: tuple, title: str, vary_kind: str | None = kind_name):
         return runs.run_sweep(
-            digest, devices_key, parameter, values, vary_kind, title, problem, executor, method, model_options
+            digest,
+            devices_key,
+            parameter,
+            values,
+            vary_kind,
+            title,
+            problem,
+            executor,
+            method,
+            model_options,
+            retry_here=not large,
         )
 
     prefix = "" if kind_name == "accelerator" else f"{kind_name} "
@@ -160,6 +203,7 @@ def main() -> None:
     with tab_counts:
         with st.spinner("Solving..."):
             counts_points = run_sweep("accelerators", count_values, f"{kind_name} count sweep")
+        st.session_state["_to_exact"] = (request, counts_points)  # drawn on the first look next time
         sens = view.sensitivity(context, "accelerators", kind_name)
         view.errors(counts_points)
         title = f"time per sample vs number of {prefix}accelerators"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -347,3 +348,89 @@ def test_sweep_and_pareto_figures_carry_point_ids():
     assert front["x"] == [p.price_per_hour for p in expected]
     rows = viz.sweep_rows(points)
     assert [r["status"] for r in rows] == [p.status for p in points]
+
+
+# ----------------------------------------------------------------------------- stopping (issue 26 item 9)
+
+
+class _Recording:
+    """An executor that records the futures a sweep submits (each goes to the real pool)."""
+
+    def __init__(self, pool):
+        self.pool, self.futures = pool, []
+
+    def submit(self, fn, *args):
+        future = self.pool.submit(fn, *args)
+        self.futures.append(future)
+        return future
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def test_an_interrupted_sweep_cancels_its_queued_solves_and_stop_ends_the_workers(samples_dir):
+    """The page's Stop: the waiting sweep is interrupted at a heartbeat, queued solves are cancelled,
+    the busy worker is terminated (no process left), and nothing waits for the exact solve to finish."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    import psutil
+
+    from placement.explore.grids import stop_executor
+
+    problem = load_problem(samples_dir / "ours" / "inception_wide_inference.json")
+    pool = executor_for(None, max_workers=1)
+    recording = _Recording(pool)
+    beats = []
+
+    def progress(done, total):
+        beats.append(done)
+        if recording.futures and recording.futures[0].running():
+            raise _Interrupted  # what Streamlit does when Stop is clicked (a RerunException)
+
+    with pytest.raises(_Interrupted):
+        sweep(problem, "accelerators", range(1, 7), executor=recording, progress=progress, heartbeat_s=0.1)
+    assert beats and set(beats) == {0}  # heartbeats while no solve finished
+    # the pool hands one solve per worker plus one more to its call queue (those count as running)
+    started = [f for f in recording.futures if not f.cancelled()]
+    assert len(recording.futures) == 6 and len(started) <= 2 and not any(f.done() for f in started)
+    workers = [psutil.Process(p.pid) for p in pool._processes.values()]
+    assert workers
+    stop_executor(pool)
+    assert all(f.done() and not f.cancelled() for f in started)  # failed with the terminated worker
+    with pytest.raises(BrokenProcessPool):
+        started[0].result()
+    assert not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers)
+    stop_executor(pool)  # stopping twice is harmless
+
+
+def test_a_pool_does_not_keep_the_interpreter_waiting_for_busy_workers(tmp_path):
+    """A server stopped while a solve runs exits at once: the pool's busy workers are ended at exit."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "busy.py"
+    script.write_text(
+        "import time\n"
+        "from placement.explore.executors import executor_for\n"
+        "if __name__ == '__main__':  # a spawned worker imports this file again\n"
+        "    pool = executor_for(None, max_workers=1)\n"
+        "    future = pool.submit(time.sleep, 600)\n"
+        "    while not future.running():\n"
+        "        time.sleep(0.05)\n"
+        "    time.sleep(1)\n"
+        "    assert not future.done()  # the worker is alive and sleeping\n"
+        "    print(' '.join(str(p.pid) for p in pool._processes.values()), flush=True)\n"
+    )
+    import os
+
+    import psutil
+
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    pids = [int(p) for p in done.stdout.split()]
+    assert pids
+    for pid in pids:  # the worker sleeping 600 s is gone
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE

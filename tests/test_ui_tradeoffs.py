@@ -28,6 +28,7 @@ def test_planned_solves_counts_the_memory_sweep_only_with_sizes():
 def test_run_modes_offer_dask_only_when_allow_listed():
     assert to.run_modes(()) == ["auto", "process", "sequential"]
     assert to.run_modes(("tcp://10.0.0.1:8786",)) == list(to.RUN_MODES)
+    assert to.run_modes((), large=True) == ["auto", "process"]  # Stop could not end a solve in the page's process
 
 
 @pytest.mark.parametrize(

@@ -51,9 +51,13 @@ def planned_solves(counts: Sequence, bandwidths: Sequence, grid: Sequence, has_s
     return len(counts) + len(bandwidths) + (memory_sweep_solves() if has_sizes else 0) + len(grid)
 
 
-def run_modes(dask_addresses: Sequence[str]) -> list[str]:
-    """The run modes to offer: Dask only when the operator allow-listed a cluster."""
-    return [mode for mode in RUN_MODES if mode != "dask" or dask_addresses]
+def run_modes(dask_addresses: Sequence[str], large: bool = False) -> list[str]:
+    """The run modes to offer: Dask only when the operator allow-listed a cluster.
+
+    On a ``large`` graph (the sweeps wait for Run) "sequential" is not offered: an exact solve in
+    the page's own process could take minutes, and Stop could not end it (it ends worker processes).
+    """
+    return [mode for mode in RUN_MODES if (mode != "dask" or dask_addresses) and not (large and mode == "sequential")]
 
 
 def starts_by_itself(ideals: int | None) -> bool:

@@ -8,9 +8,13 @@ sends is unpickled as a result.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import multiprocessing
 import os
+import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any
@@ -21,6 +25,47 @@ from ..io import result_to_dict as result_to_plain
 from ..model import Result
 
 # ----------------------------------------------------------------------------- executors
+
+
+def stop_executor(executor: Any) -> None:
+    """Stop ``executor`` now: drop queued solves and end a local process pool's worker processes.
+
+    ``shutdown(cancel_futures=True)`` alone leaves running exact solves busy until they finish
+    (minutes on a large graph); their processes are terminated, and when this returns every future
+    of the pool is done. Other executors (Dask) are shut down. Stopping twice is harmless.
+    """
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    manager = getattr(executor, "_executor_manager_thread", None)  # shutdown forgets it
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+    # The pool's own thread settles the futures (cancelled, or failed with the ended workers) and exits:
+    # once it has, no future of this pool is pending.
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(timeout=5)
+
+
+def _stop_at_exit(pool_ref: weakref.ref) -> None:
+    pool = pool_ref()
+    if pool is not None:
+        stop_executor(pool)
+
+
+def _stop_with_interpreter(pool: Executor) -> None:
+    """End ``pool``'s workers when the interpreter exits (a server stopped with busy solves exits at once).
+
+    The standard library joins a process pool's busy workers at exit (before ``atexit`` hooks run),
+    so the hook goes where that join is registered, to run before it (hooks run last-in first-out).
+    """
+    register = getattr(threading, "_register_atexit", None) or atexit.register
+    try:
+        register(functools.partial(_stop_at_exit, weakref.ref(pool)))
+    except RuntimeError:  # the interpreter is already shutting down: no new pool work will run
+        pass
+
 
 #: Environment variable in which the operator lists the Dask scheduler addresses sweeps may use
 #: (separated by commas or spaces). Empty or unset: Dask is off. A Dask client unpickles what the
@@ -91,7 +136,8 @@ def executor_for(
     address : str, optional
         A Dask scheduler address (``"tcp://host:8786"``). None or "" gives a local
         :class:`~concurrent.futures.ProcessPoolExecutor` (spawned workers, so that the
-        caller's threads and the Streamlit script are never forked or re-run).
+        caller's threads and the Streamlit script are never forked or re-run), whose workers are
+        ended when the interpreter exits (:func:`stop_executor`), busy or not.
     max_workers : int, optional
         Workers of the local pool (default: the number of CPU cores).
     timeout : float
@@ -112,7 +158,9 @@ def executor_for(
     """
     if not address:
         workers = max_workers or os.cpu_count() or 1
-        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        _stop_with_interpreter(pool)
+        return pool
     allowed = allowed_dask_addresses() if allowed is None else tuple(allowed)
     if address not in allowed:
         raise PlacementError(

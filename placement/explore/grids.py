@@ -6,18 +6,20 @@
   that the sweep shows every memory value at which the optimal plan changes instead of a
   fixed geometric grid that may miss them;
 * :func:`use_pool`: whether a local process pool is worth starting for a batch of solves;
-* :func:`stop_executor`: stop a pool now (the Tradeoffs page's Stop button), ending its workers.
+* :func:`stop_executor` (from :mod:`placement.explore.executors`): stop a pool now (the Tradeoffs page's Stop
+  button), ending its workers.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 from ..evaluate import device_loads
 from ..model import Problem, Result
-from .sweep import SweepPoint, make_point, solve_point, vary
+from .executors import stop_executor as stop_executor  # re-exported (the page's Stop)
+from .sweep import SweepPoint, make_point, vary
 
 #: Estimated seconds of solving below which a local process pool is not worth starting.
 POOL_THRESHOLD_S = 2.0
@@ -38,21 +40,6 @@ def bandwidth_values(bandwidth: float) -> tuple[float, ...]:
 def use_pool(seconds_per_solve: float, solves: int, threshold: float = POOL_THRESHOLD_S) -> bool:
     """True when ``solves`` solves of about ``seconds_per_solve`` each take at least ``threshold`` seconds."""
     return seconds_per_solve * solves >= threshold
-
-
-def stop_executor(executor: Any) -> None:
-    """Stop ``executor`` now: drop queued solves and end a local process pool's worker processes.
-
-    ``shutdown(cancel_futures=True)`` alone leaves running exact solves busy until they finish
-    (minutes on a large graph); their processes are terminated. Other executors (Dask) are shut down.
-    """
-    processes = list((getattr(executor, "_processes", None) or {}).values())
-    executor.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    for process in processes:
-        process.join(timeout=5)
 
 
 def plan_memory(problem: Problem, result, kind: str) -> float:
@@ -82,6 +69,7 @@ def memory_grid(
     margin: float = 0.25,
     executor=None,
     progress: Callable[[int, int], None] | None = None,
+    heartbeat_s: float | None = None,
 ) -> tuple[SweepPoint, ...]:
     """Time per sample against memory per device of ``kind``, on a grid placed around where the plan changes.
 
@@ -113,6 +101,8 @@ def memory_grid(
         As in :func:`placement.explore.sweep.sweep`.
     progress : callable, optional
         ``progress(done, total)`` after each solve (``total`` grows when a round adds probes).
+    heartbeat_s : float, optional
+        As in :func:`placement.explore.sweep.sweep` (every solve, the first included, runs on ``executor``).
 
     Returns
     -------
@@ -137,7 +127,17 @@ def memory_grid(
             progress(done_before + done, max(planned, done_before + total))
 
     unlimited = vary(problem, "memory", math.inf, name)
-    top = solve_point(unlimited, method)
+    first = sweep(
+        problem,
+        "memory",
+        [math.inf],
+        method=method,
+        executor=executor,
+        progress=lambda done, total: report(0, 0),
+        kind=name,
+        heartbeat_s=heartbeat_s,
+    )
+    top = first[0].result
     done_before = 1
     report(0, 0)
     hi = plan_memory(unlimited, top, name)
@@ -159,7 +159,18 @@ def memory_grid(
     if math.isfinite(current) and 0 < current <= 4 * hi:
         wanted.add(current)
     values = sorted(wanted)
-    add(sweep(problem, "memory", values, method=method, executor=executor, progress=report, kind=name))
+    add(
+        sweep(
+            problem,
+            "memory",
+            values,
+            method=method,
+            executor=executor,
+            progress=report,
+            kind=name,
+            heartbeat_s=heartbeat_s,
+        )
+    )
     done_before += len(values)
     for _ in range(rounds):
         ordered = sorted(found.items())
@@ -175,7 +186,18 @@ def memory_grid(
         probes = sorted(mid for _, mid in sorted(gaps, reverse=True)[:probes_per_round])
         if not probes:
             break
-        add(sweep(problem, "memory", probes, method=method, executor=executor, progress=report, kind=name))
+        add(
+            sweep(
+                problem,
+                "memory",
+                probes,
+                method=method,
+                executor=executor,
+                progress=report,
+                kind=name,
+                heartbeat_s=heartbeat_s,
+            )
+        )
         done_before += len(probes)
     if progress is not None:
         progress(done_before, done_before)

@@ -14,7 +14,7 @@ import itertools
 import math
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -273,6 +273,7 @@ def sweep(
     executor: Executor | str | None = None,
     progress: Callable[[int, int], None] | None = None,
     kind: str | None = None,
+    heartbeat_s: float | None = None,
     **options: Any,
 ) -> tuple[SweepPoint, ...]:
     """Solve ``problem`` once per value of ``parameter``.
@@ -295,6 +296,11 @@ def sweep(
         Called as ``progress(done, total)`` after each point is solved.
     kind : str, optional
         The accelerator kind for per-kind parameters (default: the first kind).
+    heartbeat_s : float, optional
+        With an executor: also call ``progress(done, total)`` (unchanged values) every
+        ``heartbeat_s`` seconds while no solve finishes, so that a caller can interrupt the wait
+        (the app's Stop button acts at its next call). If the wait is interrupted by an exception,
+        the solves not yet started are cancelled before it propagates.
     **options
         Passed to the solver (``time_limit`` ...).
 
@@ -341,18 +347,7 @@ def sweep(
                 cast(Executor, executor).submit(solve_point, job, method, frozen_options): k
                 for k, job in enumerate(jobs)
             }
-            done = 0
-            for future in as_completed(futures):
-                k = futures[future]
-                try:
-                    results[k] = future.result()
-                except Exception as exc:  # a worker crash must not lose the other points
-                    results[k] = make_result(
-                        method, Status.ERROR, seconds=0.0, reason=f"worker failed: {type(exc).__name__}: {exc}"
-                    )
-                done += 1
-                if progress is not None:
-                    progress(done, total)
+            _collect(futures, results, method, progress, heartbeat_s)
     finally:
         if own:
             cast(Executor, executor).shutdown()  # the pool made above
@@ -360,6 +355,43 @@ def sweep(
         make_point(i, name, value, varied, cast(Result, results[unique[varied]]))  # every job is solved above
         for i, (value, varied) in enumerate(zip(values, problems))
     )
+
+
+def _collect(
+    futures: dict[Future, int],
+    results: list[Result | None],
+    method: str,
+    progress: Callable[[int, int], None] | None,
+    heartbeat_s: float | None,
+) -> None:
+    """Wait for ``futures`` (future -> job index), filling ``results``; see :func:`sweep` for the heartbeat.
+
+    Invariant: every future is either in ``pending`` or its result is stored; on any exception
+    (an interrupted wait) the pending ones are cancelled (those already running finish or are ended
+    by whoever owns the executor).
+    """
+    pending = set(futures)
+    total, done = len(futures), 0
+    try:
+        while pending:
+            finished, pending = wait(pending, timeout=heartbeat_s, return_when=FIRST_COMPLETED)
+            for future in finished:
+                k = futures[future]
+                try:
+                    results[k] = future.result()
+                except Exception as exc:  # a worker crash (or a cancel) must not lose the other points
+                    results[k] = make_result(
+                        method, Status.ERROR, seconds=0.0, reason=f"worker failed: {type(exc).__name__}: {exc}"
+                    )
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+            if not finished and progress is not None:
+                progress(done, total)  # the heartbeat: nothing finished within heartbeat_s
+    except BaseException:
+        for future in pending:
+            future.cancel()
+        raise
 
 
 def format_value(value: Any) -> str:
