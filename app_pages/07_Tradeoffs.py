@@ -11,7 +11,7 @@ import math
 
 import streamlit as st
 
-from placement import PlacementError, viz, viz_bounds
+from placement import PlacementError, viz
 from placement.explore.grids import bandwidth_values as bandwidth_grid
 from placement.explore.grids import count_values as count_grid_1d
 from placement.explore.sweep import DASK_ALLOW_ENV, allowed_dask_addresses, count_grid, pareto_front
@@ -81,7 +81,7 @@ def _first_look(request: tuple, problem, kind_name: str, max_count: int, trainin
     exact = stored[1] if stored and stored[0] == request else ()
     prefix = "" if kind_name == "accelerator" else f"{kind_name} "
     title = f"First look: where the optimal time per sample lies, by number of {prefix}accelerators"
-    st.plotly_chart(viz_bounds.band_figure(band, exact, title=title), key="to_chart_band")
+    st.plotly_chart(viz.band_figure(band, exact, title=title), key="to_chart_band")
     plan_words = (
         "" if training else ", and at most the time of a valid plan found in milliseconds (a PipeDream-style split)"
     )

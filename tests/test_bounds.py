@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from placement import PlacementError, evaluate, load_problem, solve_dp
 from placement.explore.bounds import MAX_BAND_POINTS, BandPoint, count_band
 from placement.explore.sweep import vary
-from placement.viz_bounds import EXACT_NAME, LOWER_NAME, UPPER_NAME, band_figure
+from placement.viz.bounds import EXACT_NAME, LOWER_NAME, UPPER_NAME, band_figure
 
 
 @settings(max_examples=40, deadline=None)

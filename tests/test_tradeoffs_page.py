@@ -208,7 +208,7 @@ def test_a_large_graph_draws_the_band_at_once_and_starts_no_exact_solve(monkeypa
     from placement.evaluate import evaluate
     from placement.explore.teaching import lower_bound
     from placement.heuristics import pipedream
-    from placement.viz_bounds import LOWER_NAME, UPPER_NAME
+    from placement.viz.bounds import LOWER_NAME, UPPER_NAME
 
     at = _inception_page(monkeypatch)
     assert not at.exception, at.exception

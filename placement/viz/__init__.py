@@ -23,6 +23,7 @@ Every public name is re-exported here: ``from placement.viz import graph_figure`
 from __future__ import annotations
 
 from ._base import CPU_COLORS, DEVICE_COLORS, GIB, UNPLACED_COLOR, device_colors, format_bytes
+from .bounds import band_figure
 from .graph import dag_layout, graph_figure, graph_stats, node_hover, node_label, node_label_chars, node_rows
 from .lattice import label_sides, lattice_figure, teaching_layout
 from .loads import compare_figure, device_rows, load_figure, memory_figure, placement_rows
@@ -53,6 +54,7 @@ __all__ = [
     "SCHEDULE_EVENT_COLORS",
     "UNPLACED_COLOR",
     "add_sensitivity_markers",
+    "band_figure",
     "bottleneck_figure",
     "compare_figure",
     "count_curve_figure",
