@@ -52,10 +52,13 @@ def _settings(devices, names: list[str], large: bool) -> tuple[str, int, str, st
             format_func=to.RUN_MODES.get,
             key="to_run_mode",
             persist_state=state.PERSIST,
-            help=None
-            if dask_addresses
-            else f"A Dask cluster appears here when the operator allow-lists its address in "
-            f"{DASK_ALLOW_ENV} (see the README).",
+            help=to.RUN_MODE_HELP
+            + (
+                ""
+                if dask_addresses
+                else f" A Dask cluster appears here when the operator allow-lists its address in "
+                f"{DASK_ALLOW_ENV} (see the README)."
+            ),
         )
     address = ""
     if run_mode == "dask":
@@ -68,59 +71,6 @@ def _settings(devices, names: list[str], large: bool) -> tuple[str, int, str, st
             help="The solves are sent to this Dask cluster (its workers need this project installed).",
         )
     return kind_name, max_count, run_mode, address
-
-
-def _first_look(request: tuple, problem, kind_name: str, max_count: int, training: bool) -> None:
-    """The band the exact optimum lies in, per count of ``kind_name``: no exact solve (under a second).
-
-    The exact optima of a finished count sweep for the same settings are drawn on it.
-    """
-    digest, devices_key = request[0], request[1]
-    band = runs.band(digest, devices_key, kind_name, max_count, problem, plans=not training)
-    stored = st.session_state.get("_to_exact")
-    exact = stored[1] if stored and stored[0] == request else ()
-    prefix = "" if kind_name == "accelerator" else f"{kind_name} "
-    title = f"First look: where the optimal time per sample lies, by number of {prefix}accelerators"
-    st.plotly_chart(viz.band_figure(band, exact, title=title), key="to_chart_band")
-    plan_words = (
-        "" if training else ", and at most the time of a valid plan found in milliseconds (a PipeDream-style split)"
-    )
-    st.caption(
-        f"Without an exact solve: for each count the optimum is at least the lower bound{plan_words}. "
-        + ("The diamonds are exact optima already solved. " if exact else "")
-        + "This graph is large: each exact solve can take minutes, so the exact sweeps run only on Run."
-    )
-
-
-def _run_buttons(request: tuple, problem, n_solves: int, solver: str) -> st.delta_generator.DeltaGenerator:
-    """Run and Stop; stops the page until the sweeps of ``request`` are asked for (small graphs: at once).
-
-    Returns the place for the note beside the buttons.
-    """
-    col_go, col_stop, col_note = st.columns([1, 1, 3], vertical_alignment="center")
-    if col_go.button("Run the sweeps", key="to_run", type="primary"):
-        st.session_state["_to_request"] = request
-    if col_stop.button(
-        "Stop", key="to_stop", help="Stop the sweeps now: queued solves are dropped and the worker processes end."
-    ):
-        st.session_state.pop("_to_request", None)
-        runs.stop_all()
-        st.session_state["_to_stopped"] = True
-    elif st.session_state.get("_to_request") == request:
-        st.session_state.pop("_to_stopped", None)
-    # Small graphs (few ideals: each solve takes milliseconds) still sweep on opening.
-    stopped = st.session_state.get("_to_stopped", False)
-    if to.starts_by_itself(state.ideal_count(problem.graph)) and not stopped:
-        st.session_state["_to_request"] = request
-    if st.session_state.get("_to_request") != request:
-        if stopped:
-            st.warning("Stopped: the sweeps' workers were ended. Results finished before the stop stay cached.")
-        col_note.caption(
-            f"{n_solves} optimal solves ({solver}), each of the current graph with one setting changed. "
-            "Press Run the sweeps to start them (each chart appears as its sweep ends; Stop ends them)."
-        )
-        st.stop()
-    return col_note
 
 
 def main() -> None:
@@ -152,8 +102,8 @@ def main() -> None:
     solver = "exact DP" if method == "dp" else f"{method}, memory model: {memory_model.describe()}"
     request = (digest, devices_key, kind_name, max_count, run_mode, address, method, model_options)
     if large:
-        _first_look(request, problem, kind_name, max_count, memory_model.training)
-    col_note = _run_buttons(request, problem, n_solves, solver)
+        view.first_look(request, problem, kind_name, max_count, memory_model.training)
+    col_note = view.run_buttons(request, problem, n_solves, solver)
     if large:  # never time an exact solve in the page's own thread here: it could take minutes, unstoppable
         base_seconds = math.inf
         about = "each can take minutes on this graph"

@@ -16,11 +16,17 @@ from placement.model import Status
 
 #: Where the solves run: widget value -> label. "dask" is offered only towards allow-listed clusters.
 RUN_MODES = {
-    "auto": "Automatic (processes when it pays)",
-    "process": "Local process pool",
-    "sequential": "This process, one after another",
+    "auto": "Automatic",
+    "process": "Process pool",
+    "sequential": "This process",
     "dask": "Dask cluster",
 }
+#: What the run modes mean (the menu's help).
+RUN_MODE_HELP = (
+    "Automatic: worker processes when the solves take long enough to pay for them, else this process. "
+    "Process pool: always worker processes (Stop ends them). This process: one solve after another in the "
+    "page's own process."
+)
 #: The sweeps start by themselves only on graphs with at most this many ideals (each solve then takes
 #: milliseconds); larger graphs wait for the Run button (issue 26: Inception-like, 40,339 ideals, took minutes).
 AUTO_RUN_IDEALS = 2000
