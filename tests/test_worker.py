@@ -82,7 +82,7 @@ def test_worker_count(monkeypatch):
     monkeypatch.setenv(worker.WORKERS_ENV, "3")
     assert worker.worker_count() == 3
     monkeypatch.delenv(worker.WORKERS_ENV)
-    assert worker.worker_count() >= 1
+    assert worker.worker_count() >= 2  # one long job never holds every worker
 
 
 @pytest.mark.slow

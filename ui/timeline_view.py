@@ -73,7 +73,9 @@ def _init(problem: placement.Problem, memory_model: placement.MemoryModel) -> No
 def controls(problem: placement.Problem, memory_model: placement.MemoryModel) -> Settings:
     """Schedule, virtual stages, microbatches, optimizer state and recomputation."""
     _init(problem, memory_model)
-    col_schedule, col_v, col_m, col_opt, col_re = st.columns([2, 1, 1.6, 1.2, 1.6])  # wide enough for every label
+    # Two rows, so that every label and value fits at 1024 px (issue 26: five in a row were cut).
+    col_schedule, col_v = st.columns([2, 1])
+    col_m, col_opt, col_re = st.columns(3)
     with col_schedule:
         schedule_kind = st.selectbox(
             "Schedule",

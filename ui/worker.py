@@ -10,8 +10,8 @@ shared by the server through ``st.cache_resource``) and waits for it with the GI
   state, and a new request first cancels it when it is still queued, or waits for it when it is
   running (Streamlit stopped the run that asked for it; its result is dropped), so one user never holds
   more than one worker.
-* **Pool size.** :data:`WORKERS_ENV` (default: half the CPUs, at least one) worker processes; on a 2-core
-  machine one core stays for the server. Jobs of different sessions queue in the pool.
+* **Pool size.** :data:`WORKERS_ENV` (default: one per CPU, at least two) worker processes, so that one
+  session's long job never holds every worker; past that, jobs of different sessions queue in the pool.
 * **Progress.** A ``progress(done, total)`` callback given to :func:`run` is relayed from the worker
   through a manager queue and called in the session's thread (a Streamlit progress bar updates there).
 * **Errors.** A :class:`placement.PlacementError` raised in the worker is raised again here (one line); a
@@ -61,11 +61,15 @@ class WorkerError(PlacementError):
 
 
 def worker_count() -> int:
-    """Worker processes of the pool: :data:`WORKERS_ENV`, else half the CPUs (at least one)."""
+    """Worker processes of the pool: :data:`WORKERS_ENV`, else one per CPU and at least two.
+
+    At least two, so that one session's long solve never queues every other session's quick ones (the
+    server's event loop is another process's concern: the workers run outside it, the OS shares the cores).
+    """
     text = os.environ.get(WORKERS_ENV, "")
     if text.strip().isdigit():
         return int(text)
-    return max(1, (os.cpu_count() or 2) // 2)
+    return max(2, os.cpu_count() or 2)
 
 
 def _in_server() -> bool:
