@@ -15,7 +15,7 @@ import streamlit as st
 import placement
 from placement.model import Status
 from placement.solve import METHODS
-from ui import graph_info, worker
+from ui import graph_info
 from ui import live as live_tables
 from ui.formatting import method_name
 from ui.graph_state import current_memory_model
@@ -50,8 +50,13 @@ def _solve_uncached(
     problem: placement.Problem, method: str, options: dict[str, Any], progress: Any = None
 ) -> placement.Result:
     started = time.perf_counter()
-    try:  # in a worker process; a progress option (the caller checked the method takes one) is relayed
-        return worker.run(worker.solve, problem, method, progress=progress, **options)
+    if progress is not None:  # the method takes a progress option (checked by the caller)
+        options = dict(options, progress=progress)
+    # In the session's thread, not ui.worker: the DP kernel releases the GIL (numba nogil), and a solve in the
+    # shared pool queued other sessions' quick solves behind a long one and broke the browser round trips
+    # (measured 2026-11-25). Rule matching, upload parsing and the ONNX import do go to ui.worker.
+    try:
+        return placement.solve(problem, method, **options)
     except placement.PlacementError as exc:
         return placement.make_result(
             method, Status.ERROR, started=started, objective_kind=method_objective(method), reason=str(exc)

@@ -146,8 +146,10 @@ def monitored(url: str, second, start, finish) -> dict:
 #: ``ui.worker.run(ui.worker.parse_upload, ...)``), and the Devices page's live tables (``ui/live.py``) build
 #: the DP table of the last solve in a thread of the server (its Python parts hold the GIL).
 NOT_YET = {
-    "upload": "the Graph page parses the upload in the script thread (json.loads of 40 MB holds the GIL)",
-    "solve": "ui/live.py builds the DP table of the last solve in a server thread (Python parts hold the GIL)",
+    "upload": "the server receives and buffers the 40 MB upload itself (parsing is in ui.worker): p99 0.19 s on a "
+    "quiet machine, 0.77 s under load",
+    "solve": "solves run in the session's thread (the shared worker pool queued other sessions behind a long "
+    "solve) and ui/live.py builds the last solve's DP table in a server thread: p99 0.1 to 0.9 s",
 }
 ACTIONS = [
     pytest.param(name, marks=pytest.mark.xfail(reason=NOT_YET[name], strict=False)) if name in NOT_YET else name
