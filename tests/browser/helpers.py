@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
+import urllib.request
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -134,3 +136,41 @@ def engine_time(problem) -> str:
     result = solve_dp(problem)
     assert result.status == "optimal"
     return f"{evaluate(problem, result.placement).max_load:.6g} ms"
+
+
+class HealthProbe(threading.Thread):
+    """Probes ``/_stcore/health`` every ``period_s`` and records each answer's latency (and failures)."""
+
+    def __init__(self, url: str, period_s: float, timeout_s: float) -> None:
+        super().__init__(daemon=True)
+        self.url = f"{url}/_stcore/health"
+        self.period_s = period_s
+        self.timeout_s = timeout_s
+        self.latencies: list[float] = []
+        self.failures: list[str] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            started = time.perf_counter()
+            try:
+                with urllib.request.urlopen(self.url, timeout=self.timeout_s) as response:
+                    body = response.read().decode().strip()
+                if body != "ok":
+                    self.failures.append(body[:80])
+            except OSError as exc:
+                self.failures.append(str(exc)[:80])
+            took = time.perf_counter() - started
+            self.latencies.append(took)
+            self.stop.wait(max(0.0, self.period_s - took))
+
+    def p99(self) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+
+
+#: JavaScript: the text of every metric value and label (and each element inside a value) cut by its box.
+CLIPPED_METRICS_JS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stMetricValue"], [data-testid="stMetricValue"] *, [data-testid="stMetricLabel"] p'))
+  .filter((el) => el.scrollWidth > el.clientWidth + 1 || getComputedStyle(el).textOverflow === 'ellipsis')
+  .map((el) => el.innerText)"""

@@ -9,9 +9,7 @@ holds only when the solve releases the GIL (the numba kernels run with ``nogil=T
 
 from __future__ import annotations
 
-import threading
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -21,7 +19,7 @@ from placement import Problem, load_problem
 from placement.scenario import Scenario, scenario_to_query
 
 from .conftest import streamlit_server
-from .helpers import engine_time, go, metric, wait_for_text, wait_idle
+from .helpers import HealthProbe, engine_time, go, metric, wait_for_text, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -36,30 +34,6 @@ def fresh_app(artifacts_dir):
     """A server of its own: nothing solved or cached yet."""
     with streamlit_server(artifacts_dir / "streamlit-health-server.log") as url:
         yield url
-
-
-class _Probe(threading.Thread):
-    """Polls the health endpoint every 50 ms and records how long each answer took."""
-
-    def __init__(self, url: str) -> None:
-        super().__init__(daemon=True)
-        self.url = f"{url}/_stcore/health"
-        self.latencies: list[float] = []
-        self.failures: list[str] = []
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            started = time.perf_counter()
-            try:
-                with urllib.request.urlopen(self.url, timeout=30) as response:
-                    body = response.read().decode().strip()
-                if body != "ok":
-                    self.failures.append(body[:80])
-            except OSError as exc:
-                self.failures.append(str(exc)[:80])
-            self.latencies.append(time.perf_counter() - started)
-            time.sleep(0.05)
 
 
 def test_health_answers_while_another_session_solves(browser, fresh_app, artifacts_dir):
@@ -80,7 +54,7 @@ def test_health_answers_while_another_session_solves(browser, fresh_app, artifac
         query = urlencode(scenario_to_query(Scenario(f"sample:{SAMPLE}", devices)))
         expected = engine_time(Problem(problem.graph, devices))
 
-        probe = _Probe(fresh_app)
+        probe = HealthProbe(fresh_app, period_s=0.05, timeout_s=30)
         probe.start()
         started = time.perf_counter()
         # The live solve runs in a new session opened on the link (minutes on a loaded machine, so

@@ -14,18 +14,12 @@ from placement import load_problem
 from placement.scenario import Scenario, scenario_to_query
 
 from .conftest import ROOT
-from .helpers import wait_idle
+from .helpers import CLIPPED_METRICS_JS, wait_idle
 
 pytestmark = pytest.mark.browser
 
 SIZES = ((1024, 768), (1400, 900))
 PAGES = ("Devices", "Placement", "Timeline", "Parallel_plan", "Meeting_summary")
-
-# Every metric value and label, and each element inside it: its text must fit its box.
-_CLIPPED = """() => Array.from(document.querySelectorAll(
-    '[data-testid="stMetricValue"], [data-testid="stMetricValue"] *, [data-testid="stMetricLabel"] p'))
-  .filter((el) => el.scrollWidth > el.clientWidth + 1 || getComputedStyle(el).textOverflow === 'ellipsis')
-  .map((el) => el.innerText)"""
 
 
 def test_no_headline_number_is_cut_at_1024_and_1400(browser, app_url, artifacts_dir):
@@ -51,7 +45,7 @@ def test_no_headline_number_is_cut_at_1024_and_1400(browser, app_url, artifacts_
                 page.goto(f"{app_url}/{name}?{link}")
                 page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=60_000)
                 wait_idle(page, settle=1.0)
-                cut += [(name, width, text) for text in page.evaluate(_CLIPPED)]
+                cut += [(name, width, text) for text in page.evaluate(CLIPPED_METRICS_JS)]
                 page.screenshot(path=artifacts_dir / f"widths_{width}_{name.lower()}.png")
         finally:
             context.close()

@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import json
 import statistics
-import threading
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -42,7 +40,7 @@ from placement import load_problem, parse_problem
 from placement.scenario import Scenario, scenario_to_query
 
 from .conftest import streamlit_server
-from .helpers import go, metric, upload_file, wait_idle
+from .helpers import HealthProbe, go, metric, upload_file, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -57,34 +55,6 @@ NAME_CHARS = 10_000
 UPLOAD_BYTES = 40_000_000
 RULE_NODES = 500  # nodes of the graph the expensive rules run on (5 MB)
 SAMPLE = "ours/inception_wide_inference"
-
-
-class Monitor(threading.Thread):
-    """Probes the health endpoint every :data:`PERIOD_S` and records each answer's latency."""
-
-    def __init__(self, url: str) -> None:
-        super().__init__(daemon=True)
-        self.url = f"{url}/_stcore/health"
-        self.latencies: list[float] = []
-        self.failures: list[str] = []
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            started = time.perf_counter()
-            try:
-                with urllib.request.urlopen(self.url, timeout=60) as response:
-                    if response.read().decode().strip() != "ok":
-                        self.failures.append("not ok")
-            except OSError as exc:
-                self.failures.append(str(exc)[:80])
-            took = time.perf_counter() - started
-            self.latencies.append(took)
-            self.stop.wait(max(0.0, PERIOD_S - took))
-
-    def p99(self) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
 def big_graph(target_bytes: int) -> str:
@@ -121,7 +91,7 @@ def page_load(context, url: str) -> float:
 
 def monitored(url: str, second, start, finish) -> dict:
     """Run an action (``start`` then ``finish``) in session A while B loads a page; the monitor's numbers."""
-    monitor = Monitor(url)
+    monitor = HealthProbe(url, period_s=PERIOD_S, timeout_s=60)
     monitor.start()
     started = time.perf_counter()
     start()

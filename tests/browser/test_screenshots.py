@@ -23,15 +23,9 @@ from placement.scenario import Scenario, scenario_to_query
 from ui.navigation import PAGES
 
 from .conftest import ROOT
-from .helpers import wait_idle
+from .helpers import CLIPPED_METRICS_JS, wait_idle
 
 pytestmark = pytest.mark.browser
-
-# Every metric value and label, and each element inside it: its text must fit its box.
-_CLIPPED = """() => Array.from(document.querySelectorAll(
-    '[data-testid="stMetricValue"], [data-testid="stMetricValue"] *, [data-testid="stMetricLabel"] p'))
-  .filter((el) => el.scrollWidth > el.clientWidth + 1 || getComputedStyle(el).textOverflow === 'ellipsis')
-  .map((el) => el.innerText)"""
 
 
 def _link() -> str:
@@ -73,14 +67,14 @@ def test_every_page_photographed_and_no_metric_clipped(browser, app_url, tmp_pat
                 page.wait_for_url(re.compile(rf"/{re.escape(url)}(\?.*)?$"))
             page.locator("h1").first.wait_for()
             wait_idle(page, settle=1.0)
-            cut += [(title, text) for text in page.evaluate(_CLIPPED)]
+            cut += [(title, text) for text in page.evaluate(CLIPPED_METRICS_JS)]
             name = f"{position + 1:02d}_{url.lower()}_{width}x{height}.png"
             for directory in directories:
                 page.screenshot(path=directory / name)
             if len(directories) > 1:  # asked for screenshots to look at: the whole page too (a tall window)
                 page.set_viewport_size({"width": width, "height": 2400})
                 wait_idle(page, settle=0.5)
-                cut += [(title, text) for text in page.evaluate(_CLIPPED)]
+                cut += [(title, text) for text in page.evaluate(CLIPPED_METRICS_JS)]
                 page.screenshot(path=directories[1] / name.replace(".png", "_whole.png"))
                 page.set_viewport_size({"width": width, "height": height})
     finally:
