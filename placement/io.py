@@ -12,7 +12,9 @@ Graph file (the paper's format; other keys are kept)::
 Split file: ``{"fpgas": [{"nodes": [...]}, ...], "cpus": [{"nodes": [...]}, ...]}``;
 the extension ``{"accelerators": [{"kind", "nodes", "calls"?}], "cpus": [...]}`` names kinds.
 
-An unlimited memory (``math.inf``) is written as the string ``"inf"`` by every writer of devices
+Devices have one serializer, :func:`devices_to_dict` / :func:`devices_from_dict` (the device keys above);
+scenario cards and shared links carry the same object. An unlimited memory (``math.inf``) is written as
+the string ``"inf"`` by every writer of devices
 (:func:`encode_unlimited`); readers also take ``null`` and the ``1e300`` older files hold
 (:func:`decode_unlimited`). Results travel as :func:`result_to_dict` / :func:`result_from_dict`
 (the one result serializer, :mod:`placement.io_result`).
@@ -298,7 +300,7 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
         name=Path(source).stem if source else "",
         extra={k: v for k, v in data.items() if k not in _TOP_KEYS},
     )
-    devices = _devices_from_dict(data)
+    devices = devices_from_dict(data)
     known = {kind.name for kind in devices.accelerators}
     for node in graph.nodes:
         for kind in node.allowed_kinds or ():
@@ -310,41 +312,89 @@ def _graph_from_dict(data: Any, source: str) -> tuple[Graph, Devices]:
     return graph, devices
 
 
-def _devices_from_dict(data: Mapping[str, Any]) -> Devices:
-    cpus = get_field(data, "maxCPUs", "graph", "int", 0)
-    bandwidth = get_field(data, "bandwidthFactor", "graph", "number", 1.0)
-    overlap = get_field(data, "overlap", "graph", "bool", False)
-    cpu_price = get_field(data, "cpuPricePerHour", "graph", "number", 0.0)
+#: The device fields of the file format (a graph file's other top-level keys are the graph's).
+DEVICE_KEYS = frozenset(
+    {
+        "maxFPGAs",
+        "maxCPUs",
+        "maxSizePerFPGA",
+        "deviceKinds",
+        "bandwidthFactor",
+        "overlap",
+        "cpuPricePerHour",
+        "cpuBandwidth",
+    }
+)
+#: The fields of one ``deviceKinds`` entry.
+KIND_KEYS = frozenset({"name", "count", "memory", "speed", "bandwidth", "pricePerHour"})
+
+
+def _unknown_field(raw: Mapping[str, Any], known: frozenset[str], where: str) -> None:
+    unknown = sorted(set(raw) - known, key=str)
+    if unknown:
+        raise InvalidGraphError(f"{where}: unknown field {quote(unknown[0], 40)}")
+
+
+def devices_from_dict(data: Mapping[str, Any], where: str = "graph", strict: bool = False) -> Devices:
+    """The :class:`Devices` of the file format's device fields (:func:`devices_to_dict` gives them back exactly).
+
+    The one device reader: graph files, scenario cards and shared links (:mod:`placement.scenario`) all use it.
+
+    Parameters
+    ----------
+    data : mapping
+        The device fields (a graph file's top level, or a link's ``devices`` object).
+    where : str
+        Named by every error (``"graph"``; a link's ``"link: parameter 'devices'"``).
+    strict : bool
+        Refuse keys that are not device fields (:data:`DEVICE_KEYS`, :data:`KIND_KEYS`); a graph
+        file's other keys are the graph's, so it reads with ``strict=False``.
+
+    Raises
+    ------
+    InvalidGraphError
+        A field of the wrong type: one line naming ``where`` and the field.
+    InvalidDevicesError
+        A value :class:`Devices` refuses (a negative count, a duplicate kind name...).
+    """
+    if strict:
+        _unknown_field(data, DEVICE_KEYS, where)
+    cpus = get_field(data, "maxCPUs", where, "int", 0)
+    bandwidth = get_field(data, "bandwidthFactor", where, "number", 1.0)
+    overlap = get_field(data, "overlap", where, "bool", False)
+    cpu_price = get_field(data, "cpuPricePerHour", where, "number", 0.0)
     # Absent or null: CPU cores pay no communication (the paper's model).
-    cpu_bandwidth = None if data.get("cpuBandwidth") is None else get_field(data, "cpuBandwidth", "graph", "number")
-    raw_kinds = get_field(data, "deviceKinds", "graph", "list", None)
+    cpu_bandwidth = None if data.get("cpuBandwidth") is None else get_field(data, "cpuBandwidth", where, "number")
+    raw_kinds = get_field(data, "deviceKinds", where, "list", None)
     kinds: tuple[AcceleratorKind, ...]
     if raw_kinds is None:
-        count = get_field(data, "maxFPGAs", "graph", "int", 0)
+        count = get_field(data, "maxFPGAs", where, "int", 0)
         memory = decode_unlimited(data.get("maxSizePerFPGA"))
         if isinstance(memory, bool) or not isinstance(memory, (int, float)):
-            raise InvalidGraphError(f"graph: field 'maxSizePerFPGA' must be a number or {UNLIMITED!r}")
-        memory = _float(memory, "graph: field 'maxSizePerFPGA'", InvalidGraphError)
+            raise InvalidGraphError(f"{where}: field 'maxSizePerFPGA' must be a number or {UNLIMITED!r}")
+        memory = _float(memory, f"{where}: field 'maxSizePerFPGA'", InvalidGraphError)
         if count < 0 or cpus < 0:
-            raise InvalidGraphError("graph: fields 'maxFPGAs' and 'maxCPUs' must be non-negative")
+            raise InvalidGraphError(f"{where}: fields 'maxFPGAs' and 'maxCPUs' must be non-negative")
         kinds = (AcceleratorKind("accelerator", count, float(memory)),)
     else:
         kind_list: list[AcceleratorKind] = []
         for position, raw in enumerate(raw_kinds):
-            where = f"deviceKinds[{position}]"
+            at = f"{where}: deviceKinds[{position}]"
             if not isinstance(raw, dict):
-                raise InvalidGraphError(f"{where}: must be an object")
+                raise InvalidGraphError(f"{at}: must be an object")
+            if strict:
+                _unknown_field(raw, KIND_KEYS, at)
             memory = decode_unlimited(raw.get("memory"))
             if isinstance(memory, int) and not isinstance(memory, bool):
-                memory = _float(memory, f"{where}: field 'memory'", InvalidGraphError)
+                memory = _float(memory, f"{at}: field 'memory'", InvalidGraphError)
             kind_list.append(
                 AcceleratorKind(
-                    name=get_field(raw, "name", where, "str"),
-                    count=get_field(raw, "count", where, "int"),
+                    name=get_field(raw, "name", at, "str"),
+                    count=get_field(raw, "count", at, "int"),
                     memory=memory,
-                    speed=get_field(raw, "speed", where, "number", 1.0),
-                    bandwidth=get_field(raw, "bandwidth", where, "number", 1.0),
-                    price_per_hour=get_field(raw, "pricePerHour", where, "number", 0.0),
+                    speed=get_field(raw, "speed", at, "number", 1.0),
+                    bandwidth=get_field(raw, "bandwidth", at, "number", 1.0),
+                    price_per_hour=get_field(raw, "pricePerHour", at, "number", 0.0),
                 )
             )
         kinds = tuple(kind_list)
@@ -416,7 +466,11 @@ def graph_to_dict(graph: Graph, devices: Devices | None = None) -> dict[str, Any
 
 
 def devices_to_dict(devices: Devices) -> dict[str, Any]:
-    """Device fields of the file format: the paper's keys, plus ``deviceKinds`` when not the paper's case."""
+    """Device fields of the file format: the paper's keys, plus ``deviceKinds`` when not the paper's case.
+
+    The one device writer: graph files, scenario cards and shared links all write this (memory
+    :data:`UNLIMITED` for infinity); :func:`devices_from_dict` reads it back exactly.
+    """
     first = devices.accelerators[0] if devices.accelerators else AcceleratorKind("accelerator", 0)
     out: dict[str, Any] = {
         "maxFPGAs": devices.accelerator_count,

@@ -9,13 +9,15 @@ such as the pipeline schedule. It travels two ways:
 * as a "scenario card" JSON file (:func:`scenario_to_json` / :func:`parse_scenario`): the same
   fields, plus the graph inline when it was uploaded (validated like any uploaded graph).
 
+The devices travel in the one device format of :mod:`placement.io` (:func:`~placement.io.devices_to_dict`);
+links and cards written in the older format still open (:mod:`placement.scenario_devices`).
+
 Every malformed input raises :class:`~placement.errors.InvalidScenarioError` with one line
 naming the source, the field and the rule broken.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
@@ -24,20 +26,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidScenarioError, PlacementError, label, quote
-from .io import MAX_FILE_BYTES, UNLIMITED, decode_unlimited, graph_from_dict, graph_to_dict, parse_json
-from .model import AcceleratorKind, Devices, Graph
+from .io import MAX_FILE_BYTES, UNLIMITED, devices_to_dict, graph_from_dict, graph_to_dict, parse_json
+from .model import Devices, Graph, Objective
+from .scenario_devices import MAX_DEVICES as MAX_DEVICES  # re-exported
+from .scenario_devices import read_devices
 from .scenario_plan import PickedPlan, plan_from_plain, plan_to_plain
 
 #: Value of the card's ``format`` field.
 CARD_FORMAT = "placement-scenario"
 CARD_VERSION = 1
-OBJECTIVES = ("throughput", "latency")
+OBJECTIVES = tuple(objective.value for objective in Objective)
 MAX_TIME_LIMIT = 3600.0
 MAX_RULES = 50
 MAX_SETTINGS = 50
 MAX_TEXT = 200
-#: Most devices (accelerators of all kinds, or CPU cores) a scenario may ask for.
-MAX_DEVICES = 4096
 _SETTING_KEY = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _SAMPLE_LABEL = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 _DIGEST = re.compile(r"^[0-9a-f]{8,64}$")
@@ -75,7 +77,7 @@ class Scenario:
     graph: str
     devices: Devices
     method: str = "dp"
-    objective: str = "throughput"
+    objective: str = Objective.THROUGHPUT.value
     time_limit: float = 30.0
     latency_rules: tuple[tuple[str, float], ...] = ()
     settings: tuple[tuple[str, Setting], ...] = ()
@@ -143,7 +145,7 @@ def _check_graph_ref(value: Any, where: str) -> None:
 
 
 def _number(value: Any, where: str) -> float:
-    if value in ("inf", "Infinity"):
+    if value in (UNLIMITED, "Infinity"):  # refused by the callers' range checks with a clear message
         return math.inf
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise InvalidScenarioError(f"{where} must be a number")
@@ -192,71 +194,6 @@ def _check_settings(settings: Any, where: str) -> tuple[tuple[str, Setting], ...
     return tuple(sorted(out.items()))
 
 
-# ----------------------------------------------------------------------------- devices
-def _plain(value: Any) -> Any:
-    """A JSON-safe copy of a device field (+infinity as :data:`placement.io.UNLIMITED`, enums by value)."""
-    if isinstance(value, float) and math.isinf(value):
-        return UNLIMITED if value > 0 else "-inf"
-    if hasattr(value, "value") and not isinstance(value, (int, float, str, bool)):
-        return value.value
-    return value
-
-
-def devices_to_plain(devices: Devices) -> dict[str, Any]:
-    """Every field of ``devices`` as plain JSON data (exact: :func:`devices_from_plain` gives it back)."""
-    out: dict[str, Any] = {}
-    for field in dataclasses.fields(devices):
-        value = getattr(devices, field.name)
-        if field.name == "accelerators":
-            out["accelerators"] = [
-                {f.name: _plain(getattr(kind, f.name)) for f in dataclasses.fields(kind)} for kind in value
-            ]
-        else:
-            out[field.name] = _plain(value)
-    return out
-
-
-def _unplain(value: Any) -> Any:
-    if isinstance(value, (str, float)):  # "inf", "Infinity" or an old file's 1e300
-        value = decode_unlimited(value)
-    if value == "-inf":
-        return -math.inf
-    return value
-
-
-def devices_from_plain(data: Any, where: str = "devices") -> Devices:
-    """The :class:`Devices` written by :func:`devices_to_plain` (one-line errors naming the field)."""
-    if not isinstance(data, dict):
-        raise InvalidScenarioError(f"{where} must be an object")
-    known = {f.name for f in dataclasses.fields(Devices)}
-    kind_fields = {f.name for f in dataclasses.fields(AcceleratorKind)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise InvalidScenarioError(f"{where}: unknown field {quote(unknown[0], 40)}")
-    fields = {k: _unplain(v) for k, v in data.items() if k != "accelerators"}
-    kinds_raw = data.get("accelerators", [])
-    if not isinstance(kinds_raw, list) or len(kinds_raw) > 64:
-        raise InvalidScenarioError(f"{where}: field 'accelerators' must be a list of at most 64 kinds")
-    kinds = []
-    for position, raw in enumerate(kinds_raw):
-        if not isinstance(raw, dict):
-            raise InvalidScenarioError(f"{where}.accelerators[{position}] must be an object")
-        unknown = sorted(set(raw) - kind_fields)
-        if unknown:
-            raise InvalidScenarioError(f"{where}.accelerators[{position}]: unknown field {quote(unknown[0], 40)}")
-        try:
-            kinds.append(AcceleratorKind(**{k: _unplain(v) for k, v in raw.items()}))
-        except (PlacementError, TypeError, ValueError) as exc:
-            raise InvalidScenarioError(f"{where}.accelerators[{position}]: {exc}") from None
-    try:
-        devices = Devices(accelerators=tuple(kinds), **fields)
-    except (PlacementError, TypeError, ValueError) as exc:
-        raise InvalidScenarioError(f"{where}: {exc}") from None
-    if devices.accelerator_count > MAX_DEVICES or devices.cpus > MAX_DEVICES:
-        raise InvalidScenarioError(f"{where}: at most {MAX_DEVICES} accelerators and {MAX_DEVICES} CPU cores")
-    return devices
-
-
 # ----------------------------------------------------------------------------- plain dict (card body)
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     """The scenario as a scenario card (plain JSON data); the graph inline when :attr:`inline_graph` is set."""
@@ -265,7 +202,7 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         "version": CARD_VERSION,
         "graph": scenario.graph,
         "graphName": scenario.graph_name,
-        "devices": devices_to_plain(scenario.devices),
+        "devices": devices_to_dict(scenario.devices),
         "method": scenario.method,
         "objective": scenario.objective,
         "timeLimit": scenario.time_limit,
@@ -275,7 +212,7 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     if scenario.inline_graph is not None:
         out["inlineGraph"] = graph_to_dict(scenario.inline_graph)
     if scenario.plan is not None:
-        out["plan"] = plan_to_plain(scenario.plan, devices_to_plain)
+        out["plan"] = plan_to_plain(scenario.plan)
     return out
 
 
@@ -319,15 +256,15 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     try:
         return Scenario(
             graph=data["graph"],
-            devices=devices_from_plain(data["devices"], f"{source}: devices"),
+            devices=read_devices(data["devices"], f"{source}: devices"),
             method=data.get("method", "dp"),
-            objective=data.get("objective", "throughput"),
+            objective=data.get("objective", Objective.THROUGHPUT.value),
             time_limit=_number(data.get("timeLimit", 30.0), f"{source}: field 'timeLimit'"),
             latency_rules=data.get("latencyRules", ()),
             settings=data.get("settings", {}),
             graph_name=data.get("graphName", ""),
             inline_graph=inline,
-            plan=plan_from_plain(data["plan"], f"{source}: plan", devices_from_plain) if data.get("plan") else None,
+            plan=plan_from_plain(data["plan"], f"{source}: plan") if data.get("plan") else None,
         )
     except InvalidScenarioError as exc:
         raise InvalidScenarioError(str(exc).replace("scenario: ", f"{source}: ", 1)) from None
@@ -361,7 +298,7 @@ def scenario_to_query(scenario: Scenario) -> dict[str, str]:
     """The scenario as URL query parameters (strings); the graph by reference only."""
     out = {
         "graph": scenario.graph,
-        "devices": _compact(devices_to_plain(scenario.devices)),
+        "devices": _compact(devices_to_dict(scenario.devices)),
         "method": scenario.method,
         "objective": scenario.objective,
         "limit": f"{scenario.time_limit:g}",
@@ -371,7 +308,7 @@ def scenario_to_query(scenario: Scenario) -> dict[str, str]:
     if scenario.settings:
         out["settings"] = _compact(dict(scenario.settings))
     if scenario.plan is not None:
-        plan = _compact(plan_to_plain(scenario.plan, devices_to_plain))
+        plan = _compact(plan_to_plain(scenario.plan))
         if len(plan) <= MAX_QUERY_VALUE:  # a larger plan travels in the scenario card only
             out["plan"] = plan
     return out
@@ -409,15 +346,13 @@ def scenario_from_query(params: Mapping[str, str], source: str = "link") -> Scen
     try:
         return Scenario(
             graph=text("graph"),
-            devices=devices_from_plain(decoded("devices"), f"{source}: parameter 'devices'"),
+            devices=read_devices(decoded("devices"), f"{source}: parameter 'devices'"),
             method=text("method") if "method" in params else "dp",
-            objective=text("objective") if "objective" in params else "throughput",
+            objective=text("objective") if "objective" in params else Objective.THROUGHPUT.value,
             time_limit=limit if math.isfinite(limit) else -1.0,
             latency_rules=decoded("rules") if "rules" in params else (),
             settings=decoded("settings") if "settings" in params else {},
-            plan=plan_from_plain(decoded("plan"), f"{source}: parameter 'plan'", devices_from_plain)
-            if "plan" in params
-            else None,
+            plan=plan_from_plain(decoded("plan"), f"{source}: parameter 'plan'") if "plan" in params else None,
         )
     except InvalidScenarioError as exc:
         message = str(exc)

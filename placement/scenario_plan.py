@@ -15,15 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidScenarioError, PlacementError
+from .io import devices_to_dict
 from .model import Devices, DeviceSlot, Objective, Placement, Problem, Result, Stage, Status, make_result
+from .scenario_devices import read_devices
 
 #: Most nodes a carried plan may list (all stages together).
 MAX_PLAN_NODES = 100_000
 #: Most stages (devices) a carried plan may list.
 MAX_PLAN_STAGES = 4096
 MAX_PLAN_TEXT = 200
-_STATUSES = (Status.OPTIMAL.value, Status.FEASIBLE.value)
-_KINDS = ("throughput", "latency")
+_STATUSES = (Status.OPTIMAL, Status.FEASIBLE)
+_KINDS = tuple(Objective)
 
 StagePlain = tuple[str, int, tuple[int, ...], tuple[tuple[int, ...], ...] | None]
 
@@ -57,7 +59,7 @@ class PickedPlan:
     stages: tuple[StagePlain, ...]
     devices: Devices | None = None
     status: str = Status.FEASIBLE.value
-    objective_kind: str = "throughput"
+    objective_kind: str = Objective.THROUGHPUT.value
     bound: float | None = None
     recompute: tuple[int, ...] = ()
 
@@ -196,8 +198,8 @@ def plan_result(plan: PickedPlan, problem: Problem, source: str = "link") -> Res
     )
 
 
-def plan_to_plain(plan: PickedPlan, devices_to_plain) -> dict[str, Any]:
-    """The plan as plain JSON data (``devices_to_plain`` writes its devices)."""
+def plan_to_plain(plan: PickedPlan) -> dict[str, Any]:
+    """The plan as plain JSON data (its devices in :func:`placement.io.devices_to_dict`'s format)."""
     out: dict[str, Any] = {
         "label": plan.label,
         "method": plan.method,
@@ -213,15 +215,15 @@ def plan_to_plain(plan: PickedPlan, devices_to_plain) -> dict[str, Any]:
     if plan.recompute:
         out["recompute"] = list(plan.recompute)
     if plan.devices is not None:
-        out["devices"] = devices_to_plain(plan.devices)
+        out["devices"] = devices_to_dict(plan.devices)
     return out
 
 
 _PLAN_KEYS = {"label", "method", "status", "objectiveKind", "stages", "bound", "recompute", "devices"}
 
 
-def plan_from_plain(data: Any, where: str, devices_from_plain) -> PickedPlan:
-    """Read :func:`plan_to_plain`'s data; one-line errors naming ``where`` and the field."""
+def plan_from_plain(data: Any, where: str) -> PickedPlan:
+    """Read :func:`plan_to_plain`'s data (and the older link format's devices); one-line errors naming ``where``."""
     if not isinstance(data, dict):
         raise InvalidScenarioError(f"{where} must be an object")
     unknown = sorted(set(data) - _PLAN_KEYS)
@@ -230,7 +232,7 @@ def plan_from_plain(data: Any, where: str, devices_from_plain) -> PickedPlan:
     for key in ("label", "method", "stages"):
         if key not in data:
             raise InvalidScenarioError(f"{where}: missing field {key!r}")
-    devices = devices_from_plain(data["devices"], f"{where}: devices") if data.get("devices") is not None else None
+    devices = read_devices(data["devices"], f"{where}: devices") if data.get("devices") is not None else None
     try:
         return PickedPlan(
             label=data["label"],
@@ -238,7 +240,7 @@ def plan_from_plain(data: Any, where: str, devices_from_plain) -> PickedPlan:
             stages=data["stages"],
             devices=devices,
             status=data.get("status", Status.FEASIBLE.value),
-            objective_kind=data.get("objectiveKind", "throughput"),
+            objective_kind=data.get("objectiveKind", Objective.THROUGHPUT.value),
             bound=data.get("bound"),
             recompute=data.get("recompute", ()),
         )

@@ -247,15 +247,20 @@ def test_a_memory_that_is_neither_number_nor_inf_is_one_line():
         parse_problem(json.dumps({**_GRAPH, "maxFPGAs": 1, "maxSizePerFPGA": "lots"}))
 
 
-def test_scenario_cards_write_the_same_encoding():
-    from placement.io import UNLIMITED
-    from placement.model import Devices
-    from placement.scenario import devices_from_plain, devices_to_plain
+def test_scenario_cards_and_links_write_io_s_device_format():
+    from placement.io import devices_from_dict, devices_to_dict
+    from placement.model import AcceleratorKind, Devices
+    from placement.scenario import Scenario, scenario_to_dict, scenario_to_query
+    from placement.scenario_devices import read_devices
 
-    plain = devices_to_plain(Devices.paper(2, 1))
-    assert plain["accelerators"][0]["memory"] == UNLIMITED
-    old = {**plain, "accelerators": [{**plain["accelerators"][0], "memory": 1e300}]}
-    assert devices_from_plain(old) == devices_from_plain(plain) == Devices.paper(2, 1)
+    for devices in (Devices.paper(2, 1), Devices((AcceleratorKind("A", 1, speed=2.0), AcceleratorKind("B", 2, 1e9)))):
+        scenario = Scenario("sample:a", devices)
+        assert scenario_to_dict(scenario)["devices"] == devices_to_dict(devices)
+        assert json.loads(scenario_to_query(scenario)["devices"]) == devices_to_dict(devices)
+        assert (
+            read_devices(devices_to_dict(devices), "devices") == devices_from_dict(devices_to_dict(devices)) == devices
+        )
+    assert scenario_to_dict(Scenario("sample:a", Devices.paper(2, 1)))["devices"]["maxSizePerFPGA"] == "inf"
 
 
 def test_results_have_one_serializer_in_io():

@@ -15,17 +15,17 @@ import pytest
 
 import placement
 from placement import AcceleratorKind, Problem, evaluate, load_problem, solve_dp
+from placement.io import devices_to_dict
 from placement.model import MAX_DEVICE_COUNT
 from placement.scenario import (
     MAX_DEVICES,
     Scenario,
-    devices_from_plain,
-    devices_to_plain,
     parse_scenario,
     scenario_from_query,
     scenario_to_json,
     scenario_to_query,
 )
+from placement.scenario_devices import read_devices
 from ui.navigation import page_file
 
 from .apptest_helpers import goto, metrics, start
@@ -78,7 +78,7 @@ def test_query_and_card_round_trip_exactly():
     assert back.devices == scenario.devices and back.latency_rules == scenario.latency_rules
     assert back.settings == scenario.settings and back.time_limit == 12.5 and back.objective == "latency"
     assert parse_scenario(scenario_to_json(scenario).encode()) == scenario
-    assert devices_from_plain(devices_to_plain(problem.devices)) == problem.devices
+    assert read_devices(devices_to_dict(problem.devices), "devices") == problem.devices
 
 
 def test_a_card_carries_an_uploaded_graph_inline():
