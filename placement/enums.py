@@ -49,6 +49,27 @@ class ScheduleKind(_StrEnum):
     ZBH1 = "zbh1"
 
 
+class TrainingSchedule(_StrEnum):
+    """Pipeline schedules of a training iteration in the performance model (:mod:`placement.perf`: ``Schedule``).
+
+    The same schedules as :class:`ScheduleKind` under the same names (``TrainingSchedule.GPIPE == ScheduleKind.GPIPE
+    == "gpipe"``), without streaming inference and with ZB-V, which the performance model and the launch configs
+    (torchtitan's ``ZBVZeroBubble``) know but the exact pipeline simulator does not.
+    """
+
+    GPIPE = "gpipe"
+    ONE_F_ONE_B = "1f1b"
+    INTERLEAVED = "interleaved"  #: 1F1B with ``virtual_stages`` chunks per GPU
+    ZB_H1 = "zbh1"  #: zero-bubble H1 (Qi et al. 2024): the weight-gradient pass fills the bubble
+    ZBV = "zbv"  #: zero-bubble V (Qi et al. 2024; torchtitan's ZBVZeroBubble): two chunks per rank in a V
+    ZBH1 = "zbh1"  #: an alias of ZB_H1 (ScheduleKind's spelling)
+
+    @property
+    def zero_bubble(self) -> bool:
+        """Whether the weight-gradient passes fill the bubble (ZB-H1, ZB-V)."""
+        return self in (TrainingSchedule.ZB_H1, TrainingSchedule.ZBV)
+
+
 class EventKind(_StrEnum):
     """Kinds of the events of a pipeline schedule (and the phases of its units: forward, backward, weight)."""
 

@@ -6,6 +6,7 @@ import functools
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from ..enums import TrainingSchedule as Schedule
 from ..errors import InvalidLayoutError
 from .hardware import Cluster, Dtype
 from .transformer import MAX_SIZE, TransformerSpec
@@ -29,21 +30,6 @@ class RecomputeMethod(_StrEnum):
 
     UNIFORM = "uniform"  #: checkpoint every group of ``recompute_layers`` layers
     BLOCK = "block"  #: recompute the first ``recompute_layers`` layers of each stage chunk, keep the rest
-
-
-class Schedule(_StrEnum):
-    """Pipeline schedule."""
-
-    GPIPE = "gpipe"
-    ONE_F_ONE_B = "1f1b"
-    INTERLEAVED = "interleaved"  #: 1F1B with ``virtual_stages`` chunks per GPU
-    ZB_H1 = "zbh1"  #: zero-bubble H1 (Qi et al. 2024): the weight-gradient pass fills the bubble
-    ZBV = "zbv"  #: zero-bubble V (Qi et al. 2024; torchtitan's ZBVZeroBubble): two chunks per rank in a V
-
-    @property
-    def zero_bubble(self) -> bool:
-        """Whether the weight-gradient passes fill the bubble (ZB-H1, ZB-V)."""
-        return self in (Schedule.ZB_H1, Schedule.ZBV)
 
 
 class Attention(_StrEnum):
