@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 import tracemalloc
+from dataclasses import replace
 
 from placement.perf.calibration import load_calibration
 from placement.perf.hardware import ACCELERATORS, Cluster
@@ -22,6 +23,7 @@ from placement.perf.pareto import pareto_front
 from placement.perf.plan_cli import describe_layout
 from placement.perf.predict import predict
 from placement.perf.search import search
+from placement.perf.spaces import get_space
 from placement.perf.transformer import MODELS
 
 MAIN = [
@@ -117,28 +119,34 @@ def main() -> None:
         calibration()
 
 
-def _front(queue) -> None:  # noqa: ANN001
+def _front(queue, uneven: bool) -> None:  # noqa: ANN001
     model = MODELS["llama3-70b"].with_changes(seq_length=8192)
+    space = replace(get_space("megatron"), uneven=uneven)
     start = time.perf_counter()
-    front = pareto_front(model, Cluster(ACCELERATORS["H100"], 1024, 8), 1024, "megatron")
+    front = pareto_front(model, Cluster(ACCELERATORS["H100"], 1024, 8), 1024, space)
     queue.put((time.perf_counter() - start, len(front)))
 
 
 def pareto(limit: float) -> None:
-    """The Pareto front of 70B on 1,024 H100s in a child process, stopped after ``limit`` seconds."""
+    """The Pareto front of 70B on 1,024 H100s (GPU counts 128..1,024), layers split evenly only and with
+    uneven first/last ranks, each in a child process stopped after ``limit`` seconds."""
     import multiprocessing
 
-    queue: multiprocessing.Queue = multiprocessing.Queue()
-    child = multiprocessing.Process(target=_front, args=(queue,))
-    child.start()
-    child.join(limit)
-    if child.is_alive():
-        child.terminate()
-        child.join()
-        print(f"\nPareto front, llama3-70b s=8192, 1024 H100, megatron: not finished in {limit:.0f} s")
-        return
-    seconds, size = queue.get()
-    print(f"\nPareto front, llama3-70b s=8192, 1024 H100, megatron: {size} plans in {seconds:.1f} s")
+    print("\n| Pareto front, llama3-70b s=8192, H100 x 128/256/512/1024, global batch 1024 | plans | seconds |")
+    print("|---|---|---|")
+    for uneven in (False, True):
+        label = "megatron, uneven first/last splits" if uneven else "megatron, even splits only"
+        queue: multiprocessing.Queue = multiprocessing.Queue()
+        child = multiprocessing.Process(target=_front, args=(queue, uneven))
+        child.start()
+        child.join(limit)
+        if child.is_alive():
+            child.terminate()
+            child.join()
+            print(f"| {label} | - | not finished in {limit:.0f} |")
+            continue
+        seconds, size = queue.get()
+        print(f"| {label} | {size} | {seconds:.1f} |")
 
 
 if __name__ == "__main__":

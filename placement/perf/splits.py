@@ -71,6 +71,14 @@ def splits_best_first(
     model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams
 ) -> Iterator[tuple[float, Layout]]:
     """(time lower bound, layout) of every split of ``shape`` (v = 1, p >= 2), bounds non-decreasing."""
+    for lb, split in split_bounds(model, cluster, shape, params):
+        yield lb, with_split(shape, model.layers, split)
+
+
+def split_bounds(
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams
+) -> Iterator[tuple[float, tuple[int, int, int]]]:
+    """(time lower bound, ``(first, middle, last)``) of every split, as :func:`splits_best_first` (no layouts)."""
     p, big_l, m = shape.pipeline, model.layers, shape.microbatches
     c, emb, head = _ends_seconds(model, cluster, shape, params)
     zb = shape.schedule.zero_bubble
@@ -93,7 +101,7 @@ def splits_best_first(
     order = len(heap)
     while heap:
         lb, _, first, middle, rest, step = heapq.heappop(heap)
-        yield lb, with_split(shape, big_l, (first, middle, rest - first))
+        yield lb, (first, middle, rest - first)
         nxt = first + step
         if 1 <= nxt <= rest - 1:
             heapq.heappush(heap, (bound(nxt, middle, rest), order, nxt, middle, rest, step))
