@@ -330,7 +330,9 @@ def megatron_args(model: TransformerSpec, layout: Layout) -> list[str]:
         "--micro-batch-size", str(layout.micro_batch), "--global-batch-size", str(layout.global_batch),
         "--tensor-model-parallel-size", str(layout.tensor), "--pipeline-model-parallel-size", str(layout.pipeline),
     ]  # fmt: skip
-    if layout.virtual_stages > 1:
+    if layout.virtual_stages > 1 and layout.uneven:  # Megatron-LM: layers-per-virtual-stage assumes the even split
+        out += ["--num-virtual-stages-per-pipeline-rank", str(layout.virtual_stages)]
+    elif layout.virtual_stages > 1:
         per = model.layers // (layout.pipeline * layout.virtual_stages)
         out += ["--num-layers-per-virtual-pipeline-stage", str(per)]
     if layout.first_stage_layers is not None:
