@@ -79,12 +79,33 @@ def bench(quick: bool, main: bool = False) -> None:
         )
 
 
+_KNOBS = (("tensor", "t"), ("pipeline", "p"), ("data", "d"), ("context", "cp"), ("virtual_stages", "v"),
+          ("micro_batch", "b"), ("sequence_parallel", "SP"), ("zero_stage", "ZeRO"), ("recompute", "recompute"),
+          ("recompute_layers", "recompute layers"), ("first_stage_layers", "first"), ("last_stage_layers", "last"))  # fmt: skip
+
+
+def why(published, optimum) -> str:  # noqa: ANN001
+    """The knobs that differ and the model's time terms that move most (seconds, optimum minus published)."""
+    a, b = published.layout, optimum.layout
+    knobs = [f"{name} {getattr(a, f)}->{getattr(b, f)}" for f, name in _KNOBS if getattr(a, f) != getattr(b, f)]
+    ta, tb = published.prediction.time.as_dict(), optimum.prediction.time.as_dict()
+    deltas = sorted(((tb[k] - ta[k], k) for k in ta if k != "total"), key=lambda x: abs(x[0]), reverse=True)
+    terms = [f"{k} {d:+.3f}" for d, k in deltas[:3] if abs(d) >= 5e-4]
+    if not knobs:
+        return "same layout"
+    return "; ".join(knobs) + " | " + ", ".join(terms)
+
+
 def calibration() -> None:
+    from placement.perf.search import Plan
+
     print()
     for space in ("megatron-2021", "megatron"):
         print(f"\nspace {space}: the published layout (predicted) against the space's optimum, same GPUs, batch, fp16")
-        print("| row | published layout | published s (model) | optimum s | speed-up | optimum layout | search s |")
-        print("|---|---|---|---|---|---|---|")
+        print(
+            "| row | published layout | published s (model) | optimum s | speed-up | optimum layout | search s | why |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
         for row in load_calibration():
             pub = predict(row.model, row.cluster, row.layout)
             start = time.perf_counter()
@@ -95,12 +116,14 @@ def calibration() -> None:
             published = f"t={lay.tensor} p={lay.pipeline} d={lay.data} v={lay.virtual_stages} b={lay.micro_batch}"
             if plan is None:
                 print(
-                    f"| {row.label} | {published} | {pub.iteration_seconds:.3f} | infeasible | - | - | {seconds:.2f} |"
+                    f"| {row.label} | {published} | {pub.iteration_seconds:.3f} | infeasible | - | - | {seconds:.2f} | - |"
                 )
                 continue
+            reason = why(Plan(lay, pub, row.cluster.gpus), plan)
             print(
                 f"| {row.label} | {published} | {pub.iteration_seconds:.3f} | {plan.iteration_seconds:.3f} "
-                f"| {pub.iteration_seconds / plan.iteration_seconds:.2f}x | {describe_layout(plan)} | {seconds:.2f} |"
+                f"| {pub.iteration_seconds / plan.iteration_seconds:.2f}x | {describe_layout(plan)} | {seconds:.2f} "
+                f"| {reason} |"
             )
 
 

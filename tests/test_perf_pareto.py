@@ -17,7 +17,7 @@ from placement.perf.params import DEFAULT_PARAMS
 from placement.perf.pareto import _chains, _final_front, _Staircase, pareto_front
 from placement.perf.search import Plan, shape_splits, shapes, variants
 from placement.perf.spaces import get_space
-from tests.test_search import MID, ODD, SMALL, SMALL_GQA, SMALL_MOE, _cluster, brute_force
+from tests.test_search import MID, NINE, ODD, SMALL, SMALL_GQA, SMALL_MOE, _cluster, brute_force
 
 
 def _definition_front(keys: set[tuple[float, float, int]]) -> set[tuple[float, float, int]]:
@@ -28,6 +28,7 @@ def _definition_front(keys: set[tuple[float, float, int]]) -> set[tuple[float, f
 FRONT_CASES = [
     ("megatron", SMALL, (2, 4, 8), 6.0, 4, 16),
     ("megatron", ODD, (2, 4), 9.0, 1, 8),  # uneven splits (7 layers)
+    ("megatron", NINE, (4, 8), 6.0, 2, 4),  # uneven splits with interleaving (v = 3)
     ("megatron", SMALL_MOE, (4, 8), 4.5, 4, 16),
     ("torchtitan", MID, (4, 8), 6.5, 4, 16),
     ("deepspeed", SMALL, (2, 4), 3.5, 4, 8),

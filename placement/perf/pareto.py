@@ -19,7 +19,7 @@ from .layout import Layout, Recompute, RecomputeMethod, stage_layers
 from .memory import RecomputeMemory, layer_activation_bytes, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import _layer_cost, iteration_time, predict
-from .search import _COUNTERS, _FAMILY, Plan, _candidates, _capacity, _checked, static_memory_bound
+from .search import _COUNTERS, _FAMILY, Plan, _candidates, _capacity, _checked, _splits_allowed, static_memory_bound
 from .spaces import SearchSpace, divisors, get_space
 from .splits import split_bounds, with_split
 from .transformer import TransformerSpec
@@ -152,7 +152,7 @@ def _front_of_shape(
     capacity: float, floor: float, stair: _Staircase, found: list[Plan], price: float | None,
 ) -> None:  # fmt: skip
     """Append to ``found`` (and ``stair``) the variants of ``shape`` (every split) that no plan found dominates."""
-    if not space.uneven or shape.pipeline == 1 or shape.virtual_stages > 1:
+    if not _splits_allowed(space, shape.pipeline, shape.schedule):
         stream: Iterator[tuple[float, tuple[int, int, int] | None]] = iter([(bound, None)])
     else:
         stream = split_bounds(model, cluster, shape, params)

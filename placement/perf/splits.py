@@ -28,14 +28,22 @@ from .params import PerfParams
 from .transformer import TransformerSpec
 
 
-def all_splits(layers: int, p: int) -> Iterator[tuple[int, int, int]]:
-    """Every ``(first, middle, last)`` split of ``layers`` over ``p >= 2`` ranks (``middle = 0`` when ``p = 2``)."""
-    if p == 2:
-        for first in range(1, layers):
-            yield first, 0, layers - first
+def all_splits(layers: int, p: int, v: int = 1) -> Iterator[tuple[int, int, int]]:
+    """Every ``(first, middle, last)`` split of ``layers`` over ``p >= 2`` ranks (``middle = 0`` when ``p = 2``),
+    each count a multiple of ``v`` (Megatron-Core's rule with ``v`` virtual stages per rank)."""
+    if layers % v:
         return
-    for middle in range(1, (layers - 2) // (p - 2) + 1):
-        rest = layers - (p - 2) * middle
+    for first, middle, last in _unit_splits(layers // v, p):
+        yield first * v, middle * v, last * v
+
+
+def _unit_splits(units: int, p: int) -> Iterator[tuple[int, int, int]]:
+    if p == 2:
+        for first in range(1, units):
+            yield first, 0, units - first
+        return
+    for middle in range(1, (units - 2) // (p - 2) + 1):
+        rest = units - (p - 2) * middle
         for first in range(1, rest):
             yield first, middle, rest - first
 
@@ -49,12 +57,14 @@ def with_split(shape: Layout, layers: int, split: tuple[int, int, int]) -> Layou
     return shape.with_changes(first_stage_layers=first, last_stage_layers=last)
 
 
-def default_split(layers: int, p: int) -> tuple[int | None, int | None]:
-    """A valid (first, last) pair for a pipeline size that may not divide the layers (``None``: even)."""
-    if layers % p == 0:
+def default_split(layers: int, p: int, v: int = 1) -> tuple[int | None, int | None]:
+    """A valid (first, last) pair for a pipeline size (and ``v`` virtual stages, ``v`` dividing ``layers``) that
+    may not divide the layers (``None``: even)."""
+    if layers % (p * v) == 0:
         return None, None
-    middle = layers // p
-    return layers - (p - 1) * middle, middle
+    units = layers // v
+    middle = units // p
+    return (units - (p - 1) * middle) * v, middle * v
 
 
 def _ends_seconds(model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams) -> tuple[float, ...]:
@@ -78,31 +88,38 @@ def splits_best_first(
 def split_bounds(
     model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams
 ) -> Iterator[tuple[float, tuple[int, int, int]]]:
-    """(time lower bound, ``(first, middle, last)``) of every split, as :func:`splits_best_first` (no layouts)."""
-    p, big_l, m = shape.pipeline, model.layers, shape.microbatches
+    """(time lower bound, ``(first, middle, last)``) of every split, as :func:`splits_best_first` (no layouts).
+
+    With ``v`` virtual stages the counts are multiples of ``v`` and the bubble term is divided by ``v`` (the
+    model's ``(p - 1) / v`` mean stages); the streams step by ``v``.
+    """
+    p, big_l, m, v = shape.pipeline, model.layers, shape.microbatches, shape.virtual_stages
+    if big_l % v:
+        return
     c, emb, head = _ends_seconds(model, cluster, shape, params)
     zb = shape.schedule.zero_bubble
     scale = m * (1 + params.stage_jitter * math.sqrt(2 * math.log(p)))
-    base = (p - 1) * (1.0 / 3.0 if zb else 1.0) * (big_l * c + emb + head) / p + params.iteration_overhead_s
+    base = (p - 1) / v * (1.0 / 3.0 if zb else 1.0) * (big_l * c + emb + head) / p + params.iteration_overhead_s
 
     def bound(first: int, middle: int, rest: int) -> float:
         return scale * max(first * c + emb, middle * c, (rest - first) * c + head) + base
 
     heap: list[tuple[float, int, int, int, int, int]] = []  # (bound, order, first, middle, rest, step)
-    middles = [0] if p == 2 else range(1, (big_l - 2) // (p - 2) + 1)
+    units = big_l // v
+    middles = [0] if p == 2 else [k * v for k in range(1, (units - 2) // (p - 2) + 1)]
     for middle in middles:
         rest = big_l - (p - 2) * middle
         balance = (rest * c + head - emb) / (2 * c)  # first * c + emb == (rest - first) * c + head
-        start = min(max(1, math.floor(balance)), rest - 1)
-        heap.append((bound(start, middle, rest), len(heap), start, middle, rest, -1))
-        if start + 1 <= rest - 1:
-            heap.append((bound(start + 1, middle, rest), len(heap), start + 1, middle, rest, 1))
+        start = min(max(v, math.floor(balance / v) * v), rest - v)
+        heap.append((bound(start, middle, rest), len(heap), start, middle, rest, -v))
+        if start + v <= rest - v:
+            heap.append((bound(start + v, middle, rest), len(heap), start + v, middle, rest, v))
     heapq.heapify(heap)
     order = len(heap)
     while heap:
         lb, _, first, middle, rest, step = heapq.heappop(heap)
         yield lb, (first, middle, rest - first)
         nxt = first + step
-        if 1 <= nxt <= rest - 1:
+        if v <= nxt <= rest - v:
             heapq.heappush(heap, (bound(nxt, middle, rest), order, nxt, middle, rest, step))
             order += 1
