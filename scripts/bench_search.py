@@ -81,7 +81,10 @@ def bench(quick: bool, main: bool = False) -> None:
 
 _KNOBS = (("tensor", "t"), ("pipeline", "p"), ("data", "d"), ("context", "cp"), ("virtual_stages", "v"),
           ("micro_batch", "b"), ("sequence_parallel", "SP"), ("zero_stage", "ZeRO"), ("recompute", "recompute"),
-          ("recompute_layers", "recompute layers"), ("first_stage_layers", "first"), ("last_stage_layers", "last"))  # fmt: skip
+          ("recompute_method", "recompute method"), ("recompute_layers", "recompute layers"),
+          ("first_stage_layers", "first"), ("last_stage_layers", "last"), ("attention", "attention"),
+          ("overlap_grad_reduce", "overlap grad reduce"), ("overlap_param_gather", "overlap param gather"),
+          ("tp_async_backward", "async TP backward"))  # fmt: skip
 
 
 def why(published, optimum) -> str:  # noqa: ANN001
