@@ -11,7 +11,8 @@ iteration time, lazily, so that a search stops at the first bound above its incu
 non-negative in :func:`placement.perf.predict.iteration_time`): rank i's step takes at least
 ``n_i * c + e_i`` (``c``: one layer's forward, backward and exposed tensor/context/expert communication;
 ``e_0`` the embedding, ``e_{p-1}`` the output layer and loss), the iteration at least
-``m (1 + jitter sqrt(2 ln p)) max_i (n_i c + e_i) + bubble fraction * (L c + e_0 + e_{p-1}) / p + overhead``.
+``m (1 + jitter sqrt(2 ln p)) (max_i (n_i c + e_i) + s) + bubble fraction * ((L c + e_0 + e_{p-1}) / p + s) +
+overhead`` (``s``: the pipeline sends of a micro-batch, the same on every rank).
 For a fixed middle count the maximum is unimodal in ``first``, so each middle count is a pair of streams
 (left and right of the balance point) with non-decreasing bounds, merged by a heap.
 """
@@ -68,13 +69,16 @@ def default_split(layers: int, p: int, v: int = 1) -> tuple[int | None, int | No
 
 
 def _ends_seconds(model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams) -> tuple[float, ...]:
+    """(one layer's step, the embedding's, the output layer's, the pipeline sends'), seconds per micro-batch."""
     from .collectives import Links
-    from .predict import _embedding_seconds, _layer_cost, _output_layer_seconds
+    from .predict import _embedding_seconds, _layer_cost, _output_layer_seconds, _stage_time
 
-    c = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
+    links = Links.of(cluster, params)
+    c = _layer_cost(model, cluster, shape, params, links)
     layer = c.fwd + c.bwd + c.tp_fwd + c.tp_bwd + c.cp_fwd + c.cp_bwd + c.ep_fwd + c.ep_bwd
     head_f, head_b = _output_layer_seconds(model, cluster, shape, params)
-    return layer, _embedding_seconds(model, cluster, shape, params), head_f + head_b
+    p2p = _stage_time(model, cluster, shape, params, links, c, False, False, 1.0).p2p  # the same on every rank
+    return layer, _embedding_seconds(model, cluster, shape, params), head_f + head_b, p2p
 
 
 def splits_best_first(
@@ -96,13 +100,14 @@ def split_bounds(
     p, big_l, m, v = shape.pipeline, model.layers, shape.microbatches, shape.virtual_stages
     if big_l % v:
         return
-    c, emb, head = _ends_seconds(model, cluster, shape, params)
+    c, emb, head, p2p = _ends_seconds(model, cluster, shape, params)
     zb = shape.schedule.zero_bubble
     scale = m * (1 + params.stage_jitter * math.sqrt(2 * math.log(p)))
-    base = (p - 1) / v * (1.0 / 3.0 if zb else 1.0) * (big_l * c + emb + head) / p + params.iteration_overhead_s
+    bubble = (p - 1) / v * (1.0 / 3.0 if zb else 1.0) * ((big_l * c + emb + head) / p + p2p)
+    base = bubble + params.iteration_overhead_s
 
     def bound(first: int, middle: int, rest: int) -> float:
-        return scale * max(first * c + emb, middle * c, (rest - first) * c + head) + base
+        return scale * (max(first * c + emb, middle * c, (rest - first) * c + head) + p2p) + base
 
     heap: list[tuple[float, int, int, int, int, int]] = []  # (bound, order, first, middle, rest, step)
     units = big_l // v
