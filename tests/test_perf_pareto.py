@@ -14,8 +14,8 @@ import pytest
 
 from placement.perf.memory import RecomputeMemory, memory_breakdown
 from placement.perf.params import DEFAULT_PARAMS
-from placement.perf.pareto import _chains, _final_front, _Staircase, pareto_front
-from placement.perf.search import Plan, shape_splits, shapes, variants
+from placement.perf.pareto import _final_front, _Staircase, pareto_front
+from placement.perf.search import Plan, _chains, shape_splits, shapes, variants
 from placement.perf.spaces import get_space
 from tests.test_search import MID, NINE, ODD, SMALL, SMALL_GQA, SMALL_MOE, _cluster, brute_force
 

@@ -15,11 +15,21 @@ from collections.abc import Iterator, Sequence
 
 from .collectives import Links
 from .hardware import Cluster, Dtype
-from .layout import Layout, Recompute, RecomputeMethod, stage_layers
-from .memory import RecomputeMemory, layer_activation_bytes, static_parts
+from .layout import Layout, Recompute, stage_layers
+from .memory import layer_activation_bytes, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import _layer_cost, iteration_time, predict
-from .search import _COUNTERS, _FAMILY, Plan, _candidates, _capacity, _checked, _splits_allowed, static_memory_bound
+from .search import (
+    _COUNTERS,
+    _FAMILY,
+    Plan,
+    _candidates,
+    _capacity,
+    _chains,
+    _checked,
+    _splits_allowed,
+    static_memory_bound,
+)
 from .spaces import SearchSpace, divisors, get_space
 from .splits import split_bounds, with_split
 from .transformer import TransformerSpec
@@ -91,60 +101,6 @@ class _Staircase:
         self.times[pos:end] = [seconds]
         self.mems[pos:end] = [memory]
         return True
-
-
-def _variant(split: Layout, **changes: object) -> Layout:
-    """``split.with_changes(**changes)`` without validating again: only recompute fields change, to values
-    :func:`variants` builds through the validating path (the tests compare both)."""
-    out = object.__new__(Layout)
-    out.__dict__.update(split.__dict__)
-    out.__dict__.update(changes)
-    return out
-
-
-class _Chain:
-    """One recompute chain of a split (:func:`variants`' order), its layouts and memory built on demand."""
-
-    def __init__(self, sizer: RecomputeMemory, split: Layout, mode: Recompute, ks: range) -> None:
-        self.sizer, self.split, self.mode, self.ks = sizer, split, mode, ks
-        self.layouts: dict[int, Layout] = {}
-        self.mems: dict[int, float] = {}
-
-    def __len__(self) -> int:
-        return len(self.ks)
-
-    def layout(self, i: int) -> Layout:
-        if i not in self.layouts:
-            if self.mode is Recompute.NONE:
-                lay = self.split
-            elif self.mode is Recompute.SELECTIVE:
-                lay = _variant(self.split, recompute=Recompute.SELECTIVE)
-            else:
-                lay = _variant(
-                    self.split, recompute=Recompute.FULL, recompute_method=RecomputeMethod.BLOCK,
-                    recompute_layers=self.ks[i],
-                )  # fmt: skip
-            self.layouts[i] = lay
-        return self.layouts[i]
-
-    def memory(self, i: int) -> float:
-        if i not in self.mems:
-            self.mems[i] = self.sizer.total(self.layout(i))
-        return self.mems[i]
-
-
-def _chains(space: SearchSpace, model: TransformerSpec, params: PerfParams, split: Layout) -> list[_Chain]:
-    """:func:`variants` of ``split``, lazily (the test suite checks both give the same layouts)."""
-    sizer = RecomputeMemory(model, split, params)
-    out = []
-    for mode in space.recompute:
-        if mode is Recompute.FULL:
-            chunk = max(stage_layers(model, split)) // split.virtual_stages
-            ks = range(1, chunk + 1) if space.partial_recompute else range(chunk, chunk + 1)
-        else:
-            ks = range(1)
-        out.append(_Chain(sizer, split, mode, ks))
-    return out
 
 
 def _front_of_shape(

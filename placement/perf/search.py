@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from ..errors import PlacementError
 from ..model import Status
+from .chains import _chains
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
 from .memory import host_bytes, memory_breakdown, static_parts
@@ -404,20 +405,20 @@ def _best_of_split(
     found: Plan | None = None
     bound: Prediction | None = None
     price = cluster.accelerator.price_per_hour
-    for chain in variants(space, model, shape):
+    for chain in _chains(space, model, params, shape):
         # fastest first along the chain: its first fitting variant is the chain's best; find it by
         # bisection (memory never grows along the chain, see the module docstring)
         lo, hi = 0, len(chain)
         while lo < hi:
             mid = (lo + hi) // 2
             counters["memory_checks"] += 1
-            if memory_breakdown(model, chain[mid], params).total <= capacity:
+            if chain.memory(mid) <= capacity:
                 hi = mid
             else:
                 lo = mid + 1
         if lo == len(chain):
             continue
-        layout = chain[lo]
+        layout = chain.layout(lo)
         if bound is None:  # the shape without recomputation bounds every variant from below
             bound = predict(model, cluster, shape, params, check=False, with_band=False)
             counters["predictions"] += 1
