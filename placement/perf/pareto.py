@@ -15,10 +15,10 @@ from collections.abc import Iterator, Sequence
 
 from .collectives import Links
 from .hardware import Cluster, Dtype
-from .layout import Layout, Recompute, stage_layers
+from .layout import Layout, Recompute, RecomputeMethod, stage_layers
 from .memory import layer_activation_bytes, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
-from .predict import _layer_cost, iteration_time, predict
+from .predict import _layer_cost, _LayerCost, iteration_time, predict
 from .search import (
     _COUNTERS,
     _FAMILY,
@@ -152,11 +152,41 @@ def _front_of_shape(
                     continue  # every plan kept has no more GPUs than this one
                 lowest = mem
                 layout = chain.layout(i)
+                if layout is not split and stair.dominated(_recompute_bound(model, layout, cost, fastest, params), mem):
+                    continue
                 seconds = fastest if layout is split else iteration_time(model, cluster, layout, params, cost).total
                 at_least = max(at_least, seconds)
                 if stair.add(seconds, mem):
                     prediction = predict(model, cluster, layout, params, check=False, with_band=False)
                     found.append(Plan(layout, prediction, cluster.gpus, price))
+
+
+def _recompute_bound(
+    model: TransformerSpec, layout: Layout, cost: _LayerCost, fastest: float, params: PerfParams
+) -> float:
+    """A lower bound of the predicted time of a recompute variant from its split's time without recomputation.
+
+    In :func:`placement.perf.predict.iteration_time` recomputation adds ``dR_i`` per micro-batch to rank i
+    (full, block, k layers per chunk: ``min(n_i, k v)`` layer forwards with their exposed communication;
+    selective: ``n_i`` core-attention forwards). The critical step grows by at least ``min_i dR_i`` (times
+    ``m (1 + jitter sqrt(2 ln p))`` with the synchronisation term), the bubble does not shrink, and the exposed
+    data-parallel reduction (and ZeRO-3 gathering, weight offload fetches) can hide at most ``dR`` of the
+    heaviest rank per micro-batch (``m`` of them with ZeRO 3 or offloaded weights). The bound keeps a margin
+    of 1e-6 of the increment and 1e-12 of the time for rounding.
+    """
+    counts = stage_layers(model, layout)
+    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
+    if layout.recompute is Recompute.SELECTIVE:
+        per = [n * cost.attn_fwd for n in counts]
+    elif layout.recompute is Recompute.FULL and layout.recompute_method is RecomputeMethod.BLOCK:
+        k = layout.recompute_layers if layout.recompute_layers is not None else max(counts)
+        layer = cost.fwd + cost.tp_fwd + cost.cp_fwd + cost.ep_fwd
+        per = [min(n, k * v) * layer for n in counts]
+    else:
+        return fastest
+    hiding = max(per) * (m + 1 if layout.zero_stage == 3 or layout.offload_params else 1)
+    grow = m * (1 + params.stage_jitter * math.sqrt(2 * math.log(p))) * min(per) - hiding
+    return fastest + max(0.0, grow) * (1 - 1e-6) - 1e-12 * fastest
 
 
 def _final_front(found: list[Plan]) -> list[Plan]:
