@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 import tracemalloc
+from dataclasses import replace
 
 from placement.perf.calibration import load_calibration
 from placement.perf.hardware import ACCELERATORS, Cluster
@@ -22,6 +23,7 @@ from placement.perf.pareto import pareto_front
 from placement.perf.plan_cli import describe_layout
 from placement.perf.predict import predict
 from placement.perf.search import search
+from placement.perf.spaces import get_space
 from placement.perf.transformer import MODELS
 
 MAIN = [
@@ -77,12 +79,36 @@ def bench(quick: bool, main: bool = False) -> None:
         )
 
 
+_KNOBS = (("tensor", "t"), ("pipeline", "p"), ("data", "d"), ("context", "cp"), ("virtual_stages", "v"),
+          ("micro_batch", "b"), ("sequence_parallel", "SP"), ("zero_stage", "ZeRO"), ("recompute", "recompute"),
+          ("recompute_method", "recompute method"), ("recompute_layers", "recompute layers"),
+          ("first_stage_layers", "first"), ("last_stage_layers", "last"), ("attention", "attention"),
+          ("overlap_grad_reduce", "overlap grad reduce"), ("overlap_param_gather", "overlap param gather"),
+          ("tp_async_backward", "async TP backward"))  # fmt: skip
+
+
+def why(published, optimum) -> str:  # noqa: ANN001
+    """The knobs that differ and the model's time terms that move most (seconds, optimum minus published)."""
+    a, b = published.layout, optimum.layout
+    knobs = [f"{name} {getattr(a, f)}->{getattr(b, f)}" for f, name in _KNOBS if getattr(a, f) != getattr(b, f)]
+    ta, tb = published.prediction.time.as_dict(), optimum.prediction.time.as_dict()
+    deltas = sorted(((tb[k] - ta[k], k) for k in ta if k != "total"), key=lambda x: abs(x[0]), reverse=True)
+    terms = [f"{k} {d:+.3f}" for d, k in deltas[:3] if abs(d) >= 5e-4]
+    if not knobs:
+        return "same layout"
+    return "; ".join(knobs) + " | " + ", ".join(terms)
+
+
 def calibration() -> None:
+    from placement.perf.search import Plan
+
     print()
     for space in ("megatron-2021", "megatron"):
         print(f"\nspace {space}: the published layout (predicted) against the space's optimum, same GPUs, batch, fp16")
-        print("| row | published layout | published s (model) | optimum s | speed-up | optimum layout | search s |")
-        print("|---|---|---|---|---|---|---|")
+        print(
+            "| row | published layout | published s (model) | optimum s | speed-up | optimum layout | search s | why |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
         for row in load_calibration():
             pub = predict(row.model, row.cluster, row.layout)
             start = time.perf_counter()
@@ -93,12 +119,14 @@ def calibration() -> None:
             published = f"t={lay.tensor} p={lay.pipeline} d={lay.data} v={lay.virtual_stages} b={lay.micro_batch}"
             if plan is None:
                 print(
-                    f"| {row.label} | {published} | {pub.iteration_seconds:.3f} | infeasible | - | - | {seconds:.2f} |"
+                    f"| {row.label} | {published} | {pub.iteration_seconds:.3f} | infeasible | - | - | {seconds:.2f} | - |"
                 )
                 continue
+            reason = why(Plan(lay, pub, row.cluster.gpus), plan)
             print(
                 f"| {row.label} | {published} | {pub.iteration_seconds:.3f} | {plan.iteration_seconds:.3f} "
-                f"| {pub.iteration_seconds / plan.iteration_seconds:.2f}x | {describe_layout(plan)} | {seconds:.2f} |"
+                f"| {pub.iteration_seconds / plan.iteration_seconds:.2f}x | {describe_layout(plan)} | {seconds:.2f} "
+                f"| {reason} |"
             )
 
 
@@ -117,28 +145,34 @@ def main() -> None:
         calibration()
 
 
-def _front(queue) -> None:  # noqa: ANN001
+def _front(queue, uneven: bool) -> None:  # noqa: ANN001
     model = MODELS["llama3-70b"].with_changes(seq_length=8192)
+    space = replace(get_space("megatron"), uneven=uneven)
     start = time.perf_counter()
-    front = pareto_front(model, Cluster(ACCELERATORS["H100"], 1024, 8), 1024, "megatron")
+    front = pareto_front(model, Cluster(ACCELERATORS["H100"], 1024, 8), 1024, space)
     queue.put((time.perf_counter() - start, len(front)))
 
 
 def pareto(limit: float) -> None:
-    """The Pareto front of 70B on 1,024 H100s in a child process, stopped after ``limit`` seconds."""
+    """The Pareto front of 70B on 1,024 H100s (GPU counts 128..1,024), layers split evenly only and with
+    uneven first/last ranks, each in a child process stopped after ``limit`` seconds."""
     import multiprocessing
 
-    queue: multiprocessing.Queue = multiprocessing.Queue()
-    child = multiprocessing.Process(target=_front, args=(queue,))
-    child.start()
-    child.join(limit)
-    if child.is_alive():
-        child.terminate()
-        child.join()
-        print(f"\nPareto front, llama3-70b s=8192, 1024 H100, megatron: not finished in {limit:.0f} s")
-        return
-    seconds, size = queue.get()
-    print(f"\nPareto front, llama3-70b s=8192, 1024 H100, megatron: {size} plans in {seconds:.1f} s")
+    print("\n| Pareto front, llama3-70b s=8192, H100 x 128/256/512/1024, global batch 1024 | plans | seconds |")
+    print("|---|---|---|")
+    for uneven in (False, True):
+        label = "megatron, uneven first/last splits" if uneven else "megatron, even splits only"
+        queue: multiprocessing.Queue = multiprocessing.Queue()
+        child = multiprocessing.Process(target=_front, args=(queue, uneven))
+        child.start()
+        child.join(limit)
+        if child.is_alive():
+            child.terminate()
+            child.join()
+            print(f"| {label} | - | not finished in {limit:.0f} |")
+            continue
+        seconds, size = queue.get()
+        print(f"| {label} | {size} | {seconds:.1f} |")
 
 
 if __name__ == "__main__":

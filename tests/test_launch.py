@@ -146,3 +146,30 @@ def test_uneven_split_round_trip_and_feasibility():
     with pytest.raises(PlacementError, match="decoder-first"):
         check = parse_megatron_args(bad, 16384)[1]
         predict(spec, cluster, check)
+
+
+def test_uneven_split_with_virtual_stages_round_trip():
+    """Megatron-Core accepts --decoder-first/last-pipeline-num-layers with interleaving when every rank's count
+    is a multiple of v (TransformerConfig.__post_init__); the model, the exporter and the real config agree."""
+    cluster = Cluster(ACCELERATORS["H100"], 64, 8)
+    # 32 layers over p = 4, v = 2: first 6, last 6, middle ranks 10 each (all even)
+    lay = Layout(tensor=2, pipeline=4, data=8, virtual_stages=2, micro_batch=1, global_batch=64,
+                 sequence_parallel=True, first_stage_layers=6, last_stage_layers=6)  # fmt: skip
+    assert stage_layers(LLAMA8, lay) == (6, 10, 10, 6)
+    plan = predict(LLAMA8, cluster, lay)
+    even = predict(LLAMA8, cluster, replace(lay, first_stage_layers=None, last_stage_layers=None))
+    assert plan.iteration_seconds != even.iteration_seconds
+    argv = megatron_command(LLAMA8, lay)
+    assert "--num-virtual-stages-per-pipeline-rank" in argv and "--num-layers-per-virtual-pipeline-stage" not in argv
+    parsed_model, parsed, _ = parse_megatron_args(argv, 64)
+    assert parsed == lay
+    again = predict(parsed_model, cluster, parsed)
+    assert (again.iteration_seconds, again.memory.total) == (plan.iteration_seconds, plan.memory.total)
+    check = check_megatron(LLAMA8, lay)
+    assert check.ok, check.message
+    # a first-rank count that is not a multiple of v: both the model and Megatron-Core refuse it
+    bad = replace(lay, first_stage_layers=5, last_stage_layers=7)
+    with pytest.raises(PlacementError, match="multiple of the 2 virtual stages"):
+        stage_layers(LLAMA8, bad)
+    refused = check_megatron(LLAMA8, bad)
+    assert not refused.ok and "divisible by virtual" in refused.message

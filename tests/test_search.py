@@ -77,7 +77,7 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
             (0, 1, 2, 3), offloads,
         ):  # fmt: skip
             # cheap necessary conditions first (check_layout below is the judge)
-            uneven = space.uneven and p > 1 and v == 1
+            uneven = space.uneven and p > 1  # (with v > 1 check_layout demands multiples of v)
             if global_batch % (b * d) or (model.layers % (p * v) and not uneven) or model.num_experts % ep:
                 continue
             # layers of the first and the last rank: the even split, or any pair (check_layout rejects those
@@ -91,6 +91,8 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                 scheds.append(Schedule.ZBV)
             recs = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
             for (first, last), rec, sched in itertools.product(ends, recs, scheds):
+                if first is not None and sched is Schedule.ZBV:
+                    continue  # the space's rule: uneven counts with 1F1B or interleaving only
                 most = model.layers // (p * v) if first is None else max(first, last, model.layers - first - last)
                 ks = range(1, most + 1) if rec is Recompute.FULL else (None,)
                 for k in ks:
@@ -123,6 +125,8 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
 MID = TransformerSpec(layers=8, hidden=2048, heads=16, seq_length=4096, vocab=32000, name="mid")
 # 7 layers and a large vocabulary: no even split over 2 or 4 ranks, and the output layer weighs on the last one
 ODD = TransformerSpec(layers=7, hidden=2048, heads=16, seq_length=2048, vocab=128256, name="odd")
+# 9 layers: interleaving over 2 ranks needs an uneven split in multiples of v = 3 (6 + 3)
+NINE = TransformerSpec(layers=9, hidden=2048, heads=16, seq_length=2048, vocab=32000, name="nine")
 
 # (space, model, GPUs, GiB per GPU, GPUs per node, global batch); the optima of the tight cases use
 # t > 1, p > 1, cp > 1, ep > 1 and partial full recomputation (see test_cases_exercise_the_space)
@@ -136,6 +140,7 @@ CASES = [
     ("megatron", MID, 8, 4.0, 4, 32),
     ("megatron", ODD, 8, 7.0, 1, 16),
     ("megatron", ODD, 4, 9.0, 1, 8),
+    ("megatron", NINE, 8, 6.0, 2, 4),  # uneven split with v = 3 virtual stages
     ("megatron-2021", MID, 8, 6.0, 4, 32),
     ("torchtitan", SMALL, 8, 5.0, 4, 16),
     ("torchtitan", MID, 8, 6.5, 4, 16),
@@ -171,6 +176,7 @@ def test_cases_exercise_the_space():
     assert any(lay.recompute is Recompute.FULL and lay.recompute_layers < 8 for lay in lays)
     assert {lay.zero_stage for lay in lays} >= {0, 1, 2, 3}
     assert any(lay.uneven for lay in lays)
+    assert any(lay.uneven and lay.virtual_stages > 1 for lay in lays)
     assert any(lay.offload_params for lay in lays)
     assert any(lay.schedule is Schedule.ZBV for lay in lays)
     assert any(

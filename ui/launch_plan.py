@@ -16,7 +16,7 @@ import streamlit as st
 from placement import PlacementError
 from placement.perf.hardware import ACCELERATORS, GIB, Cluster, accelerator
 from placement.perf.launch import deepspeed_config, megatron_command, torchtitan_toml
-from placement.perf.layout import Layout
+from placement.perf.layout import Layout, Schedule
 from placement.perf.megatron import parse_megatron_args
 from placement.perf.plan_cli import describe_layout, launch_configs
 from placement.perf.predict import Prediction, predict, stage_seconds
@@ -155,7 +155,7 @@ def _pasted(cluster: Cluster, result: SearchResult) -> None:
 
 def _timeline(model: TransformerSpec, cluster: Cluster, layout: Layout) -> None:
     """The plan's pipeline schedule (at most 4p micro-batches drawn, so that the picture stays readable)."""
-    if layout.pipeline == 1 or layout.schedule.zero_bubble:
+    if layout.pipeline == 1 or layout.schedule is Schedule.ZB_H1:
         return
     p = layout.pipeline
     m = min(layout.microbatches, 4 * p)

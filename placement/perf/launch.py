@@ -48,9 +48,12 @@ TORCHTITAN_PARALLELISM_FIELDS = (
 )
 
 
-def megatron_command(model: TransformerSpec, layout: Layout) -> list[str]:
-    """The plan as Megatron-LM arguments (``pretrain_gpt.py`` flags), one list element per token."""
-    return list(megatron_args(model, layout))
+def megatron_command(model: TransformerSpec, layout: Layout, pipeline_layout: bool = False) -> list[str]:
+    """The plan as Megatron-LM arguments (``pretrain_gpt.py`` flags), one list element per token.
+
+    ``pipeline_layout``: the layer split as Megatron-Core's ``--pipeline-model-parallel-layout``.
+    """
+    return list(megatron_args(model, layout, pipeline_layout))
 
 
 def _toml_value(value: object) -> str:
@@ -175,8 +178,12 @@ class ConfigCheck:
     message: str = ""
 
 
-def check_megatron(model: TransformerSpec, layout: Layout) -> ConfigCheck:
-    """Megatron-Core's ``TransformerConfig`` built from the plan (its own checks of sizes and recomputation)."""
+def check_megatron(model: TransformerSpec, layout: Layout, pipeline_layout: bool = False) -> ConfigCheck:
+    """Megatron-Core's ``TransformerConfig`` built from the plan (its own checks of sizes and recomputation).
+
+    ``pipeline_layout``: the split given as ``pipeline_model_parallel_layout`` (parsed and validated by
+    Megatron-Core's ``PipelineParallelLayerLayout``) instead of the first/last-rank counts.
+    """
     parser = "megatron.core.transformer.TransformerConfig"
     try:
         import warnings
@@ -207,10 +214,15 @@ def check_megatron(model: TransformerSpec, layout: Layout) -> ConfigCheck:
         "params_dtype": dtype,
         "pipeline_dtype": dtype,
     }
-    if layout.first_stage_layers is not None:
-        kwargs["num_layers_in_first_pipeline_stage"] = layout.first_stage_layers
-    if layout.last_stage_layers is not None:
-        kwargs["num_layers_in_last_pipeline_stage"] = layout.last_stage_layers
+    if pipeline_layout and layout.pipeline > 1:
+        from .pp_layout import pipeline_layout_string
+
+        kwargs["pipeline_model_parallel_layout"] = pipeline_layout_string(model, layout)
+    else:
+        if layout.first_stage_layers is not None:
+            kwargs["num_layers_in_first_pipeline_stage"] = layout.first_stage_layers
+        if layout.last_stage_layers is not None:
+            kwargs["num_layers_in_last_pipeline_stage"] = layout.last_stage_layers
     if model.moe:
         kwargs.update(num_moe_experts=model.num_experts, moe_router_topk=model.moe_topk)
     if layout.recompute is not Recompute.NONE:

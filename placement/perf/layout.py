@@ -82,7 +82,8 @@ class Layout:
         Uneven pipeline split (Megatron-Core's ``--decoder-first-pipeline-num-layers`` /
         ``--decoder-last-pipeline-num-layers``): transformer layers of the first / last pipeline rank (which
         also carry the embedding / the output layer); the other ranks split the rest evenly. ``None``: the
-        even split (``L / p`` per rank). Not with virtual stages.
+        even split (``L / p`` per rank). With ``v`` virtual stages every rank's count is a multiple of ``v``
+        (Megatron-Core's rule; each rank's chunks are equal).
     """
 
     tensor: int = 1
@@ -206,8 +207,13 @@ def _stage_layers(total: int, p: int, v: int, first: int | None, last: int | Non
         return (total // p,) * p
     if p == 1:
         raise InvalidLayoutError("--decoder-first/last-pipeline-num-layers need pipeline parallel size > 1")
-    if v > 1:
-        raise InvalidLayoutError("--decoder-first/last-pipeline-num-layers with virtual stages: not modelled here")
+    # Megatron-Core (TransformerConfig.__post_init__, "Uneven PP"): with v virtual stages the first, the last
+    # and each middle rank's counts must be multiples of v (each rank's chunks are equal)
+    for flag, n in (("first", first), ("last", last)):
+        if v > 1 and n is not None and n % v:
+            raise InvalidLayoutError(
+                f"--decoder-{flag}-pipeline-num-layers {n} is not a multiple of the {v} virtual stages per rank"
+            )
     given = [n for n in (first, last) if n is not None]
     rest_ranks, rest = p - len(given), total - sum(given)
     if rest < rest_ranks or rest < 0 or (rest_ranks == 0 and rest != 0) or (rest_ranks and rest % rest_ranks):
@@ -217,6 +223,11 @@ def _stage_layers(total: int, p: int, v: int, first: int | None, last: int | Non
             "(each at least one layer)"
         )
     middle = rest // rest_ranks if rest_ranks else 0
+    if v > 1 and rest_ranks and middle % v:
+        raise InvalidLayoutError(
+            f"--decoder-first/last-pipeline-num-layers {first}/{last}: the other ranks' {middle} layers each are "
+            f"not a multiple of the {v} virtual stages per rank"
+        )
     counts = [middle] * p
     counts[0] = middle if first is None else first
     counts[-1] = middle if last is None else last

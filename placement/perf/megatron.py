@@ -40,6 +40,7 @@ _VALUED: dict[str, tuple[str, Callable[[str], object]]] = {
     "--num-virtual-stages-per-pipeline-rank": ("virtual_stages", int),
     "--decoder-first-pipeline-num-layers": ("first_stage_layers", int),
     "--decoder-last-pipeline-num-layers": ("last_stage_layers", int),
+    "--pipeline-model-parallel-layout": ("pipeline_layout", str),
     "--context-parallel-size": ("context", int),
     "--expert-model-parallel-size": ("expert", int),
     "--recompute-granularity": ("recompute", str),
@@ -196,6 +197,9 @@ def _layout(values: dict[str, object], model: TransformerSpec, gpus: int | None,
                 f"of it x pipeline size {p}"
             )
         v = model.layers // (p * per)
+    first, last = values.get("first_stage_layers"), values.get("last_stage_layers")
+    if "pipeline_layout" in values:
+        v, first, last = _free_layout(values, model, p, v)
     micro = _int(values, "micro_batch", 1)
     zero = 1 if values.get("distributed_optimizer") else 0
     if "sharding" in values:
@@ -260,9 +264,28 @@ def _layout(values: dict[str, object], model: TransformerSpec, gpus: int | None,
         tp_comm_overlap=bool(values.get("tp_comm_overlap", False)),
         grad_reduce_fp32=True if values.get("grads_fp32") else None,
         tp_async_backward=not values.get("no_async_tp", False),
-        first_stage_layers=values.get("first_stage_layers"),  # type: ignore[arg-type]
-        last_stage_layers=values.get("last_stage_layers"),  # type: ignore[arg-type]
+        first_stage_layers=first,  # type: ignore[arg-type]
+        last_stage_layers=last,  # type: ignore[arg-type]
     )
+
+
+def _free_layout(
+    values: dict[str, object], model: TransformerSpec, p: int, v: int
+) -> tuple[int, int | None, int | None]:
+    """(v, first, last) from --pipeline-model-parallel-layout (:mod:`placement.perf.pp_layout`)."""
+    from .pp_layout import read_pipeline_layout
+
+    if "first_stage_layers" in values or "last_stage_layers" in values:
+        raise InvalidLayoutError(
+            "--pipeline-model-parallel-layout cannot be set with --decoder-first/last-pipeline-num-layers "
+            "(Megatron-Core)"
+        )
+    found, first, last = read_pipeline_layout(str(values["pipeline_layout"]), model.layers, p)
+    if ("virtual_stages" in values or "layers_per_virtual" in values) and found != v:
+        raise InvalidLayoutError(
+            f"--pipeline-model-parallel-layout has {found} virtual stages per rank, the virtual-stage flag {v}"
+        )
+    return found, first, last
 
 
 def parse_megatron_args(argv: Sequence[str], gpus: int | None = None) -> tuple[TransformerSpec, Layout, list[str]]:
@@ -295,8 +318,12 @@ def parse_megatron_args(argv: Sequence[str], gpus: int | None = None) -> tuple[T
     return model, layout, notes
 
 
-def megatron_args(model: TransformerSpec, layout: Layout) -> list[str]:
-    """The Megatron-LM flags of ``model`` and ``layout`` (``parse_megatron_args(..., gpus)`` reads them back)."""
+def megatron_args(model: TransformerSpec, layout: Layout, pipeline_layout: bool = False) -> list[str]:
+    """The Megatron-LM flags of ``model`` and ``layout`` (``parse_megatron_args(..., gpus)`` reads them back).
+
+    ``pipeline_layout``: the layer split as ``--pipeline-model-parallel-layout`` (Megatron-Core's free layout)
+    instead of the virtual-stage and first/last-rank flags (when p > 1).
+    """
     from .layout import Schedule
 
     if layout.schedule in (Schedule.GPIPE, Schedule.ZB_H1, Schedule.ZBV):
@@ -330,12 +357,18 @@ def megatron_args(model: TransformerSpec, layout: Layout) -> list[str]:
         "--micro-batch-size", str(layout.micro_batch), "--global-batch-size", str(layout.global_batch),
         "--tensor-model-parallel-size", str(layout.tensor), "--pipeline-model-parallel-size", str(layout.pipeline),
     ]  # fmt: skip
-    if layout.virtual_stages > 1:
+    if pipeline_layout and layout.pipeline > 1:
+        from .pp_layout import pipeline_layout_string
+
+        out += ["--pipeline-model-parallel-layout", pipeline_layout_string(model, layout)]
+    elif layout.virtual_stages > 1 and layout.uneven:  # Megatron-LM: layers-per-virtual-stage assumes the even split
+        out += ["--num-virtual-stages-per-pipeline-rank", str(layout.virtual_stages)]
+    elif layout.virtual_stages > 1:
         per = model.layers // (layout.pipeline * layout.virtual_stages)
         out += ["--num-layers-per-virtual-pipeline-stage", str(per)]
-    if layout.first_stage_layers is not None:
+    if layout.first_stage_layers is not None and not (pipeline_layout and layout.pipeline > 1):
         out += ["--decoder-first-pipeline-num-layers", str(layout.first_stage_layers)]
-    if layout.last_stage_layers is not None:
+    if layout.last_stage_layers is not None and not (pipeline_layout and layout.pipeline > 1):
         out += ["--decoder-last-pipeline-num-layers", str(layout.last_stage_layers)]
     if layout.context > 1:
         out += ["--context-parallel-size", str(layout.context)]

@@ -9,17 +9,29 @@ variant is so dominated, and a recompute variant that an earlier one of its chai
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterator, Sequence
 
+from .collectives import Links
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, stage_layers
-from .memory import layer_activation_bytes, memory_breakdown, static_parts
+from .memory import layer_activation_bytes, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
-from .predict import predict
-from .search import _COUNTERS, Plan, _candidates, _capacity, _checked, static_memory_bound, variants
+from .predict import _layer_cost, _LayerCost, iteration_time, predict
+from .search import (
+    _COUNTERS,
+    _FAMILY,
+    Plan,
+    _candidates,
+    _capacity,
+    _chains,
+    _checked,
+    _splits_allowed,
+    static_memory_bound,
+)
 from .spaces import SearchSpace, divisors, get_space
-from .splits import splits_best_first
+from .splits import split_bounds, with_split
 from .transformer import TransformerSpec
 
 
@@ -44,6 +56,10 @@ def gpu_counts(cluster: Cluster, most: int = 4) -> list[int]:
     return counts[-most:]
 
 
+#: What :func:`memory_floor` depends on: the static memory's family and one layer's checkpoint.
+_FLOOR_KEY = (*_FAMILY, "micro_batch", "sequence_parallel", "dtype")
+
+
 def memory_floor(model: TransformerSpec, shape: Layout, params: PerfParams, any_split: bool) -> float:
     """Bytes below which no split or recompute variant of ``shape`` gets: the static bound plus the rank of at
     least ``ceil(L / p)`` layers holding one micro-batch of layer inputs (full recomputation keeps the least)."""
@@ -52,75 +68,145 @@ def memory_floor(model: TransformerSpec, shape: Layout, params: PerfParams, any_
     return static_memory_bound(model, shape, params, any_split) + most * checkpoint
 
 
-def _dominated(plans: list[Plan], seconds: float, memory: float) -> bool:
-    """Some plan found (no more GPUs) is at least as fast as ``seconds`` and as lean as ``memory``."""
-    return any(p.iteration_seconds <= seconds and p.memory_bytes <= memory for p in plans)
+class _Staircase:
+    """The 2-D front (time, memory) of the plans found so far, for dominance queries in O(log n).
 
+    Invariant: ``times`` strictly increasing, ``mems`` strictly decreasing (each point is the leanest of the
+    plans at least as fast as it), so the leanest plan at least as fast as ``t`` is the last point with time
+    <= ``t``. Every plan found has no more GPUs than the ones still to come (counts run in increasing
+    order), so a point that 2-D dominates a candidate dominates it in 3-D too.
+    """
 
-def _leanest(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[Layout]:
-    """The last variant of each recompute chain of ``shape`` (:func:`variants` without building the chains)."""
-    out = []
-    for mode in space.recompute:
-        if mode is Recompute.FULL:
-            most = max(stage_layers(model, shape)) // shape.virtual_stages
-            out.append(
-                shape.with_changes(recompute=mode, recompute_method=RecomputeMethod.BLOCK, recompute_layers=most)
-            )
-        else:
-            out.append(shape if mode is Recompute.NONE else shape.with_changes(recompute=mode))
-    return out
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.mems: list[float] = []
+
+    def leanest(self, seconds: float) -> float:
+        """Least memory of a plan at least as fast as ``seconds`` (inf: none)."""
+        i = bisect.bisect_right(self.times, seconds) - 1
+        return self.mems[i] if i >= 0 else math.inf
+
+    def dominated(self, seconds: float, memory: float) -> bool:
+        """Some plan found is at least as fast as ``seconds`` and as lean as ``memory``."""
+        return self.leanest(seconds) <= memory
+
+    def add(self, seconds: float, memory: float) -> bool:
+        """Insert the point unless dominated (returns whether it was inserted); drop the points it dominates."""
+        if self.dominated(seconds, memory):
+            return False
+        pos = bisect.bisect_left(self.times, seconds)
+        end = pos
+        while end < len(self.times) and self.mems[end] >= memory:
+            end += 1
+        self.times[pos:end] = [seconds]
+        self.mems[pos:end] = [memory]
+        return True
 
 
 def _front_of_shape(
     space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, bound: float, params: PerfParams,
-    capacity: float, plans: list[Plan], price: float | None,
-) -> list[Plan]:  # fmt: skip
-    """``plans`` with the variants of ``shape`` (every split) that no plan found so far dominates."""
-    if not space.uneven or shape.pipeline == 1 or shape.virtual_stages > 1:
-        split_bounds: Iterator[tuple[float, Layout]] = iter([(bound, shape)])
+    capacity: float, floor: float, stair: _Staircase, found: list[Plan], price: float | None,
+) -> None:  # fmt: skip
+    """Append to ``found`` (and ``stair``) the variants of ``shape`` (every split) that no plan found dominates."""
+    if not _splits_allowed(space, shape.pipeline, shape.schedule):
+        stream: Iterator[tuple[float, tuple[int, int, int] | None]] = iter([(bound, None)])
     else:
-        split_bounds = splits_best_first(model, cluster, shape, params)
-    floor = memory_floor(model, shape, params, space.uneven)
+        stream = split_bounds(model, cluster, shape, params)
     checkpoint = layer_activation_bytes(model, shape, Recompute.FULL)
-    for split_bound, split in split_bounds:
-        if _dominated(plans, split_bound, floor):
+    floors: dict[int, float] = {}  # a middle rank of n layers: static bytes, reserve, one checkpoint per layer
+    cost = None
+    for split_bound, counts in stream:
+        if stair.dominated(split_bound, floor):
             break  # bounds only grow along the stream: every later split is dominated too
-        most = max(stage_layers(model, split))
-        split_floor = sum(static_parts(model, split, None, most)) + params.reserve_bytes + most * checkpoint
-        if split_floor > capacity or _dominated(plans, split_bound, split_floor):
+        most = max(stage_layers(model, shape) if counts is None else counts)
+        if most not in floors:
+            floors[most] = sum(static_parts(model, shape, None, most)) + params.reserve_bytes + most * checkpoint
+        if floors[most] > capacity or stair.dominated(split_bound, floors[most]):
             continue
+        split = shape if counts is None else with_split(shape, model.layers, counts)
         # memory never grows along a chain: the chains' last variants bound the split's memory
-        leanest = min(memory_breakdown(model, lay, params).total for lay in _leanest(space, model, split))
-        if leanest > capacity or _dominated(plans, split_bound, leanest):
+        chains = _chains(space, model, params, split)
+        leanest = min(chain.memory(len(chain) - 1) for chain in chains)
+        if leanest > capacity or stair.dominated(split_bound, leanest):
             continue
         # the split without recomputation is at least as fast as each of its variants (tested chain order)
-        fastest = predict(model, cluster, split, params, check=False, with_band=False).iteration_seconds
+        if cost is None:  # one layer's cost does not depend on the split
+            cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
+        fastest = iteration_time(model, cluster, split, params, cost).total
         split_bound = max(split_bound, fastest)
-        for chain in variants(space, model, split):
+        for chain in chains:
             # variants leaner than every plan at least as fast as the bound form a suffix of the chain
             # (memory never grows along it): find its start by bisection
-            limit = min([p.memory_bytes for p in plans if p.iteration_seconds <= split_bound] + [math.inf])
+            limit = min(stair.leanest(split_bound), math.nextafter(capacity, math.inf))
             lo, hi = 0, len(chain)
             while lo < hi:
                 mid = (lo + hi) // 2
-                mem = memory_breakdown(model, chain[mid], params).total
-                if mem < limit and mem <= capacity:
+                if chain.memory(mid) < limit:
                     hi = mid
                 else:
                     lo = mid + 1
-            lowest = math.inf
-            for layout in chain[lo:]:
-                mem = memory_breakdown(model, layout, params).total
-                if mem > capacity or mem >= lowest:
-                    continue
-                lowest = mem
-                if _dominated(plans, split_bound, mem):
+            lowest, at_least = math.inf, split_bound  # time never falls along a chain: the last one bounds the rest
+            for i in range(lo, len(chain)):
+                mem = chain.memory(i)
+                if mem >= lowest or stair.dominated(at_least, mem):
                     continue  # every plan kept has no more GPUs than this one
-                prediction = predict(model, cluster, layout, params, check=False, with_band=False)
-                plans.append(Plan(layout, prediction, cluster.gpus, price))
-                if len(plans) > 64:
-                    plans = _pareto_filter(plans, price is not None)
-    return plans
+                lowest = mem
+                layout = chain.layout(i)
+                if layout is not split and stair.dominated(_recompute_bound(model, layout, cost, fastest, params), mem):
+                    continue
+                seconds = fastest if layout is split else iteration_time(model, cluster, layout, params, cost).total
+                at_least = max(at_least, seconds)
+                if stair.add(seconds, mem):
+                    prediction = predict(model, cluster, layout, params, check=False, with_band=False)
+                    found.append(Plan(layout, prediction, cluster.gpus, price))
+
+
+def _recompute_bound(
+    model: TransformerSpec, layout: Layout, cost: _LayerCost, fastest: float, params: PerfParams
+) -> float:
+    """A lower bound of the predicted time of a recompute variant from its split's time without recomputation.
+
+    In :func:`placement.perf.predict.iteration_time` recomputation adds ``dR_i`` per micro-batch to rank i
+    (full, block, k layers per chunk: ``min(n_i, k v)`` layer forwards with their exposed communication;
+    selective: ``n_i`` core-attention forwards). The critical step grows by at least ``min_i dR_i`` (times
+    ``m (1 + jitter sqrt(2 ln p))`` with the synchronisation term), the bubble does not shrink, and the exposed
+    data-parallel reduction (and ZeRO-3 gathering, weight offload fetches) can hide at most ``dR`` of the
+    heaviest rank per micro-batch (``m`` of them with ZeRO 3 or offloaded weights). The bound keeps a margin
+    of 1e-6 of the increment and 1e-12 of the time for rounding.
+    """
+    counts = stage_layers(model, layout)
+    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
+    if layout.recompute is Recompute.SELECTIVE:
+        per = [n * cost.attn_fwd for n in counts]
+    elif layout.recompute is Recompute.FULL and layout.recompute_method is RecomputeMethod.BLOCK:
+        k = layout.recompute_layers if layout.recompute_layers is not None else max(counts)
+        layer = cost.fwd + cost.tp_fwd + cost.cp_fwd + cost.ep_fwd
+        per = [min(n, k * v) * layer for n in counts]
+    else:
+        return fastest
+    hiding = max(per) * (m + 1 if layout.zero_stage == 3 or layout.offload_params else 1)
+    grow = m * (1 + params.stage_jitter * math.sqrt(2 * math.log(p))) * min(per) - hiding
+    return fastest + max(0.0, grow) * (1 - 1e-6) - 1e-12 * fastest
+
+
+def _final_front(found: list[Plan]) -> list[Plan]:
+    """The plans of ``found`` no other beats on (time, memory, GPUs), sorted by time, memory, GPUs.
+
+    GPU counts in increasing order: a plan stays if no plan of fewer GPUs (the staircase of the counts
+    before) nor an earlier plan of its own count in (time, memory) order is as fast and as lean. Cost per
+    iteration (GPUs x price x time, one price) is then no smaller either, so it adds no dimension.
+    """
+    before = _Staircase()
+    out: list[Plan] = []
+    for n in sorted({p.gpus for p in found}):
+        group = sorted((p for p in found if p.gpus == n), key=lambda p: (p.iteration_seconds, p.memory_bytes))
+        own = _Staircase()
+        kept = [p for p in group if not before.dominated(p.iteration_seconds, p.memory_bytes)
+                and own.add(p.iteration_seconds, p.memory_bytes)]  # fmt: skip
+        for p in kept:
+            before.add(p.iteration_seconds, p.memory_bytes)
+        out.extend(kept)
+    return sorted(out, key=lambda p: (p.iteration_seconds, p.memory_bytes, p.gpus))
 
 
 def pareto_front(
@@ -144,17 +230,21 @@ def pareto_front(
     space = get_space(space) if isinstance(space, str) else space
     price = cluster.accelerator.price_per_hour
     dt = None if dtype is None else Dtype(dtype)
-    plans: list[Plan] = []
+    stair = _Staircase()
+    found: list[Plan] = []
     for n in sorted(counts or gpu_counts(cluster)):
         sub = cluster.with_changes(gpus=int(n))
         capacity = _capacity(sub)
         counters = dict.fromkeys(_COUNTERS, 0)
+        floors: dict[tuple[object, ...], float] = {}
         for bound, _, spec in sorted(_candidates(space, model, sub, global_batch, dt, params, capacity, counters)):
             shape = _checked(model, sub, spec)
             if shape is None:
                 continue
-            floor = memory_floor(model, shape, params, space.uneven)
-            if any(p.iteration_seconds <= bound and p.memory_bytes <= floor for p in plans):
+            key = tuple(spec[k] for k in _FLOOR_KEY)
+            if key not in floors:
+                floors[key] = memory_floor(model, shape, params, space.uneven)
+            if stair.dominated(bound, floors[key]):
                 continue  # no split or variant of the shape can join the front
-            plans = _front_of_shape(space, model, sub, shape, bound, params, capacity, plans, price)
-    return _pareto_filter(plans, price is not None)
+            _front_of_shape(space, model, sub, shape, bound, params, capacity, floors[key], stair, found, price)
+    return _final_front(found)

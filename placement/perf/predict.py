@@ -367,11 +367,17 @@ def _dp_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params
 
 
 def iteration_time(
-    model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams = DEFAULT_PARAMS
-) -> TimeBreakdown:
-    """Seconds of one iteration by cause, for a layout already checked (no validation here)."""
+    model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams = DEFAULT_PARAMS,
+    cost: _LayerCost | None = None,
+) -> TimeBreakdown:  # fmt: skip
+    """Seconds of one iteration by cause, for a layout already checked (no validation here).
+
+    ``cost``: the layout's per-layer cost when the caller has it (recompute variants of one layout share it:
+    it does not depend on the recomputation).
+    """
     links = Links.of(cluster, params)
-    cost = _layer_cost(model, cluster, layout, params, links)
+    if cost is None:
+        cost = _layer_cost(model, cluster, layout, params, links)
     p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
     counts: tuple[float, ...] = stage_layers(model, layout) if layout.uneven else (model.layers / p,) * p
     first = _stage_time(model, cluster, layout, params, links, cost, True, p == 1, counts[0])

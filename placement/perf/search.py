@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from ..errors import PlacementError
 from ..model import Status
+from .chains import _chains
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
 from .memory import host_bytes, memory_breakdown, static_parts
@@ -125,9 +126,13 @@ def _schedules(space: SearchSpace, model: TransformerSpec, p: int, m: int) -> It
         else:
             yield Schedule(name), 1
     if space.virtual:
-        per_rank = model.layers // p
-        for v in divisors(per_rank):
-            if v > 1:
+        # even split: v divides L / p; uneven (Megatron-Core): every rank's count a multiple of v, so v
+        # divides L and each rank gets at least v layers
+        candidates = (
+            divisors(model.layers) if space.uneven else divisors(model.layers // p) if model.layers % p == 0 else []
+        )
+        for v in candidates:
+            if v > 1 and model.layers // v >= p:
                 yield Schedule.INTERLEAVED, v
 
 
@@ -160,9 +165,9 @@ def shape_specs(
 def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) -> Iterator[dict[str, object]]:  # noqa: ANN001
     sps = space.sequence_parallel if t > 1 else (False,)
     shardings = [z for z in space.shardings if not (p > 1 and space.name == "deepspeed" and z > 1)]
-    first, last = default_split(model.layers, p) if space.uneven else (None, None)
     for schedule, v in _schedules(space, model, p, m):
-        if model.layers % (p * v) and (v > 1 or first is None):
+        first, last = default_split(model.layers, p, v) if _splits_allowed(space, p, schedule) else (None, None)
+        if model.layers % (p * v) and first is None:
             continue
         for ep in experts:
             if (d * cp) % ep:
@@ -186,8 +191,8 @@ def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) 
                         "overlap_grad_reduce": space.overlap and d * cp > 1,
                         "overlap_param_gather": space.overlap and z >= 1 and d * cp > 1,
                         "schedule": schedule,
-                        "first_stage_layers": first if v == 1 else None,
-                        "last_stage_layers": last if v == 1 else None,
+                        "first_stage_layers": first,
+                        "last_stage_layers": last,
                         "offload_optimizer": off != "none",
                         "offload_params": off == "optimizer+params",
                     }
@@ -357,11 +362,17 @@ def _candidates(
     return out
 
 
+def _splits_allowed(space: SearchSpace, p: int, schedule: Schedule) -> bool:
+    """Uneven first/last counts: Megatron-Core spaces, p > 1, 1F1B or interleaved (not the V's chunk order)."""
+    return space.uneven and p > 1 and schedule in (Schedule.ONE_F_ONE_B, Schedule.INTERLEAVED)
+
+
 def shape_splits(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[Layout]:
-    """The shape with every layer split the space allows (itself alone without uneven splits or with v > 1)."""
-    if not space.uneven or shape.pipeline == 1 or shape.virtual_stages > 1:
+    """The shape with every layer split the space allows (itself alone without uneven splits)."""
+    if not _splits_allowed(space, shape.pipeline, shape.schedule):
         return [shape]
-    return [with_split(shape, model.layers, s) for s in all_splits(model.layers, shape.pipeline)]
+    splits = all_splits(model.layers, shape.pipeline, shape.virtual_stages)
+    return [with_split(shape, model.layers, s) for s in splits]
 
 
 def _best_of_shape(
@@ -372,7 +383,7 @@ def _best_of_shape(
 
     Splits come best-first by their time bound (:func:`placement.perf.splits.splits_best_first`).
     """
-    if not space.uneven or shape.pipeline == 1 or shape.virtual_stages > 1:
+    if not _splits_allowed(space, shape.pipeline, shape.schedule):
         return _best_of_split(space, model, cluster, shape, params, capacity, best, counters)
     found: Plan | None = None
     for bound, split in splits_best_first(model, cluster, shape, params):
@@ -394,20 +405,20 @@ def _best_of_split(
     found: Plan | None = None
     bound: Prediction | None = None
     price = cluster.accelerator.price_per_hour
-    for chain in variants(space, model, shape):
+    for chain in _chains(space, model, params, shape):
         # fastest first along the chain: its first fitting variant is the chain's best; find it by
         # bisection (memory never grows along the chain, see the module docstring)
         lo, hi = 0, len(chain)
         while lo < hi:
             mid = (lo + hi) // 2
             counters["memory_checks"] += 1
-            if memory_breakdown(model, chain[mid], params).total <= capacity:
+            if chain.memory(mid) <= capacity:
                 hi = mid
             else:
                 lo = mid + 1
         if lo == len(chain):
             continue
-        layout = chain[lo]
+        layout = chain.layout(lo)
         if bound is None:  # the shape without recomputation bounds every variant from below
             bound = predict(model, cluster, shape, params, check=False, with_band=False)
             counters["predictions"] += 1

@@ -83,7 +83,8 @@ class SearchSpace:
     uneven : bool
         Uneven layer counts per pipeline rank: the first and the last rank take their own counts, the
         others split the rest evenly (Megatron-Core's ``--decoder-first/last-pipeline-num-layers``); then
-        any pipeline size up to the layer count (without virtual stages) is allowed.
+        any pipeline size up to the layer count is allowed; with v virtual stages every rank's count is a
+        multiple of v (so v divides the layers), with 1F1B or interleaved schedules.
     """
 
     name: str
@@ -126,7 +127,8 @@ SPACES: dict[str, SearchSpace] = {
         "Megatron-LM / Megatron-Core: uniform t (within a node), p, d, cp, ep (MoE), interleaved v, "
         "micro-batch 1..16, sequence parallel on/off, distributed optimizer on/off, recompute "
         "none / selective / full of k layers per stage (block method); layers split evenly or with the first "
-        "and last ranks' own layer counts (--decoder-first/last-pipeline-num-layers, v = 1)",
+        "and last ranks' own layer counts (--decoder-first/last-pipeline-num-layers; with interleaving every rank's "
+        "count a multiple of v)",
         schedules=("1f1b",),
         shardings=(0, 1),
         uneven=True,

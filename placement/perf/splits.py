@@ -11,7 +11,8 @@ iteration time, lazily, so that a search stops at the first bound above its incu
 non-negative in :func:`placement.perf.predict.iteration_time`): rank i's step takes at least
 ``n_i * c + e_i`` (``c``: one layer's forward, backward and exposed tensor/context/expert communication;
 ``e_0`` the embedding, ``e_{p-1}`` the output layer and loss), the iteration at least
-``m (1 + jitter sqrt(2 ln p)) max_i (n_i c + e_i) + bubble fraction * (L c + e_0 + e_{p-1}) / p + overhead``.
+``m (1 + jitter sqrt(2 ln p)) (max_i (n_i c + e_i) + s) + bubble fraction * ((L c + e_0 + e_{p-1}) / p + s) +
+overhead`` (``s``: the pipeline sends of a micro-batch, the same on every rank).
 For a fixed middle count the maximum is unimodal in ``first``, so each middle count is a pair of streams
 (left and right of the balance point) with non-decreasing bounds, merged by a heap.
 """
@@ -28,14 +29,22 @@ from .params import PerfParams
 from .transformer import TransformerSpec
 
 
-def all_splits(layers: int, p: int) -> Iterator[tuple[int, int, int]]:
-    """Every ``(first, middle, last)`` split of ``layers`` over ``p >= 2`` ranks (``middle = 0`` when ``p = 2``)."""
-    if p == 2:
-        for first in range(1, layers):
-            yield first, 0, layers - first
+def all_splits(layers: int, p: int, v: int = 1) -> Iterator[tuple[int, int, int]]:
+    """Every ``(first, middle, last)`` split of ``layers`` over ``p >= 2`` ranks (``middle = 0`` when ``p = 2``),
+    each count a multiple of ``v`` (Megatron-Core's rule with ``v`` virtual stages per rank)."""
+    if layers % v:
         return
-    for middle in range(1, (layers - 2) // (p - 2) + 1):
-        rest = layers - (p - 2) * middle
+    for first, middle, last in _unit_splits(layers // v, p):
+        yield first * v, middle * v, last * v
+
+
+def _unit_splits(units: int, p: int) -> Iterator[tuple[int, int, int]]:
+    if p == 2:
+        for first in range(1, units):
+            yield first, 0, units - first
+        return
+    for middle in range(1, (units - 2) // (p - 2) + 1):
+        rest = units - (p - 2) * middle
         for first in range(1, rest):
             yield first, middle, rest - first
 
@@ -49,52 +58,73 @@ def with_split(shape: Layout, layers: int, split: tuple[int, int, int]) -> Layou
     return shape.with_changes(first_stage_layers=first, last_stage_layers=last)
 
 
-def default_split(layers: int, p: int) -> tuple[int | None, int | None]:
-    """A valid (first, last) pair for a pipeline size that may not divide the layers (``None``: even)."""
-    if layers % p == 0:
+def default_split(layers: int, p: int, v: int = 1) -> tuple[int | None, int | None]:
+    """A valid (first, last) pair for a pipeline size (and ``v`` virtual stages, ``v`` dividing ``layers``) that
+    may not divide the layers (``None``: even)."""
+    if layers % (p * v) == 0:
         return None, None
-    middle = layers // p
-    return layers - (p - 1) * middle, middle
+    units = layers // v
+    middle = units // p
+    return (units - (p - 1) * middle) * v, middle * v
 
 
 def _ends_seconds(model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams) -> tuple[float, ...]:
+    """(one layer's step, the embedding's, the output layer's, the pipeline sends'), seconds per micro-batch."""
     from .collectives import Links
-    from .predict import _embedding_seconds, _layer_cost, _output_layer_seconds
+    from .predict import _embedding_seconds, _layer_cost, _output_layer_seconds, _stage_time
 
-    c = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
+    links = Links.of(cluster, params)
+    c = _layer_cost(model, cluster, shape, params, links)
     layer = c.fwd + c.bwd + c.tp_fwd + c.tp_bwd + c.cp_fwd + c.cp_bwd + c.ep_fwd + c.ep_bwd
     head_f, head_b = _output_layer_seconds(model, cluster, shape, params)
-    return layer, _embedding_seconds(model, cluster, shape, params), head_f + head_b
+    p2p = _stage_time(model, cluster, shape, params, links, c, False, False, 1.0).p2p  # the same on every rank
+    return layer, _embedding_seconds(model, cluster, shape, params), head_f + head_b, p2p
 
 
 def splits_best_first(
     model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams
 ) -> Iterator[tuple[float, Layout]]:
     """(time lower bound, layout) of every split of ``shape`` (v = 1, p >= 2), bounds non-decreasing."""
-    p, big_l, m = shape.pipeline, model.layers, shape.microbatches
-    c, emb, head = _ends_seconds(model, cluster, shape, params)
+    for lb, split in split_bounds(model, cluster, shape, params):
+        yield lb, with_split(shape, model.layers, split)
+
+
+def split_bounds(
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams
+) -> Iterator[tuple[float, tuple[int, int, int]]]:
+    """(time lower bound, ``(first, middle, last)``) of every split, as :func:`splits_best_first` (no layouts).
+
+    With ``v`` virtual stages the counts are multiples of ``v`` and the bubble term is divided by ``v`` (the
+    model's ``(p - 1) / v`` mean stages); the streams step by ``v``.
+    """
+    p, big_l, m, v = shape.pipeline, model.layers, shape.microbatches, shape.virtual_stages
+    if big_l % v:
+        return
+    c, emb, head, p2p = _ends_seconds(model, cluster, shape, params)
     zb = shape.schedule.zero_bubble
     scale = m * (1 + params.stage_jitter * math.sqrt(2 * math.log(p)))
-    base = (p - 1) * (1.0 / 3.0 if zb else 1.0) * (big_l * c + emb + head) / p + params.iteration_overhead_s
+    bubble = (p - 1) / v * (1.0 / 3.0 if zb else 1.0) * ((big_l * c + emb + head) / p + p2p)
+    base = bubble + params.iteration_overhead_s
 
     def bound(first: int, middle: int, rest: int) -> float:
-        return scale * max(first * c + emb, middle * c, (rest - first) * c + head) + base
+        return scale * (max(first * c + emb, middle * c, (rest - first) * c + head) + p2p) + base
 
     heap: list[tuple[float, int, int, int, int, int]] = []  # (bound, order, first, middle, rest, step)
-    middles = [0] if p == 2 else range(1, (big_l - 2) // (p - 2) + 1)
+    units = big_l // v
+    middles = [0] if p == 2 else [k * v for k in range(1, (units - 2) // (p - 2) + 1)]
     for middle in middles:
         rest = big_l - (p - 2) * middle
         balance = (rest * c + head - emb) / (2 * c)  # first * c + emb == (rest - first) * c + head
-        start = min(max(1, math.floor(balance)), rest - 1)
-        heap.append((bound(start, middle, rest), len(heap), start, middle, rest, -1))
-        if start + 1 <= rest - 1:
-            heap.append((bound(start + 1, middle, rest), len(heap), start + 1, middle, rest, 1))
+        start = min(max(v, math.floor(balance / v) * v), rest - v)
+        heap.append((bound(start, middle, rest), len(heap), start, middle, rest, -v))
+        if start + v <= rest - v:
+            heap.append((bound(start + v, middle, rest), len(heap), start + v, middle, rest, v))
     heapq.heapify(heap)
     order = len(heap)
     while heap:
         lb, _, first, middle, rest, step = heapq.heappop(heap)
-        yield lb, with_split(shape, big_l, (first, middle, rest - first))
+        yield lb, (first, middle, rest - first)
         nxt = first + step
-        if 1 <= nxt <= rest - 1:
+        if v <= nxt <= rest - v:
             heapq.heappush(heap, (bound(nxt, middle, rest), order, nxt, middle, rest, step))
             order += 1

@@ -53,7 +53,8 @@ def time_figure(breakdowns: Mapping[str, Mapping[str, float]]) -> go.Figure:
 
 def schedule_figure(blocks: Sequence[Block], title: str = "") -> go.Figure:
     """Gantt chart of a pipeline schedule: one row per pipeline rank, forward and backward blocks by
-    micro-batch (text), the gaps are the bubble.
+    micro-batch (text), the gaps are the bubble; zero-bubble V draws the backward's input-gradient (B) and
+    weight-gradient (W) passes apart.
 
     Parameters
     ----------
@@ -63,10 +64,15 @@ def schedule_figure(blocks: Sequence[Block], title: str = "") -> go.Figure:
         Figure title.
     """
     fig = go.Figure()
-    colours = {"F": "#4C78A8", "B": "#F58518"}
-    names = {"F": "forward", "B": "backward (with recomputation)"}
+    colours = {"F": "#4C78A8", "B": "#F58518", "W": "#54A24B"}
+    split = any(b.kind == "W" for b in blocks)  # zero-bubble: the backward split in input and weight gradients
+    names = {
+        "F": "forward",
+        "B": "backward, input gradient" if split else "backward (with recomputation)",
+        "W": "backward, weight gradient",
+    }
     ranks = sorted({b.rank for b in blocks})
-    for kind in ("F", "B"):
+    for kind in ("F", "B", "W"):
         mine = [b for b in blocks if b.kind == kind]
         if not mine:
             continue

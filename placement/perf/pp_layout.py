@@ -1,0 +1,85 @@
+"""Megatron-Core's free pipeline layout, ``--pipeline-model-parallel-layout``: read and write the modelled family.
+
+Megatron-Core 0.16 (``megatron/core/transformer/pipeline_parallel_layer_layout.py``,
+``PipelineParallelLayerLayout.parse_str_to_list`` and ``validate_layer_layout``; the conflicts in
+``TransformerConfig.__post_init__``) reads a string of stages separated by ``|``: ``E`` the embedding, ``t`` a
+decoder layer, ``L`` the loss (output layer), ``m`` an MTP layer; ``x*n`` and ``(...)*n`` repeat, commas are
+cosmetic. The number of stages is a multiple of the pipeline size p, ``v = stages / p`` virtual stages, and stage
+``k`` runs on pipeline rank ``k mod p`` as its virtual stage ``k // p``. It must start with ``E``, end with ``L``
+(each exactly once) and hold exactly ``--num-layers`` ``t``; empty stages are allowed; it cannot be combined with
+``--decoder-first/last-pipeline-num-layers`` (nor the ``account-for-embedding/loss`` options).
+
+The performance model covers the layouts whose ranks' virtual stages hold equal layers and whose ranks other than
+the first and the last hold equal layers (Megatron-Core's uneven first/last split, interleaved or not): those
+are read into a :class:`~placement.perf.layout.Layout` (``first_stage_layers``, ``last_stage_layers``,
+``virtual_stages``); any other accepted string is refused in one line naming the rule.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import InvalidLayoutError
+from .layout import Layout, stage_layers
+from .transformer import TransformerSpec
+
+_FLAG = "--pipeline-model-parallel-layout"
+
+
+def parse_stages(text: str) -> list[str]:
+    """The stages of a layout string, repetitions unrolled (Megatron-Core's ``parse_str_to_list`` grammar)."""
+    flat = text.replace(",", "").replace(" ", "")
+    for pattern in (r"\(([^)]+)\)\*(\d+)", r"(.)\*(\d+)"):  # (..)*n first, then x*n, as Megatron-Core does
+        flat = re.sub(pattern, lambda g: g.group(1) * int(g.group(2)), flat)
+    stages = flat.split("|")
+    for stage in stages:
+        bad = set(stage) - set("ELtm")
+        if bad:
+            raise InvalidLayoutError(f"{_FLAG} {text!r}: unknown layer character {sorted(bad)[0]!r} (E, t, L, m)")
+    return stages
+
+
+def read_pipeline_layout(text: str, layers: int, p: int) -> tuple[int, int | None, int | None]:
+    """(virtual stages v, first-rank layers, last-rank layers) of a layout string (``None``: the even split).
+
+    Raises
+    ------
+    InvalidLayoutError
+        One line: a rule Megatron-Core enforces, or a layout outside the modelled family.
+    """
+    stages = parse_stages(text)
+    if len(stages) % p:
+        raise InvalidLayoutError(f"{_FLAG}: {len(stages)} stages are not a multiple of pipeline size {p}")
+    v = len(stages) // p
+    flat = "".join(stages)  # stage k = virtual stage k // p of rank k % p: the string is in layer order
+    if not flat.startswith("E") or not flat.endswith("L") or flat.count("E") != 1 or flat.count("L") != 1:
+        raise InvalidLayoutError(f"{_FLAG}: must start with E (embedding) and end with L (loss), each once")
+    if flat.count("t") != layers:
+        raise InvalidLayoutError(f"{_FLAG}: {flat.count('t')} decoder layers (t), but --num-layers is {layers}")
+    if "m" in flat:
+        raise InvalidLayoutError(f"{_FLAG}: MTP layers (m) are not modelled")
+    counts = [[stages[k * p + r].count("t") for k in range(v)] for r in range(p)]
+    if any(len(set(chunks)) > 1 for chunks in counts):
+        raise InvalidLayoutError(f"{_FLAG}: modelled only when each rank's virtual stages hold equal layers")
+    per_rank = [chunks[0] * v for chunks in counts]
+    if p > 2 and len(set(per_rank[1:-1])) > 1:
+        raise InvalidLayoutError(
+            f"{_FLAG}: modelled only when the ranks other than the first and last hold equal layers"
+        )
+    if min(per_rank) == 0:
+        raise InvalidLayoutError(f"{_FLAG}: a rank without decoder layers is not modelled")
+    if len(set(per_rank)) == 1:
+        return v, None, None
+    return v, per_rank[0], per_rank[-1]
+
+
+def pipeline_layout_string(model: TransformerSpec, layout: Layout) -> str:
+    """The layout as ``--pipeline-model-parallel-layout`` (``read_pipeline_layout`` reads it back)."""
+    p, v = layout.pipeline, layout.virtual_stages
+    per_chunk = [n // v for n in stage_layers(model, layout)]
+    stages = []
+    for k in range(p * v):
+        rank = k % p
+        body = f"t*{per_chunk[rank]}" if per_chunk[rank] > 1 else "t" * per_chunk[rank]
+        stages.append(("E" if k == 0 else "") + body + ("L" if k == p * v - 1 else ""))
+    return "|".join(stages)

@@ -1,0 +1,159 @@
+"""The Pareto front of launchable layouts (placement/perf/pareto.py) against brute force.
+
+The brute force is ``tests.test_search.brute_force`` (nested loops over every knob, no bounds, no chains),
+run at every GPU count; its 3-D front (time, memory per GPU, GPUs) is taken by the definition (pairwise
+comparison) and must equal the planner's front key for key, floats bit for bit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from placement.perf.memory import RecomputeMemory, memory_breakdown
+from placement.perf.params import DEFAULT_PARAMS
+from placement.perf.pareto import _final_front, _Staircase, pareto_front
+from placement.perf.search import Plan, _chains, shape_splits, shapes, variants
+from placement.perf.spaces import get_space
+from tests.test_search import MID, NINE, ODD, SMALL, SMALL_GQA, SMALL_MOE, _cluster, brute_force
+
+
+def _definition_front(keys: set[tuple[float, float, int]]) -> set[tuple[float, float, int]]:
+    return {k for k in keys if not any(o != k and all(a <= b for a, b in zip(o, k, strict=True)) for o in keys)}
+
+
+# (space, model, GPU counts, GiB per GPU, GPUs per node, global batch)
+FRONT_CASES = [
+    ("megatron", SMALL, (2, 4, 8), 6.0, 4, 16),
+    ("megatron", ODD, (2, 4), 9.0, 1, 8),  # uneven splits (7 layers)
+    ("megatron", NINE, (4, 8), 6.0, 2, 4),  # uneven splits with interleaving (v = 3)
+    ("megatron", SMALL_MOE, (4, 8), 4.5, 4, 16),
+    ("torchtitan", MID, (4, 8), 6.5, 4, 16),
+    ("deepspeed", SMALL, (2, 4), 3.5, 4, 8),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("space", "model", "counts", "memory_gib", "per_node", "batch"), FRONT_CASES)
+def test_front_equals_brute_force(space, model, counts, memory_gib, per_node, batch):
+    keys: set[tuple[float, float, int]] = set()
+    for n in counts:
+        _, fitting = brute_force(space, model, _cluster(n, memory_gib, per_node), batch)
+        keys |= {(pred.iteration_seconds, pred.memory.total, n) for _, pred in fitting}
+    front = pareto_front(model, _cluster(max(counts), memory_gib, per_node), batch, space, counts=counts)
+    got = [(p.iteration_seconds, p.memory_bytes, p.gpus) for p in front]
+    assert len(got) == len(set(got))  # one plan per point
+    assert set(got) == _definition_front(keys)
+    assert got == sorted(got)
+
+
+def test_front_small_case_is_quick_enough_to_run_always():
+    """One GPU count (the fast member of the brute-force comparison, not marked slow)."""
+    cluster = _cluster(4, 6.0)
+    _, fitting = brute_force("megatron", SMALL_GQA, cluster, 8)
+    keys = {(pred.iteration_seconds, pred.memory.total, 4) for _, pred in fitting}
+    front = pareto_front(SMALL_GQA, cluster, 8, "megatron", counts=[4])
+    assert {(p.iteration_seconds, p.memory_bytes, p.gpus) for p in front} == _definition_front(keys)
+    assert len(front) > 1  # a trade-off, not a single point
+
+
+def test_staircase_against_definition():
+    rng = random.Random(7)
+    for _ in range(50):
+        stair, points = _Staircase(), []
+        for _ in range(40):
+            t, m = rng.randint(0, 12), rng.randint(0, 12)
+            q_t, q_m = rng.randint(0, 12), rng.randint(0, 12)
+            assert stair.dominated(q_t, q_m) == any(a <= q_t and b <= q_m for a, b in points)
+            dominated = any(a <= t and b <= m for a, b in points)
+            assert stair.add(t, m) == (not dominated)
+            points.append((t, m))
+            front = {p for p in points if not any(o != p and o[0] <= p[0] and o[1] <= p[1] for o in points)}
+            assert set(zip(stair.times, stair.mems, strict=True)) == front
+
+
+class _Fake:
+    """A Plan stand-in for the final filter (only its three keys are read)."""
+
+    def __init__(self, t: float, m: float, g: int) -> None:
+        self.iteration_seconds, self.memory_bytes, self.gpus = t, m, g
+
+
+def test_final_front_against_definition():
+    rng = random.Random(11)
+    for _ in range(30):
+        plans = [_Fake(rng.randint(0, 6), rng.randint(0, 6), rng.choice((2, 4, 8))) for _ in range(30)]
+        keys = {(p.iteration_seconds, p.memory_bytes, p.gpus) for p in plans}
+        got = [(p.iteration_seconds, p.memory_bytes, p.gpus) for p in _final_front(plans)]  # type: ignore[arg-type]
+        assert set(got) == _definition_front(keys) and len(got) == len(set(got))
+
+
+@pytest.mark.parametrize(
+    ("space", "model", "gpus", "batch"),
+    [("megatron", ODD, 4, 8), ("megatron", MID, 8, 32), ("torchtitan", MID, 8, 16), ("deepspeed", SMALL, 4, 8)],
+)
+def test_lazy_chains_and_fast_memory_equal_the_reference(space, model, gpus, batch):
+    """The front's chains are :func:`variants` (same layouts) and their memory is memory_breakdown's, bit for bit."""
+    sp = get_space(space)
+    cluster = _cluster(gpus, 80.0, 4)
+    checked = 0
+    for shape in itertools.islice(shapes(sp, model, cluster, batch), 0, None, 3):
+        for split in shape_splits(sp, model, shape):
+            reference = variants(sp, model, split)
+            lazy = _chains(sp, model, DEFAULT_PARAMS, split)
+            assert [len(c) for c in lazy] == [len(c) for c in reference]
+            sizer = RecomputeMemory(model, split)
+            for chain, ref in zip(lazy, reference, strict=True):
+                for i, layout in enumerate(ref):
+                    assert chain.layout(i) == layout
+                    assert chain.memory(i) == memory_breakdown(model, layout).total == sizer.total(layout)
+                    checked += 1
+    assert checked > 50
+
+
+def test_plan_numbers_are_predicts():
+    """Every front plan carries predict's own numbers for its layout."""
+    from placement.perf.predict import predict
+
+    cluster = _cluster(8, 6.0)
+    for plan in pareto_front(SMALL, cluster, 16, "megatron", counts=[8]):
+        assert isinstance(plan, Plan)
+        again = predict(SMALL, cluster, plan.layout)
+        assert (again.iteration_seconds, again.memory.total) == (plan.iteration_seconds, plan.memory_bytes)
+
+
+@pytest.mark.parametrize(
+    ("space", "model", "gpus", "batch"),
+    [
+        ("megatron", ODD, 4, 8),
+        ("megatron", NINE, 8, 4),
+        ("megatron", SMALL_MOE, 8, 16),
+        ("torchtitan", MID, 8, 16),
+        ("deepspeed", SMALL, 4, 8),
+    ],  # fmt: skip
+)
+def test_recompute_bound_is_below_the_prediction(space, model, gpus, batch):
+    """_recompute_bound (a split's time without recomputation plus the least the recomputation must add) never
+    exceeds predict's time of the variant (ZeRO 3 and offloaded weights included)."""
+    from placement.perf.collectives import Links
+    from placement.perf.pareto import _recompute_bound
+    from placement.perf.predict import _layer_cost, iteration_time
+
+    sp = get_space(space)
+    cluster = _cluster(gpus, 80.0, 4)
+    checked = raised = 0
+    for shape in shapes(sp, model, cluster, batch):
+        cost = _layer_cost(model, cluster, shape, DEFAULT_PARAMS, Links.of(cluster, DEFAULT_PARAMS))
+        for split in shape_splits(sp, model, shape)[:4]:
+            fastest = iteration_time(model, cluster, split).total
+            for chain in variants(sp, model, split):
+                for layout in chain:
+                    bound = _recompute_bound(model, layout, cost, fastest, DEFAULT_PARAMS)
+                    assert bound <= iteration_time(model, cluster, layout).total
+                    checked += 1
+                    raised += bound > fastest
+    assert checked > 100
+    if space == "megatron":  # (with ZeRO 3 or offloaded weights the hiding term usually cancels it)
+        assert raised > checked // 4  # the bound does more than restate the split's time
