@@ -13,6 +13,7 @@ from typing import Any
 import streamlit as st
 
 import placement
+from placement.budget import precheck_solve
 from placement.model import Status
 from placement.solve import METHODS
 from ui import graph_info
@@ -56,6 +57,7 @@ def _solve_uncached(
     # shared pool queued other sessions' quick solves behind a long one and broke the browser round trips
     # (measured 2026-11-25). Rule matching, upload parsing and the ONNX import do go to ui.worker.
     try:
+        precheck_solve(problem, method, options)  # one line, before a solve estimated past the caps starts
         return placement.solve(problem, method, **options)
     except placement.PlacementError as exc:
         return placement.make_result(

@@ -255,5 +255,8 @@ def count_matches(names: tuple[str, ...], patterns: tuple[str, ...]) -> list[int
 
 
 def solve(problem: placement.Problem, method: str, **options: Any) -> placement.Result:
-    """:func:`placement.solve` (its ``progress`` option, when given, is relayed by :func:`run`)."""
+    """:func:`placement.solve` (its ``progress`` option, when given, is relayed by :func:`run`), after the estimate."""
+    from placement.budget import precheck_solve  # noqa: PLC0415
+
+    precheck_solve(problem, method, options)
     return placement.solve(problem, method, **options)
