@@ -120,7 +120,8 @@ def solve_cached(
         progress = live_tables.SolveProgress(method_name(method), "ideals")
     result = _solve_cached(digest, devices_key, method, tuple(sorted(options.items())), problem, progress)
     if table_method and result.status == Status.OPTIMAL:
-        live_tables.keep(problem, options, float(result.objective), fresh_seconds=result.seconds)
+        ideals = result.stat("ideals", None)
+        live_tables.keep(problem, options, float(result.objective), result.seconds, ideals)
     return result
 
 
