@@ -16,7 +16,7 @@ import placement
 from placement.budget import precheck_solve
 from placement.model import Status
 from placement.solve import METHODS
-from ui import graph_info
+from ui import graph_info, worker
 from ui import live as live_tables
 from ui.formatting import method_name
 from ui.graph_state import current_memory_model
@@ -58,7 +58,7 @@ def _solve_uncached(
     # (measured 2026-11-25). Rule matching, upload parsing and the ONNX import do go to ui.worker.
     try:
         precheck_solve(problem, method, options)  # one line, before a solve estimated past the caps starts
-        return placement.solve(problem, method, **options)
+        return worker.run_yielding(placement.solve, problem, method, **options)  # leaves a core to the server
     except placement.PlacementError as exc:
         return placement.make_result(
             method, Status.ERROR, started=started, objective_kind=method_objective(method), reason=str(exc)

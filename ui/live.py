@@ -50,6 +50,7 @@ import streamlit as st
 import placement
 from placement.exact.dp import SolvedTable, solve_dp_table
 from placement.model import Status
+from ui import worker
 
 # Private session-state keys (never widget keys).
 _TABLE = "_ui_live_table"  # _Kept or None: the last DP table of the current scenario
@@ -258,7 +259,9 @@ def keep(
     # settings change.
     executor = st.session_state.get(_EXECUTOR)
     if executor is None:
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dp-table")
+        # its thread leaves a CPU and priority to the server (ui.worker.yield_cpu): the kernel runs one
+        # thread fewer, and the build's Python parts wait for the event loop when the cores are busy
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dp-table", initializer=worker.yield_cpu)
         st.session_state[_EXECUTOR] = executor
     searched = _Searched()
     bound = TABLE_BOUND * optimum if math.isfinite(optimum) and optimum > 0 else math.inf
