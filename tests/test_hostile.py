@@ -110,6 +110,31 @@ def _predict_cases() -> list[dict]:
     return cases
 
 
+#: A valid ``plan`` command (the launch planner's search): each hostile case replaces one flag's value.
+PLAN = {"--model": "llama3-8b", "--gpu": "H100", "--gpus": "8", "--global-batch": "8"}
+
+
+def _plan_cases() -> list[dict]:
+    """``plan`` flags (model preset, accelerator, mixed cluster, framework, price) fed hostile text."""
+    cases = []
+    for tag, text in HOSTILE_TEXT.items():
+        for flag, value in [
+            ("--model", text),
+            ("--gpu", text),
+            ("--gpu", f"{text}:2,H100:2"),
+            ("--framework", text),
+            ("--price", text),
+            ("--seq-length", text),
+        ]:
+            given = {**PLAN, flag: value}
+            if flag == "--gpu" and ":" in value:
+                given.pop("--gpus")  # a mixed cluster names its counts
+            argv = ["plan"] + [part for pair in given.items() for part in pair]
+            label = f"{flag} mixed" if ":" in value and flag == "--gpu" else flag
+            cases.append({"name": f"plan {tag}: {label}", "argv": argv})
+    return cases
+
+
 def _quote_cases(tmp: Path, files: dict[str, str | bytes]) -> list[dict]:
     """Every CLI error path that echoes user text, fed each of :data:`HOSTILE_TEXT`."""
     cases: list[dict] = []
@@ -187,7 +212,11 @@ def _quote_cases(tmp: Path, files: dict[str, str | bytes]) -> list[dict]:
             name = f"q_{tag}_{text.replace('/', '_')}.json"
             files[name] = "not json"
             cases.append({"name": f"quote {tag}: solve, file name", "argv": ["solve", path(name)]})
-    cases += _predict_cases()
+    cases += _predict_cases() + _plan_cases()
+    for tag, text in HOSTILE_TEXT.items():  # the work caps of issue 27.2
+        for flag in ("--max-work", "--max-ip-size"):
+            argv = ["solve", str(tmp / "good.json"), flag, text]
+            cases.append({"name": f"quote {tag}: solve, {flag}", "argv": argv})
     files["split_repeated_ok.json"] = json.dumps({"fpgas": [{"nodes": [0]}, {"nodes": [1, 2]}], "cpus": []})
     return cases
 
