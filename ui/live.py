@@ -259,8 +259,7 @@ def keep(
     # settings change.
     executor = st.session_state.get(_EXECUTOR)
     if executor is None:
-        # its thread leaves a CPU and priority to the server (ui.worker.yield_cpu): the kernel runs one
-        # thread fewer, and the build's Python parts wait for the event loop when the cores are busy
+        # its thread leaves a CPU to the server (ui.worker.yield_cpu): the kernel runs one thread fewer
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dp-table", initializer=worker.yield_cpu)
         st.session_state[_EXECUTOR] = executor
     searched = _Searched()

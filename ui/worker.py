@@ -19,8 +19,8 @@ shared by the server through ``st.cache_resource``) and waits for it with the GI
 * **Solves leave a core to the server.** A solve runs in the session's process (the numba kernel releases
   the GIL; in the shared pool a long solve queued other sessions' quick ones), through :func:`run_yielding`:
   in a thread of its own whose CPU affinity leaves out one of the process's CPUs (the kernel starts one
-  thread per CPU it may run on, so on 2 cores it runs one) and whose niceness is raised by
-  :data:`BACKGROUND_NICE`; the worker processes and the live table's thread (``ui/live.py``) get the same.
+  thread per CPU it may run on, so on 2 cores it runs one); the live table's thread (``ui/live.py``) gets
+  the same, and the worker processes a niceness :data:`BACKGROUND_NICE` above the server's.
 * **Off switch.** With ``PLACEMENT_WORKERS=0`` (or outside a Streamlit server, e.g. ``AppTest`` and the
   unit tests), work runs inline in the calling thread.
 
@@ -61,25 +61,25 @@ _LOCK, _JOB = "_worker_lock", "_worker_job"
 POLL_S = 0.1
 
 
-#: Niceness added to the threads and processes doing a session's heavy work: the event loop, at the server's
-#: own niceness, is scheduled first when the cores are busy.
+#: Niceness added to the worker processes: the server, at its own niceness, is scheduled first when the cores
+#: are busy.
 BACKGROUND_NICE = 5
 
 
 def yield_cpu() -> None:
-    """Make the calling thread leave one CPU and some priority to the server (Linux; elsewhere nothing).
+    """Make the calling thread leave one CPU to the server (Linux; elsewhere nothing).
 
     Its affinity drops one of its CPUs (when it has two or more): the DP kernel's thread count
     (``placement.exact.kernel.default_workers``, the CPUs the calling thread may run on) follows, and the
-    threads it starts inherit both the affinity and the niceness. Raising niceness needs no privilege;
-    it lasts for the thread's life, so call it only in a thread made for the work.
+    threads it starts inherit the affinity. Its niceness stays: the thread's Python parts hold the GIL,
+    and a thread descheduled while holding it would stall the event loop longer (priority inversion; a
+    niced solve thread measured worse page loads of a second session, 2026-11-25). The worker processes,
+    which share no GIL with the server, are niced instead (:data:`BACKGROUND_NICE`).
     """
     try:
         cpus = sorted(os.sched_getaffinity(0))
         if len(cpus) > 1:
             os.sched_setaffinity(0, cpus[1:])
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + BACKGROUND_NICE)
     except (AttributeError, OSError):  # not Linux, or not allowed: run as is
         pass
 
