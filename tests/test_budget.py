@@ -278,3 +278,14 @@ def test_dense_dag_is_refused_for_the_dp_before_validation(tmp_path, capsys, mon
     assert cli.main(["solve", str(path), "--method", "dp"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "179,700 edges" in err
+
+
+def test_the_apps_dispatch_refuses_in_one_line(monkeypatch):
+    # ui.caches._solve_uncached: every solve the app starts; a refusal is an error result, not an exception
+    from ui import caches
+
+    problem = parse_problem(json.dumps(_chain(40)), "chain.json")
+    assert caches._solve_uncached(problem, "dp", {}).status == "optimal"
+    monkeypatch.setattr(budget, "DEFAULT_MAX_DP_WORK", 100)
+    result = caches._solve_uncached(problem, "dp", {})
+    assert result.status == "error" and "DP kernel steps" in result.reason and "\n" not in result.reason
