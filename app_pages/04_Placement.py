@@ -164,6 +164,8 @@ def main() -> None:
         if col_fresh.button("Solve afresh (tie-break)", key="pl_solve_afresh"):
             live.solve_afresh(problem)
             st.rerun()
+    elif live.skipped(result):  # too large to keep a table for lowered counts: say so
+        st.caption(live.note(result))
     if result.status == Status.FEASIBLE:
         st.warning(state.not_optimal_note(result))
     if not evaluation.feasible:

@@ -5,6 +5,12 @@
   (:func:`placement.multidim.limits.check_order_shape`), before the graph objects, the training graph and
   the options are built (on a dense 600-node DAG those took seconds and hundreds of MB before the planner's
   own estimate could refuse it). Anything malformed is left to the full reader and its one-line errors.
+* :func:`check_solve_work` estimates, from the shape alone (groups, edges between groups, devices), the
+  work of every other planner before it starts: the exact DP kernel's steps (``dp``, ``memory-aware``,
+  ``pipedream``, and the DP warm starts of the integer programs) and the size of an integer program; past
+  :data:`DEFAULT_MAX_DP_WORK` or :data:`DEFAULT_MAX_IP_SIZE` it refuses in one line.
+  :func:`precheck_solve_raw` runs it on the raw parsed JSON (the CLI: before a dense graph's slow
+  validation), :func:`precheck_solve` on a built problem (the app's dispatch).
 * :func:`deadline` bounds a command's wall clock: past it the code running in the main thread gets a
   :class:`DeadlineError` (one line, exit 2 in the CLI); :func:`remaining` gives what is left, for methods
   that take a time limit (they then return their best feasible result instead).
@@ -22,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .errors import PlacementError
+from .errors import PlacementError, TooManyIdealsError
 
 
 class DeadlineError(PlacementError):
@@ -152,6 +158,180 @@ def precheck_multidim(data: Any, max_ideals: int | None = None, max_stages: int 
         DEFAULT_MAX_IDEALS if max_ideals is None else max_ideals,
         DEFAULT_MAX_STAGES if max_stages is None else max_stages,
     )
+
+
+class TooMuchSolveWorkError(TooManyIdealsError):
+    """A planner's estimated work is past its cap (one line: the method, the estimate, the cap, the way out)."""
+
+
+#: Methods running the exact lattice DP kernel over pairs of ideals (pipedream: of one topological chain).
+DP_METHODS = frozenset({"dp", "memory-aware", "pipedream"})
+
+#: Integer programs whose warm start (``warm_start=True``, the default) first runs this DP method.
+#: (latency-ip's DP runs under a share of its time limit, but the kernel's first progress report - its only
+#: chance to stop - came after 14 s on a 5,000-node chain, measured 2026-11-25.)
+DP_WARM_STARTS = {"ip": "pipedream", "ip-noncontiguous": "dp", "memory-aware-ip": "memory-aware", "latency-ip": "dp"}
+
+#: Methods whose first start is a DP method's plan, whatever their options (local search's restart 0).
+DP_SEEDS = {"local-search": "pipedream"}
+
+#: Integer-program methods (model size estimated by :func:`ip_size`).
+IP_METHODS = frozenset({"ip", "ip-noncontiguous", "memory-aware-ip", "latency-ip"})
+
+#: Kernel steps of one pair of ideals besides the edges it walks. Calibrated on 2 busy cores (2026-11-25):
+#: a 2,000-node chain (3.2e7 steps) took 4.1 s of DP, a dense 300-node DAG (1.4e7) 3.2 s, and the kernel's
+#: time per pair grows with the edges per group (5,000-node chain: 0.5 us a pair; dense 600: 20 us).
+PAIR_STEPS = 14
+
+#: Largest estimated DP kernel work (steps, :func:`dp_work`) started without ``--max-work``: a few seconds.
+DEFAULT_MAX_DP_WORK = 50_000_000
+
+#: Largest estimated integer program (:func:`ip_size`): (groups + edges) x devices x calls per device. The
+#: samples need at most 11,300; a dense 600-node DAG (540,000) took 1.6 GB in HiGHS within a minute.
+DEFAULT_MAX_IP_SIZE = 300_000
+
+
+def dp_work(groups: int, edges: int) -> int:
+    """Estimated steps of the DP kernel: every pair of ideals along one chain x (:data:`PAIR_STEPS` + mean degree).
+
+    ``groups`` nodes that must share a device (merged), ``edges`` between different groups. Any DAG of
+    ``g`` groups has a chain of ``g + 1`` nested ideals, so at least ``g (g + 1) / 2`` pairs of ideals.
+    """
+    pairs = groups * (groups + 1) // 2
+    return pairs * (PAIR_STEPS + -(-2 * edges // max(groups, 1)))
+
+
+def ip_size(groups: int, edges: int, devices: int, calls: int = 1) -> int:
+    """Estimated integer-program size: one assignment column per group and device (and call), a row per edge."""
+    return (groups + edges) * max(devices, 1) * max(calls, 1)
+
+
+def check_solve_work(
+    method: str,
+    groups: int,
+    edges: int,
+    devices: int,
+    options: dict[str, Any] | None = None,
+    max_dp_work: float | None = None,
+    max_ip_size: float | None = None,
+) -> None:
+    """Refuse (one line) a solve whose estimated work is past the caps; O(1).
+
+    Parameters
+    ----------
+    method : str
+        A method name of :data:`placement.solve.METHODS` (others pass).
+    groups, edges, devices : int
+        Groups (color classes merged), edges between different groups, accelerators + CPU cores.
+    options : dict, optional
+        The method's options (``warm_start``, ``subgraphs_per_accelerator`` are read).
+    max_dp_work, max_ip_size : float, optional
+        The caps (default :data:`DEFAULT_MAX_DP_WORK`, :data:`DEFAULT_MAX_IP_SIZE`; ``inf``: no cap).
+
+    Raises
+    ------
+    TooMuchSolveWorkError
+        Naming the method, the estimate, the cap and what to do.
+    """
+    options = options or {}
+    work_cap = DEFAULT_MAX_DP_WORK if max_dp_work is None else max_dp_work
+    size_cap = DEFAULT_MAX_IP_SIZE if max_ip_size is None else max_ip_size
+    dp_method = method if method in DP_METHODS else DP_SEEDS.get(method)
+    if method in DP_WARM_STARTS and options.get("warm_start", True):
+        dp_method = DP_WARM_STARTS[method]
+    if dp_method is not None:
+        work = dp_work(groups, edges)
+        if work > work_cap:
+            what = method if dp_method == method else f"{method}'s start ({dp_method})"
+            way = "--no-warm-start, " if method in DP_WARM_STARTS else ""
+            raise TooMuchSolveWorkError(
+                f"{what}: about {work:.2g} DP kernel steps estimated ({groups:,} groups, {edges:,} edges between "
+                f"them: pairs of ideals x ({PAIR_STEPS} + mean degree)), over the cap of {work_cap:,.0f}; "
+                f"use {way}a coarser graph (merge operators into layers), or raise --max-work"
+            )
+    if method in IP_METHODS:
+        calls = int(options.get("subgraphs_per_accelerator") or options.get("q") or 1)
+        size = ip_size(groups, edges, devices, calls)
+        if size > size_cap:
+            raise TooMuchSolveWorkError(
+                f"{method}: the integer program would have about {size:.2g} entries ((groups + edges) x devices"
+                f"{' x calls' if calls > 1 else ''}: ({groups:,} + {edges:,}) x {devices:,}"
+                f"{f' x {calls:,}' if calls > 1 else ''}), over the cap of {size_cap:,.0f}; use --method dp, "
+                "a coarser graph or fewer devices, or raise --max-ip-size"
+            )
+
+
+def _raw_devices(data: dict, accelerators: int | None, cpus: int | None) -> int | None:
+    """Accelerators + CPU cores of a raw paper-format graph dict (with the CLI's overrides); None if malformed."""
+    kinds = data.get("deviceKinds")
+    counts: list[Any]
+    if isinstance(kinds, list) and kinds:
+        counts = [kind.get("count", 1) if isinstance(kind, dict) else None for kind in kinds]
+        if accelerators is not None:
+            counts[0] = accelerators
+    else:
+        counts = [data.get("maxFPGAs", 0) if accelerators is None else accelerators]
+    counts.append(data.get("maxCPUs", 0) if cpus is None else cpus)
+    if any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in counts):
+        return None
+    return sum(counts)
+
+
+def raw_solve_shape(data: Any, accelerators: int | None = None, cpus: int | None = None) -> tuple[int, int, int] | None:
+    """(groups, forward edges between groups, devices) of a raw paper-format graph dict; None if malformed.
+
+    O(nodes + edges). ``accelerators``/``cpus``: the command line's overrides of the file's counts.
+    """
+    if not isinstance(data, dict):
+        return None
+    shape = _paper_shape(data)
+    devices = _raw_devices(data, accelerators, cpus)
+    if shape is None or devices is None:
+        return None
+    count, pairs, _ = shape
+    return count, len(set(pairs)), devices
+
+
+def solve_shape(problem: Any) -> tuple[int, int, int]:
+    """:func:`raw_solve_shape` of a :class:`~placement.model.Problem` (its color groups and devices)."""
+    graph = problem.graph
+    group_of = {node: index for index, members in enumerate(graph.color_groups) for node in members}
+    backward = {node.id for node in graph.nodes if node.is_backward}
+    between = {
+        (group_of[e.source], group_of[e.target])
+        for e in graph.edges
+        if group_of[e.source] != group_of[e.target] and e.source not in backward and e.target not in backward
+    }
+    return len(graph.color_groups), len(between), problem.devices.accelerator_count + problem.devices.cpus
+
+
+def precheck_solve_raw(
+    data: Any,
+    method: str,
+    options: dict[str, Any] | None = None,
+    accelerators: int | None = None,
+    cpus: int | None = None,
+    max_dp_work: float | None = None,
+    max_ip_size: float | None = None,
+) -> None:
+    """:func:`check_solve_work` on the raw parsed JSON of a paper-format graph, before it is validated.
+
+    Malformed input (and Piper files) return quietly: the full reader names the rule broken.
+    """
+    shape = raw_solve_shape(data, accelerators, cpus)
+    if shape is not None:
+        check_solve_work(method, *shape, options, max_dp_work, max_ip_size)
+
+
+def precheck_solve(
+    problem: Any,
+    method: str,
+    options: dict[str, Any] | None = None,
+    max_dp_work: float | None = None,
+    max_ip_size: float | None = None,
+) -> None:
+    """:func:`check_solve_work` on a :class:`~placement.model.Problem` (the app's dispatch); O(nodes + edges)."""
+    check_solve_work(method, *solve_shape(problem), options, max_dp_work, max_ip_size)
 
 
 def process_age() -> float:

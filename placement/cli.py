@@ -31,10 +31,18 @@ import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .budget import deadline, process_age, remaining
-from .errors import PlacementError, one_line, quote
+from .budget import (
+    DEFAULT_MAX_DP_WORK,
+    DEFAULT_MAX_IP_SIZE,
+    deadline,
+    precheck_solve,
+    precheck_solve_raw,
+    process_age,
+    remaining,
+)
+from .errors import InvalidGraphError, PlacementError, label, one_line, quote
 from .evaluate import Evaluation, evaluate, latency_note
-from .io import load_placement, load_problem
+from .io import graph_from_dict, load_placement, load_problem, parse_json, read_file_bytes
 from .model import CPU_KIND, Objective, Problem, Result
 from .pipeline.registry import TORCH_SCHEDULES
 from .solve import METHODS, MemoryModel, Option, recomputing_devices, solve
@@ -104,6 +112,20 @@ def build_parser() -> argparse.ArgumentParser:
     _device_options(solve_cmd)
     _method_flags(solve_cmd)
     solve_cmd.add_argument("--json", action="store_true", help="print one JSON object")
+    solve_cmd.add_argument(
+        "--max-work",
+        type=_number,
+        default=None,
+        help=f"refuse a DP (dp, memory-aware, pipedream, an integer program's warm start) estimated past this many "
+        f"kernel steps (default {DEFAULT_MAX_DP_WORK:,}; inf: no cap)",
+    )
+    solve_cmd.add_argument(
+        "--max-ip-size",
+        type=_number,
+        default=None,
+        help=f"refuse an integer program estimated past this size, (groups + edges) x devices "
+        f"(default {DEFAULT_MAX_IP_SIZE:,}; inf: no cap)",
+    )
 
     eval_cmd = commands.add_parser("evaluate", help="max-load and latency of a given split")
     eval_cmd.add_argument("graph")
@@ -219,8 +241,22 @@ def _device_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--memory", type=_number, default=None, help="override maxSizePerFPGA (bytes)")
 
 
-def _problem(args: argparse.Namespace) -> Problem:
-    problem = load_problem(args.graph)
+def _read_problem(args: argparse.Namespace, check: Any = None) -> Problem:
+    """:func:`load_problem` of ``args.graph``; ``check`` sees the parsed JSON before the graph is validated."""
+    if check is None:
+        return load_problem(args.graph)
+    source = str(args.graph)
+    parsed = parse_json(read_file_bytes(source, InvalidGraphError), source, InvalidGraphError)
+    check(parsed)
+    graph, devices = graph_from_dict(parsed, source)
+    try:
+        return Problem(graph, devices)
+    except InvalidGraphError as exc:
+        raise InvalidGraphError(f"{label(source)}: {exc}") from None
+
+
+def _problem(args: argparse.Namespace, check: Any = None) -> Problem:
+    problem = _read_problem(args, check)
     devices = problem.devices
     if args.accelerators is not None or args.memory is not None:
         first = devices.accelerators[0]
@@ -407,8 +443,14 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         from .multidim.cli import cmd_solve
 
         return cmd_solve(args)
-    problem = _problem(args)
     options = _given_options(args)
+    caps = {"max_dp_work": args.max_work, "max_ip_size": args.max_ip_size}
+
+    def estimate(parsed: Any) -> None:  # before a dense graph's validation (seconds on 180,000 edges)
+        precheck_solve_raw(parsed, args.method, options, args.accelerators, args.cpus, **caps)
+
+    problem = _problem(args, estimate)
+    precheck_solve(problem, args.method, options, **caps)  # the exact groups (a shape the raw check skipped)
     _fit_time_limit(args, options)
     shown = []
     if args.method == "dp":  # progress on stderr (never in --json output) once a solve passes PROGRESS_AFTER

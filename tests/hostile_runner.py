@@ -3,6 +3,7 @@
 Started as ``python -m tests.hostile_runner`` with a JSON object on stdin::
 
     {"cases": [{"name", "argv"} or {"name", "app"}], "cpu_s": seconds, "wall_s": seconds,
+     (a case may hold its own "cpu_s", "wall_s", and "answers": true to get its stdout's first 4 kB back)
      "address_space": bytes, "parallel": n}
 
 The runner imports the CLI once, then forks one child per case (``parallel`` at a time). Each child
@@ -153,7 +154,8 @@ def main() -> None:
         with open(f"{scratch}/{index}.err", errors="replace") as handle:
             stderr = handle.read()
         with open(f"{scratch}/{index}.out", errors="replace") as handle:
-            stdout = handle.read(1 << 20) if "app" in cases[index] else ""
+            case = cases[index]
+            stdout = handle.read(1 << 20) if "app" in case else handle.read(4096) if case.get("answers") else ""
         results[index] = {
             "name": cases[index]["name"],
             "exit": os.waitstatus_to_exitcode(status),

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from placement import cli
+from placement import budget, cli
 from placement.budget import DeadlineError, _paper_shape, _piper_shape, deadline, precheck_multidim, remaining
 from placement.io import parse_problem
 from placement.multidim.convert import options_from_graph
@@ -132,6 +132,14 @@ def test_deadline_raises_one_line_and_disarms():
 
 
 def test_cli_deadline_stops_a_long_solve(tmp_path, capsys):
+    # imported first: a deadline firing inside an import leaves a half-initialised module (numba) in
+    # sys.modules for every later test of this process
+    import numba  # noqa: F401
+
+    import placement.exact.dp  # noqa: F401
+    import placement.multidim.cli  # noqa: F401
+    import placement.multidim.dp  # noqa: F401
+
     graph = {"maxFPGAs": 8, "maxCPUs": 0, "maxSizePerFPGA": 1e12}
     graph["nodes"] = [
         {"id": i, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "isBackwardNode": 0} for i in range(300)
@@ -172,3 +180,112 @@ def test_deadline_fires_again_when_swallowed():
         while True:
             pass
     assert len(swallowed) == 1
+
+
+# ----- every other planner's estimate (issue 27.2): check_solve_work ---------------------------------
+
+
+def _ideals_brute_force(n: int, edges: list[tuple[int, int]]) -> list[frozenset[int]]:
+    """Every down-closed node set of a DAG on 0..n-1 (by subsets: small n only)."""
+    preds = {v: {a for a, b in edges if b == v} for v in range(n)}
+    out = []
+    for mask in range(1 << n):
+        members = frozenset(v for v in range(n) if mask >> v & 1)
+        if all(preds[v] <= members for v in members):
+            out.append(members)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**9))
+def test_pairs_of_ideals_are_at_least_the_chain_bound(seed):
+    # dp_work's premise: a DAG of g groups has at least g (g + 1) / 2 nested pairs of distinct ideals
+    rng = random.Random(seed)
+    n = rng.randint(1, 8)
+    edges = [(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < rng.random()]
+    ideals = _ideals_brute_force(n, edges)
+    pairs = sum(1 for small in ideals for big in ideals if small < big)
+    assert pairs >= n * (n + 1) // 2
+    per_pair = budget.PAIR_STEPS + -(-2 * len(edges) // n)
+    assert budget.dp_work(n, len(edges)) <= pairs * per_pair  # so the estimate never overstates the pairs
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10**9))
+def test_raw_shape_is_the_problems_shape(seed):
+    # the CLI estimates from the raw JSON, the app from the built problem: the same numbers
+    data = _paper(seed)
+    data["maxCPUs"] = seed % 3
+    try:
+        problem = parse_problem(json.dumps(data), "g.json")
+    except Exception:  # noqa: BLE001 - an invalid random graph: nothing to compare
+        return
+    assert budget.raw_solve_shape(data) == budget.solve_shape(problem)
+    groups, edges, devices = budget.solve_shape(problem)
+    assert budget.raw_solve_shape(data, accelerators=7, cpus=1) == (groups, edges, 8)
+
+
+def _chain(n: int) -> dict:
+    nodes = [
+        {"id": i, "supportedOnFpga": 1, "cpuLatency": 1.0, "fpgaLatency": 0.5, "isBackwardNode": 0} for i in range(n)
+    ]
+    edges = [{"sourceId": i, "destId": i + 1, "cost": 0.1} for i in range(n - 1)]
+    return {"maxFPGAs": 2, "maxCPUs": 1, "maxSizePerFPGA": 1e9, "nodes": nodes, "edges": edges}
+
+
+@pytest.mark.parametrize("method", sorted(budget.DP_METHODS | budget.IP_METHODS | set(budget.DP_SEEDS)))
+def test_every_dp_and_ip_method_is_estimated(method):
+    shape = budget.raw_solve_shape(_chain(50))  # 50 groups, 49 edges, 3 devices
+    assert shape == (50, 49, 3)
+    budget.check_solve_work(method, *shape)  # under the default caps
+    with pytest.raises(budget.TooMuchSolveWorkError) as caught:
+        budget.check_solve_work(method, *shape, max_dp_work=10, max_ip_size=10)
+    assert "\n" not in str(caught.value) and method in str(caught.value)
+    if method in budget.DP_WARM_STARTS:  # without the DP warm start only the program's size counts
+        budget.check_solve_work(method, *shape, {"warm_start": False}, max_dp_work=10)
+
+
+@pytest.mark.parametrize("method", ["greedy-latency", "one-accelerator", "multidim", "unknown"])
+def test_linear_methods_are_not_capped(method):
+    budget.check_solve_work(method, 10**6, 10**7, 10**4, max_dp_work=1, max_ip_size=1)
+
+
+def test_cli_refuses_past_the_caps_and_the_caps_can_be_raised(tmp_path, capsys):
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(_chain(40)))
+    assert cli.main(["solve", str(path), "--method", "dp", "--max-work", "100"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--max-work" in err and "dp:" in err
+    assert cli.main(["solve", str(path), "--method", "ip", "--max-ip-size", "10", "--no-warm-start"]) == 2
+    assert "--max-ip-size" in capsys.readouterr().err
+    assert cli.main(["solve", str(path), "--method", "pipedream", "--max-work", "inf"]) == 0
+    assert "status: feasible" in capsys.readouterr().out
+
+
+def test_dense_dag_is_refused_for_the_dp_before_validation(tmp_path, capsys, monkeypatch):
+    n = 600
+    nodes = [
+        {"id": i, "supportedOnFpga": 1, "cpuLatency": 1.0, "fpgaLatency": 0.5, "isBackwardNode": 0} for i in range(n)
+    ]
+    edges = [{"sourceId": a, "destId": b, "cost": 0.1} for a in range(n) for b in range(a + 1, n)]
+    path = tmp_path / "dense.json"
+    path.write_text(json.dumps({"maxFPGAs": 2, "maxCPUs": 1, "nodes": nodes, "edges": edges}))
+
+    def never(*args, **kwargs):
+        raise AssertionError("the graph was built before the estimate refused it")
+
+    monkeypatch.setattr(cli, "graph_from_dict", never)
+    assert cli.main(["solve", str(path), "--method", "dp"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "179,700 edges" in err
+
+
+def test_the_apps_dispatch_refuses_in_one_line(monkeypatch):
+    # ui.caches._solve_uncached: every solve the app starts; a refusal is an error result, not an exception
+    from ui import caches
+
+    problem = parse_problem(json.dumps(_chain(40)), "chain.json")
+    assert caches._solve_uncached(problem, "dp", {}).status == "optimal"
+    monkeypatch.setattr(budget, "DEFAULT_MAX_DP_WORK", 100)
+    result = caches._solve_uncached(problem, "dp", {})
+    assert result.status == "error" and "DP kernel steps" in result.reason and "\n" not in result.reason

@@ -110,6 +110,31 @@ def _predict_cases() -> list[dict]:
     return cases
 
 
+#: A valid ``plan`` command (the launch planner's search): each hostile case replaces one flag's value.
+PLAN = {"--model": "llama3-8b", "--gpu": "H100", "--gpus": "8", "--global-batch": "8"}
+
+
+def _plan_cases() -> list[dict]:
+    """``plan`` flags (model preset, accelerator, mixed cluster, framework, price) fed hostile text."""
+    cases = []
+    for tag, text in HOSTILE_TEXT.items():
+        for flag, value in [
+            ("--model", text),
+            ("--gpu", text),
+            ("--gpu", f"{text}:2,H100:2"),
+            ("--framework", text),
+            ("--price", text),
+            ("--seq-length", text),
+        ]:
+            given = {**PLAN, flag: value}
+            if flag == "--gpu" and ":" in value:
+                given.pop("--gpus")  # a mixed cluster names its counts
+            argv = ["plan"] + [part for pair in given.items() for part in pair]
+            label = f"{flag} mixed" if ":" in value and flag == "--gpu" else flag
+            cases.append({"name": f"plan {tag}: {label}", "argv": argv})
+    return cases
+
+
 def _quote_cases(tmp: Path, files: dict[str, str | bytes]) -> list[dict]:
     """Every CLI error path that echoes user text, fed each of :data:`HOSTILE_TEXT`."""
     cases: list[dict] = []
@@ -187,7 +212,11 @@ def _quote_cases(tmp: Path, files: dict[str, str | bytes]) -> list[dict]:
             name = f"q_{tag}_{text.replace('/', '_')}.json"
             files[name] = "not json"
             cases.append({"name": f"quote {tag}: solve, file name", "argv": ["solve", path(name)]})
-    cases += _predict_cases()
+    cases += _predict_cases() + _plan_cases()
+    for tag, text in HOSTILE_TEXT.items():  # the work caps of issue 27.2
+        for flag in ("--max-work", "--max-ip-size"):
+            argv = ["solve", str(tmp / "good.json"), flag, text]
+            cases.append({"name": f"quote {tag}: solve, {flag}", "argv": argv})
     files["split_repeated_ok.json"] = json.dumps({"fpgas": [{"nodes": [0]}, {"nodes": [1, 2]}], "cpus": []})
     return cases
 
@@ -219,14 +248,18 @@ def _work_cases(tmp: Path, files: dict[str, Any]) -> list[dict]:
         "w_chain20k.json": lambda: _text(_graph(20_000)),
         "w_antichain50k_piper.json": lambda: _text(_piper_dag(50_000, [])),
         "w_chain300.json": lambda: _text(_graph(300)),
+        "w_chain5000.json": lambda: _text(_graph(5000)),
+        "w_antichain400.json": lambda: _text(_graph(400, edges=[])),
     }
     files.update(built)
     limits = {"cpu_s": WORK_CPU_S, "wall_s": 60, "peak_mb": WORK_PEAK_MB}
+    not_multidim = {"w_chain300.json", "w_chain5000.json", "w_antichain400.json"}
     cases = [
         {"name": f"multidim {name[2:-5]}", "argv": ["solve", str(tmp / name), "--method", "multidim"], **limits}
         for name in files
-        if name.startswith("w_") and name != "w_chain300.json"
+        if name.startswith("w_") and name not in not_multidim
     ]
+    cases += _planner_cases(tmp, limits)
     chain = str(tmp / "w_chain300.json")
     cases += [
         {
@@ -246,6 +279,48 @@ def _work_cases(tmp: Path, files: dict[str, Any]) -> list[dict]:
             "argv": ["--deadline", "1e400", "solve", str(tmp / "missing.json")],
         },
     ]
+    return cases
+
+
+#: The planners other than multidim (issue 27.2) whose work grows with the square of the graph (or more):
+#: each refused by its estimate in one line on a dense 600-node DAG and a 5,000-node chain.
+ESTIMATED_METHODS = ("dp", "memory-aware", "pipedream", "ip", "ip-noncontiguous", "memory-aware-ip", "latency-ip")
+ESTIMATED_METHODS += ("local-search",)
+
+#: Limits of a planner case that answers (exit 0) within its --time-limit: CPU seconds (HiGHS may use
+#: two threads), peak RSS (MB, the runner's imports included).
+ANSWER_CPU_S, ANSWER_PEAK_MB = 15, 500
+
+
+def _planner_cases(tmp: Path, limits: dict) -> list[dict]:
+    """dp, memory-aware, pipedream, the integer programs and local search on a dense 600-node DAG, a
+    5,000-node chain and a 400-node antichain: refused in one line, or answered within the time limit."""
+    cases = []
+    for name in ("w_dense600.json", "w_chain5000.json"):
+        for method in ESTIMATED_METHODS:
+            argv = ["solve", str(tmp / name), "--method", method]
+            cases.append({"name": f"estimate {method} {name[2:-5]}", "argv": argv, **limits})
+    antichain = str(tmp / "w_antichain400.json")
+    for method in ("dp", "memory-aware"):  # 2^400 ideals: the ideal count's cap
+        cases.append({"name": f"estimate {method} antichain400", "argv": ["solve", antichain, "--method", method]})
+    answers = {"cpu_s": ANSWER_CPU_S, "wall_s": 60, "peak_mb": ANSWER_PEAK_MB, "answers": True}
+    for method, flags in [
+        ("pipedream", []),
+        ("ip", ["--time-limit", "2"]),
+        ("latency-ip", ["--time-limit", "2"]),
+        ("local-search", ["--time-limit", "2"]),
+        ("greedy-latency", []),
+    ]:
+        argv = ["solve", antichain, "--method", method, *flags]
+        cases.append({"name": f"answers {method} antichain400", "argv": argv, **answers})
+    chain = str(tmp / "w_chain5000.json")
+    for method, flags in [
+        ("greedy-latency", []),
+        ("one-accelerator", []),
+        ("ip", ["--no-warm-start", "--time-limit", "2"]),
+    ]:
+        argv = ["solve", chain, "--method", method, *flags]
+        cases.append({"name": f"answers {method} chain5000", "argv": argv, **answers})
     return cases
 
 
@@ -430,10 +505,13 @@ def test_case_is_refused_in_one_line_within_limits(outcomes, name):
     result = results[name]
     lines = result["stderr"].splitlines()
     assert "Traceback" not in result["stderr"], result["stderr"][-1500:]
-    assert result["exit"] == 2, (result["exit"], result["stderr"][-500:])
-    assert len(lines) == 1, lines[:5]
-    assert lines[0].isprintable() and len(lines[0]) <= 1100, lines[0][:300]  # escaped, capped user text
     case = _CASES[name]
+    if case.get("answers") and result["exit"] == 0:  # a planner that answers within its limits
+        assert not lines and "status:" in result["stdout"], (lines[:5], result["stdout"][:300])
+    else:
+        assert result["exit"] == 2, (result["exit"], result["stderr"][-500:])
+        assert len(lines) == 1, lines[:5]
+        assert lines[0].isprintable() and len(lines[0]) <= 1100, lines[0][:300]  # escaped, capped user text
     assert result["wall_s"] < case.get("wall_s", WALL_S) and result["cpu_s"] < case.get("cpu_s", CPU_S)
     if "peak_mb" in case:  # an absolute cap (issue 27.2: under 500 MB)
         assert result["peak_mb"] < case["peak_mb"], (result["peak_mb"], base_mb)

@@ -98,6 +98,24 @@ def test_every_lower_count_with_a_split_is_answered(name, no_table):
     assert answered >= 5
 
 
+def test_a_lattice_past_the_cap_keeps_no_table_and_says_why(no_table, monkeypatch):
+    """The build's pure-Python setup shares the GIL with the server: past LIVE_MAX_IDEALS nothing is built."""
+    problem = load_problem(DEFAULT)
+    fresh = solve_dp(problem)
+    ideals = fresh.stat("ideals")
+    assert live.note(fresh) is None  # under the cap: no caption, and a table is kept
+    live.keep(problem, {}, fresh.objective, ideals=ideals)
+    assert live.st.session_state["_ui_live_table"] is not None
+    live.forget()
+    monkeypatch.setattr(live, "LIVE_MAX_IDEALS", ideals - 1)
+    live.keep(problem, {}, fresh.objective, ideals=ideals)
+    assert live.st.session_state["_ui_live_table"] is None
+    (count,), cpus = live.counts_of(problem.devices)
+    assert live.answer(lowered(problem, (count - 1,), cpus), {}) is None  # solved afresh
+    caption = live.note(fresh)
+    assert caption is not None and f"{ideals:,} ideals" in caption and "\n" not in caption
+
+
 def test_no_answer_for_a_raised_count_or_other_settings(no_table):
     problem = load_problem(DEFAULT)
     optimum = solve_dp(problem).objective

@@ -157,3 +157,34 @@ def test_run_in_a_session_uses_the_pool_and_keeps_one_job(monkeypatch):
     assert pid != os.getpid()  # ran in a worker process
     assert "bad.json" in at.session_state["error"] and "\n" not in at.session_state["error"]
     assert at.session_state[worker._JOB].done()
+
+
+def test_yield_cpu_leaves_one_cpu_to_the_server():
+    from placement.exact.kernel import default_workers
+
+    seen: dict = {}
+
+    def body() -> None:
+        tid = threading.get_native_id()
+        before = (sorted(os.sched_getaffinity(0)), os.getpriority(os.PRIO_PROCESS, tid))
+        worker.yield_cpu()
+        seen["before"], seen["after"] = before, (sorted(os.sched_getaffinity(0)), os.getpriority(os.PRIO_PROCESS, tid))
+        seen["kernel_threads"] = default_workers(10**6)
+
+    process_cpus = sorted(os.sched_getaffinity(0))
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join()
+    (cpus, nice), (cpus_after, nice_after) = seen["before"], seen["after"]
+    assert cpus == process_cpus
+    assert cpus_after == (cpus[1:] if len(cpus) > 1 else cpus)  # one CPU left to the server
+    assert seen["kernel_threads"] == len(cpus_after)  # the DP kernel starts one thread fewer
+    assert nice_after == nice  # never niced: a thread holding the GIL must not wait behind other work
+    assert sorted(os.sched_getaffinity(0)) == process_cpus  # only the work's own thread changed
+
+
+def test_run_yielding_is_inline_outside_a_server():
+    caller = threading.get_ident()
+    assert worker.run_yielding(lambda x, y=0: (x + y, threading.get_ident()), 1, y=2) == (3, caller)
+    with pytest.raises(placement.PlacementError, match="one line"):
+        worker.run_yielding(lambda: (_ for _ in ()).throw(placement.PlacementError("one line")))

@@ -13,9 +13,10 @@ from typing import Any
 import streamlit as st
 
 import placement
+from placement.budget import precheck_solve
 from placement.model import Status
 from placement.solve import METHODS
-from ui import graph_info
+from ui import graph_info, worker
 from ui import live as live_tables
 from ui.formatting import method_name
 from ui.graph_state import current_memory_model
@@ -56,7 +57,8 @@ def _solve_uncached(
     # shared pool queued other sessions' quick solves behind a long one and broke the browser round trips
     # (measured 2026-11-25). Rule matching, upload parsing and the ONNX import do go to ui.worker.
     try:
-        return placement.solve(problem, method, **options)
+        precheck_solve(problem, method, options)  # one line, before a solve estimated past the caps starts
+        return worker.run_yielding(placement.solve, problem, method, **options)  # leaves a core to the server
     except placement.PlacementError as exc:
         return placement.make_result(
             method, Status.ERROR, started=started, objective_kind=method_objective(method), reason=str(exc)
@@ -118,7 +120,8 @@ def solve_cached(
         progress = live_tables.SolveProgress(method_name(method), "ideals")
     result = _solve_cached(digest, devices_key, method, tuple(sorted(options.items())), problem, progress)
     if table_method and result.status == Status.OPTIMAL:
-        live_tables.keep(problem, options, float(result.objective), fresh_seconds=result.seconds)
+        ideals = result.stat("ideals", None)
+        live_tables.keep(problem, options, float(result.objective), result.seconds, ideals)
     return result
 
 

@@ -173,7 +173,7 @@ def render_summary() -> None:
     method = state.live_method()
     with st.spinner(f"Solving with {state.method_name(method)}..."):
         result = state.solve_cached(problem, method, live=True)
-    if live.from_table(result):
+    if live.from_table(result) or live.skipped(result):
         st.caption(live.note(result))
     if method != state.current_method():
         st.caption(

@@ -5,6 +5,10 @@ DP's table (:func:`placement.exact.dp.solve_dp_table`) holds the optimum with *a
 smaller count, so :meth:`placement.exact.dp.SolvedTable.query` answers it without solving again
 (or says None when the table cannot prove the answer: then the page solves normally).
 
+The build's pure-Python part (contraction, ideal enumeration, kernel inputs, floors) holds the GIL,
+so a graph past :data:`LIVE_MAX_IDEALS` ideals keeps no table (lowered counts are solved afresh and
+:func:`note` says why): the server's event loop shares the interpreter with the build's thread.
+
 * :func:`answer` - the result for a problem from the kept table, or None;
 * :func:`keep` - after a fresh solve of the current scenario, keep its table (one per session);
 * :func:`note` - the caption a page shows under a result answered from the table;
@@ -46,6 +50,7 @@ import streamlit as st
 import placement
 from placement.exact.dp import SolvedTable, solve_dp_table
 from placement.model import Status
+from ui import worker
 
 # Private session-state keys (never widget keys).
 _TABLE = "_ui_live_table"  # _Kept or None: the last DP table of the current scenario
@@ -55,6 +60,11 @@ _FRESH = "_ui_live_fresh"  # (graph digest, devices repr) the user asked to solv
 #: The kept table is searched up to this multiple of the fresh optimum: lower counts whose optimum
 #: is within it are answered (about half the devices); measured in scripts/bench_live_table.py.
 TABLE_BOUND = 2.0
+
+#: Largest lattice (ideals of the fresh solve) whose table is built: the build's pure-Python setup grows
+#: with the ideals (the wide Inception-like sample, 40,339 ideals: 4 s of setup measured on 2 busy cores,
+#: 2026-11-25) and shares the GIL with the server; the kernel itself releases it.
+LIVE_MAX_IDEALS = 20_000
 
 #: Seconds a solve runs before its progress bar appears (a quicker solve shows none).
 PROGRESS_AFTER = 1.0
@@ -213,7 +223,13 @@ def answer(problem: placement.Problem, options: dict[str, Any]) -> placement.Res
     )
 
 
-def keep(problem: placement.Problem, options: dict[str, Any], optimum: float, fresh_seconds: float = math.inf) -> None:
+def keep(
+    problem: placement.Problem,
+    options: dict[str, Any],
+    optimum: float,
+    fresh_seconds: float = math.inf,
+    ideals: int | None = None,
+) -> None:
     """Keep the DP table of ``problem`` (just solved afresh, ``optimum`` its max-load) for lower counts.
 
     Nothing happens when the kept table already covers these counts. The table answers the lower
@@ -221,14 +237,15 @@ def keep(problem: placement.Problem, options: dict[str, Any], optimum: float, fr
     fresh solve took; an answer waits at most that long for the build (then solves afresh).
 
     Replaces the session's one table. Nothing is kept when no split fits or the table cannot be
-    built (it is only a shortcut: the page has its result already).
+    built (it is only a shortcut: the page has its result already), nor past :data:`LIVE_MAX_IDEALS`
+    ``ideals`` (the fresh solve's count; None: not known, built).
     """
     key = rest_key(problem, options)
     wanted = counts_of(problem.devices)
     kept = st.session_state.get(_TABLE)
     if kept is not None and kept.key == key and _covered(wanted, kept.counts):
         return
-    if not any(wanted[0]) and wanted[1] == 0:
+    if (not any(wanted[0]) and wanted[1] == 0) or (ideals is not None and ideals > LIVE_MAX_IDEALS):
         if kept is not None:
             kept.table.cancel()
         st.session_state[_TABLE] = None
@@ -242,7 +259,8 @@ def keep(problem: placement.Problem, options: dict[str, Any], optimum: float, fr
     # settings change.
     executor = st.session_state.get(_EXECUTOR)
     if executor is None:
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dp-table")
+        # its thread leaves a CPU to the server (ui.worker.yield_cpu): the kernel runs one thread fewer
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dp-table", initializer=worker.yield_cpu)
         st.session_state[_EXECUTOR] = executor
     searched = _Searched()
     bound = TABLE_BOUND * optimum if math.isfinite(optimum) and optimum > 0 else math.inf
@@ -266,8 +284,22 @@ def from_table(result: placement.Result | None) -> bool:
     return result is not None and bool(result.stat("from_table", False))
 
 
+def skipped(result: placement.Result | None) -> bool:
+    """Whether ``result`` is a fresh exact-DP solve whose lattice is too large to keep a table."""
+    if result is None or from_table(result) or result.method != "dp":
+        return False
+    ideals = result.stat("ideals", 0)
+    return isinstance(ideals, int) and ideals > LIVE_MAX_IDEALS
+
+
 def note(result: placement.Result | None) -> str | None:
-    """The caption for a result answered from the table (None for any other result)."""
+    """The caption for a result answered from the table, or of one too large to keep a table (else None)."""
+    if result is not None and skipped(result):
+        return (
+            f"A lowered device count is solved afresh: this graph's {result.stat('ideals'):,} ideals are past "
+            f"the {LIVE_MAX_IDEALS:,} up to which the app keeps the DP's table for lowered counts (building it "
+            "would slow every session's page)."
+        )
     if result is None or not from_table(result):
         return None
     milliseconds = max(result.seconds * 1000, 0.0)

@@ -16,6 +16,11 @@ shared by the server through ``st.cache_resource``) and waits for it with the GI
   through a manager queue and called in the session's thread (a Streamlit progress bar updates there).
 * **Errors.** A :class:`placement.PlacementError` raised in the worker is raised again here (one line); a
   worker that dies (killed, out of memory) raises :class:`WorkerError` with one line.
+* **Solves leave a core to the server.** A solve runs in the session's process (the numba kernel releases
+  the GIL; in the shared pool a long solve queued other sessions' quick ones), through :func:`run_yielding`:
+  in a thread of its own whose CPU affinity leaves out one of the process's CPUs (the kernel starts one
+  thread per CPU it may run on, so on 2 cores it runs one); the live table's thread (``ui/live.py``) gets
+  the same, and the worker processes a niceness :data:`BACKGROUND_NICE` above the server's.
 * **Off switch.** With ``PLACEMENT_WORKERS=0`` (or outside a Streamlit server, e.g. ``AppTest`` and the
   unit tests), work runs inline in the calling thread.
 
@@ -54,6 +59,65 @@ _LOCK, _JOB = "_worker_lock", "_worker_job"
 
 #: Seconds between two looks at a running job (progress relay, Streamlit's stop requests).
 POLL_S = 0.1
+
+
+#: Niceness added to the worker processes: the server, at its own niceness, is scheduled first when the cores
+#: are busy.
+BACKGROUND_NICE = 5
+
+
+def yield_cpu() -> None:
+    """Make the calling thread leave one CPU to the server (Linux; elsewhere nothing).
+
+    Its affinity drops one of its CPUs (when it has two or more): the DP kernel's thread count
+    (``placement.exact.kernel.default_workers``, the CPUs the calling thread may run on) follows, and the
+    threads it starts inherit the affinity. Its niceness stays: the thread's Python parts hold the GIL,
+    and a thread descheduled while holding it would stall the event loop longer (priority inversion; a
+    niced solve thread measured worse page loads of a second session, 2026-11-25). The worker processes,
+    which share no GIL with the server, are niced instead (:data:`BACKGROUND_NICE`).
+    """
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) > 1:
+            os.sched_setaffinity(0, cpus[1:])
+    except (AttributeError, OSError):  # not Linux, or not allowed: run as is
+        pass
+
+
+def _nice_process() -> None:
+    """Initializer of the worker processes: :data:`BACKGROUND_NICE` below the server."""
+    try:
+        os.nice(BACKGROUND_NICE)
+    except (AttributeError, OSError):
+        pass
+
+
+def run_yielding(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """``fn(*args, **kwargs)`` in a new thread of this process that calls :func:`yield_cpu` first; waits for it.
+
+    In a Streamlit server only (elsewhere: inline). The thread shares the session's script context, so a
+    progress bar updated from ``fn`` works, and Streamlit's stop or rerun raised there is raised again here.
+    """
+    if not _in_server():
+        return fn(*args, **kwargs)
+    from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx  # noqa: PLC0415
+
+    outcome: dict[str, Any] = {}
+
+    def body() -> None:
+        yield_cpu()
+        try:
+            outcome["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=body, name="placement-solve", daemon=True)
+    add_script_run_ctx(thread, get_script_run_ctx())
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 class WorkerError(PlacementError):
@@ -110,7 +174,8 @@ class _Pool:
         self.lock = threading.Lock()
 
     def _executor(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+        context = multiprocessing.get_context("spawn")
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_nice_process)
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
         with self.lock, _plain_main():  # submit starts the worker processes it needs
@@ -255,5 +320,8 @@ def count_matches(names: tuple[str, ...], patterns: tuple[str, ...]) -> list[int
 
 
 def solve(problem: placement.Problem, method: str, **options: Any) -> placement.Result:
-    """:func:`placement.solve` (its ``progress`` option, when given, is relayed by :func:`run`)."""
+    """:func:`placement.solve` (its ``progress`` option, when given, is relayed by :func:`run`), after the estimate."""
+    from placement.budget import precheck_solve  # noqa: PLC0415
+
+    precheck_solve(problem, method, options)
     return placement.solve(problem, method, **options)
