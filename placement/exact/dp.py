@@ -47,6 +47,7 @@ import numpy as np
 
 from ..evaluate import evaluate
 from ..model import Placement, Problem, Result, Status, make_result
+from .floors import root_bound
 from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
 from .kernel import (
     INHERIT,
@@ -61,6 +62,7 @@ from .kernel import (
     traceback_split,
 )
 from .limits import MAX_TABLE_BYTES, check_problem_table
+from .pairs import target_pairs
 
 __all__ = [
     "solve_dp",
@@ -133,11 +135,13 @@ def _max_load_pass(inputs: KernelInputs, arrays: tuple, overlap: bool, achieved:
     value ``<= T``. Cells that reach ``T`` stop improving, so a run whose ``T`` lies just below
     the optimum is a feasibility test: rows stop at their first stage that fits, and the cells
     that cannot fit within ``U`` on either side of their ideal are never relaxed (work and
-    capacity bounds of :func:`cell_floors`). The first run tries ``T`` just below the achieved
+    capacity bounds of :func:`cell_floors`). When the kernel would search in pair mode anyway
+    (few target rows: a plain run is cheap and a run's cost is mostly per row), one plain run
+    (``T = -inf``) is made. Otherwise the first run tries ``T`` just below the achieved
     value (often the optimum: one run proves it); each run that finds a better split lowers
-    ``U`` to it and moves ``T`` below it by twice the last step (so at most about 60 runs before
-    ``T`` passes 0, where the run is the plain DP). ``report(k)`` is the progress callback of run
-    ``k`` (1, 2, ...).
+    ``U`` to it and ``T`` an eighth of the way to the problem's lower bound (:func:`root_bound`),
+    then twice as far each time, so the fourth such run at the latest has ``T`` at the lower
+    bound: the plain DP, exact. ``report(k)`` is the progress callback of run ``k`` (1, 2, ...).
 
     Returns (value, cut, runs, (best, parent_ideal, parent_type, pairs)): the last run's cut,
     the number of runs, the last run's tables (its cells are exact above its clamp) and the
@@ -145,7 +149,13 @@ def _max_load_pass(inputs: KernelInputs, arrays: tuple, overlap: bool, achieved:
     """
     last = inputs.n_states - 1
     upper = achieved
-    clamp = math.nextafter(achieved, -math.inf)
+    cut = max(upper, bound) if bound is not None else upper
+    lowest = root_bound(inputs)
+    # Pair mode (few rows can end a stage) makes the plain run cheap, and each run has a cost per
+    # row: then one plain run. Otherwise the search walks every superset in reach, and a run
+    # that stops each row at its first fitting stage is far cheaper.
+    plain = target_pairs(inputs, arrays, cell_floors(inputs, arrays, cut)) is not None
+    clamp = -math.inf if plain else math.nextafter(achieved, -math.inf)
     step = 0.0
     pairs = 0
     k = 0
@@ -159,9 +169,11 @@ def _max_load_pass(inputs: KernelInputs, arrays: tuple, overlap: bool, achieved:
         value = float(best[0, last])
         if not value <= clamp:  # above the clamp (or inf): exact
             return value, cut, k, (best, parent_ideal, parent_type, pairs)
-        step = max(2.0 * step, upper - value)
+        # A better split: the next clamp goes an eighth of the way down to the lower bound, then
+        # twice as far each time (a clamp at or below the lower bound is the plain DP: the last run).
+        step = 2.0 * step if step else (value - lowest) / 8.0
         upper = value
-        clamp = value - step if value - step > 0 else -math.inf
+        clamp = value - step if value - step > lowest else -math.inf
 
 
 @dataclass(frozen=True, eq=False)

@@ -145,6 +145,44 @@ def _capacity_ok(plain, sums_out, sums_in, counts, upper_bound) -> np.ndarray:
     return ok
 
 
+def _group_compute(inputs: KernelInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per type and group the compute (``inf``: blocked), the types' weights ``1 / total`` and the weighted compute."""
+    a = inputs
+    n_groups = a.group_start.shape[0] - 1
+    plain = np.zeros((a.n_types, n_groups))
+    for t in range(a.n_types):
+        row = a.node_val[a.type_compute[t]]
+        for g in range(n_groups):
+            plain[t, g] = (
+                math.inf
+                if a.group_blocked[t, g] > 0
+                else float(row[a.group_nodes[a.group_start[g] : a.group_start[g + 1]]].sum())
+            )
+    totals = np.where(np.isfinite(plain), plain, 0.0).sum(axis=1)
+    weight = np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1.0), 0.0)
+    finite = np.isfinite(plain)
+    weighted = np.where(finite, np.where(finite, plain, 0.0) * weight[:, None], math.inf)
+    return plain, weight, weighted
+
+
+def root_bound(inputs: KernelInputs) -> float:
+    """A lower bound of the optimal max-load with every device: :func:`cell_floors`' work bound of the empty ideal.
+
+    Scaled down by ``1e-9`` relative like the floors; ``inf`` when some group runs nowhere.
+    """
+    plain, weight, weighted = _group_compute(inputs)
+    a = inputs
+    counts = np.asarray([int(a.strides[t + 1] // a.strides[t]) - 1 for t in range(a.n_types)])
+    present = counts > 0
+    if not present.any():
+        return math.inf
+    cheapest = np.where(present[:, None], plain, math.inf).min(axis=0)
+    work = float(np.where(present[:, None], weighted, math.inf).min(axis=0).sum())
+    scale = float((counts * weight).sum())
+    frac = work / scale if scale > 0 else (math.inf if math.isinf(work) else 0.0)
+    return max(frac, float(cheapest.max(initial=0.0))) * (1.0 - 1e-9)
+
+
 def cell_floors(
     inputs: KernelInputs,
     lattice: tuple,
@@ -189,20 +227,7 @@ def cell_floors(
     up_start, up_group, up_target, n_ideals = lattice
     a = inputs
     n_types = a.n_types
-    n_groups = a.group_start.shape[0] - 1
-    plain = np.zeros((n_types, n_groups))
-    for t in range(n_types):
-        row = a.node_val[a.type_compute[t]]
-        for g in range(n_groups):
-            plain[t, g] = (
-                math.inf
-                if a.group_blocked[t, g] > 0
-                else float(row[a.group_nodes[a.group_start[g] : a.group_start[g + 1]]].sum())
-            )
-    totals = np.where(np.isfinite(plain), plain, 0.0).sum(axis=1)
-    weight = np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1.0), 0.0)
-    finite = np.isfinite(plain)
-    weighted = np.where(finite, np.where(finite, plain, 0.0) * weight[:, None], math.inf)
+    plain, weight, weighted = _group_compute(a)
     n_states = a.n_states
     counts = np.asarray(
         [(np.arange(n_states) // int(a.strides[t])) % (int(a.strides[t + 1] // a.strides[t])) for t in range(n_types)]
