@@ -17,11 +17,15 @@ returned split; :func:`solve_dp` checks this before returning.
 
 Most cells of the table cannot be on an optimal split: the groups outside ideal ``I`` must fit
 on the devices of ``s`` and the groups inside on the devices ``s`` leaves over, each within
-the upper bound. A fractional work bound (plus the largest group) on both sides decides this
-per cell (:func:`placement.exact.kernel.cell_floors`); only the cells that pass are relaxed,
+the upper bound. A fractional work bound (plus the largest group) and a capacity bound on both sides decide
+this per cell (:func:`placement.exact.kernel.cell_floors`); only the cells that pass are relaxed,
 a cell stops improving once it reaches its own lower bound or the whole problem's, and a
 search from ``I`` stops at stages whose compute already reaches the values of ``I``'s open
-cells. The tie-break pass relaxes only the cells whose max-load (exact from the first pass)
+cells. The max-load pass is a series of kernel runs whose cells are final once they reach a clamp
+just below the best value found so far (:func:`_max_load_pass`): near the optimum that is a
+feasibility test, where a row stops at its first stage that fits, and one run usually proves
+the chain's value optimal or finds the better split. The tie-break pass relaxes only the cells
+whose max-load (exact from the first pass)
 is at most the optimum. When few rows can hold a value, each row is compared with those rows
 directly instead of walking every superset in between (the kernel's pair mode).
 
@@ -43,6 +47,7 @@ import numpy as np
 
 from ..evaluate import evaluate
 from ..model import Placement, Problem, Result, Status, make_result
+from .floors import root_bound
 from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
 from .kernel import (
     INHERIT,
@@ -57,6 +62,7 @@ from .kernel import (
     traceback_split,
 )
 from .limits import MAX_TABLE_BYTES, check_problem_table
+from .pairs import target_pairs
 
 __all__ = [
     "solve_dp",
@@ -89,39 +95,85 @@ def _solve_lattice(
     last = inputs.n_states - 1
     chain = run(inputs, chain_lattice(groups.count), overlap, math.inf)
     # Exact loads: the chain's value is achieved, so a stage whose compute exceeds it is never needed.
-    upper_bound = float(chain[0][0, last])
-    if bound is not None:
-        upper_bound = max(upper_bound, float(bound))
+    achieved = float(chain[0][0, last])
     arrays = lattice_tuple(lattice)
     passes = 2 if tie_break else 1
 
-    def report(offset):
+    def report(first, size):
         if progress is None:
             return None
-        return lambda done, total, *_: progress(offset + done, passes * total)
+        return lambda done, total, *_: progress(int((first + size * done / max(total, 1)) * total), passes * total)
 
-    # Only cells that a split within the bound can pass through are relaxed, and a cell stops at
-    # its floor (its own lower bound, or the whole problem's: see cell_floors).
-    floors = cell_floors(inputs, arrays, upper_bound)
-    best, parent_ideal, parent_type, pairs = run(inputs, arrays, overlap, upper_bound, floor=floors, progress=report(0))
-    del floors
-    value = float(best[0, last])
+    value, upper_bound, _, (best, parent_ideal, parent_type, pairs) = _max_load_pass(
+        inputs, arrays, overlap, achieved, bound, lambda k: report(1 - 0.5 ** (k - 1), 0.5**k)
+    )
     if not math.isfinite(value):
         return math.inf, None, int(pairs), None
     table = SolvedTable(problem, groups, lattice, inputs, upper_bound, best, parent_ideal, parent_type)
     if tie_break:
         # Among the splits with max-load <= the optimum: least sum of stage durations, then fewest devices.
         # The cells this pass can use are exactly the needed ones whose max-load is <= the optimum
-        # (the first pass's values are exact there, see cell_floors).
+        # (the first pass's values are exact above its clamp, which is below the optimum: see cell_floors).
         floors = cell_floors(inputs, arrays, value, feasible=best <= value)
         _, parent_ideal, parent_type, more = run(
-            inputs, arrays, overlap, value, tie_break=True, floor=floors, progress=report(lattice.count - 1)
+            inputs, arrays, overlap, value, tie_break=True, floor=floors, progress=report(1, 1)
         )
         pairs += more
     placement, _ = traceback_split(
         problem, groups, lattice.groups_of, parent_ideal, parent_type, last, lattice.full, inputs
     )
     return value, placement, int(pairs), table
+
+
+def _max_load_pass(inputs: KernelInputs, arrays: tuple, overlap: bool, achieved: float, bound, report):
+    """The optimal max-load and its table, by kernel runs whose cells are final at or below a clamp ``T``.
+
+    A run with cut ``U`` (an achieved value, or ``bound`` when that is larger: the table then
+    covers every device count whose optimum is within it) and clamp ``T < U`` leaves in the
+    empty ideal's cell the exact optimum when the optimum is above ``T`` (the clamp is then below
+    every cell value on an optimal split, see :func:`cell_floors`), and otherwise some achieved
+    value ``<= T``. Cells that reach ``T`` stop improving, so a run whose ``T`` lies just below
+    the optimum is a feasibility test: rows stop at their first stage that fits, and the cells
+    that cannot fit within ``U`` on either side of their ideal are never relaxed (work and
+    capacity bounds of :func:`cell_floors`). When the kernel would search in pair mode anyway
+    (few target rows: a plain run is cheap and a run's cost is mostly per row), one plain run
+    (``T = -inf``) is made. Otherwise the first run tries ``T`` just below the achieved
+    value (often the optimum: one run proves it); each run that finds a better split lowers
+    ``U`` to it and ``T`` an eighth of the way to the problem's lower bound (:func:`root_bound`),
+    then twice as far each time, so the fourth such run at the latest has ``T`` at the lower
+    bound: the plain DP, exact. ``report(k)`` is the progress callback of run ``k`` (1, 2, ...).
+
+    Returns (value, cut, runs, (best, parent_ideal, parent_type, pairs)): the last run's cut,
+    the number of runs, the last run's tables (its cells are exact above its clamp) and the
+    pairs of every run.
+    """
+    last = inputs.n_states - 1
+    upper = achieved
+    cut = max(upper, bound) if bound is not None else upper
+    lowest = root_bound(inputs)
+    # Pair mode (few rows can end a stage) makes the plain run cheap, and each run has a cost per
+    # row: then one plain run. Otherwise the search walks every superset in reach, and a run
+    # that stops each row at its first fitting stage is far cheaper.
+    plain = target_pairs(inputs, arrays, cell_floors(inputs, arrays, cut)) is not None
+    clamp = -math.inf if plain else math.nextafter(achieved, -math.inf)
+    step = 0.0
+    pairs = 0
+    k = 0
+    while True:
+        k += 1
+        cut = max(upper, bound) if bound is not None else upper
+        floors = cell_floors(inputs, arrays, cut, lower=clamp)
+        best, parent_ideal, parent_type, more = run(inputs, arrays, overlap, cut, floor=floors, progress=report(k))
+        del floors
+        pairs += more
+        value = float(best[0, last])
+        if not value <= clamp:  # above the clamp (or inf): exact
+            return value, cut, k, (best, parent_ideal, parent_type, pairs)
+        # A better split: the next clamp goes an eighth of the way down to the lower bound, then
+        # twice as far each time (a clamp at or below the lower bound is the plain DP: the last run).
+        step = 2.0 * step if step else (value - lowest) / 8.0
+        upper = value
+        clamp = value - step if value - step > lowest else -math.inf
 
 
 @dataclass(frozen=True, eq=False)

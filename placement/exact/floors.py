@@ -80,6 +80,109 @@ def _bound_sums(up_start, up_group, up_target, n_ideals, group_compute, type_set
     return work_out, group_out, work_in, group_in
 
 
+@njit(cache=True, nogil=True)
+def _type_sums(up_start, up_group, up_target, n_ideals, plain):
+    """Per ideal and type: the compute of the groups outside and inside the ideal (blocked groups count 0)."""
+    n_types = plain.shape[0]
+    out = np.zeros((n_ideals, n_types))
+    inside = np.zeros((n_ideals, n_types))
+    below, added = cover_tree(up_start, up_group, up_target, n_ideals)
+    for j in range(1, n_ideals):
+        i = below[j]
+        g = added[j]
+        for t in range(n_types):
+            v = plain[t, g]
+            inside[j, t] = inside[i, t] + (v if v < np.inf else 0.0)
+    for i in range(n_ideals - 2, -1, -1):
+        e = up_start[i]
+        j = up_target[e]
+        g = up_group[e]
+        for t in range(n_types):
+            v = plain[t, g]
+            out[i, t] = out[j, t] + (v if v < np.inf else 0.0)
+    return out, inside
+
+
+def _absorb(plain: np.ndarray, r: int, t: int, cap: float) -> float:
+    """The most compute (measured on type ``r``) one device of type ``t`` can take within ``cap`` of its own compute.
+
+    A fractional knapsack over the groups that run on both types, best ratio first; an upper bound
+    of what any stage of load <= cap on ``t`` takes off the ``r`` devices.
+    """
+    cr, ct = plain[r], plain[t]
+    ok = np.isfinite(cr) & np.isfinite(ct) & (cr > 0)
+    cr, ct = cr[ok], ct[ok]
+    free = ct <= 0
+    total = float(cr[free].sum())
+    cr, ct = cr[~free], ct[~free]
+    order = np.argsort(-(cr / ct), kind="stable")
+    room = cap
+    for g in order:
+        if ct[g] <= room:
+            room -= ct[g]
+            total += cr[g]
+        else:
+            total += cr[g] * room / ct[g]
+            break
+    return total
+
+
+def _capacity_ok(plain, sums_out, sums_in, counts, upper_bound) -> np.ndarray:
+    """Per cell: whether the groups on each side of the ideal fit the side's devices at ``upper_bound`` (see cell_floors)."""
+    n_types, n_states = counts.shape
+    n_ideals = sums_out.shape[0]
+    ok = np.ones((n_ideals, n_states), dtype=np.bool_)
+    if not math.isfinite(upper_bound):
+        return ok
+    everything = counts[:, n_states - 1]
+    for r in range(n_types):
+        absorb = np.array([0.0 if t == r else _absorb(plain, r, t, upper_bound) for t in range(n_types)]) * (1 + 1e-9)
+        for side, sums in ((0, sums_out), (1, sums_in)):
+            n = counts if side == 0 else everything[:, None] - counts  # [type, state]
+            room = n[r] * upper_bound + (absorb[:, None] * n).sum(axis=0)  # per state
+            work = sums[:, r][:, None] * (1.0 - 1e-9) - 1e-12 * abs(float(sums_out[0, r]))
+            ok &= work <= room[None, :]
+    return ok
+
+
+def _group_compute(inputs: KernelInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per type and group the compute (``inf``: blocked), the types' weights ``1 / total`` and the weighted compute."""
+    a = inputs
+    n_groups = a.group_start.shape[0] - 1
+    plain = np.zeros((a.n_types, n_groups))
+    for t in range(a.n_types):
+        row = a.node_val[a.type_compute[t]]
+        for g in range(n_groups):
+            plain[t, g] = (
+                math.inf
+                if a.group_blocked[t, g] > 0
+                else float(row[a.group_nodes[a.group_start[g] : a.group_start[g + 1]]].sum())
+            )
+    totals = np.where(np.isfinite(plain), plain, 0.0).sum(axis=1)
+    weight = np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1.0), 0.0)
+    finite = np.isfinite(plain)
+    weighted = np.where(finite, np.where(finite, plain, 0.0) * weight[:, None], math.inf)
+    return plain, weight, weighted
+
+
+def root_bound(inputs: KernelInputs) -> float:
+    """A lower bound of the optimal max-load with every device: :func:`cell_floors`' work bound of the empty ideal.
+
+    Scaled down by ``1e-9`` relative like the floors; ``inf`` when some group runs nowhere.
+    """
+    plain, weight, weighted = _group_compute(inputs)
+    a = inputs
+    counts = np.asarray([int(a.strides[t + 1] // a.strides[t]) - 1 for t in range(a.n_types)])
+    present = counts > 0
+    if not present.any():
+        return math.inf
+    cheapest = np.where(present[:, None], plain, math.inf).min(axis=0)
+    work = float(np.where(present[:, None], weighted, math.inf).min(axis=0).sum())
+    scale = float((counts * weight).sum())
+    frac = work / scale if scale > 0 else (math.inf if math.isinf(work) else 0.0)
+    return max(frac, float(cheapest.max(initial=0.0))) * (1.0 - 1e-9)
+
+
 def cell_floors(
     inputs: KernelInputs,
     lattice: tuple,
@@ -99,7 +202,17 @@ def cell_floors(
     proportional to ``1 / (the whole graph's compute on t)``. Both bounds are scaled down by
     ``1e-9`` relative, far above the rounding of the sums.
 
-    A cell is *needed* when ``in <= upper_bound`` and ``out <= upper_bound``: every cell on an
+    A second, *capacity* bound (:func:`_capacity_ok`) counts what each side's devices can hold
+    within ``upper_bound``: for a reference type ``r``, every stage on ``r`` computes at most
+    ``upper_bound``, and a stage on another type ``t`` takes off the ``r`` devices at most
+    ``A_t``, the fractional knapsack of the ``r``-compute of the groups whose ``t``-compute fits in
+    ``upper_bound`` (:func:`_absorb`). So the ``r``-compute of the side's groups must be at most
+    ``n_r * upper_bound + sum_t n_t * A_t``, for every ``r``. Unlike the work bound it sees that a
+    slow CPU core cannot take a share of every group (the work bound's weights let it), which is
+    what makes a cut just below the optimum a fast feasibility test (:mod:`placement.exact.dp`).
+
+    A cell is *needed* when ``in <= upper_bound`` and ``out <= upper_bound`` and both sides pass
+    the capacity bound: every cell on an
     optimal split of any state ``q <= all devices`` whose optimum is ``<= upper_bound`` is
     needed (the bounds only shrink with more devices, and a stage added to a prefix raises
     its bound to at most max(bound, the stage's compute)). Cells that are not needed get floor
@@ -114,20 +227,7 @@ def cell_floors(
     up_start, up_group, up_target, n_ideals = lattice
     a = inputs
     n_types = a.n_types
-    n_groups = a.group_start.shape[0] - 1
-    plain = np.zeros((n_types, n_groups))
-    for t in range(n_types):
-        row = a.node_val[a.type_compute[t]]
-        for g in range(n_groups):
-            plain[t, g] = (
-                math.inf
-                if a.group_blocked[t, g] > 0
-                else float(row[a.group_nodes[a.group_start[g] : a.group_start[g + 1]]].sum())
-            )
-    totals = np.where(np.isfinite(plain), plain, 0.0).sum(axis=1)
-    weight = np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1.0), 0.0)
-    finite = np.isfinite(plain)
-    weighted = np.where(finite, np.where(finite, plain, 0.0) * weight[:, None], math.inf)
+    plain, weight, weighted = _group_compute(a)
     n_states = a.n_states
     counts = np.asarray(
         [(np.arange(n_states) // int(a.strides[t])) % (int(a.strides[t + 1] // a.strides[t])) for t in range(n_types)]
@@ -153,6 +253,8 @@ def cell_floors(
     out = bound(work_out, group_out, states)
     inner = bound(work_in, group_in, (n_states - 1) - states)  # the devices s leaves over
     needed = (out <= upper_bound) & (inner <= upper_bound)
+    sums_out, sums_in = _type_sums(up_start, up_group, up_target, int(n_ideals), plain)
+    needed &= _capacity_ok(plain, sums_out, sums_in, counts, upper_bound)
     if feasible is not None:
         return np.where(needed & feasible, -math.inf, math.inf)
     floor = out
