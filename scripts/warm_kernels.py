@@ -1,13 +1,13 @@
 """Compile the DP kernels once, at setup, so that the first solve in the app and the CLI is quick.
 
-The lattice kernel (:mod:`placement.exact.kernel`) is compiled by numba with ``cache=True``: the
+The lattice kernel (:mod:`placement.exact.lattice_search`, driven by :mod:`placement.exact.kernel`) is compiled by numba with ``cache=True``: the
 machine code goes to ``placement/exact/__pycache__/*.nbc`` beside the source (an editable install
 writes there; numba falls back to ``NUMBA_CACHE_DIR`` or a per-user folder where it cannot). Each
 distinct argument signature is its own entry, so this script runs one small solve of every kind
 the app and the CLI start with: the plain DP (one kind and several kinds, with and without the
 tie-break, throughput and the live table of lowered counts), the memory-aware DP (1F1B and GPipe,
 recomputation none / always / per stage). ``scripts/setup.sh`` runs it; run it again after
-changing ``kernel.py`` (numba recompiles when the source changes).
+changing ``lattice_search.py`` (numba recompiles when the source changes).
 
 Usage: ``PYTHONPATH=. .venv/bin/python scripts/warm_kernels.py`` (prints what it ran and how long).
 """
