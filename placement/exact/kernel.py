@@ -470,14 +470,15 @@ def traceback_split(problem, groups, groups_of, parent_ideal, parent_type, state
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """What :func:`relax_then_verify` found.
+class VerifiedSplit:
+    """What :func:`relax_then_verify` found: a split checked against the memory the reduced lattice ignored.
 
-    ``status``: "optimal", "infeasible", "feasible" (``value`` is an upper bound, ``bound`` a
-    lower bound) or "no solution"; ``note``: why the status is not "optimal" (or "").
+    ``status``: optimal, infeasible, feasible (``value`` is an upper bound, ``bound`` a lower
+    bound) or no solution; ``note``: why the status is not optimal (or ""). (A solver's outcome
+    is :class:`placement.ip.common.Outcome`, a different thing.)
     """
 
-    status: str
+    status: Status
     value: float
     placement: Placement | None
     bound: float
@@ -490,7 +491,7 @@ class Outcome:
 
 def relax_then_verify(
     solve, fits, groups, full_groups, lattice, relaxed: frozenset, max_ideals: int, check_size=None
-) -> Outcome:
+) -> VerifiedSplit:
     """The ladder every exact planner runs after merging free groups.
 
     ``solve(groups, lattice, ignore)`` returns (value, placement or None, pairs, extra): one
@@ -506,13 +507,13 @@ def relax_then_verify(
 
     value, placement, pairs, extra = solve(groups, lattice, relaxed)
     if placement is None:
-        return Outcome(Status.INFEASIBLE, math.inf, None, math.inf, pairs, groups.count, lattice.count)
+        return VerifiedSplit(Status.INFEASIBLE, math.inf, None, math.inf, pairs, groups.count, lattice.count)
     if not relaxed or fits(placement):
-        return Outcome(Status.OPTIMAL, value, placement, value, pairs, groups.count, lattice.count, extra=extra)
+        return VerifiedSplit(Status.OPTIMAL, value, placement, value, pairs, groups.count, lattice.count, extra=extra)
     upper, upper_placement, more, upper_extra = solve(groups, lattice, frozenset())
     pairs += more
     if upper_placement is not None and upper <= value:
-        return Outcome(
+        return VerifiedSplit(
             Status.OPTIMAL, upper, upper_placement, value, pairs, groups.count, lattice.count, extra=upper_extra
         )
     try:
@@ -521,7 +522,7 @@ def relax_then_verify(
             check_size(full_lattice.count)
     except TooManyIdealsError:
         if upper_placement is None:
-            return Outcome(
+            return VerifiedSplit(
                 Status.NO_SOLUTION,
                 math.inf,
                 None,
@@ -531,7 +532,7 @@ def relax_then_verify(
                 lattice.count,
                 note="memory binds on merged nodes and the unreduced lattice is too large",
             )
-        return Outcome(
+        return VerifiedSplit(
             Status.FEASIBLE,
             upper,
             upper_placement,
@@ -545,7 +546,7 @@ def relax_then_verify(
     exact, exact_placement, more, exact_extra = solve(full_groups, full_lattice, frozenset())
     pairs += more
     if exact_placement is None:
-        return Outcome(Status.INFEASIBLE, math.inf, None, math.inf, pairs, full_groups.count, full_lattice.count)
-    return Outcome(
+        return VerifiedSplit(Status.INFEASIBLE, math.inf, None, math.inf, pairs, full_groups.count, full_lattice.count)
+    return VerifiedSplit(
         Status.OPTIMAL, exact, exact_placement, exact, pairs, full_groups.count, full_lattice.count, extra=exact_extra
     )
