@@ -155,15 +155,8 @@ class _Context:
         }
         self.heavy_in = {t: self.member_bits @ self.heavy[t] for t in self.degrees_t}
         # per y: heaviest memory of each node (n x H) and of each ideal (L x H)
-        self.heavy_y = {
-            t: np.array(
-                [
-                    [max((o.memory_a * y + o.memory_b for o in node.options_for(t)), default=0.0) for y in ys]
-                    for node in nodes
-                ]
-            ).reshape(len(nodes), horizon)
-            for t in self.degrees_t
-        }
+        self.heavy_y = {t: np.array([_heaviest(node.options_for(t), ys) for node in nodes]) for t in self.degrees_t}
+        self.heavy_y = {t: h.reshape(len(nodes), horizon) for t, h in self.heavy_y.items()}
         self.heavy_in_y = {t: self.member_bits.astype(np.float64) @ self.heavy_y[t] for t in self.degrees_t}
         self.heavy_total_y = {t: self.heavy_y[t].sum(axis=0) for t in self.degrees_t}
         # least compute of each ideal at each t (fastest option of every node): P of a stage is at least
@@ -188,6 +181,15 @@ class _Context:
             empty = (np.zeros((self.horizon, 1)),) * 3 + (np.ones(self.horizon, dtype=np.int64),)
             return {t: {j: empty} for t in self.degrees_t}
         return {t: {j: np.zeros((1, 3))} for t in self.degrees_t}
+
+
+def _heaviest(options, ys: np.ndarray) -> np.ndarray:
+    """The most memory ``a y + b`` of any of ``options`` at each y of ``ys`` (zeros when there is none)."""
+    if not options:
+        return np.zeros(len(ys))
+    a = np.array([o.memory_a for o in options])
+    b = np.array([o.memory_b for o in options])
+    return (a[:, None] * ys[None, :] + b[:, None]).max(axis=0)
 
 
 def _grow(ctx: _Context, front_of: dict, t: int, j: int, i: int, i0: int, g: int) -> np.ndarray | None:
