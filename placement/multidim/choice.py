@@ -154,12 +154,11 @@ def upper_bound(problem: MultiProblem, s_max: int) -> float:
     nodes = tuple(range(len(problem.nodes)))
     degrees_t = sorted(set.intersection(*(set(node.degrees) for node in problem.nodes)))
     usable = np.array(limits.usable_degrees(problem.microbatches, s_max), dtype=np.float64)
-    pairs: list[
-        tuple[float, int, int]
-    ] = []  # (a lower bound on the one-stage time, t, d), for every (t, d) with d t <= devices
+    # (a lower bound on the one-stage time, t, d), for every (t, d) with d t <= devices
+    pairs: list[tuple[float, int, int]] = []
     for t in degrees_t:
-        low = _one_stage_floor(problem, t, usable, kind)
-        pairs.extend((float(low[k]), t, int(d)) for k, d in enumerate(usable) if d * t <= kind.count)
+        floors = _one_stage_floor(problem, t, usable, kind)
+        pairs.extend((float(floors[k]), t, int(d)) for k, d in enumerate(usable) if d * t <= kind.count)
     best = np.inf
     # by increasing floor: once a floor exceeds the best time found, no later pair can beat it (the floor
     # is a sum of per-node minima; the slack covers the different summation order of stage_choice)
