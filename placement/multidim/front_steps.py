@@ -46,6 +46,13 @@ def extend_pab(points: np.ndarray, options: np.ndarray, cap: float, horizon: int
 #: instead of one front over (P, A, B) (quadratic dominance test, but independent of the horizon).
 PER_Y_HORIZON = 64
 
+#: With :data:`PER_Y_HORIZON` > 0, :func:`~placement.multidim.stages.stage_fronts` first builds the (P, A, B)
+#: fronts (no per-y arrays, no compiled kernel: the cheapest while fronts stay narrow, as on BERT-32 and
+#: GNMT, whose widest fronts have 66 and 127 rows) and switches to per-y fronts as soon as one grows past
+#: this many rows (ResNet's do within 0.05 s, and their quadratic dominance test would take minutes).
+#: 0 = per-y fronts directly.
+PAB_MAX_ROWS = 256
+
 
 def extend_per_y(front: tuple, options: np.ndarray, ys: np.ndarray, cap: float, safe: np.ndarray) -> tuple:
     """Uniform-case front step with one front per y: rows (P, A, B), dominance on (P, A y + B) at that y.
