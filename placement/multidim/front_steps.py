@@ -1,7 +1,8 @@
 """One node added to a stage's option front, uniform case (every node's options share their sync and
 parameter bytes, so a front is over the columns (P, A, B): compute, memory slope, memory constant).
 
-Two representations, chosen by :data:`PER_Y_HORIZON` in :func:`placement.multidim.stages.stage_fronts`:
+Two representations, chosen by :data:`PER_Y_HORIZON` and :data:`PAB_MAX_ROWS` in
+:func:`placement.multidim.stages.stage_fronts` (by default the first, then the second once a front is wide):
 
 * one front over (P, A, B) for every y at once (:func:`extend_pab`: quadratic dominance test);
 * one (time, memory) front per y (:func:`step_per_y`, compiled in :mod:`.kernel` when
