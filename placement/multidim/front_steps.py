@@ -39,8 +39,9 @@ def extend_pab(points: np.ndarray, options: np.ndarray, cap: float, horizon: int
             return comb
     low = comb[:, 1] + comb[:, 2]
     le = (comb[:, None, 0] <= comb[None, :, 0]) & (low[:, None] <= low[None, :]) & (high[:, None] <= high[None, :])
-    # a row is dominated by an earlier (lexicographically smaller or equal) row
-    return comb[~np.triu(le, 1).any(axis=0)]
+    # a row is dominated by an earlier (lexicographically smaller or equal) row: le[r, c] with r < c
+    idx = np.arange(len(comb))
+    return comb[~(le & (idx[:, None] < idx[None, :])).any(axis=0)]
 
 
 #: Largest horizon for which :func:`~placement.multidim.stages.stage_fronts` keeps one (time, memory) front per y (cheap sorts)
