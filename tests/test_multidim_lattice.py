@@ -10,11 +10,14 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import networkx as nx
 import pytest
 
 from placement.multidim.lattice import _Order, _reach, _smallest_key_order
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _random_dag(rng: random.Random) -> tuple[int, list[tuple[int, int]]]:
@@ -64,12 +67,14 @@ def test_reach_and_order_equal_networkx(seed):
 
 def test_the_multidim_cli_path_imports_no_networkx():
     """A whole ``solve --method multidim`` run on a Piper file loads neither networkx nor numba (small case)."""
-    code = (
+    code = (  # run from the checkout's root: its ``placement`` and its sample graph
         "import sys, runpy\n"
         "sys.argv = ['placement', 'solve', 'sample_graphs/piper/bert32a100.json', '--method', 'multidim',"
         " '--devices', '8']\n"
         "try:\n    runpy.run_module('placement', run_name='__main__')\nexcept SystemExit:\n    pass\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'networkx', 'numba', 'pandas', 'scipy', 'pulp'}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120, cwd=ROOT
+    )
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
