@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
-import networkx as nx
-
 L = TypeVar("L", bound=Hashable)
 
 
@@ -41,6 +39,8 @@ def condense(
     >>> sorted(group.items()), between
     ([('a', 1), ('b', 1), ('c', 0)], [(0, 1)])
     """
+    import networkx as nx  # noqa: PLC0415 - deferred: the multidim CLI path never needs networkx
+
     quotient = nx.DiGraph()
     quotient.add_nodes_from(labels)
     quotient.add_edges_from((a, b) for a, b in edges if a != b)

@@ -22,9 +22,10 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 # The enums live in placement.enums (the vocabulary's own module); re-exported here, where they always were.
 from .enums import STATUSES, Objective, Status
@@ -173,6 +174,8 @@ def smallest_first_order(items: Iterable[int], edges: Iterable[tuple[int, int]])
     >>> smallest_first_order([3, 1, 2], [(3, 1)])
     [2, 3, 1]
     """
+    import networkx as nx  # noqa: PLC0415 - deferred: the multidim CLI path never needs networkx
+
     digraph = nx.DiGraph()
     digraph.add_nodes_from(items)
     digraph.add_edges_from(edges)
@@ -226,6 +229,8 @@ class Graph:
                     f"{where}: cost {edge.cost!r} differs from {previous!r} on another edge leaving node {edge.source}"
                     " (all edges leaving one node must have the same cost)"
                 )
+        import networkx as nx  # noqa: PLC0415 - deferred: the multidim CLI path never needs networkx
+
         digraph = self.networkx
         if not nx.is_directed_acyclic_graph(digraph):
             cycle = nx.find_cycle(digraph)
@@ -240,6 +245,8 @@ class Graph:
     @cached_property
     def networkx(self) -> nx.DiGraph:
         """The graph as a ``networkx.DiGraph`` (node ids; edge attribute ``cost``)."""
+        import networkx as nx  # noqa: PLC0415 - deferred: the multidim CLI path never needs networkx
+
         digraph = nx.DiGraph()
         digraph.add_nodes_from(node.id for node in self.nodes)
         digraph.add_edges_from((e.source, e.target, {"cost": e.cost}) for e in self.edges)
@@ -270,6 +277,8 @@ class Graph:
     @cached_property
     def topological_order(self) -> tuple[int, ...]:
         """Node ids in topological order, the smallest ready id first (networkx's lexicographical order)."""
+        import networkx as nx  # noqa: PLC0415 - deferred: the multidim CLI path never needs networkx
+
         return tuple(nx.lexicographical_topological_sort(self.networkx))  # acyclic: checked at construction
 
     @property
@@ -293,6 +302,8 @@ class Graph:
         """
         if not self.color_classes:  # every node is a group of its own
             return tuple((node_id,) for node_id in self.topological_order)
+        import networkx as nx  # noqa: PLC0415 - deferred: the multidim CLI path never needs networkx
+
         linked = nx.utils.UnionFind(node.id for node in self.nodes)
         for members in self.color_classes.values():
             linked.union(*members)

@@ -7,7 +7,11 @@ machine's load does not inflate), its wall-clock seconds (Piper's: with its own 
 of the child, from ``os.wait4``). Ours also reports the solve's own seconds (reading the file and
 importing excluded). Our plan is re-checked by our evaluator, and with ``--piper-eval`` by Piper's own
 evaluator (its ``EVAL_TPS`` of our plan). "ok" says our objective is <= Piper's (relative 1e-9) where
-both finish. After a timeout at some device count a planner is not run at larger counts of that
+both finish. With ``--reference DIR`` (another checkout of this repository, e.g. ``git worktree add
+/tmp/mdmain main``) that checkout's planner is run on every row too (its own copy of this script, in a
+fresh process) and its objective printed beside ours ("= ref": equal to 1e-12 relative). Before the
+table, one untimed solve per checkout (ResNet at 8 devices) compiles or loads the cached front kernel, so
+that no row pays numba's one-time compilation. After a timeout at some device count a planner is not run at larger counts of that
 workload (its work grows with the devices; the row says so). The machine's 1-minute load average is printed on every row (it is shared).
 
 Settings: the file's own memory per device, bandwidth and microbatches; only the device count varies
@@ -16,7 +20,7 @@ Settings: the file's own memory per device, bandwidth and microbatches; only the
 (``g++ -O3``; see that folder's README). Usage::
 
     python -m scripts.bench_multidim_vs_piper [--workloads bert32a100,gnmt,resnet]
-        [--devices 8,32,128,512,1024] [--timeout 300] [--only ours|piper] [--piper-eval]
+        [--devices 8,32,128,512,1024] [--timeout 300] [--only ours|piper] [--piper-eval] [--reference DIR]
 """
 
 from __future__ import annotations
@@ -141,9 +145,10 @@ def ours_one(workload: str, devices: int) -> dict:
     }
 
 
-def ours_run(workload: str, devices: int, timeout: float) -> dict:
+def ours_run(workload: str, devices: int, timeout: float, root: Path = ROOT) -> dict:
+    """:func:`ours_one` in a fresh process, in checkout ``root`` (this one by default)."""
     argv = [sys.executable, "-m", "scripts.bench_multidim_vs_piper", "--one", f"{workload}:{devices}"]
-    res = run_limited(argv, timeout, cwd=ROOT)
+    res = run_limited(argv, timeout, cwd=root)
     try:
         found = json.loads(res["stdout"].strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
@@ -155,6 +160,19 @@ def _num(value, fmt: str = ".10g") -> str:
     return "-" if value is None else format(value, fmt)
 
 
+def _reference_cells(reference: Path, workload: str, devices: int, timeout: float, o: dict | None) -> list[str]:
+    """The reference checkout's objective on this row, and whether ours equals it (1e-12 relative)."""
+    r = ours_run(workload, devices, timeout, reference)
+    if r["timed_out"]:
+        return ["timeout", "-"]
+    label = _num(r["tps"]) if r.get("tps") is not None else str(r.get("status"))
+    if o is None or o.get("tps") is None or r.get("tps") is None:
+        same = "-" if o is None or o.get("tps") is None else "n/a"
+    else:
+        same = "yes" if abs(o["tps"] - r["tps"]) <= 1e-12 * abs(r["tps"]) else f"NO ({o['tps'] - r['tps']:+.3g})"
+    return [label, same]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workloads", default="bert32a100,gnmt,resnet")
@@ -163,6 +181,9 @@ def main() -> None:
     parser.add_argument("--only", choices=("ours", "piper"), help="run one planner only")
     parser.add_argument("--piper-eval", action="store_true", help="also evaluate our plan with Piper's evaluator")
     parser.add_argument("--build-dir", default=str(Path(tempfile.gettempdir()) / "piper_reference_build"))
+    parser.add_argument(
+        "--reference", help="another checkout (folder) whose planner's objective is printed beside ours"
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -170,11 +191,17 @@ def main() -> None:
         print(json.dumps(ours_one(workload, int(devices))))
         return
     binary = build_piper(Path(args.build_dir)) if args.only != "ours" else None
+    reference = Path(args.reference).resolve() if args.reference else None
+    if args.only != "piper":
+        for root in (ROOT, reference) if reference else (ROOT,):
+            ours_run("resnet", 8, args.timeout, root)  # untimed: compiles or loads the cached front kernel
     print(f"{os.cpu_count()} cores; every run a fresh process, limit {args.timeout:.0f} s wall")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     header = (
         f"| workload | devices | load | Piper TPS | Piper s (DP CPU s) | Piper CPU s | Piper MB | ours TPS | ours s (solve s) "
         f"| ours CPU s | ours MB "
         f"| stages | ours <= Piper |{' Piper eval of ours |' if args.piper_eval else ''}"
+        f"{' reference TPS | = ref |' if reference else ''}"
     )
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
@@ -226,6 +253,8 @@ def main() -> None:
                     os.unlink(handle.name)
                     evaluated = "timeout" if e["timed_out"] else _num(e["tps"])
                 cells.append(evaluated)
+            if reference:
+                cells += _reference_cells(reference, workload, devices, args.timeout, o)
             print("| " + " | ".join(cells) + " |", flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"peak MB: maximum resident set of the process (ru_maxrss); {resource.getpagesize()}-byte pages")

@@ -264,3 +264,42 @@ def test_compiled_steps_are_chosen_by_size(monkeypatch):
     assert not front_steps.use_compiled(10**4, 10**4)
     monkeypatch.setattr(front_steps, "COMPILED", True)
     assert front_steps.use_compiled(1, 1)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_front_representations_give_the_same_plan(seed, monkeypatch):
+    """(P, A, B) fronts, per-y fronts, the automatic choice, and a fallback from (P, A, B) to per y after
+    one row too many: the same optimum and the same plan (every stage's least time is the same)."""
+    rng = random.Random(300 + seed)
+    problem = _random_problem(rng, uniform=True)
+    results = {}
+    for name, horizon, rows in (("pab", 0, 256), ("per_y", 64, 0), ("auto", 64, 256), ("fallback", 64, 1)):
+        monkeypatch.setattr(front_steps, "PER_Y_HORIZON", horizon)
+        monkeypatch.setattr(front_steps, "PAB_MAX_ROWS", rows)
+        results[name] = solve_multidim(problem)
+    first = results["pab"]
+    for result in results.values():
+        assert result.status == first.status
+        assert result.time_per_sample == first.time_per_sample
+        assert result.plan == first.plan
+    assert_equals_brute_force(problem)
+
+
+def test_piper_fronts_pick_their_representation(monkeypatch):
+    """BERT-32's fronts stay narrow ((P, A, B) throughout); ResNet's grow past PAB_MAX_ROWS at once."""
+    from placement.multidim import stages
+
+    built = []
+    original = stages._all_fronts
+
+    def spy(ctx):
+        built.append(ctx.per_y)
+        return original(ctx)
+
+    monkeypatch.setattr(stages, "_all_fronts", spy)
+    for name, expected in (("bert32a100.json", [False]), ("resnet.json", [False, True])):
+        built.clear()
+        p = read_piper(PIPER / name)
+        lattice = dp.node_lattice(p, 10_000)
+        stages.stage_fronts(p, lattice, p.kinds[0].memory, 8)
+        assert built == expected

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 
 from ..condense import condense
@@ -125,6 +124,8 @@ def reduce_groups(graph: Graph, groups: Groups) -> tuple[Groups, frozenset]:
     """
     if not any(_is_free(graph, m) for m in groups.members):
         return groups, frozenset()  # only free groups are ever merged
+    import networkx as nx  # noqa: PLC0415 - deferred: the multidim CLI path never needs networkx
+
     members = {g: set(m) for g, m in enumerate(groups.members)}
     order = nx.DiGraph()
     order.add_nodes_from(members)
@@ -313,6 +314,8 @@ def _antichain_bound(groups: Groups) -> tuple[int, tuple[int, ...]]:
 def _matching(n: int, pairs) -> dict[int, int]:
     """Maximum matching of the bipartite graph "g out -> h in" over ``pairs`` (integer labels, so
     that the result does not depend on string hashing)."""
+    import networkx as nx  # noqa: PLC0415 - deferred: the multidim CLI path never needs networkx
+
     bipartite = nx.Graph()
     bipartite.add_nodes_from(range(2 * n))
     bipartite.add_edges_from((a, n + b) for a, b in pairs)

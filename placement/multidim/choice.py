@@ -67,10 +67,17 @@ def stage_choice(problem: MultiProblem, nodes, t: int, d: int, y: int, kind) -> 
     inside = set(members)
     N = problem.microbatches
     costs, mems = [], []
+    # the edges crossing the stage's boundary, per node, in edge order (one pass over the edges)
+    preds_of: dict[int, list[tuple[int, float]]] = {v: [] for v in members}
+    succs_of: dict[int, list[tuple[int, float]]] = {v: [] for v in members}
+    for e in problem.edges:
+        if e.target in inside and e.source not in inside:
+            preds_of[e.target].append((e.source, e.cost))
+        if e.source in inside and e.target not in inside:
+            succs_of[e.source].append((e.target, e.cost))
     for v in members:
         opts = problem.nodes[v].options_for(t)
-        preds = [(e.source, e.cost) for e in problem.edges if e.target == v and e.source not in inside]
-        succs = [(e.target, e.cost) for e in problem.edges if e.source == v and e.target not in inside]
+        preds, succs = preds_of[v], succs_of[v]
         c, m = [], []
         for o in opts:
             e = sum(2 * (w + o.sync_from(u)) for u, w in preds) + sum(2 * (w + o.sync_to(u)) for u, w in succs)
@@ -145,13 +152,34 @@ def upper_bound(problem: MultiProblem, s_max: int) -> float:
     """
     kind = problem.kinds[0]
     nodes = tuple(range(len(problem.nodes)))
-    best = np.inf
     degrees_t = sorted(set.intersection(*(set(node.degrees) for node in problem.nodes)))
+    usable = np.array(limits.usable_degrees(problem.microbatches, s_max), dtype=np.float64)
+    # (a lower bound on the one-stage time, t, d), for every (t, d) with d t <= devices
+    pairs: list[tuple[float, int, int]] = []
     for t in degrees_t:
-        for d in limits.usable_degrees(problem.microbatches, s_max):
-            if d * t > kind.count:
-                break
-            found = stage_choice(problem, nodes, t, d, 1, kind)
-            if found is not None:
-                best = min(best, found[0])
+        floors = _one_stage_floor(problem, t, usable, kind)
+        pairs.extend((float(floors[k]), t, int(d)) for k, d in enumerate(usable) if d * t <= kind.count)
+    best = np.inf
+    # by increasing floor: once a floor exceeds the best time found, no later pair can beat it (the floor
+    # is a sum of per-node minima; the slack covers the different summation order of stage_choice)
+    for low, t, d in sorted(pairs):
+        if low * (1 - 1e-9) > best:
+            break
+        found = stage_choice(problem, nodes, t, d, 1, kind)
+        if found is not None:
+            best = min(best, found[0])
     return float(best)
+
+
+def _one_stage_floor(problem: MultiProblem, t: int, usable: np.ndarray, kind) -> np.ndarray:
+    """Per d of ``usable``: the sum over all nodes of their fastest option's time in a one-stage plan on d x t
+    devices (no boundary edges: :func:`stage_choice`'s costs with every node inside), ignoring memory."""
+    N = problem.microbatches
+    low = np.zeros(len(usable))
+    for node in problem.nodes:
+        opts = node.options_for(t)
+        params = np.array([o.parameters for o in opts])[:, None]
+        times = np.array([o.time for o in opts])[:, None]
+        cost = (4 * (usable - 1) * params / usable / N) / kind.bytes_per_ms + times / (kind.speed * usable)
+        low += cost.min(axis=0)
+    return low

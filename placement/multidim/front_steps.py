@@ -1,7 +1,8 @@
 """One node added to a stage's option front, uniform case (every node's options share their sync and
 parameter bytes, so a front is over the columns (P, A, B): compute, memory slope, memory constant).
 
-Two representations, chosen by :data:`PER_Y_HORIZON` in :func:`placement.multidim.stages.stage_fronts`:
+Two representations, chosen by :data:`PER_Y_HORIZON` and :data:`PAB_MAX_ROWS` in
+:func:`placement.multidim.stages.stage_fronts` (by default the first, then the second once a front is wide):
 
 * one front over (P, A, B) for every y at once (:func:`extend_pab`: quadratic dominance test);
 * one (time, memory) front per y (:func:`step_per_y`, compiled in :mod:`.kernel` when
@@ -38,13 +39,21 @@ def extend_pab(points: np.ndarray, options: np.ndarray, cap: float, horizon: int
             return comb
     low = comb[:, 1] + comb[:, 2]
     le = (comb[:, None, 0] <= comb[None, :, 0]) & (low[:, None] <= low[None, :]) & (high[:, None] <= high[None, :])
-    # a row is dominated by an earlier (lexicographically smaller or equal) row
-    return comb[~np.triu(le, 1).any(axis=0)]
+    # a row is dominated by an earlier (lexicographically smaller or equal) row: le[r, c] with r < c
+    idx = np.arange(len(comb))
+    return comb[~(le & (idx[:, None] < idx[None, :])).any(axis=0)]
 
 
 #: Largest horizon for which :func:`~placement.multidim.stages.stage_fronts` keeps one (time, memory) front per y (cheap sorts)
 #: instead of one front over (P, A, B) (quadratic dominance test, but independent of the horizon).
 PER_Y_HORIZON = 64
+
+#: With :data:`PER_Y_HORIZON` > 0, :func:`~placement.multidim.stages.stage_fronts` first builds the (P, A, B)
+#: fronts (no per-y arrays, no compiled kernel: the cheapest while fronts stay narrow, as on BERT-32 and
+#: GNMT, whose widest fronts have 66 and 127 rows) and switches to per-y fronts as soon as one grows past
+#: this many rows (ResNet's do within 0.05 s, and their quadratic dominance test would take minutes).
+#: 0 = per-y fronts directly.
+PAB_MAX_ROWS = 256
 
 
 def extend_per_y(front: tuple, options: np.ndarray, ys: np.ndarray, cap: float, safe: np.ndarray) -> tuple:

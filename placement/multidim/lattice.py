@@ -8,9 +8,9 @@ ideals) the planner will build, before anything is built.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 
 from ..exact.ideals import Groups, IdealLattice, enumerate_ideals
@@ -44,6 +44,64 @@ class NodeLattice(IdealLattice):
     """
 
     members: tuple = ()
+
+
+class _Order:
+    """A small directed graph for the free-node merge (networkx is not imported on the planner's path).
+
+    Invariant: ``succ[a]`` and ``pred[b]`` hold the same edges, in insertion order (dicts), so that
+    neighbours are listed in the order ``networkx.DiGraph`` lists them.
+    """
+
+    def __init__(self, n: int, edges) -> None:
+        self.succ: dict[int, dict[int, None]] = {v: {} for v in range(n)}
+        self.pred: dict[int, dict[int, None]] = {v: {} for v in range(n)}
+        for a, b in edges:
+            self.add_edge(a, b)
+
+    def add_edge(self, a: int, b: int) -> None:
+        self.succ[a][b] = None
+        self.pred[b][a] = None
+
+    def remove_node(self, v: int) -> None:
+        for s in self.succ.pop(v):
+            del self.pred[s][v]
+        for p in self.pred.pop(v):
+            del self.succ[p][v]
+
+    def edges(self) -> list[tuple[int, int]]:
+        return [(a, b) for a, out in self.succ.items() for b in out]
+
+
+def _reach(adjacency: dict[int, dict[int, None]], start: int) -> set[int]:
+    """Nodes reachable from ``start`` (``start`` itself excluded), as ``networkx.descendants``."""
+    seen: set[int] = set()
+    stack = [start]
+    while stack:
+        for w in adjacency[stack.pop()]:
+            if w not in seen:
+                seen.add(w)
+                stack.append(w)
+    seen.discard(start)
+    return seen
+
+
+def _smallest_key_order(order: _Order, key) -> list[int]:
+    """Topological order taking the ready node of least ``(key, position)`` first: the order of
+    ``networkx.lexicographical_topological_sort(order, key=key)`` (same heap entries)."""
+    position = {v: k for k, v in enumerate(order.succ)}
+    indegree = {v: len(p) for v, p in order.pred.items()}
+    ready = [(key(v), position[v], v) for v, d in indegree.items() if d == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        v = heapq.heappop(ready)[2]
+        out.append(v)
+        for w in order.succ[v]:
+            indegree[w] -= 1
+            if indegree[w] == 0:
+                heapq.heappush(ready, (key(w), position[w], w))
+    return out
 
 
 def _free_edge(problem: MultiProblem, source: int, target: int, cost: float) -> bool:
@@ -89,9 +147,7 @@ def plan_groups(problem: MultiProblem) -> Groups:
     numbered in a topological order (the numbering :mod:`placement.exact.ideals` expects).
     """
     n = len(problem.nodes)
-    order = nx.DiGraph()
-    order.add_nodes_from(range(n))
-    order.add_edges_from((e.source, e.target) for e in problem.edges)
+    order = _Order(n, ((e.source, e.target) for e in problem.edges))
     members: dict[int, list[int]] = {v: [v] for v in range(n)}
     # the merge walks descendants per free node: past MAX_MERGE_WORK it is skipped (still exact)
     cheap = n * max(1, len(problem.edges)) <= limits.MAX_MERGE_WORK
@@ -100,16 +156,16 @@ def plan_groups(problem: MultiProblem) -> Groups:
     while changed:  # a merge can make a neighbour's successors comparable: repeat until nothing moves
         changed = False
         for v in list(pending):
-            succs, preds = list(order.successors(v)), list(order.predecessors(v))
+            succs, preds = list(order.succ[v]), list(order.pred[v])
             into = None
             for s in succs:
-                below = nx.descendants(order, s)
+                below = _reach(order.succ, s)
                 if all(x == s or x in below for x in succs):
                     into = s
                     break
             if into is None:
                 for p in preds:
-                    above = nx.ancestors(order, p)
+                    above = _reach(order.pred, p)
                     if all(x == p or x in above for x in preds):
                         into = p
                         break
@@ -127,10 +183,10 @@ def plan_groups(problem: MultiProblem) -> Groups:
             members[into].extend(members.pop(v))
             pending.remove(v)
             changed = True
-    rank = {g: k for k, g in enumerate(nx.lexicographical_topological_sort(order, key=lambda g: min(members[g])))}
+    rank = {g: k for k, g in enumerate(_smallest_key_order(order, lambda g: min(members[g])))}
     groups = [tuple(sorted(members[g])) for g in sorted(rank, key=rank.__getitem__)]
     group_of = {v: rank[g] for g, nodes in members.items() for v in nodes}
-    edges = tuple(sorted((rank[a], rank[b]) for a, b in order.edges))
+    edges = tuple(sorted((rank[a], rank[b]) for a, b in order.edges()))
     return Groups(tuple(groups), group_of, edges)
 
 

@@ -38,15 +38,33 @@ def stage_fronts(
     every row with a larger or equal P useless (see :func:`~.front_steps.extend_pab`), so the fronts only
     keep, for every y <= horizon and every extension, an optimal row -- not the whole Pareto front.
 
-    With :data:`~.front_steps.PER_Y_HORIZON` > 0 (the default) the uniform fronts are kept per y
-    (:func:`~.front_steps.step_per_y`) and a stage's returned rows are, for each y and each cap in ``caps``
-    (the memory of every kind; ``cap`` is always included), the least-P row that fits
-    (:func:`~.front_steps.best_rows`): exact for those caps only.
+    With :data:`~.front_steps.PER_Y_HORIZON` > 0 (the default) the uniform fronts are first built over
+    (P, A, B) (:func:`~.front_steps.extend_pab`, cheapest while fronts stay narrow); if one grows past
+    :data:`~.front_steps.PAB_MAX_ROWS` rows they are rebuilt per y (:func:`~.front_steps.step_per_y`) and a
+    stage's returned rows are, for each y and each cap in ``caps`` (the memory of every kind; ``cap`` is
+    always included), the least-P row that fits (:func:`~.front_steps.best_rows`): exact for those caps
+    only. Either way each stage's least time at every y and cap is the same (both are exact).
 
     ``prune`` (:class:`Prune`, one kind): a stage whose compute alone exceeds the upper bound on every
     usable d is skipped, and a stage's fronts only go up to its own horizon (see :meth:`Prune.horizon`).
     """
-    ctx = _Context(problem, lattice, cap, horizon, safe_cap, caps, prune)
+    args = (problem, lattice, cap, horizon, safe_cap, caps, prune)
+    per_y = steps.PER_Y_HORIZON > 0
+    if per_y and steps.PAB_MAX_ROWS > 0 and uniform_options(problem):
+        try:
+            return _all_fronts(_Context(*args, per_y=False, max_rows=steps.PAB_MAX_ROWS))
+        except _TooWide:
+            pass  # a wide front: per-y fronts (each y keeps only its own Pareto rows)
+    return _all_fronts(_Context(*args, per_y=per_y))
+
+
+class _TooWide(Exception):
+    """A (P, A, B) front grew past ``_Context.max_rows`` rows (:func:`stage_fronts` switches to per-y fronts)."""
+
+
+def _all_fronts(ctx: _Context) -> list:
+    """The body of :func:`stage_fronts` for one choice of front representation (``ctx.per_y``)."""
+    problem, lattice, cap = ctx.problem, ctx.lattice, ctx.cap
     out: list[tuple[int, int, int, np.ndarray, float | None, float | None]] = []
     for j in range(lattice.count):
         order, parent = _supersets(lattice, j)
@@ -93,8 +111,11 @@ class _Context:
     """What :func:`stage_fronts` computes once per problem: per degree t, the options and edge bytes of
     each node, and per ideal the sums (heaviest memory, least compute, least memory) its cuts use."""
 
-    def __init__(self, problem: MultiProblem, lattice, cap, horizon, safe_cap, caps, prune) -> None:
+    def __init__(
+        self, problem: MultiProblem, lattice, cap, horizon, safe_cap, caps, prune, per_y: bool, max_rows: int = 0
+    ) -> None:
         self.problem, self.lattice, self.cap, self.horizon, self.prune = problem, lattice, cap, horizon, prune
+        self.max_rows = max_rows  # (P, A, B) fronts: raise _TooWide past this many rows (0: no limit)
         self.degrees_t = sorted({t for node in problem.nodes for t in node.degrees})
         self.avail = {t: np.array([bool(node.options_for(t)) for node in problem.nodes]) for t in self.degrees_t}
         self.uniform = uniform_options(problem)
@@ -104,7 +125,7 @@ class _Context:
         self.margin = (cap if safe_cap is None else safe_cap) * (1 - 1e-9)  # rounding never makes a row look safe
         # each stage has its own horizon (memory, and the bound's d_min): per-y fronts at any horizon
         # (PER_Y_HORIZON = 0 forces the (P, A, B) fronts, as the tests do)
-        self.per_y = steps.PER_Y_HORIZON > 0
+        self.per_y = per_y
         self.compiled = steps.use_compiled(lattice.count, horizon)  # numba kernel, or the numpy steps
         # the memory of every kind (the tables ask for no other cap)
         self.caps_arr = np.array(sorted(set(caps) | {cap}), dtype=np.float64)
@@ -155,15 +176,8 @@ class _Context:
         }
         self.heavy_in = {t: self.member_bits @ self.heavy[t] for t in self.degrees_t}
         # per y: heaviest memory of each node (n x H) and of each ideal (L x H)
-        self.heavy_y = {
-            t: np.array(
-                [
-                    [max((o.memory_a * y + o.memory_b for o in node.options_for(t)), default=0.0) for y in ys]
-                    for node in nodes
-                ]
-            ).reshape(len(nodes), horizon)
-            for t in self.degrees_t
-        }
+        self.heavy_y = {t: np.array([_heaviest(node.options_for(t), ys) for node in nodes]) for t in self.degrees_t}
+        self.heavy_y = {t: h.reshape(len(nodes), horizon) for t, h in self.heavy_y.items()}
         self.heavy_in_y = {t: self.member_bits.astype(np.float64) @ self.heavy_y[t] for t in self.degrees_t}
         self.heavy_total_y = {t: self.heavy_y[t].sum(axis=0) for t in self.degrees_t}
         # least compute of each ideal at each t (fastest option of every node): P of a stage is at least
@@ -190,6 +204,15 @@ class _Context:
         return {t: {j: np.zeros((1, 3))} for t in self.degrees_t}
 
 
+def _heaviest(options, ys: np.ndarray) -> np.ndarray:
+    """The most memory ``a y + b`` of any of ``options`` at each y of ``ys`` (zeros when there is none)."""
+    if not options:
+        return np.zeros(len(ys))
+    a = np.array([o.memory_a for o in options])
+    b = np.array([o.memory_b for o in options])
+    return (a[:, None] * ys[None, :] + b[:, None]).max(axis=0)
+
+
 def _grow(ctx: _Context, front_of: dict, t: int, j: int, i: int, i0: int, g: int) -> np.ndarray | None:
     """The rows of stage (j, i) at degree t, grown from stage (j, i0) by the nodes of group g (uniform case).
 
@@ -210,6 +233,8 @@ def _grow(ctx: _Context, front_of: dict, t: int, j: int, i: int, i0: int, g: int
             pts = steps.extend_pab(pts, ctx.rows_of[t][v], cap, horizon, margin - rest)
             if len(pts) == 0:
                 return None  # nothing fits at y = 1: no larger stage from j fits either
+            if ctx.max_rows and len(pts) > ctx.max_rows:
+                raise _TooWide
         front_of[i] = pts
         return pts
     top = steps.memory_horizon(

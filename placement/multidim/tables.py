@@ -63,31 +63,15 @@ class StageTables:
         if uniform:
             blocks.add_uniform(uniform, problem, layout, degrees_t, s_max)
         blocks.add_general([st for st in stages if st[4] is None], problem, layout)
-        self._assemble(blocks)
-        if bound < np.inf and len(self.j):
-            # rows whose fastest value exceeds the upper bound never serve an optimal plan: drop them
-            slack = bound * (1 + 1e-9)
-            kept = np.flatnonzero(self.base + self.scale * self.PV[self.block, 0] <= slack)
-            self.base, self.scale = self.base[kept], self.scale[kept]
-            self.j, self.i, self.t, self.k, self.d, self.ymax, self.block = (
-                x[kept] for x in (self.j, self.i, self.t, self.k, self.d, self.ymax, self.block)
-            )
+        self._assemble(blocks, bound)
         self.candidates = self._candidates(bound)
         # rows of each lower ideal j: one contiguous range (rows are built j by j)
         starts = np.searchsorted(self.j, np.arange(lattice.count), side="left")
         ends = np.searchsorted(self.j, np.arange(lattice.count), side="right")
         self.row_range = list(zip(starts.tolist(), ends.tolist()))
 
-    def _assemble(self, blocks: _Blocks) -> None:
-        """The rows (grouped by j) and the padded block arrays PV, PY from the collected blocks."""
-        m = np.concatenate(blocks.metas).astype(np.int64) if blocks.metas else np.zeros((0, 7), dtype=np.int64)
-        base = np.concatenate(blocks.bases) if blocks.bases else np.zeros(0)
-        scale = np.concatenate(blocks.scales) if blocks.scales else np.zeros(0)
-        by_j = np.argsort(m[:, 0], kind="stable")  # rows grouped by lower ideal j
-        m, self.base, self.scale = m[by_j], base[by_j], scale[by_j]
-        self.j, self.i, self.t, self.k, self.d, self.ymax, self.block = (
-            np.ascontiguousarray(m[:, c]) for c in range(7)
-        )
+    def _assemble(self, blocks: _Blocks, bound: float) -> None:
+        """The rows (grouped by j; past ``bound`` dropped) and the padded block arrays PV, PY."""
         width = max((b.shape[1] for b in blocks.values), default=1)
         # block steps, padded: value PV[b, q] (increasing, inf padding) holds for y up to PY[b, q]
         self.PV = np.full((blocks.count, width), np.inf)
@@ -98,6 +82,20 @@ class StageTables:
             self.PY[at : at + len(y), : y.shape[1]] = y
             at += len(v)
         self.steps = (self.PV < np.inf).sum(axis=1)  # steps of each block (a prefix of its columns)
+        # one column at a time (each piece a broadcast view until here): the transient is about two
+        # columns, not the rows x 7 matrix and its copies
+        order = np.argsort(blocks.column(0), kind="stable")  # rows grouped by lower ideal j
+        base = _joined(blocks.bases, np.float64)[order]
+        scale = _joined(blocks.scales, np.float64)[order]
+        block = blocks.column(6)[order]
+        if bound < np.inf and len(order):
+            # rows whose fastest value exceeds the upper bound never serve an optimal plan: drop them
+            kept = np.flatnonzero(base + scale * self.PV[block, 0] <= bound * (1 + 1e-9))
+            order, base, scale, block = order[kept], base[kept], scale[kept], block[kept]
+        self.base, self.scale, self.block = base, scale, block
+        self.j, self.i, self.t, self.k, self.d, self.ymax = (blocks.column(c)[order] for c in range(6))
+        blocks.columns = [[] for _ in range(7)]
+        blocks.bases, blocks.scales = [], []
 
     def _candidates(self, bound: float) -> np.ndarray:
         """Candidate stage times: one per (row, step starting at or below the row's ymax), column by column
@@ -154,10 +152,20 @@ class _Blocks:
     def __init__(self) -> None:
         self.values: list[np.ndarray] = []  # step values of each block (one array of blocks per add)
         self.reach: list[np.ndarray] = []  # last y of each step
-        self.metas: list[np.ndarray] = []  # rows (j, i, t, k, d, ymax, block)
+        # per column (j, i, t, k, d, ymax, block): the rows of each add, as (maybe broadcast) int64 arrays
+        self.columns: list[list[np.ndarray]] = [[] for _ in range(7)]
         self.bases: list[np.ndarray] = []
         self.scales: list[np.ndarray] = []
         self.count = 0
+
+    def add_rows(self, shape: tuple, *values) -> None:
+        """Rows (j, i, t, k, d, ymax, block), each value broadcast to ``shape`` (kept as a view)."""
+        for column, value in zip(self.columns, values):
+            column.append(np.broadcast_to(np.asarray(value, dtype=np.int64), shape))
+
+    def column(self, c: int) -> np.ndarray:
+        """Column c of every row, in the order of the adds (rows of one add in C order)."""
+        return _joined(self.columns[c], np.int64)
 
     def add_uniform(self, uniform: list, problem: MultiProblem, layout: dict, degrees_t: list, s_max: int) -> None:
         """All uniform stages at once.
@@ -195,13 +203,11 @@ class _Blocks:
                 if len(dk) == 0 or len(sel) == 0:
                     continue
                 q = live[sel]
-                rows = np.empty((len(sel), len(dk), 7), dtype=np.int64)
-                rows[:, :, 0], rows[:, :, 1], rows[:, :, 2], rows[:, :, 3] = J_[q, None], I_[q, None], t, k
-                rows[:, :, 4], rows[:, :, 5], rows[:, :, 6] = dk[None, :], ymax[None, :], block_of[sel, None]
-                self.metas.append(rows.reshape(-1, 7))
+                shape = (len(sel), len(dk))
+                self.add_rows(shape, J_[q, None], I_[q, None], t, k, dk[None, :], ymax[None, :], block_of[sel, None])
                 d = dk.astype(np.float64)[None, :]
                 self.bases.append(((E_[q, None] / d + 4 * (d - 1) * W_[q, None] / d / N) / kind.bytes_per_ms).ravel())
-                self.scales.append(np.broadcast_to(1.0 / (kind.speed * d), (len(sel), len(dk))).ravel())
+                self.scales.append(np.broadcast_to(1.0 / (kind.speed * d), shape))
 
     def add_general(self, general: list, problem: MultiProblem, layout: dict) -> None:
         """Stages with five-column fronts: one block per (stage, kind, d), from the exact time tables."""
@@ -221,10 +227,17 @@ class _Blocks:
                     ends = np.concatenate((ends, [len(finite) - 1]))
                     self.values.append(finite[ends][None, :])
                     self.reach.append((ends + 1)[None, :])
-                    self.metas.append(np.array([[j, i, t, k, int(d), int(ym), self.count]]))
+                    self.add_rows((1,), j, i, t, k, int(d), int(ym), self.count)
                     self.count += 1
                     self.bases.append(np.zeros(1))
                     self.scales.append(np.ones(1))
+
+
+def _joined(pieces: list, dtype) -> np.ndarray:
+    """The pieces (arrays of any shape, C order) as one flat array; empty when there are none."""
+    if not pieces:
+        return np.zeros(0, dtype=dtype)
+    return np.concatenate([np.ravel(p) for p in pieces]).astype(dtype, copy=False)
 
 
 #: Stages per chunk of :func:`_steps_by_chunk`: its temporaries (about ten arrays of chunk x front width)
