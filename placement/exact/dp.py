@@ -154,17 +154,22 @@ def _max_load_pass(inputs: KernelInputs, arrays: tuple, overlap: bool, achieved:
     # Pair mode (few rows can end a stage) makes the plain run cheap, and each run has a cost per
     # row: then one plain run. Otherwise the search walks every superset in reach, and a run
     # that stops each row at its first fitting stage is far cheaper.
-    plain = target_pairs(inputs, arrays, cell_floors(inputs, arrays, cut)) is not None
-    clamp = -math.inf if plain else math.nextafter(achieved, -math.inf)
+    plain_floors = cell_floors(inputs, arrays, cut)
+    targets = target_pairs(inputs, arrays, plain_floors)
+    clamp = -math.inf if targets is not None else math.nextafter(achieved, -math.inf)
+    floors: np.ndarray | None = plain_floors if targets is not None else None
     step = 0.0
     pairs = 0
     k = 0
     while True:
         k += 1
         cut = max(upper, bound) if bound is not None else upper
-        floors = cell_floors(inputs, arrays, cut, lower=clamp)
-        best, parent_ideal, parent_type, more = run(inputs, arrays, overlap, cut, floor=floors, progress=report(k))
-        del floors
+        if floors is None:
+            floors = cell_floors(inputs, arrays, cut, lower=clamp)
+        best, parent_ideal, parent_type, more = run(
+            inputs, arrays, overlap, cut, floor=floors, targets=targets, progress=report(k)
+        )
+        floors = targets = None
         pairs += more
         value = float(best[0, last])
         if not value <= clamp:  # above the clamp (or inf): exact

@@ -301,6 +301,7 @@ def run(
     progress=None,
     chunk: int = 0,
     workers: int | None = None,
+    targets: tuple | None = None,
 ):
     """:func:`lattice_dp` on ``inputs`` over ``lattice`` = (up_start, up_group, up_target, n_ideals).
 
@@ -313,6 +314,8 @@ def run(
     each level (:func:`ideal_levels`) are shared out among the threads, each calling the
     kernel without the GIL on its own rows; a row's result depends only on its supersets, so
     the table is the same bit for bit as with one thread.
+    ``targets``: pair mode's data when the caller has it already (``target_pairs(inputs,
+    lattice, floor)``, or None when pair mode does not pay); default: computed here.
     Returns (best, parent_ideal, parent_type, pairs).
     """
     up_start, up_group, up_target, n_ideals = lattice
@@ -328,9 +331,10 @@ def run(
     step = n if progress is None else (chunk or max(1, n // 100))
     flight = np.asarray(flight, dtype=np.int64)
     floor_arr = np.full((1, 1), -np.inf) if floor is None else floor
-    targets = no_targets()
-    if floor is not None and not count_only and modes[1] == 0:
-        targets = target_pairs(a, lattice, floor) or targets
+    if targets is None:  # not given: computed here (the caller may pass target_pairs(inputs, lattice, floor))
+        targets = no_targets()
+        if floor is not None and not count_only and modes[1] == 0:
+            targets = target_pairs(a, lattice, floor) or targets
     n_workers = default_workers(n) if workers is None else max(1, int(workers))
 
     def fill(rows, counters):
