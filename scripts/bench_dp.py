@@ -82,7 +82,8 @@ def main() -> None:
     graphs = [Path(g) for g in args.graphs] or sorted(
         p
         for p in SAMPLES.rglob("*.json")
-        if "expert-splits" not in p.parts and "piper" not in p.parts  # piper/: multidim format (bench_multidim)
+        if not {"expert-splits", "piper", "calibration"}
+        & set(p.parts)  # piper/: multidim format; calibration/: measured runs
     )
     header = (
         f"{'graph':44} {'nodes':>6} {'ideals':>8} {'pairs searched':>15} {'all pairs':>13} "
