@@ -263,13 +263,14 @@ def _work_cases(tmp: Path, files: dict[str, Any]) -> list[dict]:
     chain = str(tmp / "w_chain300.json")
     cases += [
         {
-            "name": "deadline 1 s: multidim chain300",
-            "argv": ["--deadline", "1", "solve", chain, "--method", "multidim"],
+            # The multidim solve of chain300 takes about 0.6 s of a 1 s process here: a 0.2 s deadline stops it.
+            "name": "deadline 0.2 s: multidim chain300",
+            "argv": ["--deadline", "0.2", "solve", chain, "--method", "multidim"],
             **limits,
         },
         {
             "name": "deadline after the subcommand",
-            "argv": ["solve", chain, "--method", "multidim", "--deadline", "1"],
+            "argv": ["solve", chain, "--method", "multidim", "--deadline", "0.2"],
             **limits,
         },
         {"name": "deadline NaN", "argv": ["--deadline", "nan", "solve", chain]},

@@ -109,14 +109,14 @@ def run_yielding(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         try:
             outcome["value"] = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-            outcome["error"] = exc
+            outcome["raised"] = exc
 
     thread = threading.Thread(target=body, name="placement-solve", daemon=True)
     add_script_run_ctx(thread, get_script_run_ctx())
     thread.start()
     thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
+    if "raised" in outcome:
+        raise outcome["raised"]
     return outcome["value"]
 
 

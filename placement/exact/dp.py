@@ -47,6 +47,7 @@ import numpy as np
 
 from ..evaluate import evaluate
 from ..model import Placement, Problem, Result, Status, make_result
+from . import kernel
 from .floors import root_bound
 from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
 from .kernel import (
@@ -62,7 +63,6 @@ from .kernel import (
     traceback_split,
 )
 from .limits import MAX_TABLE_BYTES, check_problem_table
-from .pairs import target_pairs
 
 __all__ = [
     "solve_dp",
@@ -155,7 +155,7 @@ def _max_load_pass(inputs: KernelInputs, arrays: tuple, overlap: bool, achieved:
     # row: then one plain run. Otherwise the search walks every superset in reach, and a run
     # that stops each row at its first fitting stage is far cheaper.
     plain_floors = cell_floors(inputs, arrays, cut)
-    targets = target_pairs(inputs, arrays, plain_floors)
+    targets = kernel.target_pairs(inputs, arrays, plain_floors)  # through the module: what the kernel gets
     clamp = -math.inf if targets is not None else math.nextafter(achieved, -math.inf)
     floors: np.ndarray | None = plain_floors if targets is not None else None
     step = 0.0

@@ -48,7 +48,7 @@ def test_a_shared_link_reproduces_the_view_in_a_fresh_browser(browser, page, app
     devices = problem.devices.with_kind("accelerator", count=problem.devices.accelerator_count - 3)
     expected = engine_time(Problem(problem.graph, devices))
     wait_for_text(metric(page, "Time per sample"), expected)
-    link = wait_for_url(page, f"%22count%22%3A{devices.accelerator_count}")
+    link = wait_for_url(page, f"%22maxFPGAs%22%3A{devices.accelerator_count}")
     assert "gnmt_inference" in link
     page.screenshot(path=artifacts_dir / "scenario_01_original.png", full_page=True)
 
