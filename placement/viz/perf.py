@@ -97,7 +97,8 @@ def schedule_figure(blocks: Sequence[Block], title: str = "") -> go.Figure:
         title=title or None,
         xaxis_title=f"ms (makespan {span:.1f} ms; gaps are the pipeline bubble)",
         yaxis={"categoryorder": "array", "categoryarray": [f"rank {r}" for r in reversed(ranks)]},
-        height=120 + 28 * len(ranks),
-        legend_title="block",
+        height=190 + 30 * len(ranks),
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": "block "},
+        margin={"t": 90 if title else 60},
     )
     return fig
