@@ -150,7 +150,7 @@ def _max_load_pass(inputs: KernelInputs, arrays: tuple, overlap: bool, achieved:
     last = inputs.n_states - 1
     upper = achieved
     cut = max(upper, bound) if bound is not None else upper
-    lowest = root_bound(inputs)
+    lowest = -math.inf  # root_bound, read once the first run has found a better split
     # Pair mode (few rows can end a stage) makes the plain run cheap, and each run has a cost per
     # row: then one plain run. Otherwise the search walks every superset in reach, and a run
     # that stops each row at its first fitting stage is far cheaper.
@@ -176,6 +176,8 @@ def _max_load_pass(inputs: KernelInputs, arrays: tuple, overlap: bool, achieved:
             return value, cut, k, (best, parent_ideal, parent_type, pairs)
         # A better split: the next clamp goes an eighth of the way down to the lower bound, then
         # twice as far each time (a clamp at or below the lower bound is the plain DP: the last run).
+        if not step:
+            lowest = root_bound(inputs)
         step = 2.0 * step if step else (value - lowest) / 8.0
         upper = value
         clamp = value - step if value - step > lowest else -math.inf
