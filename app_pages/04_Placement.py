@@ -10,7 +10,7 @@ import placement
 from placement import viz
 from placement.model import Objective, Status
 from placement.solve import available_methods, recomputing_devices
-from ui import guard, live, state
+from ui import guard, live, state, tie_break
 from ui import placement_texts as texts
 from ui import placement_view as view
 
@@ -166,6 +166,12 @@ def main() -> None:
             st.rerun()
     elif live.skipped(result):  # too large to keep a table for lowered counts: say so
         st.caption(live.note(result))
+    if (skipped_note := tie_break.note(result)) is not None:  # the DP's tie-break pass was too large to make
+        col_note, col_full = st.columns([4, 1], vertical_alignment="center")
+        col_note.caption(skipped_note[0].upper() + skipped_note[1:] + ".")
+        if col_full.button("Solve with the tie-break", key="pl_tie_break_full"):
+            tie_break.ask(problem)
+            st.rerun()
     if result.status == Status.FEASIBLE:
         st.warning(state.not_optimal_note(result))
     if not evaluation.feasible:

@@ -42,6 +42,7 @@ from .budget import (
 )
 from .errors import InvalidGraphError, PlacementError, label, one_line, quote
 from .evaluate import Evaluation, evaluate, latency_note
+from .exact.limits import tie_break_note
 from .io import graph_from_dict, load_placement, load_problem, parse_json, read_file_bytes
 from .model import CPU_KIND, Objective, Problem, Result
 from .pipeline.registry import TORCH_SCHEDULES
@@ -387,6 +388,8 @@ def _print_solution(problem: Problem, result: Result) -> None:
         print(f"reason: {result.reason}")
     if result.placement is None:
         return
+    if (note := tie_break_note(result)) is not None:
+        print(f"note: {note} (--tie-break-max-pairs inf makes the pass)")
     evaluation = evaluate(problem, result.placement)
     label = "time per sample (max-load)" if result.objective_kind == Objective.THROUGHPUT else "latency"
     print(f"{label}: {_fmt(result.objective)}")

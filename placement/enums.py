@@ -39,6 +39,14 @@ class Objective(_StrEnum):
     LATENCY = "latency"  #: single-sample latency
 
 
+class TieBreak(_StrEnum):
+    """What became of the exact DP's tie-break pass (a result's ``stat("tie_break")``)."""
+
+    MADE = "made"  #: among the optimal splits, the least sum of stage durations, then fewest devices
+    SKIPPED = "skipped"  #: too large for its work limit: the first optimal split found
+    OFF = "off"  #: not asked for
+
+
 class ScheduleKind(_StrEnum):
     """Pipeline schedules (see :mod:`placement.pipeline.schedule`; labels in :mod:`placement.pipeline.registry`)."""
 

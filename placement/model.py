@@ -32,6 +32,7 @@ from .enums import STATUSES, Objective, Status
 from .enums import EventKind as EventKind
 from .enums import Recompute as Recompute
 from .enums import ScheduleKind as ScheduleKind
+from .enums import TieBreak as TieBreak
 from .errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, quote
 
 CPU_KIND = "cpu"

@@ -29,6 +29,7 @@ from typing import Any
 
 from .errors import PlacementError
 from .exact.ideals import DEFAULT_MAX_IDEALS
+from .exact.limits import TIE_BREAK_MAX_PAIRS
 from .model import Objective, Placement, Problem, Recompute, Result, ScheduleKind, Status
 from .pipeline.memory import (
     DEFAULT_OPTIMIZER_MULTIPLIER,
@@ -80,6 +81,8 @@ class Option:
         Numbers must be > ``minimum`` (not >=).
     cli : bool
         Whether the command line offers a flag for it.
+    unlimited : bool
+        Whether ``inf`` is allowed (a limit that can be lifted); other numbers must be finite.
     aliases : tuple of (value, choice) pairs
         Values of another type a ``str`` option still accepts, each standing for a choice
         (``recompute``: ``False`` is ``"none"``, ``True`` is ``"always"``).
@@ -93,6 +96,7 @@ class Option:
     minimum: float | None = 0
     positive: bool = False
     cli: bool = True
+    unlimited: bool = False
     aliases: tuple[tuple[Any, str], ...] = ()
 
     def __post_init__(self) -> None:
@@ -138,8 +142,8 @@ class Option:
         ):
             raise PlacementError(f"{where} must be {_TYPE_WORDS[self.type]} (got {value!r})")
         number = self.type(value)
-        if isinstance(number, float) and not math.isfinite(number):
-            raise PlacementError(f"{where} must be finite (got {value!r})")
+        if isinstance(number, float) and not math.isfinite(number) and not (self.unlimited and number == math.inf):
+            raise PlacementError(f"{where} must be {'a number or inf' if self.unlimited else 'finite'} (got {value!r})")
         if self.minimum is not None and (number <= self.minimum if self.positive else number < self.minimum):
             bound = ">" if self.positive else ">="
             raise PlacementError(f"{where} must be {bound} {self.minimum:g} (got {value!r})")
@@ -332,6 +336,15 @@ METHODS: Mapping[str, MethodSpec] = MappingProxyType(
                     bool,
                     True,
                     "among optimal splits, the least sum of stage durations, then fewest devices",
+                ),
+                Option(
+                    "tie_break_max_pairs",
+                    float,
+                    None,
+                    f"make the tie-break pass only if it searches at most this many ideal pairs (estimated first; "
+                    f"default {TIE_BREAK_MAX_PAIRS:,}; inf: always)",
+                    minimum=0,
+                    unlimited=True,
                 ),
                 Option("progress", Callable, None, "called with (ideals done, total) during the search", cli=False),
                 memory_variant="memory-aware",

@@ -16,7 +16,7 @@ import placement
 from placement.budget import precheck_solve
 from placement.model import Status
 from placement.solve import METHODS
-from ui import graph_info, worker
+from ui import graph_info, tie_break, worker
 from ui import live as live_tables
 from ui.formatting import method_name
 from ui.graph_state import current_memory_model
@@ -108,6 +108,9 @@ def solve_cached(
         )
     options = dict(method_options(method, **options), **model_options)
     options.pop("progress", None)  # never part of the key: the bar is added below
+    spec = METHODS.get(method)
+    if spec is not None:  # the user asked for the DP's tie-break pass on this graph: every page makes it
+        options.update(tie_break.options(problem, spec.option_names))
     table_method = live and method == "dp"
     if table_method:
         answered = live_tables.answer(problem, options)
@@ -115,7 +118,6 @@ def solve_cached(
             return answered
     digest, devices_key = problem_key(problem)
     progress = None
-    spec = METHODS.get(method)
     if spec is not None and "progress" in spec.option_names:
         progress = live_tables.SolveProgress(method_name(method), "ideals")
     result = _solve_cached(digest, devices_key, method, tuple(sorted(options.items())), problem, progress)

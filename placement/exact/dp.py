@@ -46,8 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..evaluate import evaluate
-from ..model import Placement, Problem, Result, Status, make_result
-from . import kernel
+from ..model import Placement, Problem, Result, Status, TieBreak, make_result
+from . import kernel, limits
 from .floors import root_bound
 from .ideals import DEFAULT_MAX_IDEALS, Groups, IdealLattice, contract, enumerate_ideals, reduce_groups
 from .kernel import (
@@ -62,7 +62,7 @@ from .kernel import (
     run,
     traceback_split,
 )
-from .limits import MAX_TABLE_BYTES, check_problem_table
+from .limits import MAX_TABLE_BYTES, TIE_BREAK_MAX_PAIRS, check_problem_table, tie_break_note
 
 __all__ = [
     "solve_dp",
@@ -73,7 +73,12 @@ __all__ = [
     "graph_arrays",
     "INHERIT",
     "MAX_TABLE_BYTES",
+    "TIE_BREAK_MAX_PAIRS",
+    "tie_break_note",
 ]
+
+#: Rows of the tie-break pass searched for its estimate (evenly spaced over its rows).
+TIE_BREAK_SAMPLE_ROWS = 96
 
 
 def _solve_lattice(
@@ -84,11 +89,15 @@ def _solve_lattice(
     tie_break: bool = True,
     progress=None,
     bound: float | None = None,
+    tie_break_max_pairs: float = math.inf,
+    notes: dict | None = None,
 ):
     """One exact DP over ``lattice``; returns (value, placement or None, pairs, table).
 
     ``table`` is a :class:`SolvedTable` of the max-load pass (None when infeasible). ``bound``
-    (if above the chain's value) replaces the chain's value as the search's cut.
+    (if above the chain's value) replaces the chain's value as the search's cut. The tie-break
+    pass is made when its estimated pairs are at most ``tie_break_max_pairs``; ``notes`` (if
+    given) receives ``tie_break`` ("made" or "skipped") and ``tie_break_pairs`` (the estimate).
     """
     inputs = build_inputs(problem, groups, ignore_size)
     overlap = problem.devices.overlap
@@ -115,14 +124,45 @@ def _solve_lattice(
         # The cells this pass can use are exactly the needed ones whose max-load is <= the optimum
         # (the first pass's values are exact above its clamp, which is below the optimum: see cell_floors).
         floors = cell_floors(inputs, arrays, value, feasible=best <= value)
-        _, parent_ideal, parent_type, more = run(
-            inputs, arrays, overlap, value, tie_break=True, floor=floors, progress=report(1, 1)
-        )
-        pairs += more
+        targets = kernel.target_pairs(inputs, arrays, floors) or kernel.no_targets()
+        estimate = _tie_break_pairs(inputs, arrays, overlap, value, floors, targets, tie_break_max_pairs)
+        made = estimate <= tie_break_max_pairs
+        if notes is not None:
+            notes.update(tie_break=TieBreak.MADE if made else TieBreak.SKIPPED, tie_break_pairs=estimate)
+            if not made:
+                notes["tie_break_limit"] = tie_break_max_pairs
+        if made:
+            _, parent_ideal, parent_type, more = run(
+                inputs, arrays, overlap, value, tie_break=True, floor=floors, targets=targets, progress=report(1, 1)
+            )
+            pairs += more
+        elif progress is not None:
+            report(1, 1)(1, 1)  # the pass is not made: the search is over
     placement, _ = traceback_split(
         problem, groups, lattice.groups_of, parent_ideal, parent_type, last, lattice.full, inputs
     )
     return value, placement, int(pairs), table
+
+
+def _tie_break_pairs(inputs: KernelInputs, arrays: tuple, overlap: bool, value: float, floors, targets, cap) -> int:
+    """The pairs the tie-break pass would search, estimated before it starts (0: not estimated, made).
+
+    The pass searches the rows with an open cell (finite floor). Nothing is estimated when
+    they cannot reach ``cap`` pairs together (``rows x ideals``), when there are few of them,
+    or in pair mode (few target rows: cheap, and the pairs it evaluates depend on the values).
+    Else :data:`TIE_BREAK_SAMPLE_ROWS` of them, evenly spaced, are searched alone in a scratch
+    table - a row's walk visits the same supersets whatever their values (the cut is the
+    stage's compute against the optimum, its memory and its support) - and their pairs are
+    scaled to all rows. Deterministic: the same problem always gets the same decision.
+    """
+    n_ideals = int(arrays[3])
+    rows = np.flatnonzero((floors[: n_ideals - 1] < np.inf).any(axis=1))  # open: floor below inf
+    if len(rows) * n_ideals <= cap or len(rows) <= TIE_BREAK_SAMPLE_ROWS or len(targets[0]) > 0:
+        return 0
+    pick = np.unique(np.linspace(0, len(rows) - 1, TIE_BREAK_SAMPLE_ROWS).round().astype(np.int64))
+    sample = rows[pick][::-1].copy()  # supersets first, as the DP visits them
+    *_, pairs = run(inputs, arrays, overlap, value, tie_break=True, floor=floors, targets=targets, rows=sample)
+    return int(round(pairs * len(rows) / len(sample)))
 
 
 def _max_load_pass(inputs: KernelInputs, arrays: tuple, overlap: bool, achieved: float, bound, report):
@@ -282,6 +322,7 @@ def solve_dp(
     max_ideals: int = DEFAULT_MAX_IDEALS,
     tie_break: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    tie_break_max_pairs: float | None = None,
 ) -> Result:
     """The optimal contiguous split of ``problem`` (minimum max-load) by dynamic programming.
 
@@ -301,6 +342,13 @@ def solve_dp(
     progress : callable, optional
         ``progress(done, total)`` in ideals (both passes counted), called about every 1 % of
         the search; the kernel runs without the GIL in between.
+    tie_break_max_pairs : float, optional
+        Make the tie-break pass only when it would search at most this many ideal pairs,
+        estimated from a sample of its rows before it starts (``inf``: always; default
+        :data:`placement.exact.limits.TIE_BREAK_MAX_PAIRS`, 20 M, about 4 s of CPU). Past it the
+        split is the max-load pass's (optimal all the same) and ``stats`` say so:
+        ``tie_break`` is "made", "skipped" or "off", ``tie_break_pairs`` the estimate (0:
+        not needed), see :func:`tie_break_note`.
 
     Returns
     -------
@@ -316,8 +364,14 @@ def solve_dp(
     check_problem_table(problem, lattice.count)
     relaxed = frozenset(n for n in moved if problem.graph.node_by_id[n].size > 0)
 
+    notes: dict = {"tie_break": TieBreak.MADE if tie_break else TieBreak.OFF, "tie_break_pairs": 0}
+    if tie_break_max_pairs is None:
+        tie_break_max_pairs = limits.TIE_BREAK_MAX_PAIRS  # read now: a test may lower it
+
     def solve(groups, lattice, ignore):
-        return _solve_lattice(problem, groups, lattice, ignore, tie_break, progress)
+        return _solve_lattice(
+            problem, groups, lattice, ignore, tie_break, progress, tie_break_max_pairs=tie_break_max_pairs, notes=notes
+        )
 
     outcome = relax_then_verify(
         solve,
@@ -329,7 +383,13 @@ def solve_dp(
         max_ideals,
         lambda ideals: check_problem_table(problem, ideals),
     )
-    stats = {"groups": outcome.groups, "ideals": outcome.ideals, "merged_nodes": len(moved), "pairs": outcome.pairs}
+    stats = {
+        "groups": outcome.groups,
+        "ideals": outcome.ideals,
+        "merged_nodes": len(moved),
+        "pairs": outcome.pairs,
+        **notes,  # the last lattice solved: its split is the result's
+    }
 
     def done(status, objective, placement, **extra):
         return make_result(

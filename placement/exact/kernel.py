@@ -302,6 +302,7 @@ def run(
     chunk: int = 0,
     workers: int | None = None,
     targets: tuple | None = None,
+    rows: np.ndarray | None = None,
 ):
     """:func:`lattice_dp` on ``inputs`` over ``lattice`` = (up_start, up_group, up_target, n_ideals).
 
@@ -316,6 +317,9 @@ def run(
     the table is the same bit for bit as with one thread.
     ``targets``: pair mode's data when the caller has it already (``target_pairs(inputs,
     lattice, floor)``, or None when pair mode does not pay); default: computed here.
+    ``rows``: search only these rows, in this order, on one thread, in a fresh table (their
+    supersets are not filled first, so the values are not the DP's): the pairs searched from a
+    sample of rows, to estimate a run before making it.
     Returns (best, parent_ideal, parent_type, pairs).
     """
     up_start, up_group, up_target, n_ideals = lattice
@@ -384,6 +388,9 @@ def run(
             counters,
         )
 
+    if rows is not None:
+        pairs = fill(np.asarray(rows, dtype=np.int64), np.zeros(1, dtype=np.int64))
+        return best, parent_ideal, parent_type, pairs
     if n_workers == 1 or n < 3:
         pairs = 0
         counters = np.zeros(1, dtype=np.int64)

@@ -62,7 +62,12 @@ def baseline_placements(problem: Problem, deadline: Deadline | None = None) -> l
         try:
             from ..exact.dp import solve_dp
 
-            result = solve_dp(problem, tie_break=True, progress=stop_when_late if dp_deadline.limited else None)
+            result = solve_dp(
+                problem,
+                tie_break=True,
+                tie_break_max_pairs=math.inf,
+                progress=stop_when_late if dp_deadline.limited else None,
+            )
             if result.ok and result.placement is not None:
                 out.append(result.placement)
         except (PlacementError, DeadlinePassed):
