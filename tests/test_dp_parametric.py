@@ -18,7 +18,7 @@ import pytest
 
 from placement import Devices, Edge, Graph, Node, Problem, solve_dp
 from placement.exact import dp as dp_module
-from placement.exact.floors import _absorb
+from placement.exact.floors import _absorb, _capacity_root, _group_compute, root_bound
 from placement.exact.ideals import contract, enumerate_ideals, reduce_groups
 from placement.exact.kernel import build_inputs, cell_floors, chain_lattice, lattice_tuple, run
 
@@ -126,3 +126,31 @@ def test_the_pass_equals_one_plain_run_and_sometimes_takes_several_runs(training
         assert result.objective == expected if math.isfinite(expected) else result.status == "infeasible"
     # Not every chain value is optimal: the loop that lowers the clamp ran somewhere.
     assert runs and max(runs) > 1, runs
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_root_bound_is_below_the_optimum_and_the_capacity_part_binds(seed):
+    """root_bound (work bound, then the capacity bisection) never exceeds the brute-force optimum."""
+    problem = random_problem(seed, training=seed % 2 == 1, kinds=1 + seed % 2)
+    groups = contract(problem.graph)
+    inputs = build_inputs(problem, groups)
+    optimum, _ = brute_force(problem, contiguous=True)
+    bound = root_bound(inputs)
+    assert bound <= optimum
+    if math.isfinite(optimum):
+        assert bound < optimum or optimum == 0.0
+
+
+def test_the_capacity_bisection_sees_a_slow_core():
+    """The slow-core problem: the work bound lets the core take a share of every layer, the capacity bound not.
+
+    Two accelerators must hold 4 units of accelerator compute, the core at most U / 10 of it (a
+    tenth of the light layer per unit of its time), so ``4 <= 2 U + U / 10``: ``U >= 4 / 2.1``.
+    """
+    problem = _slow_cpu_problem()
+    inputs = build_inputs(problem, contract(problem.graph))
+    plain, _, _ = _group_compute(inputs)
+    capacity = _capacity_root(plain, np.asarray([2, 1]), 0.0)
+    assert capacity == pytest.approx(4 / 2.1, rel=1e-8) and capacity < 4 / 2.1  # the test keeps a 1e-9 margin
+    assert root_bound(inputs) == capacity  # above the work bound's 1.506
+    assert capacity < solve_dp(problem).objective == 2.0

@@ -166,9 +166,12 @@ def _group_compute(inputs: KernelInputs) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 def root_bound(inputs: KernelInputs) -> float:
-    """A lower bound of the optimal max-load with every device: :func:`cell_floors`' work bound of the empty ideal.
+    """A lower bound of the optimal max-load with every device: the larger of two bounds of the empty ideal.
 
-    Scaled down by ``1e-9`` relative like the floors; ``inf`` when some group runs nowhere.
+    :func:`cell_floors`' work bound, and the smallest bound the capacity bound (:func:`_capacity_ok`)
+    admits for the whole graph on every device, found by bisection (the test is monotone in the
+    bound: more room per device). Scaled down by ``1e-9`` relative like the floors; ``inf`` when
+    some group runs nowhere.
     """
     plain, weight, weighted = _group_compute(inputs)
     a = inputs
@@ -180,7 +183,37 @@ def root_bound(inputs: KernelInputs) -> float:
     work = float(np.where(present[:, None], weighted, math.inf).min(axis=0).sum())
     scale = float((counts * weight).sum())
     frac = work / scale if scale > 0 else (math.inf if math.isinf(work) else 0.0)
-    return max(frac, float(cheapest.max(initial=0.0))) * (1.0 - 1e-9)
+    bound = max(frac, float(cheapest.max(initial=0.0))) * (1.0 - 1e-9)
+    return max(bound, _capacity_root(plain, counts, bound))
+
+
+def _capacity_root(plain: np.ndarray, counts: np.ndarray, low: float, steps: int = 40) -> float:
+    """The capacity bound of the whole graph: bisection between ``low`` (a lower bound) and a bound it admits.
+
+    Returns a value at which :func:`_capacity_ok` fails for the empty ideal with every device (so
+    the optimum is above it), or ``low``. Scaled like the floors: the test itself keeps its margin.
+    """
+    if not math.isfinite(low):
+        return low
+    totals = np.where(np.isfinite(plain), plain, 0.0).sum(axis=1)[None, :]  # [1 ideal, type]: the whole graph
+    none = np.zeros_like(totals)
+
+    def fits(bound: float) -> bool:
+        return bool(_capacity_ok(plain, totals, none, counts[:, None], bound)[0, 0])
+
+    high = max(low, 1e-300) * 2.0
+    while not fits(high):
+        if not math.isfinite(high):
+            return low
+        high *= 2.0
+    lowest_failing = low
+    for _ in range(steps):
+        mid = 0.5 * (lowest_failing + high)
+        if fits(mid):
+            high = mid
+        else:
+            lowest_failing = mid
+    return lowest_failing
 
 
 def cell_floors(
