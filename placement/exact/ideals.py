@@ -16,6 +16,7 @@ that can be added to it and the index of the ideal that results.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -230,6 +231,11 @@ class IdealLattice:
         return [g for g in range(mask.bit_length()) if mask >> g & 1]
 
 
+#: Ideals the plain-Python enumeration finds before the compiled walk takes over (the walk costs numba's
+#: start-up, about 0.3 s to load its machine code: it pays on larger lattices, and in a process that has
+#: it loaded already it is used from the start). Both give the same lattice.
+PLAIN_MAX_IDEALS = 20_000
+
 #: Default cap on the memory the enumerated lattice may take (bytes, estimated as it grows).
 DEFAULT_MAX_LATTICE_BYTES = 1 << 30
 
@@ -419,6 +425,22 @@ def enumerate_ideals(
     if lower > max_ideals:
         raise TooManyIdealsError(_refusal_message(groups, max_ideals, width, lower, antichain))
     per_ideal = _lattice_bytes(n)
+    if not _walk_loaded():
+        lattice = _enumerate_plain(groups, max_ideals, max_bytes, per_ideal, PLAIN_MAX_IDEALS)
+        if lattice is not None:
+            return lattice
+    return _enumerate_compiled(groups, max_ideals, max_bytes, per_ideal)
+
+
+def _walk_loaded() -> bool:
+    """Whether this process has the compiled walk at hand (imported and its machine code loaded)."""
+    walk = sys.modules.get("placement.exact.ideal_walk")
+    return walk is not None and bool(walk.walk_ideals.signatures)
+
+
+def _enumerate_plain(groups: Groups, max_ideals: int, max_bytes: int, per_ideal: int, stop_after: int):
+    """The enumeration in plain Python; None once it has found more than ``stop_after`` ideals (the walk takes over)."""
+    n = groups.count
     pred_mask = [0] * n
     succs: list[list[int]] = [[] for _ in range(n)]
     for a, b in groups.order_edges:
@@ -458,6 +480,8 @@ def enumerate_ideals(
                     available.append(new_avail)
                     sizes.append(size + 1)
                     next_level.append(j)
+                    if len(masks) > stop_after and len(masks) <= max_ideals:
+                        return None
                     if len(masks) > max_ideals or len(masks) * per_ideal + 16 * len(up_group) > max_bytes:
                         raise TooManyIdealsError(
                             _too_many_message(groups, max_ideals, max_bytes, len(masks), size + 1, len(next_level))
@@ -473,6 +497,40 @@ def enumerate_ideals(
         up_start=np.asarray(up_start, dtype=np.int64),
         up_group=np.asarray(up_group, dtype=np.int32),
         up_target=np.asarray(up_target, dtype=np.int32),
+    )
+
+
+def _enumerate_compiled(groups: Groups, max_ideals: int, max_bytes: int, per_ideal: int) -> IdealLattice:
+    """The enumeration by the compiled walk (:mod:`placement.exact.ideal_walk`): the same lattice, bit for bit."""
+    n = groups.count
+    words = max(1, (n + 63) // 64)
+    pred = np.zeros((n, words), dtype=np.uint64)
+    succ_lists: list[list[int]] = [[] for _ in range(n)]
+    for a, b in groups.order_edges:
+        pred[b, a // 64] |= np.uint64(1) << np.uint64(a % 64)
+        succ_lists[a].append(b)
+    succ_start = np.zeros(n + 1, dtype=np.int64)
+    succ_start[1:] = np.cumsum([len(s) for s in succ_lists])
+    succ = np.asarray([b for s in succ_lists for b in s], dtype=np.int64)
+    sources = np.zeros(words, dtype=np.uint64)
+    for g in range(n):
+        if not pred[g].any():
+            sources[g // 64] |= np.uint64(1) << np.uint64(g % 64)
+    from .ideal_walk import WALK_TOO_MANY, walk_ideals  # numba: loaded only for large lattices
+
+    code, masks, sizes, up_start, up_group, up_target, count, level, on_level = walk_ideals(
+        pred, succ_start, succ, sources, int(max_ideals), int(per_ideal), int(min(max_bytes, 2**62))
+    )
+    if code == WALK_TOO_MANY:
+        raise TooManyIdealsError(
+            _too_many_message(groups, max_ideals, max_bytes, int(count), int(level), int(on_level))
+        )
+    return IdealLattice(
+        masks=[int.from_bytes(row.tobytes(), "little") for row in masks],
+        sizes=sizes,
+        up_start=up_start,
+        up_group=up_group,
+        up_target=up_target,
     )
 
 
