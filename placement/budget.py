@@ -47,8 +47,33 @@ def _positive(value: Any) -> bool | None:
     return None if number is None else number > 0
 
 
-def _paper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | None:
-    """Nodes, edges and costly flags of the model nodes (color classes) of a paper-format graph dict."""
+def _fast_positive(value: Any) -> bool | None:
+    """:func:`_positive` with a fast path for the plain finite numbers of a parsed file (same answers)."""
+    kind = type(value)
+    if (kind is float or kind is int) and -1e308 < value < 1e308:
+        return value > 0
+    return _positive(value)
+
+
+def _finite_positive(value: Any) -> bool:
+    """Whether a raw JSON value is a finite number > 0 (a bool is not a number here)."""
+    return type(value) in (int, float) and 0 < value < 1e308
+
+
+class _PaperScan:
+    """What :func:`_paper_scan` reads from a paper-format graph dict (plain attributes, built once)."""
+
+    __slots__ = ("count", "pairs", "costly", "backward", "fixed")
+
+    def __init__(self, count: int, pairs: list, costly: list, backward: bool, fixed: list) -> None:
+        self.count, self.pairs, self.costly, self.backward, self.fixed = count, pairs, costly, backward, fixed
+
+
+def _paper_scan(data: dict) -> _PaperScan | None:
+    """One pass over a paper-format graph dict: model nodes (color classes), edges between them, and per class
+    whether it costs time or memory (``costly``, multidim's rule) or is certainly not free for the exact DP
+    (``fixed``: a positive CPU or accelerator latency, :func:`placement.exact.ideals.reduce_groups` never
+    merges it). None when malformed (the full reader names the rule broken). O(nodes + edges)."""
     nodes, edges = data.get("nodes"), data.get("edges")
     if not isinstance(nodes, list) or not isinstance(edges, list):
         return None
@@ -56,6 +81,8 @@ def _paper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | 
     labels: dict[tuple[str, int], int] = {}
     backward: set[int] = set()
     costly: list[bool] = []
+    fixed: list[bool] = []
+    positive = _fast_positive
     for raw in nodes:
         if not isinstance(raw, dict):
             return None
@@ -68,32 +95,45 @@ def _paper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | 
         index = labels.setdefault(key, len(labels))
         if index == len(costly):
             costly.append(False)
+            fixed.append(False)
         label_of[node_id] = index
         if is_backward:
             backward.add(node_id)
-        latency, size = _positive(raw.get("fpgaLatency", 0)), _positive(raw.get("size", 0))
+        latency, size = positive(raw.get("fpgaLatency", 0)), positive(raw.get("size", 0))
         if latency is None or size is None:
             return None
         costly[index] = costly[index] or latency or size
-    pairs = []
-    for raw in edges:
-        if not isinstance(raw, dict):
-            return None
-        source, target = raw.get("sourceId"), raw.get("destId")
-        if source not in label_of or target not in label_of:
-            return None
-        if source in backward or target in backward:
-            continue
-        size = raw.get("size")
-        carries = _positive(raw.get("cost", 0)) if size is None else _positive(size)
-        if carries is None:
-            return None
-        u, v = label_of[source], label_of[target]
-        if u != v:
-            pairs.append((u, v))
-            if carries:  # a non-free edge: both ends stay groups of their own
-                costly[u] = costly[v] = True
-    return len(labels), pairs, costly
+        if not fixed[index]:
+            fixed[index] = _finite_positive(raw.get("fpgaLatency")) or _finite_positive(raw.get("cpuLatency"))
+    pairs: list[tuple[int, int]] = []
+    append = pairs.append
+    try:  # an unhashable id (a list, an object) is malformed: the TypeError below
+        for raw in edges:
+            if not isinstance(raw, dict):
+                return None
+            source, target = raw.get("sourceId"), raw.get("destId")
+            if source not in label_of or target not in label_of:
+                return None
+            if backward and (source in backward or target in backward):
+                continue
+            size = raw.get("size")
+            carries = positive(raw.get("cost", 0)) if size is None else positive(size)
+            if carries is None:
+                return None
+            u, v = label_of[source], label_of[target]
+            if u != v:
+                append((u, v))
+                if carries:  # a non-free edge: both ends stay groups of their own
+                    costly[u] = costly[v] = True
+    except TypeError:
+        return None
+    return _PaperScan(len(labels), pairs, costly, bool(backward), fixed)
+
+
+def _paper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | None:
+    """Nodes, edges and costly flags of the model nodes (color classes) of a paper-format graph dict."""
+    scan = _paper_scan(data)
+    return None if scan is None else (scan.count, scan.pairs, scan.costly)
 
 
 def _piper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | None:
@@ -111,23 +151,24 @@ def _piper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | 
             for option in options if isinstance(options, list) else ():
                 if not isinstance(option, dict):
                     return None
-                for field in ("timePerSample", "parameterSize", "memoryUsageA", "memoryUsageB"):
-                    if _positive(option.get(field, 0)):
-                        cost = True
+                if not cost:
+                    for field in ("timePerSample", "parameterSize", "memoryUsageA", "memoryUsageB"):
+                        if _fast_positive(option.get(field, 0)):
+                            cost = True
+                            break
         costly.append(cost)
-    pairs = []
+    pairs: list[tuple[int, int]] = []
+    append, count, positive = pairs.append, len(costly), _fast_positive
     for raw in edges:
         if not isinstance(raw, dict):
             return None
         source, target = raw.get("sourceId"), raw.get("destId")
-        if not (isinstance(source, int) and isinstance(target, int) and 0 <= min(source, target)):
+        if not (isinstance(source, int) and isinstance(target, int) and 0 <= source < count and 0 <= target < count):
             return None
-        if max(source, target) >= len(costly):
-            return None
-        pairs.append((source, target))
-        if _positive(raw.get("communicationCost", 0)):
+        append((source, target))
+        if positive(raw.get("communicationCost", 0)):
             costly[source] = costly[target] = True
-    return len(costly), pairs, costly
+    return count, pairs, costly
 
 
 def precheck_multidim(data: Any, max_ideals: int | None = None, max_stages: int | None = None) -> None:
@@ -284,12 +325,74 @@ def raw_solve_shape(data: Any, accelerators: int | None = None, cpus: int | None
     """
     if not isinstance(data, dict):
         return None
-    shape = _paper_shape(data)
+    scan = _paper_scan(data)
     devices = _raw_devices(data, accelerators, cpus)
-    if shape is None or devices is None:
+    if scan is None or devices is None:
         return None
-    count, pairs, _ = shape
-    return count, len(set(pairs)), devices
+    return scan.count, len(set(scan.pairs)), devices
+
+
+#: Methods whose own run enumerates the ideals of the reduced groups (:func:`placement.exact.dp.solve_dp`,
+#: :func:`placement.exact.memory_aware.solve_memory_aware`) and stops past their ``max_ideals``.
+IDEAL_METHODS = frozenset({"dp", "memory-aware"})
+
+
+def ideal_floor(count: int, pairs: list[tuple[int, int]], fixed: list[bool], cap: int) -> tuple[int, int] | None:
+    """A lower bound on the ideals the exact DP enumerates, and the widest level's size; O(nodes + edges).
+
+    ``count`` classes, ``pairs`` the order's edges between them (every edge: the bound needs the whole
+    order), ``fixed[v]``: class v is never merged away (:func:`placement.exact.ideals.reduce_groups` merges
+    only free groups, and keeps the order among the others: no merge relates two of them anew). The
+    fixed classes of one longest-path level are an antichain, so with all the fixed classes of the lower
+    levels, each non-empty subset of them is a distinct ideal: ideals >= 1 + sum of (2^c - 1) over the
+    levels (c: fixed classes on the level). Exponents are clipped past ``cap`` (only "over the cap"
+    matters). None when the classes form a cycle (contraction merges it; nothing is estimated).
+    """
+    succ: list[list[int]] = [[] for _ in range(count)]
+    indegree = [0] * count
+    for u, v in set(pairs):
+        succ[u].append(v)
+        indegree[v] += 1
+    level = [0] * count
+    ready = [v for v in range(count) if indegree[v] == 0]
+    done = 0
+    while ready:  # Kahn's order; level = longest path from a source
+        u = ready.pop()
+        done += 1
+        for v in succ[u]:
+            if level[v] <= level[u]:
+                level[v] = level[u] + 1
+            indegree[v] -= 1
+            if indegree[v] == 0:
+                ready.append(v)
+    if done < count:
+        return None
+    per_level: dict[int, int] = {}
+    for v in range(count):
+        if fixed[v]:
+            per_level[level[v]] = per_level.get(level[v], 0) + 1
+    clip = cap.bit_length() + 1
+    floor = 1 + sum((1 << min(c, clip)) - 1 for c in per_level.values())
+    return floor, max(per_level.values(), default=0)
+
+
+def check_ideals_raw(scan: _PaperScan, max_ideals: int) -> None:
+    """Refuse (one line, :class:`TooMuchSolveWorkError`) a graph whose ideals are certainly past ``max_ideals``."""
+    if scan.backward:  # backward edges are reordered by the contraction: the raw order is not the DP's
+        return
+    found = ideal_floor(scan.count, scan.pairs, scan.fixed, max_ideals)
+    if found is None or found[0] <= max_ideals:
+        return
+    from .exact.ideals import ADVICE, format_count  # noqa: PLC0415 - only for the message
+
+    floor, widest = found
+    # the widest level alone past the cap: say 2^width (the floor's exponents were clipped)
+    shown = f"2^{widest:,}" if 1 << min(widest, 64) > max_ideals else format_count(floor)
+    raise TooMuchSolveWorkError(
+        f"the graph has too many ideals for the exact DP: {widest:,} of its {scan.count:,} groups lie on one "
+        f"longest-path level (an antichain), so at least {shown} ideals, over the cap of "
+        f"{max_ideals:,}; {ADVICE}"
+    )
 
 
 def solve_shape(problem: Any) -> tuple[int, int, int]:
@@ -314,13 +417,23 @@ def precheck_solve_raw(
     max_dp_work: float | None = None,
     max_ip_size: float | None = None,
 ) -> None:
-    """:func:`check_solve_work` on the raw parsed JSON of a paper-format graph, before it is validated.
+    """:func:`check_solve_work` on the raw parsed JSON of a paper-format graph, before it is validated; for
+    ``dp`` and ``memory-aware`` also :func:`check_ideals_raw` (their ``max_ideals`` option, else the default).
 
     Malformed input (and Piper files) return quietly: the full reader names the rule broken.
     """
-    shape = raw_solve_shape(data, accelerators, cpus)
-    if shape is not None:
-        check_solve_work(method, *shape, options, max_dp_work, max_ip_size)
+    if not isinstance(data, dict):
+        return
+    scan = _paper_scan(data)
+    devices = _raw_devices(data, accelerators, cpus)
+    if scan is None or devices is None:
+        return
+    check_solve_work(method, scan.count, len(set(scan.pairs)), devices, options, max_dp_work, max_ip_size)
+    if method in IDEAL_METHODS:
+        from .exact.ideals import DEFAULT_MAX_IDEALS  # noqa: PLC0415
+
+        max_ideals = (options or {}).get("max_ideals")
+        check_ideals_raw(scan, DEFAULT_MAX_IDEALS if max_ideals is None else int(max_ideals))
 
 
 def precheck_solve(

@@ -86,7 +86,27 @@ DEADLINE_HELP = (
 DEADLINE_MARGIN = 0.5
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Subcommands of the transformer models (:mod:`placement.perf`), registered with their flags only when named:
+#: their modules take about 0.05 s to import, which a refusal of ``solve`` should not pay (issue 27.2).
+PERF_COMMANDS = {
+    "predict": "iteration time, throughput and memory of a Megatron-LM run (flags after --)",
+    "plan": "fastest launchable transformer layout (Megatron / torchtitan / DeepSpeed)",
+}
+
+
+def _subcommand(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word not an option or ``--deadline``'s value), or None."""
+    words = iter(argv)
+    for word in words:
+        if word == "--deadline":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser; given the ``command`` about to run, the other perf subcommands are stubs (lazy imports)."""
     parser = _Parser(prog="python -m placement", description="Exact device placement of DNN operator graphs.")
     parser.add_argument("--deadline", type=_number, default=None, help=DEADLINE_HELP)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -169,14 +189,20 @@ def build_parser() -> argparse.ArgumentParser:
     export_cmd.add_argument("--data-parallel", type=_count, default=1, help="Megatron data-parallel size")
     export_cmd.add_argument("--schedule", default="1f1b", help=f"torch: {', '.join(TORCH_SCHEDULES)}")
     export_cmd.add_argument("--json", action="store_true", help="print the configuration as JSON")
-    from .perf.cli import register as register_predict  # the transformer performance model's subcommand
+    if command in (None, "predict") or command not in commands.choices and command not in PERF_COMMANDS:
+        from .perf.cli import register as register_predict  # the transformer performance model's subcommand
 
-    register_predict(commands)
-    from .perf.plan_cli import add_plan_parser  # the launchable-layout planner (placement/perf/search.py)
+        register_predict(commands)
+    else:  # never parsed: another subcommand runs (its name, help and the choices in errors are the same)
+        commands.add_parser("predict", help=PERF_COMMANDS["predict"])
+    if command in (None, "plan") or command not in commands.choices and command not in PERF_COMMANDS:
+        from .perf.plan_cli import add_plan_parser  # the launchable-layout planner (placement/perf/search.py)
 
-    add_plan_parser(commands, _count)
-    for command in commands.choices.values():  # also after the subcommand: ``solve g.json --deadline 5``
-        command.add_argument("--deadline", type=_number, default=argparse.SUPPRESS, help=DEADLINE_HELP)
+        add_plan_parser(commands, _count)
+    else:
+        commands.add_parser("plan", help=PERF_COMMANDS["plan"])
+    for sub in commands.choices.values():  # also after the subcommand: ``solve g.json --deadline 5``
+        sub.add_argument("--deadline", type=_number, default=argparse.SUPPRESS, help=DEADLINE_HELP)
     return parser
 
 
@@ -551,15 +577,17 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (2 for bad input)."""
-    parser = build_parser()
+    parser = build_parser(_subcommand(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
-    from .perf.cli import cmd_predict
-
     handlers = {"solve": _cmd_solve, "evaluate": _cmd_evaluate, "compare": _cmd_compare, "export": _cmd_export}
-    handlers["predict"] = cmd_predict
-    from .perf.plan_cli import run_plan
+    if args.command == "predict":
+        from .perf.cli import cmd_predict
 
-    handlers["plan"] = run_plan
+        handlers["predict"] = cmd_predict
+    elif args.command == "plan":
+        from .perf.plan_cli import run_plan
+
+        handlers["plan"] = run_plan
     try:
         # from the command line (argv None), a C call that outlives the deadline ends the process
         seconds = args.deadline

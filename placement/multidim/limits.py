@@ -173,20 +173,20 @@ def check_order_shape(
     """
     succ: list[list[int]] = [[] for _ in range(count)]
     indegree = [0] * count
-    pairs = set()
-    for u, v in edges:
-        if u != v and (u, v) not in pairs:
-            pairs.add((u, v))
-            succ[u].append(v)
-            indegree[v] += 1
+    pairs = {(u, v) for u, v in edges if u != v}
+    for u, v in pairs:
+        succ[u].append(v)
+        indegree[v] += 1
     level = [0] * count
     ready = [v for v in range(count) if indegree[v] == 0]
     done = 0
     while ready:  # Kahn's order; level = longest path from a source
         u = ready.pop()
         done += 1
+        above = level[u] + 1
         for v in succ[u]:
-            level[v] = max(level[v], level[u] + 1)
+            if level[v] < above:
+                level[v] = above
             indegree[v] -= 1
             if indegree[v] == 0:
                 ready.append(v)
