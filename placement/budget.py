@@ -232,6 +232,22 @@ DEFAULT_MAX_DP_WORK = 50_000_000
 DEFAULT_MAX_IP_SIZE = 300_000
 
 
+#: Largest estimated integer program (:func:`ip_size`) solved to optimality with no time limit: past it an exact
+#: integer program without ``--time-limit`` is refused (it could run for hours). Above the samples' largest
+#: (11,300) with room; a choice, not a measurement of HiGHS: a time limit (or ``--max-ip-size``) lifts it.
+DEFAULT_MAX_UNTIMED_IP_SIZE = 20_000
+
+
+def _untimed(method: str, options: dict[str, Any]) -> bool:
+    """Whether ``method`` would run with no time limit (its option given as None, or absent with no default)."""
+    if "time_limit" in options:
+        return options["time_limit"] is None
+    from .solve import METHODS  # noqa: PLC0415 - the registry (placement.solve imports this module's users)
+
+    spec = METHODS.get(method)
+    return spec is not None and "time_limit" in spec.option_names and spec.option("time_limit").default is None
+
+
 def dp_work(groups: int, edges: int) -> int:
     """Estimated steps of the DP kernel: every pair of ideals along one chain x (:data:`PAIR_STEPS` + mean degree).
 
@@ -293,12 +309,22 @@ def check_solve_work(
     if method in IP_METHODS:
         calls = int(options.get("subgraphs_per_accelerator") or options.get("q") or 1)
         size = ip_size(groups, edges, devices, calls)
-        if size > size_cap:
+        untimed = max_ip_size is None and _untimed(method, options)
+        cap = min(size_cap, DEFAULT_MAX_UNTIMED_IP_SIZE) if untimed else size_cap
+        if size > cap:
+            shape = (
+                f"((groups + edges) x devices{' x calls' if calls > 1 else ''}: ({groups:,} + {edges:,}) x "
+                f"{devices:,}{f' x {calls:,}' if calls > 1 else ''})"
+            )
+            if untimed and size <= size_cap:
+                raise TooMuchSolveWorkError(
+                    f"{method}: the integer program would have about {size:.2g} entries {shape} and no time "
+                    f"limit, over the cap of {cap:,.0f} for an exact solve without one; give --time-limit SECONDS "
+                    "(it returns the best plan found and its gap), or raise --max-ip-size"
+                )
             raise TooMuchSolveWorkError(
-                f"{method}: the integer program would have about {size:.2g} entries ((groups + edges) x devices"
-                f"{' x calls' if calls > 1 else ''}: ({groups:,} + {edges:,}) x {devices:,}"
-                f"{f' x {calls:,}' if calls > 1 else ''}), over the cap of {size_cap:,.0f}; use --method dp, "
-                "a coarser graph or fewer devices, or raise --max-ip-size"
+                f"{method}: the integer program would have about {size:.2g} entries {shape}, over the cap of "
+                f"{cap:,.0f}; use --method dp, a coarser graph or fewer devices, or raise --max-ip-size"
             )
 
 
@@ -434,6 +460,38 @@ def precheck_solve_raw(
 
         max_ideals = (options or {}).get("max_ideals")
         check_ideals_raw(scan, DEFAULT_MAX_IDEALS if max_ideals is None else int(max_ideals))
+
+
+def refusals_raw(
+    data: Any,
+    methods: list[str],
+    options: dict[str, Any] | None = None,
+    accelerators: int | None = None,
+    cpus: int | None = None,
+) -> dict[str, str]:
+    """Method -> the one-line refusal of each of ``methods`` estimated past the caps (``compare``); one scan.
+
+    The raw parsed JSON of a paper-format graph, as :func:`precheck_solve_raw` reads it; malformed input
+    (and Piper files) give no refusal (the full reader names the rule broken).
+    """
+    if not isinstance(data, dict):
+        return {}
+    scan = _paper_scan(data)
+    devices = _raw_devices(data, accelerators, cpus)
+    if scan is None or devices is None:
+        return {}
+    edges = len(set(scan.pairs))
+    out = {}
+    for method in methods:
+        try:
+            check_solve_work(method, scan.count, edges, devices, options)
+            if method in IDEAL_METHODS:
+                from .exact.ideals import DEFAULT_MAX_IDEALS  # noqa: PLC0415
+
+                check_ideals_raw(scan, DEFAULT_MAX_IDEALS)
+        except TooMuchSolveWorkError as exc:
+            out[method] = str(exc)
+    return out
 
 
 def precheck_solve(

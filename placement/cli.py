@@ -34,10 +34,12 @@ from typing import Any, NoReturn
 from .budget import (
     DEFAULT_MAX_DP_WORK,
     DEFAULT_MAX_IP_SIZE,
+    TooMuchSolveWorkError,
     deadline,
     precheck_solve,
     precheck_solve_raw,
     process_age,
+    refusals_raw,
     remaining,
 )
 from .errors import InvalidGraphError, PlacementError, label, one_line, quote
@@ -470,6 +472,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
         return cmd_solve(args)
     options = _given_options(args)
+    _fit_time_limit(args, options)  # under --deadline an integer program is timed: not refused as untimed
     caps = {"max_dp_work": args.max_work, "max_ip_size": args.max_ip_size}
 
     def estimate(parsed: Any) -> None:  # before a dense graph's validation (seconds on 180,000 edges)
@@ -526,14 +529,36 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compared_methods(objective: str, model: MemoryModel) -> list[str]:
+    """The methods ``compare`` runs (a training memory model runs each method's memory-aware variant)."""
+    from .explore.compare import DEFAULT_METHODS  # noqa: PLC0415
+
+    names = list(DEFAULT_METHODS[objective])
+    if model.training:
+        names = [METHODS[name].memory_variant or name for name in names]
+    return names
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .explore.compare import compare  # imports PuLP lazily
 
-    problem = _problem(args)
     given = {name: getattr(args, name) for name in MemoryModel.OPTION_NAMES if getattr(args, name) is not None}
     model = MemoryModel(training=True, **given) if given else MemoryModel()
     left = remaining(getattr(args, "deadline_at", None))
     time_limit = min(args.time_limit, max(0.1, left - DEADLINE_MARGIN))  # each method: at most what is left
+    names = _compared_methods(args.objective, model)
+    refused: dict[str, str] = {}
+
+    def estimate(parsed: Any) -> None:  # every method estimated from the raw JSON, before the graph is built
+        refused.update(refusals_raw(parsed, names, {"time_limit": time_limit}, args.accelerators, args.cpus))
+        if len(refused) == len(names):
+            raise TooMuchSolveWorkError(
+                f"compare: every method is estimated past its cap; {names[0]}: {refused[names[0]]}"
+            )
+
+    problem = _problem(args, estimate)
+    for method, why in refused.items():  # one line each; the table lists them as errors (run_method's estimate)
+        sys.stderr.write(f"compare: {method} skipped: {why}\n")
     rows = compare(problem, objective=args.objective, time_limit=time_limit, memory_model=model)
     if args.json:
         from .explore.compare import rows_to_records

@@ -398,3 +398,49 @@ def test_subcommand_is_found_past_the_global_options():
     assert cli._subcommand(["-h"]) is None
     assert cli._subcommand(["plan", "--model", "x"]) == "plan"
     assert "predict" in cli.build_parser("solve")._subparsers._group_actions[0].choices  # a stub, same name
+
+
+def test_an_untimed_integer_program_past_its_cap_is_refused_with_the_way_out(tmp_path, capsys):
+    # ip's default is no time limit: an exact solve of a program past DEFAULT_MAX_UNTIMED_IP_SIZE could run for hours
+    n = budget.DEFAULT_MAX_UNTIMED_IP_SIZE // 6 + 1  # (n + n - 1) x 3 devices > the cap, far under max_ip_size
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(_chain(n)))
+    assert cli.main(["solve", str(path), "--method", "ip", "--no-warm-start"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no time limit" in err and "--time-limit" in err and err.startswith("error: ip:")
+    with pytest.raises(budget.TooMuchSolveWorkError):  # the same through the library's estimate
+        budget.check_solve_work("ip", n, n - 1, 3, {"warm_start": False})
+    budget.check_solve_work("ip", n, n - 1, 3, {"warm_start": False, "time_limit": 1.0})  # a time limit lifts it
+    budget.check_solve_work("ip", n, n - 1, 3, {"warm_start": False}, max_ip_size=1e9)  # so does an explicit cap
+    budget.check_solve_work("greedy-latency", n, n - 1, 3)  # not an integer program: no time limit needed
+
+
+def test_compare_skips_each_method_past_its_cap_in_one_line(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(_chain(30)))
+    monkeypatch.setattr(budget, "DEFAULT_MAX_DP_WORK", 100)  # every DP (and DP-started) method is past it
+    assert cli.main(["compare", str(path), "--time-limit", "2"]) == 0
+    out, err = capsys.readouterr()
+    skipped = {line.split()[1] for line in err.splitlines()}
+    assert skipped == {"dp", "ip", "ip-noncontiguous", "pipedream", "local-search"}, err
+    assert all(line.startswith("compare: ") and "DP kernel steps" in line for line in err.splitlines())
+    table = {line.split()[0]: line for line in out.splitlines()[2:]}
+    assert "error" in table["dp"] and "DP kernel steps" in table["dp"]  # the row says why
+    assert "feasible" in table["one-accelerator"]  # the methods under the caps still run
+
+
+def test_compare_refuses_in_one_line_when_every_method_is_past_its_cap(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(_chain(30)))
+    monkeypatch.setattr(budget, "DEFAULT_MAX_DP_WORK", 100)
+    monkeypatch.setattr(budget, "DEFAULT_MAX_IP_SIZE", 10)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the graph was built before the estimates refused it")
+
+    monkeypatch.setattr(cli, "graph_from_dict", never)
+    # the default lists hold a linear method (one-accelerator, greedy-latency): compare of two capped methods
+    monkeypatch.setattr(cli, "_compared_methods", lambda objective, model: ["dp", "ip"])
+    assert cli.main(["compare", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: compare: every method is estimated past its cap; dp:")
