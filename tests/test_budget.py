@@ -444,3 +444,16 @@ def test_compare_refuses_in_one_line_when_every_method_is_past_its_cap(tmp_path,
     assert cli.main(["compare", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: compare: every method is estimated past its cap; dp:")
+
+
+def test_order_fast_path_refuses_only_a_dag_numbered_in_order():
+    # check_order_shape's fast path (no levels): every edge u < v proves the order acyclic
+    n = 600
+    dense = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    with pytest.raises(TooMuchWorkError, match="180,300 stages") as fast:
+        check_order_shape(n, dense, [True] * n, HUGE, 100_000)
+    with pytest.raises(TooMuchWorkError, match="180,300 stages") as slow:  # numbered backwards: the full check
+        check_order_shape(n, [(n - 1 - a, n - 1 - b) for a, b in dense], [True] * n, HUGE, 100_000)
+    assert "antichain" not in str(fast.value) and "antichain of 1" in str(slow.value)
+    cycle = [(i, i + 1) for i in range(n - 1)] + [(n - 1, 0)]  # a cycle: nothing estimated, as before
+    assert check_order_shape(n, cycle, [True] * n, HUGE, 100_000) is None
