@@ -210,7 +210,7 @@ DP_METHODS = frozenset({"dp", "memory-aware", "pipedream"})
 
 #: Integer programs whose warm start (``warm_start=True``, the default) first runs this DP method.
 #: (latency-ip's DP runs under a share of its time limit, but the kernel's first progress report - its only
-#: chance to stop - came after 14 s on a 5,000-node chain, measured 2026-11-25.)
+#: chance to stop - came after 14 s on a 5,000-node chain, measured 2026-11-25; the first kernel run reports too now.)
 DP_WARM_STARTS = {"ip": "pipedream", "ip-noncontiguous": "dp", "memory-aware-ip": "memory-aware", "latency-ip": "dp"}
 
 #: Methods whose first start is a DP method's plan, whatever their options (local search's restart 0).
