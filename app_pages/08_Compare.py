@@ -9,6 +9,7 @@ import streamlit as st
 
 from placement import viz
 from placement.explore.compare import rows_to_records, run_method, with_ratios
+from placement.model import Status
 from placement.solve import available_methods
 from ui import compare_table as ct
 from ui import guard, state
@@ -132,6 +133,12 @@ def main() -> None:
         hide_index=True,
         column_config={"reason": st.column_config.TextColumn(width="large")},
     )
+    failed = [r for r in rows if r.status == Status.ERROR]
+    if failed:  # e.g. a method whose estimated work is past its cap (placement.budget): one line each
+        for row in failed:
+            st.caption(
+                f"{state.method_name(row.method)} was not solved: {guard.markdown_safe(guard.clean(str(row.reason)))}"
+            )
     records = rows_to_records(rows)
     for record in records:
         record["method"] = state.method_name(record["method"])

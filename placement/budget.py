@@ -11,28 +11,20 @@
   :data:`DEFAULT_MAX_DP_WORK` or :data:`DEFAULT_MAX_IP_SIZE` it refuses in one line.
   :func:`precheck_solve_raw` runs it on the raw parsed JSON (the CLI: before a dense graph's slow
   validation), :func:`precheck_solve` on a built problem (the app's dispatch).
-* :func:`deadline` bounds a command's wall clock: past it the code running in the main thread gets a
-  :class:`DeadlineError` (one line, exit 2 in the CLI); :func:`remaining` gives what is left, for methods
-  that take a time limit (they then return their best feasible result instead).
+* :func:`deadline`, :func:`remaining`, :func:`process_age` and :class:`DeadlineError` (the CLI's ``--deadline``)
+  live in :mod:`placement.deadline` and are re-exported here.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import signal
-import sys
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from .errors import PlacementError, TooManyIdealsError
-
-
-class DeadlineError(PlacementError):
-    """The command ran past its ``--deadline`` (one line)."""
+from .deadline import DeadlineError as DeadlineError  # re-exported: the CLI's --deadline (placement.deadline)
+from .deadline import deadline as deadline
+from .deadline import process_age as process_age
+from .deadline import remaining as remaining
+from .errors import TooManyIdealsError
 
 
 def _number(value: Any) -> float | None:
@@ -47,8 +39,33 @@ def _positive(value: Any) -> bool | None:
     return None if number is None else number > 0
 
 
-def _paper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | None:
-    """Nodes, edges and costly flags of the model nodes (color classes) of a paper-format graph dict."""
+def _fast_positive(value: Any) -> bool | None:
+    """:func:`_positive` with a fast path for the plain finite numbers of a parsed file (same answers)."""
+    kind = type(value)
+    if (kind is float or kind is int) and -1e308 < value < 1e308:
+        return value > 0
+    return _positive(value)
+
+
+def _finite_positive(value: Any) -> bool:
+    """Whether a raw JSON value is a finite number > 0 (a bool is not a number here)."""
+    return type(value) in (int, float) and 0 < value < 1e308
+
+
+class _PaperScan:
+    """What :func:`_paper_scan` reads from a paper-format graph dict (plain attributes, built once)."""
+
+    __slots__ = ("count", "pairs", "costly", "backward", "fixed")
+
+    def __init__(self, count: int, pairs: list, costly: list, backward: bool, fixed: list) -> None:
+        self.count, self.pairs, self.costly, self.backward, self.fixed = count, pairs, costly, backward, fixed
+
+
+def _paper_scan(data: dict) -> _PaperScan | None:
+    """One pass over a paper-format graph dict: model nodes (color classes), edges between them, and per class
+    whether it costs time or memory (``costly``, multidim's rule) or is certainly not free for the exact DP
+    (``fixed``: a positive CPU or accelerator latency, :func:`placement.exact.ideals.reduce_groups` never
+    merges it). None when malformed (the full reader names the rule broken). O(nodes + edges)."""
     nodes, edges = data.get("nodes"), data.get("edges")
     if not isinstance(nodes, list) or not isinstance(edges, list):
         return None
@@ -56,6 +73,8 @@ def _paper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | 
     labels: dict[tuple[str, int], int] = {}
     backward: set[int] = set()
     costly: list[bool] = []
+    fixed: list[bool] = []
+    positive = _fast_positive
     for raw in nodes:
         if not isinstance(raw, dict):
             return None
@@ -68,32 +87,45 @@ def _paper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | 
         index = labels.setdefault(key, len(labels))
         if index == len(costly):
             costly.append(False)
+            fixed.append(False)
         label_of[node_id] = index
         if is_backward:
             backward.add(node_id)
-        latency, size = _positive(raw.get("fpgaLatency", 0)), _positive(raw.get("size", 0))
+        latency, size = positive(raw.get("fpgaLatency", 0)), positive(raw.get("size", 0))
         if latency is None or size is None:
             return None
         costly[index] = costly[index] or latency or size
-    pairs = []
-    for raw in edges:
-        if not isinstance(raw, dict):
-            return None
-        source, target = raw.get("sourceId"), raw.get("destId")
-        if source not in label_of or target not in label_of:
-            return None
-        if source in backward or target in backward:
-            continue
-        size = raw.get("size")
-        carries = _positive(raw.get("cost", 0)) if size is None else _positive(size)
-        if carries is None:
-            return None
-        u, v = label_of[source], label_of[target]
-        if u != v:
-            pairs.append((u, v))
-            if carries:  # a non-free edge: both ends stay groups of their own
-                costly[u] = costly[v] = True
-    return len(labels), pairs, costly
+        if not fixed[index]:
+            fixed[index] = _finite_positive(raw.get("fpgaLatency")) or _finite_positive(raw.get("cpuLatency"))
+    pairs: list[tuple[int, int]] = []
+    append = pairs.append
+    try:  # an unhashable id (a list, an object) is malformed: the TypeError below
+        for raw in edges:
+            if not isinstance(raw, dict):
+                return None
+            source, target = raw.get("sourceId"), raw.get("destId")
+            if source not in label_of or target not in label_of:
+                return None
+            if backward and (source in backward or target in backward):
+                continue
+            size = raw.get("size")
+            carries = positive(raw.get("cost", 0)) if size is None else positive(size)
+            if carries is None:
+                return None
+            u, v = label_of[source], label_of[target]
+            if u != v:
+                append((u, v))
+                if carries:  # a non-free edge: both ends stay groups of their own
+                    costly[u] = costly[v] = True
+    except TypeError:
+        return None
+    return _PaperScan(len(labels), pairs, costly, bool(backward), fixed)
+
+
+def _paper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | None:
+    """Nodes, edges and costly flags of the model nodes (color classes) of a paper-format graph dict."""
+    scan = _paper_scan(data)
+    return None if scan is None else (scan.count, scan.pairs, scan.costly)
 
 
 def _piper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | None:
@@ -111,23 +143,24 @@ def _piper_shape(data: dict) -> tuple[int, list[tuple[int, int]], list[bool]] | 
             for option in options if isinstance(options, list) else ():
                 if not isinstance(option, dict):
                     return None
-                for field in ("timePerSample", "parameterSize", "memoryUsageA", "memoryUsageB"):
-                    if _positive(option.get(field, 0)):
-                        cost = True
+                if not cost:
+                    for field in ("timePerSample", "parameterSize", "memoryUsageA", "memoryUsageB"):
+                        if _fast_positive(option.get(field, 0)):
+                            cost = True
+                            break
         costly.append(cost)
-    pairs = []
+    pairs: list[tuple[int, int]] = []
+    append, count, positive = pairs.append, len(costly), _fast_positive
     for raw in edges:
         if not isinstance(raw, dict):
             return None
         source, target = raw.get("sourceId"), raw.get("destId")
-        if not (isinstance(source, int) and isinstance(target, int) and 0 <= min(source, target)):
+        if not (isinstance(source, int) and isinstance(target, int) and 0 <= source < count and 0 <= target < count):
             return None
-        if max(source, target) >= len(costly):
-            return None
-        pairs.append((source, target))
-        if _positive(raw.get("communicationCost", 0)):
+        append((source, target))
+        if positive(raw.get("communicationCost", 0)):
             costly[source] = costly[target] = True
-    return len(costly), pairs, costly
+    return count, pairs, costly
 
 
 def precheck_multidim(data: Any, max_ideals: int | None = None, max_stages: int | None = None) -> None:
@@ -169,7 +202,7 @@ DP_METHODS = frozenset({"dp", "memory-aware", "pipedream"})
 
 #: Integer programs whose warm start (``warm_start=True``, the default) first runs this DP method.
 #: (latency-ip's DP runs under a share of its time limit, but the kernel's first progress report - its only
-#: chance to stop - came after 14 s on a 5,000-node chain, measured 2026-11-25.)
+#: chance to stop - came after 14 s on a 5,000-node chain, measured 2026-11-25; the first kernel run reports too now.)
 DP_WARM_STARTS = {"ip": "pipedream", "ip-noncontiguous": "dp", "memory-aware-ip": "memory-aware", "latency-ip": "dp"}
 
 #: Methods whose first start is a DP method's plan, whatever their options (local search's restart 0).
@@ -189,6 +222,22 @@ DEFAULT_MAX_DP_WORK = 50_000_000
 #: Largest estimated integer program (:func:`ip_size`): (groups + edges) x devices x calls per device. The
 #: samples need at most 11,300; a dense 600-node DAG (540,000) took 1.6 GB in HiGHS within a minute.
 DEFAULT_MAX_IP_SIZE = 300_000
+
+
+#: Largest estimated integer program (:func:`ip_size`) solved to optimality with no time limit: past it an exact
+#: integer program without ``--time-limit`` is refused (it could run for hours). Above the samples' largest
+#: (11,300) with room; a choice, not a measurement of HiGHS: a time limit (or ``--max-ip-size``) lifts it.
+DEFAULT_MAX_UNTIMED_IP_SIZE = 20_000
+
+
+def _untimed(method: str, options: dict[str, Any]) -> bool:
+    """Whether ``method`` would run with no time limit (its option given as None, or absent with no default)."""
+    if "time_limit" in options:
+        return options["time_limit"] is None
+    from .solve import METHODS  # noqa: PLC0415 - the registry (placement.solve imports this module's users)
+
+    spec = METHODS.get(method)
+    return spec is not None and "time_limit" in spec.option_names and spec.option("time_limit").default is None
 
 
 def dp_work(groups: int, edges: int) -> int:
@@ -252,12 +301,22 @@ def check_solve_work(
     if method in IP_METHODS:
         calls = int(options.get("subgraphs_per_accelerator") or options.get("q") or 1)
         size = ip_size(groups, edges, devices, calls)
-        if size > size_cap:
+        untimed = max_ip_size is None and _untimed(method, options)
+        cap = min(size_cap, DEFAULT_MAX_UNTIMED_IP_SIZE) if untimed else size_cap
+        if size > cap:
+            shape = (
+                f"((groups + edges) x devices{' x calls' if calls > 1 else ''}: ({groups:,} + {edges:,}) x "
+                f"{devices:,}{f' x {calls:,}' if calls > 1 else ''})"
+            )
+            if untimed and size <= size_cap:
+                raise TooMuchSolveWorkError(
+                    f"{method}: the integer program would have about {size:.2g} entries {shape} and no time "
+                    f"limit, over the cap of {cap:,.0f} for an exact solve without one; give --time-limit SECONDS "
+                    "(it returns the best plan found and its gap), or raise --max-ip-size"
+                )
             raise TooMuchSolveWorkError(
-                f"{method}: the integer program would have about {size:.2g} entries ((groups + edges) x devices"
-                f"{' x calls' if calls > 1 else ''}: ({groups:,} + {edges:,}) x {devices:,}"
-                f"{f' x {calls:,}' if calls > 1 else ''}), over the cap of {size_cap:,.0f}; use --method dp, "
-                "a coarser graph or fewer devices, or raise --max-ip-size"
+                f"{method}: the integer program would have about {size:.2g} entries {shape}, over the cap of "
+                f"{cap:,.0f}; use --method dp, a coarser graph or fewer devices, or raise --max-ip-size"
             )
 
 
@@ -284,12 +343,74 @@ def raw_solve_shape(data: Any, accelerators: int | None = None, cpus: int | None
     """
     if not isinstance(data, dict):
         return None
-    shape = _paper_shape(data)
+    scan = _paper_scan(data)
     devices = _raw_devices(data, accelerators, cpus)
-    if shape is None or devices is None:
+    if scan is None or devices is None:
         return None
-    count, pairs, _ = shape
-    return count, len(set(pairs)), devices
+    return scan.count, len(set(scan.pairs)), devices
+
+
+#: Methods whose own run enumerates the ideals of the reduced groups (:func:`placement.exact.dp.solve_dp`,
+#: :func:`placement.exact.memory_aware.solve_memory_aware`) and stops past their ``max_ideals``.
+IDEAL_METHODS = frozenset({"dp", "memory-aware"})
+
+
+def ideal_floor(count: int, pairs: list[tuple[int, int]], fixed: list[bool], cap: int) -> tuple[int, int] | None:
+    """A lower bound on the ideals the exact DP enumerates, and the widest level's size; O(nodes + edges).
+
+    ``count`` classes, ``pairs`` the order's edges between them (every edge: the bound needs the whole
+    order), ``fixed[v]``: class v is never merged away (:func:`placement.exact.ideals.reduce_groups` merges
+    only free groups, and keeps the order among the others: no merge relates two of them anew). The
+    fixed classes of one longest-path level are an antichain, so with all the fixed classes of the lower
+    levels, each non-empty subset of them is a distinct ideal: ideals >= 1 + sum of (2^c - 1) over the
+    levels (c: fixed classes on the level). Exponents are clipped past ``cap`` (only "over the cap"
+    matters). None when the classes form a cycle (contraction merges it; nothing is estimated).
+    """
+    succ: list[list[int]] = [[] for _ in range(count)]
+    indegree = [0] * count
+    for u, v in set(pairs):
+        succ[u].append(v)
+        indegree[v] += 1
+    level = [0] * count
+    ready = [v for v in range(count) if indegree[v] == 0]
+    done = 0
+    while ready:  # Kahn's order; level = longest path from a source
+        u = ready.pop()
+        done += 1
+        for v in succ[u]:
+            if level[v] <= level[u]:
+                level[v] = level[u] + 1
+            indegree[v] -= 1
+            if indegree[v] == 0:
+                ready.append(v)
+    if done < count:
+        return None
+    per_level: dict[int, int] = {}
+    for v in range(count):
+        if fixed[v]:
+            per_level[level[v]] = per_level.get(level[v], 0) + 1
+    clip = cap.bit_length() + 1
+    floor = 1 + sum((1 << min(c, clip)) - 1 for c in per_level.values())
+    return floor, max(per_level.values(), default=0)
+
+
+def check_ideals_raw(scan: _PaperScan, max_ideals: int) -> None:
+    """Refuse (one line, :class:`TooMuchSolveWorkError`) a graph whose ideals are certainly past ``max_ideals``."""
+    if scan.backward:  # backward edges are reordered by the contraction: the raw order is not the DP's
+        return
+    found = ideal_floor(scan.count, scan.pairs, scan.fixed, max_ideals)
+    if found is None or found[0] <= max_ideals:
+        return
+    from .exact.ideals import ADVICE, format_count  # noqa: PLC0415 - only for the message
+
+    floor, widest = found
+    # the widest level alone past the cap: say 2^width (the floor's exponents were clipped)
+    shown = f"2^{widest:,}" if 1 << min(widest, 64) > max_ideals else format_count(floor)
+    raise TooMuchSolveWorkError(
+        f"the graph has too many ideals for the exact DP: {widest:,} of its {scan.count:,} groups lie on one "
+        f"longest-path level (an antichain), so at least {shown} ideals, over the cap of "
+        f"{max_ideals:,}; {ADVICE}"
+    )
 
 
 def solve_shape(problem: Any) -> tuple[int, int, int]:
@@ -314,13 +435,55 @@ def precheck_solve_raw(
     max_dp_work: float | None = None,
     max_ip_size: float | None = None,
 ) -> None:
-    """:func:`check_solve_work` on the raw parsed JSON of a paper-format graph, before it is validated.
+    """:func:`check_solve_work` on the raw parsed JSON of a paper-format graph, before it is validated; for
+    ``dp`` and ``memory-aware`` also :func:`check_ideals_raw` (their ``max_ideals`` option, else the default).
 
     Malformed input (and Piper files) return quietly: the full reader names the rule broken.
     """
-    shape = raw_solve_shape(data, accelerators, cpus)
-    if shape is not None:
-        check_solve_work(method, *shape, options, max_dp_work, max_ip_size)
+    if not isinstance(data, dict):
+        return
+    scan = _paper_scan(data)
+    devices = _raw_devices(data, accelerators, cpus)
+    if scan is None or devices is None:
+        return
+    check_solve_work(method, scan.count, len(set(scan.pairs)), devices, options, max_dp_work, max_ip_size)
+    if method in IDEAL_METHODS:
+        from .exact.ideals import DEFAULT_MAX_IDEALS  # noqa: PLC0415
+
+        max_ideals = (options or {}).get("max_ideals")
+        check_ideals_raw(scan, DEFAULT_MAX_IDEALS if max_ideals is None else int(max_ideals))
+
+
+def refusals_raw(
+    data: Any,
+    methods: list[str],
+    options: dict[str, Any] | None = None,
+    accelerators: int | None = None,
+    cpus: int | None = None,
+) -> dict[str, str]:
+    """Method -> the one-line refusal of each of ``methods`` estimated past the caps (``compare``); one scan.
+
+    The raw parsed JSON of a paper-format graph, as :func:`precheck_solve_raw` reads it; malformed input
+    (and Piper files) give no refusal (the full reader names the rule broken).
+    """
+    if not isinstance(data, dict):
+        return {}
+    scan = _paper_scan(data)
+    devices = _raw_devices(data, accelerators, cpus)
+    if scan is None or devices is None:
+        return {}
+    edges = len(set(scan.pairs))
+    out = {}
+    for method in methods:
+        try:
+            check_solve_work(method, scan.count, edges, devices, options)
+            if method in IDEAL_METHODS:
+                from .exact.ideals import DEFAULT_MAX_IDEALS  # noqa: PLC0415
+
+                check_ideals_raw(scan, DEFAULT_MAX_IDEALS)
+        except TooMuchSolveWorkError as exc:
+            out[method] = str(exc)
+    return out
 
 
 def precheck_solve(
@@ -332,75 +495,3 @@ def precheck_solve(
 ) -> None:
     """:func:`check_solve_work` on a :class:`~placement.model.Problem` (the app's dispatch); O(nodes + edges)."""
     check_solve_work(method, *solve_shape(problem), options, max_dp_work, max_ip_size)
-
-
-def process_age() -> float:
-    """Wall-clock seconds since this process started (Linux ``/proc``; 0.0 where unknown).
-
-    A command-line ``--deadline`` counts from the process start, so the interpreter's imports count too.
-    """
-    try:
-        with open("/proc/self/stat") as handle:
-            started_ticks = int(handle.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime") as handle:
-            uptime = float(handle.read().split()[0])
-        return max(0.0, uptime - started_ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
-
-def remaining(deadline_at: float | None) -> float:
-    """Seconds left before ``deadline_at`` (a :func:`time.monotonic` value); inf without a deadline."""
-    return math.inf if deadline_at is None else max(0.0, deadline_at - time.monotonic())
-
-
-#: Seconds between two deadline errors once the deadline has passed.
-REPEAT_S = 0.25
-
-#: Seconds past a hard deadline before the process is ended (the main thread may be in a long C call).
-HARD_GRACE = 1.0
-
-
-@contextmanager
-def deadline(seconds: float | None, what: str = "the command", hard: bool = False) -> Iterator[float | None]:
-    """Raise :class:`DeadlineError` in the main thread once ``seconds`` of wall clock have passed.
-
-    Yields the :func:`time.monotonic` value of the deadline (None without one). Uses ``SIGALRM``, so it
-    only arms in the main thread (elsewhere it only yields the deadline, for :func:`remaining`); code
-    inside a long C call sees the error when the call returns. With ``hard`` (a command-line process
-    only: it ends the interpreter), a timer thread writes the line to stderr and exits with status 2
-    :data:`HARD_GRACE` seconds past the deadline if the main thread has not stopped by then.
-    """
-    if seconds is None or not math.isfinite(seconds):  # an infinite deadline is none
-        yield None
-        return
-    at = time.monotonic() + seconds
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield at
-        return
-
-    message = f"{what} ran past its deadline of {seconds:g} s (--deadline) and was stopped"
-
-    def expired(signum: int, frame: Any) -> None:
-        raise DeadlineError(message)
-
-    def end_process() -> None:
-        sys.stderr.write(f"error: {message}\n")
-        sys.stderr.flush()
-        os._exit(2)
-
-    timer = threading.Timer(seconds + HARD_GRACE, end_process) if hard else None
-    if timer is not None:
-        timer.daemon = True
-        timer.start()
-    previous = signal.signal(signal.SIGALRM, expired)
-    # fires again every REPEAT_S past the deadline: code that catches PlacementError (e.g. compare, which
-    # records a failed method and goes on) cannot swallow the deadline
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3), REPEAT_S)
-    try:
-        yield at
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if timer is not None:
-            timer.cancel()

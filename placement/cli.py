@@ -34,10 +34,12 @@ from typing import Any, NoReturn
 from .budget import (
     DEFAULT_MAX_DP_WORK,
     DEFAULT_MAX_IP_SIZE,
+    TooMuchSolveWorkError,
     deadline,
     precheck_solve,
     precheck_solve_raw,
     process_age,
+    refusals_raw,
     remaining,
 )
 from .errors import InvalidGraphError, PlacementError, label, one_line, quote
@@ -87,7 +89,27 @@ DEADLINE_HELP = (
 DEADLINE_MARGIN = 0.5
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Subcommands of the transformer models (:mod:`placement.perf`), registered with their flags only when named:
+#: their modules take about 0.05 s to import, which a refusal of ``solve`` should not pay (issue 27.2).
+PERF_COMMANDS = {
+    "predict": "iteration time, throughput and memory of a Megatron-LM run (flags after --)",
+    "plan": "fastest launchable transformer layout (Megatron / torchtitan / DeepSpeed)",
+}
+
+
+def _subcommand(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word not an option or ``--deadline``'s value), or None."""
+    words = iter(argv)
+    for word in words:
+        if word == "--deadline":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser; given the ``command`` about to run, the other perf subcommands are stubs (lazy imports)."""
     parser = _Parser(prog="python -m placement", description="Exact device placement of DNN operator graphs.")
     parser.add_argument("--deadline", type=_number, default=None, help=DEADLINE_HELP)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -170,14 +192,20 @@ def build_parser() -> argparse.ArgumentParser:
     export_cmd.add_argument("--data-parallel", type=_count, default=1, help="Megatron data-parallel size")
     export_cmd.add_argument("--schedule", default="1f1b", help=f"torch: {', '.join(TORCH_SCHEDULES)}")
     export_cmd.add_argument("--json", action="store_true", help="print the configuration as JSON")
-    from .perf.cli import register as register_predict  # the transformer performance model's subcommand
+    if command in (None, "predict") or command not in commands.choices and command not in PERF_COMMANDS:
+        from .perf.cli import register as register_predict  # the transformer performance model's subcommand
 
-    register_predict(commands)
-    from .perf.plan_cli import add_plan_parser  # the launchable-layout planner (placement/perf/search.py)
+        register_predict(commands)
+    else:  # never parsed: another subcommand runs (its name, help and the choices in errors are the same)
+        commands.add_parser("predict", help=PERF_COMMANDS["predict"])
+    if command in (None, "plan") or command not in commands.choices and command not in PERF_COMMANDS:
+        from .perf.plan_cli import add_plan_parser  # the launchable-layout planner (placement/perf/search.py)
 
-    add_plan_parser(commands, _count)
-    for command in commands.choices.values():  # also after the subcommand: ``solve g.json --deadline 5``
-        command.add_argument("--deadline", type=_number, default=argparse.SUPPRESS, help=DEADLINE_HELP)
+        add_plan_parser(commands, _count)
+    else:
+        commands.add_parser("plan", help=PERF_COMMANDS["plan"])
+    for sub in commands.choices.values():  # also after the subcommand: ``solve g.json --deadline 5``
+        sub.add_argument("--deadline", type=_number, default=argparse.SUPPRESS, help=DEADLINE_HELP)
     return parser
 
 
@@ -447,6 +475,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
         return cmd_solve(args)
     options = _given_options(args)
+    _fit_time_limit(args, options)  # under --deadline an integer program is timed: not refused as untimed
     caps = {"max_dp_work": args.max_work, "max_ip_size": args.max_ip_size}
 
     def estimate(parsed: Any) -> None:  # before a dense graph's validation (seconds on 180,000 edges)
@@ -503,14 +532,36 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compared_methods(objective: str, model: MemoryModel) -> list[str]:
+    """The methods ``compare`` runs (a training memory model runs each method's memory-aware variant)."""
+    from .explore.compare import DEFAULT_METHODS  # noqa: PLC0415
+
+    names = list(DEFAULT_METHODS[objective])
+    if model.training:
+        names = [METHODS[name].memory_variant or name for name in names]
+    return names
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .explore.compare import compare  # imports PuLP lazily
 
-    problem = _problem(args)
     given = {name: getattr(args, name) for name in MemoryModel.OPTION_NAMES if getattr(args, name) is not None}
     model = MemoryModel(training=True, **given) if given else MemoryModel()
     left = remaining(getattr(args, "deadline_at", None))
     time_limit = min(args.time_limit, max(0.1, left - DEADLINE_MARGIN))  # each method: at most what is left
+    names = _compared_methods(args.objective, model)
+    refused: dict[str, str] = {}
+
+    def estimate(parsed: Any) -> None:  # every method estimated from the raw JSON, before the graph is built
+        refused.update(refusals_raw(parsed, names, {"time_limit": time_limit}, args.accelerators, args.cpus))
+        if len(refused) == len(names):
+            raise TooMuchSolveWorkError(
+                f"compare: every method is estimated past its cap; {names[0]}: {refused[names[0]]}"
+            )
+
+    problem = _problem(args, estimate)
+    for method, why in refused.items():  # one line each; the table lists them as errors (run_method's estimate)
+        sys.stderr.write(f"compare: {method} skipped: {why}\n")
     rows = compare(problem, objective=args.objective, time_limit=time_limit, memory_model=model)
     if args.json:
         from .explore.compare import rows_to_records
@@ -554,15 +605,17 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (2 for bad input)."""
-    parser = build_parser()
+    parser = build_parser(_subcommand(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
-    from .perf.cli import cmd_predict
-
     handlers = {"solve": _cmd_solve, "evaluate": _cmd_evaluate, "compare": _cmd_compare, "export": _cmd_export}
-    handlers["predict"] = cmd_predict
-    from .perf.plan_cli import run_plan
+    if args.command == "predict":
+        from .perf.cli import cmd_predict
 
-    handlers["plan"] = run_plan
+        handlers["predict"] = cmd_predict
+    elif args.command == "plan":
+        from .perf.plan_cli import run_plan
+
+        handlers["plan"] = run_plan
     try:
         # from the command line (argv None), a C call that outlives the deadline ends the process
         seconds = args.deadline

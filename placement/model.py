@@ -186,6 +186,25 @@ def smallest_first_order(items: Iterable[int], edges: Iterable[tuple[int, int]])
         return None
 
 
+def _acyclic(nodes: Iterable[int], edges: Iterable[Edge]) -> bool:
+    """Whether ``edges`` (between ``nodes``) make no directed cycle; Kahn's algorithm, O(nodes + edges)."""
+    successors: dict[int, list[int]] = {node: [] for node in nodes}
+    indegree = dict.fromkeys(successors, 0)
+    for edge in edges:
+        successors[edge.source].append(edge.target)
+        indegree[edge.target] += 1
+    ready = [node for node, count in indegree.items() if count == 0]
+    seen = 0
+    while ready:
+        node = ready.pop()
+        seen += 1
+        for target in successors[node]:
+            indegree[target] -= 1
+            if indegree[target] == 0:
+                ready.append(target)
+    return seen == len(successors)
+
+
 @dataclass(frozen=True)
 class Graph:
     """A validated DAG of operators.
@@ -230,11 +249,10 @@ class Graph:
                     f"{where}: cost {edge.cost!r} differs from {previous!r} on another edge leaving node {edge.source}"
                     " (all edges leaving one node must have the same cost)"
                 )
-        import networkx as nx  # noqa: PLC0415 - deferred: the multidim CLI path never needs networkx
+        if not _acyclic(by_id, self.edges):  # plain Kahn: a refusal need not import networkx (~0.1 s)
+            import networkx as nx  # noqa: PLC0415 - deferred: only to name the cycle
 
-        digraph = self.networkx
-        if not nx.is_directed_acyclic_graph(digraph):
-            cycle = nx.find_cycle(digraph)
+            cycle = nx.find_cycle(self.networkx)
             path = " -> ".join(str(u) for u, _ in cycle) + f" -> {cycle[0][0]}"
             raise InvalidGraphError(f"cycle through nodes {path}")
 

@@ -170,6 +170,14 @@ def plan_result(plan: PickedPlan, problem: Problem, source: str = "link") -> Res
     from .exact.memory_aware import plan_value
 
     placement = plan.placement()
+    known = problem.graph.node_by_id
+    for stage in placement.stages:  # the evaluator expects the graph's own nodes
+        unknown = next((node for node in stage.nodes if node not in known), None)
+        if unknown is not None:
+            raise InvalidScenarioError(
+                f"{source}: the picked plan does not fit this graph: {stage.device} holds node {unknown}, "
+                "not a node of the graph"
+            )
     evaluation = evaluate(problem, placement)
     if not evaluation.feasible:
         raise InvalidScenarioError(

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +22,7 @@ from placement.multidim.lattice import count_stages, node_lattice
 from placement.multidim.limits import TooMuchWorkError, check_order_shape
 
 HUGE = 10**12
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _paper(seed: int) -> dict:
@@ -289,3 +293,167 @@ def test_the_apps_dispatch_refuses_in_one_line(monkeypatch):
     monkeypatch.setattr(budget, "DEFAULT_MAX_DP_WORK", 100)
     result = caches._solve_uncached(problem, "dp", {})
     assert result.status == "error" and "DP kernel steps" in result.reason and "\n" not in result.reason
+
+
+def _paper_mixed(seed: int) -> dict:
+    """A random paper-format DAG whose nodes are free or not (zero/positive latencies), some in color classes."""
+    rng = random.Random(seed)
+    n = rng.randint(1, 9)
+    nodes = []
+    for i in range(n):
+        node = {"id": i, "supportedOnFpga": 1, "isBackwardNode": 0, "size": rng.choice([0.0, 10.0])}
+        node["cpuLatency"] = rng.choice([0.0, 0.0, 1.0])
+        node["fpgaLatency"] = rng.choice([0.0, 0.0, 0.5])
+        if rng.random() < 0.2:
+            node["colorClass"] = rng.randint(0, 2)
+        nodes.append(node)
+    edges = [
+        {"sourceId": a, "destId": b, "cost": rng.choice([0.0, 0.5])}
+        for a in range(n)
+        for b in range(a + 1, n)
+        if rng.random() < rng.random()
+    ]
+    return {"maxFPGAs": 2, "maxCPUs": 1, "maxSizePerFPGA": 1e12, "nodes": nodes, "edges": edges}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**9))
+def test_ideal_floor_never_exceeds_the_dps_lattice(seed):
+    # the raw refusal of dp/memory-aware (check_ideals_raw) is sound: its floor is at most the ideals the DP
+    # enumerates (contract + reduce_groups + enumerate_ideals, the code of solve_dp), on graphs with free nodes
+    from placement.exact.ideals import contract, enumerate_ideals, reduce_groups
+
+    data = _paper_mixed(seed)
+    try:
+        problem = parse_problem(json.dumps(data), "g.json")
+    except Exception:  # noqa: BLE001 - an invalid random graph (e.g. a class cycle): nothing to compare
+        return
+    scan = budget._paper_scan(data)
+    found = budget.ideal_floor(scan.count, scan.pairs, scan.fixed, HUGE)
+    groups, _ = reduce_groups(problem.graph, contract(problem.graph))
+    lattice = enumerate_ideals(groups, 10**6)
+    if found is not None:
+        assert found[0] <= lattice.count
+    if all(scan.fixed) and found is not None:  # nothing merges: a level's groups are an antichain of the DP's
+        assert 2 ** found[1] <= lattice.count
+
+
+def test_ideal_floor_of_a_chain_and_an_antichain():
+    assert budget.ideal_floor(5, [(i, i + 1) for i in range(4)], [True] * 5, HUGE) == (6, 1)
+    assert budget.ideal_floor(5, [], [True] * 5, HUGE) == (32, 5)
+    assert budget.ideal_floor(5, [], [False] * 5, HUGE) == (1, 0)  # free nodes may all merge
+    assert budget.ideal_floor(2, [(0, 1), (1, 0)], [True] * 2, HUGE) is None  # a cycle: contraction merges it
+
+
+def _antichain(n: int, backward: bool = False) -> dict:
+    data = _chain(n)
+    data["edges"] = []
+    if backward:
+        data["nodes"][-1]["isBackwardNode"] = 1
+    return data
+
+
+@pytest.mark.parametrize("method", ["dp", "memory-aware"])
+def test_too_many_ideals_are_refused_before_the_graph_is_built(tmp_path, capsys, monkeypatch, method):
+    path = tmp_path / "antichain.json"
+    path.write_text(json.dumps(_antichain(8)))  # 2^8 = 256 ideals
+    real = cli.graph_from_dict
+
+    def never(*args, **kwargs):
+        raise AssertionError("the graph was built before the raw estimate refused it")
+
+    monkeypatch.setattr(cli, "graph_from_dict", never)
+    assert cli.main(["solve", str(path), "--method", method, "--max-ideals", "100"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "8 of its 8 groups" in err and "2^8" in err and "cap of 100" in err
+    monkeypatch.setattr(cli, "graph_from_dict", real)
+    assert cli.main(["solve", str(path), "--method", method, "--max-ideals", "300"]) == 0
+    assert "status: optimal" in capsys.readouterr().out
+
+
+def test_backward_nodes_leave_the_ideal_count_to_the_dp(tmp_path):
+    # contraction reorders backward work: the raw order is not the DP's, so the raw check says nothing
+    scan = budget._paper_scan(_antichain(8, backward=True))
+    assert scan.backward
+    budget.check_ideals_raw(scan, 1)
+    with pytest.raises(budget.TooMuchSolveWorkError, match="2\\^8"):
+        budget.check_ideals_raw(budget._paper_scan(_antichain(8)), 100)
+
+
+def test_a_refusal_does_not_import_the_perf_models():
+    # predict/plan register their flags only when named (placement.perf takes ~0.05 s to import)
+    code = (
+        "import sys\nfrom placement import cli\n"
+        "assert cli.main(['solve', '/missing/graph.json']) == 2\n"
+        "assert not any(m.startswith('placement.perf') for m in sys.modules), sorted(sys.modules)\n"
+        "cli.main(['--deadline', '60', 'predict', '--gpu', 'H100', '--gpus', 'x'])\n"  # argparse: SystemExit(2)
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]  # the real predict parser refused --gpus x
+    assert "missing" in done.stderr and "argument --gpus" in done.stderr
+
+
+def test_subcommand_is_found_past_the_global_options():
+    assert cli._subcommand(["--deadline", "5", "solve", "g.json"]) == "solve"
+    assert cli._subcommand(["-h"]) is None
+    assert cli._subcommand(["plan", "--model", "x"]) == "plan"
+    assert "predict" in cli.build_parser("solve")._subparsers._group_actions[0].choices  # a stub, same name
+
+
+def test_an_untimed_integer_program_past_its_cap_is_refused_with_the_way_out(tmp_path, capsys):
+    # ip's default is no time limit: an exact solve of a program past DEFAULT_MAX_UNTIMED_IP_SIZE could run for hours
+    n = budget.DEFAULT_MAX_UNTIMED_IP_SIZE // 6 + 1  # (n + n - 1) x 3 devices > the cap, far under max_ip_size
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(_chain(n)))
+    assert cli.main(["solve", str(path), "--method", "ip", "--no-warm-start"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no time limit" in err and "--time-limit" in err and err.startswith("error: ip:")
+    with pytest.raises(budget.TooMuchSolveWorkError):  # the same through the library's estimate
+        budget.check_solve_work("ip", n, n - 1, 3, {"warm_start": False})
+    budget.check_solve_work("ip", n, n - 1, 3, {"warm_start": False, "time_limit": 1.0})  # a time limit lifts it
+    budget.check_solve_work("ip", n, n - 1, 3, {"warm_start": False}, max_ip_size=1e9)  # so does an explicit cap
+    budget.check_solve_work("greedy-latency", n, n - 1, 3)  # not an integer program: no time limit needed
+
+
+def test_compare_skips_each_method_past_its_cap_in_one_line(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(_chain(30)))
+    monkeypatch.setattr(budget, "DEFAULT_MAX_DP_WORK", 100)  # every DP (and DP-started) method is past it
+    assert cli.main(["compare", str(path), "--time-limit", "2"]) == 0
+    out, err = capsys.readouterr()
+    skipped = {line.split()[1] for line in err.splitlines()}
+    assert skipped == {"dp", "ip", "ip-noncontiguous", "pipedream", "local-search"}, err
+    assert all(line.startswith("compare: ") and "DP kernel steps" in line for line in err.splitlines())
+    table = {line.split()[0]: line for line in out.splitlines()[2:]}
+    assert "error" in table["dp"] and "DP kernel steps" in table["dp"]  # the row says why
+    assert "feasible" in table["one-accelerator"]  # the methods under the caps still run
+
+
+def test_compare_refuses_in_one_line_when_every_method_is_past_its_cap(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(_chain(30)))
+    monkeypatch.setattr(budget, "DEFAULT_MAX_DP_WORK", 100)
+    monkeypatch.setattr(budget, "DEFAULT_MAX_IP_SIZE", 10)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the graph was built before the estimates refused it")
+
+    monkeypatch.setattr(cli, "graph_from_dict", never)
+    # the default lists hold a linear method (one-accelerator, greedy-latency): compare of two capped methods
+    monkeypatch.setattr(cli, "_compared_methods", lambda objective, model: ["dp", "ip"])
+    assert cli.main(["compare", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: compare: every method is estimated past its cap; dp:")
+
+
+def test_order_fast_path_refuses_only_a_dag_numbered_in_order():
+    # check_order_shape's fast path (no levels): every edge u < v proves the order acyclic
+    n = 600
+    dense = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    with pytest.raises(TooMuchWorkError, match="180,300 stages") as fast:
+        check_order_shape(n, dense, [True] * n, HUGE, 100_000)
+    with pytest.raises(TooMuchWorkError, match="180,300 stages") as slow:  # numbered backwards: the full check
+        check_order_shape(n, [(n - 1 - a, n - 1 - b) for a, b in dense], [True] * n, HUGE, 100_000)
+    assert "antichain" not in str(fast.value) and "antichain of 1" in str(slow.value)
+    cycle = [(i, i + 1) for i in range(n - 1)] + [(n - 1, 0)]  # a cycle: nothing estimated, as before
+    assert check_order_shape(n, cycle, [True] * n, HUGE, 100_000) is None

@@ -107,6 +107,55 @@ def _predict_cases() -> list[dict]:
         split = flags.index("--")
         argv = ["predict", "--gpu", "H100", *flags[:split], "--", *MEGATRON, *flags[split + 1 :]]
         cases.append({"name": f"predict: {tag}", "argv": argv})
+    return cases + _layout_cases()
+
+
+#: ``predict`` with pipeline size 2 (4 layers): the uneven-split and free-layout flags apply.
+PIPELINED = ["predict", "--gpu", "H100", "--gpus", "8", "--", *MEGATRON, "--num-layers", "4"]
+PIPELINED += ["--pipeline-model-parallel-size", "2"]
+
+
+def _layout_cases() -> list[dict]:
+    """Megatron-Core's ``--pipeline-model-parallel-layout`` string (placement/perf/pp_layout.py) and the uneven
+    split ``--decoder-first/last-pipeline-num-layers``: hostile text, repetitions that unroll past memory, extreme
+    counts and the flags' conflicts (issue 27.4: surfaces added after the corpus was written)."""
+    layout = "--pipeline-model-parallel-layout"
+    first, last = "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"
+    cases = []
+    for tag, text in HOSTILE_TEXT.items():
+        for label, flag, value in [
+            ("layout", layout, text),
+            ("layout, inside a stage", layout, f"Ett|{text}|ttL"),
+            ("first layers", first, text),
+            ("last layers", last, text),
+        ]:
+            cases.append({"name": f"predict {tag}: {label}", "argv": [*PIPELINED, flag, value]})
+    extreme = [
+        ("layout repeats 1e9 characters", [layout, "(tttttttttt)*100000000"]),
+        ("layout repeats 1e11 layers", [layout, "t*99999999999"]),
+        ("layout count of 5000 digits", [layout, "(t)*" + "9" * 5000]),
+        ("layout 2,000 repetitions", [layout, "E" + "(t)*99999|" * 2000 + "L"]),
+        ("layout nested repetition", [layout, "E((t)*1000)*1000|L"]),
+        ("layout 20,000 empty stages", [layout, "E" + "|" * 20_000 + "ttttL"]),
+        ("layout empty", [layout, ""]),
+        ("layout and uneven split together", [layout, "Ett|ttL", first, "2"]),
+        ("first layers negative", [first, "-1"]),
+        ("first layers 1e11", [first, "100000000000"]),
+        ("last layers past the model", [last, "5"]),
+        ("first and last past the model", [first, "3", last, "3"]),
+        ("first layers 5000 digits", [first, "9" * 5000]),
+    ]
+    for tag, flags in extreme:
+        cases.append({"name": f"predict: {tag}", "argv": [*PIPELINED, *flags]})
+    deepspeed = ["plan", "--model", "llama3-8b", "--gpu", "H100", "--framework", "deepspeed"]
+    for tag, flags in [
+        ("no GPUs", ["--gpus", "0", "--global-batch", "8"]),
+        ("batch 0", ["--gpus", "8", "--global-batch", "0"]),
+        ("0 GPUs per node", ["--gpus", "8", "--gpus-per-node", "0", "--global-batch", "8"]),
+        ("sequence 0", ["--gpus", "8", "--global-batch", "8", "--seq-length", "0"]),
+        ("NaN price", ["--gpus", "8", "--global-batch", "8", "--price", "nan"]),
+    ]:
+        cases.append({"name": f"plan deepspeed (offload space): {tag}", "argv": [*deepspeed, *flags]})
     return cases
 
 

@@ -110,10 +110,61 @@ def _link_cases() -> list[dict]:
             (f"link {tag}: devices field", _link(devices={**_devices(), text: 1}), None, True),
             (f"link {tag}: settings key", _link(settings={text: 1}), None, True),
         ]
+    cases += _plan_link_cases()
     return [
         {"name": name, "app": {"query": query, "page": page}, "refused": refused, "link": True}
         for name, query, page, refused in cases
     ]
+
+
+def _plan(**changes) -> dict:
+    """A picked plan as a link carries it (placement/scenario_plan.py): every node of the default graph on
+    accelerator 0."""
+    with open(ROOT / "sample_graphs" / f"{DEFAULT}.json") as handle:
+        ids = [node["id"] for node in json.load(handle)["nodes"]]
+    plan = {"label": "picked", "method": "dp", "status": "feasible", "objectiveKind": "throughput"}
+    plan["stages"] = [["accelerator", 0, ids]]
+    plan.update(changes)
+    return plan
+
+
+def _plan_link_cases() -> list[tuple]:
+    """Shared links carrying a picked plan (issue 27.4: a surface added after the corpus was written)."""
+    ids = _plan()["stages"][0][2]
+    cases = [
+        ("link plan: not an object", _link(plan=[1, 2]), None, True),
+        ("link plan: unknown node", _link(plan=_plan(stages=[["accelerator", 0, [*ids, 10**6]]])), None, True),
+        (
+            "link plan: a node twice",
+            _link(plan=_plan(stages=[["accelerator", 0, ids], ["accelerator", 1, ids[:1]]])),
+            None,
+            True,
+        ),
+        ("link plan: device 1e9", _link(plan=_plan(stages=[["accelerator", 10**9, ids]])), None, True),
+        (
+            "link plan: 5,000 stages",
+            _link(plan=_plan(stages=[["accelerator", i, []] for i in range(5000)])),
+            None,
+            True,
+        ),
+        # a claimed bound is capped by the value the receiver recomputes: accepted, harmless
+        ("link plan: bound 1e308 claimed", _link(plan=_plan(status="optimal", bound=1e308)), None, False),
+        ("link plan: unknown status", _link(plan=_plan(status="proven")), None, True),
+        ("link plan: nested deeply", _link(plan="[" * 8000), None, True),
+        (
+            "link plan: devices with 1e9 accelerators",
+            _link(plan=_plan(devices=_devices(kind={"count": 10**9}))),
+            None,
+            True,
+        ),
+    ]
+    for tag, text in HOSTILE_TEXT.items():
+        cases += [
+            # a label is shown as text (accepted) unless the link is over its size cap
+            (f"link plan {tag}: label", _link(plan=_plan(label=text)), None, tag == "10kB"),
+            (f"link plan {tag}: field", _link(plan={**_plan(), text[:100]: 1}), None, True),
+        ]
+    return cases
 
 
 def _upload_cases(tmp: Path) -> list[dict]:

@@ -102,16 +102,24 @@ def _solve_lattice(
     inputs = build_inputs(problem, groups, ignore_size)
     overlap = problem.devices.overlap
     last = inputs.n_states - 1
-    chain = run(inputs, chain_lattice(groups.count), overlap, math.inf)
-    # Exact loads: the chain's value is achieved, so a stage whose compute exceeds it is never needed.
-    achieved = float(chain[0][0, last])
-    arrays = lattice_tuple(lattice)
     passes = 2 if tie_break else 1
+    # Progress in ideals searched: the chain's run (groups + 1 ideals, as long as a pass on a long chain: it
+    # was 14 s without a report on a 5,000-node chain), then the passes over the lattice (``n`` ideals each).
+    n, chain_n = max(lattice.count - 1, 1), groups.count
+    whole = chain_n + passes * n
 
     def report(first, size):
         if progress is None:
             return None
-        return lambda done, total, *_: progress(int((first + size * done / max(total, 1)) * total), passes * total)
+        return lambda done, total, *_: progress(chain_n + int((first + size * done / max(total, 1)) * n), whole)
+
+    chain_report = (
+        None if progress is None else lambda done, total, *_: progress(done * chain_n // max(total, 1), whole)
+    )
+    chain = run(inputs, chain_lattice(groups.count), overlap, math.inf, progress=chain_report)
+    # Exact loads: the chain's value is achieved, so a stage whose compute exceeds it is never needed.
+    achieved = float(chain[0][0, last])
+    arrays = lattice_tuple(lattice)
 
     value, upper_bound, _, (best, parent_ideal, parent_type, pairs) = _max_load_pass(
         inputs, arrays, overlap, achieved, bound, lambda k: report(1 - 0.5 ** (k - 1), 0.5**k)
@@ -340,8 +348,8 @@ def solve_dp(
         number of devices. A second DP pass with the max-load fixed at the optimum (exact);
         False skips it (any optimal split, about half the time).
     progress : callable, optional
-        ``progress(done, total)`` in ideals (both passes counted), called about every 1 % of
-        the search; the kernel runs without the GIL in between.
+        ``progress(done, total)`` in ideals (the first run over one chain of ideals and both passes
+        counted), called about every 1 % of each run; the kernel runs without the GIL in between.
     tie_break_max_pairs : float, optional
         Make the tie-break pass only when it would search at most this many ideal pairs,
         estimated from a sample of its rows before it starts (``inf``: always; default

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, cast
 
+from ..budget import precheck_solve
 from ..errors import PlacementError
 from ..evaluate import LATENCY_INFERENCE_ONLY, evaluate
 from ..model import Objective, Placement, Problem, Result, Status
@@ -123,6 +124,7 @@ def run_method(
         return CompareRow(method, None, None, NOT_APPLICABLE, None, None, 0.0, objective, LATENCY_INFERENCE_ONLY)
     started = time.perf_counter()
     try:
+        precheck_solve(problem, method, given)  # the method's estimated work past its cap: an error row, one line
         result: Result = solve(problem, method, **given)
     except PlacementError as exc:
         return CompareRow(

@@ -143,6 +143,13 @@ def check_work(work: WorkEstimate, max_stages: int) -> None:
             )
 
 
+#: What to do instead, named by :func:`check_order_shape`'s refusals.
+_WAY_OUT = (
+    "merge nodes into layers (fewer nodes and parallel branches give fewer ideals), or use --method ip for a "
+    "time-limited contiguous split"
+)
+
+
 def check_order_shape(
     count: int, edges: list[tuple[int, int]], costly: list[bool], max_ideals: int, max_stages: int
 ) -> tuple[int, int] | None:
@@ -171,22 +178,31 @@ def check_order_shape(
     TooMuchWorkError
         One line, when a lower bound exceeds ``max_ideals``, ``max_stages`` or :data:`MAX_BOUNDARY_WORK`.
     """
+    k = sum(1 for flag in costly if flag)
+    if k * (k + 1) // 2 > max_stages and all(u < v for u, v in edges):
+        # Fast path (a dense DAG numbered in order): the index order is topological, so no cycle, and the
+        # chain bound alone is past the cap; the levels and the distinct edges are not needed to refuse.
+        raise TooMuchWorkError(
+            f"multidim planner: the graph's order ({count:,} nodes, {k:,} that cost time or memory, "
+            f"{len(edges):,} edges) needs at least {k * (k + 1) // 2:,} stages (pairs of nested ideals), over the "
+            f"cap of {max_stages:,} (max_stages); {_WAY_OUT}"
+        )
     succ: list[list[int]] = [[] for _ in range(count)]
     indegree = [0] * count
-    pairs = set()
-    for u, v in edges:
-        if u != v and (u, v) not in pairs:
-            pairs.add((u, v))
-            succ[u].append(v)
-            indegree[v] += 1
+    pairs = {(u, v) for u, v in edges if u != v}
+    for u, v in pairs:
+        succ[u].append(v)
+        indegree[v] += 1
     level = [0] * count
     ready = [v for v in range(count) if indegree[v] == 0]
     done = 0
     while ready:  # Kahn's order; level = longest path from a source
         u = ready.pop()
         done += 1
+        above = level[u] + 1
         for v in succ[u]:
-            level[v] = max(level[v], level[u] + 1)
+            if level[v] < above:
+                level[v] = above
             indegree[v] -= 1
             if indegree[v] == 0:
                 ready.append(v)
@@ -211,7 +227,6 @@ def check_order_shape(
             raise TooMuchWorkError(
                 f"multidim planner: the graph's order ({count:,} nodes, {k:,} that cost time or memory, "
                 f"{len(pairs):,} edges, an antichain of {widest:,}) needs at least {size:,} {what}, over the cap "
-                f"of {limit:,} ({name}); merge nodes into layers (fewer nodes and parallel branches give "
-                f"fewer ideals), or use --method ip for a time-limited contiguous split"
+                f"of {limit:,} ({name}); {_WAY_OUT}"
             )
     return ideals, stages

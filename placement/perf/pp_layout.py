@@ -19,23 +19,41 @@ from __future__ import annotations
 
 import re
 
-from ..errors import InvalidLayoutError
+from ..errors import InvalidLayoutError, quote
 from .layout import Layout, stage_layers
 from .transformer import TransformerSpec
 
 _FLAG = "--pipeline-model-parallel-layout"
 
 
+#: Most characters a layout string may unroll to (a hostile ``(t)*99999999999`` would fill memory first).
+MAX_UNROLLED = 1_000_000
+
+
 def parse_stages(text: str) -> list[str]:
     """The stages of a layout string, repetitions unrolled (Megatron-Core's ``parse_str_to_list`` grammar)."""
     flat = text.replace(",", "").replace(" ", "")
+    room = [MAX_UNROLLED - len(flat)]  # what the repetitions may still add
+
+    def repeat(match: re.Match) -> str:
+        digits = match.group(2)
+        count = int(digits) if len(digits) <= 9 else MAX_UNROLLED + 1
+        room[0] -= len(match.group(1)) * max(count - 1, 0)
+        if room[0] < 0:
+            raise InvalidLayoutError(
+                f"{_FLAG}: the repetition {quote(match.group(0), 40)} unrolls past {MAX_UNROLLED:,} characters"
+            )
+        return match.group(1) * count
+
     for pattern in (r"\(([^)]+)\)\*(\d+)", r"(.)\*(\d+)"):  # (..)*n first, then x*n, as Megatron-Core does
-        flat = re.sub(pattern, lambda g: g.group(1) * int(g.group(2)), flat)
+        flat = re.sub(pattern, repeat, flat)
     stages = flat.split("|")
     for stage in stages:
         bad = set(stage) - set("ELtm")
         if bad:
-            raise InvalidLayoutError(f"{_FLAG} {text!r}: unknown layer character {sorted(bad)[0]!r} (E, t, L, m)")
+            raise InvalidLayoutError(
+                f"{_FLAG} {quote(text)}: unknown layer character {quote(sorted(bad)[0])} (E, t, L, m)"
+            )
     return stages
 
 
