@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from ..errors import PlacementError
 from ..model import Status
 from .chains import _chains
+from .free_split import TIE_RTOL, best_free_split, free_bound, free_template
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
 from .memory import host_bytes, memory_breakdown, static_parts
@@ -319,10 +320,18 @@ def _capacity(cluster: Cluster) -> float:
 
 
 def _better(a: Plan, b: Plan | None) -> bool:
-    """a strictly better than b: less time, then less memory (the first found wins exact ties)."""
+    """a strictly better than b: less time, then less memory; times within :data:`TIE_RTOL` of each other tie
+    (rounding: a free split's bubble sums its ranks in another order), and the first found wins exact ties."""
     if b is None:
         return True
-    return (a.iteration_seconds, a.memory_bytes) < (b.iteration_seconds, b.memory_bytes)
+    if _beyond(a.iteration_seconds, b.iteration_seconds) or _beyond(b.iteration_seconds, a.iteration_seconds):
+        return a.iteration_seconds < b.iteration_seconds
+    return a.memory_bytes < b.memory_bytes
+
+
+def _beyond(seconds: float, incumbent: float) -> bool:
+    """``seconds`` is more than the incumbent's time, beyond a tie (so nothing timed so can win)."""
+    return seconds > incumbent * (1 + TIE_RTOL)
 
 
 def _candidates(
@@ -386,14 +395,39 @@ def _best_of_shape(
     if not _splits_allowed(space, shape.pipeline, shape.schedule):
         return _best_of_split(space, model, cluster, shape, params, capacity, best, counters)
     found: Plan | None = None
+    if space.free_layouts and shape.pipeline >= 3:
+        found = _best_free(space, model, cluster, shape, params, capacity, best, counters)
     for bound, split in splits_best_first(model, cluster, shape, params):
         incumbent = found or best
-        if incumbent is not None and bound > incumbent.iteration_seconds:
+        if incumbent is not None and _beyond(bound, incumbent.iteration_seconds):
             break
         counters["splits"] += 1
         plan = _best_of_split(space, model, cluster, split, params, capacity, incumbent, counters)
         if plan is not None and _better(plan, incumbent):
             found = plan
+    return found
+
+
+def _best_free(
+    space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
+    capacity: float, best: Plan | None, counters: dict[str, int],
+) -> Plan | None:  # fmt: skip
+    """The fastest fitting free split of ``shape`` (recompute none, selective, full of every layer) if it beats
+    ``best`` (:func:`placement.perf.free_split.best_free_split`, exact for each mode), else None."""
+    found: Plan | None = None
+    price = cluster.accelerator.price_per_hour
+    if best is not None and _beyond(free_bound(model, cluster, shape, params), best.iteration_seconds):
+        return None
+    for mode in space.recompute:
+        incumbent = found or best
+        limit = math.inf if incumbent is None else incumbent.iteration_seconds
+        template = free_template(shape, mode)
+        for layout in best_free_split(model, cluster, template, params, capacity, limit):
+            counters["predictions"] += 1
+            prediction = predict(model, cluster, layout, params, check=False, with_band=False)
+            plan = Plan(layout, prediction, cluster.gpus, price)
+            if prediction.fits and _better(plan, found or best):
+                found = plan
     return found
 
 
@@ -423,7 +457,7 @@ def _best_of_split(
             bound = predict(model, cluster, shape, params, check=False, with_band=False)
             counters["predictions"] += 1
         incumbent = found or best
-        if incumbent is not None and bound.iteration_seconds > incumbent.iteration_seconds:
+        if incumbent is not None and _beyond(bound.iteration_seconds, incumbent.iteration_seconds):
             return found
         if layout is shape:
             prediction = bound
@@ -479,7 +513,7 @@ def search(
     candidates = sorted(_candidates(space, model, cluster, global_batch, dt, params, capacity, counters))
     best: Plan | None = None
     for i, (bound, _, spec) in enumerate(candidates):
-        if best is not None and bound > best.iteration_seconds:
+        if best is not None and _beyond(bound, best.iteration_seconds):
             counters["pruned_by_bound"] += len(candidates) - i
             break
         shape = _checked(model, cluster, spec)
