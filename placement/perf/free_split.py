@@ -44,6 +44,7 @@ Pairs are taken in increasing order of their lower bound ``A max(S_h(n_h), M_0) 
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ from .hardware import Cluster
 from .layout import Layout, Recompute, RecomputeMethod
 from .memory import layer_activation_bytes, rank_bytes, stage_parameters
 from .params import PerfParams
-from .predict import _layer_cost, _stage_time, _tail_seconds, iteration_time
+from .predict import _layer_cost, _LayerCost, _stage_time, _StageTime, _tail_seconds, iteration_time
 from .transformer import TransformerSpec
 
 #: Relative difference of two predicted times below which they count as equal (then memory decides).
@@ -91,50 +92,83 @@ def _raw(layout: Layout, **changes: object) -> Layout:
     return Layout(**fields)
 
 
-@dataclass
 class _Kind:
-    """One kind of rank (first, last or middle): step seconds, parameters, tail seconds per count (index k:
-    ``(k + 1) v`` layers)."""
+    """One kind of rank (first, last or middle): step seconds, parameters and tail seconds per count index k
+    (``(k + 1) v`` layers), each computed by the model on first use."""
 
-    steps: list[float]
-    params: list[float]
-    tails: list[float]
+    def __init__(self, pb: _Problem, rank: int) -> None:
+        self.pb, self.rank = pb, rank
+        self._steps: dict[int, _StageTime] = {}
+        self._params: dict[int, tuple[float, float]] = {}
+        self._tails: dict[int, float] = {}
+
+    def stage(self, k: int) -> _StageTime:
+        if k not in self._steps:
+            pb = self.pb
+            n = (k + 1) * pb.v
+            first, last = self.rank == 0, self.rank == pb.p - 1
+            self._steps[k] = _stage_time(pb.model, pb.cluster, pb.template, pb.params, pb.links, pb.cost, first,
+                                         last, n)  # fmt: skip
+        return self._steps[k]
+
+    def step(self, k: int) -> float:
+        return self.stage(k).total
+
+    def pars(self, k: int) -> tuple[float, float]:
+        if k not in self._params:
+            self._params[k] = stage_parameters(self.pb.model, self.pb.template, self.rank, (k + 1) * self.pb.v)
+        return self._params[k]
+
+    def param(self, k: int) -> float:
+        return sum(self.pars(k))
+
+    def tail(self, k: int) -> float:
+        if k not in self._tails:
+            pb = self.pb
+            dp, opt, off = _tail_seconds(pb.model, pb.cluster, pb.template, pb.params, pb.links, self.stage(k),
+                                         self.rank, self.pars(k), (k + 1) * pb.v)  # fmt: skip
+            self._tails[k] = dp + opt + off
+        return self._tails[k]
+
+    def upper(self, limit: float, size: int) -> int:
+        """The largest k < size whose step is at most ``limit`` (-1: none); steps never fall as k grows."""
+        return _last_true(lambda k: self.step(k) <= limit, size)
 
 
 class _Problem:
-    """The arrays of one shape and mode (see the module docstring)."""
+    """The arrays of one shape and mode (see the module docstring), built lazily."""
 
     def __init__(
-        self, model: TransformerSpec, cluster: Cluster, template: Layout, params: PerfParams, capacity: float
-    ) -> None:
+        self, model: TransformerSpec, cluster: Cluster, template: Layout, params: PerfParams, capacity: float,
+        cost: _LayerCost | None = None,
+    ) -> None:  # fmt: skip
         self.model, self.cluster, self.template, self.params = model, cluster, template, params
         p, v = template.pipeline, template.virtual_stages
         self.p, self.v, self.units = p, v, model.layers // v
-        links = Links.of(cluster, params)
-        cost = _layer_cost(model, cluster, template, params, links)
+        self.size = self.units - (p - 1)  # count indices a rank can have (the others at least v layers each)
+        self.links = Links.of(cluster, params)
+        self.cost = _layer_cost(model, cluster, template, params, self.links) if cost is None else cost
         m = template.microbatches
         self.scale = m * (1 + params.stage_jitter * math.sqrt(2 * math.log(p)))
-        grid = [(k + 1) * v for k in range(self.units - (p - 1))]  # every count a rank can have
-
-        def kind(rank: int) -> _Kind:
-            first, last = rank == 0, rank == p - 1
-            steps, pars, tails = [], [], []
-            for n in grid:
-                st = _stage_time(model, cluster, template, params, links, cost, first, last, n)
-                pr = stage_parameters(model, template, rank, n)
-                dp, opt, off = _tail_seconds(model, cluster, template, params, links, st, rank, pr, n)
-                steps.append(st.total)
-                pars.append(sum(pr))
-                tails.append(dp + opt + off)
-            return _Kind(steps, pars, tails)
-
-        self.first, self.last, self.middle = kind(0), kind(p - 1), kind(1)
+        self.first, self.last, self.middle = _Kind(self, 0), _Kind(self, p - 1), _Kind(self, 1)
         self.per_layer = (layer_activation_bytes(model, template, Recompute.NONE),
                           layer_activation_bytes(model, template, Recompute.FULL))  # fmt: skip
         self._bytes: dict[tuple[int, int], float] = {}
-        # memory caps: the largest count index whose bytes fit (-1: not even v layers fit)
-        self.caps = [self._cap(r, capacity) for r in range(p)]
-        self.values = sorted({x for k in (self.first, self.last, self.middle) for x in k.steps})
+        # memory caps: the largest count index whose bytes fit (-1: not even v layers fit). The middle ranks differ
+        # only in their micro-batches in flight, which never grow with the rank: their caps never fall, so one
+        # upward sweep finds them all.
+        self.caps = [self._cap(0, capacity)]
+        last = self._cap(p - 1, capacity)
+        if self.caps[0] < 0 or last < 0:
+            self.caps = [-1] * p  # (the ends alone cannot take v layers: no split fits)
+            return
+        k = 0
+        for r in range(1, p - 1):
+            k = max(k, 0)
+            while k + 1 < self.size and self.bytes_of(r, k + 1) <= capacity:
+                k += 1
+            self.caps.append(k if self.bytes_of(r, k) <= capacity else self._cap(r, capacity))
+        self.caps.append(last)
 
     def kind_of(self, rank: int) -> _Kind:
         return self.first if rank == 0 else self.last if rank == self.p - 1 else self.middle
@@ -147,11 +181,11 @@ class _Problem:
         return self._bytes[key]
 
     def _cap(self, rank: int, capacity: float) -> int:
-        return _last_true(lambda k: self.bytes_of(rank, k) <= capacity, len(self.first.steps))
+        return _last_true(lambda k: self.bytes_of(rank, k) <= capacity, self.size)
 
     def upper(self, rank: int, limit: float) -> int:
         """The largest count index of ``rank`` whose step is at most ``limit`` (-1: none)."""
-        return bisect.bisect_right(self.kind_of(rank).steps, limit) - 1
+        return self.kind_of(rank).upper(limit, self.size)
 
 
 def _last_true(pred: Callable[[int], bool], size: int) -> int:
@@ -175,19 +209,16 @@ class FreeSplit:
     memory: float
 
 
-def _pairs(pb: _Problem) -> list[tuple[int, int]]:
-    """(pinned rank, count index) pairs: rank 0, rank p - 1 and rank 1 standing for every middle rank (the same
-    kind: the same steps, parameters and tail; the pinned middle is chosen among those whose cap allows it)."""
-    p = pb.p
-    out = [(0, k) for k in range(pb.caps[0] + 1)] + [(p - 1, k) for k in range(pb.caps[p - 1] + 1)]
-    if p > 2:
-        out += [(1, k) for k in range(max(pb.caps[1 : p - 1]) + 1)]
-    return out
-
-
 def _middles(pb: _Problem, k_h: int) -> list[int]:
     """The middle ranks able to hold count index ``k_h`` (candidates for a pinned middle rank)."""
     return [r for r in range(1, pb.p - 1) if pb.caps[r] >= k_h]
+
+
+def _lighter(kind: _Kind, value: float, strict: bool) -> Callable[[int], bool]:
+    """Count index k -> the kind's parameters at k are below (``strict``) or at most ``value``."""
+    if strict:
+        return lambda k: kind.param(k) < value
+    return lambda k: kind.param(k) <= value
 
 
 def _bounds(pb: _Problem, h: int, k_h: int) -> list[int] | None:
@@ -195,18 +226,17 @@ def _bounds(pb: _Problem, h: int, k_h: int) -> list[int] | None:
     (its own entry -2). A pinned middle rank stands for the first middle rank at that count: the other middle
     ranks may equal it (same kind, same count: the same tail seconds). None: some rank cannot take v layers."""
     p = pb.p
-    value = pb.kind_of(h).params[k_h]
+    value = pb.kind_of(h).param(k_h)
     middle = 0 < h < p - 1
     out = []
     for r in range(p):
         if r == h:
             out.append(-2)
             continue
-        pars = pb.kind_of(r).params
+        kind = pb.kind_of(r)
         # ranks before h in the order 0, p-1, 1, 2, ... must stay strictly lighter, the others may tie
         before = r == 0 or (r == p - 1 and middle)
-        b = (bisect.bisect_left(pars, value) if before else bisect.bisect_right(pars, value)) - 1
-        b = min(b, pb.caps[r])
+        b = _last_true(_lighter(kind, value, before), pb.caps[r] + 1)
         if b < 0:
             return None
         out.append(b)
@@ -219,34 +249,39 @@ def _need(pb: _Problem, k_h: int) -> int:
 
 
 def _least_step(pb: _Problem, bounds: list[int], need: int, floor: float) -> float | None:
-    """The least M >= floor among the step values with which the other ranks take ``need`` extra units."""
+    """The least M >= floor among ``floor`` and the step values with which the other ranks take ``need`` extra
+    units (feasibility is monotone in M; the least feasible value of each kind's non-decreasing steps is found by
+    bisection, and the least of those, or ``floor``, is the answer)."""
     if need < 0:
         return None
+    tops = {r: b for r, b in enumerate(bounds) if b != -2}
+    kinds = {id(pb.kind_of(r)): pb.kind_of(r) for r in tops}
 
     def ok(limit: float) -> bool:
+        uppers = {key: kind.upper(limit, pb.size) for key, kind in kinds.items()}  # one bisection per kind
         total = 0
-        for r, b in enumerate(bounds):
-            if b == -2:
-                continue
-            u = min(b, pb.upper(r, limit))
+        for r, b in tops.items():
+            u = min(b, uppers[id(pb.kind_of(r))])
             if u < 0:
                 return False
             total += u
         return total >= need
 
-    values = pb.values
-    i = bisect.bisect_left(values, floor)
-    cands = [floor] + values[i:]
-    if not ok(cands[-1]):
-        return None
-    lo, hi = 0, len(cands) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ok(cands[mid]):
-            hi = mid
-        else:
-            lo = mid + 1
-    return cands[lo]
+    if ok(floor):
+        return floor
+    best: float | None = None
+    for kind in kinds.values():
+        start = kind.upper(floor, pb.size) + 1  # the first step above floor
+        lo, hi = start, pb.size
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ok(kind.step(mid)):
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo < pb.size and (best is None or kind.step(lo) < best):
+            best = kind.step(lo)
+    return best
 
 
 def _least_bytes(pb: _Problem, bounds: list[int], need: int, step: float, own: float) -> tuple[float, list[int]]:
@@ -270,6 +305,7 @@ def _least_bytes(pb: _Problem, bounds: list[int], need: int, step: float, own: f
         return out if sum(c for c in out if c != -2) >= need else None
 
     cands = sorted({own} | {pb.bytes_of(r, k) for r, top in enumerate(tops) if top != -2 for k in range(top + 1)})
+    # (every count up to each rank's top is sized here: this runs for the few winning pairs only)
     cands = cands[bisect.bisect_left(cands, own) :]
     lo, hi = 0, len(cands) - 1
     while lo < hi:
@@ -297,7 +333,7 @@ def _constant(pb: _Problem) -> float:
     modes; taken on one split) and the fixed overhead."""
     p, units = pb.p, pb.units
     idx = [units // p - 1 + (1 if r < units % p else 0) for r in range(p)]
-    total = sum(pb.kind_of(r).steps[c] for r, c in enumerate(idx))
+    total = sum(pb.kind_of(r).step(c) for r, c in enumerate(idx))
     bubble = (p - 1) / pb.v * total / p
     if pb.template.schedule.zero_bubble:
         bubble /= 3.0
@@ -317,38 +353,46 @@ def _pinned_options(pb: _Problem, h: int, k: int) -> list[tuple[int, list[int]]]
 
 def best_free_split(
     model: TransformerSpec, cluster: Cluster, template: Layout, params: PerfParams, capacity: float,
-    incumbent: float = math.inf,
+    incumbent: float = math.inf, cost: _LayerCost | None = None,
 ) -> list[Layout]:  # fmt: skip
     """The layouts of the best free split(s) of ``template`` (a shape with its recomputation mode, p >= 3).
 
     Returns the candidates whose time (by the formula of the module docstring) is within :data:`TIE_RTOL` of the
     least, each with the least memory of its pinned pair; the caller prices them with the model and keeps the
-    best. Empty when no split fits or none can beat ``incumbent`` seconds (the search's best so far).
+    best. Empty when no split fits or none can beat ``incumbent`` seconds (the search's best so far). ``cost``:
+    the shape's per-layer cost when the caller has it (it does not depend on the recomputation).
     """
     if template.pipeline < 3 or model.layers % template.virtual_stages:
         return []
-    pb = _Problem(model, cluster, template, params, capacity)
-    if min(pb.caps) < 0 or pb.units < pb.p:
+    pb = _Problem(model, cluster, template, params, capacity, cost)
+    if min(pb.caps) < 0 or pb.units < pb.p or sum(pb.caps) < pb.units - pb.p:
         return []
     # M_0: the least max step of any fitting split (a lower bound for every pair)
     m0 = _least_step(pb, list(pb.caps), pb.units - pb.p, -math.inf)
     if m0 is None:
         return []
     const = _constant(pb)
-    pairs = sorted(
-        (pb.scale * max(pb.kind_of(h).steps[k], m0) + pb.kind_of(h).tails[k] + const, h, k) for h, k in _pairs(pb)
-    )
+    # pairs in increasing order of scale * max(S_h(k), M_0) + const, a bound without the (non-negative) tail: one
+    # stream per kind (steps never fall as k grows), merged by a heap; a middle pair stands for every middle rank
+    kinds = [(0, pb.caps[0])] + [(pb.p - 1, pb.caps[pb.p - 1])] + ([(1, max(pb.caps[1:-1]))] if pb.p > 2 else [])
+    heap = [(pb.scale * max(pb.kind_of(h).step(0), m0) + const, h, 0, top) for h, top in kinds if top >= 0]
+    heapq.heapify(heap)
     best = incumbent
     found: list[tuple[float, int, int, float]] = []  # (seconds, pinned kind's rank, count index, least step)
-    for lb, h, k in pairs:
-        if lb > best * (1 + TIE_RTOL):
-            break
+    while heap:
+        key, h, k, top = heapq.heappop(heap)
+        if key > best * (1 + TIE_RTOL):
+            break  # every pair left has a bound at least this
+        if k < top:
+            heapq.heappush(heap, (pb.scale * max(pb.kind_of(h).step(k + 1), m0) + const, h, k + 1, top))
         kind = pb.kind_of(h)
+        if key + kind.tail(k) > best * (1 + TIE_RTOL):
+            continue
         for _, bounds in _pinned_options(pb, h, k)[:1]:  # any able middle rank gives the same least step
-            step = _least_step(pb, bounds, _need(pb, k), kind.steps[k])
+            step = _least_step(pb, bounds, _need(pb, k), kind.step(k))
             if step is None:
                 continue
-            seconds = pb.scale * step + kind.tails[k] + const
+            seconds = pb.scale * step + kind.tail(k) + const
             if seconds <= best * (1 + TIE_RTOL):
                 found.append((seconds, h, k, step))
                 best = min(best, seconds)
@@ -373,8 +417,12 @@ def price(model: TransformerSpec, cluster: Cluster, layout: Layout, params: Perf
     return iteration_time(model, cluster, layout, params).total
 
 
-def free_bound(model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams) -> float:
-    """A lower bound of the predicted time of every free split of ``shape`` and every recomputation of it.
+def free_bound(
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
+    ends: tuple[float, ...] | None = None, cost: _LayerCost | None = None,
+) -> float:  # fmt: skip
+    """A lower bound of the predicted time of every free split of ``shape`` (with its recomputation when that is
+    selective or full of every layer, else without any: a bound for every recomputation).
 
     As :func:`placement.perf.splits.split_bounds` for first/last splits: ``m (1 + jitter sqrt(2 ln p))
     (max_i (n_i c + e_i) + s) + bubble fraction ((L c + e_0 + e_{p-1}) / p + s) + overhead``, minimised over every
@@ -384,19 +432,26 @@ def free_bound(model: TransformerSpec, cluster: Cluster, shape: Layout, params: 
     from .splits import _ends_seconds
 
     p, v, units = shape.pipeline, shape.virtual_stages, model.layers // shape.virtual_stages
-    c, emb, head, p2p = _ends_seconds(model, cluster, shape, params)
-    ends = [emb] + [0.0] * (p - 2) + [head]
+    c, emb, head, p2p = _ends_seconds(model, cluster, shape, params) if ends is None else ends
+    if shape.recompute is not Recompute.NONE:  # what each layer recomputes (every layer: the free modes)
+        if cost is None:
+            cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
+        if shape.recompute is Recompute.SELECTIVE:
+            c += cost.attn_fwd
+        elif shape.recompute_layers is None:
+            c += cost.fwd + cost.tp_fwd + cost.cp_fwd + cost.ep_fwd
+    offsets = [emb] + [0.0] * (p - 2) + [head]
 
     def takes(limit: float) -> bool:
         total = 0
-        for e in ends:
+        for e in offsets:
             k = math.floor((limit - e) / (v * c) + 1e-9) if c > 0 else units
             if k < 1:
                 return False
             total += k
         return total >= units
 
-    values = sorted({k * v * c + e for e in set(ends) for k in range(1, units + 1)})
+    values = sorted({k * v * c + e for e in set(offsets) for k in range(1, units + 1)})
     lo, hi = 0, len(values) - 1
     while lo < hi:
         mid = (lo + hi) // 2

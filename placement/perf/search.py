@@ -416,13 +416,19 @@ def _best_free(
     ``best`` (:func:`placement.perf.free_split.best_free_split`, exact for each mode), else None."""
     found: Plan | None = None
     price = cluster.accelerator.price_per_hour
-    if best is not None and _beyond(free_bound(model, cluster, shape, params), best.iteration_seconds):
-        return None
+    from .collectives import Links
+    from .predict import _layer_cost
+    from .splits import _ends_seconds
+
+    ends = _ends_seconds(model, cluster, shape, params)
+    cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
     for mode in space.recompute:
         incumbent = found or best
         limit = math.inf if incumbent is None else incumbent.iteration_seconds
         template = free_template(shape, mode)
-        for layout in best_free_split(model, cluster, template, params, capacity, limit):
+        if _beyond(free_bound(model, cluster, template, params, ends, cost), limit):
+            continue  # (the bound grows with the recomputation: the next modes may still pass on memory grounds)
+        for layout in best_free_split(model, cluster, template, params, capacity, limit, cost):
             counters["predictions"] += 1
             prediction = predict(model, cluster, layout, params, check=False, with_band=False)
             plan = Plan(layout, prediction, cluster.gpus, price)
