@@ -74,7 +74,6 @@ def test_section_shows_the_optimum_and_a_pasted_layout():
     at.run()
     assert not at.exception and any("torchtitan" in s for s in _texts(at, "success"))
 
-
     # Llama 3 8B at s = 8192 on 8 L4s: the optimum is a free split; the section lists every rank's layers and the
     # command carries --pipeline-model-parallel-layout
     model = MODELS["llama3-8b"]

@@ -19,8 +19,8 @@ from placement import PlacementError
 from placement.perf.hardware import ACCELERATORS, GIB, Cluster, accelerator
 from placement.perf.launch import deepspeed_config, megatron_command, torchtitan_toml
 from placement.perf.layout import Layout, Schedule, stage_layers
-from placement.perf.memory import memory_breakdown
 from placement.perf.megatron import parse_megatron_args
+from placement.perf.memory import memory_breakdown
 from placement.perf.plan_cli import describe_layout, launch_configs
 from placement.perf.pp_layout import pipeline_layout_string
 from placement.perf.predict import Prediction, predict, stage_seconds
