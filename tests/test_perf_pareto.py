@@ -40,7 +40,7 @@ FRONT_CASES = [
 def test_front_equals_brute_force(space, model, counts, memory_gib, per_node, batch):
     keys: set[tuple[float, float, int]] = set()
     for n in counts:
-        _, fitting = brute_force(space, model, _cluster(n, memory_gib, per_node), batch)
+        _, fitting = brute_force(space, model, _cluster(n, memory_gib, per_node), batch, with_free=False)
         keys |= {(pred.iteration_seconds, pred.memory.total, n) for _, pred in fitting}
     front = pareto_front(model, _cluster(max(counts), memory_gib, per_node), batch, space, counts=counts)
     got = [(p.iteration_seconds, p.memory_bytes, p.gpus) for p in front]
@@ -52,7 +52,7 @@ def test_front_equals_brute_force(space, model, counts, memory_gib, per_node, ba
 def test_front_small_case_is_quick_enough_to_run_always():
     """One GPU count (the fast member of the brute-force comparison, not marked slow)."""
     cluster = _cluster(4, 6.0)
-    _, fitting = brute_force("megatron", SMALL_GQA, cluster, 8)
+    _, fitting = brute_force("megatron", SMALL_GQA, cluster, 8, with_free=False)
     keys = {(pred.iteration_seconds, pred.memory.total, 4) for _, pred in fitting}
     front = pareto_front(SMALL_GQA, cluster, 8, "megatron", counts=[4])
     assert {(p.iteration_seconds, p.memory_bytes, p.gpus) for p in front} == _definition_front(keys)

@@ -221,6 +221,10 @@ def pareto_front(
 ) -> list[Plan]:
     """Plans no other plan beats on time, memory per GPU and GPU count (and cost with a price).
 
+    The layer splits on the front are the even and the first/last ones; free per-rank splits
+    (``space.free_layouts``, which :func:`placement.perf.search.search` explores) are not on it: a shape's free
+    splits trade time for memory rank by rank, and their front is not enumerated here.
+
     Each GPU count of ``counts`` (default :func:`gpu_counts`) is a cluster of the same nodes, taken in
     increasing order; shapes best-first by :func:`time_bound`. A variant is not predicted when it cannot
     join the front: an earlier (faster) variant of its recompute chain fits with no more memory, or a plan
