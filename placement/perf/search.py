@@ -39,7 +39,7 @@ from .memory import host_bytes, memory_breakdown, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import Prediction, predict
 from .spaces import SearchSpace, divisors, get_space
-from .splits import all_splits, default_split, splits_best_first, with_split
+from .splits import _ends_seconds, all_splits, default_split, splits_best_first, with_split
 from .transformer import TransformerSpec
 
 
@@ -395,9 +395,10 @@ def _best_of_shape(
     if not _splits_allowed(space, shape.pipeline, shape.schedule):
         return _best_of_split(space, model, cluster, shape, params, capacity, best, counters)
     found: Plan | None = None
+    ends = _ends_seconds(model, cluster, shape, params)  # one layer's step, the ends, the sends: shared
     if space.free_layouts and shape.pipeline >= 3:
-        found = _best_free(space, model, cluster, shape, params, capacity, best, counters)
-    for bound, split in splits_best_first(model, cluster, shape, params):
+        found = _best_free(space, model, cluster, shape, params, capacity, best, counters, ends)
+    for bound, split in splits_best_first(model, cluster, shape, params, ends):
         incumbent = found or best
         if incumbent is not None and _beyond(bound, incumbent.iteration_seconds):
             break
@@ -408,9 +409,19 @@ def _best_of_shape(
     return found
 
 
+def _mode_of(shape: Layout, mode: Recompute) -> Layout:
+    """``shape`` with recomputation ``mode`` of every layer, unvalidated (for :func:`free_bound` only, which reads
+    the recomputation fields)."""
+    from .chains import _variant
+
+    if mode is Recompute.FULL:
+        return _variant(shape, recompute=mode, recompute_method=RecomputeMethod.BLOCK, recompute_layers=None)
+    return _variant(shape, recompute=mode)
+
+
 def _best_free(
     space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
-    capacity: float, best: Plan | None, counters: dict[str, int],
+    capacity: float, best: Plan | None, counters: dict[str, int], ends: tuple[float, ...] | None = None,
 ) -> Plan | None:  # fmt: skip
     """The fastest fitting free split of ``shape`` (recompute none, selective, full of every layer) if it beats
     ``best`` (:func:`placement.perf.free_split.best_free_split`, exact for each mode), else None."""
@@ -418,16 +429,20 @@ def _best_free(
     price = cluster.accelerator.price_per_hour
     from .collectives import Links
     from .predict import _layer_cost
-    from .splits import _ends_seconds
 
-    ends = _ends_seconds(model, cluster, shape, params)
+    if ends is None:
+        ends = _ends_seconds(model, cluster, shape, params)
+    if best is not None and _beyond(free_bound(model, cluster, shape, params, ends), best.iteration_seconds):
+        return None  # the bound without recomputation is below every mode's
     cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
     for mode in space.recompute:
         incumbent = found or best
         limit = math.inf if incumbent is None else incumbent.iteration_seconds
-        template = free_template(shape, mode)
-        if _beyond(free_bound(model, cluster, template, params, ends, cost), limit):
+        if mode is not Recompute.NONE and _beyond(
+            free_bound(model, cluster, _mode_of(shape, mode), params, ends, cost), limit
+        ):
             continue  # (the bound grows with the recomputation: the next modes may still pass on memory grounds)
+        template = free_template(shape, mode)
         for layout in best_free_split(model, cluster, template, params, capacity, limit, cost):
             counters["predictions"] += 1
             prediction = predict(model, cluster, layout, params, check=False, with_band=False)

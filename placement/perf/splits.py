@@ -82,15 +82,16 @@ def _ends_seconds(model: TransformerSpec, cluster: Cluster, shape: Layout, param
 
 
 def splits_best_first(
-    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams, ends: tuple[float, ...] | None = None
 ) -> Iterator[tuple[float, Layout]]:
-    """(time lower bound, layout) of every split of ``shape`` (v = 1, p >= 2), bounds non-decreasing."""
-    for lb, split in split_bounds(model, cluster, shape, params):
+    """(time lower bound, layout) of every split of ``shape`` (v = 1, p >= 2), bounds non-decreasing (``ends``:
+    :func:`_ends_seconds` of the shape when the caller has it)."""
+    for lb, split in split_bounds(model, cluster, shape, params, ends):
         yield lb, with_split(shape, model.layers, split)
 
 
 def split_bounds(
-    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams, ends: tuple[float, ...] | None = None
 ) -> Iterator[tuple[float, tuple[int, int, int]]]:
     """(time lower bound, ``(first, middle, last)``) of every split, as :func:`splits_best_first` (no layouts).
 
@@ -100,7 +101,7 @@ def split_bounds(
     p, big_l, m, v = shape.pipeline, model.layers, shape.microbatches, shape.virtual_stages
     if big_l % v:
         return
-    c, emb, head, p2p = _ends_seconds(model, cluster, shape, params)
+    c, emb, head, p2p = _ends_seconds(model, cluster, shape, params) if ends is None else ends
     zb = shape.schedule.zero_bubble
     scale = m * (1 + params.stage_jitter * math.sqrt(2 * math.log(p)))
     bubble = (p - 1) / v * (1.0 / 3.0 if zb else 1.0) * ((big_l * c + emb + head) / p + p2p)
