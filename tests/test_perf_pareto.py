@@ -12,9 +12,10 @@ import random
 
 import pytest
 
+from placement.perf.layout import stage_layers
 from placement.perf.memory import RecomputeMemory, memory_breakdown
 from placement.perf.params import DEFAULT_PARAMS
-from placement.perf.pareto import _final_front, _Staircase, pareto_front
+from placement.perf.pareto import _final_front, _Leanest, _Staircase, pareto_front
 from placement.perf.search import Plan, _chains, shape_splits, shapes, variants
 from placement.perf.spaces import get_space
 from tests.test_search import MID, NINE, ODD, SMALL, SMALL_GQA, SMALL_MOE, _cluster, brute_force
@@ -110,6 +111,11 @@ def test_lazy_chains_and_fast_memory_equal_the_reference(space, model, gpus, bat
                     assert chain.layout(i) == layout
                     assert chain.memory(i) == memory_breakdown(model, layout).total == sizer.total(layout)
                     checked += 1
+            # the leanest variant sized from the counts alone, before the split's layout exists
+            counts = stage_layers(model, split)
+            triple = (counts[0], counts[1] if len(counts) > 2 else 0, counts[-1])
+            leanest = _Leanest(sp, model, shape, DEFAULT_PARAMS).leanest(triple if split.uneven else None)
+            assert leanest == min(memory_breakdown(model, ref[-1]).total for ref in reference)
     assert checked > 50
 
 

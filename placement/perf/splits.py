@@ -22,11 +22,15 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from .hardware import Cluster
 from .layout import Layout
 from .params import PerfParams
 from .transformer import TransformerSpec
+
+if TYPE_CHECKING:
+    from .predict import _LayerCost
 
 
 def all_splits(layers: int, p: int, v: int = 1) -> Iterator[tuple[int, int, int]]:
@@ -68,13 +72,16 @@ def default_split(layers: int, p: int, v: int = 1) -> tuple[int | None, int | No
     return (units - (p - 1) * middle) * v, middle * v
 
 
-def _ends_seconds(model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams) -> tuple[float, ...]:
-    """(one layer's step, the embedding's, the output layer's, the pipeline sends'), seconds per micro-batch."""
+def _ends_seconds(
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams, cost: _LayerCost | None = None
+) -> tuple[float, ...]:
+    """(one layer's step, the embedding's, the output layer's, the pipeline sends'), seconds per micro-batch
+    (``cost``: the shape's ``predict._layer_cost`` when the caller has it)."""
     from .collectives import Links
     from .predict import _embedding_seconds, _layer_cost, _output_layer_seconds, _stage_time
 
     links = Links.of(cluster, params)
-    c = _layer_cost(model, cluster, shape, params, links)
+    c = _layer_cost(model, cluster, shape, params, links) if cost is None else cost
     layer = c.fwd + c.bwd + c.tp_fwd + c.tp_bwd + c.cp_fwd + c.cp_bwd + c.ep_fwd + c.ep_bwd
     head_f, head_b = _output_layer_seconds(model, cluster, shape, params)
     p2p = _stage_time(model, cluster, shape, params, links, c, False, False, 1.0).p2p  # the same on every rank
