@@ -12,7 +12,7 @@ time the Pareto front of 70B on 1,024 H100s (four GPU counts) in a child process
 ``--compare-with DIR``: every case searched by the package in DIR (e.g. an export of main: ``git archive main |
 tar -x -C DIR``) and by this one, alternately, each in a fresh child process (warm-up, then the median of three
 searches), in one table with the load average; then the best free split of named shapes against their
-first/last split.
+first/last split; with ``--pareto S`` also the 70B Pareto fronts by both (wall and CPU seconds, a hash of the front).
 """
 
 from __future__ import annotations
@@ -184,6 +184,46 @@ def compare(before: str) -> None:
     shapes()
 
 
+_FRONT_CHILD = """
+import hashlib, json, sys, time
+from dataclasses import replace
+from placement.perf.hardware import ACCELERATORS, Cluster
+from placement.perf.pareto import pareto_front
+from placement.perf.spaces import get_space
+from placement.perf.transformer import MODELS
+model = MODELS["llama3-70b"].with_changes(seq_length=8192)
+space = replace(get_space("megatron"), uneven=json.loads(sys.argv[1]))
+wall, cpu = time.perf_counter(), time.process_time()
+front = pareto_front(model, Cluster(ACCELERATORS["H100"], 1024, 8), 1024, space)
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+key = repr([(p.iteration_seconds, p.memory_bytes, p.gpus,
+             sorted((k, str(v)) for k, v in vars(p.layout).items() if k != "pipeline_layers")) for p in front])
+print(json.dumps({"wall": wall, "cpu": cpu, "plans": len(front), "hash": hashlib.sha1(key.encode()).hexdigest()[:12]}))
+"""
+
+
+def pareto_compare(before: str, rounds: int = 2) -> None:
+    """The 70B @ 1,024 front (even, then uneven splits) by the package in ``before`` and by this one, alternately."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    print(f"\nload average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("| Pareto front, llama3-70b s=8192, H100 x 128..1024 | code | wall s | CPU s | plans | hash |")
+    print("|---|---|---|---|---|---|")
+    for _ in range(rounds):
+        for uneven in (False, True):
+            for label, path in (("before", before), ("after", os.getcwd())):
+                env = {**os.environ, "PYTHONPATH": path}
+                done = subprocess.run([sys.executable, "-c", _FRONT_CHILD, json.dumps(uneven)], env=env,
+                                      capture_output=True, text=True, check=True, cwd=path)  # fmt: skip
+                r = json.loads(done.stdout.strip().splitlines()[-1])
+                splits = "uneven first/last splits" if uneven else "even splits"
+                print(f"| {splits} | {label} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['plans']} | {r['hash']} |")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 #: Named shapes whose best free split is compared with their first/last split (405B on 16,384 H100s, s = 8192).
 SHAPES = [
     ("llama3-405b", "H100", 16384, 16384, 8192,
@@ -235,6 +275,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.compare_with:
         compare(args.compare_with)
+        if args.pareto is not None:
+            pareto_compare(args.compare_with)
         return
     if not args.calibration_only:
         bench(args.quick, args.main)
