@@ -37,8 +37,11 @@ least ``Q`` such that the other ranks take ``L - n_h`` layers with bytes ``<= Q`
 bisection over the ranks' byte values. The winners are priced again by the model itself (``iteration_time``,
 ``memory_breakdown``), which decides between pairs whose formula values tie.
 
-Pairs are taken in increasing order of their lower bound ``A max(S_h(n_h), M_0) + H(h, n_h)`` (``M_0``: the least
-``M`` without parameter bounds) and the scan stops at the first bound above the best time found.
+Pairs are taken in increasing order of the lower bound ``A max(S_h(n_h), M_0) + constant`` (``M_0``: the least
+``M`` of any fitting split, without parameter bounds; ``H >= 0`` is added before a pair is solved), one stream
+per kind merged by a heap (the bound never falls as ``n_h`` grows), and the scan stops at the first bound above
+the best time found. Times are compared with a relative tolerance of :data:`TIE_RTOL` throughout (the formula
+and the model sum the same terms in different orders).
 """
 
 from __future__ import annotations
