@@ -11,7 +11,7 @@ against the Megatron-space optimum with the same GPUs, global batch and precisio
 time the Pareto front of 70B on 1,024 H100s (four GPU counts) in a child process stopped after S seconds.
 ``--compare-with DIR``: every case searched by the package in DIR (e.g. an export of main: ``git archive main |
 tar -x -C DIR``) and by this one, alternately, each in a fresh child process (warm-up, then the median of three
-searches), in one table with the load average; then the best free split of named shapes against their
+searches, wall and CPU seconds), in one table with the load average; then the best free split of named shapes against their
 first/last split; with ``--pareto S`` also the 70B Pareto fronts by both (wall and CPU seconds, a hash of the front).
 """
 
@@ -146,13 +146,14 @@ name, gpu, gpus, batch, seq, space = json.loads(sys.argv[1])
 search(MODELS["llama3-8b"], Cluster(ACCELERATORS["H100"], 8), 8)
 model = MODELS[name].with_changes(seq_length=seq)
 cluster = Cluster(ACCELERATORS[gpu], gpus, 8)
-times = []
+times, cpus = [], []
 for _ in range(3):
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = search(model, cluster, batch, space)
     times.append(time.perf_counter() - start)
+    cpus.append(time.process_time() - cpu)
 plan = result.plan
-print(json.dumps({"seconds": sorted(times)[1], "plan": describe_layout(plan) if plan else "infeasible",
+print(json.dumps({"seconds": sorted(times)[1], "cpu": sorted(cpus)[1], "plan": describe_layout(plan) if plan else "infeasible",
                   "iteration": plan.iteration_seconds if plan else None}))
 """
 
@@ -165,7 +166,9 @@ def compare(before: str) -> None:
     import sys
 
     print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-    print("| model | GPUs | space | before s | after s | before plan | after plan | iteration s before / after |")
+    print(
+        "| model | GPUs | space | before s (CPU s) | after s (CPU s) | before plan | after plan | iteration s before / after |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for case in CASES:
         out = {}
@@ -178,7 +181,8 @@ def compare(before: str) -> None:
         same = "same" if a["plan"] == b["plan"] else a["plan"]
         it = f"{b['iteration']:.3f} / {a['iteration']:.3f}" if a["iteration"] and b["iteration"] else "-"
         name, gpu, gpus, _, seq, space = case
-        print(f"| {name} s={seq} | {gpus} {gpu} | {space} | {b['seconds']:.3f} | {a['seconds']:.3f} | {b['plan']} "
+        print(f"| {name} s={seq} | {gpus} {gpu} | {space} | {b['seconds']:.3f} ({b['cpu']:.3f}) "
+              f"| {a['seconds']:.3f} ({a['cpu']:.3f}) | {b['plan']} "
               f"| {same} | {it} |")  # fmt: skip
     print(f"load average after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     shapes()
