@@ -1,6 +1,7 @@
 """Benchmark of the launchable-layout search (placement/perf/search.py), and the calibration-row comparison.
 
     PYTHONPATH=. python scripts/bench_search.py [--quick | --main] [--calibration-only] [--pareto SECONDS]
+    PYTHONPATH=. python scripts/bench_search.py --compare-with DIR      # before/after, side by side
 
 Table 1: model, GPUs, space, seconds (one search, wall clock, in-process, after one warm-up search that
 imports and computes the calibration band), peak Python memory of the search (tracemalloc), and the plan.
@@ -8,6 +9,10 @@ Table 2: every row of sample_graphs/calibration/megatron_a100_2021.json: the pub
 against the Megatron-space optimum with the same GPUs, global batch and precision, and what differs.
 ``--main``: only Llama 3 70B on 1,024 H100s (three spaces) and Llama 3 405B on 16,384 H100s. ``--pareto S``: also
 time the Pareto front of 70B on 1,024 H100s (four GPU counts) in a child process stopped after S seconds.
+``--compare-with DIR``: every case searched by the package in DIR (e.g. an export of main: ``git archive main |
+tar -x -C DIR``) and by this one, alternately, each in a fresh child process (warm-up, then the median of three
+searches, wall and CPU seconds), in one table with the load average; then the best free split of named shapes against their
+first/last split; with ``--pareto S`` also the 70B Pareto fronts by both (wall and CPU seconds, a hash of the front).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import replace
 
 from placement.perf.calibration import load_calibration
 from placement.perf.hardware import ACCELERATORS, Cluster
+from placement.perf.layout import stage_layers
 from placement.perf.pareto import pareto_front
 from placement.perf.plan_cli import describe_layout
 from placement.perf.predict import predict
@@ -130,13 +136,152 @@ def calibration() -> None:
             )
 
 
+_CHILD = """
+import json, sys, time
+from placement.perf.hardware import ACCELERATORS, Cluster
+from placement.perf.plan_cli import describe_layout
+from placement.perf.search import search
+from placement.perf.transformer import MODELS
+name, gpu, gpus, batch, seq, space = json.loads(sys.argv[1])
+search(MODELS["llama3-8b"], Cluster(ACCELERATORS["H100"], 8), 8)
+model = MODELS[name].with_changes(seq_length=seq)
+cluster = Cluster(ACCELERATORS[gpu], gpus, 8)
+times, cpus = [], []
+for _ in range(3):
+    start, cpu = time.perf_counter(), time.process_time()
+    result = search(model, cluster, batch, space)
+    times.append(time.perf_counter() - start)
+    cpus.append(time.process_time() - cpu)
+plan = result.plan
+print(json.dumps({"seconds": sorted(times)[1], "cpu": sorted(cpus)[1], "plan": describe_layout(plan) if plan else "infeasible",
+                  "iteration": plan.iteration_seconds if plan else None}))
+"""
+
+
+def compare(before: str) -> None:
+    """Each case searched by the package in ``before`` and by this one (child processes, alternately)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    print(
+        "| model | GPUs | space | before s (CPU s) | after s (CPU s) | before plan | after plan | iteration s before / after |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for case in CASES:
+        out = {}
+        for label, path in (("before", before), ("after", os.getcwd())):
+            env = {**os.environ, "PYTHONPATH": path}
+            done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(case)], env=env, capture_output=True,
+                                  text=True, check=True, cwd=path)  # fmt: skip
+            out[label] = json.loads(done.stdout.strip().splitlines()[-1])
+        b, a = out["before"], out["after"]
+        same = "same" if a["plan"] == b["plan"] else a["plan"]
+        it = f"{b['iteration']:.3f} / {a['iteration']:.3f}" if a["iteration"] and b["iteration"] else "-"
+        name, gpu, gpus, _, seq, space = case
+        print(f"| {name} s={seq} | {gpus} {gpu} | {space} | {b['seconds']:.3f} ({b['cpu']:.3f}) "
+              f"| {a['seconds']:.3f} ({a['cpu']:.3f}) | {b['plan']} "
+              f"| {same} | {it} |")  # fmt: skip
+    print(f"load average after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    shapes()
+
+
+_FRONT_CHILD = """
+import hashlib, json, sys, time
+from dataclasses import replace
+from placement.perf.hardware import ACCELERATORS, Cluster
+from placement.perf.pareto import pareto_front
+from placement.perf.spaces import get_space
+from placement.perf.transformer import MODELS
+model = MODELS["llama3-70b"].with_changes(seq_length=8192)
+space = replace(get_space("megatron"), uneven=json.loads(sys.argv[1]))
+wall, cpu = time.perf_counter(), time.process_time()
+front = pareto_front(model, Cluster(ACCELERATORS["H100"], 1024, 8), 1024, space)
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+key = repr([(p.iteration_seconds, p.memory_bytes, p.gpus,
+             sorted((k, str(v)) for k, v in vars(p.layout).items() if k != "pipeline_layers")) for p in front])
+print(json.dumps({"wall": wall, "cpu": cpu, "plans": len(front), "hash": hashlib.sha1(key.encode()).hexdigest()[:12]}))
+"""
+
+
+def pareto_compare(before: str, rounds: int = 2) -> None:
+    """The 70B @ 1,024 front (even, then uneven splits) by the package in ``before`` and by this one, alternately."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    print(f"\nload average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("| Pareto front, llama3-70b s=8192, H100 x 128..1024 | code | wall s | CPU s | plans | hash |")
+    print("|---|---|---|---|---|---|")
+    for _ in range(rounds):
+        for uneven in (False, True):
+            for label, path in (("before", before), ("after", os.getcwd())):
+                env = {**os.environ, "PYTHONPATH": path}
+                done = subprocess.run([sys.executable, "-c", _FRONT_CHILD, json.dumps(uneven)], env=env,
+                                      capture_output=True, text=True, check=True, cwd=path)  # fmt: skip
+                r = json.loads(done.stdout.strip().splitlines()[-1])
+                splits = "uneven first/last splits" if uneven else "even splits"
+                print(f"| {splits} | {label} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['plans']} | {r['hash']} |")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+#: Named shapes whose best free split is compared with their first/last split (405B on 16,384 H100s, s = 8192).
+SHAPES = [
+    ("llama3-405b", "H100", 16384, 16384, 8192,
+     dict(tensor=4, pipeline=16, data=64, context=4, sequence_parallel=True, zero_stage=1, first_stage_layers=7,
+          last_stage_layers=7)),
+    ("llama3-405b", "H100", 16384, 16384, 8192,
+     dict(tensor=4, pipeline=32, data=32, context=4, virtual_stages=2, sequence_parallel=True, zero_stage=1,
+          first_stage_layers=4, last_stage_layers=2)),
+]  # fmt: skip
+
+
+def shapes() -> None:
+    """The best free split of each named shape (recompute none, selective, full) against its first/last split."""
+    from placement.perf.free_split import best_free_split, free_template
+    from placement.perf.layout import Layout, Recompute
+    from placement.perf.params import DEFAULT_PARAMS
+
+    print("\n| shape | first/last split s (GiB) | best free split (recompute) | s (GiB) |")
+    print("|---|---|---|---|")
+    for name, gpu, gpus, batch, seq, knobs in SHAPES:
+        model = MODELS[name].with_changes(seq_length=seq)
+        cluster = Cluster(ACCELERATORS[gpu], gpus, 8)
+        lay = Layout(global_batch=batch, overlap_grad_reduce=True, overlap_param_gather=True, **knobs)
+        ref = predict(model, cluster, lay)
+        best = None
+        for mode in (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL):
+            for free in best_free_split(model, cluster, free_template(lay, mode), DEFAULT_PARAMS,
+                                        cluster.accelerator.memory_bytes):  # fmt: skip
+                pred = predict(model, cluster, free)
+                if best is None or pred.iteration_seconds < best[1].iteration_seconds:
+                    best = (free, pred)
+        text, sec = "none fits", "-"
+        if best is not None:
+            counts = "/".join(str(n) for n in stage_layers(model, best[0]))
+            text = f"{counts} ({best[0].recompute})"
+            sec = f"{best[1].iteration_seconds:.3f} ({best[1].memory.total / 2**30:.1f})"
+        fits = "" if ref.fits else ", does not fit"
+        print(f"| {name} {describe_layout(lay)} | {ref.iteration_seconds:.3f} ({ref.memory.total / 2**30:.1f}{fits}) "
+              f"| {text} | {sec} |")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the first three cases only")
     parser.add_argument("--main", action="store_true", help="70B @ 1,024 and 405B @ 16,384 only, no calibration")
     parser.add_argument("--calibration-only", action="store_true")
     parser.add_argument("--pareto", type=float, default=None, help="time the 70B @ 1,024 Pareto front (limit, s)")
+    parser.add_argument("--compare-with", default=None, help="a directory holding the package before (e.g. main)")
     args = parser.parse_args()
+    if args.compare_with:
+        compare(args.compare_with)
+        if args.pareto is not None:
+            pareto_compare(args.compare_with)
+        return
     if not args.calibration_only:
         bench(args.quick, args.main)
     if args.pareto is not None:

@@ -173,3 +173,30 @@ def test_uneven_split_with_virtual_stages_round_trip():
         stage_layers(LLAMA8, bad)
     refused = check_megatron(LLAMA8, bad)
     assert not refused.ok and "divisible by virtual" in refused.message
+
+
+def test_free_split_plan_hands_over_as_the_layout_string():
+    """A searched free split (memory forces it) is exported as --pipeline-model-parallel-layout only; parsed and
+    predicted again it gives the plan's numbers; Megatron-Core's TransformerConfig accepts it; torchtitan and
+    DeepSpeed refuse it in one line saying why."""
+    from placement.perf.transformer import TransformerSpec
+
+    wide = TransformerSpec(layers=12, hidden=3072, heads=32, seq_length=2048, vocab=32000, name="wide")
+    cluster = Cluster(replace(ACCELERATORS["A100"], memory_bytes=12 * 2**30), 4, 1)
+    plan = search(wide, cluster, 8, "megatron").plan
+    lay = plan.layout
+    assert lay.free_split and stage_layers(wide, lay) == (2, 3, 4, 3)
+    argv = megatron_command(wide, lay)
+    assert argv[argv.index("--pipeline-model-parallel-layout") + 1] == "Et*2|t*3|t*4|t*3L"
+    assert not {"--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"} & set(argv)
+    parsed_model, parsed, _ = parse_megatron_args(argv, 4)
+    assert parsed == lay
+    again = predict(parsed_model, cluster, parsed)
+    assert (again.iteration_seconds, again.memory.total) == (plan.iteration_seconds, plan.memory_bytes)
+    assert again.tflops_per_gpu == plan.prediction.tflops_per_gpu
+    check = check_megatron(wide, lay)
+    assert check.ok, check.message
+    for export, needle in ((torchtitan_toml, "same layer count"), (deepspeed_config, "uniform")):
+        with pytest.raises(PlacementError, match=needle) as info:
+            export(wide, lay)
+        assert "\n" not in str(info.value)

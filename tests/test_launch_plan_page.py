@@ -7,7 +7,8 @@ import pytest
 
 from placement.perf.hardware import ACCELERATORS, Cluster
 from placement.perf.launch import megatron_command
-from placement.perf.layout import Layout, Recompute
+from placement.perf.layout import Layout, Recompute, stage_layers
+from placement.perf.pp_layout import pipeline_layout_string
 from placement.perf.predict import predict
 from placement.perf.search import search
 from placement.perf.transformer import MODELS
@@ -72,3 +73,24 @@ def test_section_shows_the_optimum_and_a_pasted_layout():
     at.selectbox(key="lp_framework").set_value("torchtitan")
     at.run()
     assert not at.exception and any("torchtitan" in s for s in _texts(at, "success"))
+
+    # Llama 3 8B at s = 8192 on 8 L4s: the optimum is a free split; the section lists every rank's layers and the
+    # command carries --pipeline-model-parallel-layout
+    model = MODELS["llama3-8b"]
+    cluster = Cluster(ACCELERATORS["L4"], 8, 8)
+    plan = search(model, cluster, 256, "megatron").plan
+    assert plan.layout.free_split
+    counts = stage_layers(model, plan.layout)
+    at.selectbox(key="lp_framework").set_value("megatron")
+    at.selectbox(key="lp_model").set_value("llama3-8b")
+    at.selectbox(key="lp_gpu").set_value("L4")
+    at.number_input(key="lp_gpus").set_value(8)
+    at.number_input(key="lp_batch").set_value(256)
+    at.run()
+    assert not at.exception and all(e.startswith("pasted command:") for e in _texts(at, "error"))  # (still pasted)
+    flag = f"--pipeline-model-parallel-layout {pipeline_layout_string(model, plan.layout)}"
+    assert any(flag in m and " / ".join(map(str, counts)) in m for m in _texts(at, "markdown"))
+    assert " ".join(megatron_command(model, plan.layout)) in _texts(at, "code")
+    assert flag in " ".join(megatron_command(model, plan.layout))
+    table = next(d.value for d in at.dataframe if "layers" in d.value.columns)
+    assert list(table["layers"]) == list(counts) and (table["GiB"] <= 22.36).all()

@@ -12,9 +12,10 @@ import random
 
 import pytest
 
+from placement.perf.layout import stage_layers
 from placement.perf.memory import RecomputeMemory, memory_breakdown
 from placement.perf.params import DEFAULT_PARAMS
-from placement.perf.pareto import _final_front, _Staircase, pareto_front
+from placement.perf.pareto import _final_front, _Leanest, _Staircase, pareto_front
 from placement.perf.search import Plan, _chains, shape_splits, shapes, variants
 from placement.perf.spaces import get_space
 from tests.test_search import MID, NINE, ODD, SMALL, SMALL_GQA, SMALL_MOE, _cluster, brute_force
@@ -40,7 +41,7 @@ FRONT_CASES = [
 def test_front_equals_brute_force(space, model, counts, memory_gib, per_node, batch):
     keys: set[tuple[float, float, int]] = set()
     for n in counts:
-        _, fitting = brute_force(space, model, _cluster(n, memory_gib, per_node), batch)
+        _, fitting = brute_force(space, model, _cluster(n, memory_gib, per_node), batch, with_free=False)
         keys |= {(pred.iteration_seconds, pred.memory.total, n) for _, pred in fitting}
     front = pareto_front(model, _cluster(max(counts), memory_gib, per_node), batch, space, counts=counts)
     got = [(p.iteration_seconds, p.memory_bytes, p.gpus) for p in front]
@@ -52,7 +53,7 @@ def test_front_equals_brute_force(space, model, counts, memory_gib, per_node, ba
 def test_front_small_case_is_quick_enough_to_run_always():
     """One GPU count (the fast member of the brute-force comparison, not marked slow)."""
     cluster = _cluster(4, 6.0)
-    _, fitting = brute_force("megatron", SMALL_GQA, cluster, 8)
+    _, fitting = brute_force("megatron", SMALL_GQA, cluster, 8, with_free=False)
     keys = {(pred.iteration_seconds, pred.memory.total, 4) for _, pred in fitting}
     front = pareto_front(SMALL_GQA, cluster, 8, "megatron", counts=[4])
     assert {(p.iteration_seconds, p.memory_bytes, p.gpus) for p in front} == _definition_front(keys)
@@ -110,6 +111,11 @@ def test_lazy_chains_and_fast_memory_equal_the_reference(space, model, gpus, bat
                     assert chain.layout(i) == layout
                     assert chain.memory(i) == memory_breakdown(model, layout).total == sizer.total(layout)
                     checked += 1
+            # the leanest variant sized from the counts alone, before the split's layout exists
+            counts = stage_layers(model, split)
+            triple = (counts[0], counts[1] if len(counts) > 2 else 0, counts[-1])
+            leanest = _Leanest(sp, model, shape, DEFAULT_PARAMS).leanest(triple if split.uneven else None)
+            assert leanest == min(memory_breakdown(model, ref[-1]).total for ref in reference)
     assert checked > 50
 
 

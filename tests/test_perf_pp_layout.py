@@ -7,7 +7,7 @@ import pytest
 from placement.errors import InvalidLayoutError
 from placement.perf.hardware import ACCELERATORS, Cluster
 from placement.perf.launch import check_megatron, megatron_command
-from placement.perf.layout import Layout
+from placement.perf.layout import Layout, stage_layers
 from placement.perf.megatron import parse_megatron_args
 from placement.perf.pp_layout import parse_stages, pipeline_layout_string, read_pipeline_layout
 from placement.perf.predict import predict
@@ -41,6 +41,22 @@ LAYOUTS = [
         last_stage_layers=20,
     ),  # fmt: skip
     Layout(tensor=1, pipeline=8, data=8, virtual_stages=2, micro_batch=1, global_batch=64),
+    # free splits: unequal middle ranks (only the layout string launches them), without and with interleaving
+    Layout(tensor=2, pipeline=4, data=8, micro_batch=1, global_batch=64, pipeline_layers=(6, 8, 10, 8)),
+    Layout(
+        tensor=2, pipeline=4, data=8, virtual_stages=2, micro_batch=1, global_batch=64, pipeline_layers=(6, 8, 10, 8)
+    ),
+    Layout(
+        tensor=1,
+        pipeline=8,
+        data=8,
+        micro_batch=1,
+        global_batch=64,
+        pipeline_layers=(2, 3, 4, 5, 5, 5, 5, 3),
+        recompute="full",
+        recompute_method="block",
+        recompute_layers=5,
+    ),  # fmt: skip
 ]
 
 
@@ -48,8 +64,8 @@ LAYOUTS = [
 def test_round_trip_through_megatron_args_and_megatron_core(layout):
     cluster = Cluster(ACCELERATORS["H100"], 64, 8)
     text = pipeline_layout_string(LLAMA8, layout)
-    v, first, last = read_pipeline_layout(text, LLAMA8.layers, layout.pipeline)
-    assert (v, first, last) == (layout.virtual_stages, layout.first_stage_layers, layout.last_stage_layers)
+    v, counts = read_pipeline_layout(text, LLAMA8.layers, layout.pipeline)
+    assert (v, counts) == (layout.virtual_stages, stage_layers(LLAMA8, layout))
     argv = megatron_command(LLAMA8, layout, pipeline_layout=True)
     assert "--pipeline-model-parallel-layout" in argv and "--decoder-first-pipeline-num-layers" not in argv
     model, parsed, _ = parse_megatron_args(argv, 64)
@@ -77,7 +93,6 @@ def test_grammar_is_megatron_cores(text):
         ("Et*8|t*8|t*8|t*7L", 4, "decoder layers"),
         ("Et*8|t*8|t*8|t*7mL", 4, "decoder layers"),
         ("Et*4|t*4|t*4|t*4|t*2|t*6|t*4|t*4L", 4, "virtual stages hold equal"),
-        ("Et*7|t*9|t*8|t*8L", 4, "other than the first and last"),
         ("Et*16|t*16|L", 3, "without decoder layers"),
         ("Et*8|t*8|x|t*8L", 4, "unknown layer character"),
     ],
@@ -88,11 +103,25 @@ def test_refusals_are_one_line(text, p, needle):
     assert "\n" not in str(info.value)
 
 
+def test_free_split_is_written_only_as_the_layout_string():
+    """A free split is exported with --pipeline-model-parallel-layout even unasked; first/last splits keep their
+    flags unless asked; the string is read back as the same layout."""
+    free, first_last = LAYOUTS[-3], LAYOUTS[1]
+    assert free.free_split and not first_last.free_split
+    argv = megatron_command(LLAMA8, free)
+    assert argv[argv.index("--pipeline-model-parallel-layout") + 1] == "Et*6|t*8|t*10|t*8L"
+    assert "--decoder-first-pipeline-num-layers" not in argv
+    assert "--pipeline-model-parallel-layout" not in megatron_command(LLAMA8, first_last)
+    # a string whose middle ranks are equal is read as the first/last flags' layout
+    _, parsed, _ = parse_megatron_args([*megatron_command(LLAMA8, first_last, pipeline_layout=True)], 64)
+    assert parsed.first_stage_layers == 7 and parsed.pipeline_layers is None
+
+
 def test_megatron_core_accepts_what_the_model_refuses():
-    """The refusals of unequal middle ranks and empty ranks are the model's limits, not Megatron-Core's."""
+    """The refusal of empty ranks is the model's limit, not Megatron-Core's."""
     from megatron.core.transformer.pipeline_parallel_layer_layout import PipelineParallelLayerLayout
 
-    for text, p in (("Et*7|t*9|t*8|t*8L", 4), ("Et*16|t*16|L", 3)):
+    for text, p in (("Et*16|t*16|L", 3),):
         PipelineParallelLayerLayout(text, p).validate_layer_layout(num_layers=32, mtp_num_layers=None)
 
 

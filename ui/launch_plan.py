@@ -2,7 +2,9 @@
 
 Model preset or custom shape, GPU kind and count (default: the session's inventory where it has a kind the
 performance model knows), framework; shows the optimum of the framework's space (placement/perf/search.py)
-with its launch command and configs, the memory and time breakdowns, the pipeline schedule timeline, the predicted numbers with the model id
+with its launch command and configs, the layers, memory and step of every pipeline rank (a free split's
+``--pipeline-model-parallel-layout`` string), the memory and time breakdowns, the pipeline schedule timeline, the
+predicted numbers with the model id
 and calibration band, and a box to paste any Megatron-LM command and see its prediction beside the optimum.
 """
 
@@ -16,9 +18,11 @@ import streamlit as st
 from placement import PlacementError
 from placement.perf.hardware import ACCELERATORS, GIB, Cluster, accelerator
 from placement.perf.launch import deepspeed_config, megatron_command, torchtitan_toml
-from placement.perf.layout import Layout, Schedule
+from placement.perf.layout import Layout, Schedule, stage_layers
 from placement.perf.megatron import parse_megatron_args
+from placement.perf.memory import memory_breakdown
 from placement.perf.plan_cli import describe_layout, launch_configs
+from placement.perf.pp_layout import pipeline_layout_string
 from placement.perf.predict import Prediction, predict, stage_seconds
 from placement.perf.search import SearchResult, search
 from placement.perf.spaces import SPACES
@@ -105,6 +109,39 @@ def _downloads(model: TransformerSpec, result: SearchResult) -> None:
             col.download_button(label, make(), name, key=key)
         except PlacementError as exc:  # the plan uses what that framework cannot run
             col.caption(f"{label}: {exc}")
+
+
+def _rank_layers(model: TransformerSpec, cluster: Cluster, layout: Layout) -> None:
+    """Layers, memory and step of every pipeline rank, and how Megatron-LM is told the split."""
+    p = layout.pipeline
+    if p == 1:
+        return
+    counts = stage_layers(model, layout)
+    if layout.free_split:
+        how = f"a free split: `--pipeline-model-parallel-layout {pipeline_layout_string(model, layout)}`"
+    elif layout.uneven:
+        how = (
+            f"`--decoder-first-pipeline-num-layers {layout.first_stage_layers} "
+            f"--decoder-last-pipeline-num-layers {layout.last_stage_layers}`"
+        )
+    else:
+        how = "an even split"
+    st.markdown(f"**Layers per pipeline rank** ({how}): " + " / ".join(str(n) for n in counts))
+    steps = stage_seconds(model, cluster, layout)
+    st.dataframe(
+        [
+            {
+                "rank": i,
+                "layers": n,
+                "also holds": "embedding" if i == 0 else "output layer" if i == p - 1 else "",
+                "GiB": memory_breakdown(model, layout, stage=i).total / GIB,
+                "step s (one micro-batch)": sum(steps[i]),
+            }
+            for i, n in enumerate(counts)
+        ],
+        hide_index=True,
+        key="lp_rank_table",
+    )
 
 
 def _pasted(cluster: Cluster, result: SearchResult) -> None:
@@ -200,6 +237,7 @@ def render() -> None:
         )
         st.markdown(f"**Plan**: {describe_layout(result.plan)}")
         _metrics(pred)
+        _rank_layers(model, cluster, result.plan.layout)
         if pred.band:
             st.caption(
                 f"Calibration band: the model is within ±{pred.band.max_abs_error:.0%} (mean "

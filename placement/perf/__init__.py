@@ -33,9 +33,10 @@ from .collectives import (
     reduce_scatter_seconds,
     strided_group,
 )
-from .hardware import ACCELERATORS, Accelerator, Cluster, Dtype, accelerator
 
 # The launchable-layout search on this model (after the model's own names: it imports them).
+from .free_split import best_free_split
+from .hardware import ACCELERATORS, Accelerator, Cluster, Dtype, accelerator
 from .hetero import HeteroPlan, HeteroResult, search_hetero
 from .kernels import flash_attention_seconds, gemm_efficiency, gemm_seconds, streaming_seconds
 from .launch import deepspeed_config, megatron_command, torchtitan_toml
@@ -68,6 +69,7 @@ from .spaces import SPACES, Framework, SearchSpace, get_space
 from .transformer import MODELS, Norm, TransformerSpec, model_preset
 
 __all__ = [
+    "best_free_split",
     "ACCELERATORS",
     "Accelerator",
     "Attention",

@@ -76,7 +76,10 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
     if layout.schedule not in TORCHTITAN_SCHEDULES:
         raise PlacementError(f"torchtitan: schedule {layout.schedule} has no torchtitan equivalent here")
     if layout.uneven:
-        raise PlacementError("torchtitan: pipeline_parallel_layers_per_stage splits the layers evenly")
+        raise PlacementError(
+            "torchtitan: pipeline_parallel_layers_per_stage gives every stage the same layer count (no first/last or "
+            "per-rank counts)"
+        )
     if layout.zero_stage not in (0, 3) and layout.data * layout.context > 1:
         raise PlacementError(f"torchtitan: ZeRO stage {layout.zero_stage} (torchtitan shards with FSDP2: stage 3)")
     local = layout.global_batch // layout.data
@@ -133,7 +136,10 @@ def deepspeed_config(model: TransformerSpec, layout: Layout) -> dict[str, object
     if layout.recompute is Recompute.SELECTIVE:
         raise PlacementError("deepspeed: activation checkpointing is per layer (none or full)")
     if layout.uneven:
-        raise PlacementError("deepspeed: the pipeline engine's partition here is uniform")
+        raise PlacementError(
+            "deepspeed: the pipeline engine's partition here is uniform (its partition_method balances parameters, "
+            "not given per-rank layer counts)"
+        )
     m = layout.global_batch // (layout.micro_batch * layout.data)
     config: dict[str, object] = {
         "train_batch_size": layout.global_batch,
@@ -182,7 +188,8 @@ def check_megatron(model: TransformerSpec, layout: Layout, pipeline_layout: bool
     """Megatron-Core's ``TransformerConfig`` built from the plan (its own checks of sizes and recomputation).
 
     ``pipeline_layout``: the split given as ``pipeline_model_parallel_layout`` (parsed and validated by
-    Megatron-Core's ``PipelineParallelLayerLayout``) instead of the first/last-rank counts.
+    Megatron-Core's ``PipelineParallelLayerLayout``) instead of the first/last-rank counts (always for a free
+    split).
     """
     parser = "megatron.core.transformer.TransformerConfig"
     try:
@@ -214,7 +221,7 @@ def check_megatron(model: TransformerSpec, layout: Layout, pipeline_layout: bool
         "params_dtype": dtype,
         "pipeline_dtype": dtype,
     }
-    if pipeline_layout and layout.pipeline > 1:
+    if (pipeline_layout and layout.pipeline > 1) or layout.free_split:
         from .pp_layout import pipeline_layout_string
 
         kwargs["pipeline_model_parallel_layout"] = pipeline_layout_string(model, layout)

@@ -84,6 +84,13 @@ class Layout:
         also carry the embedding / the output layer); the other ranks split the rest evenly. ``None``: the
         even split (``L / p`` per rank). With ``v`` virtual stages every rank's count is a multiple of ``v``
         (Megatron-Core's rule; each rank's chunks are equal).
+    pipeline_layers : tuple of int or None
+        A free split (Megatron-Core's ``--pipeline-model-parallel-layout``): the transformer layers of every
+        pipeline rank, first rank first (all its virtual chunks; with ``v`` virtual stages each count a multiple
+        of ``v`` and the rank's chunks equal); the first rank also holds the embedding, the last the output layer.
+        Not with ``first_stage_layers`` / ``last_stage_layers``. A tuple the first/last counts (or the even
+        split) can express is stored as them (``pipeline_layers`` stays ``None``), so a layout set here is one
+        only the layout string can launch.
     """
 
     tensor: int = 1
@@ -111,6 +118,7 @@ class Layout:
     last_stage_layers: int | None = None
     offload_optimizer: bool = False
     offload_params: bool = False
+    pipeline_layers: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch"):
@@ -132,6 +140,8 @@ class Layout:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 flag = "--decoder-" + name.split("_")[0] + "-pipeline-num-layers"
                 raise InvalidLayoutError(f"{flag} {value!r}: must be a positive integer")
+        if self.pipeline_layers is not None:
+            self._normalise_free_split()
         for name, kind in (
             ("recompute", Recompute),
             ("recompute_method", RecomputeMethod),
@@ -152,6 +162,27 @@ class Layout:
             raise InvalidLayoutError("schedule zbv (zero-bubble V) runs exactly 2 virtual stages per rank")
         if self.virtual_stages > 1 and self.schedule not in (Schedule.INTERLEAVED, Schedule.ZBV):
             raise InvalidLayoutError(f"virtual_stages > 1 needs the interleaved schedule, not {self.schedule}")
+
+    def _normalise_free_split(self) -> None:
+        """Validate ``pipeline_layers`` and store a split the first/last flags express as them."""
+        counts = self.pipeline_layers
+        flag = "--pipeline-model-parallel-layout"
+        if not isinstance(counts, tuple) or any(isinstance(n, bool) or not isinstance(n, int) for n in counts):
+            raise InvalidLayoutError(f"{flag}: the layers per rank must be a tuple of integers, got {counts!r}")
+        if self.first_stage_layers is not None or self.last_stage_layers is not None:
+            raise InvalidLayoutError(f"{flag} cannot be set with --decoder-first/last-pipeline-num-layers")
+        if len(counts) != self.pipeline:
+            raise InvalidLayoutError(f"{flag}: {len(counts)} ranks' layer counts for pipeline size {self.pipeline}")
+        v = self.virtual_stages
+        if any(n < v or n % v for n in counts):
+            raise InvalidLayoutError(
+                f"{flag}: every rank's layers must be a positive multiple of the {v} virtual stages, got {counts}"
+            )
+        if len(set(counts[1:-1])) <= 1:  # the middle ranks equal: the first/last flags (or the even split)
+            even = len(set(counts)) == 1
+            object.__setattr__(self, "first_stage_layers", None if even else counts[0])
+            object.__setattr__(self, "last_stage_layers", None if even else counts[-1])
+            object.__setattr__(self, "pipeline_layers", None)
 
     @property
     def gpus(self) -> int:
@@ -176,8 +207,13 @@ class Layout:
 
     @property
     def uneven(self) -> bool:
-        """Whether the first or the last pipeline rank has its own layer count."""
-        return self.first_stage_layers is not None or self.last_stage_layers is not None
+        """Whether the layers are not split evenly (first/last counts or a free split)."""
+        return self.first_stage_layers is not None or self.last_stage_layers is not None or self.free_split
+
+    @property
+    def free_split(self) -> bool:
+        """Whether the split needs ``--pipeline-model-parallel-layout`` (middle ranks with unequal counts)."""
+        return self.pipeline_layers is not None
 
     def with_changes(self, **changes: object) -> Layout:
         """A copy with some fields replaced (validated again)."""
@@ -195,6 +231,13 @@ def stage_layers(model: TransformerSpec, layout: Layout) -> tuple[int, ...]:
     InvalidLayoutError
         If the layers cannot be split so (one line naming the flags).
     """
+    if layout.pipeline_layers is not None:
+        if sum(layout.pipeline_layers) != model.layers:
+            raise InvalidLayoutError(
+                f"--pipeline-model-parallel-layout: {sum(layout.pipeline_layers)} decoder layers over the ranks, "
+                f"but --num-layers is {model.layers}"
+            )
+        return layout.pipeline_layers
     return _stage_layers(model.layers, layout.pipeline, layout.virtual_stages, layout.first_stage_layers,
                          layout.last_stage_layers)  # fmt: skip
 

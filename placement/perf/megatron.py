@@ -198,8 +198,9 @@ def _layout(values: dict[str, object], model: TransformerSpec, gpus: int | None,
             )
         v = model.layers // (p * per)
     first, last = values.get("first_stage_layers"), values.get("last_stage_layers")
+    counts: tuple[int, ...] | None = None
     if "pipeline_layout" in values:
-        v, first, last = _free_layout(values, model, p, v)
+        v, counts = _free_layout(values, model, p, v)
     micro = _int(values, "micro_batch", 1)
     zero = 1 if values.get("distributed_optimizer") else 0
     if "sharding" in values:
@@ -266,13 +267,12 @@ def _layout(values: dict[str, object], model: TransformerSpec, gpus: int | None,
         tp_async_backward=not values.get("no_async_tp", False),
         first_stage_layers=first,  # type: ignore[arg-type]
         last_stage_layers=last,  # type: ignore[arg-type]
+        pipeline_layers=counts,
     )
 
 
-def _free_layout(
-    values: dict[str, object], model: TransformerSpec, p: int, v: int
-) -> tuple[int, int | None, int | None]:
-    """(v, first, last) from --pipeline-model-parallel-layout (:mod:`placement.perf.pp_layout`)."""
+def _free_layout(values: dict[str, object], model: TransformerSpec, p: int, v: int) -> tuple[int, tuple[int, ...]]:
+    """(v, layers of each rank) from --pipeline-model-parallel-layout (:mod:`placement.perf.pp_layout`)."""
     from .pp_layout import read_pipeline_layout
 
     if "first_stage_layers" in values or "last_stage_layers" in values:
@@ -280,12 +280,12 @@ def _free_layout(
             "--pipeline-model-parallel-layout cannot be set with --decoder-first/last-pipeline-num-layers "
             "(Megatron-Core)"
         )
-    found, first, last = read_pipeline_layout(str(values["pipeline_layout"]), model.layers, p)
+    found, counts = read_pipeline_layout(str(values["pipeline_layout"]), model.layers, p)
     if ("virtual_stages" in values or "layers_per_virtual" in values) and found != v:
         raise InvalidLayoutError(
             f"--pipeline-model-parallel-layout has {found} virtual stages per rank, the virtual-stage flag {v}"
         )
-    return found, first, last
+    return found, counts
 
 
 def parse_megatron_args(argv: Sequence[str], gpus: int | None = None) -> tuple[TransformerSpec, Layout, list[str]]:
@@ -322,7 +322,8 @@ def megatron_args(model: TransformerSpec, layout: Layout, pipeline_layout: bool 
     """The Megatron-LM flags of ``model`` and ``layout`` (``parse_megatron_args(..., gpus)`` reads them back).
 
     ``pipeline_layout``: the layer split as ``--pipeline-model-parallel-layout`` (Megatron-Core's free layout)
-    instead of the virtual-stage and first/last-rank flags (when p > 1).
+    instead of the virtual-stage and first/last-rank flags (when p > 1). A free split (``layout.free_split``:
+    no first/last counts express it) is always written so.
     """
     from .layout import Schedule
 
@@ -357,7 +358,8 @@ def megatron_args(model: TransformerSpec, layout: Layout, pipeline_layout: bool 
         "--micro-batch-size", str(layout.micro_batch), "--global-batch-size", str(layout.global_batch),
         "--tensor-model-parallel-size", str(layout.tensor), "--pipeline-model-parallel-size", str(layout.pipeline),
     ]  # fmt: skip
-    if pipeline_layout and layout.pipeline > 1:
+    pipeline_layout = (pipeline_layout and layout.pipeline > 1) or layout.free_split
+    if pipeline_layout:
         from .pp_layout import pipeline_layout_string
 
         out += ["--pipeline-model-parallel-layout", pipeline_layout_string(model, layout)]
@@ -366,9 +368,9 @@ def megatron_args(model: TransformerSpec, layout: Layout, pipeline_layout: bool 
     elif layout.virtual_stages > 1:
         per = model.layers // (layout.pipeline * layout.virtual_stages)
         out += ["--num-layers-per-virtual-pipeline-stage", str(per)]
-    if layout.first_stage_layers is not None and not (pipeline_layout and layout.pipeline > 1):
+    if layout.first_stage_layers is not None and not pipeline_layout:
         out += ["--decoder-first-pipeline-num-layers", str(layout.first_stage_layers)]
-    if layout.last_stage_layers is not None and not (pipeline_layout and layout.pipeline > 1):
+    if layout.last_stage_layers is not None and not pipeline_layout:
         out += ["--decoder-last-pipeline-num-layers", str(layout.last_stage_layers)]
     if layout.context > 1:
         out += ["--context-parallel-size", str(layout.context)]

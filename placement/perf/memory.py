@@ -148,9 +148,13 @@ def microbatches_in_flight(layout: Layout, stage: int = 0) -> float:
     return float(min(m, p - stage))
 
 
-def layers_in_flight(model: TransformerSpec, layout: Layout, stage: int = 0) -> float:
-    """Layers' worth of micro-batch activations pipeline rank ``stage`` holds at its peak."""
-    per_rank = model.layers / layout.pipeline if not layout.uneven else rank_layers(model, layout, stage)
+def layers_in_flight(model: TransformerSpec, layout: Layout, stage: int = 0, layers: float | None = None) -> float:
+    """Layers' worth of micro-batch activations pipeline rank ``stage`` holds at its peak (``layers``: the
+    rank's layer count instead of the layout's)."""
+    if layers is not None:
+        per_rank = layers
+    else:
+        per_rank = model.layers / layout.pipeline if not layout.uneven else rank_layers(model, layout, stage)
     return per_rank * microbatches_in_flight(layout, stage)
 
 
@@ -172,21 +176,26 @@ def recompute_working_bytes(model: TransformerSpec, layout: Layout) -> float:
 
 
 def stored_activation_bytes(
-    model: TransformerSpec, layout: Layout, stage: int = 0, per_layer: tuple[float, float] | None = None
-) -> float:
+    model: TransformerSpec, layout: Layout, stage: int = 0, per_layer: tuple[float, float] | None = None,
+    layers: float | None = None,
+) -> float:  # fmt: skip
     """Activations of every micro-batch in flight on ``stage`` plus the recomputation working set.
 
     ``per_layer``: :func:`layer_activation_bytes` of the layout without and with full recomputation, when
-    the caller has them (they do not depend on the layout's own recomputation).
+    the caller has them (they do not depend on the layout's own recomputation). ``layers``: the rank's layer
+    count instead of the layout's (the free-split search sizes a rank before the layout exists).
     """
-    in_flight = layers_in_flight(model, layout, stage)
+    in_flight = layers_in_flight(model, layout, stage, layers)
     if per_layer is None:
         full = layer_activation_bytes(model, layout, Recompute.NONE)
         checkpoint = layer_activation_bytes(model, layout, Recompute.FULL)
     else:
         full, checkpoint = per_layer
     if layout.recompute is Recompute.FULL:
-        per_rank = model.layers / layout.pipeline if not layout.uneven else rank_layers(model, layout, stage)
+        if layers is not None:
+            per_rank = layers
+        else:
+            per_rank = model.layers / layout.pipeline if not layout.uneven else rank_layers(model, layout, stage)
         chunk = per_rank / layout.virtual_stages
         n = layout.recompute_layers
         if layout.recompute_method is RecomputeMethod.BLOCK:
@@ -304,12 +313,11 @@ def memory_breakdown(
     MemoryBreakdown
     """
     if stage is None:
-        # Invariant: the middle ranks of an uneven split hold equal layers and rank 1 has the most in
-        # flight; with an even split rank 0 dominates every middle rank (same layers, more in flight).
+        # Invariant: the middle ranks of a first/last split hold equal layers and rank 1 has the most in
+        # flight; with an even split rank 0 dominates every middle rank (same layers, more in flight); a free
+        # split's ranks are all sized.
         best = memory_breakdown(model, layout, params, 0)
-        others = [layout.pipeline - 1] if layout.pipeline > 1 else []
-        if layout.uneven and layout.pipeline > 2:
-            others.append(1)
+        others = sizing_ranks(layout)[1:]
         for other in others:
             m = memory_breakdown(model, layout, params, other)
             if m.total > best.total:
@@ -330,11 +338,33 @@ def memory_breakdown(
     )
 
 
+def sizing_ranks(layout: Layout) -> list[int]:
+    """The pipeline ranks whose memory can be the largest: 0, the last, rank 1 of a first/last split (the
+    middle rank with the most in flight), every rank of a free split; rank 0 first."""
+    p = layout.pipeline
+    if layout.free_split:
+        return [0, p - 1, *range(1, p - 1)]
+    return [0] + ([p - 1] if p > 1 else []) + ([1] if layout.uneven and p > 2 else [])
+
+
+def rank_bytes(
+    model: TransformerSpec, layout: Layout, stage: int, layers: int, params: PerfParams = DEFAULT_PARAMS,
+    per_layer: tuple[float, float] | None = None,
+) -> float:  # fmt: skip
+    """GPU bytes of pipeline rank ``stage`` if it held ``layers`` layers (the rest of ``layout`` as it is),
+    summed in :attr:`MemoryBreakdown.total`'s order (so equal to ``memory_breakdown(..., stage).total`` of the
+    layout with that count)."""
+    weights, gradients, optimizer = static_parts(model, layout, stage, layers)
+    acts, out = _stage_activations(model, layout, stage, per_layer, layers)
+    return weights + gradients + optimizer + acts + out + params.reserve_bytes
+
+
 def _stage_activations(
-    model: TransformerSpec, layout: Layout, stage: int, per_layer: tuple[float, float] | None = None
-) -> tuple[float, float]:
-    """(activations, output layer) bytes of pipeline rank ``stage``."""
-    acts = stored_activation_bytes(model, layout, stage, per_layer)
+    model: TransformerSpec, layout: Layout, stage: int, per_layer: tuple[float, float] | None = None,
+    layers: float | None = None,
+) -> tuple[float, float]:  # fmt: skip
+    """(activations, output layer) bytes of pipeline rank ``stage`` (``layers``: its count instead of the layout's)."""
+    acts = stored_activation_bytes(model, layout, stage, per_layer, layers)
     if stage == 0:  # embedding output (and its dropout mask) of each micro-batch in flight
         tokens = layout.micro_batch * model.seq_length / layout.context
         acts += (1 + _act_bytes(layout)) * tokens * model.hidden * microbatches_in_flight(layout, 0)
@@ -353,8 +383,7 @@ class RecomputeMemory:
 
     def __init__(self, model: TransformerSpec, layout: Layout, params: PerfParams = DEFAULT_PARAMS) -> None:
         self.model, self.reserve = model, params.reserve_bytes
-        p = layout.pipeline
-        stages = [0] + ([p - 1] if p > 1 else []) + ([1] if layout.uneven and p > 2 else [])
+        stages = sizing_ranks(layout)
         self.statics = [(s, static_parts(model, layout, s)) for s in stages]
         self.per_layer = (
             layer_activation_bytes(model, layout, Recompute.NONE),

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from .collectives import Links
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, stage_layers
-from .memory import layer_activation_bytes, static_parts
+from .memory import _stage_activations, layer_activation_bytes, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import _layer_cost, _LayerCost, iteration_time, predict
 from .search import (
@@ -31,7 +31,7 @@ from .search import (
     static_memory_bound,
 )
 from .spaces import SearchSpace, divisors, get_space
-from .splits import split_bounds, with_split
+from .splits import _ends_seconds, split_bounds, with_split
 from .transformer import TransformerSpec
 
 
@@ -103,18 +103,77 @@ class _Staircase:
         return True
 
 
+class _Leanest:
+    """The least memory of any recompute variant of a split of one shape, from its layer counts.
+
+    Each chain's last variant (full recomputation of every layer, or the chain's only member) is the chain's
+    leanest; its memory is :class:`~placement.perf.memory.RecomputeMemory`'s total of that variant, summed here in
+    the same order from the same parts (static parts per rank and count cached, activations of the rank's count),
+    so it is bit-equal without building the split's layout (``tests/test_perf_pareto.py`` compares both).
+    """
+
+    def __init__(self, space: SearchSpace, model: TransformerSpec, shape: Layout, params: PerfParams) -> None:
+        from .chains import _variant
+
+        self.model, self.shape, self.reserve = model, shape, params.reserve_bytes
+        self.templates = []
+        for mode in space.recompute:
+            if mode is Recompute.NONE:
+                self.templates.append(shape)
+            elif mode is Recompute.SELECTIVE:
+                self.templates.append(_variant(shape, recompute=mode))
+            else:  # block recomputation of every layer of a chunk (None: all) sizes as k = the largest chunk
+                self.templates.append(
+                    _variant(shape, recompute=mode, recompute_method=RecomputeMethod.BLOCK, recompute_layers=None)
+                )
+        self.per_layer = (
+            layer_activation_bytes(model, shape, Recompute.NONE),
+            layer_activation_bytes(model, shape, Recompute.FULL),
+        )
+        self.statics: dict[tuple[int, int], float] = {}
+        self.totals: dict[tuple[int, int, int], float] = {}
+
+    def leanest(self, counts: tuple[int, int, int] | None) -> float:
+        """Bytes of the leanest variant of the split ``(first, middle, last)`` (None: the shape's own split)."""
+        model, shape, p = self.model, self.shape, self.shape.pipeline
+        if counts is None:
+            per_rank = stage_layers(model, shape)
+            uneven = shape.uneven
+        else:
+            first, middle, last = counts
+            per_rank = (first,) + (middle,) * (p - 2) + (last,)
+            uneven = not (first == last and (p == 2 or first == middle) and first * p == model.layers)
+        ranks = [0] + ([p - 1] if p > 1 else []) + ([1] if uneven and p > 2 else [])  # memory.sizing_ranks
+        best = math.inf
+        for i, lay in enumerate(self.templates):
+            worst = -1.0
+            for r in ranks:
+                n = per_rank[r]
+                if (i, r, n) not in self.totals:  # the splits of a shape share most (rank, count) pairs
+                    if (r, n) not in self.statics:
+                        weights, gradients, optimizer = static_parts(model, shape, r, n)
+                        self.statics[(r, n)] = weights + gradients + optimizer
+                    acts, out = _stage_activations(model, lay, r, self.per_layer, n)
+                    self.totals[(i, r, n)] = self.statics[(r, n)] + acts + out + self.reserve
+                worst = max(worst, self.totals[(i, r, n)])
+            best = min(best, worst)
+        return best
+
+
 def _front_of_shape(
     space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, bound: float, params: PerfParams,
     capacity: float, floor: float, stair: _Staircase, found: list[Plan], price: float | None,
 ) -> None:  # fmt: skip
     """Append to ``found`` (and ``stair``) the variants of ``shape`` (every split) that no plan found dominates."""
+    cost = None  # one layer's cost: the same for every split, computed once it is needed
     if not _splits_allowed(space, shape.pipeline, shape.schedule):
         stream: Iterator[tuple[float, tuple[int, int, int] | None]] = iter([(bound, None)])
     else:
-        stream = split_bounds(model, cluster, shape, params)
+        cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
+        stream = split_bounds(model, cluster, shape, params, _ends_seconds(model, cluster, shape, params, cost))
     checkpoint = layer_activation_bytes(model, shape, Recompute.FULL)
+    sizer: _Leanest | None = None
     floors: dict[int, float] = {}  # a middle rank of n layers: static bytes, reserve, one checkpoint per layer
-    cost = None
     for split_bound, counts in stream:
         if stair.dominated(split_bound, floor):
             break  # bounds only grow along the stream: every later split is dominated too
@@ -123,14 +182,22 @@ def _front_of_shape(
             floors[most] = sum(static_parts(model, shape, None, most)) + params.reserve_bytes + most * checkpoint
         if floors[most] > capacity or stair.dominated(split_bound, floors[most]):
             continue
-        split = shape if counts is None else with_split(shape, model.layers, counts)
-        # memory never grows along a chain: the chains' last variants bound the split's memory
-        chains = _chains(space, model, params, split)
-        leanest = min(chain.memory(len(chain) - 1) for chain in chains)
+        # memory never grows along a chain: the chains' last variants bound the split's memory (sized from the
+        # counts alone, bit-equal to the chains' own: no layout is built for a split that fails here)
+        if counts is None:  # the shape's own split (one per shape): its chains directly
+            split, chains = shape, _chains(space, model, params, shape)
+            leanest = min(chain.memory(len(chain) - 1) for chain in chains)
+        else:
+            if sizer is None:
+                sizer = _Leanest(space, model, shape, params)
+            leanest = sizer.leanest(counts)
         if leanest > capacity or stair.dominated(split_bound, leanest):
             continue
+        if counts is not None:
+            split = with_split(shape, model.layers, counts)
+            chains = _chains(space, model, params, split)
         # the split without recomputation is at least as fast as each of its variants (tested chain order)
-        if cost is None:  # one layer's cost does not depend on the split
+        if cost is None:
             cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
         fastest = iteration_time(model, cluster, split, params, cost).total
         split_bound = max(split_bound, fastest)
@@ -220,6 +287,10 @@ def pareto_front(
     params: PerfParams = DEFAULT_PARAMS,
 ) -> list[Plan]:
     """Plans no other plan beats on time, memory per GPU and GPU count (and cost with a price).
+
+    The layer splits on the front are the even and the first/last ones; free per-rank splits
+    (``space.free_layouts``, which :func:`placement.perf.search.search` explores) are not on it: a shape's free
+    splits trade time for memory rank by rank, and their front is not enumerated here.
 
     Each GPU count of ``counts`` (default :func:`gpu_counts`) is a cluster of the same nodes, taken in
     increasing order; shapes best-first by :func:`time_bound`. A variant is not predicted when it cannot

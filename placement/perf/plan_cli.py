@@ -93,7 +93,7 @@ def layout_dict(plan: Plan) -> dict[str, Any]:
     """The plan's layout as plain JSON values."""
     fields = plan.layout.__dataclass_fields__
     return {
-        k: (v if isinstance(v, bool | int | float) or v is None else str(v))
+        k: (v if isinstance(v, bool | int | float) or v is None else list(v) if isinstance(v, tuple) else str(v))
         for k in fields
         for v in [getattr(plan.layout, k)]
     }
@@ -119,7 +119,9 @@ def describe_layout(plan: Plan | Layout) -> str:
     if lay.expert > 1:
         parts.append(f"ep={lay.expert}")
     parts += [f"v={lay.virtual_stages}", f"micro-batch {lay.micro_batch}", f"schedule {lay.schedule}"]
-    if lay.uneven:
+    if lay.free_split:
+        parts.append("layers per rank " + "/".join(str(n) for n in lay.pipeline_layers or ()))
+    elif lay.uneven:
         parts.append(f"layers first/last rank {lay.first_stage_layers}/{lay.last_stage_layers}")
     parts += [f"SP {'on' if lay.sequence_parallel else 'off'}", f"ZeRO {lay.zero_stage}", f"recompute {rec}"]
     if lay.offload_optimizer:
@@ -158,7 +160,9 @@ def _text(model: TransformerSpec, result: SearchResult, configs: dict[str, Any],
     for check in configs["checks"]:
         lines.append(f"checked by {check['parser']}: {'ok' if check['ok'] else 'REJECTED: ' + check['message']}")
     if front is not None:
-        lines.append(f"Pareto front ({len(front)} plans): seconds, GiB per GPU, GPUs, layout")
+        free = result.space in SPACES and SPACES[result.space].free_layouts
+        scope = " (even and first/last splits; free per-rank splits are not on the front)" if free else ""
+        lines.append(f"Pareto front ({len(front)} plans{scope}): seconds, GiB per GPU, GPUs, layout")
         for p in front:
             lines.append(f"  {p.iteration_seconds:.4g}  {p.memory_bytes / GIB:.2f}  {p.gpus}  {describe_layout(p)}")
     return "\n".join(lines)

@@ -9,10 +9,12 @@ cosmetic. The number of stages is a multiple of the pipeline size p, ``v = stage
 (each exactly once) and hold exactly ``--num-layers`` ``t``; empty stages are allowed; it cannot be combined with
 ``--decoder-first/last-pipeline-num-layers`` (nor the ``account-for-embedding/loss`` options).
 
-The performance model covers the layouts whose ranks' virtual stages hold equal layers and whose ranks other than
-the first and the last hold equal layers (Megatron-Core's uneven first/last split, interleaved or not): those
-are read into a :class:`~placement.perf.layout.Layout` (``first_stage_layers``, ``last_stage_layers``,
-``virtual_stages``); any other accepted string is refused in one line naming the rule.
+The performance model covers the layouts whose ranks' virtual stages hold equal layers and every rank at least
+one decoder layer: any count per rank (a multiple of v). Those are read into a
+:class:`~placement.perf.layout.Layout` (``virtual_stages`` and ``pipeline_layers``, which the layout stores as
+``first_stage_layers`` / ``last_stage_layers`` or the even split where those express it); any other accepted
+string (unequal chunks of one rank, a rank holding only the loss, MTP layers) is refused in one line naming the
+rule.
 """
 
 from __future__ import annotations
@@ -57,8 +59,8 @@ def parse_stages(text: str) -> list[str]:
     return stages
 
 
-def read_pipeline_layout(text: str, layers: int, p: int) -> tuple[int, int | None, int | None]:
-    """(virtual stages v, first-rank layers, last-rank layers) of a layout string (``None``: the even split).
+def read_pipeline_layout(text: str, layers: int, p: int) -> tuple[int, tuple[int, ...]]:
+    """(virtual stages v, decoder layers of each pipeline rank, first rank first) of a layout string.
 
     Raises
     ------
@@ -79,20 +81,15 @@ def read_pipeline_layout(text: str, layers: int, p: int) -> tuple[int, int | Non
     counts = [[stages[k * p + r].count("t") for k in range(v)] for r in range(p)]
     if any(len(set(chunks)) > 1 for chunks in counts):
         raise InvalidLayoutError(f"{_FLAG}: modelled only when each rank's virtual stages hold equal layers")
-    per_rank = [chunks[0] * v for chunks in counts]
-    if p > 2 and len(set(per_rank[1:-1])) > 1:
-        raise InvalidLayoutError(
-            f"{_FLAG}: modelled only when the ranks other than the first and last hold equal layers"
-        )
+    per_rank = tuple(chunks[0] * v for chunks in counts)
     if min(per_rank) == 0:
         raise InvalidLayoutError(f"{_FLAG}: a rank without decoder layers is not modelled")
-    if len(set(per_rank)) == 1:
-        return v, None, None
-    return v, per_rank[0], per_rank[-1]
+    return v, per_rank
 
 
 def pipeline_layout_string(model: TransformerSpec, layout: Layout) -> str:
-    """The layout as ``--pipeline-model-parallel-layout`` (``read_pipeline_layout`` reads it back)."""
+    """The layout as ``--pipeline-model-parallel-layout`` (``read_pipeline_layout`` reads it back): ``p v``
+    stages, stage k holding rank ``k mod p``'s chunk ``k // p`` (its layers / v), ``E`` first, ``L`` last."""
     p, v = layout.pipeline, layout.virtual_stages
     per_chunk = [n // v for n in stage_layers(model, layout)]
     stages = []

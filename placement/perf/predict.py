@@ -336,9 +336,10 @@ def _stage_time(model: TransformerSpec, cluster: Cluster, layout: Layout, params
 
 
 def _dp_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams, links: Links,
-                stage: _StageTime, stage_index: int) -> float:  # fmt: skip
-    """Exposed data-parallel gradient reduction and parameter gathering of one iteration."""
-    dense, expert = stage_parameters(model, layout, stage_index)
+                stage: _StageTime, stage_index: int, layers: float | None = None) -> float:  # fmt: skip
+    """Exposed data-parallel gradient reduction and parameter gathering of one iteration (``layers``: the
+    rank's count instead of the layout's)."""
+    dense, expert = stage_parameters(model, layout, stage_index, layers)
     t, cp, d, ep = layout.tensor, layout.context, layout.data, layout.expert
     e_w = 4.0 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2.0
     e_g = 4.0 if layout.fp32_grads() else 2.0
@@ -382,22 +383,56 @@ def iteration_time(
     counts: tuple[float, ...] = stage_layers(model, layout) if layout.uneven else (model.layers / p,) * p
     first = _stage_time(model, cluster, layout, params, links, cost, True, p == 1, counts[0])
     last = first if p == 1 else _stage_time(model, cluster, layout, params, links, cost, False, True, counts[-1])
-    middle = _stage_time(model, cluster, layout, params, links, cost, False, False, counts[1]) if p > 2 else first
-    critical = max((first, last, middle), key=lambda st: st.total)
-    mean = (first.total + last.total + (p - 2) * middle.total) / p if p > 1 else first.total
+    if layout.free_split:
+        # every rank its own count (a middle rank's step depends on its count only)
+        steps = {
+            n: _stage_time(model, cluster, layout, params, links, cost, False, False, n) for n in set(counts[1:-1])
+        }
+        ranks = [(0, first), (p - 1, last)] + [(i, steps[counts[i]]) for i in range(1, p - 1)]
+        critical = max((st for _, st in ranks), key=lambda st: st.total)
+        mean = sum(st.total for _, st in ranks) / p
+    else:
+        middle = _stage_time(model, cluster, layout, params, links, cost, False, False, counts[1]) if p > 2 else first
+        critical = max((first, last, middle), key=lambda st: st.total)
+        mean = (first.total + last.total + (p - 2) * middle.total) / p if p > 1 else first.total
+        # the middle ranks hold no embedding, so only an uneven split can make one of them the heaviest
+        ranks = [(0, first), (p - 1, last)] + ([(1, middle)] if layout.uneven and p > 2 else [])
     bubble = (p - 1) / v * mean
     if layout.schedule.zero_bubble:  # ZB-H1: a third of 1F1B's; ZB-V: the same over its 2 chunks
         bubble /= 3.0
-    # the rank with the most parameters waits longest for its gradients and optimizer step (the middle
-    # ranks hold no embedding, so only an uneven split can make one of them the heaviest)
-    ranks = [(0, first), (p - 1, last)] + ([(1, middle)] if layout.uneven and p > 2 else [])
+    # the rank with the most parameters (the first of the order 0, p - 1, 1, 2, ... on ties) waits longest
+    # for its gradients and optimizer step
     heavy, heavy_time = ranks[0]
     heavy_params = stage_parameters(model, layout, 0)
     for rank, st in ranks[1:]:
         params_of = stage_parameters(model, layout, rank)
         if sum(params_of) > sum(heavy_params):
             heavy, heavy_time, heavy_params = rank, st, params_of
-    dp = _dp_seconds(model, cluster, layout, params, links, heavy_time, heavy)
+    dp, optimizer, offload = _tail_seconds(model, cluster, layout, params, links, heavy_time, heavy, heavy_params)
+    return TimeBreakdown(
+        compute=m * critical.compute,
+        recompute=m * critical.recompute,
+        tp_comm=m * critical.tp,
+        cp_comm=m * critical.cp,
+        ep_comm=m * critical.ep,
+        pipeline_bubble=bubble,
+        pipeline_p2p=m * critical.p2p,
+        pipeline_sync=m * critical.total * params.stage_jitter * math.sqrt(2 * math.log(p)),
+        dp_comm=dp,
+        optimizer=optimizer,
+        overhead=params.iteration_overhead_s,
+        offload=offload,
+    )
+
+
+def _tail_seconds(
+    model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams, links: Links,
+    heavy_time: _StageTime, heavy: int, heavy_params: tuple[float, float], layers: float | None = None,
+) -> tuple[float, float, float]:  # fmt: skip
+    """(data-parallel, optimizer, offload) seconds of the iteration, set by its heaviest rank ``heavy`` (its step
+    ``heavy_time``, parameters ``heavy_params``; ``layers``: its count instead of the layout's)."""
+    m, p = layout.microbatches, layout.pipeline
+    dp = _dp_seconds(model, cluster, layout, params, links, heavy_time, heavy, layers)
     if p > 1 and model.tied_embeddings:  # embedding gradients of the first and last ranks are summed
         e_g = 4.0 if layout.fp32_grads() else 2.0
         nbytes = model.padded_vocab(layout.tensor) * model.hidden / layout.tensor * e_g
@@ -421,20 +456,7 @@ def iteration_time(
         e_w = 4.0 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2.0
         fetch = 2 * (dense + expert) * e_w / cluster.accelerator.pcie_bytes_per_s
         offload += m * max(0.0, fetch - heavy_time.total)
-    return TimeBreakdown(
-        compute=m * critical.compute,
-        recompute=m * critical.recompute,
-        tp_comm=m * critical.tp,
-        cp_comm=m * critical.cp,
-        ep_comm=m * critical.ep,
-        pipeline_bubble=bubble,
-        pipeline_p2p=m * critical.p2p,
-        pipeline_sync=m * critical.total * params.stage_jitter * math.sqrt(2 * math.log(p)),
-        dp_comm=dp,
-        optimizer=optimizer,
-        overhead=params.iteration_overhead_s,
-        offload=offload,
-    )
+    return dp, optimizer, offload
 
 
 def stage_seconds(

@@ -32,13 +32,14 @@ from dataclasses import dataclass, field
 from ..errors import PlacementError
 from ..model import Status
 from .chains import _chains
+from .free_split import TIE_RTOL, best_free_split, free_bound, free_template
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
 from .memory import host_bytes, memory_breakdown, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import Prediction, predict
 from .spaces import SearchSpace, divisors, get_space
-from .splits import all_splits, default_split, splits_best_first, with_split
+from .splits import _ends_seconds, all_splits, default_split, splits_best_first, with_split
 from .transformer import TransformerSpec
 
 
@@ -319,10 +320,18 @@ def _capacity(cluster: Cluster) -> float:
 
 
 def _better(a: Plan, b: Plan | None) -> bool:
-    """a strictly better than b: less time, then less memory (the first found wins exact ties)."""
+    """a strictly better than b: less time, then less memory; times within :data:`TIE_RTOL` of each other tie
+    (rounding: a free split's bubble sums its ranks in another order), and the first found wins exact ties."""
     if b is None:
         return True
-    return (a.iteration_seconds, a.memory_bytes) < (b.iteration_seconds, b.memory_bytes)
+    if _beyond(a.iteration_seconds, b.iteration_seconds) or _beyond(b.iteration_seconds, a.iteration_seconds):
+        return a.iteration_seconds < b.iteration_seconds
+    return a.memory_bytes < b.memory_bytes
+
+
+def _beyond(seconds: float, incumbent: float) -> bool:
+    """``seconds`` is more than the incumbent's time, beyond a tie (so nothing timed so can win)."""
+    return seconds > incumbent * (1 + TIE_RTOL)
 
 
 def _candidates(
@@ -386,14 +395,60 @@ def _best_of_shape(
     if not _splits_allowed(space, shape.pipeline, shape.schedule):
         return _best_of_split(space, model, cluster, shape, params, capacity, best, counters)
     found: Plan | None = None
-    for bound, split in splits_best_first(model, cluster, shape, params):
+    ends = _ends_seconds(model, cluster, shape, params)  # one layer's step, the ends, the sends: shared
+    if space.free_layouts and shape.pipeline >= 3:
+        found = _best_free(space, model, cluster, shape, params, capacity, best, counters, ends)
+    for bound, split in splits_best_first(model, cluster, shape, params, ends):
         incumbent = found or best
-        if incumbent is not None and bound > incumbent.iteration_seconds:
+        if incumbent is not None and _beyond(bound, incumbent.iteration_seconds):
             break
         counters["splits"] += 1
         plan = _best_of_split(space, model, cluster, split, params, capacity, incumbent, counters)
         if plan is not None and _better(plan, incumbent):
             found = plan
+    return found
+
+
+def _mode_of(shape: Layout, mode: Recompute) -> Layout:
+    """``shape`` with recomputation ``mode`` of every layer, unvalidated (for :func:`free_bound` only, which reads
+    the recomputation fields)."""
+    from .chains import _variant
+
+    if mode is Recompute.FULL:
+        return _variant(shape, recompute=mode, recompute_method=RecomputeMethod.BLOCK, recompute_layers=None)
+    return _variant(shape, recompute=mode)
+
+
+def _best_free(
+    space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
+    capacity: float, best: Plan | None, counters: dict[str, int], ends: tuple[float, ...] | None = None,
+) -> Plan | None:  # fmt: skip
+    """The fastest fitting free split of ``shape`` (recompute none, selective, full of every layer) if it beats
+    ``best`` (:func:`placement.perf.free_split.best_free_split`, exact for each mode), else None."""
+    found: Plan | None = None
+    price = cluster.accelerator.price_per_hour
+    from .collectives import Links
+    from .predict import _layer_cost
+
+    if ends is None:
+        ends = _ends_seconds(model, cluster, shape, params)
+    if best is not None and _beyond(free_bound(model, cluster, shape, params, ends), best.iteration_seconds):
+        return None  # the bound without recomputation is below every mode's
+    cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
+    for mode in space.recompute:
+        incumbent = found or best
+        limit = math.inf if incumbent is None else incumbent.iteration_seconds
+        if mode is not Recompute.NONE and _beyond(
+            free_bound(model, cluster, _mode_of(shape, mode), params, ends, cost), limit
+        ):
+            continue  # (the bound grows with the recomputation: the next modes may still pass on memory grounds)
+        template = free_template(shape, mode)
+        for layout in best_free_split(model, cluster, template, params, capacity, limit, cost):
+            counters["predictions"] += 1
+            prediction = predict(model, cluster, layout, params, check=False, with_band=False)
+            plan = Plan(layout, prediction, cluster.gpus, price)
+            if prediction.fits and _better(plan, found or best):
+                found = plan
     return found
 
 
@@ -423,7 +478,7 @@ def _best_of_split(
             bound = predict(model, cluster, shape, params, check=False, with_band=False)
             counters["predictions"] += 1
         incumbent = found or best
-        if incumbent is not None and bound.iteration_seconds > incumbent.iteration_seconds:
+        if incumbent is not None and _beyond(bound.iteration_seconds, incumbent.iteration_seconds):
             return found
         if layout is shape:
             prediction = bound
@@ -479,7 +534,7 @@ def search(
     candidates = sorted(_candidates(space, model, cluster, global_batch, dt, params, capacity, counters))
     best: Plan | None = None
     for i, (bound, _, spec) in enumerate(candidates):
-        if best is not None and bound > best.iteration_seconds:
+        if best is not None and _beyond(bound, best.iteration_seconds):
             counters["pruned_by_bound"] += len(candidates) - i
             break
         shape = _checked(model, cluster, spec)

@@ -85,6 +85,10 @@ class SearchSpace:
         others split the rest evenly (Megatron-Core's ``--decoder-first/last-pipeline-num-layers``); then
         any pipeline size up to the layer count is allowed; with v virtual stages every rank's count is a
         multiple of v (so v divides the layers), with 1F1B or interleaved schedules.
+    free_layouts : bool
+        Free per-rank layer counts (Megatron-Core's ``--pipeline-model-parallel-layout``; p >= 3, 1F1B or
+        interleaved, every count a multiple of v) with recomputation none, selective or full of every layer
+        (:mod:`placement.perf.free_split`); partial recomputation keeps the first/last splits.
     """
 
     name: str
@@ -105,6 +109,7 @@ class SearchSpace:
     tp_async: bool = True
     uneven: bool = False
     offload: tuple[str, ...] = ("none",)
+    free_layouts: bool = False
 
     def __post_init__(self) -> None:
         where = f"search space {self.name!r}"
@@ -127,11 +132,13 @@ SPACES: dict[str, SearchSpace] = {
         "Megatron-LM / Megatron-Core: uniform t (within a node), p, d, cp, ep (MoE), interleaved v, "
         "micro-batch 1..16, sequence parallel on/off, distributed optimizer on/off, recompute "
         "none / selective / full of k layers per stage (block method); layers split evenly or with the first "
-        "and last ranks' own layer counts (--decoder-first/last-pipeline-num-layers; with interleaving every rank's "
-        "count a multiple of v)",
+        "and last ranks' own layer counts (--decoder-first/last-pipeline-num-layers), or any count per rank "
+        "(--pipeline-model-parallel-layout) with recompute none / selective / full of every layer; with "
+        "interleaving every rank's count a multiple of v",
         schedules=("1f1b",),
         shardings=(0, 1),
         uneven=True,
+        free_layouts=True,
     ),
     "torchtitan": SearchSpace(
         "torchtitan",

@@ -22,11 +22,15 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from .hardware import Cluster
 from .layout import Layout
 from .params import PerfParams
 from .transformer import TransformerSpec
+
+if TYPE_CHECKING:
+    from .predict import _LayerCost
 
 
 def all_splits(layers: int, p: int, v: int = 1) -> Iterator[tuple[int, int, int]]:
@@ -68,13 +72,16 @@ def default_split(layers: int, p: int, v: int = 1) -> tuple[int | None, int | No
     return (units - (p - 1) * middle) * v, middle * v
 
 
-def _ends_seconds(model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams) -> tuple[float, ...]:
-    """(one layer's step, the embedding's, the output layer's, the pipeline sends'), seconds per micro-batch."""
+def _ends_seconds(
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams, cost: _LayerCost | None = None
+) -> tuple[float, ...]:
+    """(one layer's step, the embedding's, the output layer's, the pipeline sends'), seconds per micro-batch
+    (``cost``: the shape's ``predict._layer_cost`` when the caller has it)."""
     from .collectives import Links
     from .predict import _embedding_seconds, _layer_cost, _output_layer_seconds, _stage_time
 
     links = Links.of(cluster, params)
-    c = _layer_cost(model, cluster, shape, params, links)
+    c = _layer_cost(model, cluster, shape, params, links) if cost is None else cost
     layer = c.fwd + c.bwd + c.tp_fwd + c.tp_bwd + c.cp_fwd + c.cp_bwd + c.ep_fwd + c.ep_bwd
     head_f, head_b = _output_layer_seconds(model, cluster, shape, params)
     p2p = _stage_time(model, cluster, shape, params, links, c, False, False, 1.0).p2p  # the same on every rank
@@ -82,15 +89,16 @@ def _ends_seconds(model: TransformerSpec, cluster: Cluster, shape: Layout, param
 
 
 def splits_best_first(
-    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams, ends: tuple[float, ...] | None = None
 ) -> Iterator[tuple[float, Layout]]:
-    """(time lower bound, layout) of every split of ``shape`` (v = 1, p >= 2), bounds non-decreasing."""
-    for lb, split in split_bounds(model, cluster, shape, params):
+    """(time lower bound, layout) of every split of ``shape`` (v = 1, p >= 2), bounds non-decreasing (``ends``:
+    :func:`_ends_seconds` of the shape when the caller has it)."""
+    for lb, split in split_bounds(model, cluster, shape, params, ends):
         yield lb, with_split(shape, model.layers, split)
 
 
 def split_bounds(
-    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams, ends: tuple[float, ...] | None = None
 ) -> Iterator[tuple[float, tuple[int, int, int]]]:
     """(time lower bound, ``(first, middle, last)``) of every split, as :func:`splits_best_first` (no layouts).
 
@@ -100,7 +108,7 @@ def split_bounds(
     p, big_l, m, v = shape.pipeline, model.layers, shape.microbatches, shape.virtual_stages
     if big_l % v:
         return
-    c, emb, head, p2p = _ends_seconds(model, cluster, shape, params)
+    c, emb, head, p2p = _ends_seconds(model, cluster, shape, params) if ends is None else ends
     zb = shape.schedule.zero_bubble
     scale = m * (1 + params.stage_jitter * math.sqrt(2 * math.log(p)))
     bubble = (p - 1) / v * (1.0 / 3.0 if zb else 1.0) * ((big_l * c + emb + head) / p + p2p)
