@@ -1,18 +1,25 @@
 """The search of the one lattice DP kernel: :func:`lattice_dp` fills rows of the table (its driver is :mod:`placement.exact.kernel`).
 
-Contract
---------
-The kernel splits a graph into consecutive stages along a chain of ideals and assigns each
-stage to one device of some *device type* (an accelerator kind, or CPU cores), minimising
-the largest stage load. Callers describe everything as arrays; the kernel knows nothing of
-problems, schedules or kinds.
+Modules, one topic each (read in this order): this docstring (the contract);
+:mod:`~placement.exact.exactsum` (exact sums and the error-bound derivation);
+:mod:`~placement.exact.codes` (parent codes, objectives, modes); :mod:`~placement.exact.state`
+(the inputs as named tuples, the working arrays); :mod:`~placement.exact.cells` (open cells,
+closing a row); :mod:`~placement.exact.stage` (a stage's node state and exact rebuild);
+:mod:`~placement.exact.pairs` (pair mode's targets). :func:`lattice_dp` holds the per-pair
+work itself (the next stage from the cover-edge search or pair mode, its intervals, loads and
+relaxation) in one compiled function: numba takes a reference count per array argument of
+every call, inlined (``inline="always"``) or not, and its pruning pass removes them only in
+simple cases, so per-pair helpers cost 1.2x-1.6x (measured with ``scripts/bench_dp.py``);
+only per-row and rarely taken steps are separate functions. numba's on-disk cache only
+notices edits to a function's own file: after editing another kernel module, delete
+``placement/exact/__pycache__/*.nb*``.
 
 **Readable reference**: :func:`placement.explore.teaching.trace_dp` runs the same recurrence in
 plain Python (every pair of ideals, no pruning or merging, prefix orientation); on small graphs
 the kernel's row of the empty ideal equals its row of the full ideal for every device count
 (``tests/test_kernel.py``). Read it first.
 
-**Lattice** (``up_start, up_group, up_target, n_ideals``): ideals numbered so that a
+**Lattice** (:class:`~placement.exact.state.LatticeArrays`: ``up_start, up_group, up_target, n_ideals``): ideals numbered so that a
 superset has a larger index than its subsets (ideal 0 empty, ``n_ideals - 1`` full), with
 their cover relation in CSR form (:class:`placement.exact.ideals.IdealLattice`, or
 :func:`chain_lattice` for one topological order).
@@ -52,14 +59,14 @@ boundary (``x`` inside with a successor outside, or outside with a successor ins
 ``in_val[x]`` is counted when ``x`` is a forward node outside the stage feeding a forward
 node inside (the stage input, for recomputation).
 
-**Device types** ``t`` (``T`` of them): ``type_compute[t]`` (index into ``node_val``),
-``type_fwd[t]`` (forward compute, ``-1`` none), ``type_cross[t]`` (scale class, ``-1``: no
-communication), ``type_cap[t]`` memory cap, ``group_blocked[t, g]`` nodes of group ``g``
-that cannot run on ``t``.
+**Device types** ``t`` (``T`` of them, :class:`~placement.exact.state.TypeArrays` ``types``):
+``types.compute[t]`` (index into ``node_val``), ``types.fwd[t]`` (forward compute, ``-1``
+none), ``types.cross[t]`` (scale class, ``-1``: no communication), ``types.cap[t]`` memory
+cap; ``group_blocked[t, g]`` nodes of group ``g`` that cannot run on ``t``.
 
 **Memory** of a stage on a type at target state ``s`` with ``n = flight[s]``:
 ``W + opt_mult * P + n * A`` (mode 0) or ``W + opt_mult * P + n * I + A`` (mode 1, recompute),
-``W, P, A, I`` being correctly rounded exact sums (``mem_w, mem_p, mem_a``: indices into
+``W, P, A, I`` being correctly rounded exact sums (``types.mem_w, mem_p, mem_a``: indices into
 ``node_val``, ``-1`` for none) and the rest float arithmetic in that order.
 
 **Modes** ``mode_lo..mode_hi``: 0 = plain stage, 1 = the stage recomputes its forward pass.
@@ -67,7 +74,7 @@ that cannot run on ``t``.
 **Objectives.** ``objective=0``: the max-load above. ``objective=1`` (the tie-break pass, run
 with ``upper_bound`` = the optimal max-load): among splits whose every stage load is
 ``<= upper_bound``, minimise the sum of the stages' *durations* - ``fsum(compute terms +
-transfer terms)`` on an accelerator (``type_dur_cross``; its whole-stage call in
+transfer terms)`` on an accelerator (``types.dur_cross``; its whole-stage call in
 :func:`placement.evaluate.latency`), the compute alone on CPU cores - added from the last
 stage to the first in floating point, then the number of stages (devices). That sum bounds
 the single-sample latency from above (up to the rounding of the additions), with equality
@@ -103,8 +110,8 @@ Floors make values inexact only where that cannot matter: with floors from
 ``<= upper_bound`` (every cell on an optimal split of ``q`` is needed, and the clamp ``L`` is
 ``<=`` every such optimum); other cells may hold a larger (still achievable) value.
 
-Returns ``(best, parent_ideal, parent_type, pairs)``: per cell the ideal ``J`` after the
-stage and ``type + T * mode`` of its device, or ``INHERIT + d`` (same value as the state
+The table (:class:`~placement.exact.state.Table`) holds per cell the ideal ``J`` after the
+stage and the parent code ``type + T * mode`` of its device (:func:`~placement.exact.codes.parent_code`), or ``INHERIT + d`` (same value as the state
 with one device of type ``d`` fewer, ``closure`` only); ``pairs`` counts the pairs ``I < J``
 searched (in pair mode: the pairs whose stage was evaluated).
 """
@@ -114,239 +121,74 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .exactsum import EPS, MAXP, _grow, _round, _round_sum
+from .cells import _can_improve, _open_cells, _stale, close_row
+from .codes import INHERIT
+from .exactsum import EPS, _round, _round_sum
 from .pairs import _holds
-
-#: parent_type values >= INHERIT mean "same value as the state with one device of type (value - INHERIT) fewer".
-INHERIT = 64
-
-#: The kernel's ``objective`` argument: 0 minimises the max-load, 1 is the tie-break pass (sum of durations, then stages).
-OBJECTIVE_MAX_LOAD = 0
-OBJECTIVE_TIE_BREAK = 1
-
-#: Stage modes (the ``mode`` of a parent code): a plain stage, or one that recomputes its forward pass.
-MODE_PLAIN = 0
-MODE_RECOMPUTE = 1
-
-
-def parent_code(device_type: int, mode: int, n_types: int) -> int:
-    """The ``parent_type`` code of a stage on ``device_type`` in ``mode`` (what :func:`lattice_dp` stores)."""
-    return device_type + n_types * mode
-
-
-def decode_parent(code: int, n_types: int) -> tuple[int, int]:
-    """(device type, mode) of a ``parent_type`` code below :data:`INHERIT` (inverse of :func:`parent_code`)."""
-    return code % n_types, code // n_types
+from .stage import _crossing, _feeding, _move_group, enter_target_stage, rebuild_exact
+from .state import new_workspace
 
 
 @njit(cache=True, nogil=True)
-def _crossing(in_stage, stage_succ, out_degree, u):
-    if in_stage[u]:
-        return stage_succ[u] < out_degree[u]
-    return stage_succ[u] > 0
+def lattice_dp(lattice, graph, types, states, settings, table, targets, rows, counters):
+    """Fill the rows ``rows`` of the DP table, in that order; returns the pairs searched.
 
-
-@njit(cache=True, nogil=True)
-def _feeding(in_stage, fwd_succ_in, node_fwd, u):
-    return (not in_stage[u]) and node_fwd[u] and fwd_succ_in[u] > 0
-
-
-@njit(cache=True, nogil=True)
-def _move_group(g, enter, graph, node_state):
-    """Move group ``g``'s nodes into (``enter``) or out of the stage: membership and successor counts.
-
-    ``graph`` = (group_start, group_nodes, pred_start, preds, node_fwd); ``node_state`` =
-    (in_stage, stage_succ, fwd_succ_in), updated in place.
-    """
-    group_start, group_nodes, pred_start, preds, node_fwd = graph
-    in_stage, stage_succ, fwd_succ_in = node_state
-    step = 1 if enter else -1
-    for k in range(group_start[g], group_start[g + 1]):
-        x = group_nodes[k]
-        in_stage[x] = enter
-        for m in range(pred_start[x], pred_start[x + 1]):
-            u = preds[m]
-            stage_succ[u] += step
-            if node_fwd[x] and node_fwd[u]:
-                fwd_succ_in[u] += step
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _can_improve(i, j, n_open, open_cells, prev_state, useful, best, objective):
-    """Whether a state of ``J`` worth extending lies under an open cell of row ``i`` that it could improve.
-
-    A value through a stage is ``max(base, load)`` or ``base + duration``, both ``>= base``
-    (objective 1 may still win a tie on the device count).
-    """
-    for k in range(n_open):
-        nxt = open_cells[k]
-        for t in range(prev_state.shape[0]):
-            back = prev_state[t, nxt]
-            if back >= 0 and useful[j, back]:
-                if best[j, back] < best[i, nxt] or (objective == 1 and best[j, back] == best[i, nxt]):
-                    return True
-    return False
-
-
-@njit(cache=True, nogil=True)
-def _stale(i, nxt, old, new, floor, has_floor, prev_state, limit):
-    """Whether lowering cell ``(i, nxt)`` from ``old`` to ``new`` may close it or lower a limit.
-
-    Otherwise the open cells and limits are left as they are (a stale limit is only larger: safe).
-    """
-    if has_floor and not new > floor[i, nxt]:
-        return True
-    for t in range(prev_state.shape[0]):
-        if prev_state[t, nxt] >= 0 and old >= limit[t]:
-            return True
-    return False
-
-
-@njit(cache=True, nogil=True)
-def _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit):
-    """List row ``i``'s open cells (value above the floor) in ``open_cells`` (flags in ``is_open``); returns their number.
-
-    ``limit[t]``: the largest value among the open cells a stage on type ``t`` can improve
-    (``-inf``: none). State 0 (no device) is never the target of a stage.
-    """
-    for t in range(prev_state.shape[0]):
-        limit[t] = -np.inf
-    n_open = 0
-    is_open[0] = False
-    for s in range(1, best.shape[1]):
-        is_open[s] = not has_floor or best[i, s] > floor[i, s]
-        if not is_open[s]:
-            continue
-        open_cells[n_open] = s
-        n_open += 1
-        for t in range(prev_state.shape[0]):
-            if prev_state[t, s] >= 0 and best[i, s] > limit[t]:
-                limit[t] = best[i, s]
-    return n_open
-
-
-@njit(cache=True, nogil=True)
-def lattice_dp(
-    up_start,
-    up_group,
-    up_target,
-    n_ideals,
-    group_start,
-    group_nodes,
-    pred_start,
-    preds,
-    out_degree,
-    node_fwd,
-    node_val,
-    cross_val,
-    in_val,
-    group_blocked,
-    type_compute,
-    type_fwd,
-    type_cross,
-    type_cap,
-    mem_w,
-    mem_p,
-    mem_a,
-    opt_mult,
-    next_state,
-    prev_state,
-    flight,
-    n_states,
-    overlap,
-    upper_bound,
-    closure,
-    mode_lo,
-    mode_hi,
-    count_only,
-    objective,
-    type_dur_cross,
-    best,
-    parent_ideal,
-    parent_type,
-    useful,
-    used,
-    floor,
-    targets,
-    rows,
-    counters,
-):
-    """Fill the rows ``rows`` of the DP table (from :func:`new_table`), in that order; returns the pairs searched.
-
-    The contract is the module docstring. Every row ``J > i`` that row ``i`` can reach by cover
-    edges (its supersets) must be final before ``i`` is searched (earlier in ``rows``, or
-    filled before the call); row ``i``'s search reads only those rows, ``floor`` and its own
-    row, and writes only row ``i`` of the tables, so rows that are not supersets of one
+    The contract is the module docstring; the arguments are the named tuples of
+    :mod:`placement.exact.state` and pair mode's :class:`~placement.exact.pairs.Targets`
+    (``no_targets()``: the cover-edge search). Every row ``J > i`` that row ``i`` can reach by
+    cover edges (its supersets) must be final before ``i`` is searched (earlier in ``rows``, or
+    filled before the call); row ``i``'s search reads only those rows, ``table.floor`` and its
+    own row, and writes only row ``i`` of the tables, so rows that are not supersets of one
     another (e.g. ideals of equal size) may be filled by concurrent calls, each with its own
-    ``counters`` (:func:`run`). ``counters[0]``
-    is increased by the number of pairs whose exact sums had to be rebuilt. ``floor``: the
-    cells' floors (module docstring, "Open cells"), or a 1 x 1 array: every cell open.
-    ``targets``: the data of :func:`target_pairs` (pair mode, module docstring), or
-    ``no_targets()``: the search walks the cover edges.
+    ``counters`` (:func:`placement.exact.kernel.run`). ``counters[0]`` is increased by the
+    number of pairs whose exact sums had to be rebuilt.
+
+    Per row: its open cells, then one loop that takes the next stage ``J \\ I`` from its source
+    (pair mode: the next target; else one step of the depth-first search over cover edges,
+    which pops a finished level or pushes a group) and evaluates it: first on intervals, then,
+    where they cannot decide, on exact sums rebuilt from the stage's nodes.
     """
+    up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
+    group_start, group_nodes, pred_start, preds, out_degree, node_fwd, node_val, cross_val, in_val, group_blocked = (
+        graph
+    )
+    type_compute, type_fwd, type_cross, type_cap, type_dur_cross, mem_w, mem_p, mem_a, opt_mult = types
+    next_state, prev_state, flight, n_states = states
+    overlap, upper_bound, closure, mode_lo, mode_hi, count_only, objective = settings
+    best, parent_ideal, parent_type, useful, used, floor = table
+    target_ideal, target_pos, bits, target_sums, target_errors, target_blocked = targets[:6]
+    edge_start, edge_src, edge_dst, node_group = targets[6:]
+    work = new_workspace(lattice, graph, types, states)
+    min_flight = work.min_flight
+    sums, errors, expansions, expansion_len, blocked = work[1:6]
+    low, high, load_low, load_high, duration_low, duration_high, type_alive, scratch = work[6:14]
+    node_links, node_state, node_mark, rebuild_mark, touched, was_crossing, was_feeding = work[14:21]
+    seen_in_row, stack_ideal, stack_edge, stack_group, open_cells, is_open, limit = work[21:]
+    in_stage, stage_succ, fwd_succ_in = node_state
     has_floor = floor.shape[0] > 1
-    tgt_ideal, tgt_pos, tgt_bits, tgt_sum, tgt_err, tgt_blocked, fr_start, fr_src, fr_dst, node_group = targets
-    pair_mode = tgt_ideal.shape[0] > 0
-    n_words = tgt_bits.shape[1]
+    pair_mode = target_ideal.shape[0] > 0
+    n_words = bits.shape[1]
     n_types = type_compute.shape[0]
-    n_nodes = out_degree.shape[0]
     n_val = node_val.shape[0]
     n_cross = cross_val.shape[0]
     n_q = n_val + n_cross + 1  # expansions: additive values, crossing classes, stage input
-    q_in = n_val + n_cross
-    min_flight = 1 << 30
-    for s in range(1, n_states):  # state 0 is never the target of a stage
-        if flight[s] < min_flight:
-            min_flight = flight[s]
-    max_depth = n_ideals + 1
-    if group_start.shape[0] - 1 + 2 < max_depth:
-        max_depth = group_start.shape[0] - 1 + 2
-    exp = np.zeros((max_depth, n_q, MAXP))  # exact sums of the current stage (rebuilt on demand)
-    exp_len = np.zeros((max_depth, n_q), dtype=np.int64)
-    ap = np.zeros((max_depth, n_q))  # running sums per search depth (restored on pop, never subtracted back)
-    er = np.zeros((max_depth, n_q))  # their error bounds
-    lo_q = np.zeros(n_q)
-    hi_q = np.zeros(n_q)
-    load_lo = np.full((2, n_types), np.inf)
-    load_hi = np.full((2, n_types), np.inf)
-    dur_lo = np.zeros(n_types)
-    dur_hi = np.zeros(n_types)
-    mark2 = np.full(n_nodes, -1, dtype=np.int64)
-    blocked = np.zeros((max_depth, n_types), dtype=np.int64)
-    tmp = np.empty(3 * MAXP)
-    stamp = np.full(n_ideals, -1, dtype=np.int64)
-    in_stage = np.zeros(n_nodes, dtype=np.bool_)
-    stage_succ = np.zeros(n_nodes, dtype=np.int64)
-    fwd_succ_in = np.zeros(n_nodes, dtype=np.int64)
-    graph = (group_start, group_nodes, pred_start, preds, node_fwd)
-    node_state = (in_stage, stage_succ, fwd_succ_in)  # the stage's membership and successor counts
-    mark = np.full(n_nodes, -1, dtype=np.int64)
-    affected = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.int64)
-    old_cross = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
-    old_feed = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
-    stack_ideal = np.empty(max_depth, dtype=np.int64)
-    stack_pos = np.empty(max_depth, dtype=np.int64)
-    stack_group = np.empty(max_depth, dtype=np.int64)
-    alive_t = np.zeros(n_types, dtype=np.bool_)
-    open_cells = np.empty(n_states, dtype=np.int64)  # the states of row i whose cell may still improve
-    is_open = np.zeros(n_states, dtype=np.bool_)
-    limit = np.empty(n_types, dtype=np.float64)  # per type: the largest incumbent among its open cells
-    toggles = 0
+    q_input = n_val + n_cross
+    mark_round = 0  # one round per pushed group or compared pair (node_mark)
     pairs = 0
     for i in rows:
         n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
         depth = 0 if n_open > 0 or count_only else -1  # no open cell: nothing to search
         stack_ideal[0] = i
-        stack_pos[0] = up_start[i]
+        stack_edge[0] = up_start[i]
         stack_group[0] = -1
-        stamp[i] = i
+        seen_in_row[i] = i
         for q in range(n_q):
-            ap[0, q] = 0.0
-            er[0, q] = 0.0
+            sums[0, q] = 0.0
+            errors[0, q] = 0.0
         for t in range(n_types):
             blocked[0, t] = 0
-        row_pos = tgt_pos[i] if pair_mode else -1  # pair mode: the row's place among the targets
-        cand = row_pos + 1  # the next target to try (supersets have larger indices)
+        row_pos = target_pos[i] if pair_mode else -1  # pair mode: the row's place among the targets
+        candidate = row_pos + 1  # the next target to try (supersets have larger indices)
         while True:
             moved = 0  # pair mode: stage groups moved into the node state (for an exact rebuild)
             if pair_mode:
@@ -354,148 +196,150 @@ def lattice_dp(
                     break
                 # ---- the next target K = j that is a superset of I, could improve an open cell,
                 # and whose stage compute (an interval from the two ideals' sums) fits on some type
-                kk = -1
-                while cand < tgt_ideal.shape[0]:
-                    c = cand
-                    cand += 1
-                    j = tgt_ideal[c]
+                target = -1
+                while candidate < target_ideal.shape[0]:
+                    c = candidate
+                    candidate += 1
+                    j = target_ideal[c]
                     if not _can_improve(i, j, n_open, open_cells, prev_state, useful, best, objective):
                         continue
                     fits = False
                     for t in range(n_types):
-                        if next_state[t, 0] < 0 or tgt_blocked[c, t] > tgt_blocked[row_pos, t]:
+                        if next_state[t, 0] < 0 or target_blocked[c, t] > target_blocked[row_pos, t]:
                             continue
-                        qc = type_compute[t]
-                        d = tgt_sum[c, qc] - tgt_sum[row_pos, qc]
-                        d_lo = d - 2.0 * (tgt_err[c, qc] + tgt_err[row_pos, qc] + EPS * abs(d))
-                        if d_lo > upper_bound or d_lo > limit[t] or (objective == 0 and d_lo >= limit[t]):
+                        q_compute = type_compute[t]
+                        d = target_sums[c, q_compute] - target_sums[row_pos, q_compute]
+                        d_low = d - 2.0 * (
+                            target_errors[c, q_compute] + target_errors[row_pos, q_compute] + EPS * abs(d)
+                        )
+                        if d_low > upper_bound or d_low > limit[t] or (objective == 0 and d_low >= limit[t]):
                             continue
                         fits = True
                     if not fits:
                         continue
                     for w in range(n_words):
-                        if tgt_bits[row_pos, w] & ~tgt_bits[c, w]:
+                        if bits[row_pos, w] & ~bits[c, w]:
                             fits = False
                             break
                     if fits:
-                        kk = c
+                        target = c
                         break
-                if kk < 0:
+                if target < 0:
                     break
                 # ---- the stage K \ I: additive sums as differences, boundary terms from the boundary edges
-                nd = 0
+                level = 0
                 for w in range(n_words):
-                    stage_bits = tgt_bits[kk, w] & ~tgt_bits[row_pos, w]
+                    stage_bits = bits[target, w] & ~bits[row_pos, w]
                     while stage_bits:
                         stage_bits &= stage_bits - np.uint64(1)
-                        nd += 1
+                        level += 1
                 for q in range(n_val):
-                    d = tgt_sum[kk, q] - tgt_sum[row_pos, q]
-                    ap[nd, q] = d
-                    er[nd, q] = tgt_err[kk, q] + tgt_err[row_pos, q] + EPS * abs(d)
+                    d = target_sums[target, q] - target_sums[row_pos, q]
+                    sums[level, q] = d
+                    errors[level, q] = target_errors[target, q] + target_errors[row_pos, q] + EPS * abs(d)
                 for q in range(n_val, n_q):
-                    ap[nd, q] = 0.0
-                    er[nd, q] = 0.0
+                    sums[level, q] = 0.0
+                    errors[level, q] = 0.0
                 for t in range(n_types):
-                    blocked[nd, t] = tgt_blocked[kk, t] - tgt_blocked[row_pos, t]
+                    blocked[level, t] = target_blocked[target, t] - target_blocked[row_pos, t]
                 # A node crosses when an edge joins it to the other side of the stage: such an edge
                 # crosses the boundary of I or of K (the ideals' boundary edges, both directions).
-                toggles += 1
+                mark_round += 1
                 for side in range(2):
-                    c = kk if side == 0 else row_pos
-                    for m in range(fr_start[c], fr_start[c + 1]):
-                        u = fr_src[m]
-                        if mark[u] == toggles:
+                    c = target if side == 0 else row_pos
+                    for m in range(edge_start[c], edge_start[c + 1]):
+                        u = edge_src[m]
+                        if node_mark[u] == mark_round:
                             continue
                         g = node_group[u]
-                        h = node_group[fr_dst[m]]
-                        u_in = _holds(tgt_bits, kk, g) and not _holds(tgt_bits, row_pos, g)
-                        v_in = _holds(tgt_bits, kk, h) and not _holds(tgt_bits, row_pos, h)
+                        h = node_group[edge_dst[m]]
+                        u_in = _holds(bits, target, g) and not _holds(bits, row_pos, g)
+                        v_in = _holds(bits, target, h) and not _holds(bits, row_pos, h)
                         if u_in == v_in:
                             continue
-                        mark[u] = toggles
+                        node_mark[u] = mark_round
                         for cl in range(n_cross):
                             v = cross_val[cl, u]
                             if v != 0.0:
                                 q = n_val + cl
-                                r = ap[nd, q] + v
-                                ap[nd, q] = r
-                                er[nd, q] += EPS * abs(r)
+                                r = sums[level, q] + v
+                                sums[level, q] = r
+                                errors[level, q] += EPS * abs(r)
                 pairs += 1
             else:
                 if depth < 0:
                     break
                 top = stack_ideal[depth]
-                if stack_pos[depth] >= up_start[top + 1]:
+                if stack_edge[depth] >= up_start[top + 1]:
                     # ---- pop: undo the node states of the group that made this level (expansions are per level)
                     g = stack_group[depth]
                     depth -= 1
                     if g < 0:
                         continue
-                    _move_group(g, False, graph, node_state)
+                    _move_group(g, False, node_links, node_state)
                     continue
-                e = stack_pos[depth]
-                stack_pos[depth] = e + 1
+                e = stack_edge[depth]
+                stack_edge[depth] = e + 1
                 j = up_target[e]
-                if stamp[j] == i:
+                if seen_in_row[j] == i:
                     continue
-                stamp[j] = i
+                seen_in_row[j] = i
                 g = up_group[e]
                 pairs += 1
-                nd = depth + 1
-                stack_ideal[nd] = j
-                stack_group[nd] = g
+                level = depth + 1
+                stack_ideal[level] = j
+                stack_group[level] = g
                 if count_only:
-                    stack_pos[nd] = up_start[j]
-                    depth = nd
-                    _move_group(g, True, graph, node_state)
+                    stack_edge[level] = up_start[j]
+                    depth = level
+                    _move_group(g, True, node_links, node_state)
                     continue
                 # ---- push group g: the level's running sums and error bounds, plus the group's nodes
                 for q in range(n_q):
-                    ap[nd, q] = ap[depth, q]
-                    er[nd, q] = er[depth, q]
+                    sums[level, q] = sums[depth, q]
+                    errors[level, q] = errors[depth, q]
                 for t in range(n_types):
-                    blocked[nd, t] = blocked[depth, t] + group_blocked[t, g]
-                toggles += 1
-                n_aff = 0
+                    blocked[level, t] = blocked[depth, t] + group_blocked[t, g]
+                mark_round += 1
+                n_touched = 0
                 for k in range(group_start[g], group_start[g + 1]):
                     x = group_nodes[k]
                     for q in range(n_val):
                         v = node_val[q, x]
                         if v != 0.0:
-                            r = ap[nd, q] + v
-                            ap[nd, q] = r
-                            er[nd, q] += EPS * abs(r)
+                            r = sums[level, q] + v
+                            sums[level, q] = r
+                            errors[level, q] += EPS * abs(r)
                     # x and its predecessors may change their boundary terms: note their old state once.
                     for m in range(pred_start[x] - 1, pred_start[x + 1]):
                         u = x if m < pred_start[x] else preds[m]
-                        if mark[u] != toggles:
-                            mark[u] = toggles
-                            affected[n_aff] = u
-                            old_cross[n_aff] = _crossing(in_stage, stage_succ, out_degree, u)
-                            old_feed[n_aff] = _feeding(in_stage, fwd_succ_in, node_fwd, u)
-                            n_aff += 1
-                _move_group(g, True, graph, node_state)
-                for a in range(n_aff):
-                    u = affected[a]
-                    now_cross = _crossing(in_stage, stage_succ, out_degree, u)
-                    if now_cross != old_cross[a]:
-                        sign = 1.0 if now_cross else -1.0
+                        if node_mark[u] != mark_round:
+                            node_mark[u] = mark_round
+                            touched[n_touched] = u
+                            was_crossing[n_touched] = _crossing(in_stage, stage_succ, out_degree, u)
+                            was_feeding[n_touched] = _feeding(in_stage, fwd_succ_in, node_fwd, u)
+                            n_touched += 1
+                _move_group(g, True, node_links, node_state)
+                for a in range(n_touched):
+                    u = touched[a]
+                    now_crossing = _crossing(in_stage, stage_succ, out_degree, u)
+                    if now_crossing != was_crossing[a]:
+                        sign = 1.0 if now_crossing else -1.0
                         for cl in range(n_cross):
                             v = cross_val[cl, u]
                             if v != 0.0:
                                 q = n_val + cl
-                                r = ap[nd, q] + sign * v
-                                ap[nd, q] = r
-                                er[nd, q] += EPS * abs(r)
-                    now_feed = _feeding(in_stage, fwd_succ_in, node_fwd, u)
-                    if now_feed != old_feed[a]:
+                                r = sums[level, q] + sign * v
+                                sums[level, q] = r
+                                errors[level, q] += EPS * abs(r)
+                    now_feeding = _feeding(in_stage, fwd_succ_in, node_fwd, u)
+                    if now_feeding != was_feeding[a]:
                         v = in_val[u]
                         if v != 0.0:
-                            r = ap[nd, q_in] + (v if now_feed else -v)
-                            ap[nd, q_in] = r
-                            er[nd, q_in] += EPS * abs(r)
-                depth = nd
+                            r = sums[level, q_input] + (v if now_feeding else -v)
+                            sums[level, q_input] = r
+                            errors[level, q_input] += EPS * abs(r)
+                depth = level
 
             # ---- the pair (I, J). Every quantity is known as an interval [lo, hi] around its running
             # sum that holds its exact value (correctly rounded); where an interval cannot decide a
@@ -513,106 +357,116 @@ def lattice_dp(
             for attempt in range(2):
                 for q in range(n_q):
                     if exact:
-                        lo_q[q] = _round(exp[nd, q], exp_len[nd, q])
-                        hi_q[q] = lo_q[q]
+                        low[q] = _round(expansions[level, q], expansion_len[level, q])
+                        high[q] = low[q]
                     else:
-                        lo_q[q] = ap[nd, q] - 2.0 * er[nd, q]
-                        hi_q[q] = ap[nd, q] + 2.0 * er[nd, q]
-                        if q < n_val and lo_q[q] < 0.0:
-                            lo_q[q] = 0.0  # additive terms are >= 0
+                        low[q] = sums[level, q] - 2.0 * errors[level, q]
+                        high[q] = sums[level, q] + 2.0 * errors[level, q]
+                        if q < n_val and low[q] < 0.0:
+                            low[q] = 0.0  # additive terms are >= 0
                 uncertain = False
-                w_lo = lo_q[mem_w] if mem_w >= 0 else 0.0
-                w_hi = hi_q[mem_w] if mem_w >= 0 else 0.0
-                p_lo = lo_q[mem_p] if mem_p >= 0 else 0.0
-                p_hi = hi_q[mem_p] if mem_p >= 0 else 0.0
-                a_lo = lo_q[mem_a] if mem_a >= 0 else 0.0
-                a_hi = hi_q[mem_a] if mem_a >= 0 else 0.0
-                i_lo_v = lo_q[q_in] if mode_hi >= 1 else 0.0
-                i_hi_v = hi_q[q_in] if mode_hi >= 1 else 0.0
-                if i_lo_v < 0.0:
-                    i_lo_v = 0.0
-                st_lo = w_lo + opt_mult * p_lo
-                st_hi = w_hi + opt_mult * p_hi
+                w_low = low[mem_w] if mem_w >= 0 else 0.0
+                w_high = high[mem_w] if mem_w >= 0 else 0.0
+                p_low = low[mem_p] if mem_p >= 0 else 0.0
+                p_high = high[mem_p] if mem_p >= 0 else 0.0
+                act_low = low[mem_a] if mem_a >= 0 else 0.0
+                act_high = high[mem_a] if mem_a >= 0 else 0.0
+                input_low = low[q_input] if mode_hi >= 1 else 0.0
+                input_high = high[q_input] if mode_hi >= 1 else 0.0
+                if input_low < 0.0:
+                    input_low = 0.0
+                static_low = w_low + opt_mult * p_low
+                static_high = w_high + opt_mult * p_high
                 alive = False
                 for t in range(n_types):
-                    alive_t[t] = False
-                    if next_state[t, 0] < 0 or blocked[nd, t] > 0:
+                    type_alive[t] = False
+                    if next_state[t, 0] < 0 or blocked[level, t] > 0:
                         continue
-                    qc = type_compute[t]
-                    if lo_q[qc] > upper_bound:
+                    q_compute = type_compute[t]
+                    if low[q_compute] > upper_bound:
                         continue
                     # Per-row incumbents: any value through this stage is >= its compute, and compute
                     # only grows with J (objective 1 may still win a tie on the device count).
-                    if lo_q[qc] > limit[t] or (objective == 0 and lo_q[qc] >= limit[t]):
+                    if low[q_compute] > limit[t] or (objective == 0 and low[q_compute] >= limit[t]):
                         continue
-                    if hi_q[qc] > upper_bound:
+                    if high[q_compute] > upper_bound:
                         uncertain = True
-                    low_lo = st_lo + (min_flight * a_lo if mode_lo == 0 else a_lo)
-                    low_hi = st_hi + (min_flight * a_hi if mode_lo == 0 else a_hi)
-                    if mode_hi >= 1 and st_lo + a_lo < low_lo:
-                        low_lo = st_lo + a_lo
-                        low_hi = st_hi + a_hi
-                    if low_lo > type_cap[t]:
+                    least_low = static_low + (min_flight * act_low if mode_lo == 0 else act_low)
+                    least_high = static_high + (min_flight * act_high if mode_lo == 0 else act_high)
+                    if mode_hi >= 1 and static_low + act_low < least_low:
+                        least_low = static_low + act_low
+                        least_high = static_high + act_high
+                    if least_low > type_cap[t]:
                         continue
-                    if low_hi > type_cap[t]:
+                    if least_high > type_cap[t]:
                         uncertain = True
-                    alive_t[t] = True
+                    type_alive[t] = True
                     alive = True
                     if not relevant:
                         continue
                     # Loads per mode and the tie-break duration, as intervals.
-                    cc = type_cross[t]
-                    x_lo = lo_q[n_val + cc] if cc >= 0 else 0.0
-                    x_hi = hi_q[n_val + cc] if cc >= 0 else 0.0
-                    if x_lo < 0.0:
-                        x_lo = 0.0
+                    cross_class = type_cross[t]
+                    comm_low = low[n_val + cross_class] if cross_class >= 0 else 0.0
+                    comm_high = high[n_val + cross_class] if cross_class >= 0 else 0.0
+                    if comm_low < 0.0:
+                        comm_low = 0.0
                     if overlap:
-                        l_lo = lo_q[qc] if lo_q[qc] > x_lo else x_lo
-                        l_hi = hi_q[qc] if hi_q[qc] > x_hi else x_hi
+                        plain_low = low[q_compute] if low[q_compute] > comm_low else comm_low
+                        plain_high = high[q_compute] if high[q_compute] > comm_high else comm_high
                     elif exact:
-                        l_lo = _round_sum(
-                            exp[nd, qc],
-                            exp_len[nd, qc],
-                            exp[nd, n_val + cc],
-                            exp_len[nd, n_val + cc] if cc >= 0 else 0,
-                            exp[nd, qc],
+                        plain_low = _round_sum(
+                            expansions[level, q_compute],
+                            expansion_len[level, q_compute],
+                            expansions[level, n_val + cross_class],
+                            expansion_len[level, n_val + cross_class] if cross_class >= 0 else 0,
+                            expansions[level, q_compute],
                             0,
-                            tmp,
+                            scratch,
                         )
-                        l_hi = l_lo
+                        plain_high = plain_low
                     else:
-                        r = ap[nd, qc] + (ap[nd, n_val + cc] if cc >= 0 else 0.0)
-                        e = er[nd, qc] + (er[nd, n_val + cc] if cc >= 0 else 0.0) + EPS * abs(r)
-                        l_lo = r - 2.0 * e
-                        l_hi = r + 2.0 * e
+                        r = sums[level, q_compute] + (sums[level, n_val + cross_class] if cross_class >= 0 else 0.0)
+                        e = (
+                            errors[level, q_compute]
+                            + (errors[level, n_val + cross_class] if cross_class >= 0 else 0.0)
+                            + EPS * abs(r)
+                        )
+                        plain_low = r - 2.0 * e
+                        plain_high = r + 2.0 * e
                     for mode in range(mode_lo, mode_hi + 1):
-                        qf = type_fwd[t]
-                        if mode == 1 and qf >= 0:
-                            load_lo[mode, t] = l_lo + lo_q[qf]
-                            load_hi[mode, t] = l_hi + hi_q[qf]
+                        q_forward = type_fwd[t]
+                        if mode == 1 and q_forward >= 0:
+                            load_low[mode, t] = plain_low + low[q_forward]
+                            load_high[mode, t] = plain_high + high[q_forward]
                         else:
-                            load_lo[mode, t] = l_lo
-                            load_hi[mode, t] = l_hi
-                        if load_lo[mode, t] <= upper_bound < load_hi[mode, t]:
+                            load_low[mode, t] = plain_low
+                            load_high[mode, t] = plain_high
+                        if load_low[mode, t] <= upper_bound < load_high[mode, t]:
                             uncertain = True
                     if objective == 1:
-                        cd = type_dur_cross[t]
+                        duration_class = type_dur_cross[t]
                         if exact:
-                            dur_lo[t] = _round_sum(
-                                exp[nd, qc],
-                                exp_len[nd, qc],
-                                exp[nd, n_val + cd],
-                                exp_len[nd, n_val + cd] if cd >= 0 else 0,
-                                exp[nd, qc],
+                            duration_low[t] = _round_sum(
+                                expansions[level, q_compute],
+                                expansion_len[level, q_compute],
+                                expansions[level, n_val + duration_class],
+                                expansion_len[level, n_val + duration_class] if duration_class >= 0 else 0,
+                                expansions[level, q_compute],
                                 0,
-                                tmp,
+                                scratch,
                             )
-                            dur_hi[t] = dur_lo[t]
+                            duration_high[t] = duration_low[t]
                         else:
-                            r = ap[nd, qc] + (ap[nd, n_val + cd] if cd >= 0 else 0.0)
-                            e = er[nd, qc] + (er[nd, n_val + cd] if cd >= 0 else 0.0) + EPS * abs(r)
-                            dur_lo[t] = r - 2.0 * e
-                            dur_hi[t] = r + 2.0 * e
+                            r = sums[level, q_compute] + (
+                                sums[level, n_val + duration_class] if duration_class >= 0 else 0.0
+                            )
+                            e = (
+                                errors[level, q_compute]
+                                + (errors[level, n_val + duration_class] if duration_class >= 0 else 0.0)
+                                + EPS * abs(r)
+                            )
+                            duration_low[t] = r - 2.0 * e
+                            duration_high[t] = r + 2.0 * e
                 if not alive or not relevant:
                     break
                 # Relax the open cells best[I, nxt] from best[J, nxt - one device of type t]. On the
@@ -627,29 +481,29 @@ def lattice_dp(
                     base = best[j, back]
                     for t in range(n_types):
                         nxt = next_state[t, back]
-                        if not alive_t[t] or nxt < 0 or not is_open[nxt]:
+                        if not type_alive[t] or nxt < 0 or not is_open[nxt]:
                             continue
-                        n_fl = flight[nxt]
+                        n_flight = flight[nxt]
                         for mode in range(mode_lo, mode_hi + 1):
-                            if load_lo[mode, t] > upper_bound:
+                            if load_low[mode, t] > upper_bound:
                                 continue
                             if mode == 0:
-                                m_lo = st_lo + n_fl * a_lo
-                                m_hi = st_hi + n_fl * a_hi
+                                mem_low = static_low + n_flight * act_low
+                                mem_high = static_high + n_flight * act_high
                             else:
-                                m_lo = st_lo + n_fl * i_lo_v + a_lo
-                                m_hi = st_hi + n_fl * i_hi_v + a_hi
-                            if m_lo > type_cap[t]:
+                                mem_low = static_low + n_flight * input_low + act_low
+                                mem_high = static_high + n_flight * input_high + act_high
+                            if mem_low > type_cap[t]:
                                 continue
                             cell = best[i, nxt]
                             if exact:
-                                load = load_lo[mode, t]
+                                load = load_low[mode, t]
                                 count = 0
                                 if objective == 0:
                                     value = base if base > load else load
                                     better = value < cell
                                 else:
-                                    value = base + dur_lo[t]
+                                    value = base + duration_low[t]
                                     count = used[j, back] + 1
                                     better = value < cell or (value == cell and count < used[i, nxt])
                                 if better:
@@ -660,13 +514,13 @@ def lattice_dp(
                                     parent_type[i, nxt] = t + n_types * mode
                                     if objective == 1:
                                         used[i, nxt] = count
-                            elif m_hi > type_cap[t]:
+                            elif mem_high > type_cap[t]:
                                 uncertain = True
                             elif objective == 0:
-                                # value = max(base, load): base if load_hi <= base, else undecided
+                                # value = max(base, load): base if load_high <= base, else undecided
                                 # unless even the smallest value cannot beat the cell.
-                                if load_hi[mode, t] > base:
-                                    if load_lo[mode, t] < cell:
+                                if load_high[mode, t] > base:
+                                    if load_low[mode, t] < cell:
                                         uncertain = True
                                 elif base < cell:
                                     if _stale(i, nxt, cell, base, floor, has_floor, prev_state, limit):
@@ -674,85 +528,33 @@ def lattice_dp(
                                     best[i, nxt] = base
                                     parent_ideal[i, nxt] = j
                                     parent_type[i, nxt] = t + n_types * mode
-                            elif base + dur_lo[t] <= cell:
+                            elif base + duration_low[t] <= cell:
                                 uncertain = True
                 if exact or not uncertain:
                     break
-                if pair_mode:  # list the stage's groups as stack_group[1..nd] and move them into the node state
-                    for g in range(group_start.shape[0] - 1):
-                        if _holds(tgt_bits, kk, g) and not _holds(tgt_bits, row_pos, g):
-                            moved += 1
-                            stack_group[moved] = g
-                            _move_group(g, True, graph, node_state)
-                # Rebuild exp[nd]: the exact sums of the stage made of the groups stack_group[1..nd].
-                for q in range(n_q):
-                    exp_len[nd, q] = 0
-                for level in range(1, nd + 1):
-                    gl = stack_group[level]
-                    for k in range(group_start[gl], group_start[gl + 1]):
-                        x = group_nodes[k]
-                        for q in range(n_val):
-                            v = node_val[q, x]
-                            if v != 0.0:
-                                exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
-                        # Boundary nodes: stage nodes, and outside predecessors of stage nodes.
-                        for m in range(pred_start[x] - 1, pred_start[x + 1]):
-                            u = x if m < pred_start[x] else preds[m]
-                            if mark2[u] == pairs:
-                                continue
-                            mark2[u] = pairs
-                            if _crossing(in_stage, stage_succ, out_degree, u):
-                                for cl in range(n_cross):
-                                    v = cross_val[cl, u]
-                                    if v != 0.0:
-                                        q = n_val + cl
-                                        exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
-                            if _feeding(in_stage, fwd_succ_in, node_fwd, u) and in_val[u] != 0.0:
-                                exp_len[nd, q_in] = _grow(exp[nd, q_in], exp_len[nd, q_in], in_val[u])
+                if pair_mode:  # list the stage's groups as stack_group[1..level] and move them into the node state
+                    moved = enter_target_stage(target, row_pos, bits, stack_group, node_links, node_state)
+                rebuild_exact(
+                    level, pairs, stack_group, node_links, node_state, graph, expansions, expansion_len, rebuild_mark
+                )
                 counters[0] += 1
                 exact = True
             if pair_mode:
-                for level in range(1, moved + 1):
-                    _move_group(stack_group[level], False, graph, node_state)
+                for k in range(1, moved + 1):
+                    _move_group(stack_group[k], False, node_links, node_state)
                 if changed:
                     n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
                 continue
             if not alive:
-                stack_pos[nd] = up_start[j + 1]  # dead: no supersets, the pop undoes it
+                stack_edge[level] = up_start[j + 1]  # dead: no supersets, the pop undoes it
                 continue
-            stack_pos[nd] = up_start[j]
+            stack_edge[level] = up_start[j]
             if changed:
                 n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
                 if n_open == 0:  # every cell of row i is final: unwind the search
-                    for level in range(nd + 1):
-                        stack_pos[level] = up_start[stack_ideal[level] + 1]
-        # best[i] is final: close it (closure) and mark the states worth extending.
-        for s in range(n_states):
-            if closure:
-                for d in range(prev_state.shape[0]):
-                    back = prev_state[d, s]
-                    if back < 0:
-                        continue
-                    if best[i, back] < best[i, s] or (
-                        objective == 1 and best[i, back] == best[i, s] and used[i, back] < used[i, s]
-                    ):
-                        best[i, s] = best[i, back]
-                        parent_ideal[i, s] = -1
-                        parent_type[i, s] = INHERIT + d
-                        if objective == 1:
-                            used[i, s] = used[i, back]
-            if best[i, s] <= upper_bound or (objective == 1 and best[i, s] < np.inf):
-                dominated = False
-                if closure:
-                    for d in range(prev_state.shape[0]):
-                        back = prev_state[d, s]
-                        if (
-                            back >= 0
-                            and best[i, back] <= best[i, s]
-                            and (objective == 0 or used[i, back] <= used[i, s])
-                        ):
-                            dominated = True
-                useful[i, s] = not dominated
+                    for k in range(level + 1):
+                        stack_edge[k] = up_start[stack_ideal[k] + 1]
+        close_row(i, best, parent_ideal, parent_type, useful, used, prev_state, closure, objective, upper_bound)
     return pairs
 
 

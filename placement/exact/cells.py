@@ -1,0 +1,103 @@
+"""The open cells of a row of the lattice kernel's table, and the row's closing.
+
+A cell ``(I, s)`` is *open* while its value is above its floor (the contract in
+:mod:`placement.exact.lattice_search`, "Open cells"): only open cells are relaxed, and the
+search of a row stops once none is left. Per device type ``t``, ``limit[t]`` is the largest
+value among the open cells a stage on ``t`` can improve: a stage whose compute is at least
+that (objective 1: above it) can improve nothing on ``t``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .codes import INHERIT
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _can_improve(i, j, n_open, open_cells, prev_state, useful, best, objective):
+    """Whether a state of ``J`` worth extending lies under an open cell of row ``i`` that it could improve.
+
+    A value through a stage is ``max(base, load)`` or ``base + duration``, both ``>= base``
+    (objective 1 may still win a tie on the device count).
+    """
+    found = False
+    for k in range(n_open):
+        nxt = open_cells[k]
+        for t in range(prev_state.shape[0]):
+            back = prev_state[t, nxt]
+            if back >= 0 and useful[j, back]:
+                if best[j, back] < best[i, nxt] or (objective == 1 and best[j, back] == best[i, nxt]):
+                    found = True
+                    break
+        if found:
+            break
+    return found
+
+
+@njit(cache=True, nogil=True)
+def _stale(i, nxt, old, new, floor, has_floor, prev_state, limit):
+    """Whether lowering cell ``(i, nxt)`` from ``old`` to ``new`` may close it or lower a limit.
+
+    Otherwise the open cells and limits are left as they are (a stale limit is only larger: safe).
+    """
+    stale = has_floor and not new > floor[i, nxt]
+    for t in range(prev_state.shape[0]):
+        if prev_state[t, nxt] >= 0 and old >= limit[t]:
+            stale = True
+    return stale
+
+
+@njit(cache=True, nogil=True)
+def _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit):
+    """List row ``i``'s open cells (value above the floor) in ``open_cells`` (flags in ``is_open``); returns their number.
+
+    ``limit[t]``: the largest value among the open cells a stage on type ``t`` can improve
+    (``-inf``: none). State 0 (no device) is never the target of a stage.
+    """
+    for t in range(prev_state.shape[0]):
+        limit[t] = -np.inf
+    n_open = 0
+    is_open[0] = False
+    for s in range(1, best.shape[1]):
+        is_open[s] = not has_floor or best[i, s] > floor[i, s]
+        if not is_open[s]:
+            continue
+        open_cells[n_open] = s
+        n_open += 1
+        for t in range(prev_state.shape[0]):
+            if prev_state[t, s] >= 0 and best[i, s] > limit[t]:
+                limit[t] = best[i, s]
+    return n_open
+
+
+@njit(cache=True, nogil=True)
+def close_row(i, best, parent_ideal, parent_type, useful, used, prev_state, closure, objective, upper_bound):
+    """Row ``i`` is final: close it under "one more device never hurts" (``closure``) and mark its states worth extending.
+
+    A state is worth extending (``useful``) when it can feed a stage (value ``<= upper_bound``;
+    objective 1: finite) and no state with one device fewer is as good.
+    """
+    for s in range(best.shape[1]):
+        if closure:
+            for d in range(prev_state.shape[0]):
+                back = prev_state[d, s]
+                if back < 0:
+                    continue
+                if best[i, back] < best[i, s] or (
+                    objective == 1 and best[i, back] == best[i, s] and used[i, back] < used[i, s]
+                ):
+                    best[i, s] = best[i, back]
+                    parent_ideal[i, s] = -1
+                    parent_type[i, s] = INHERIT + d
+                    if objective == 1:
+                        used[i, s] = used[i, back]
+        if best[i, s] <= upper_bound or (objective == 1 and best[i, s] < np.inf):
+            dominated = False
+            if closure:
+                for d in range(prev_state.shape[0]):
+                    back = prev_state[d, s]
+                    if back >= 0 and best[i, back] <= best[i, s] and (objective == 0 or used[i, back] <= used[i, s]):
+                        dominated = True
+            useful[i, s] = not dominated
