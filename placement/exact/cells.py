@@ -22,18 +22,14 @@ def _can_improve(i, j, n_open, open_cells, prev_state, useful, best, objective):
     A value through a stage is ``max(base, load)`` or ``base + duration``, both ``>= base``
     (objective 1 may still win a tie on the device count).
     """
-    found = False
     for k in range(n_open):
         nxt = open_cells[k]
         for t in range(prev_state.shape[0]):
             back = prev_state[t, nxt]
             if back >= 0 and useful[j, back]:
                 if best[j, back] < best[i, nxt] or (objective == 1 and best[j, back] == best[i, nxt]):
-                    found = True
-                    break
-        if found:
-            break
-    return found
+                    return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -42,11 +38,12 @@ def _stale(i, nxt, old, new, floor, has_floor, prev_state, limit):
 
     Otherwise the open cells and limits are left as they are (a stale limit is only larger: safe).
     """
-    stale = has_floor and not new > floor[i, nxt]
+    if has_floor and not new > floor[i, nxt]:
+        return True
     for t in range(prev_state.shape[0]):
         if prev_state[t, nxt] >= 0 and old >= limit[t]:
-            stale = True
-    return stale
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)

@@ -3,8 +3,7 @@
 :func:`build_inputs` turns a problem contracted into groups into a :class:`KernelInputs`
 (the arrays of the contract in :mod:`placement.exact.lattice_search`); :func:`state_arrays`
 numbers the device-count states; :func:`chain_lattice` is the lattice of one topological
-order (a feasible-split bound). :func:`placement.exact.kernel.run` packs them into the
-kernel's named tuples (:mod:`placement.exact.state`).
+order (a feasible-split bound). :func:`placement.exact.kernel.run` passes them to the kernel.
 """
 
 from __future__ import annotations

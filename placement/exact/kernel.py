@@ -44,7 +44,6 @@ from .lattice_search import lattice_dp as lattice_dp
 from .lattice_search import new_table as new_table
 from .limits import check_table_size
 from .pairs import no_targets, target_pairs
-from .state import GraphArrays, LatticeArrays, Settings, StateArrays, Table, TypeArrays
 from .verify import VerifiedSplit as VerifiedSplit
 from .verify import relax_then_verify as relax_then_verify
 from .verify import traceback_split as traceback_split
@@ -157,9 +156,12 @@ def run(
             targets = target_pairs(a, lattice, floor) or targets
     n_workers = default_workers(n) if workers is None else max(1, int(workers))
 
-    kernel_args = (
-        LatticeArrays(up_start, up_group, up_target, n),
-        GraphArrays(
+    def fill(rows, counters):
+        return lattice_dp(
+            up_start,
+            up_group,
+            up_target,
+            n,
             a.group_start,
             a.group_nodes,
             a.pred_start,
@@ -170,28 +172,36 @@ def run(
             a.cross_val,
             a.in_val,
             a.group_blocked,
-        ),
-        TypeArrays(
             a.type_compute,
             a.type_fwd,
             a.type_cross,
             a.type_cap,
-            a.type_dur_cross,
             a.mem_w,
             a.mem_p,
             a.mem_a,
             float(opt_mult),
-        ),
-        StateArrays(a.next_state, a.prev_state, flight, a.n_states),
-        Settings(
-            bool(overlap), float(upper_bound), bool(closure), int(modes[0]), int(modes[1]), bool(count_only), objective
-        ),
-        Table(best, parent_ideal, parent_type, useful, used, floor_arr),
-        targets,
-    )
-
-    def fill(rows, counters):
-        return lattice_dp(*kernel_args, rows, counters)
+            a.next_state,
+            a.prev_state,
+            flight,
+            a.n_states,
+            bool(overlap),
+            float(upper_bound),
+            bool(closure),
+            int(modes[0]),
+            int(modes[1]),
+            bool(count_only),
+            objective,
+            a.type_dur_cross,
+            best,
+            parent_ideal,
+            parent_type,
+            useful,
+            used,
+            floor_arr,
+            tuple(targets),  # a plain tuple: the named tuple's fields are unpacked by position
+            rows,
+            counters,
+        )
 
     if n_workers == 1 or n < 3:
         pairs = 0

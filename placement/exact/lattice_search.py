@@ -1,25 +1,32 @@
 """The search of the one lattice DP kernel: :func:`lattice_dp` fills rows of the table (its driver is :mod:`placement.exact.kernel`).
 
+Contract
+--------
+The kernel splits a graph into consecutive stages along a chain of ideals and assigns each
+stage to one device of some *device type* (an accelerator kind, or CPU cores), minimising
+the largest stage load. Callers describe everything as arrays; the kernel knows nothing of
+problems, schedules or kinds.
+
 Modules, one topic each (read in this order): this docstring (the contract);
-:mod:`~placement.exact.exactsum` (exact sums and the error-bound derivation);
-:mod:`~placement.exact.codes` (parent codes, objectives, modes); :mod:`~placement.exact.state`
-(the inputs as named tuples, the working arrays); :mod:`~placement.exact.cells` (open cells,
-closing a row); :mod:`~placement.exact.stage` (a stage's node state and exact rebuild);
-:mod:`~placement.exact.pairs` (pair mode's targets). :func:`lattice_dp` holds the per-pair
-work itself (the next stage from the cover-edge search or pair mode, its intervals, loads and
-relaxation) in one compiled function: numba takes a reference count per array argument of
-every call, inlined (``inline="always"``) or not, and its pruning pass removes them only in
-simple cases, so per-pair helpers cost 1.2x-1.6x (measured with ``scripts/bench_dp.py``);
-only per-row and rarely taken steps are separate functions. numba's on-disk cache only
-notices edits to a function's own file: after editing another kernel module, delete
-``placement/exact/__pycache__/*.nb*``.
+:mod:`~placement.exact.exactsum` (exact sums, and the derivation of the running sums' error
+bound: every ``2.0 * errors``, ``EPS * abs(r)`` below is a step of it);
+:mod:`~placement.exact.codes` (parent codes, objectives, modes); :mod:`~placement.exact.cells`
+(a row's open cells, its closing); :mod:`~placement.exact.stage` (a stage's node state and its
+exact rebuild); :mod:`~placement.exact.pairs` (pair mode's targets). :func:`lattice_dp` keeps
+the per-pair work (the next stage from the cover-edge search or pair mode, its intervals,
+loads and relaxation) in one compiled function: numba takes a reference count for every
+array passed to a call, inlined (``inline="always"``) or not, and prunes them only in simple
+cases, so per-pair helpers made the kernel 1.2x-1.6x slower, and even a named-tuple entry in
+front of this function 1.1x (measured: the issue-23 report). Only per-row and rarely taken
+steps are separate functions. numba's on-disk cache only notices edits to a function's own
+file: after editing another kernel module, delete ``placement/exact/__pycache__/*.nb*``.
 
 **Readable reference**: :func:`placement.explore.teaching.trace_dp` runs the same recurrence in
 plain Python (every pair of ideals, no pruning or merging, prefix orientation); on small graphs
 the kernel's row of the empty ideal equals its row of the full ideal for every device count
 (``tests/test_kernel.py``). Read it first.
 
-**Lattice** (:class:`~placement.exact.state.LatticeArrays`: ``up_start, up_group, up_target, n_ideals``): ideals numbered so that a
+**Lattice** (``up_start, up_group, up_target, n_ideals``): ideals numbered so that a
 superset has a larger index than its subsets (ideal 0 empty, ``n_ideals - 1`` full), with
 their cover relation in CSR form (:class:`placement.exact.ideals.IdealLattice`, or
 :func:`chain_lattice` for one topological order).
@@ -59,14 +66,14 @@ boundary (``x`` inside with a successor outside, or outside with a successor ins
 ``in_val[x]`` is counted when ``x`` is a forward node outside the stage feeding a forward
 node inside (the stage input, for recomputation).
 
-**Device types** ``t`` (``T`` of them, :class:`~placement.exact.state.TypeArrays` ``types``):
-``types.compute[t]`` (index into ``node_val``), ``types.fwd[t]`` (forward compute, ``-1``
-none), ``types.cross[t]`` (scale class, ``-1``: no communication), ``types.cap[t]`` memory
-cap; ``group_blocked[t, g]`` nodes of group ``g`` that cannot run on ``t``.
+**Device types** ``t`` (``T`` of them): ``type_compute[t]`` (index into ``node_val``),
+``type_fwd[t]`` (forward compute, ``-1`` none), ``type_cross[t]`` (scale class, ``-1``: no
+communication), ``type_cap[t]`` memory cap, ``group_blocked[t, g]`` nodes of group ``g``
+that cannot run on ``t``.
 
 **Memory** of a stage on a type at target state ``s`` with ``n = flight[s]``:
 ``W + opt_mult * P + n * A`` (mode 0) or ``W + opt_mult * P + n * I + A`` (mode 1, recompute),
-``W, P, A, I`` being correctly rounded exact sums (``types.mem_w, mem_p, mem_a``: indices into
+``W, P, A, I`` being correctly rounded exact sums (``mem_w, mem_p, mem_a``: indices into
 ``node_val``, ``-1`` for none) and the rest float arithmetic in that order.
 
 **Modes** ``mode_lo..mode_hi``: 0 = plain stage, 1 = the stage recomputes its forward pass.
@@ -74,7 +81,7 @@ cap; ``group_blocked[t, g]`` nodes of group ``g`` that cannot run on ``t``.
 **Objectives.** ``objective=0``: the max-load above. ``objective=1`` (the tie-break pass, run
 with ``upper_bound`` = the optimal max-load): among splits whose every stage load is
 ``<= upper_bound``, minimise the sum of the stages' *durations* - ``fsum(compute terms +
-transfer terms)`` on an accelerator (``types.dur_cross``; its whole-stage call in
+transfer terms)`` on an accelerator (``type_dur_cross``; its whole-stage call in
 :func:`placement.evaluate.latency`), the compute alone on CPU cores - added from the last
 stage to the first in floating point, then the number of stages (devices). That sum bounds
 the single-sample latency from above (up to the rounding of the additions), with equality
@@ -110,8 +117,8 @@ Floors make values inexact only where that cannot matter: with floors from
 ``<= upper_bound`` (every cell on an optimal split of ``q`` is needed, and the clamp ``L`` is
 ``<=`` every such optimum); other cells may hold a larger (still achievable) value.
 
-The table (:class:`~placement.exact.state.Table`) holds per cell the ideal ``J`` after the
-stage and the parent code ``type + T * mode`` of its device (:func:`~placement.exact.codes.parent_code`), or ``INHERIT + d`` (same value as the state
+Returns ``(best, parent_ideal, parent_type, pairs)``: per cell the ideal ``J`` after the
+stage and ``type + T * mode`` of its device (:func:`~placement.exact.codes.parent_code`), or ``INHERIT + d`` (same value as the state
 with one device of type ``d`` fewer, ``closure`` only); ``pairs`` counts the pairs ``I < J``
 searched (in pair mode: the pairs whose stage was evaluated).
 """
@@ -123,57 +130,130 @@ from numba import njit
 
 from .cells import _can_improve, _open_cells, _stale, close_row
 from .codes import INHERIT
-from .exactsum import EPS, _round, _round_sum
+from .exactsum import EPS, MAXP, _round, _round_sum
 from .pairs import _holds
 from .stage import _crossing, _feeding, _move_group, enter_target_stage, rebuild_exact
-from .state import new_workspace
 
 
 @njit(cache=True, nogil=True)
-def lattice_dp(lattice, graph, types, states, settings, table, targets, rows, counters):
-    """Fill the rows ``rows`` of the DP table, in that order; returns the pairs searched.
+def lattice_dp(
+    up_start,
+    up_group,
+    up_target,
+    n_ideals,
+    group_start,
+    group_nodes,
+    pred_start,
+    preds,
+    out_degree,
+    node_fwd,
+    node_val,
+    cross_val,
+    in_val,
+    group_blocked,
+    type_compute,
+    type_fwd,
+    type_cross,
+    type_cap,
+    mem_w,
+    mem_p,
+    mem_a,
+    opt_mult,
+    next_state,
+    prev_state,
+    flight,
+    n_states,
+    overlap,
+    upper_bound,
+    closure,
+    mode_lo,
+    mode_hi,
+    count_only,
+    objective,
+    type_dur_cross,
+    best,
+    parent_ideal,
+    parent_type,
+    useful,
+    used,
+    floor,
+    targets,
+    rows,
+    counters,
+):
+    """Fill the rows ``rows`` of the DP table (from :func:`new_table`), in that order; returns the pairs searched.
 
-    The contract is the module docstring; the arguments are the named tuples of
-    :mod:`placement.exact.state` and pair mode's :class:`~placement.exact.pairs.Targets`
-    (``no_targets()``: the cover-edge search). Every row ``J > i`` that row ``i`` can reach by
-    cover edges (its supersets) must be final before ``i`` is searched (earlier in ``rows``, or
-    filled before the call); row ``i``'s search reads only those rows, ``table.floor`` and its
-    own row, and writes only row ``i`` of the tables, so rows that are not supersets of one
+    The contract is the module docstring. Every row ``J > i`` that row ``i`` can reach by cover
+    edges (its supersets) must be final before ``i`` is searched (earlier in ``rows``, or
+    filled before the call); row ``i``'s search reads only those rows, ``floor`` and its own
+    row, and writes only row ``i`` of the tables, so rows that are not supersets of one
     another (e.g. ideals of equal size) may be filled by concurrent calls, each with its own
-    ``counters`` (:func:`placement.exact.kernel.run`). ``counters[0]`` is increased by the
-    number of pairs whose exact sums had to be rebuilt.
-
-    Per row: its open cells, then one loop that takes the next stage ``J \\ I`` from its source
-    (pair mode: the next target; else one step of the depth-first search over cover edges,
-    which pops a finished level or pushes a group) and evaluates it: first on intervals, then,
-    where they cannot decide, on exact sums rebuilt from the stage's nodes.
+    ``counters`` (:func:`run`). ``counters[0]``
+    is increased by the number of pairs whose exact sums had to be rebuilt. ``floor``: the
+    cells' floors (module docstring, "Open cells"), or a 1 x 1 array: every cell open.
+    ``targets``: the data of :func:`target_pairs` (pair mode, module docstring), or
+    ``no_targets()``: the search walks the cover edges.
     """
-    up_start, up_group, up_target = lattice.up_start, lattice.up_group, lattice.up_target
-    group_start, group_nodes, pred_start, preds, out_degree, node_fwd, node_val, cross_val, in_val, group_blocked = (
-        graph
-    )
-    type_compute, type_fwd, type_cross, type_cap, type_dur_cross, mem_w, mem_p, mem_a, opt_mult = types
-    next_state, prev_state, flight, n_states = states
-    overlap, upper_bound, closure, mode_lo, mode_hi, count_only, objective = settings
-    best, parent_ideal, parent_type, useful, used, floor = table
-    target_ideal, target_pos, bits, target_sums, target_errors, target_blocked = targets[:6]
-    edge_start, edge_src, edge_dst, node_group = targets[6:]
-    work = new_workspace(lattice, graph, types, states)
-    min_flight = work.min_flight
-    sums, errors, expansions, expansion_len, blocked = work[1:6]
-    low, high, load_low, load_high, duration_low, duration_high, type_alive, scratch = work[6:14]
-    node_links, node_state, node_mark, rebuild_mark, touched, was_crossing, was_feeding = work[14:21]
-    seen_in_row, stack_ideal, stack_edge, stack_group, open_cells, is_open, limit = work[21:]
-    in_stage, stage_succ, fwd_succ_in = node_state
     has_floor = floor.shape[0] > 1
+    (
+        target_ideal,
+        target_pos,
+        bits,
+        target_sums,
+        target_errors,
+        target_blocked,
+        edge_start,
+        edge_src,
+        edge_dst,
+        node_group,
+    ) = targets
     pair_mode = target_ideal.shape[0] > 0
     n_words = bits.shape[1]
     n_types = type_compute.shape[0]
+    n_nodes = out_degree.shape[0]
     n_val = node_val.shape[0]
     n_cross = cross_val.shape[0]
     n_q = n_val + n_cross + 1  # expansions: additive values, crossing classes, stage input
     q_input = n_val + n_cross
-    mark_round = 0  # one round per pushed group or compared pair (node_mark)
+    min_flight = 1 << 30
+    for s in range(1, n_states):  # state 0 is never the target of a stage
+        if flight[s] < min_flight:
+            min_flight = flight[s]
+    n_levels = n_ideals + 1
+    if group_start.shape[0] - 1 + 2 < n_levels:
+        n_levels = group_start.shape[0] - 1 + 2
+    expansions = np.zeros((n_levels, n_q, MAXP))  # exact sums of the current stage (rebuilt on demand)
+    expansion_len = np.zeros((n_levels, n_q), dtype=np.int64)
+    sums = np.zeros((n_levels, n_q))  # running sums per search depth (restored on pop, never subtracted back)
+    errors = np.zeros((n_levels, n_q))  # their error bounds
+    low = np.zeros(n_q)
+    high = np.zeros(n_q)
+    load_low = np.full((2, n_types), np.inf)
+    load_high = np.full((2, n_types), np.inf)
+    duration_low = np.zeros(n_types)
+    duration_high = np.zeros(n_types)
+    rebuild_mark = np.full(n_nodes, -1, dtype=np.int64)
+    blocked = np.zeros((n_levels, n_types), dtype=np.int64)
+    scratch = np.empty(3 * MAXP)
+    seen_in_row = np.full(n_ideals, -1, dtype=np.int64)
+    in_stage = np.zeros(n_nodes, dtype=np.bool_)
+    stage_succ = np.zeros(n_nodes, dtype=np.int64)
+    fwd_succ_in = np.zeros(n_nodes, dtype=np.int64)
+    node_links = (group_start, group_nodes, pred_start, preds, node_fwd)
+    node_terms = (node_val, cross_val, in_val, out_degree)  # what the exact rebuild reads besides node_links
+    node_state = (in_stage, stage_succ, fwd_succ_in)  # the stage's membership and successor counts
+    node_mark = np.full(n_nodes, -1, dtype=np.int64)
+    touched = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.int64)
+    was_crossing = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
+    was_feeding = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
+    stack_ideal = np.empty(n_levels, dtype=np.int64)
+    stack_edge = np.empty(n_levels, dtype=np.int64)
+    stack_group = np.empty(n_levels, dtype=np.int64)
+    type_alive = np.zeros(n_types, dtype=np.bool_)
+    open_cells = np.empty(n_states, dtype=np.int64)  # the states of row i whose cell may still improve
+    is_open = np.zeros(n_states, dtype=np.bool_)
+    limit = np.empty(n_types, dtype=np.float64)  # per type: the largest incumbent among its open cells
+    mark_round = 0
     pairs = 0
     for i in rows:
         n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
@@ -535,7 +615,15 @@ def lattice_dp(lattice, graph, types, states, settings, table, targets, rows, co
                 if pair_mode:  # list the stage's groups as stack_group[1..level] and move them into the node state
                     moved = enter_target_stage(target, row_pos, bits, stack_group, node_links, node_state)
                 rebuild_exact(
-                    level, pairs, stack_group, node_links, node_state, graph, expansions, expansion_len, rebuild_mark
+                    level,
+                    pairs,
+                    stack_group,
+                    node_links,
+                    node_state,
+                    node_terms,
+                    expansions,
+                    expansion_len,
+                    rebuild_mark,
                 )
                 counters[0] += 1
                 exact = True

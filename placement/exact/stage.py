@@ -24,7 +24,9 @@ from .pairs import _holds
 @njit(cache=True, nogil=True)
 def _crossing(in_stage, stage_succ, out_degree, u):
     """Whether node ``u`` has an edge to the other side of the stage."""
-    return stage_succ[u] < out_degree[u] if in_stage[u] else stage_succ[u] > 0
+    if in_stage[u]:
+        return stage_succ[u] < out_degree[u]
+    return stage_succ[u] > 0
 
 
 @njit(cache=True, nogil=True)
@@ -54,15 +56,17 @@ def _move_group(g, enter, node_links, node_state):
 
 
 @njit(cache=True, nogil=True)
-def rebuild_exact(level, pair_id, stack_group, node_links, node_state, graph, expansions, expansion_len, rebuild_mark):
+def rebuild_exact(
+    level, pair_id, stack_group, node_links, node_state, node_terms, expansions, expansion_len, rebuild_mark
+):
     """Rebuild ``expansions[level]``: the exact sums of the stage made of the groups ``stack_group[1..level]``.
 
-    The node state must hold that stage. Boundary nodes (stage nodes, and outside predecessors
+    ``node_terms`` = (node_val, cross_val, in_val, out_degree). The node state must hold that stage. Boundary nodes (stage nodes, and outside predecessors
     of stage nodes) are counted once each, under the stamp ``pair_id``.
     """
     group_start, group_nodes, pred_start, preds, node_fwd = node_links
     in_stage, stage_succ, fwd_succ_in = node_state
-    node_val, cross_val, in_val, out_degree = graph.node_val, graph.cross_val, graph.in_val, graph.out_degree
+    node_val, cross_val, in_val, out_degree = node_terms
     n_val = node_val.shape[0]
     n_cross = cross_val.shape[0]
     q_in = n_val + n_cross
