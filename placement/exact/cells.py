@@ -1,4 +1,4 @@
-"""The open cells of a row of the lattice kernel's table, and the row's closing.
+"""The open cells of a row of the lattice kernel's table.
 
 A cell ``(I, s)`` is *open* while its value is above its floor (the contract in
 :mod:`placement.exact.lattice_search`, "Open cells"): only open cells are relaxed, and the
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-
-from .codes import INHERIT
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -67,34 +65,3 @@ def _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limi
             if prev_state[t, s] >= 0 and best[i, s] > limit[t]:
                 limit[t] = best[i, s]
     return n_open
-
-
-@njit(cache=True, nogil=True)
-def close_row(i, best, parent_ideal, parent_type, useful, used, prev_state, closure, objective, upper_bound):
-    """Row ``i`` is final: close it under "one more device never hurts" (``closure``) and mark its states worth extending.
-
-    A state is worth extending (``useful``) when it can feed a stage (value ``<= upper_bound``;
-    objective 1: finite) and no state with one device fewer is as good.
-    """
-    for s in range(best.shape[1]):
-        if closure:
-            for d in range(prev_state.shape[0]):
-                back = prev_state[d, s]
-                if back < 0:
-                    continue
-                if best[i, back] < best[i, s] or (
-                    objective == 1 and best[i, back] == best[i, s] and used[i, back] < used[i, s]
-                ):
-                    best[i, s] = best[i, back]
-                    parent_ideal[i, s] = -1
-                    parent_type[i, s] = INHERIT + d
-                    if objective == 1:
-                        used[i, s] = used[i, back]
-        if best[i, s] <= upper_bound or (objective == 1 and best[i, s] < np.inf):
-            dominated = False
-            if closure:
-                for d in range(prev_state.shape[0]):
-                    back = prev_state[d, s]
-                    if back >= 0 and best[i, back] <= best[i, s] and (objective == 0 or used[i, back] <= used[i, s]):
-                        dominated = True
-            useful[i, s] = not dominated

@@ -11,15 +11,17 @@ Modules, one topic each (read in this order): this docstring (the contract);
 :mod:`~placement.exact.exactsum` (exact sums, and the derivation of the running sums' error
 bound: every ``2.0 * errors``, ``EPS * abs(r)`` below is a step of it);
 :mod:`~placement.exact.codes` (parent codes, objectives, modes); :mod:`~placement.exact.cells`
-(a row's open cells, its closing); :mod:`~placement.exact.stage` (a stage's node state and its
-exact rebuild); :mod:`~placement.exact.pairs` (pair mode's targets). :func:`lattice_dp` keeps
-the per-pair work (the next stage from the cover-edge search or pair mode, its intervals,
-loads and relaxation) in one compiled function: numba takes a reference count for every
-array passed to a call, inlined (``inline="always"``) or not, and prunes them only in simple
-cases, so per-pair helpers made the kernel 1.2x-1.6x slower, and even a named-tuple entry in
-front of this function 1.1x (measured: the issue-23 report). Only per-row and rarely taken
-steps are separate functions. numba's on-disk cache only notices edits to a function's own
-file: after editing another kernel module, delete ``placement/exact/__pycache__/*.nb*``.
+(a row's open cells); :mod:`~placement.exact.stage` (a stage's node state);
+:mod:`~placement.exact.pairs` (pair mode's targets). :func:`lattice_dp` keeps the per-pair
+work (the next stage from the cover-edge search or pair mode, its intervals, loads,
+relaxation and exact rebuild) and the closing of a row in one compiled function, as before
+the split: numba takes a reference count for every array passed to a call, inlined
+(``inline="always"``) or not, and prunes them only in simple cases, so per-pair helpers made
+the kernel 1.2x-1.6x slower, a named-tuple entry in front of this function 1.1x, and the exact
+rebuild as its own function (it runs for a fifth of the pairs in a tie-break pass) 1.1x on
+the latency samples (measured side by side with ``scripts/bench_dp.py``; the issue-23 report).
+numba's on-disk cache only notices edits to a function's own file: after editing another
+kernel module, delete ``placement/exact/__pycache__/*.nb*``.
 
 **Readable reference**: :func:`placement.explore.teaching.trace_dp` runs the same recurrence in
 plain Python (every pair of ideals, no pruning or merging, prefix orientation); on small graphs
@@ -128,11 +130,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cells import _can_improve, _open_cells, _stale, close_row
+from .cells import _can_improve, _open_cells, _stale
 from .codes import INHERIT
-from .exactsum import EPS, MAXP, _round, _round_sum
+from .exactsum import EPS, MAXP, _grow, _round, _round_sum
 from .pairs import _holds
-from .stage import _crossing, _feeding, _move_group, enter_target_stage, rebuild_exact
+from .stage import _crossing, _feeding, _move_group
 
 
 @njit(cache=True, nogil=True)
@@ -240,7 +242,6 @@ def lattice_dp(
     stage_succ = np.zeros(n_nodes, dtype=np.int64)
     fwd_succ_in = np.zeros(n_nodes, dtype=np.int64)
     node_links = (group_start, group_nodes, pred_start, preds, node_fwd)
-    node_terms = (node_val, cross_val, in_val, out_degree)  # what the exact rebuild reads besides node_links
     node_state = (in_stage, stage_succ, fwd_succ_in)  # the stage's membership and successor counts
     node_mark = np.full(n_nodes, -1, dtype=np.int64)
     touched = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.int64)
@@ -613,18 +614,41 @@ def lattice_dp(
                 if exact or not uncertain:
                     break
                 if pair_mode:  # list the stage's groups as stack_group[1..level] and move them into the node state
-                    moved = enter_target_stage(target, row_pos, bits, stack_group, node_links, node_state)
-                rebuild_exact(
-                    level,
-                    pairs,
-                    stack_group,
-                    node_links,
-                    node_state,
-                    node_terms,
-                    expansions,
-                    expansion_len,
-                    rebuild_mark,
-                )
+                    for g in range(group_start.shape[0] - 1):
+                        if _holds(bits, target, g) and not _holds(bits, row_pos, g):
+                            moved += 1
+                            stack_group[moved] = g
+                            _move_group(g, True, node_links, node_state)
+                # Rebuild expansions[level]: the exact sums of the stage made of the groups stack_group[1..level]
+                # (kept in this function: it runs for up to a fifth of the pairs in the tie-break pass).
+                for q in range(n_q):
+                    expansion_len[level, q] = 0
+                for k in range(1, level + 1):
+                    stage_group = stack_group[k]
+                    for m in range(group_start[stage_group], group_start[stage_group + 1]):
+                        x = group_nodes[m]
+                        for q in range(n_val):
+                            v = node_val[q, x]
+                            if v != 0.0:
+                                expansion_len[level, q] = _grow(expansions[level, q], expansion_len[level, q], v)
+                        # Boundary nodes: stage nodes, and outside predecessors of stage nodes.
+                        for p in range(pred_start[x] - 1, pred_start[x + 1]):
+                            u = x if p < pred_start[x] else preds[p]
+                            if rebuild_mark[u] == pairs:
+                                continue
+                            rebuild_mark[u] = pairs
+                            if _crossing(in_stage, stage_succ, out_degree, u):
+                                for cl in range(n_cross):
+                                    v = cross_val[cl, u]
+                                    if v != 0.0:
+                                        q = n_val + cl
+                                        expansion_len[level, q] = _grow(
+                                            expansions[level, q], expansion_len[level, q], v
+                                        )
+                            if _feeding(in_stage, fwd_succ_in, node_fwd, u) and in_val[u] != 0.0:
+                                expansion_len[level, q_input] = _grow(
+                                    expansions[level, q_input], expansion_len[level, q_input], in_val[u]
+                                )
                 counters[0] += 1
                 exact = True
             if pair_mode:
@@ -642,7 +666,33 @@ def lattice_dp(
                 if n_open == 0:  # every cell of row i is final: unwind the search
                     for k in range(level + 1):
                         stack_edge[k] = up_start[stack_ideal[k] + 1]
-        close_row(i, best, parent_ideal, parent_type, useful, used, prev_state, closure, objective, upper_bound)
+        # best[i] is final: close it (closure) and mark the states worth extending.
+        for s in range(n_states):
+            if closure:
+                for d in range(prev_state.shape[0]):
+                    back = prev_state[d, s]
+                    if back < 0:
+                        continue
+                    if best[i, back] < best[i, s] or (
+                        objective == 1 and best[i, back] == best[i, s] and used[i, back] < used[i, s]
+                    ):
+                        best[i, s] = best[i, back]
+                        parent_ideal[i, s] = -1
+                        parent_type[i, s] = INHERIT + d
+                        if objective == 1:
+                            used[i, s] = used[i, back]
+            if best[i, s] <= upper_bound or (objective == 1 and best[i, s] < np.inf):
+                dominated = False
+                if closure:
+                    for d in range(prev_state.shape[0]):
+                        back = prev_state[d, s]
+                        if (
+                            back >= 0
+                            and best[i, back] <= best[i, s]
+                            and (objective == 0 or used[i, back] <= used[i, s])
+                        ):
+                            dominated = True
+                useful[i, s] = not dominated
     return pairs
 
 
