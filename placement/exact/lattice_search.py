@@ -9,19 +9,26 @@ problems, schedules or kinds.
 
 Modules, one topic each (read in this order): this docstring (the contract);
 :mod:`~placement.exact.exactsum` (exact sums, and the derivation of the running sums' error
-bound: every ``2.0 * errors``, ``EPS * abs(r)`` below is a step of it);
+bound: every ``2.0 * er``, ``EPS * abs(r)`` below is a step of it);
 :mod:`~placement.exact.codes` (parent codes, objectives, modes); :mod:`~placement.exact.cells`
 (a row's open cells); :mod:`~placement.exact.stage` (a stage's node state);
 :mod:`~placement.exact.pairs` (pair mode's targets). :func:`lattice_dp` keeps the per-pair
 work (the next stage from the cover-edge search or pair mode, its intervals, loads,
-relaxation and exact rebuild) and the closing of a row in one compiled function, as before
-the split: numba takes a reference count for every array passed to a call, inlined
-(``inline="always"``) or not, and prunes them only in simple cases, so per-pair helpers made
-the kernel 1.2x-1.6x slower, a named-tuple entry in front of this function 1.1x, and the exact
-rebuild as its own function (it runs for a fifth of the pairs in a tie-break pass) 1.1x on
-the latency samples (measured side by side with ``scripts/bench_dp.py``; the issue-23 report).
-numba's on-disk cache only notices edits to a function's own file: after editing another
-kernel module, delete ``placement/exact/__pycache__/*.nb*``.
+relaxation and exact rebuild) and the closing of a row in one compiled function, with its
+flat arguments and its short local names, exactly as measured at parity: numba takes a
+reference count for every array passed to a call, inlined (``inline="always"``) or not, and
+prunes them only in simple cases, so per-pair helpers made the kernel 1.2x-1.6x slower, a
+named-tuple entry in front of this function 1.1x, the exact rebuild as its own function (a
+fifth of the pairs in a tie-break pass) 1.1x, and even renaming its locals 1.04x on the
+latency samples (numba orders some of its reference-count operations by variable name;
+measured side by side with ``scripts/bench_dp.py``, the issue-23 report). Local names:
+``ap``/``er`` running sums and their error bounds per depth, ``exp``/``exp_len`` exact
+sums, ``lo_q``/``hi_q`` a stage's quantities as intervals, ``nd`` the stage's depth, ``kk``
+pair mode's target, ``qc`` the node_val row of a type's compute, ``cc``/``cd`` its scale
+classes, ``st_lo`` weights plus optimizer state, ``mark``/``mark2`` node stamps (push or pair;
+exact rebuild), ``toggles`` the push/pair counter. numba's on-disk cache only notices edits to
+a function's own file: after editing another kernel module, delete
+``placement/exact/__pycache__/*.nb*``.
 
 **Readable reference**: :func:`placement.explore.teaching.trace_dp` runs the same recurrence in
 plain Python (every pair of ideals, no pruning or merging, prefix orientation); on small graphs
@@ -197,79 +204,68 @@ def lattice_dp(
     ``no_targets()``: the search walks the cover edges.
     """
     has_floor = floor.shape[0] > 1
-    (
-        target_ideal,
-        target_pos,
-        bits,
-        target_sums,
-        target_errors,
-        target_blocked,
-        edge_start,
-        edge_src,
-        edge_dst,
-        node_group,
-    ) = targets
-    pair_mode = target_ideal.shape[0] > 0
-    n_words = bits.shape[1]
+    tgt_ideal, tgt_pos, tgt_bits, tgt_sum, tgt_err, tgt_blocked, fr_start, fr_src, fr_dst, node_group = targets
+    pair_mode = tgt_ideal.shape[0] > 0
+    n_words = tgt_bits.shape[1]
     n_types = type_compute.shape[0]
     n_nodes = out_degree.shape[0]
     n_val = node_val.shape[0]
     n_cross = cross_val.shape[0]
     n_q = n_val + n_cross + 1  # expansions: additive values, crossing classes, stage input
-    q_input = n_val + n_cross
+    q_in = n_val + n_cross
     min_flight = 1 << 30
     for s in range(1, n_states):  # state 0 is never the target of a stage
         if flight[s] < min_flight:
             min_flight = flight[s]
-    n_levels = n_ideals + 1
-    if group_start.shape[0] - 1 + 2 < n_levels:
-        n_levels = group_start.shape[0] - 1 + 2
-    expansions = np.zeros((n_levels, n_q, MAXP))  # exact sums of the current stage (rebuilt on demand)
-    expansion_len = np.zeros((n_levels, n_q), dtype=np.int64)
-    sums = np.zeros((n_levels, n_q))  # running sums per search depth (restored on pop, never subtracted back)
-    errors = np.zeros((n_levels, n_q))  # their error bounds
-    low = np.zeros(n_q)
-    high = np.zeros(n_q)
-    load_low = np.full((2, n_types), np.inf)
-    load_high = np.full((2, n_types), np.inf)
-    duration_low = np.zeros(n_types)
-    duration_high = np.zeros(n_types)
-    rebuild_mark = np.full(n_nodes, -1, dtype=np.int64)
-    blocked = np.zeros((n_levels, n_types), dtype=np.int64)
-    scratch = np.empty(3 * MAXP)
-    seen_in_row = np.full(n_ideals, -1, dtype=np.int64)
+    max_depth = n_ideals + 1
+    if group_start.shape[0] - 1 + 2 < max_depth:
+        max_depth = group_start.shape[0] - 1 + 2
+    exp = np.zeros((max_depth, n_q, MAXP))  # exact sums of the current stage (rebuilt on demand)
+    exp_len = np.zeros((max_depth, n_q), dtype=np.int64)
+    ap = np.zeros((max_depth, n_q))  # running sums per search depth (restored on pop, never subtracted back)
+    er = np.zeros((max_depth, n_q))  # their error bounds
+    lo_q = np.zeros(n_q)
+    hi_q = np.zeros(n_q)
+    load_lo = np.full((2, n_types), np.inf)
+    load_hi = np.full((2, n_types), np.inf)
+    dur_lo = np.zeros(n_types)
+    dur_hi = np.zeros(n_types)
+    mark2 = np.full(n_nodes, -1, dtype=np.int64)
+    blocked = np.zeros((max_depth, n_types), dtype=np.int64)
+    tmp = np.empty(3 * MAXP)
+    stamp = np.full(n_ideals, -1, dtype=np.int64)
     in_stage = np.zeros(n_nodes, dtype=np.bool_)
     stage_succ = np.zeros(n_nodes, dtype=np.int64)
     fwd_succ_in = np.zeros(n_nodes, dtype=np.int64)
-    node_links = (group_start, group_nodes, pred_start, preds, node_fwd)
+    graph = (group_start, group_nodes, pred_start, preds, node_fwd)
     node_state = (in_stage, stage_succ, fwd_succ_in)  # the stage's membership and successor counts
-    node_mark = np.full(n_nodes, -1, dtype=np.int64)
-    touched = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.int64)
-    was_crossing = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
-    was_feeding = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
-    stack_ideal = np.empty(n_levels, dtype=np.int64)
-    stack_edge = np.empty(n_levels, dtype=np.int64)
-    stack_group = np.empty(n_levels, dtype=np.int64)
-    type_alive = np.zeros(n_types, dtype=np.bool_)
+    mark = np.full(n_nodes, -1, dtype=np.int64)
+    affected = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.int64)
+    old_cross = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
+    old_feed = np.empty(n_nodes + preds.shape[0] + 1, dtype=np.bool_)
+    stack_ideal = np.empty(max_depth, dtype=np.int64)
+    stack_pos = np.empty(max_depth, dtype=np.int64)
+    stack_group = np.empty(max_depth, dtype=np.int64)
+    alive_t = np.zeros(n_types, dtype=np.bool_)
     open_cells = np.empty(n_states, dtype=np.int64)  # the states of row i whose cell may still improve
     is_open = np.zeros(n_states, dtype=np.bool_)
     limit = np.empty(n_types, dtype=np.float64)  # per type: the largest incumbent among its open cells
-    mark_round = 0
+    toggles = 0
     pairs = 0
     for i in rows:
         n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
         depth = 0 if n_open > 0 or count_only else -1  # no open cell: nothing to search
         stack_ideal[0] = i
-        stack_edge[0] = up_start[i]
+        stack_pos[0] = up_start[i]
         stack_group[0] = -1
-        seen_in_row[i] = i
+        stamp[i] = i
         for q in range(n_q):
-            sums[0, q] = 0.0
-            errors[0, q] = 0.0
+            ap[0, q] = 0.0
+            er[0, q] = 0.0
         for t in range(n_types):
             blocked[0, t] = 0
-        row_pos = target_pos[i] if pair_mode else -1  # pair mode: the row's place among the targets
-        candidate = row_pos + 1  # the next target to try (supersets have larger indices)
+        row_pos = tgt_pos[i] if pair_mode else -1  # pair mode: the row's place among the targets
+        cand = row_pos + 1  # the next target to try (supersets have larger indices)
         while True:
             moved = 0  # pair mode: stage groups moved into the node state (for an exact rebuild)
             if pair_mode:
@@ -277,150 +273,148 @@ def lattice_dp(
                     break
                 # ---- the next target K = j that is a superset of I, could improve an open cell,
                 # and whose stage compute (an interval from the two ideals' sums) fits on some type
-                target = -1
-                while candidate < target_ideal.shape[0]:
-                    c = candidate
-                    candidate += 1
-                    j = target_ideal[c]
+                kk = -1
+                while cand < tgt_ideal.shape[0]:
+                    c = cand
+                    cand += 1
+                    j = tgt_ideal[c]
                     if not _can_improve(i, j, n_open, open_cells, prev_state, useful, best, objective):
                         continue
                     fits = False
                     for t in range(n_types):
-                        if next_state[t, 0] < 0 or target_blocked[c, t] > target_blocked[row_pos, t]:
+                        if next_state[t, 0] < 0 or tgt_blocked[c, t] > tgt_blocked[row_pos, t]:
                             continue
-                        q_compute = type_compute[t]
-                        d = target_sums[c, q_compute] - target_sums[row_pos, q_compute]
-                        d_low = d - 2.0 * (
-                            target_errors[c, q_compute] + target_errors[row_pos, q_compute] + EPS * abs(d)
-                        )
-                        if d_low > upper_bound or d_low > limit[t] or (objective == 0 and d_low >= limit[t]):
+                        qc = type_compute[t]
+                        d = tgt_sum[c, qc] - tgt_sum[row_pos, qc]
+                        d_lo = d - 2.0 * (tgt_err[c, qc] + tgt_err[row_pos, qc] + EPS * abs(d))
+                        if d_lo > upper_bound or d_lo > limit[t] or (objective == 0 and d_lo >= limit[t]):
                             continue
                         fits = True
                     if not fits:
                         continue
                     for w in range(n_words):
-                        if bits[row_pos, w] & ~bits[c, w]:
+                        if tgt_bits[row_pos, w] & ~tgt_bits[c, w]:
                             fits = False
                             break
                     if fits:
-                        target = c
+                        kk = c
                         break
-                if target < 0:
+                if kk < 0:
                     break
                 # ---- the stage K \ I: additive sums as differences, boundary terms from the boundary edges
-                level = 0
+                nd = 0
                 for w in range(n_words):
-                    stage_bits = bits[target, w] & ~bits[row_pos, w]
+                    stage_bits = tgt_bits[kk, w] & ~tgt_bits[row_pos, w]
                     while stage_bits:
                         stage_bits &= stage_bits - np.uint64(1)
-                        level += 1
+                        nd += 1
                 for q in range(n_val):
-                    d = target_sums[target, q] - target_sums[row_pos, q]
-                    sums[level, q] = d
-                    errors[level, q] = target_errors[target, q] + target_errors[row_pos, q] + EPS * abs(d)
+                    d = tgt_sum[kk, q] - tgt_sum[row_pos, q]
+                    ap[nd, q] = d
+                    er[nd, q] = tgt_err[kk, q] + tgt_err[row_pos, q] + EPS * abs(d)
                 for q in range(n_val, n_q):
-                    sums[level, q] = 0.0
-                    errors[level, q] = 0.0
+                    ap[nd, q] = 0.0
+                    er[nd, q] = 0.0
                 for t in range(n_types):
-                    blocked[level, t] = target_blocked[target, t] - target_blocked[row_pos, t]
+                    blocked[nd, t] = tgt_blocked[kk, t] - tgt_blocked[row_pos, t]
                 # A node crosses when an edge joins it to the other side of the stage: such an edge
                 # crosses the boundary of I or of K (the ideals' boundary edges, both directions).
-                mark_round += 1
+                toggles += 1
                 for side in range(2):
-                    c = target if side == 0 else row_pos
-                    for m in range(edge_start[c], edge_start[c + 1]):
-                        u = edge_src[m]
-                        if node_mark[u] == mark_round:
+                    c = kk if side == 0 else row_pos
+                    for m in range(fr_start[c], fr_start[c + 1]):
+                        u = fr_src[m]
+                        if mark[u] == toggles:
                             continue
                         g = node_group[u]
-                        h = node_group[edge_dst[m]]
-                        u_in = _holds(bits, target, g) and not _holds(bits, row_pos, g)
-                        v_in = _holds(bits, target, h) and not _holds(bits, row_pos, h)
+                        h = node_group[fr_dst[m]]
+                        u_in = _holds(tgt_bits, kk, g) and not _holds(tgt_bits, row_pos, g)
+                        v_in = _holds(tgt_bits, kk, h) and not _holds(tgt_bits, row_pos, h)
                         if u_in == v_in:
                             continue
-                        node_mark[u] = mark_round
+                        mark[u] = toggles
                         for cl in range(n_cross):
                             v = cross_val[cl, u]
                             if v != 0.0:
                                 q = n_val + cl
-                                r = sums[level, q] + v
-                                sums[level, q] = r
-                                errors[level, q] += EPS * abs(r)
+                                r = ap[nd, q] + v
+                                ap[nd, q] = r
+                                er[nd, q] += EPS * abs(r)
                 pairs += 1
             else:
                 if depth < 0:
                     break
                 top = stack_ideal[depth]
-                if stack_edge[depth] >= up_start[top + 1]:
+                if stack_pos[depth] >= up_start[top + 1]:
                     # ---- pop: undo the node states of the group that made this level (expansions are per level)
                     g = stack_group[depth]
                     depth -= 1
                     if g < 0:
                         continue
-                    _move_group(g, False, node_links, node_state)
+                    _move_group(g, False, graph, node_state)
                     continue
-                e = stack_edge[depth]
-                stack_edge[depth] = e + 1
+                e = stack_pos[depth]
+                stack_pos[depth] = e + 1
                 j = up_target[e]
-                if seen_in_row[j] == i:
+                if stamp[j] == i:
                     continue
-                seen_in_row[j] = i
+                stamp[j] = i
                 g = up_group[e]
                 pairs += 1
-                level = depth + 1
-                stack_ideal[level] = j
-                stack_group[level] = g
+                nd = depth + 1
+                stack_ideal[nd] = j
+                stack_group[nd] = g
                 if count_only:
-                    stack_edge[level] = up_start[j]
-                    depth = level
-                    _move_group(g, True, node_links, node_state)
+                    stack_pos[nd] = up_start[j]
+                    depth = nd
+                    _move_group(g, True, graph, node_state)
                     continue
                 # ---- push group g: the level's running sums and error bounds, plus the group's nodes
                 for q in range(n_q):
-                    sums[level, q] = sums[depth, q]
-                    errors[level, q] = errors[depth, q]
+                    ap[nd, q] = ap[depth, q]
+                    er[nd, q] = er[depth, q]
                 for t in range(n_types):
-                    blocked[level, t] = blocked[depth, t] + group_blocked[t, g]
-                mark_round += 1
-                n_touched = 0
+                    blocked[nd, t] = blocked[depth, t] + group_blocked[t, g]
+                toggles += 1
+                n_aff = 0
                 for k in range(group_start[g], group_start[g + 1]):
                     x = group_nodes[k]
                     for q in range(n_val):
                         v = node_val[q, x]
                         if v != 0.0:
-                            r = sums[level, q] + v
-                            sums[level, q] = r
-                            errors[level, q] += EPS * abs(r)
+                            r = ap[nd, q] + v
+                            ap[nd, q] = r
+                            er[nd, q] += EPS * abs(r)
                     # x and its predecessors may change their boundary terms: note their old state once.
                     for m in range(pred_start[x] - 1, pred_start[x + 1]):
                         u = x if m < pred_start[x] else preds[m]
-                        if node_mark[u] != mark_round:
-                            node_mark[u] = mark_round
-                            touched[n_touched] = u
-                            was_crossing[n_touched] = _crossing(in_stage, stage_succ, out_degree, u)
-                            was_feeding[n_touched] = _feeding(in_stage, fwd_succ_in, node_fwd, u)
-                            n_touched += 1
-                _move_group(g, True, node_links, node_state)
-                for a in range(n_touched):
-                    u = touched[a]
-                    now_crossing = _crossing(in_stage, stage_succ, out_degree, u)
-                    if now_crossing != was_crossing[a]:
-                        sign = 1.0 if now_crossing else -1.0
+                        if mark[u] != toggles:
+                            mark[u] = toggles
+                            affected[n_aff] = u
+                            old_cross[n_aff] = _crossing(in_stage, stage_succ, out_degree, u)
+                            old_feed[n_aff] = _feeding(in_stage, fwd_succ_in, node_fwd, u)
+                            n_aff += 1
+                _move_group(g, True, graph, node_state)
+                for a in range(n_aff):
+                    u = affected[a]
+                    now_cross = _crossing(in_stage, stage_succ, out_degree, u)
+                    if now_cross != old_cross[a]:
+                        sign = 1.0 if now_cross else -1.0
                         for cl in range(n_cross):
                             v = cross_val[cl, u]
                             if v != 0.0:
                                 q = n_val + cl
-                                r = sums[level, q] + sign * v
-                                sums[level, q] = r
-                                errors[level, q] += EPS * abs(r)
-                    now_feeding = _feeding(in_stage, fwd_succ_in, node_fwd, u)
-                    if now_feeding != was_feeding[a]:
+                                r = ap[nd, q] + sign * v
+                                ap[nd, q] = r
+                                er[nd, q] += EPS * abs(r)
+                    now_feed = _feeding(in_stage, fwd_succ_in, node_fwd, u)
+                    if now_feed != old_feed[a]:
                         v = in_val[u]
                         if v != 0.0:
-                            r = sums[level, q_input] + (v if now_feeding else -v)
-                            sums[level, q_input] = r
-                            errors[level, q_input] += EPS * abs(r)
-                depth = level
+                            r = ap[nd, q_in] + (v if now_feed else -v)
+                            ap[nd, q_in] = r
+                            er[nd, q_in] += EPS * abs(r)
+                depth = nd
 
             # ---- the pair (I, J). Every quantity is known as an interval [lo, hi] around its running
             # sum that holds its exact value (correctly rounded); where an interval cannot decide a
@@ -438,116 +432,106 @@ def lattice_dp(
             for attempt in range(2):
                 for q in range(n_q):
                     if exact:
-                        low[q] = _round(expansions[level, q], expansion_len[level, q])
-                        high[q] = low[q]
+                        lo_q[q] = _round(exp[nd, q], exp_len[nd, q])
+                        hi_q[q] = lo_q[q]
                     else:
-                        low[q] = sums[level, q] - 2.0 * errors[level, q]
-                        high[q] = sums[level, q] + 2.0 * errors[level, q]
-                        if q < n_val and low[q] < 0.0:
-                            low[q] = 0.0  # additive terms are >= 0
+                        lo_q[q] = ap[nd, q] - 2.0 * er[nd, q]
+                        hi_q[q] = ap[nd, q] + 2.0 * er[nd, q]
+                        if q < n_val and lo_q[q] < 0.0:
+                            lo_q[q] = 0.0  # additive terms are >= 0
                 uncertain = False
-                w_low = low[mem_w] if mem_w >= 0 else 0.0
-                w_high = high[mem_w] if mem_w >= 0 else 0.0
-                p_low = low[mem_p] if mem_p >= 0 else 0.0
-                p_high = high[mem_p] if mem_p >= 0 else 0.0
-                act_low = low[mem_a] if mem_a >= 0 else 0.0
-                act_high = high[mem_a] if mem_a >= 0 else 0.0
-                input_low = low[q_input] if mode_hi >= 1 else 0.0
-                input_high = high[q_input] if mode_hi >= 1 else 0.0
-                if input_low < 0.0:
-                    input_low = 0.0
-                static_low = w_low + opt_mult * p_low
-                static_high = w_high + opt_mult * p_high
+                w_lo = lo_q[mem_w] if mem_w >= 0 else 0.0
+                w_hi = hi_q[mem_w] if mem_w >= 0 else 0.0
+                p_lo = lo_q[mem_p] if mem_p >= 0 else 0.0
+                p_hi = hi_q[mem_p] if mem_p >= 0 else 0.0
+                a_lo = lo_q[mem_a] if mem_a >= 0 else 0.0
+                a_hi = hi_q[mem_a] if mem_a >= 0 else 0.0
+                i_lo_v = lo_q[q_in] if mode_hi >= 1 else 0.0
+                i_hi_v = hi_q[q_in] if mode_hi >= 1 else 0.0
+                if i_lo_v < 0.0:
+                    i_lo_v = 0.0
+                st_lo = w_lo + opt_mult * p_lo
+                st_hi = w_hi + opt_mult * p_hi
                 alive = False
                 for t in range(n_types):
-                    type_alive[t] = False
-                    if next_state[t, 0] < 0 or blocked[level, t] > 0:
+                    alive_t[t] = False
+                    if next_state[t, 0] < 0 or blocked[nd, t] > 0:
                         continue
-                    q_compute = type_compute[t]
-                    if low[q_compute] > upper_bound:
+                    qc = type_compute[t]
+                    if lo_q[qc] > upper_bound:
                         continue
                     # Per-row incumbents: any value through this stage is >= its compute, and compute
                     # only grows with J (objective 1 may still win a tie on the device count).
-                    if low[q_compute] > limit[t] or (objective == 0 and low[q_compute] >= limit[t]):
+                    if lo_q[qc] > limit[t] or (objective == 0 and lo_q[qc] >= limit[t]):
                         continue
-                    if high[q_compute] > upper_bound:
+                    if hi_q[qc] > upper_bound:
                         uncertain = True
-                    least_low = static_low + (min_flight * act_low if mode_lo == 0 else act_low)
-                    least_high = static_high + (min_flight * act_high if mode_lo == 0 else act_high)
-                    if mode_hi >= 1 and static_low + act_low < least_low:
-                        least_low = static_low + act_low
-                        least_high = static_high + act_high
-                    if least_low > type_cap[t]:
+                    low_lo = st_lo + (min_flight * a_lo if mode_lo == 0 else a_lo)
+                    low_hi = st_hi + (min_flight * a_hi if mode_lo == 0 else a_hi)
+                    if mode_hi >= 1 and st_lo + a_lo < low_lo:
+                        low_lo = st_lo + a_lo
+                        low_hi = st_hi + a_hi
+                    if low_lo > type_cap[t]:
                         continue
-                    if least_high > type_cap[t]:
+                    if low_hi > type_cap[t]:
                         uncertain = True
-                    type_alive[t] = True
+                    alive_t[t] = True
                     alive = True
                     if not relevant:
                         continue
                     # Loads per mode and the tie-break duration, as intervals.
-                    cross_class = type_cross[t]
-                    comm_low = low[n_val + cross_class] if cross_class >= 0 else 0.0
-                    comm_high = high[n_val + cross_class] if cross_class >= 0 else 0.0
-                    if comm_low < 0.0:
-                        comm_low = 0.0
+                    cc = type_cross[t]
+                    x_lo = lo_q[n_val + cc] if cc >= 0 else 0.0
+                    x_hi = hi_q[n_val + cc] if cc >= 0 else 0.0
+                    if x_lo < 0.0:
+                        x_lo = 0.0
                     if overlap:
-                        plain_low = low[q_compute] if low[q_compute] > comm_low else comm_low
-                        plain_high = high[q_compute] if high[q_compute] > comm_high else comm_high
+                        l_lo = lo_q[qc] if lo_q[qc] > x_lo else x_lo
+                        l_hi = hi_q[qc] if hi_q[qc] > x_hi else x_hi
                     elif exact:
-                        plain_low = _round_sum(
-                            expansions[level, q_compute],
-                            expansion_len[level, q_compute],
-                            expansions[level, n_val + cross_class],
-                            expansion_len[level, n_val + cross_class] if cross_class >= 0 else 0,
-                            expansions[level, q_compute],
+                        l_lo = _round_sum(
+                            exp[nd, qc],
+                            exp_len[nd, qc],
+                            exp[nd, n_val + cc],
+                            exp_len[nd, n_val + cc] if cc >= 0 else 0,
+                            exp[nd, qc],
                             0,
-                            scratch,
+                            tmp,
                         )
-                        plain_high = plain_low
+                        l_hi = l_lo
                     else:
-                        r = sums[level, q_compute] + (sums[level, n_val + cross_class] if cross_class >= 0 else 0.0)
-                        e = (
-                            errors[level, q_compute]
-                            + (errors[level, n_val + cross_class] if cross_class >= 0 else 0.0)
-                            + EPS * abs(r)
-                        )
-                        plain_low = r - 2.0 * e
-                        plain_high = r + 2.0 * e
+                        r = ap[nd, qc] + (ap[nd, n_val + cc] if cc >= 0 else 0.0)
+                        e = er[nd, qc] + (er[nd, n_val + cc] if cc >= 0 else 0.0) + EPS * abs(r)
+                        l_lo = r - 2.0 * e
+                        l_hi = r + 2.0 * e
                     for mode in range(mode_lo, mode_hi + 1):
-                        q_forward = type_fwd[t]
-                        if mode == 1 and q_forward >= 0:
-                            load_low[mode, t] = plain_low + low[q_forward]
-                            load_high[mode, t] = plain_high + high[q_forward]
+                        qf = type_fwd[t]
+                        if mode == 1 and qf >= 0:
+                            load_lo[mode, t] = l_lo + lo_q[qf]
+                            load_hi[mode, t] = l_hi + hi_q[qf]
                         else:
-                            load_low[mode, t] = plain_low
-                            load_high[mode, t] = plain_high
-                        if load_low[mode, t] <= upper_bound < load_high[mode, t]:
+                            load_lo[mode, t] = l_lo
+                            load_hi[mode, t] = l_hi
+                        if load_lo[mode, t] <= upper_bound < load_hi[mode, t]:
                             uncertain = True
                     if objective == 1:
-                        duration_class = type_dur_cross[t]
+                        cd = type_dur_cross[t]
                         if exact:
-                            duration_low[t] = _round_sum(
-                                expansions[level, q_compute],
-                                expansion_len[level, q_compute],
-                                expansions[level, n_val + duration_class],
-                                expansion_len[level, n_val + duration_class] if duration_class >= 0 else 0,
-                                expansions[level, q_compute],
+                            dur_lo[t] = _round_sum(
+                                exp[nd, qc],
+                                exp_len[nd, qc],
+                                exp[nd, n_val + cd],
+                                exp_len[nd, n_val + cd] if cd >= 0 else 0,
+                                exp[nd, qc],
                                 0,
-                                scratch,
+                                tmp,
                             )
-                            duration_high[t] = duration_low[t]
+                            dur_hi[t] = dur_lo[t]
                         else:
-                            r = sums[level, q_compute] + (
-                                sums[level, n_val + duration_class] if duration_class >= 0 else 0.0
-                            )
-                            e = (
-                                errors[level, q_compute]
-                                + (errors[level, n_val + duration_class] if duration_class >= 0 else 0.0)
-                                + EPS * abs(r)
-                            )
-                            duration_low[t] = r - 2.0 * e
-                            duration_high[t] = r + 2.0 * e
+                            r = ap[nd, qc] + (ap[nd, n_val + cd] if cd >= 0 else 0.0)
+                            e = er[nd, qc] + (er[nd, n_val + cd] if cd >= 0 else 0.0) + EPS * abs(r)
+                            dur_lo[t] = r - 2.0 * e
+                            dur_hi[t] = r + 2.0 * e
                 if not alive or not relevant:
                     break
                 # Relax the open cells best[I, nxt] from best[J, nxt - one device of type t]. On the
@@ -562,29 +546,29 @@ def lattice_dp(
                     base = best[j, back]
                     for t in range(n_types):
                         nxt = next_state[t, back]
-                        if not type_alive[t] or nxt < 0 or not is_open[nxt]:
+                        if not alive_t[t] or nxt < 0 or not is_open[nxt]:
                             continue
-                        n_flight = flight[nxt]
+                        n_fl = flight[nxt]
                         for mode in range(mode_lo, mode_hi + 1):
-                            if load_low[mode, t] > upper_bound:
+                            if load_lo[mode, t] > upper_bound:
                                 continue
                             if mode == 0:
-                                mem_low = static_low + n_flight * act_low
-                                mem_high = static_high + n_flight * act_high
+                                m_lo = st_lo + n_fl * a_lo
+                                m_hi = st_hi + n_fl * a_hi
                             else:
-                                mem_low = static_low + n_flight * input_low + act_low
-                                mem_high = static_high + n_flight * input_high + act_high
-                            if mem_low > type_cap[t]:
+                                m_lo = st_lo + n_fl * i_lo_v + a_lo
+                                m_hi = st_hi + n_fl * i_hi_v + a_hi
+                            if m_lo > type_cap[t]:
                                 continue
                             cell = best[i, nxt]
                             if exact:
-                                load = load_low[mode, t]
+                                load = load_lo[mode, t]
                                 count = 0
                                 if objective == 0:
                                     value = base if base > load else load
                                     better = value < cell
                                 else:
-                                    value = base + duration_low[t]
+                                    value = base + dur_lo[t]
                                     count = used[j, back] + 1
                                     better = value < cell or (value == cell and count < used[i, nxt])
                                 if better:
@@ -595,13 +579,13 @@ def lattice_dp(
                                     parent_type[i, nxt] = t + n_types * mode
                                     if objective == 1:
                                         used[i, nxt] = count
-                            elif mem_high > type_cap[t]:
+                            elif m_hi > type_cap[t]:
                                 uncertain = True
                             elif objective == 0:
-                                # value = max(base, load): base if load_high <= base, else undecided
+                                # value = max(base, load): base if load_hi <= base, else undecided
                                 # unless even the smallest value cannot beat the cell.
-                                if load_high[mode, t] > base:
-                                    if load_low[mode, t] < cell:
+                                if load_hi[mode, t] > base:
+                                    if load_lo[mode, t] < cell:
                                         uncertain = True
                                 elif base < cell:
                                     if _stale(i, nxt, cell, base, floor, has_floor, prev_state, limit):
@@ -609,63 +593,58 @@ def lattice_dp(
                                     best[i, nxt] = base
                                     parent_ideal[i, nxt] = j
                                     parent_type[i, nxt] = t + n_types * mode
-                            elif base + duration_low[t] <= cell:
+                            elif base + dur_lo[t] <= cell:
                                 uncertain = True
                 if exact or not uncertain:
                     break
-                if pair_mode:  # list the stage's groups as stack_group[1..level] and move them into the node state
+                if pair_mode:  # list the stage's groups as stack_group[1..nd] and move them into the node state
                     for g in range(group_start.shape[0] - 1):
-                        if _holds(bits, target, g) and not _holds(bits, row_pos, g):
+                        if _holds(tgt_bits, kk, g) and not _holds(tgt_bits, row_pos, g):
                             moved += 1
                             stack_group[moved] = g
-                            _move_group(g, True, node_links, node_state)
-                # Rebuild expansions[level]: the exact sums of the stage made of the groups stack_group[1..level]
-                # (kept in this function: it runs for up to a fifth of the pairs in the tie-break pass).
+                            _move_group(g, True, graph, node_state)
+                # Rebuild exp[nd]: the exact sums of the stage made of the groups stack_group[1..nd].
                 for q in range(n_q):
-                    expansion_len[level, q] = 0
-                for k in range(1, level + 1):
-                    stage_group = stack_group[k]
-                    for m in range(group_start[stage_group], group_start[stage_group + 1]):
-                        x = group_nodes[m]
+                    exp_len[nd, q] = 0
+                for level in range(1, nd + 1):
+                    gl = stack_group[level]
+                    for k in range(group_start[gl], group_start[gl + 1]):
+                        x = group_nodes[k]
                         for q in range(n_val):
                             v = node_val[q, x]
                             if v != 0.0:
-                                expansion_len[level, q] = _grow(expansions[level, q], expansion_len[level, q], v)
+                                exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
                         # Boundary nodes: stage nodes, and outside predecessors of stage nodes.
-                        for p in range(pred_start[x] - 1, pred_start[x + 1]):
-                            u = x if p < pred_start[x] else preds[p]
-                            if rebuild_mark[u] == pairs:
+                        for m in range(pred_start[x] - 1, pred_start[x + 1]):
+                            u = x if m < pred_start[x] else preds[m]
+                            if mark2[u] == pairs:
                                 continue
-                            rebuild_mark[u] = pairs
+                            mark2[u] = pairs
                             if _crossing(in_stage, stage_succ, out_degree, u):
                                 for cl in range(n_cross):
                                     v = cross_val[cl, u]
                                     if v != 0.0:
                                         q = n_val + cl
-                                        expansion_len[level, q] = _grow(
-                                            expansions[level, q], expansion_len[level, q], v
-                                        )
+                                        exp_len[nd, q] = _grow(exp[nd, q], exp_len[nd, q], v)
                             if _feeding(in_stage, fwd_succ_in, node_fwd, u) and in_val[u] != 0.0:
-                                expansion_len[level, q_input] = _grow(
-                                    expansions[level, q_input], expansion_len[level, q_input], in_val[u]
-                                )
+                                exp_len[nd, q_in] = _grow(exp[nd, q_in], exp_len[nd, q_in], in_val[u])
                 counters[0] += 1
                 exact = True
             if pair_mode:
-                for k in range(1, moved + 1):
-                    _move_group(stack_group[k], False, node_links, node_state)
+                for level in range(1, moved + 1):
+                    _move_group(stack_group[level], False, graph, node_state)
                 if changed:
                     n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
                 continue
             if not alive:
-                stack_edge[level] = up_start[j + 1]  # dead: no supersets, the pop undoes it
+                stack_pos[nd] = up_start[j + 1]  # dead: no supersets, the pop undoes it
                 continue
-            stack_edge[level] = up_start[j]
+            stack_pos[nd] = up_start[j]
             if changed:
                 n_open = _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit)
                 if n_open == 0:  # every cell of row i is final: unwind the search
-                    for k in range(level + 1):
-                        stack_edge[k] = up_start[stack_ideal[k] + 1]
+                    for level in range(nd + 1):
+                        stack_pos[level] = up_start[stack_ideal[level] + 1]
         # best[i] is final: close it (closure) and mark the states worth extending.
         for s in range(n_states):
             if closure:
