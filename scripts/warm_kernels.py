@@ -7,7 +7,9 @@ distinct argument signature is its own entry, so this script runs one small solv
 the app and the CLI start with: the plain DP (one kind and several kinds, with and without the
 tie-break, throughput and the live table of lowered counts), the memory-aware DP (1F1B and GPipe,
 recomputation none / always / per stage). ``scripts/setup.sh`` runs it; run it again after
-changing ``lattice_search.py`` (numba recompiles when the source changes).
+changing a kernel module (numba recompiles a function when its own file changes, not when a module it
+calls changes: after editing ``cells.py``, ``stage.py``, ``exactsum.py`` or ``pairs.py``,
+delete ``placement/exact/__pycache__/*.nb*`` first).
 
 Usage: ``PYTHONPATH=. .venv/bin/python scripts/warm_kernels.py`` (prints what it ran and how long).
 """

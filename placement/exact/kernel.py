@@ -2,12 +2,13 @@
 
 The search itself, :func:`placement.exact.lattice_search.lattice_dp`, fills rows of the table;
 its module docstring is the kernel's contract (lattice, table axes, exact arithmetic, open
-cells, pair mode). This module builds its inputs from a problem (:func:`build_inputs`, the
-device types' arrays, :func:`state_arrays`), runs it over a lattice on one or more threads
-(:func:`run`, level by level: :func:`ideal_levels`), reads a split back (:func:`traceback_split`)
-and checks the memory the reduced lattice ignored (:func:`relax_then_verify`). The search's
-names (``lattice_dp``, ``new_table``, parent codes, objectives, modes) are re-exported here, so
-callers and tests take the kernel's API from this module.
+cells, pair mode) and lists the kernel's modules. This module runs it over a lattice on one or
+more threads (:func:`run`, level by level: :func:`ideal_levels`). Its inputs are built from a
+problem in :mod:`placement.exact.inputs` (:func:`build_inputs`, :func:`state_arrays`); a split
+is read back and checked in :mod:`placement.exact.verify` (:func:`traceback_split`,
+:func:`relax_then_verify`). Those names, and the search's (``lattice_dp``, ``new_table``,
+parent codes, objectives, modes), are re-exported here, so callers and tests take the
+kernel's API from this module.
 
 **Readable reference**: :func:`placement.explore.teaching.trace_dp` runs the same recurrence in
 plain Python (every pair of ideals, no pruning or merging, prefix orientation); on small graphs
@@ -18,216 +19,34 @@ the kernel's row of the empty ideal equals its row of the full ideal for every d
 from __future__ import annotations
 
 import itertools
-import math
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
-from ..model import Status
+from .codes import INHERIT as INHERIT
+from .codes import MODE_PLAIN as MODE_PLAIN
+from .codes import MODE_RECOMPUTE as MODE_RECOMPUTE
+from .codes import OBJECTIVE_MAX_LOAD as OBJECTIVE_MAX_LOAD
+from .codes import OBJECTIVE_TIE_BREAK as OBJECTIVE_TIE_BREAK
+from .codes import decode_parent as decode_parent
+from .codes import parent_code as parent_code
 from .exactsum import exact_sum as exact_sum  # re-exported (tests, callers)
 from .floors import cell_floors as cell_floors  # re-exported: callers take the kernel's API from here
 from .floors import cover_tree as cover_tree
-from .lattice_search import INHERIT as INHERIT
-from .lattice_search import MODE_PLAIN as MODE_PLAIN
-from .lattice_search import MODE_RECOMPUTE as MODE_RECOMPUTE
-from .lattice_search import OBJECTIVE_MAX_LOAD as OBJECTIVE_MAX_LOAD
-from .lattice_search import OBJECTIVE_TIE_BREAK as OBJECTIVE_TIE_BREAK
-from .lattice_search import decode_parent as decode_parent
+from .inputs import KernelInputs as KernelInputs
+from .inputs import build_inputs as build_inputs
+from .inputs import chain_lattice as chain_lattice
+from .inputs import graph_arrays as graph_arrays
+from .inputs import state_arrays as state_arrays
 from .lattice_search import lattice_dp as lattice_dp
 from .lattice_search import new_table as new_table
-from .lattice_search import parent_code as parent_code
 from .limits import check_table_size
 from .pairs import no_targets, target_pairs
-
-if TYPE_CHECKING:
-    from ..model import Placement
-
-
-def chain_lattice(n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """The chain of prefixes 0..g of the groups' topological numbering, as a lattice (a feasible-split bound)."""
-    up_start = np.arange(n_groups + 2, dtype=np.int64)
-    up_start[-1] = n_groups
-    up_group = np.arange(n_groups, dtype=np.int32)
-    up_target = np.arange(1, n_groups + 1, dtype=np.int32)
-    return up_start, up_group, up_target, n_groups + 1
-
-
-def state_arrays(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Mixed-radix device-count states for ``counts`` devices per type.
-
-    Returns (strides, next_state, prev_state, digit_sum): state ``s`` has digit
-    ``(s // strides[d]) % (counts[d] + 1)`` devices of type ``d``; ``digit_sum[s]`` is its
-    number of devices.
-    """
-    strides = np.cumprod([1] + [c + 1 for c in counts]).astype(np.int64)
-    n_states = int(strides[-1])
-    next_state = np.full((len(counts), n_states), -1, dtype=np.int64)
-    prev_state = np.full((len(counts), n_states), -1, dtype=np.int64)
-    digit_sum = np.zeros(n_states, dtype=np.int64)
-    for s in range(n_states):
-        for d, count in enumerate(counts):
-            digit = (s // int(strides[d])) % (count + 1)
-            digit_sum[s] += digit
-            if digit < count:
-                next_state[d, s] = s + strides[d]
-            if digit > 0:
-                prev_state[d, s] = s - strides[d]
-    return strides, next_state, prev_state, digit_sum
-
-
-# ----------------------------------------------------------------------------- inputs, runs and traceback
-
-
-@dataclass(frozen=True)
-class KernelInputs:
-    """The arrays :func:`lattice_dp` reads for one (problem, groups) pair (see the module docstring)."""
-
-    group_start: np.ndarray
-    group_nodes: np.ndarray
-    pred_start: np.ndarray
-    preds: np.ndarray
-    out_degree: np.ndarray
-    node_fwd: np.ndarray
-    node_val: np.ndarray
-    cross_val: np.ndarray
-    in_val: np.ndarray
-    group_blocked: np.ndarray
-    type_compute: np.ndarray
-    type_fwd: np.ndarray
-    type_cross: np.ndarray
-    type_cap: np.ndarray
-    type_dur_cross: np.ndarray
-    mem_w: int
-    mem_p: int
-    mem_a: int
-    strides: np.ndarray
-    next_state: np.ndarray
-    prev_state: np.ndarray
-    digit_sum: np.ndarray
-
-    @property
-    def n_states(self) -> int:
-        return int(self.strides[-1])
-
-    @property
-    def n_types(self) -> int:
-        return int(self.type_compute.shape[0])
-
-
-def graph_arrays(graph, groups) -> tuple[np.ndarray, ...]:
-    """The graph in CSR form for the kernel, nodes numbered by their position in ``graph.nodes``.
-
-    Returns (group_start, group_nodes, pred_start, preds, node_cost, out_degree): the nodes of
-    group g are ``group_nodes[group_start[g]:group_start[g+1]]``, the predecessors of node k are
-    ``preds[pred_start[k]:pred_start[k+1]]``.
-    """
-    position = {node.id: k for k, node in enumerate(graph.nodes)}
-    group_nodes = np.asarray([position[n] for members in groups.members for n in members], dtype=np.int64)
-    group_start = np.zeros(groups.count + 1, dtype=np.int64)
-    group_start[1:] = np.cumsum([len(m) for m in groups.members])
-    pred_lists = [[position[p] for p in graph.predecessors[node.id]] for node in graph.nodes]
-    pred_start = np.zeros(len(graph.nodes) + 1, dtype=np.int64)
-    pred_start[1:] = np.cumsum([len(p) for p in pred_lists])
-    preds = np.asarray([p for plist in pred_lists for p in plist], dtype=np.int64)
-    node_cost = np.asarray([graph.output_cost[node.id] for node in graph.nodes], dtype=np.float64)
-    out_degree = np.asarray([len(graph.successors[node.id]) for node in graph.nodes], dtype=np.int64)
-    return group_start, group_nodes, pred_start, preds, node_cost, out_degree
-
-
-def build_inputs(
-    problem,
-    groups,
-    ignore: frozenset = frozenset(),
-    out_bytes: dict | None = None,
-    forward_compute: bool = False,
-    kept_bytes: dict | None = None,
-) -> KernelInputs:
-    """Kernel inputs for ``problem`` contracted into ``groups``.
-
-    Device types are the accelerator kinds in order, then CPU cores (cap ``inf``; communication
-    only when ``devices.cpu_bandwidth`` is set). ``ignore``: nodes whose memory (size and
-    activation bytes) is left out (a relaxation). ``out_bytes``: activation bytes per node id
-    (memory-aware planning; ``None``: weights only); ``kept_bytes``: the activation bytes a
-    node keeps for the backward when they differ from its output (default: ``out_bytes``;
-    stage inputs always use ``out_bytes``). ``forward_compute``: add the forward
-    compute rows that recomputation needs.
-    """
-    graph, devices = problem.graph, problem.devices
-    nodes = graph.nodes
-    group_start, group_nodes, pred_start, preds, node_cost, out_degree = graph_arrays(graph, groups)
-    kinds = devices.accelerators
-    n_kinds = len(kinds)
-    rows: list[list[float]] = []
-    blocked = np.zeros((n_kinds + 1, groups.count), dtype=np.int64)
-    group_of = groups.group_of
-    for t, kind in enumerate(kinds):
-        rows.append([node.latency_on(kind) if node.runs_on(kind) else 0.0 for node in nodes])
-        for node in nodes:
-            if not node.runs_on(kind):
-                blocked[t, group_of[node.id]] += 1
-    rows.append([node.cpu_latency for node in nodes])
-    type_compute = list(range(n_kinds + 1))
-    type_fwd = [-1] * (n_kinds + 1)
-    if forward_compute:
-        for t in range(n_kinds + 1):
-            type_fwd[t] = len(rows)
-            rows.append([0.0 if node.is_backward else value for node, value in zip(nodes, rows[t])])
-    mem_w = len(rows)
-    rows.append([0.0 if node.id in ignore else node.size for node in nodes])
-    mem_p = mem_a = -1
-    in_val = np.zeros(len(nodes))
-    if out_bytes is not None:
-        mem_p = len(rows)
-        rows.append([0.0 if node.id in ignore or node.is_backward else node.size for node in nodes])
-        mem_a = len(rows)
-        ob = [0.0 if node.id in ignore else out_bytes[node.id] for node in nodes]
-        kept = out_bytes if kept_bytes is None else kept_bytes
-        kb = [0.0 if node.id in ignore else kept[node.id] for node in nodes]
-        rows.append([0.0 if node.is_backward else b for node, b in zip(nodes, kb)])
-        in_val = np.asarray(ob, dtype=np.float64)
-    scales = [devices.transfer_scale(kind) for kind in kinds] + [devices.cpu_transfer_scale]
-    classes: list[float] = []
-    type_cross = []
-    for t, scale in enumerate(scales):
-        if scale == 0.0:
-            type_cross.append(-1)
-            continue
-        if scale not in classes:
-            classes.append(scale)
-        type_cross.append(classes.index(scale))
-    # A node's communication term: its cost times the scale, rounded once (as the evaluator does).
-    cross_val = np.asarray([[cost * scale for cost in node_cost] for scale in classes], dtype=np.float64)
-    cross_val = cross_val.reshape(len(classes), len(nodes))
-    strides, next_state, prev_state, digit_sum = state_arrays([kind.count for kind in kinds] + [devices.cpus])
-    return KernelInputs(
-        group_start,
-        group_nodes,
-        pred_start,
-        preds,
-        out_degree,
-        np.asarray([not node.is_backward for node in nodes], dtype=np.bool_),
-        np.asarray(rows, dtype=np.float64).reshape(len(rows), len(nodes)),
-        cross_val,
-        in_val,
-        blocked,
-        np.asarray(type_compute, dtype=np.int64),
-        np.asarray(type_fwd, dtype=np.int64),
-        np.asarray(type_cross, dtype=np.int64),
-        np.asarray([kind.memory for kind in kinds] + [math.inf], dtype=np.float64),
-        # Latency durations: accelerators pay their transfers, CPU nodes do not (placement.evaluate.latency).
-        np.asarray(type_cross[:n_kinds] + [-1], dtype=np.int64),
-        mem_w,
-        mem_p,
-        mem_a,
-        strides,
-        next_state,
-        prev_state,
-        digit_sum,
-    )
+from .verify import VerifiedSplit as VerifiedSplit
+from .verify import relax_then_verify as relax_then_verify
+from .verify import traceback_split as traceback_split
 
 
 @njit(cache=True, nogil=True)
@@ -383,7 +202,7 @@ def run(
             useful,
             used,
             floor_arr,
-            targets,
+            tuple(targets),  # a plain tuple: the named tuple's fields are unpacked by position
             rows,
             counters,
         )
@@ -447,117 +266,3 @@ def _fill_levels(fill, levels, n: int, n_workers: int, step: int, progress) -> i
 def lattice_tuple(lattice) -> tuple:
     """(up_start, up_group, up_target, count) of an :class:`~placement.exact.ideals.IdealLattice`."""
     return lattice.up_start, lattice.up_group, lattice.up_target, lattice.count
-
-
-def traceback_split(problem, groups, groups_of, parent_ideal, parent_type, state: int, full: int, inputs: KernelInputs):
-    """Follow parent pointers from (empty ideal, ``state``) to the full ideal.
-
-    ``groups_of(index)`` is the set of groups of ideal ``index``. Returns (placement, modes):
-    the stages in pipeline order and each stage's mode (1 = it recomputes its forward pass).
-    """
-    from ..model import CPU_KIND, DeviceSlot, Placement, Stage
-
-    n_types = inputs.n_types
-    n_kinds = n_types - 1
-    used = [0] * n_types
-    stages, modes = [], []
-    ideal = 0
-    while ideal != full:
-        code = int(parent_type[ideal, state])
-        if code >= INHERIT:  # same value with one device of this type fewer
-            state -= int(inputs.strides[code - INHERIT])
-            continue
-        device_type, mode = decode_parent(code, n_types)
-        after = int(parent_ideal[ideal, state])
-        stage_groups = set(groups_of(after)) - set(groups_of(ideal))
-        kind = CPU_KIND if device_type == n_kinds else problem.devices.accelerators[device_type].name
-        nodes = tuple(n for g in sorted(stage_groups) for n in groups.members[g])
-        stages.append(Stage(DeviceSlot(kind, used[device_type]), nodes))
-        modes.append(mode)
-        used[device_type] += 1
-        state -= int(inputs.strides[device_type])
-        ideal = after
-    return Placement(tuple(stages)), tuple(modes)
-
-
-@dataclass(frozen=True)
-class VerifiedSplit:
-    """What :func:`relax_then_verify` found: a split checked against the memory the reduced lattice ignored.
-
-    ``status``: optimal, infeasible, feasible (``value`` is an upper bound, ``bound`` a lower
-    bound) or no solution; ``note``: why the status is not optimal (or ""). (A solver's outcome
-    is :class:`placement.ip.common.Outcome`, a different thing.)
-    """
-
-    status: Status
-    value: float
-    placement: Placement | None
-    bound: float
-    pairs: int
-    groups: int
-    ideals: int
-    note: str = ""
-    extra: object = None
-
-
-def relax_then_verify(
-    solve, fits, groups, full_groups, lattice, relaxed: frozenset, max_ideals: int, check_size=None
-) -> VerifiedSplit:
-    """The ladder every exact planner runs after merging free groups.
-
-    ``solve(groups, lattice, ignore)`` returns (value, placement or None, pairs, extra): one
-    exact DP with the memory of the nodes ``ignore`` left out. First the reduced lattice with
-    the merged nodes' memory ignored (a lower bound); if its split ``fits`` it is optimal.
-    Else again with the real memory (an upper bound): equal values prove it optimal. Else
-    the unreduced lattice (``full_groups``), exact, unless it is too large (then "feasible"
-    with the bound and gap, or "no solution"). ``check_size(ideals)`` may raise
-    :class:`~placement.errors.TooManyIdealsError` for a table that is too large.
-    """
-    from ..errors import TooManyIdealsError
-    from .ideals import enumerate_ideals
-
-    value, placement, pairs, extra = solve(groups, lattice, relaxed)
-    if placement is None:
-        return VerifiedSplit(Status.INFEASIBLE, math.inf, None, math.inf, pairs, groups.count, lattice.count)
-    if not relaxed or fits(placement):
-        return VerifiedSplit(Status.OPTIMAL, value, placement, value, pairs, groups.count, lattice.count, extra=extra)
-    upper, upper_placement, more, upper_extra = solve(groups, lattice, frozenset())
-    pairs += more
-    if upper_placement is not None and upper <= value:
-        return VerifiedSplit(
-            Status.OPTIMAL, upper, upper_placement, value, pairs, groups.count, lattice.count, extra=upper_extra
-        )
-    try:
-        full_lattice = enumerate_ideals(full_groups, max_ideals)
-        if check_size is not None:
-            check_size(full_lattice.count)
-    except TooManyIdealsError:
-        if upper_placement is None:
-            return VerifiedSplit(
-                Status.NO_SOLUTION,
-                math.inf,
-                None,
-                value,
-                pairs,
-                groups.count,
-                lattice.count,
-                note="memory binds on merged nodes and the unreduced lattice is too large",
-            )
-        return VerifiedSplit(
-            Status.FEASIBLE,
-            upper,
-            upper_placement,
-            value,
-            pairs,
-            groups.count,
-            lattice.count,
-            note="memory binds on merged nodes and the unreduced lattice is too large",
-            extra=upper_extra,
-        )
-    exact, exact_placement, more, exact_extra = solve(full_groups, full_lattice, frozenset())
-    pairs += more
-    if exact_placement is None:
-        return VerifiedSplit(Status.INFEASIBLE, math.inf, None, math.inf, pairs, full_groups.count, full_lattice.count)
-    return VerifiedSplit(
-        Status.OPTIMAL, exact, exact_placement, exact, pairs, full_groups.count, full_lattice.count, extra=exact_extra
-    )

@@ -7,6 +7,29 @@ stage to one device of some *device type* (an accelerator kind, or CPU cores), m
 the largest stage load. Callers describe everything as arrays; the kernel knows nothing of
 problems, schedules or kinds.
 
+Modules, one topic each (read in this order): this docstring (the contract);
+:mod:`~placement.exact.exactsum` (exact sums, and the derivation of the running sums' error
+bound: every ``2.0 * er``, ``EPS * abs(r)`` below is a step of it);
+:mod:`~placement.exact.codes` (parent codes, objectives, modes); :mod:`~placement.exact.cells`
+(a row's open cells); :mod:`~placement.exact.stage` (a stage's node state);
+:mod:`~placement.exact.pairs` (pair mode's targets). :func:`lattice_dp` keeps the per-pair
+work (the next stage from the cover-edge search or pair mode, its intervals, loads,
+relaxation and exact rebuild) and the closing of a row in one compiled function, with its
+flat arguments and its short local names, exactly as measured at parity: numba takes a
+reference count for every array passed to a call, inlined (``inline="always"``) or not, and
+prunes them only in simple cases, so per-pair helpers made the kernel 1.2x-1.6x slower, a
+named-tuple entry in front of this function 1.1x, the exact rebuild as its own function (a
+fifth of the pairs in a tie-break pass) 1.1x, and even renaming its locals 1.04x on the
+latency samples (numba orders some of its reference-count operations by variable name;
+measured side by side with ``scripts/bench_dp.py``, the issue-23 report). Local names:
+``ap``/``er`` running sums and their error bounds per depth, ``exp``/``exp_len`` exact
+sums, ``lo_q``/``hi_q`` a stage's quantities as intervals, ``nd`` the stage's depth, ``kk``
+pair mode's target, ``qc`` the node_val row of a type's compute, ``cc``/``cd`` its scale
+classes, ``st_lo`` weights plus optimizer state, ``mark``/``mark2`` node stamps (push or pair;
+exact rebuild), ``toggles`` the push/pair counter. numba's on-disk cache only notices edits to
+a function's own file: after editing another kernel module, delete
+``placement/exact/__pycache__/*.nb*``.
+
 **Readable reference**: :func:`placement.explore.teaching.trace_dp` runs the same recurrence in
 plain Python (every pair of ideals, no pruning or merging, prefix orientation); on small graphs
 the kernel's row of the empty ideal equals its row of the full ideal for every device count
@@ -104,7 +127,7 @@ Floors make values inexact only where that cannot matter: with floors from
 ``<=`` every such optimum); other cells may hold a larger (still achievable) value.
 
 Returns ``(best, parent_ideal, parent_type, pairs)``: per cell the ideal ``J`` after the
-stage and ``type + T * mode`` of its device, or ``INHERIT + d`` (same value as the state
+stage and ``type + T * mode`` of its device (:func:`~placement.exact.codes.parent_code`), or ``INHERIT + d`` (same value as the state
 with one device of type ``d`` fewer, ``closure`` only); ``pairs`` counts the pairs ``I < J``
 searched (in pair mode: the pairs whose stage was evaluated).
 """
@@ -114,115 +137,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .cells import _can_improve, _open_cells, _stale
+from .codes import INHERIT
 from .exactsum import EPS, MAXP, _grow, _round, _round_sum
 from .pairs import _holds
-
-#: parent_type values >= INHERIT mean "same value as the state with one device of type (value - INHERIT) fewer".
-INHERIT = 64
-
-#: The kernel's ``objective`` argument: 0 minimises the max-load, 1 is the tie-break pass (sum of durations, then stages).
-OBJECTIVE_MAX_LOAD = 0
-OBJECTIVE_TIE_BREAK = 1
-
-#: Stage modes (the ``mode`` of a parent code): a plain stage, or one that recomputes its forward pass.
-MODE_PLAIN = 0
-MODE_RECOMPUTE = 1
-
-
-def parent_code(device_type: int, mode: int, n_types: int) -> int:
-    """The ``parent_type`` code of a stage on ``device_type`` in ``mode`` (what :func:`lattice_dp` stores)."""
-    return device_type + n_types * mode
-
-
-def decode_parent(code: int, n_types: int) -> tuple[int, int]:
-    """(device type, mode) of a ``parent_type`` code below :data:`INHERIT` (inverse of :func:`parent_code`)."""
-    return code % n_types, code // n_types
-
-
-@njit(cache=True, nogil=True)
-def _crossing(in_stage, stage_succ, out_degree, u):
-    if in_stage[u]:
-        return stage_succ[u] < out_degree[u]
-    return stage_succ[u] > 0
-
-
-@njit(cache=True, nogil=True)
-def _feeding(in_stage, fwd_succ_in, node_fwd, u):
-    return (not in_stage[u]) and node_fwd[u] and fwd_succ_in[u] > 0
-
-
-@njit(cache=True, nogil=True)
-def _move_group(g, enter, graph, node_state):
-    """Move group ``g``'s nodes into (``enter``) or out of the stage: membership and successor counts.
-
-    ``graph`` = (group_start, group_nodes, pred_start, preds, node_fwd); ``node_state`` =
-    (in_stage, stage_succ, fwd_succ_in), updated in place.
-    """
-    group_start, group_nodes, pred_start, preds, node_fwd = graph
-    in_stage, stage_succ, fwd_succ_in = node_state
-    step = 1 if enter else -1
-    for k in range(group_start[g], group_start[g + 1]):
-        x = group_nodes[k]
-        in_stage[x] = enter
-        for m in range(pred_start[x], pred_start[x + 1]):
-            u = preds[m]
-            stage_succ[u] += step
-            if node_fwd[x] and node_fwd[u]:
-                fwd_succ_in[u] += step
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _can_improve(i, j, n_open, open_cells, prev_state, useful, best, objective):
-    """Whether a state of ``J`` worth extending lies under an open cell of row ``i`` that it could improve.
-
-    A value through a stage is ``max(base, load)`` or ``base + duration``, both ``>= base``
-    (objective 1 may still win a tie on the device count).
-    """
-    for k in range(n_open):
-        nxt = open_cells[k]
-        for t in range(prev_state.shape[0]):
-            back = prev_state[t, nxt]
-            if back >= 0 and useful[j, back]:
-                if best[j, back] < best[i, nxt] or (objective == 1 and best[j, back] == best[i, nxt]):
-                    return True
-    return False
-
-
-@njit(cache=True, nogil=True)
-def _stale(i, nxt, old, new, floor, has_floor, prev_state, limit):
-    """Whether lowering cell ``(i, nxt)`` from ``old`` to ``new`` may close it or lower a limit.
-
-    Otherwise the open cells and limits are left as they are (a stale limit is only larger: safe).
-    """
-    if has_floor and not new > floor[i, nxt]:
-        return True
-    for t in range(prev_state.shape[0]):
-        if prev_state[t, nxt] >= 0 and old >= limit[t]:
-            return True
-    return False
-
-
-@njit(cache=True, nogil=True)
-def _open_cells(i, best, floor, has_floor, prev_state, open_cells, is_open, limit):
-    """List row ``i``'s open cells (value above the floor) in ``open_cells`` (flags in ``is_open``); returns their number.
-
-    ``limit[t]``: the largest value among the open cells a stage on type ``t`` can improve
-    (``-inf``: none). State 0 (no device) is never the target of a stage.
-    """
-    for t in range(prev_state.shape[0]):
-        limit[t] = -np.inf
-    n_open = 0
-    is_open[0] = False
-    for s in range(1, best.shape[1]):
-        is_open[s] = not has_floor or best[i, s] > floor[i, s]
-        if not is_open[s]:
-            continue
-        open_cells[n_open] = s
-        n_open += 1
-        for t in range(prev_state.shape[0]):
-            if prev_state[t, s] >= 0 and best[i, s] > limit[t]:
-                limit[t] = best[i, s]
-    return n_open
+from .stage import _crossing, _feeding, _move_group
 
 
 @njit(cache=True, nogil=True)

@@ -11,7 +11,7 @@ limits) and builds the targets' bit sets, prefix sums with error bounds (derivat
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -43,10 +43,25 @@ PAIR_MAX_FRACTION = 0.25
 MAX_BITS_BYTES = 1 << 28
 
 
-def no_targets() -> tuple:
+class Targets(NamedTuple):
+    """Pair mode's data (:func:`target_pairs`): per target ideal, by increasing ideal index."""
+
+    ideal: np.ndarray  # [k]: the target's ideal
+    pos: np.ndarray  # [I]: ideal I's position among the targets (-1: not a target)
+    bits: np.ndarray  # [k, w]: the target's groups, 64 per word
+    sums: np.ndarray  # [k, q]: its additive sums (floats) ...
+    errors: np.ndarray  # ... and their error bounds
+    blocked: np.ndarray  # [k, t]: its nodes that cannot run on type t
+    edge_start: np.ndarray  # its boundary edges are edge_src/edge_dst[edge_start[k]:edge_start[k + 1]]
+    edge_src: np.ndarray
+    edge_dst: np.ndarray
+    node_group: np.ndarray  # [x]: the group of node x
+
+
+def no_targets() -> Targets:
     """The ``targets`` argument of :func:`lattice_dp` that keeps the cover-edge search."""
     empty_i = np.zeros(0, dtype=np.int64)
-    return (
+    return Targets(
         empty_i,
         empty_i,
         np.zeros((0, 1), dtype=np.uint64),
@@ -130,7 +145,7 @@ def _target_data(
     return ideal, pos, t_bits, t_sum, t_err, t_blocked, fr_start, src[:n_fr].copy(), dst[:n_fr].copy()
 
 
-def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> tuple | None:
+def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> Targets | None:
     """The ``targets`` of :func:`lattice_dp` for pair mode, or None when pair mode does not pay.
 
     A row whose cells all have floor ``inf`` is never relaxed, so it stays ``inf`` (closure
@@ -189,4 +204,5 @@ def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> tup
         succ_start,
         succs,
     )
-    return (*data, node_group)
+    ideal, pos, bits, sums, errors, blocked, edge_start, edge_src, edge_dst = data
+    return Targets(ideal, pos, bits, sums, errors, blocked, edge_start, edge_src, edge_dst, node_group)
