@@ -4,7 +4,7 @@ The lattice kernel (:mod:`placement.exact.lattice_search`, driven by :mod:`place
 machine code goes to ``placement/exact/__pycache__/*.nbc`` beside the source (an editable install
 writes there; numba falls back to ``NUMBA_CACHE_DIR`` or a per-user folder where it cannot). Each
 distinct argument signature is its own entry, so this script runs one small solve of every kind
-the app and the CLI start with: the plain DP (one kind and several kinds, with and without the
+the app and the CLI start with: the compiled ideal enumeration, the plain DP (one kind and several kinds, with and without the
 tie-break, throughput and the live table of lowered counts), the memory-aware DP (1F1B and GPipe,
 recomputation none / always / per stage). ``scripts/setup.sh`` runs it; run it again after
 changing a kernel module (numba recompiles a function when its own file changes, not when a module it
@@ -35,6 +35,14 @@ def _two_kinds(problem: placement.Problem) -> placement.Problem:
     return replace(problem, devices=problem.devices.with_changes(accelerators=(replace(kind, count=2), slow)))
 
 
+def _walk(problem: placement.Problem) -> None:
+    """The compiled enumeration of :mod:`placement.exact.ideal_walk` (small lattices use plain Python)."""
+    from placement.exact import ideals
+
+    groups = ideals.contract(problem.graph)
+    ideals._enumerate_compiled(groups, ideals.DEFAULT_MAX_IDEALS, 1 << 30, ideals._lattice_bytes(groups.count))
+
+
 def main() -> None:
     started = time.perf_counter()
     inference = placement.load_problem(SAMPLES / "throughput" / "layer" / "bert24_inference.json")
@@ -45,6 +53,7 @@ def main() -> None:
         ("dp, two kinds", lambda: placement.solve(_two_kinds(inference), "dp")),
         ("dp table (live, lowered counts)", lambda: solve_dp_table(inference, bound=math.inf)),
         ("dp, training graph", lambda: placement.solve(training, "dp")),
+        ("ideal walk (lattices past 20,000 ideals)", lambda: _walk(inference)),
     ]
     for schedule in ("1f1b", "gpipe"):
         for recompute in ("none", "always", "per-stage"):
