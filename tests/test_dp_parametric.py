@@ -151,6 +151,6 @@ def test_the_capacity_bisection_sees_a_slow_core():
     inputs = build_inputs(problem, contract(problem.graph))
     plain, _, _ = _group_compute(inputs)
     capacity = _capacity_root(plain, np.asarray([2, 1]), 0.0)
-    assert capacity == pytest.approx(4 / 2.1, rel=1e-8) and capacity < 4 / 2.1  # the test keeps a 1e-9 margin
-    assert root_bound(inputs) == pytest.approx(capacity, rel=1e-9) and root_bound(inputs) < 4 / 2.1  # work bound: 1.506
+    assert capacity == pytest.approx(4 / 2.1, rel=1e-4) and capacity < 4 / 2.1  # 16 bisection steps
+    assert root_bound(inputs) == pytest.approx(capacity, rel=1e-4) and root_bound(inputs) < 4 / 2.1  # work bound: 1.506
     assert capacity < solve_dp(problem).objective == 2.0

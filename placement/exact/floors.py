@@ -187,7 +187,7 @@ def root_bound(inputs: KernelInputs) -> float:
     return max(bound, _capacity_root(plain, counts, bound))
 
 
-def _capacity_root(plain: np.ndarray, counts: np.ndarray, low: float, steps: int = 40) -> float:
+def _capacity_root(plain: np.ndarray, counts: np.ndarray, low: float, steps: int = 16) -> float:
     """The capacity bound of the whole graph: bisection between ``low`` (a lower bound) and a bound it admits.
 
     Returns a value at which :func:`_capacity_ok` fails for the empty ideal with every device (so
