@@ -37,10 +37,10 @@ def _two_kinds(problem: placement.Problem) -> placement.Problem:
 
 def _walk(problem: placement.Problem) -> None:
     """The compiled enumeration of :mod:`placement.exact.ideal_walk` (small lattices use plain Python)."""
-    from placement.exact import ideals
+    from placement.exact import ideal_enum, ideals
 
     groups = ideals.contract(problem.graph)
-    ideals._enumerate_compiled(groups, ideals.DEFAULT_MAX_IDEALS, 1 << 30, ideals._lattice_bytes(groups.count))
+    ideal_enum.compiled(groups.count, groups.order_edges, ideals.DEFAULT_MAX_IDEALS, 1 << 30, 1)
 
 
 def main() -> None:

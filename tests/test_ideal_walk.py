@@ -12,7 +12,7 @@ import random
 import pytest
 
 from placement import Edge, Graph, Node, TooManyIdealsError, load_problem
-from placement.exact import ideals
+from placement.exact import ideal_enum, ideals
 from placement.exact.ideals import DEFAULT_MAX_IDEALS, DEFAULT_MAX_LATTICE_BYTES, Groups, contract, reduce_groups
 
 from .apptest_helpers import ROOT
@@ -55,7 +55,10 @@ def _plain(groups: Groups):
 
 
 def _compiled(groups: Groups, max_ideals: int = DEFAULT_MAX_IDEALS, max_bytes: int = DEFAULT_MAX_LATTICE_BYTES):
-    return ideals._enumerate_compiled(groups, max_ideals, max_bytes, ideals._lattice_bytes(groups.count))
+    walk = ideal_enum.compiled(
+        groups.count, groups.order_edges, max_ideals, max_bytes, ideals._lattice_bytes(groups.count)
+    )
+    return ideals._lattice(groups, max_ideals, max_bytes, walk)
 
 
 def _lattice(groups: Groups):
@@ -113,10 +116,10 @@ def test_the_caps_stop_the_walk_with_the_plain_message():
 def test_enumerate_ideals_hands_over_to_the_walk_past_its_plain_share(monkeypatch):
     groups = _two_chains(40)  # 1,681 ideals
     monkeypatch.setattr(ideals, "PLAIN_MAX_IDEALS", 100)
-    monkeypatch.setattr(ideals, "_walk_loaded", lambda: False)
+    monkeypatch.setattr(ideal_enum, "walk_loaded", lambda: False)
     calls = []
-    real = ideals._enumerate_compiled
-    monkeypatch.setattr(ideals, "_enumerate_compiled", lambda *args: calls.append(args) or real(*args))
+    real = ideal_enum.compiled
+    monkeypatch.setattr(ideal_enum, "compiled", lambda *args: calls.append(args) or real(*args))
     lattice = ideals.enumerate_ideals(groups)
     assert len(calls) == 1 and lattice.count == 41 * 41
     assert (lattice.masks, lattice.up_target.tolist()) == (_plain(groups)[0], _plain(groups)[4])

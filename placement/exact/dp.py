@@ -27,7 +27,9 @@ feasibility test, where a row stops at its first stage that fits, and one run us
 the chain's value optimal or finds the better split. The tie-break pass relaxes only the cells
 whose max-load (exact from the first pass)
 is at most the optimum. When few rows can hold a value, each row is compared with those rows
-directly instead of walking every superset in between (the kernel's pair mode).
+directly instead of walking every superset in between (the kernel's pair mode). The tie-break pass
+has a work limit (``tie_break_max_pairs``): its pairs are estimated first from a sample of its rows,
+and past the limit the max-load pass's optimal split is returned and the result says so.
 
 Before the search, groups that can be merged with a neighbour without raising any load are
 merged (:func:`placement.exact.ideals.reduce_groups`); their memory is first ignored (a
@@ -155,7 +157,7 @@ def _solve_lattice(
 def _tie_break_pairs(inputs: KernelInputs, arrays: tuple, overlap: bool, value: float, floors, targets, cap) -> int:
     """The pairs the tie-break pass would search, estimated before it starts (0: not estimated, made).
 
-    The pass searches the rows with an open cell (finite floor). Nothing is estimated when
+    The pass searches the rows with an open cell (floor below ``inf``). Nothing is estimated when
     they cannot reach ``cap`` pairs together (``rows x ideals``), when there are few of them,
     or in pair mode (few target rows: cheap, and the pairs it evaluates depend on the values).
     Else :data:`TIE_BREAK_SAMPLE_ROWS` of them, evenly spaced, are searched alone in a scratch

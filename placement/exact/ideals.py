@@ -16,7 +16,6 @@ that can be added to it and the index of the ideal that results.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +23,7 @@ import numpy as np
 from ..condense import condense
 from ..errors import TooManyIdealsError
 from ..model import Graph, smallest_first_order
+from . import ideal_enum
 
 #: Default cap on the number of ideals enumerated before giving up (memory stays ~ 100s of MB).
 DEFAULT_MAX_IDEALS = 1_000_000
@@ -425,112 +425,27 @@ def enumerate_ideals(
     if lower > max_ideals:
         raise TooManyIdealsError(_refusal_message(groups, max_ideals, width, lower, antichain))
     per_ideal = _lattice_bytes(n)
-    if not _walk_loaded():
-        lattice = _enumerate_plain(groups, max_ideals, max_bytes, per_ideal, PLAIN_MAX_IDEALS)
-        if lattice is not None:
-            return lattice
-    return _enumerate_compiled(groups, max_ideals, max_bytes, per_ideal)
-
-
-def _walk_loaded() -> bool:
-    """Whether this process has the compiled walk at hand (imported and its machine code loaded)."""
-    walk = sys.modules.get("placement.exact.ideal_walk")
-    return walk is not None and bool(walk.walk_ideals.signatures)
-
-
-def _enumerate_plain(groups: Groups, max_ideals: int, max_bytes: int, per_ideal: int, stop_after: int):
-    """The enumeration in plain Python; None once it has found more than ``stop_after`` ideals (the walk takes over)."""
-    n = groups.count
-    pred_mask = [0] * n
-    succs: list[list[int]] = [[] for _ in range(n)]
-    for a, b in groups.order_edges:
-        pred_mask[b] |= 1 << a
-        succs[a].append(b)
-    sources = 0
-    for g in range(n):
-        if pred_mask[g] == 0:
-            sources |= 1 << g
-    index: dict[int, int] = {0: 0}
-    masks = [0]
-    available = [sources]  # groups addable to each ideal, as a bitmask
-    level = [0]
-    up_start = [0]
-    up_group: list[int] = []
-    up_target: list[int] = []
-    sizes = [0]
-    for size in range(n):
-        next_level: list[int] = []
-        for i in level:
-            mask, avail = masks[i], available[i]
-            bits = avail
-            while bits:
-                low = bits & -bits
-                g = low.bit_length() - 1
-                bits ^= low
-                new = mask | low
-                j = index.get(new)
-                if j is None:
-                    j = len(masks)
-                    index[new] = j
-                    new_avail = avail ^ low
-                    for s in succs[g]:
-                        if pred_mask[s] & new == pred_mask[s]:
-                            new_avail |= 1 << s
-                    masks.append(new)
-                    available.append(new_avail)
-                    sizes.append(size + 1)
-                    next_level.append(j)
-                    if len(masks) > stop_after and len(masks) <= max_ideals:
-                        return None
-                    if len(masks) > max_ideals or len(masks) * per_ideal + 16 * len(up_group) > max_bytes:
-                        raise TooManyIdealsError(
-                            _too_many_message(groups, max_ideals, max_bytes, len(masks), size + 1, len(next_level))
-                        )
-                up_group.append(g)
-                up_target.append(j)
-            up_start.append(len(up_group))
-        level = next_level
-    up_start.extend([len(up_group)] * len(level))  # the full ideal: nothing to add
-    return IdealLattice(
-        masks=masks,
-        sizes=np.asarray(sizes, dtype=np.int32),
-        up_start=np.asarray(up_start, dtype=np.int64),
-        up_group=np.asarray(up_group, dtype=np.int32),
-        up_target=np.asarray(up_target, dtype=np.int32),
+    walk = (
+        None
+        if ideal_enum.walk_loaded()
+        else ideal_enum.plain(groups, max_ideals, max_bytes, per_ideal, PLAIN_MAX_IDEALS)
     )
+    if walk is None:  # past the plain share (or the compiled walk is at hand): the same lattice, compiled
+        walk = ideal_enum.compiled(groups.count, groups.order_edges, max_ideals, max_bytes, per_ideal)
+    return _lattice(groups, max_ideals, max_bytes, walk)
 
 
-def _enumerate_compiled(groups: Groups, max_ideals: int, max_bytes: int, per_ideal: int) -> IdealLattice:
-    """The enumeration by the compiled walk (:mod:`placement.exact.ideal_walk`): the same lattice, bit for bit."""
-    n = groups.count
-    words = max(1, (n + 63) // 64)
-    pred = np.zeros((n, words), dtype=np.uint64)
-    succ_lists: list[list[int]] = [[] for _ in range(n)]
-    for a, b in groups.order_edges:
-        pred[b, a // 64] |= np.uint64(1) << np.uint64(a % 64)
-        succ_lists[a].append(b)
-    succ_start = np.zeros(n + 1, dtype=np.int64)
-    succ_start[1:] = np.cumsum([len(s) for s in succ_lists])
-    succ = np.asarray([b for s in succ_lists for b in s], dtype=np.int64)
-    sources = np.zeros(words, dtype=np.uint64)
-    for g in range(n):
-        if not pred[g].any():
-            sources[g // 64] |= np.uint64(1) << np.uint64(g % 64)
-    from .ideal_walk import WALK_TOO_MANY, walk_ideals  # numba: loaded only for large lattices
-
-    code, masks, sizes, up_start, up_group, up_target, count, level, on_level = walk_ideals(
-        pred, succ_start, succ, sources, int(max_ideals), int(per_ideal), int(min(max_bytes, 2**62))
-    )
-    if code == WALK_TOO_MANY:
-        raise TooManyIdealsError(
-            _too_many_message(groups, max_ideals, max_bytes, int(count), int(level), int(on_level))
-        )
+def _lattice(groups: Groups, max_ideals: int, max_bytes: int, walk: ideal_enum.Walk) -> IdealLattice:
+    """The :class:`IdealLattice` of a finished walk, or the refusal of one stopped by a cap."""
+    if walk.too_many is not None:
+        count, level, on_level = walk.too_many
+        raise TooManyIdealsError(_too_many_message(groups, max_ideals, max_bytes, count, level, on_level))
     return IdealLattice(
-        masks=[int.from_bytes(row.tobytes(), "little") for row in masks],
-        sizes=sizes,
-        up_start=up_start,
-        up_group=up_group,
-        up_target=up_target,
+        masks=walk.masks,
+        sizes=np.asarray(walk.sizes, dtype=np.int32),
+        up_start=np.asarray(walk.up_start, dtype=np.int64),
+        up_group=np.asarray(walk.up_group, dtype=np.int32),
+        up_target=np.asarray(walk.up_target, dtype=np.int32),
     )
 
 
