@@ -504,7 +504,7 @@ def solve(problem: Problem, method: str = "dp", **options: Any) -> Result:
     >>> solve(problem, "dp", time_limit=1)
     Traceback (most recent call last):
     ...
-    placement.errors.PlacementError: method 'dp' has no option 'time_limit' (its options: max_ideals, tie_break, progress)
+    placement.errors.PlacementError: method 'dp' has no option 'time_limit' (its options: max_ideals, tie_break, tie_break_max_pairs, progress)
     """
     spec = method_spec(method)
     checked = spec.check_options(options)
