@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .condense import longest_path_levels
 from .deadline import DeadlineError as DeadlineError  # re-exported: the CLI's --deadline (placement.deadline)
 from .deadline import deadline as deadline
 from .deadline import process_age as process_age
@@ -366,24 +367,8 @@ def ideal_floor(count: int, pairs: list[tuple[int, int]], fixed: list[bool], cap
     levels (c: fixed classes on the level). Exponents are clipped past ``cap`` (only "over the cap"
     matters). None when the classes form a cycle (contraction merges it; nothing is estimated).
     """
-    succ: list[list[int]] = [[] for _ in range(count)]
-    indegree = [0] * count
-    for u, v in set(pairs):
-        succ[u].append(v)
-        indegree[v] += 1
-    level = [0] * count
-    ready = [v for v in range(count) if indegree[v] == 0]
-    done = 0
-    while ready:  # Kahn's order; level = longest path from a source
-        u = ready.pop()
-        done += 1
-        for v in succ[u]:
-            if level[v] <= level[u]:
-                level[v] = level[u] + 1
-            indegree[v] -= 1
-            if indegree[v] == 0:
-                ready.append(v)
-    if done < count:
+    level = longest_path_levels(count, set(pairs))
+    if level is None:
         return None
     per_level: dict[int, int] = {}
     for v in range(count):

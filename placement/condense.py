@@ -49,3 +49,29 @@ def condense(
     number = {c: i for i, c in enumerate(nx.lexicographical_topological_sort(condensed, key=least.__getitem__))}
     group_of = {label: number[condensed.graph["mapping"][label]] for label in quotient}  # in the order given
     return group_of, sorted((number[a], number[b]) for a, b in condensed.edges)
+
+
+def longest_path_levels(count: int, pairs: Iterable[tuple[int, int]]) -> list[int] | None:
+    """Each node's level, the longest path to it from a source, over nodes ``0..count-1``; None on a cycle.
+
+    ``pairs``: the edges, each listed once (Kahn's algorithm, O(nodes + edges), no networkx).
+    """
+    succ: list[list[int]] = [[] for _ in range(count)]
+    indegree = [0] * count
+    for u, v in pairs:
+        succ[u].append(v)
+        indegree[v] += 1
+    level = [0] * count
+    ready = [v for v in range(count) if indegree[v] == 0]
+    done = 0
+    while ready:
+        u = ready.pop()
+        done += 1
+        above = level[u] + 1
+        for v in succ[u]:
+            if level[v] < above:
+                level[v] = above
+            indegree[v] -= 1
+            if indegree[v] == 0:
+                ready.append(v)
+    return level if done == count else None

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
 # The enums live in placement.enums (the vocabulary's own module); re-exported here, where they always were.
+from .condense import longest_path_levels
 from .enums import STATUSES, Objective, Status
 from .enums import EventKind as EventKind
 from .enums import Recompute as Recompute
@@ -188,21 +189,8 @@ def smallest_first_order(items: Iterable[int], edges: Iterable[tuple[int, int]])
 
 def _acyclic(nodes: Iterable[int], edges: Iterable[Edge]) -> bool:
     """Whether ``edges`` (between ``nodes``) make no directed cycle; Kahn's algorithm, O(nodes + edges)."""
-    successors: dict[int, list[int]] = {node: [] for node in nodes}
-    indegree = dict.fromkeys(successors, 0)
-    for edge in edges:
-        successors[edge.source].append(edge.target)
-        indegree[edge.target] += 1
-    ready = [node for node, count in indegree.items() if count == 0]
-    seen = 0
-    while ready:
-        node = ready.pop()
-        seen += 1
-        for target in successors[node]:
-            indegree[target] -= 1
-            if indegree[target] == 0:
-                ready.append(target)
-    return seen == len(successors)
+    index = {node: k for k, node in enumerate(nodes)}
+    return longest_path_levels(len(index), [(index[e.source], index[e.target]) for e in edges]) is not None
 
 
 @dataclass(frozen=True)

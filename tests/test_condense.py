@@ -5,9 +5,10 @@ from __future__ import annotations
 import itertools
 import random
 
+import networkx as nx
 import pytest
 
-from placement.condense import condense
+from placement.condense import condense, longest_path_levels
 
 
 def reachable(edges: set[tuple[int, int]], n: int) -> set[tuple[int, int]]:
@@ -39,3 +40,20 @@ def test_groups_are_mutually_reachable_labels_in_topological_order(seed):
         ready = [h for h in least if h not in done and all(x in done for x, y in between if y == h)]
         assert least[g] == min(least[h] for h in ready)
         done.add(g)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_longest_path_levels_match_networkx_and_see_cycles(seed):
+    rng = random.Random(seed)
+    count = rng.randint(1, 30)
+    pairs = {(u, v) for u in range(count) for v in range(u + 1, count) if rng.random() < 0.15}
+    graph = nx.DiGraph(pairs)
+    graph.add_nodes_from(range(count))
+    expected = [0] * count
+    for v in nx.topological_sort(graph):
+        for u in graph.predecessors(v):
+            expected[v] = max(expected[v], expected[u] + 1)
+    assert longest_path_levels(count, pairs) == expected
+    if pairs:
+        u, v = next(iter(pairs))
+        assert longest_path_levels(count, pairs | {(v, u)}) is None

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..condense import longest_path_levels
 from ..errors import TooManyIdealsError
 from .model import MultiProblem
 
@@ -187,26 +188,9 @@ def check_order_shape(
             f"{len(edges):,} edges) needs at least {k * (k + 1) // 2:,} stages (pairs of nested ideals), over the "
             f"cap of {max_stages:,} (max_stages); {_WAY_OUT}"
         )
-    succ: list[list[int]] = [[] for _ in range(count)]
-    indegree = [0] * count
     pairs = {(u, v) for u, v in edges if u != v}
-    for u, v in pairs:
-        succ[u].append(v)
-        indegree[v] += 1
-    level = [0] * count
-    ready = [v for v in range(count) if indegree[v] == 0]
-    done = 0
-    while ready:  # Kahn's order; level = longest path from a source
-        u = ready.pop()
-        done += 1
-        above = level[u] + 1
-        for v in succ[u]:
-            if level[v] < above:
-                level[v] = above
-            indegree[v] -= 1
-            if indegree[v] == 0:
-                ready.append(v)
-    if done < count:
+    level = longest_path_levels(count, pairs)
+    if level is None:
         return None
     per_level: dict[int, int] = {}
     for v in range(count):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..condense import longest_path_levels
 from ..errors import InvalidDevicesError, InvalidGraphError, InvalidSplitError, quote
 
 
@@ -170,22 +171,7 @@ class MultiProblem:
             if (e.source, e.target) in seen:
                 raise InvalidGraphError(f"edge {e.source}->{e.target}: duplicate edge")
             seen.add((e.source, e.target))
-        # acyclicity (Kahn)
-        indeg = [0] * len(ids)
-        succ: list[list[int]] = [[] for _ in ids]
-        for e in self.edges:
-            indeg[e.target] += 1
-            succ[e.source].append(e.target)
-        stack = [v for v in ids if indeg[v] == 0]
-        seen_count = 0
-        while stack:
-            v = stack.pop()
-            seen_count += 1
-            for w in succ[v]:
-                indeg[w] -= 1
-                if indeg[w] == 0:
-                    stack.append(w)
-        if seen_count != len(ids):
+        if longest_path_levels(len(ids), seen) is None:  # acyclicity (Kahn); ``seen``: the distinct edges
             raise InvalidGraphError("edges: the graph has a cycle")
 
     @property

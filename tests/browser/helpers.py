@@ -100,6 +100,14 @@ def upload_file(page, file_input, path, timeout: float = 60.0) -> None:
             file_input.set_input_files(str(path))
 
 
+def choose_typed(page, label: str, option: str) -> None:
+    """Pick ``option`` (its shown text contains it) in the selectbox labelled ``label``."""
+    box = page.locator('[data-testid="stSelectbox"]', has_text=label).first
+    box.click()
+    page.keyboard.type(option)  # filters the (virtualised) list down to the option
+    page.get_by_role("option").filter(has_text=option).first.click()
+
+
 def go(page, name: str) -> None:
     """Navigate with the sidebar (keeps the session, unlike loading a URL)."""
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name, exact=True).click()

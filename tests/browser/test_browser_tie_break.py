@@ -16,7 +16,7 @@ from placement import load_problem
 from placement.exact.dp import solve_dp
 
 from .conftest import ROOT
-from .helpers import go, metric, rerun_after, wait_for_text, wait_idle
+from .helpers import choose_typed, go, metric, rerun_after, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -35,10 +35,7 @@ def test_inception_is_answered_at_once_and_the_skipped_tie_break_is_said(browser
         page.get_by_role("heading", name="Graph").first.wait_for()
         wait_idle(page)
         with rerun_after(page):
-            box = page.locator('[data-testid="stSelectbox"]', has_text="Sample graph").first
-            box.click()
-            page.keyboard.type(SAMPLE)
-            page.get_by_role("option").filter(has_text=SAMPLE).first.click()
+            choose_typed(page, "Sample graph", SAMPLE)
         go(page, "Placement")
         wait_for_text(metric(page, "Time per sample"), f"{expected.objective:.6g} ms", timeout=60)
         caption = page.get_by_text(re.compile("^Tie-break skipped")).first

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from .helpers import go, rerun_after, wait_idle
+from .helpers import choose_typed, go, rerun_after, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -36,14 +36,6 @@ def _metrics(page) -> dict[str, str]:
             return current
         previous = current
     return previous
-
-
-def _choose(page, label: str, option: str) -> None:
-    """Pick ``option`` (its shown text contains it) in the selectbox labelled ``label``."""
-    box = page.locator('[data-testid="stSelectbox"]', has_text=label).first
-    box.click()
-    page.keyboard.type(option)  # filters the (virtualised) list down to the option
-    page.get_by_role("option").filter(has_text=option).first.click()
 
 
 def _remove_first(page, chips) -> None:
@@ -76,12 +68,12 @@ def test_a_link_with_training_settings_shows_the_senders_numbers(browser, app_ur
         page.get_by_role("heading", name="Graph").first.wait_for()
         wait_idle(page)
         with rerun_after(page):
-            _choose(page, "Sample graph", GRAPH)
+            choose_typed(page, "Sample graph", GRAPH)
         go(page, "Devices")
         with rerun_after(page):
             page.get_by_text(re.compile("^Training: weights")).click()
         with rerun_after(page):
-            _choose(page, "Schedule", "GPipe")
+            choose_typed(page, "Schedule", "GPipe")
         for _ in range(8):  # 8 -> 4 microbatches, one rerun per step (like a slow drag)
             slider = page.locator('[data-testid="stSlider"]', has_text="Microbatches").locator("input").first
             if slider.input_value() == "4":
