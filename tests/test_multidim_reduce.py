@@ -8,16 +8,18 @@ fixed-(d, y) option choice.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from placement.errors import TooManyIdealsError
 from placement.exact import ideals
-from placement.multidim import dp, front_steps
+from placement.multidim import choice, dp, front_steps
 from placement.multidim.dp import free_nodes, plan_groups, solve_multidim, stage_choice
 from placement.multidim.evaluate import evaluate_plan
 from placement.multidim.io import read_piper
@@ -303,3 +305,120 @@ def test_piper_fronts_pick_their_representation(monkeypatch):
         lattice = dp.node_lattice(p, 10_000)
         stages.stage_fronts(p, lattice, p.kinds[0].memory, 8)
         assert built == expected
+
+
+def _one_kind(problem: MultiProblem) -> MultiProblem:
+    """``problem`` on its first device kind only (the device cut of ``Prune`` needs one kind)."""
+    return MultiProblem(problem.nodes, problem.edges, problem.kinds[:1], problem.microbatches)
+
+
+def _without_device_cut(monkeypatch) -> None:
+    """Solves after this build their ``Prune`` without ``work`` (the bound's other cuts stay)."""
+    original = dp._prune
+
+    def no_work(*args):
+        prune = original(*args)
+        return None if prune is None else dataclasses.replace(prune, work=None)
+
+    monkeypatch.setattr(dp, "_prune", no_work)
+
+
+def _cut_problem(rng: random.Random) -> MultiProblem:
+    """A chain of 3 to 5 nodes on 4 to 8 devices of ample memory, where a one-stage plan is close to the best:
+    small stages on many replicas leave the other nodes too few devices (the device cut acts)."""
+    n = rng.randint(3, 5)
+    nodes = []
+    for v in range(n):
+        base = float(rng.randint(2, 9))
+        options = {1: (NodeOption("a", base, float(rng.randint(0, 2)), 1.0, 1.0),)}
+        if rng.random() < 0.7:
+            options[2] = (NodeOption("a", base / 2 * rng.choice([1.0, 1.5, 2.0]), float(rng.randint(0, 2)), 1.0, 1.0),)
+        nodes.append(PNode(v, f"n{v}", tuple(options.items())))
+    edges = tuple(PEdge(v - 1, v, float(rng.randint(0, 3))) for v in range(1, n))
+    kind = DeviceKind("x", rng.randint(4, 8), 1000.0, float(rng.choice([16, 64])))
+    return MultiProblem(tuple(nodes), edges, (kind,), rng.choice([4, 8, 12]))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_device_cut_keeps_the_optimum(seed, monkeypatch):
+    """The rest of the nodes need devices too (``Prune.may_grow``, ``Prune.room``): the brute force's optimum,
+    and the same time per sample as without that cut."""
+    problem = _cut_problem(random.Random(700 + seed))
+    with_cut = solve_multidim(problem)
+    assert_equals_brute_force(problem)
+    _without_device_cut(monkeypatch)
+    without = solve_multidim(problem)
+    assert with_cut.status == without.status
+    assert with_cut.time_per_sample == without.time_per_sample
+
+
+def test_device_cut_acts_on_the_random_chains(monkeypatch):
+    """On the instances above both parts of the cut drop something (so the test above tests them)."""
+    refused, rows = [], []
+    may_grow, room = choice.Prune.may_grow, choice.Prune.room
+
+    def spy_grow(self, *args):
+        ok = may_grow(self, *args)
+        refused.append(not ok)
+        return ok
+
+    def spy_room(self, j, i):
+        out = room(self, j, i)
+        rows.append(int((out < self.devices).sum()))
+        return out
+
+    monkeypatch.setattr(choice.Prune, "may_grow", spy_grow)
+    monkeypatch.setattr(choice.Prune, "room", spy_room)
+    for seed in range(12):
+        solve_multidim(_cut_problem(random.Random(700 + seed)))
+    assert any(refused) and sum(rows) > 0
+
+
+@pytest.mark.parametrize("devices", [8, 128])
+def test_device_cut_acts_on_bert_and_keeps_its_optimum(devices, monkeypatch):
+    """BERT-32 at 8 and 128 devices: fewer stages built and fewer candidates, the same optimum bit for bit."""
+    p = read_piper(PIPER / "bert32a100.json")
+    p = dataclasses.replace(p, kinds=(dataclasses.replace(p.kinds[0], count=devices),))
+    grown = []
+    original = front_steps.extend_pab
+
+    def counting(*args, **kwargs):
+        grown.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(front_steps, "extend_pab", counting)
+    with_cut = solve_multidim(p)
+    steps_with = len(grown)
+    grown.clear()
+    _without_device_cut(monkeypatch)
+    without = solve_multidim(p)
+    assert with_cut.time_per_sample == without.time_per_sample
+    assert with_cut.candidates < without.candidates
+    assert steps_with < len(grown)
+    ev = evaluate_plan(p, with_cut.plan)
+    assert ev.feasible and ev.time_per_sample == pytest.approx(with_cut.time_per_sample, rel=1e-9)
+
+
+def test_device_room_counts_the_rest():
+    """Two nodes of work 6 and 2 (least t x time), bound 1, speed 1, 10 devices: a stage holding only the
+    first leaves the second 2 devices of the 10, and may grow while t P + W(rest) <= 10."""
+    prune = choice.Prune(1.0, 4, 10, 1.0, (1, 2, 4), np.array([0.0, 6.0, 8.0]))
+    assert prune.room(np.array([0, 0, 1]), np.array([1, 2, 2])).tolist() == [8, 10, 4]
+    assert prune.may_grow(6.0, 1, 0, 1)  # 6 + 2 <= 10
+    assert not prune.may_grow(5.0, 2, 0, 1)  # 10 + 2 > 10
+    assert choice.ideal_work(_one_kind(_random_problem(random.Random(1), uniform=True)), [0]).tolist() == [0.0]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_small_front_steps_equal_numpy(seed, monkeypatch):
+    """``extend_pab``'s plain-Python path for few rows returns the numpy path's rows (values and order),
+    ties, the cap and the safe cut included."""
+    rng = np.random.default_rng(seed)
+    points = rng.integers(0, 4, size=(int(rng.integers(1, 5)), 3)).astype(np.float64) / 2
+    options = rng.integers(0, 4, size=(int(rng.integers(1, 4)), 3)).astype(np.float64) / 2
+    cap, horizon, safe = float(rng.integers(2, 8)), int(rng.integers(1, 6)), float(rng.integers(-1, 12))
+    small = front_steps._extend_pab_small(points, options, cap, horizon, safe)
+    monkeypatch.setattr(front_steps, "SMALL_STEP", 0)
+    reference = front_steps.extend_pab(points, options, cap, horizon, safe)
+    assert small.shape == reference.shape and small.dtype == reference.dtype
+    assert np.array_equal(small, reference)

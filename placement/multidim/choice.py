@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -126,6 +126,13 @@ class Prune:
     Every stage of an optimal plan takes at most ``bound``, and a stage with compute P on d replicas takes
     at least ``P / (speed d)``; so a stage only needs the degrees d with ``P / (speed d) <= bound``
     (divisors of N, d <= s_max, d t <= devices), and then y = ceil(s / d) <= ceil(s_max / d_min).
+
+    Devices: a stage at degree t with compute P_t uses d t >= t P_t / (speed bound) devices, so the
+    nodes of a stage set S need at least W(S) / (speed bound) devices, where W sums each node's least
+    ``t * (fastest option time at t)`` over its degrees. ``work`` holds W of every ideal (None: no device
+    cut). The other stages of a plan with stage (j, i) hold the rest of the nodes and need at least
+    W(rest) / (speed bound) devices of the same kind: :meth:`room` (the devices left for the stage) and
+    :meth:`may_grow` (a test that only fails more as the stage grows, so growth from j may stop).
     """
 
     bound: float
@@ -133,6 +140,7 @@ class Prune:
     devices: int
     speed: float
     degrees: tuple  # usable d (divisors of N up to s_max), increasing
+    work: np.ndarray | None = field(default=None, compare=False)  # W of every ideal (see above)
 
     def horizon(self, compute: float, t: int) -> int:
         """Largest y a stage with at least ``compute`` can have at degree t (0: no usable d)."""
@@ -143,6 +151,53 @@ class Prune:
             if compute / (self.speed * d) <= slack:
                 return -(-self.s_max // d)
         return 0
+
+    def may_grow(self, compute: float, t: int, j: int, i: int) -> bool:
+        """False when stage (j, i) at degree t, with least compute ``compute``, and every larger stage from j
+        at t cannot be in a plan meeting the bound: t P_t / (speed bound) + W(rest) / (speed bound) > devices.
+
+        Invariant: ``t * compute - W(stage)`` never falls as the stage grows (each node adds
+        ``t * fastest(t) - w >= 0``), and the left side is ``W(all) + t * compute - W(stage)``.
+        """
+        if self.work is None:
+            return True
+        work = self.work
+        need = t * compute + float(work[-1] - work[i] + work[j])
+        budget = self.devices * self.speed * self.bound
+        return need <= budget * (1 + 1e-9)  # the slack covers the sums' rounding
+
+    def room(self, j: np.ndarray, i: np.ndarray) -> np.ndarray:
+        """Per stage (j, i): the most devices it may use, the kind's count less the fewest the rest need.
+
+        The rest need at least ceil(W(rest) / (speed bound)) devices (integers); the bound's slack and the
+        1e-6 make rounding lower the count, never raise it.
+        """
+        if self.work is None:
+            return np.full(len(j), self.devices, dtype=np.int64)
+        work = self.work
+        rest = (work[-1] - work[i] + work[j]) / (self.speed * self.bound * (1 + 1e-9))
+        need = np.maximum(np.ceil(rest - 1e-6), 0).astype(np.int64)
+        return self.devices - need
+
+
+def ideal_work(problem: MultiProblem, masks: list) -> np.ndarray:
+    """W of every ideal (bitmasks over node ids): the sum over its nodes of ``min over t of t * fastest(t)``
+    (see :class:`Prune`); the last ideal is the full one."""
+    per_node = np.array(
+        [
+            min((t * min(o.time for o in opts) for t, opts in node.options if opts), default=0.0)
+            for node in problem.nodes
+        ],
+        dtype=np.float64,
+    )
+    n = len(per_node)
+    out = np.zeros(len(masks))
+    for start in range(0, n, 60):  # 60 nodes per int64 word
+        width = min(60, n - start)
+        word = np.array([(m >> start) & ((1 << width) - 1) for m in masks], dtype=np.int64)
+        bits = (word[:, None] >> np.arange(width)) & 1
+        out += bits @ per_node[start : start + width]
+    return out
 
 
 def upper_bound(problem: MultiProblem, s_max: int) -> float:

@@ -41,7 +41,7 @@ from ..errors import InvalidDevicesError, TooManyIdealsError
 from ..exact import ideals
 from ..model import Objective, Status
 from . import limits
-from .choice import Prune, stage_choice, upper_bound
+from .choice import Prune, ideal_work, stage_choice, upper_bound
 from .lattice import NodeLattice, count_stages, free_nodes, node_lattice, plan_groups
 from .model import MultiProblem, Plan
 from .readback import read_front_plan, read_plan
@@ -193,8 +193,9 @@ def solve_multidim(
     if s_max == 0:
         return MultiResult(Status.INFEASIBLE, None, np.inf, time.perf_counter() - start, reason=NO_DEVICES, **done)
     upper = upper_bound(problem, s_max) if len(problem.kinds) == 1 else np.inf  # a one-stage plan, one kind
-    stages = _fronts(problem, lattice, horizon, s_max, upper, front_cache)
-    tables = StageTables(problem, lattice, s_max, count_step, stages, upper)
+    prune = _prune(problem, lattice, s_max, upper)
+    stages = _fronts(problem, lattice, horizon, s_max, prune, front_cache)
+    tables = StageTables(problem, lattice, s_max, count_step, stages, upper, prune)
     single = len(problem.kinds) == 1
 
     def decide_at(tau: float):
@@ -244,10 +245,23 @@ def _checked_lattice(
     return lattice, horizon
 
 
-def _fronts(problem: MultiProblem, lattice, horizon: int, s_max: int, upper: float, front_cache: dict | None) -> list:
+def _prune(problem: MultiProblem, lattice, s_max: int, upper: float) -> Prune | None:
+    """The cuts of the upper bound ``upper`` (one kind; None when it is infinite): :class:`Prune`."""
+    if upper == np.inf:
+        return None
+    kind = problem.kinds[0]
+    usable = tuple(limits.usable_degrees(problem.microbatches, s_max))
+    # a zero bound (every node free) leaves no devices argument: W / (speed bound) is 0 / 0
+    work = ideal_work(problem, lattice.masks) if upper > 0 else None
+    return Prune(upper, s_max, kind.count, kind.speed, usable, work)
+
+
+def _fronts(
+    problem: MultiProblem, lattice, horizon: int, s_max: int, prune: Prune | None, front_cache: dict | None
+) -> list:
     """Every stage's option front (:func:`stage_fronts`), from ``front_cache`` when it has them.
 
-    Without a cache and with a finite upper bound (one kind) the fronts are pruned by it (:class:`Prune`).
+    Without a cache the fronts are pruned by ``prune`` (the upper bound's cuts, one kind).
     """
     cap = max(k.memory for k in problem.kinds)
     memories = tuple(sorted({k.memory for k in problem.kinds}))
@@ -255,11 +269,6 @@ def _fronts(problem: MultiProblem, lattice, horizon: int, s_max: int, upper: flo
         if (memories, horizon) not in front_cache:
             front_cache[(memories, horizon)] = stage_fronts(problem, lattice, cap, horizon, memories[0], memories)
         return front_cache[(memories, horizon)]
-    prune = None
-    if upper < np.inf:
-        kind = problem.kinds[0]
-        usable = tuple(limits.usable_degrees(problem.microbatches, s_max))
-        prune = Prune(upper, s_max, kind.count, kind.speed, usable)
     return stage_fronts(problem, lattice, cap, horizon, memories[0], memories, prune)
 
 

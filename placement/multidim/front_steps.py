@@ -25,6 +25,8 @@ def extend_pab(points: np.ndarray, options: np.ndarray, cap: float, horizon: int
     at the smallest cap). The first such row by P then dominates every row with a larger or equal P in
     every stage that extends this one, so those rows are dropped.
     """
+    if len(points) * len(options) <= SMALL_STEP:
+        return _extend_pab_small(points, options, cap, horizon, safe)
     comb = (points[:, None, :] + options[None, :, :]).reshape(-1, 3)
     comb = comb[comb[:, 1] + comb[:, 2] <= cap]
     if len(comb) <= 1:
@@ -42,6 +44,42 @@ def extend_pab(points: np.ndarray, options: np.ndarray, cap: float, horizon: int
     # a row is dominated by an earlier (lexicographically smaller or equal) row: le[r, c] with r < c
     idx = np.arange(len(comb))
     return comb[~(le & (idx[:, None] < idx[None, :])).any(axis=0)]
+
+
+#: :func:`extend_pab` on at most this many sums (rows x options) runs in plain Python
+#: (:func:`_extend_pab_small`: the same float operations in the same order, so the same rows; numpy's
+#: per-call overhead dominates such small steps, the most common ones on BERT and GNMT).
+SMALL_STEP = 16
+
+
+def _extend_pab_small(points: np.ndarray, options: np.ndarray, cap: float, horizon: int, safe: float) -> np.ndarray:
+    """:func:`extend_pab` on few rows, in plain Python floats (IEEE doubles: the same sums and tests).
+
+    Sorted by (P, A, B) as ``np.lexsort`` does (stable), cut after the first sure row, and a row is dropped
+    when an earlier row is no larger in P, in memory at y = 1 and at y = ``horizon``.
+    """
+    comb = [
+        (p + o, a + oa, b + ob)
+        for p, a, b in points.tolist()
+        for o, oa, ob in options.tolist()
+        if a + oa + (b + ob) <= cap
+    ]
+    if len(comb) <= 1:
+        return np.array(comb, dtype=np.float64).reshape(-1, 3)
+    comb.sort()
+    high = [a * horizon + b for _, a, b in comb]
+    for r, h in enumerate(high):
+        if h <= safe:
+            # invariant: rows are sorted by P, so the rows before the first sure row have a smaller or equal P
+            del comb[r + 1 :], high[r + 1 :]
+            break
+    low = [a + b for _, a, b in comb]
+    kept = [
+        c
+        for c, (p, _, _) in enumerate(comb)
+        if not any(comb[r][0] <= p and low[r] <= low[c] and high[r] <= high[c] for r in range(c))
+    ]
+    return np.array([comb[c] for c in kept], dtype=np.float64).reshape(-1, 3)
 
 
 #: Largest horizon for which :func:`~placement.multidim.stages.stage_fronts` keeps one (time, memory) front per y (cheap sorts)

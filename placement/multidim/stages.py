@@ -46,7 +46,9 @@ def stage_fronts(
     only. Either way each stage's least time at every y and cap is the same (both are exact).
 
     ``prune`` (:class:`Prune`, one kind): a stage whose compute alone exceeds the upper bound on every
-    usable d is skipped, and a stage's fronts only go up to its own horizon (see :meth:`Prune.horizon`).
+    usable d is skipped, and a stage's fronts only go up to its own horizon (see :meth:`Prune.horizon`);
+    a stage that with the rest of the nodes needs more devices than the kind has is skipped
+    (:meth:`Prune.may_grow`), and with it every larger stage from the same j.
     """
     args = (problem, lattice, cap, horizon, safe_cap, caps, prune)
     per_y = steps.PER_Y_HORIZON > 0
@@ -224,8 +226,11 @@ def _grow(ctx: _Context, front_of: dict, t: int, j: int, i: int, i0: int, g: int
     if pts is None or not all(ctx.avail[t][v] for v in nodes_g):
         return None
     prune, cap, horizon, margin = ctx.prune, ctx.cap, ctx.horizon, ctx.margin
+    compute = float(ctx.fast_in[t][i] - ctx.fast_in[t][j])  # least compute of the stage at t
+    if prune is not None and not prune.may_grow(compute, t, j, i):
+        return None  # the rest of the nodes leave too few devices: so for every larger stage from j
     if not ctx.per_y:
-        if prune is not None and prune.horizon(float(ctx.fast_in[t][i] - ctx.fast_in[t][j]), t) == 0:
+        if prune is not None and prune.horizon(compute, t) == 0:
             return None
         rest = float(ctx.heavy[t].sum() - ctx.heavy_in[t][i0])  # heaviest memory still to come
         for v in nodes_g:
@@ -241,7 +246,7 @@ def _grow(ctx: _Context, front_of: dict, t: int, j: int, i: int, i0: int, g: int
         float(ctx.light_a[t][i] - ctx.light_a[t][j]), float(ctx.light_b[t][i] - ctx.light_b[t][j]), cap, horizon
     )
     if prune is not None:
-        top = min(top, prune.horizon(float(ctx.fast_in[t][i] - ctx.fast_in[t][j]), t))
+        top = min(top, prune.horizon(compute, t))
     if top == 0:
         return None  # too slow on every d, or too big at y = 1: so is every larger stage
     pts = tuple(x[:top] for x in pts)

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import limits
 from . import options as fronts
+from .choice import Prune
 from .model import MultiProblem
 from .stages import stage_fronts
 
@@ -49,7 +50,14 @@ class StageTables:
     steps: np.ndarray
 
     def __init__(
-        self, problem: MultiProblem, lattice, s_max: int, step: int, stages: list | None = None, bound: float = np.inf
+        self,
+        problem: MultiProblem,
+        lattice,
+        s_max: int,
+        step: int,
+        stages: list | None = None,
+        bound: float = np.inf,
+        prune: Prune | None = None,
     ):
         kinds = problem.kinds
         if stages is None:
@@ -63,15 +71,16 @@ class StageTables:
         if uniform:
             blocks.add_uniform(uniform, problem, layout, degrees_t, s_max)
         blocks.add_general([st for st in stages if st[4] is None], problem, layout)
-        self._assemble(blocks, bound)
+        self._assemble(blocks, bound, prune)
         self.candidates = self._candidates(bound)
         # rows of each lower ideal j: one contiguous range (rows are built j by j)
         starts = np.searchsorted(self.j, np.arange(lattice.count), side="left")
         ends = np.searchsorted(self.j, np.arange(lattice.count), side="right")
         self.row_range = list(zip(starts.tolist(), ends.tolist()))
 
-    def _assemble(self, blocks: _Blocks, bound: float) -> None:
-        """The rows (grouped by j; past ``bound`` dropped) and the padded block arrays PV, PY."""
+    def _assemble(self, blocks: _Blocks, bound: float, prune: Prune | None = None) -> None:
+        """The rows (grouped by j; past ``bound`` dropped, and with ``prune`` those using more devices than
+        the rest of the nodes leave, :meth:`Prune.room`) and the padded block arrays PV, PY."""
         width = max((b.shape[1] for b in blocks.values), default=1)
         # block steps, padded: value PV[b, q] (increasing, inf padding) holds for y up to PY[b, q]
         self.PV = np.full((blocks.count, width), np.inf)
@@ -92,8 +101,15 @@ class StageTables:
             # rows whose fastest value exceeds the upper bound never serve an optimal plan: drop them
             kept = np.flatnonzero(base + scale * self.PV[block, 0] <= bound * (1 + 1e-9))
             order, base, scale, block = order[kept], base[kept], scale[kept], block[kept]
-        self.base, self.scale, self.block = base, scale, block
         self.j, self.i, self.t, self.k, self.d, self.ymax = (blocks.column(c)[order] for c in range(6))
+        if prune is not None and prune.work is not None and len(order):
+            # a row whose d t leaves the other stages too few devices is in no plan meeting the bound
+            kept = np.flatnonzero(self.d * self.t <= prune.room(self.j, self.i))
+            base, scale, block = base[kept], scale[kept], block[kept]
+            self.j, self.i, self.t, self.k, self.d, self.ymax = (
+                c[kept] for c in (self.j, self.i, self.t, self.k, self.d, self.ymax)
+            )
+        self.base, self.scale, self.block = base, scale, block
         blocks.columns = [[] for _ in range(7)]
         blocks.bases, blocks.scales = [], []
 
