@@ -22,6 +22,8 @@ The exact DP on a paper workload, checked by the independent evaluator:
 True
 """
 
+import sys
+import types
 from typing import TYPE_CHECKING
 
 from .errors import (
@@ -36,13 +38,30 @@ from .errors import (
     TooManyIdealsError,
 )
 
-# Functions named like their module are imported now: importing ``placement.solve`` (the module) sets the
-# package's attribute ``solve`` to it, which would hide a lazily imported function of the same name.
-from .evaluate import evaluate
-from .solve import solve
+#: Public functions named like their module (``placement.solve`` is the function, as ``from .solve import
+#: solve`` made it): importing the module ``placement.solve`` must not rebind the package's attribute to the
+#: module (:class:`_Package`), so that they too are imported on first use (the multidim planner's path never
+#: imports ``placement.solve``'s schedules and memory models).
+_SAME_NAME = frozenset({"evaluate", "solve"})
+
+
+class _Package(types.ModuleType):
+    """This package's module type: the import system's binding of the submodules ``placement.solve`` and
+    ``placement.evaluate`` as attributes is skipped (they stay in ``sys.modules``); the names stay the
+    functions, imported by :func:`__getattr__` on first use."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _SAME_NAME and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 #: Public name -> (module, attribute), imported by :func:`__getattr__` on first use.
 _LAZY: dict[str, tuple[str, str]] = {
+    "evaluate": (".evaluate", "evaluate"),
+    "solve": (".solve", "solve"),
     "MultiProblem": (".multidim.model", "MultiProblem"),
     "MultiResult": (".multidim.dp", "MultiResult"),
     "read_piper": (".multidim.io", "read_piper"),

@@ -25,16 +25,15 @@ Settings: the file's own memory per device, bandwidth and microbatches; only the
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import resource
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+# The rest of what this script uses (argparse, subprocess, tempfile, resource, signal) is imported inside
+# the functions that run the table: a planner's run (``--one``, a fresh process) imports only json, os,
+# time, pathlib and the planner, so its whole-process seconds are the planner's, not this harness's.
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT.parent / "shared" / "workloads" / "piper" / "reference"
@@ -51,6 +50,8 @@ def reference_dir() -> Path:
 
 def build_piper(build_dir: Path) -> Path:
     """``piper_single`` compiled with ``g++ -O3`` into ``build_dir`` (once)."""
+    import subprocess  # noqa: PLC0415 - see the imports at the top
+
     binary = build_dir / "piper_single"
     if not binary.exists():
         src = reference_dir()
@@ -61,11 +62,20 @@ def build_piper(build_dir: Path) -> Path:
     return binary
 
 
-def run_limited(argv: list[str], timeout: float, cwd: Path | None = None) -> dict:
-    """Run ``argv`` in a fresh process: stdout, wall seconds, peak MB (the child's ru_maxrss), timed_out."""
+def run_limited(argv: list[str], timeout: float, cwd: Path | None = None, env: dict | None = None) -> dict:
+    """Run ``argv`` in a fresh process: stdout, wall seconds, peak MB (the child's ru_maxrss), timed_out.
+
+    ``env``: extra environment variables of the child.
+    """
+    import signal  # noqa: PLC0415 - see the imports at the top
+    import subprocess  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, start_new_session=True)
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=err, cwd=cwd, start_new_session=True, env={**os.environ, **(env or {})}
+        )
         timed_out = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -146,9 +156,10 @@ def ours_one(workload: str, devices: int) -> dict:
 
 
 def ours_run(workload: str, devices: int, timeout: float, root: Path = ROOT) -> dict:
-    """:func:`ours_one` in a fresh process, in checkout ``root`` (this one by default)."""
-    argv = [sys.executable, "-m", "scripts.bench_multidim_vs_piper", "--one", f"{workload}:{devices}"]
-    res = run_limited(argv, timeout, cwd=root)
+    """:func:`ours_one` in a fresh process, with the planner (``placement``) of checkout ``root`` (this one
+    by default): this file's :func:`ours_one` runs in both, so that only the planner differs."""
+    argv = [sys.executable, str(Path(__file__).resolve()), "--one", f"{workload}:{devices}"]
+    res = run_limited(argv, timeout, cwd=root, env={"PYTHONPATH": str(root)})
     try:
         found = json.loads(res["stdout"].strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
@@ -161,19 +172,25 @@ def _num(value, fmt: str = ".10g") -> str:
 
 
 def _reference_cells(reference: Path, workload: str, devices: int, timeout: float, o: dict | None) -> list[str]:
-    """The reference checkout's objective on this row, and whether ours equals it (1e-12 relative)."""
+    """The reference checkout's objective on this row, whether ours equals it (1e-12 relative), and its
+    whole-process wall s (solve s), CPU s and peak MB."""
     r = ours_run(workload, devices, timeout, reference)
     if r["timed_out"]:
-        return ["timeout", "-"]
+        return ["timeout", "-", f">{timeout:.0f}", f"{r['cpu']:.1f}", f"{r['peak_mb']:.0f}"]
     label = _num(r["tps"]) if r.get("tps") is not None else str(r.get("status"))
     if o is None or o.get("tps") is None or r.get("tps") is None:
         same = "-" if o is None or o.get("tps") is None else "n/a"
     else:
         same = "yes" if abs(o["tps"] - r["tps"]) <= 1e-12 * abs(r["tps"]) else f"NO ({o['tps'] - r['tps']:+.3g})"
-    return [label, same]
+    solve = f" ({r['seconds']:.2f})" if "seconds" in r else ""
+    return [label, same, f"{r['wall']:.2f}{solve}", f"{r['cpu']:.2f}", f"{r['peak_mb']:.0f}"]
 
 
 def main() -> None:
+    import argparse  # noqa: PLC0415 - see the imports at the top
+    import resource  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workloads", default="bert32a100,gnmt,resnet")
     parser.add_argument("--devices", default="8,32,128,512,1024")
@@ -184,12 +201,7 @@ def main() -> None:
     parser.add_argument(
         "--reference", help="another checkout (folder) whose planner's objective is printed beside ours"
     )
-    parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.one:
-        workload, devices = args.one.split(":")
-        print(json.dumps(ours_one(workload, int(devices))))
-        return
     binary = build_piper(Path(args.build_dir)) if args.only != "ours" else None
     reference = Path(args.reference).resolve() if args.reference else None
     if args.only != "piper":
@@ -201,7 +213,7 @@ def main() -> None:
         f"| workload | devices | load | Piper TPS | Piper s (DP CPU s) | Piper CPU s | Piper MB | ours TPS | ours s (solve s) "
         f"| ours CPU s | ours MB "
         f"| stages | ours <= Piper |{' Piper eval of ours |' if args.piper_eval else ''}"
-        f"{' reference TPS | = ref |' if reference else ''}"
+        f"{' reference TPS | = ref | reference s (solve s) | reference CPU s | reference MB |' if reference else ''}"
     )
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
@@ -261,4 +273,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--one":  # one planner run (a child of ours_run)
+        name, count = sys.argv[2].split(":")
+        print(json.dumps(ours_one(name, int(count))))
+    else:
+        main()

@@ -78,3 +78,25 @@ def test_the_multidim_cli_path_imports_no_networkx():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120, cwd=ROOT
     )
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
+def test_the_planner_library_path_imports_only_the_planner():
+    """``read_piper`` + ``solve_multidim`` + ``evaluate_plan`` (the Piper benchmark's run) import neither the
+    package's other solvers and schedules (``placement.solve``, ``placement.pipeline``, ``placement.evaluate``)
+    nor the converter of our graphs; ``placement.solve`` is still the function once imported."""
+    code = (
+        "import sys\n"
+        "from placement.multidim.dp import solve_multidim\n"
+        "from placement.multidim.evaluate import evaluate_plan\n"
+        "from placement.multidim.io import read_piper\n"
+        "solve_multidim(read_piper('sample_graphs/piper/bert32a100.json'))\n"
+        "heavy = ('placement.solve', 'placement.pipeline', 'placement.evaluate', 'placement.multidim.convert',"
+        " 'networkx', 'numba')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+        "import placement, placement.solve, placement.evaluate\n"
+        "print(callable(placement.solve), callable(placement.evaluate))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120, cwd=ROOT
+    )
+    assert out.stdout.strip().splitlines()[-2:] == ["[]", "True True"], out.stdout

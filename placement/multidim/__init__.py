@@ -13,21 +13,27 @@ The model is the one of Piper (Tarnawski et al., NeurIPS 2021), described exactl
 * :mod:`.convert` -- options for the package's own graphs (paper format, builders, ONNX).
 """
 
-from .convert import inventory_kinds, options_from_graph
-from .dp import MultiResult, solve_multidim
-from .evaluate import evaluate_plan
-from .io import read_piper
-from .model import (
-    DeviceKind,
-    MultiProblem,
-    NodeOption,
-    PEdge,
-    Plan,
-    PlanEvaluation,
-    PlanStage,
-    PNode,
-    StageCost,
-)
+from typing import TYPE_CHECKING
+
+#: Public name -> its module, imported by :func:`__getattr__` on first use (:pep:`562`): the planner's path
+#: (``placement.multidim.dp``) does not import the converter of the package's own graphs.
+_LAZY: dict[str, str] = {
+    "inventory_kinds": ".convert",
+    "options_from_graph": ".convert",
+    "MultiResult": ".dp",
+    "solve_multidim": ".dp",
+    "evaluate_plan": ".evaluate",
+    "read_piper": ".io",
+    "DeviceKind": ".model",
+    "MultiProblem": ".model",
+    "NodeOption": ".model",
+    "PEdge": ".model",
+    "Plan": ".model",
+    "PlanEvaluation": ".model",
+    "PlanStage": ".model",
+    "PNode": ".model",
+    "StageCost": ".model",
+}
 
 __all__ = [
     "DeviceKind",
@@ -46,3 +52,36 @@ __all__ = [
     "read_piper",
     "solve_multidim",
 ]
+
+
+def __getattr__(name: str):
+    """Import a public name on first use and keep it here."""
+    import importlib  # noqa: PLC0415
+
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:
+    from .convert import inventory_kinds, options_from_graph
+    from .dp import MultiResult, solve_multidim
+    from .evaluate import evaluate_plan
+    from .io import read_piper
+    from .model import (
+        DeviceKind,
+        MultiProblem,
+        NodeOption,
+        PEdge,
+        Plan,
+        PlanEvaluation,
+        PlanStage,
+        PNode,
+        StageCost,
+    )
