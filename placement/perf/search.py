@@ -19,7 +19,9 @@ choice of the space is either evaluated or pruned by one of these rules, each a 
 ``fits`` is the model's own: the memory breakdown's total against the GPU's capacity.
 
 :func:`search` gives the optimum; :func:`pareto_front` the plans no other plan beats on iteration time,
-memory per GPU and GPU count (and cost per iteration when the accelerator has a price).
+memory per GPU and GPU count (and cost per iteration when the accelerator has a price). The shapes of a space
+and their recompute variants are enumerated by :mod:`placement.perf.shapes`, the bounds are
+:mod:`placement.perf.bounds`.
 """
 
 from __future__ import annotations
@@ -31,15 +33,19 @@ from dataclasses import dataclass, field
 
 from ..errors import PlacementError
 from ..model import Status
+from .bounds import _bound, _layer_seconds, static_memory_bound
+from .bounds import time_bound as time_bound  # re-exported: the bounds were defined here before
 from .chains import _chains
 from .free_split import TIE_RTOL, best_free_split, free_bound, free_template
 from .hardware import Cluster, Dtype
-from .layout import Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
-from .memory import host_bytes, memory_breakdown, static_parts
+from .layout import Layout, Recompute, RecomputeMethod, Schedule
+from .memory import host_bytes
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import Prediction, predict
-from .spaces import SearchSpace, divisors, get_space
-from .splits import _ends_seconds, all_splits, default_split, splits_best_first, with_split
+from .shapes import _checked, _splits_allowed, shape_specs, shape_splits, shapes, variants
+from .shapes import space_dtype as space_dtype  # re-exported: the enumeration was defined here before
+from .spaces import SearchSpace, get_space
+from .splits import _ends_seconds, splits_best_first
 from .transformer import TransformerSpec
 
 
@@ -105,215 +111,6 @@ class SearchResult:
     pareto: tuple[Plan, ...] = field(default=())
 
 
-# ----------------------------------------------------------------------------- enumeration
-def _tensor_sizes(space: SearchSpace, model: TransformerSpec, cluster: Cluster) -> list[int]:
-    limit = cluster.gpus_per_node if space.tensor_within_node else cluster.gpus
-    return [
-        t
-        for t in divisors(cluster.gpus)
-        if t <= limit and model.heads % t == 0 and model.groups % t == 0 and model.ffn % t == 0
-    ]
-
-
-def _schedules(space: SearchSpace, model: TransformerSpec, p: int, m: int) -> Iterator[tuple[Schedule, int]]:
-    """(schedule, virtual stages) pairs for pipeline size p with m micro-batches."""
-    if p == 1:
-        yield Schedule.ONE_F_ONE_B, 1
-        return
-    for name in space.schedules:
-        if Schedule(name) is Schedule.ZBV:
-            if model.layers % (2 * p) == 0:
-                yield Schedule.ZBV, 2
-        else:
-            yield Schedule(name), 1
-    if space.virtual:
-        # even split: v divides L / p; uneven (Megatron-Core): every rank's count a multiple of v, so v
-        # divides L and each rank gets at least v layers
-        candidates = (
-            divisors(model.layers) if space.uneven else divisors(model.layers // p) if model.layers % p == 0 else []
-        )
-        for v in candidates:
-            if v > 1 and model.layers // v >= p:
-                yield Schedule.INTERLEAVED, v
-
-
-def shape_specs(
-    space: SearchSpace, model: TransformerSpec, cluster: Cluster, global_batch: int, dtype: Dtype | str | None = None
-) -> Iterator[dict[str, object]]:
-    """The keyword arguments of every candidate shape (:class:`Layout` fields), cheap to enumerate.
-
-    Each still has to pass :func:`check_layout` (:func:`shapes` builds and checks them).
-    """
-    n = cluster.gpus
-    dt = space_dtype(cluster) if dtype is None else Dtype(dtype)
-    experts = divisors(model.num_experts) if (space.expert and model.moe) else [1]
-    for t in _tensor_sizes(space, model, cluster):
-        contexts = [c for c in divisors(n // t) if model.seq_length % (2 * c) == 0] if space.context else [1]
-        for cp in contexts:
-            for p in divisors(n // (t * cp)):
-                if model.layers % p and not (space.uneven and p <= model.layers):
-                    continue
-                d = n // (t * cp * p)
-                if global_batch % d:
-                    continue
-                for b in divisors(global_batch // d):
-                    if b > space.max_micro_batch:
-                        break
-                    m = global_batch // (d * b)
-                    yield from _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dt)
-
-
-def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) -> Iterator[dict[str, object]]:  # noqa: ANN001
-    sps = space.sequence_parallel if t > 1 else (False,)
-    shardings = [z for z in space.shardings if not (p > 1 and space.name == "deepspeed" and z > 1)]
-    for schedule, v in _schedules(space, model, p, m):
-        first, last = default_split(model.layers, p, v) if _splits_allowed(space, p, schedule) else (None, None)
-        if model.layers % (p * v) and first is None:
-            continue
-        for ep in experts:
-            if (d * cp) % ep:
-                continue
-            for sp in sps:
-                for z, off in _offloads(space, p, shardings):
-                    yield {
-                        "tensor": t,
-                        "pipeline": p,
-                        "data": d,
-                        "context": cp,
-                        "expert": ep,
-                        "virtual_stages": v,
-                        "micro_batch": b,
-                        "global_batch": global_batch,
-                        "sequence_parallel": sp,
-                        "zero_stage": z,
-                        "dtype": dtype,
-                        "attention": space.attention,
-                        "tp_async_backward": space.tp_async,
-                        "overlap_grad_reduce": space.overlap and d * cp > 1,
-                        "overlap_param_gather": space.overlap and z >= 1 and d * cp > 1,
-                        "schedule": schedule,
-                        "first_stage_layers": first,
-                        "last_stage_layers": last,
-                        "offload_optimizer": off != "none",
-                        "offload_params": off == "optimizer+params",
-                    }
-
-
-def _offloads(space: SearchSpace, p: int, shardings: list[int]) -> Iterator[tuple[int, str]]:
-    """(ZeRO stage, offload choice) pairs: optimizer offload with ZeRO >= 1, weights too with ZeRO 3, p = 1."""
-    for z in shardings:
-        for off in space.offload:
-            if off == "none" or (p == 1 and z >= 1 and (off == "optimizer" or z == 3)):
-                yield z, off
-
-
-def _checked(model: TransformerSpec, cluster: Cluster, spec: dict[str, object]) -> Layout | None:
-    try:
-        layout = Layout(**spec)  # type: ignore[arg-type]
-        check_layout(model, cluster, layout)
-    except PlacementError:
-        return None
-    return layout
-
-
-def shapes(
-    space: SearchSpace, model: TransformerSpec, cluster: Cluster, global_batch: int, dtype: Dtype | str | None = None
-) -> Iterator[Layout]:
-    """Every valid shape of the space: its layout without recomputation, in a fixed order.
-
-    A shape fixes t, p, d, cp, ep, v, schedule, micro-batch, sequence parallel and sharding; its
-    recompute variants are :func:`variants`.
-    """
-    for spec in shape_specs(space, model, cluster, global_batch, dtype):
-        layout = _checked(model, cluster, spec)
-        if layout is not None:
-            yield layout
-
-
-def space_dtype(cluster: Cluster) -> Dtype:
-    """bf16 where the GPU has it, else fp16 (V100)."""
-    return Dtype.BF16 if cluster.accelerator.peak_flops(Dtype.BF16) > 0 else Dtype.FP16
-
-
-def variants(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[list[Layout]]:
-    """The recompute chains of a shape, each ordered fastest first (the shape itself heads the first).
-
-    ``[[none], [selective], [full k=1, k=2, ..., k=layers per chunk]]`` as far as the space has them.
-    """
-    chains: list[list[Layout]] = []
-    for mode in space.recompute:
-        if mode is Recompute.NONE:
-            chains.append([shape])
-        elif mode is Recompute.SELECTIVE:
-            chains.append([shape.with_changes(recompute=Recompute.SELECTIVE)])
-        else:
-            chunk = max(stage_layers(model, shape)) // shape.virtual_stages
-            ks = range(1, chunk + 1) if space.partial_recompute else (chunk,)
-            chains.append(
-                [
-                    shape.with_changes(
-                        recompute=Recompute.FULL, recompute_method=RecomputeMethod.BLOCK, recompute_layers=k
-                    )
-                    for k in ks
-                ]
-            )
-    return chains
-
-
-# ----------------------------------------------------------------------------- bounds
-def static_memory_bound(
-    model: TransformerSpec, layout: Layout, params: PerfParams = DEFAULT_PARAMS, any_split: bool = False
-) -> float:
-    """Bytes every layout of the layout's family needs whatever its micro-batch, schedule or recomputation.
-
-    The family is (t, p, d, cp, ep, ZeRO stage, dtype): weights, gradients, optimizer state and the reserve
-    of the first and the last pipeline rank do not depend on the rest, and the memory of the most loaded
-    GPU is at least each rank's (activations and the output layer are non-negative). ``any_split``: a bound
-    for every layer split of the family (:mod:`placement.perf.splits`), not only the layout's own.
-    """
-    if any_split and layout.pipeline > 1:
-        # every split has a rank of at least ceil(L / p) layers; embedding and output layer only add
-        most = -(-model.layers // layout.pipeline)
-        return sum(static_parts(model, layout, None, most)) + params.reserve_bytes
-    worst = 0.0
-    for stage in {0, layout.pipeline - 1}:
-        m = memory_breakdown(model, layout, params, stage)
-        worst = max(worst, m.weights + m.gradients + m.optimizer_state + m.reserve)
-    return worst
-
-
-def _layer_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams) -> float:
-    """Forward + backward of one layer and one micro-batch with its exposed tensor/context/expert communication.
-
-    The model's own per-layer cost (``predict._layer_cost``); it depends on t, cp, ep, micro-batch, sequence
-    parallel, dtype and the overlap flags only (the tensor, context and expert groups are innermost, so d and p
-    do not move them).
-    """
-    from .collectives import Links
-    from .predict import _layer_cost
-
-    c = _layer_cost(model, cluster, layout, params, Links.of(cluster, params))
-    return c.fwd + c.bwd + c.tp_fwd + c.tp_bwd + c.cp_fwd + c.cp_bwd + c.ep_fwd + c.ep_bwd
-
-
-def time_bound(layer_seconds: float, model: TransformerSpec, layout: Layout, params: PerfParams) -> float:
-    """A lower bound of the predicted iteration time of ``layout`` and of every recompute variant of it.
-
-    The model's iteration is ``m * critical stage * (1 + jitter * sqrt(2 ln p)) + bubble + data-parallel +
-    optimizer + overhead`` where every stage runs at least its ``L/p`` layers (so the critical stage and the
-    mean stage of the bubble ``(p-1)/v * mean`` are at least ``L/p * layer_seconds``) and the other terms are
-    non-negative.
-    """
-    p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
-    return _bound(layer_seconds, model.layers, p, v, m, layout.schedule.zero_bubble, params)
-
-
-def _bound(layer_seconds: float, layers: int, p: int, v: int, m: int, zb: bool, params: PerfParams) -> float:
-    bubble = (p - 1) / v * (1.0 / 3.0 if zb else 1.0)
-    sync = m * params.stage_jitter * math.sqrt(2 * math.log(p))  # the model's stage-jitter term, x critical stage
-    return (m + sync + bubble) * (layers / p) * layer_seconds + params.iteration_overhead_s
-
-
 # ----------------------------------------------------------------------------- search
 def _capacity(cluster: Cluster) -> float:
     return float(cluster.accelerator.memory_bytes)
@@ -369,19 +166,6 @@ def _candidates(
         bound = _bound(layer_cache[key], model.layers, p, v, m, Schedule(spec["schedule"]).zero_bubble, params)
         out.append((bound, len(out), spec))
     return out
-
-
-def _splits_allowed(space: SearchSpace, p: int, schedule: Schedule) -> bool:
-    """Uneven first/last counts: Megatron-Core spaces, p > 1, 1F1B or interleaved (not the V's chunk order)."""
-    return space.uneven and p > 1 and schedule in (Schedule.ONE_F_ONE_B, Schedule.INTERLEAVED)
-
-
-def shape_splits(space: SearchSpace, model: TransformerSpec, shape: Layout) -> list[Layout]:
-    """The shape with every layer split the space allows (itself alone without uneven splits)."""
-    if not _splits_allowed(space, shape.pipeline, shape.schedule):
-        return [shape]
-    splits = all_splits(model.layers, shape.pipeline, shape.virtual_stages)
-    return [with_split(shape, model.layers, s) for s in splits]
 
 
 def _best_of_shape(
