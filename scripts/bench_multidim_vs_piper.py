@@ -8,8 +8,10 @@ of the child, from ``os.wait4``). Ours also reports the solve's own seconds (rea
 importing excluded). Our plan is re-checked by our evaluator, and with ``--piper-eval`` by Piper's own
 evaluator (its ``EVAL_TPS`` of our plan). "ok" says our objective is <= Piper's (relative 1e-9) where
 both finish. With ``--reference DIR`` (another checkout of this repository, e.g. ``git worktree add
-/tmp/mdmain main``) that checkout's planner is run on every row too (its own copy of this script, in a
-fresh process) and its objective printed beside ours ("= ref": equal to 1e-12 relative). Before the
+/tmp/mdmain main``) that checkout's planner is run on every row too (this script's own child, in a fresh
+process with ``PYTHONPATH=DIR``, so that only the planner differs) and its objective, whole-process seconds,
+CPU seconds and peak memory printed beside ours ("= ref": equal to 1e-12 relative). Our child imports only
+json, os, time and pathlib besides the planner. Before the
 table, one untimed solve per checkout (ResNet at 8 devices) compiles or loads the cached front kernel, so
 that no row pays numba's one-time compilation. After a timeout at some device count a planner is not run at larger counts of that
 workload (its work grows with the devices; the row says so). The machine's 1-minute load average is printed on every row (it is shared).
