@@ -12,8 +12,9 @@ both finish. With ``--reference DIR`` (another checkout of this repository, e.g.
 process with ``PYTHONPATH=DIR``, so that only the planner differs) and its objective, whole-process seconds,
 CPU seconds and peak memory printed beside ours ("= ref": equal to 1e-12 relative). Our child imports only
 json, os, time and pathlib besides the planner. Before the
-table, one untimed solve per checkout (ResNet at 8 devices) compiles or loads the cached front kernel, so
-that no row pays numba's one-time compilation. After a timeout at some device count a planner is not run at larger counts of that
+table, one untimed solve per checkout (ResNet at 8 devices) compiles or loads the cached front kernel and
+writes the checkout's ``.pyc`` files (children run with Python's default bytecode caching, whatever
+``PYTHONDONTWRITEBYTECODE`` says), so that no row pays numba's or Python's one-time compilation. After a timeout at some device count a planner is not run at larger counts of that
 workload (its work grows with the devices; the row says so). The machine's 1-minute load average is printed on every row (it is shared).
 
 Settings: the file's own memory per device, bandwidth and microbatches; only the device count varies
@@ -67,7 +68,7 @@ def build_piper(build_dir: Path) -> Path:
 def run_limited(argv: list[str], timeout: float, cwd: Path | None = None, env: dict | None = None) -> dict:
     """Run ``argv`` in a fresh process: stdout, wall seconds, peak MB (the child's ru_maxrss), timed_out.
 
-    ``env``: extra environment variables of the child.
+    ``env``: environment variables of the child to set (a value) or to remove (None).
     """
     import signal  # noqa: PLC0415 - see the imports at the top
     import subprocess  # noqa: PLC0415
@@ -75,9 +76,8 @@ def run_limited(argv: list[str], timeout: float, cwd: Path | None = None, env: d
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(
-            argv, stdout=out, stderr=err, cwd=cwd, start_new_session=True, env={**os.environ, **(env or {})}
-        )
+        child_env = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, start_new_session=True, env=child_env)
         timed_out = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -161,7 +161,10 @@ def ours_run(workload: str, devices: int, timeout: float, root: Path = ROOT) -> 
     """:func:`ours_one` in a fresh process, with the planner (``placement``) of checkout ``root`` (this one
     by default): this file's :func:`ours_one` runs in both, so that only the planner differs."""
     argv = [sys.executable, str(Path(__file__).resolve()), "--one", f"{workload}:{devices}"]
-    res = run_limited(argv, timeout, cwd=root, env={"PYTHONPATH": str(root)})
+    # bytecode caching on, as Python's default (this machine's shells set PYTHONDONTWRITEBYTECODE): the
+    # untimed warm-up run writes the checkout's .pyc files, as a user's first run does
+    env: dict[str, str | None] = {"PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": None}
+    res = run_limited(argv, timeout, cwd=root, env=env)
     try:
         found = json.loads(res["stdout"].strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
