@@ -2,7 +2,8 @@
 # Create .venv with the packages the app and the tests need (requirements.txt) and the package itself
 # (idempotent). Options, in any order:
 #   --export   also the optional export extra (requirements-export.txt: CPU torch, megatron-core, deepspeed,
-#              about 1 GB) for the round trips of exported plans through the frameworks' own parsers;
+#              about 1 GB; requirements-export-nodeps.txt: torchtitan 0.2.2 without its dependencies) for the
+#              round trips of exported plans through the frameworks' own parsers;
 #   --browser  also Debian's Chromium for the real-browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,7 @@ fi
 .venv/bin/python -m pip install -q -r requirements.txt
 if [ "$EXPORT" = 1 ]; then
   .venv/bin/python -m pip install -q -r requirements-export.txt
+  .venv/bin/python -m pip install -q --no-deps -r requirements-export-nodeps.txt
 fi
 .venv/bin/python -m pip install -q --no-deps -e .
 # Compile the numba DP kernels now (cached beside the source, placement/exact/__pycache__), so that the

@@ -18,6 +18,8 @@ from placement.perf.launch import (
     check_torchtitan,
     deepspeed_config,
     megatron_command,
+    torchtitan_command,
+    torchtitan_stage_count,
     torchtitan_toml,
 )
 from placement.perf.layout import Layout, Recompute, stage_layers
@@ -25,6 +27,7 @@ from placement.perf.megatron import parse_megatron_args
 from placement.perf.predict import predict
 from placement.perf.search import search
 from placement.perf.spaces import get_space
+from placement.perf.torchtitan_check import installed_job_config, job_config_errors
 from placement.perf.transformer import MODELS
 
 LLAMA8 = MODELS["llama3-8b"]
@@ -72,12 +75,101 @@ def test_torchtitan_toml_parses_and_uses_its_field_names():
     assert set(par) <= set(TORCHTITAN_PARALLELISM_FIELDS)
     assert par["data_parallel_shard_degree"] == 4 and par["tensor_parallel_degree"] == 2
     assert par["pipeline_parallel_schedule"] == "Interleaved1F1B" and par["pipeline_parallel_layers_per_stage"] == 4
+    assert data["model"] == {"name": "llama3", "flavor": "8B"}  # torchtitan's train spec and flavor
     assert data["activation_checkpoint"]["mode"] == "selective"
     assert data["training"]["global_batch_size"] == 64 and data["training"]["local_batch_size"] == 16
-    assert check_torchtitan(text).ok
+    assert check_torchtitan(text, LLAMA8.layers).ok
     assert not check_torchtitan(text + "\n[parallelism]\n").ok  # duplicate table: tomllib refuses
     with pytest.raises(PlacementError, match="ZeRO stage 1"):
         torchtitan_toml(LLAMA8, replace(lay, zero_stage=1))
+    with pytest.raises(PlacementError, match="sequence parallelism"):
+        torchtitan_toml(LLAMA8, replace(lay, sequence_parallel=False))
+
+
+def test_torchtitan_builds_the_planned_pipeline_stages():
+    """torchtitan 0.2.2 counts the embedding and the head as one layer each unless told not to."""
+    assert torchtitan_stage_count(32, 4, 1, 1) == 9  # its defaults: 9 stages, not divisible by p = 4
+    assert torchtitan_stage_count(32, 4, 0, 0) == 8
+    for p, v in ((2, 1), (4, 1), (4, 2), (8, 2), (2, 8)):
+        lay = Layout(pipeline=p, data=2, virtual_stages=v, global_batch=64, schedule="interleaved" if v > 1 else "1f1b")
+        par = tomllib.loads(torchtitan_toml(LLAMA8, lay))["parallelism"]
+        stages = torchtitan_stage_count(
+            LLAMA8.layers,
+            par["pipeline_parallel_layers_per_stage"],
+            par["pipeline_parallel_first_stage_less_layers"],
+            par["pipeline_parallel_last_stage_less_layers"],
+        )
+        assert stages == p * v
+    text = torchtitan_toml(LLAMA8, Layout(pipeline=4, data=2, global_batch=64))
+    defaults = "\n".join(line for line in text.splitlines() if "_stage_less_layers" not in line)
+    check = check_torchtitan(defaults, LLAMA8.layers)
+    assert not check.ok and "would build 5 stages" in check.message
+
+
+def test_torchtitan_command_and_models_without_a_train_spec():
+    assert torchtitan_command(Layout(tensor=8, data=16, global_batch=128), gpus_per_node=8) == [
+        "torchrun", "--nnodes=16", "--nproc_per_node=8", "-m", "torchtitan.train", "--job.config_file", "torchtitan.toml"
+    ]  # fmt: skip
+    assert "--nproc_per_node=2" in torchtitan_command(Layout(data=2, global_batch=8))
+    lay = Layout(tensor=8, pipeline=8, data=2, global_batch=64, sequence_parallel=True)
+    text = torchtitan_toml(MODELS["gpt3-175b"], lay)
+    assert "ships no train spec for gpt3-175b" in text and tomllib.loads(text)["model"]["name"] == "gpt3-175b"
+
+
+JOB_CONFIG = """
+from dataclasses import dataclass, field
+from typing import Literal
+
+@dataclass
+class Parallelism:
+    tensor_parallel_degree: int = 1
+    pipeline_parallel_layers_per_stage: int | None = None
+    fsdp_reshard_after_forward: Literal["default", "always", "never"] = "default"
+
+@dataclass
+class Training:
+    seq_len: int = 2048
+    max_norm: float | int = 1.0
+
+@dataclass
+class JobConfig:
+    parallelism: Parallelism = field(default_factory=Parallelism)
+    training: Training = field(default_factory=Training)
+"""
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        ({"parallelism": {"tensor_parallel_degree": 2, "pipeline_parallel_layers_per_stage": None}}, None),
+        ({"training": {"seq_len": 8192, "max_norm": 0.5}}, None),
+        ({"parallelism": {"enable_sequence_parallel": True}}, "enable_sequence_parallel is not a field of Parallelism"),
+        ({"parallelism": {"tensor_parallel_degree": "2"}}, "does not fit int"),
+        ({"parallelism": {"tensor_parallel_degree": True}}, "does not fit int"),
+        ({"parallelism": {"fsdp_reshard_after_forward": "sometimes"}}, "does not fit Literal"),
+        ({"parallelism": {"pipeline_parallel_layers_per_stage": 2.5}}, "does not fit int | None"),
+        ({"optimizer": {"lr": 1.0}}, "[optimizer] is not a section of JobConfig"),
+    ],
+)
+def test_job_config_errors_follow_the_dataclasses(data, error):
+    errors = job_config_errors(data, JOB_CONFIG)
+    assert (errors == []) if error is None else any(error in e for e in errors), errors
+
+
+@pytest.mark.skipif(installed_job_config() is None, reason="torchtitan not installed (scripts/setup.sh --export)")
+def test_every_torchtitan_plan_passes_the_installed_job_config():
+    """The TOML of torchtitan-space plans, against the JobConfig source of the installed release (0.2.2)."""
+    version, path = installed_job_config()  # type: ignore[misc]
+    assert version == "0.2.2"
+    source = path.read_text(encoding="utf-8")
+    assert "enable_sequence_parallel" not in source  # 0.3.0's field: absent from 0.2.2's job config
+    for name, gpus, batch in (("llama3-8b", 64, 256), ("llama3-70b", 256, 512)):
+        model = MODELS[name]
+        result = search(model, Cluster(ACCELERATORS["H100"], gpus), batch, space=get_space("torchtitan"))
+        text = torchtitan_toml(model, result.plan.layout)
+        assert job_config_errors(tomllib.loads(text), source) == []
+        check = check_torchtitan(text, model.layers)
+        assert check.ok and "0.2.2 JobConfig" in check.parser, check
 
 
 def test_deepspeed_config_passes_deepspeed_config_class():
@@ -98,6 +190,7 @@ def test_cli_plan_json(capsys):
     assert code == 0 and out["status"] == "optimal" and out["space"] == "torchtitan"
     assert out["plan"]["prediction"]["fits"] and out["plan"]["layout"]["zero_stage"] == 3
     assert tomllib.loads(out["torchtitan_toml"])["parallelism"]["data_parallel_shard_degree"] >= 1
+    assert out["torchtitan_command"][:2] == ["torchrun", "--nnodes=8"]
     assert all(c["ok"] for c in out["checks"])
 
 

@@ -73,6 +73,11 @@ def test_section_shows_the_optimum_and_a_pasted_layout():
     at.selectbox(key="lp_framework").set_value("torchtitan")
     at.run()
     assert not at.exception and any("torchtitan" in s for s in _texts(at, "success"))
+    commands = [c.value for c in at.code]
+    assert not any("Error" in c for c in commands), commands  # ui/guard shows an escaped exception as code
+    assert any("Megatron-LM has no flag" in c for c in _texts(at, "caption"))  # ZBV: no Megatron-LM download
+    assert any(c.startswith("torchrun --nnodes=") and c.endswith("--job.config_file torchtitan.toml") for c in commands)
+    assert any("torchtitan 0.2.2 JobConfig" in c and c.endswith(": ok") for c in _texts(at, "caption")), commands
 
     # Llama 3 8B at s = 8192 on 8 L4s: the optimum is a free split; the section lists every rank's layers and the
     # command carries --pipeline-model-parallel-layout

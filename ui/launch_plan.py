@@ -88,13 +88,15 @@ def _metrics(pred: Prediction) -> None:
 def _downloads(model: TransformerSpec, result: SearchResult) -> None:
     layout = result.plan.layout
     c = st.columns(3)
-    c[0].download_button(
-        "Megatron-LM arguments", " ".join(megatron_command(model, layout)) + "\n", "megatron_args.txt",
-        key="lp_dl_megatron",
-    )  # fmt: skip
     for col, (label, name, make, key) in zip(
-        c[1:],
+        c,
         (
+            (
+                "Megatron-LM arguments",
+                "megatron_args.txt",
+                lambda: " ".join(megatron_command(model, layout)) + "\n",
+                "lp_dl_megatron",
+            ),
             ("torchtitan TOML", "torchtitan.toml", lambda: torchtitan_toml(model, layout), "lp_dl_toml"),
             (
                 "DeepSpeed JSON",
@@ -243,8 +245,12 @@ def render() -> None:
                 f"Calibration band: the model is within ±{pred.band.max_abs_error:.0%} (mean "
                 f"{pred.band.mean_abs_error:.1%}) of {pred.band.rows} published runs ({pred.band.source})."
             )
-        configs = launch_configs(model, result.plan, framework)
-        st.code(" ".join(configs["megatron_args"]), language="bash")
+        configs = launch_configs(model, result.plan, framework, cluster.gpus_per_node)
+        if "megatron_args" in configs:
+            st.code(" ".join(configs["megatron_args"]), language="bash")
+        if "torchtitan_command" in configs:
+            st.caption("torchtitan 0.2.2 (TOML job configs): save the torchtitan TOML below as torchtitan.toml, then")
+            st.code(" ".join(configs["torchtitan_command"]), language="bash")
         for check in configs["checks"]:
             (st.caption if check["ok"] else st.warning)(
                 f"checked by {check['parser']}: {'ok' if check['ok'] else check['message']}"

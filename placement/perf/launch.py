@@ -2,15 +2,19 @@
 
 * :func:`megatron_command` - the complete Megatron-LM argument list of :func:`placement.perf.megatron.megatron_args`
   (the flags ``python -m placement predict`` reads, so predicting it again gives the plan's own numbers).
-* :func:`torchtitan_toml` - a torchtitan job config (``--job.config_file``), sections ``[model]``,
-  ``[training]``, ``[parallelism]`` and ``[activation_checkpoint]`` with torchtitan's field names
-  (``data_parallel_shard_degree`` is FSDP2 over the data-parallel ranks).
+* :func:`torchtitan_toml` - a torchtitan :data:`TORCHTITAN_VERSION` job config (``--job.config_file``, launched by
+  :func:`torchtitan_command`), sections ``[model]``, ``[training]``, ``[parallelism]`` and
+  ``[activation_checkpoint]`` with that release's field names (``data_parallel_shard_degree`` is FSDP2 over the
+  data-parallel ranks). 0.2.2 is the last release with TOML job configs: 0.3.0 replaced them by Python config
+  registries (``--module`` / ``--config``).
 * :func:`deepspeed_config` - a DeepSpeed config dictionary (``zero_optimization``, ``pipeline``,
   ``activation_checkpointing``, batch sizes, precision; ``tensor_parallel.autotp_size`` for t > 1).
 
 :func:`check_configs` runs the real parsers that can be imported here: Megatron-Core's
 ``TransformerConfig`` (its validation of the parallel sizes and recomputation settings),
-``deepspeed.runtime.config.DeepSpeedConfig`` and ``tomllib``; torchtitan is not installed (see the README).
+``deepspeed.runtime.config.DeepSpeedConfig``, and for torchtitan ``tomllib`` plus the field names and literal
+choices of torchtitan 0.2.2's ``JobConfig`` read from the installed release's source
+(:mod:`placement.perf.torchtitan_check`: its package cannot be imported here, it imports triton).
 """
 
 from __future__ import annotations
@@ -33,13 +37,20 @@ TORCHTITAN_SCHEDULES = {
     Schedule.GPIPE: "GPipe",
 }
 
-#: Field names of torchtitan 0.3.0's ``ParallelismConfig`` used in the TOML (checked by tests).
+#: The torchtitan release :func:`torchtitan_toml` writes for (the last with TOML job configs).
+TORCHTITAN_VERSION = "0.2.2"
+
+#: torchtitan 0.2.2's train spec and flavor of the model builders it ships (``torchtitan/models/llama3``).
+TORCHTITAN_MODELS = {"llama3-8b": ("llama3", "8B"), "llama3-70b": ("llama3", "70B"), "llama3-405b": ("llama3", "405B")}
+
+#: Field names of torchtitan 0.2.2's ``Parallelism`` section used in the TOML (checked against its source by tests).
 TORCHTITAN_PARALLELISM_FIELDS = (
     "data_parallel_replicate_degree",
     "data_parallel_shard_degree",
     "tensor_parallel_degree",
-    "enable_sequence_parallel",
     "pipeline_parallel_degree",
+    "pipeline_parallel_first_stage_less_layers",
+    "pipeline_parallel_last_stage_less_layers",
     "pipeline_parallel_schedule",
     "pipeline_parallel_microbatch_size",
     "pipeline_parallel_layers_per_stage",
@@ -65,13 +76,19 @@ def _toml_value(value: object) -> str:
 
 
 def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
-    """A torchtitan job config (TOML) running ``layout``.
+    """A torchtitan 0.2.2 job config (TOML) running ``layout`` (launch it with :func:`torchtitan_command`).
+
+    The pipeline stages: ``pipeline_parallel_layers_per_stage`` layers each, with the first and last stages'
+    "less layers" set to 0 (torchtitan's default of 1 counts the embedding and the head as a layer each, so
+    ``L / (p v)`` layers per stage would make ``ceil((L + 2) / (L / (p v)))`` stages, more than ``p v``:
+    :func:`torchtitan_stage_count`).
 
     Raises
     ------
     PlacementError
         For what torchtitan cannot run: ZeRO stages other than FSDP2 over the data ranks (0 or 3 with
-        d = 1 is plain replication) and schedules it has no name for.
+        d = 1 is plain replication), schedules it has no name for, per-stage layer counts, and tensor
+        parallelism without sequence parallelism (torchtitan 0.2.2 always shards the norms with TP).
     """
     if layout.schedule not in TORCHTITAN_SCHEDULES:
         raise PlacementError(f"torchtitan: schedule {layout.schedule} has no torchtitan equivalent here")
@@ -82,12 +99,15 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
         )
     if layout.zero_stage not in (0, 3) and layout.data * layout.context > 1:
         raise PlacementError(f"torchtitan: ZeRO stage {layout.zero_stage} (torchtitan shards with FSDP2: stage 3)")
+    if layout.tensor > 1 and not layout.sequence_parallel:
+        raise PlacementError(
+            "torchtitan: tensor parallelism always comes with sequence parallelism in torchtitan 0.2.2"
+        )
     local = layout.global_batch // layout.data
-    parallel = {
+    parallel: dict[str, object] = {
         "data_parallel_replicate_degree": 1 if layout.zero_stage == 3 else layout.data,
         "data_parallel_shard_degree": layout.data if layout.zero_stage == 3 else 1,
         "tensor_parallel_degree": layout.tensor,
-        "enable_sequence_parallel": bool(layout.sequence_parallel),
         "pipeline_parallel_degree": layout.pipeline,
         "pipeline_parallel_schedule": TORCHTITAN_SCHEDULES[layout.schedule],
         "pipeline_parallel_microbatch_size": layout.micro_batch,
@@ -96,10 +116,13 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
     }
     if layout.pipeline > 1:
         parallel["pipeline_parallel_layers_per_stage"] = model.layers // (layout.pipeline * layout.virtual_stages)
+        parallel["pipeline_parallel_first_stage_less_layers"] = 0
+        parallel["pipeline_parallel_last_stage_less_layers"] = 0
     mode = {Recompute.NONE: "none", Recompute.SELECTIVE: "selective", Recompute.FULL: "full"}[layout.recompute]
+    name, flavor = TORCHTITAN_MODELS.get(model.name, (model.name, model.name))
     sections: dict[str, dict[str, object]] = {
         "job": {"description": f"{model.name}: plan of python -m placement plan"},
-        "model": {"name": model.name},
+        "model": {"name": name, "flavor": flavor},
         "training": {
             # without pipelining torchtitan accumulates gradients over local batches of the micro-batch size
             "local_batch_size": local if layout.pipeline > 1 else layout.micro_batch,
@@ -110,12 +133,41 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
         "parallelism": parallel,
         "activation_checkpoint": {"mode": mode, **({"selective_ac_option": "op"} if mode == "selective" else {})},
     }
-    lines = []
-    for name, body in sections.items():
-        lines.append(f"[{name}]")
+    lines = [f"# torchtitan {TORCHTITAN_VERSION} job config (--job.config_file)"]
+    if model.name not in TORCHTITAN_MODELS:
+        lines.append(
+            f"# torchtitan {TORCHTITAN_VERSION} ships no train spec for {model.name}: register one under this name"
+        )
+    for section, body in sections.items():
+        lines.append(f"[{section}]")
         lines += [f"{k} = {_toml_value(v)}" for k, v in body.items()]
         lines.append("")
     return "\n".join(lines)
+
+
+def torchtitan_command(layout: Layout, gpus_per_node: int = 8, config: str = "torchtitan.toml") -> list[str]:
+    """The ``torchrun`` command line that launches the job config ``config`` on every node, one token per element."""
+    gpus = layout.gpus
+    per_node = min(gpus_per_node, gpus)
+    nodes = -(-gpus // per_node)
+    return [
+        "torchrun",
+        f"--nnodes={nodes}",
+        f"--nproc_per_node={per_node}",
+        "-m",
+        "torchtitan.train",
+        "--job.config_file",
+        config,
+    ]
+
+
+def torchtitan_stage_count(layers: int, layers_per_stage: int, first_less: int, last_less: int) -> int:
+    """Pipeline stages torchtitan 0.2.2 builds (``distributed/pipeline_parallel.py``, ``pipeline_llm``).
+
+    ``ceil((layers + first_less + last_less) / layers_per_stage)``: the embedding and the head count as
+    ``first_less`` and ``last_less`` layers.
+    """
+    return -(-(layers + first_less + last_less) // layers_per_stage)
 
 
 def deepspeed_config(model: TransformerSpec, layout: Layout) -> dict[str, object]:
@@ -264,14 +316,39 @@ def check_deepspeed(config: dict[str, object], data_parallel: int) -> ConfigChec
     return ConfigCheck("deepspeed", parser, True)
 
 
-def check_torchtitan(text: str) -> ConfigCheck:
-    """``tomllib`` on the TOML and its parallelism keys against torchtitan 0.3.0's ``ParallelismConfig`` fields."""
-    parser = "tomllib + torchtitan 0.3.0 ParallelismConfig field names (torchtitan is not installed here)"
+def check_torchtitan(text: str, layers: int | None = None) -> ConfigCheck:
+    """The TOML against the installed torchtitan's ``JobConfig`` (:mod:`~placement.perf.torchtitan_check`).
+
+    Without torchtitan installed: ``tomllib`` and :data:`TORCHTITAN_PARALLELISM_FIELDS` only. ``layers``
+    (the model's) also checks that torchtitan builds ``p x v`` pipeline stages (:func:`torchtitan_stage_count`).
+    """
+    from .torchtitan_check import installed_job_config, job_config_errors
+
+    found = installed_job_config()
+    if found is None:
+        parser = f"tomllib + torchtitan {TORCHTITAN_VERSION} field names (torchtitan is not installed here)"
+    else:
+        parser = f"tomllib + torchtitan {found[0]} JobConfig (field names and types read from its source)"
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         return ConfigCheck("torchtitan", parser, False, str(exc))
-    unknown = sorted(set(data.get("parallelism", {})) - set(TORCHTITAN_PARALLELISM_FIELDS))
-    if unknown:
-        return ConfigCheck("torchtitan", parser, False, f"unknown [parallelism] keys: {', '.join(unknown)}")
+    if found is None:
+        unknown = sorted(set(data.get("parallelism", {})) - set(TORCHTITAN_PARALLELISM_FIELDS))
+        errors = [f"unknown [parallelism] keys: {', '.join(unknown)}"] if unknown else []
+    else:
+        errors = job_config_errors(data, found[1].read_text(encoding="utf-8"))
+    par = data.get("parallelism", {})
+    if layers is not None and not errors and par.get("pipeline_parallel_degree", 1) > 1:
+        per_stage = int(par["pipeline_parallel_layers_per_stage"])
+        stages = torchtitan_stage_count(
+            layers,
+            per_stage,
+            int(par.get("pipeline_parallel_first_stage_less_layers", 1)),
+            int(par.get("pipeline_parallel_last_stage_less_layers", 1)),
+        )
+        if stages * per_stage != layers or stages % int(par["pipeline_parallel_degree"]):
+            errors.append(f"torchtitan would build {stages} stages of {per_stage} layers for {layers} layers")
+    if errors:
+        return ConfigCheck("torchtitan", parser, False, "; ".join(errors))
     return ConfigCheck("torchtitan", parser, True)

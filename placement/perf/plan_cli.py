@@ -26,6 +26,7 @@ from .launch import (
     check_torchtitan,
     deepspeed_config,
     megatron_command,
+    torchtitan_command,
     torchtitan_toml,
 )
 from .layout import Layout
@@ -72,16 +73,26 @@ def _cluster(args: argparse.Namespace) -> Cluster:
     return Cluster(acc, int(args.gpus), int(args.gpus_per_node))
 
 
-def launch_configs(model: TransformerSpec, plan: Plan, framework: str) -> dict[str, Any]:
-    """The plan's launch configuration for ``framework`` and the real parsers' verdicts."""
+def launch_configs(model: TransformerSpec, plan: Plan, framework: str, gpus_per_node: int = 8) -> dict[str, Any]:
+    """The plan's launch configuration for ``framework`` and the real parsers' verdicts.
+
+    torchtitan: ``torchtitan_toml`` (the job config) and ``torchtitan_command`` (``torchrun`` on
+    ``gpus_per_node`` GPUs per node, reading it as ``torchtitan.toml``).
+    """
     layout = plan.layout
-    out: dict[str, Any] = {"megatron_args": megatron_command(model, layout)}
+    out: dict[str, Any] = {}
+    try:  # also for the other frameworks, where Megatron-LM can run the layout (it has no flag for ZBV)
+        out["megatron_args"] = megatron_command(model, layout)
+    except PlacementError:
+        if framework.startswith("megatron"):
+            raise
     checks = []
     if framework.startswith("megatron"):
         checks.append(check_megatron(model, layout))
     elif framework == "torchtitan":
         out["torchtitan_toml"] = torchtitan_toml(model, layout)
-        checks.append(check_torchtitan(out["torchtitan_toml"]))
+        out["torchtitan_command"] = torchtitan_command(layout, gpus_per_node)
+        checks.append(check_torchtitan(out["torchtitan_toml"], model.layers))
     elif framework == "deepspeed":
         out["deepspeed_config"] = deepspeed_config(model, layout)
         checks.append(check_deepspeed(out["deepspeed_config"], layout.data * layout.context))
@@ -152,9 +163,11 @@ def _text(model: TransformerSpec, result: SearchResult, configs: dict[str, Any],
         + ", ".join(f"{k} {v / GIB:.2f} GiB" for k, v in mem.items())
         + f" of {pred.memory_capacity / GIB:.1f} GiB"
     )
-    lines.append("megatron args: " + " ".join(configs["megatron_args"]))
+    if "megatron_args" in configs:
+        lines.append("megatron args: " + " ".join(configs["megatron_args"]))
     if "torchtitan_toml" in configs:
-        lines += ["torchtitan job config:", configs["torchtitan_toml"]]
+        lines += ["torchtitan job config (torchtitan.toml):", configs["torchtitan_toml"]]
+        lines.append("torchtitan command: " + " ".join(configs["torchtitan_command"]))
     if "deepspeed_config" in configs:
         lines += ["deepspeed config:", json.dumps(configs["deepspeed_config"], indent=2)]
     for check in configs["checks"]:
@@ -181,7 +194,7 @@ def run_plan(args: argparse.Namespace) -> int:
         return 0
     cluster = _cluster(args)
     result = search(model, cluster, int(args.global_batch), args.framework)
-    configs = launch_configs(model, result.plan, args.framework) if result.plan is not None else {}
+    configs = launch_configs(model, result.plan, args.framework, args.gpus_per_node) if result.plan is not None else {}
     front = pareto_front(model, cluster, int(args.global_batch), args.framework) if args.pareto else None
     if args.json:
         out: dict[str, Any] = {
