@@ -89,8 +89,7 @@ def _intervals(nd, exact, relevant, graph, devs, st, work):
     of weights plus optimizer state, activations and stage input. Loads and durations (in
     ``load_lo``/``load_hi``, ``dur_lo``/``dur_hi``) only when ``relevant``.
     """
-    lo_q, hi_q, ap, er, exp, exp_len = work.lo_q, work.hi_q, work.ap, work.er, work.exp, work.exp_len
-    load_lo, load_hi, dur_lo, dur_hi, alive_t = work.load_lo, work.load_hi, work.dur_lo, work.dur_hi, work.alive_t
+    lo_q, hi_q, alive_t = work.lo_q, work.hi_q, work.alive_t
     mem_w, mem_p, mem_a, mode_lo, mode_hi = st.mem_w, st.mem_p, st.mem_a, st.mode_lo, st.mode_hi
     upper_bound, objective, limit, type_cap = st.upper_bound, st.objective, work.limit, devs.type_cap
     n_val = graph.node_val.shape[0]
@@ -135,60 +134,75 @@ def _intervals(nd, exact, relevant, graph, devs, st, work):
         alive = True
         if not relevant:
             continue
-        # Loads per mode and the tie-break duration, as intervals.
-        cc = devs.type_cross[t]
-        x_lo = lo_q[n_val + cc] if cc >= 0 else 0.0
-        x_hi = hi_q[n_val + cc] if cc >= 0 else 0.0
-        if x_lo < 0.0:
-            x_lo = 0.0
-        if st.overlap:
-            l_lo = lo_q[qc] if lo_q[qc] > x_lo else x_lo
-            l_hi = hi_q[qc] if hi_q[qc] > x_hi else x_hi
-        elif exact:
-            l_lo = _round_sum(
+        if _loads(t, nd, exact, n_val, devs, st, work):
+            uncertain = True
+    return alive, uncertain, st_lo, st_hi, a_lo, a_hi, i_lo_v, i_hi_v
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _loads(t, nd, exact, n_val, devs, st, work):
+    """The stage's loads on type ``t`` per mode and its tie-break duration, as intervals.
+
+    Returns whether a load's interval leaves its test against ``upper_bound`` undecided.
+    """
+    lo_q, hi_q, ap, er, exp, exp_len = work.lo_q, work.hi_q, work.ap, work.er, work.exp, work.exp_len
+    load_lo, load_hi, dur_lo, dur_hi = work.load_lo, work.load_hi, work.dur_lo, work.dur_hi
+    mode_lo, mode_hi, upper_bound = st.mode_lo, st.mode_hi, st.upper_bound
+    qc = devs.type_compute[t]
+    undecided = False
+    cc = devs.type_cross[t]
+    x_lo = lo_q[n_val + cc] if cc >= 0 else 0.0
+    x_hi = hi_q[n_val + cc] if cc >= 0 else 0.0
+    if x_lo < 0.0:
+        x_lo = 0.0
+    if st.overlap:
+        l_lo = lo_q[qc] if lo_q[qc] > x_lo else x_lo
+        l_hi = hi_q[qc] if hi_q[qc] > x_hi else x_hi
+    elif exact:
+        l_lo = _round_sum(
+            exp[nd, qc],
+            exp_len[nd, qc],
+            exp[nd, n_val + cc],
+            exp_len[nd, n_val + cc] if cc >= 0 else 0,
+            exp[nd, qc],
+            0,
+            work.tmp,
+        )
+        l_hi = l_lo
+    else:
+        r = ap[nd, qc] + (ap[nd, n_val + cc] if cc >= 0 else 0.0)
+        e = er[nd, qc] + (er[nd, n_val + cc] if cc >= 0 else 0.0) + EPS * abs(r)
+        l_lo = r - 2.0 * e
+        l_hi = r + 2.0 * e
+    for mode in range(mode_lo, mode_hi + 1):
+        qf = devs.type_fwd[t]
+        if mode == 1 and qf >= 0:
+            load_lo[mode, t] = l_lo + lo_q[qf]
+            load_hi[mode, t] = l_hi + hi_q[qf]
+        else:
+            load_lo[mode, t] = l_lo
+            load_hi[mode, t] = l_hi
+        if load_lo[mode, t] <= upper_bound < load_hi[mode, t]:
+            undecided = True
+    if st.objective == 1:
+        cd = devs.type_dur_cross[t]
+        if exact:
+            dur_lo[t] = _round_sum(
                 exp[nd, qc],
                 exp_len[nd, qc],
-                exp[nd, n_val + cc],
-                exp_len[nd, n_val + cc] if cc >= 0 else 0,
+                exp[nd, n_val + cd],
+                exp_len[nd, n_val + cd] if cd >= 0 else 0,
                 exp[nd, qc],
                 0,
                 work.tmp,
             )
-            l_hi = l_lo
+            dur_hi[t] = dur_lo[t]
         else:
-            r = ap[nd, qc] + (ap[nd, n_val + cc] if cc >= 0 else 0.0)
-            e = er[nd, qc] + (er[nd, n_val + cc] if cc >= 0 else 0.0) + EPS * abs(r)
-            l_lo = r - 2.0 * e
-            l_hi = r + 2.0 * e
-        for mode in range(mode_lo, mode_hi + 1):
-            qf = devs.type_fwd[t]
-            if mode == 1 and qf >= 0:
-                load_lo[mode, t] = l_lo + lo_q[qf]
-                load_hi[mode, t] = l_hi + hi_q[qf]
-            else:
-                load_lo[mode, t] = l_lo
-                load_hi[mode, t] = l_hi
-            if load_lo[mode, t] <= upper_bound < load_hi[mode, t]:
-                uncertain = True
-        if objective == 1:
-            cd = devs.type_dur_cross[t]
-            if exact:
-                dur_lo[t] = _round_sum(
-                    exp[nd, qc],
-                    exp_len[nd, qc],
-                    exp[nd, n_val + cd],
-                    exp_len[nd, n_val + cd] if cd >= 0 else 0,
-                    exp[nd, qc],
-                    0,
-                    work.tmp,
-                )
-                dur_hi[t] = dur_lo[t]
-            else:
-                r = ap[nd, qc] + (ap[nd, n_val + cd] if cd >= 0 else 0.0)
-                e = er[nd, qc] + (er[nd, n_val + cd] if cd >= 0 else 0.0) + EPS * abs(r)
-                dur_lo[t] = r - 2.0 * e
-                dur_hi[t] = r + 2.0 * e
-    return alive, uncertain, st_lo, st_hi, a_lo, a_hi, i_lo_v, i_hi_v
+            r = ap[nd, qc] + (ap[nd, n_val + cd] if cd >= 0 else 0.0)
+            e = er[nd, qc] + (er[nd, n_val + cd] if cd >= 0 else 0.0) + EPS * abs(r)
+            dur_lo[t] = r - 2.0 * e
+            dur_hi[t] = r + 2.0 * e
+    return undecided
 
 
 @njit(cache=True, nogil=True, inline="always")
