@@ -8,8 +8,8 @@ the app and the CLI start with: the compiled ideal enumeration, the plain DP (on
 tie-break, throughput and the live table of lowered counts), the memory-aware DP (1F1B and GPipe,
 recomputation none / always / per stage). ``scripts/setup.sh`` runs it; run it again after
 changing a kernel module (numba recompiles a function when its own file changes, not when a module it
-calls changes: after editing ``cells.py``, ``stage.py``, ``exactsum.py`` or ``pairs.py``,
-delete ``placement/exact/__pycache__/*.nb*`` first).
+calls changes: after editing ``row_search.py``, ``stage_eval.py``, ``borrow.py``, ``cells.py``, ``stage.py``,
+``exactsum.py`` or ``pairs.py``, delete ``placement/exact/__pycache__/*.nb*`` first).
 
 Usage: ``PYTHONPATH=. .venv/bin/python scripts/warm_kernels.py`` (prints what it ran and how long).
 """

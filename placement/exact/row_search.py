@@ -1,0 +1,420 @@
+"""The search of one row of the lattice kernel's table: candidate stages, then their evaluation.
+
+:func:`~placement.exact.lattice_search.lattice_dp` (the contract is its module docstring) calls
+:func:`_search_row` for each row ``I`` and then :func:`_close_row`. The search makes candidate
+stages ``J \\ I`` in one of two ways and hands each to the one evaluate-and-relax step
+(:func:`placement.exact.stage_eval._evaluate_and_relax`):
+
+* the **cover-edge search** (:func:`_next_edge`, :func:`_push_group`): a depth-first search over
+  the supersets ``J`` of ``I`` through cover edges, adding one group per level; each level keeps
+  its running sums (``ap``, with error bounds ``er``) and is undone on pop;
+* **pair mode** (:func:`_next_target`, :func:`_pair_stage`): each target ``K > I`` directly, the
+  stage's sums being differences of the two ideals' sums.
+
+Every helper is inlined (``inline="always"``) and receives its arrays *borrowed*
+(:mod:`placement.exact.borrow`: no reference counts), grouped in the named tuples below; that is
+what lets per-pair helpers cost nothing next to the code written out in one function (the
+measurements are in :mod:`placement.exact.lattice_search`). Short names of the search's
+arrays (fields of :class:`Work`): ``ap``/``er`` running sums and their error bounds per depth,
+``exp``/``exp_len`` exact sums, ``lo_q``/``hi_q`` the stage's quantities as intervals, ``mark``
+(push or pair) and ``mark2`` (exact rebuild) node stamps; in the code, ``nd`` is the stage's
+depth, ``kk`` pair mode's target, ``qc`` the ``node_val`` row of a type's compute, ``toggles``
+the stamp counter of ``mark``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .cells import _can_improve, _open_cells
+from .codes import INHERIT
+from .exactsum import EPS
+from .pairs import _holds
+from .stage import _crossing, _feeding, _move_group
+from .stage_eval import _evaluate_and_relax
+
+
+class Graph(NamedTuple):
+    """The lattice (cover edges in CSR form) and the graph's per-node data (module ``lattice_search``)."""
+
+    up_start: np.ndarray
+    up_group: np.ndarray
+    up_target: np.ndarray
+    group_start: np.ndarray
+    group_nodes: np.ndarray
+    pred_start: np.ndarray
+    preds: np.ndarray
+    out_degree: np.ndarray
+    node_fwd: np.ndarray
+    node_val: np.ndarray
+    cross_val: np.ndarray
+    in_val: np.ndarray
+    group_blocked: np.ndarray
+
+
+class DeviceTypes(NamedTuple):
+    """Per device type: its ``node_val`` rows, scale classes and memory cap; the states' transitions."""
+
+    type_compute: np.ndarray
+    type_fwd: np.ndarray
+    type_cross: np.ndarray
+    type_cap: np.ndarray
+    type_dur_cross: np.ndarray
+    next_state: np.ndarray
+    prev_state: np.ndarray
+    flight: np.ndarray
+
+
+class Table(NamedTuple):
+    """The DP table (:func:`~placement.exact.lattice_search.new_table`), the cells' floors and the counters."""
+
+    best: np.ndarray
+    parent_ideal: np.ndarray
+    parent_type: np.ndarray
+    useful: np.ndarray
+    used: np.ndarray
+    floor: np.ndarray
+    counters: np.ndarray
+
+
+class Settings(NamedTuple):
+    """The scalar arguments of ``lattice_dp`` (``has_floor``: ``floor`` is not 1 x 1; ``min_flight``: over states >= 1)."""
+
+    n_states: int
+    mem_w: int
+    mem_p: int
+    mem_a: int
+    opt_mult: float
+    overlap: bool
+    upper_bound: float
+    closure: bool
+    mode_lo: int
+    mode_hi: int
+    count_only: bool
+    objective: int
+    has_floor: bool
+    min_flight: int
+
+
+class Work(NamedTuple):
+    """The search's work arrays (:func:`~placement.exact.lattice_search._work_arrays`); depth-indexed ones have ``max_depth`` rows."""
+
+    exp: np.ndarray  # [depth, q, MAXP]: exact sums of the stage (rebuilt on demand)
+    exp_len: np.ndarray  # [depth, q]: their lengths
+    ap: np.ndarray  # [depth, q]: running sums per search depth (restored on pop, never subtracted back)
+    er: np.ndarray  # [depth, q]: their error bounds
+    lo_q: np.ndarray  # [q]: the stage's quantities as intervals [lo_q, hi_q]
+    hi_q: np.ndarray
+    load_lo: np.ndarray  # [mode, t]: the stage's load per mode and type, as an interval
+    load_hi: np.ndarray
+    dur_lo: np.ndarray  # [t]: its duration (tie-break), as an interval
+    dur_hi: np.ndarray
+    mark2: np.ndarray  # [x]: node stamps of the exact rebuild (by pair count)
+    blocked: np.ndarray  # [depth, t]: the stage's nodes that cannot run on t
+    tmp: np.ndarray  # scratch of _round_sum
+    stamp: np.ndarray  # [J]: the row that last reached J (each superset once per row)
+    in_stage: np.ndarray  # [x]: the node state (membership and successor counts, stage.py)
+    stage_succ: np.ndarray
+    fwd_succ_in: np.ndarray
+    mark: np.ndarray  # [x]: node stamps of a push or a pair (by toggles)
+    affected: np.ndarray  # a push's nodes whose boundary terms may change, and their old state
+    old_cross: np.ndarray
+    old_feed: np.ndarray
+    stack_ideal: np.ndarray  # [depth]: the cover-edge search's stack: ideal, next edge, group added
+    stack_pos: np.ndarray
+    stack_group: np.ndarray
+    alive_t: np.ndarray  # [t]: the stage is alive on t
+    open_cells: np.ndarray  # the states of row i whose cell may still improve
+    is_open: np.ndarray  # [s]: state s is among them
+    limit: np.ndarray  # [t]: the largest incumbent among the open cells a stage on t can improve
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _search_row(i, graph, devs, table, tg, st, work, toggles, pairs):
+    """Search row ``i`` (every superset row final); returns ``(toggles, pairs)`` advanced."""
+    up_start = graph.up_start
+    stack_ideal, stack_pos, stack_group = work.stack_ideal, work.stack_pos, work.stack_group
+    pair_mode = tg.ideal.shape[0] > 0
+    n_open = _open_cells(
+        i, table.best, table.floor, st.has_floor, devs.prev_state, work.open_cells, work.is_open, work.limit
+    )
+    depth = 0 if n_open > 0 or st.count_only else -1  # no open cell: nothing to search
+    stack_ideal[0] = i
+    stack_pos[0] = up_start[i]
+    stack_group[0] = -1
+    work.stamp[i] = i
+    for q in range(work.ap.shape[1]):
+        work.ap[0, q] = 0.0
+        work.er[0, q] = 0.0
+    for t in range(devs.type_compute.shape[0]):
+        work.blocked[0, t] = 0
+    row_pos = tg.pos[i] if pair_mode else -1  # pair mode: the row's place among the targets
+    cand = row_pos + 1  # the next target to try (supersets have larger indices)
+    while True:
+        kk = -1
+        if pair_mode:
+            if n_open == 0 or row_pos < 0:
+                break
+            kk, cand = _next_target(i, row_pos, cand, n_open, devs, table, tg, st, work)
+            if kk < 0:
+                break
+            j = tg.ideal[kk]
+            nd, toggles = _pair_stage(kk, row_pos, toggles, graph, tg, work)
+            pairs += 1
+        else:
+            if depth < 0:
+                break
+            depth, j = _next_edge(i, depth, graph, work)
+            if j < 0:
+                continue
+            pairs += 1
+            nd = depth
+            if st.count_only:
+                stack_pos[nd] = up_start[j]
+                _move_group(stack_group[nd], True, _node_links(graph), _node_state(work))
+                continue
+            toggles = _push_group(stack_group[nd], nd, toggles, graph, work)
+        changed, alive = _evaluate_and_relax(i, j, nd, kk, row_pos, pairs, n_open, graph, devs, table, tg, st, work)
+        if pair_mode:
+            if changed:
+                n_open = _open_cells(
+                    i, table.best, table.floor, st.has_floor, devs.prev_state, work.open_cells, work.is_open, work.limit
+                )
+            continue
+        if not alive:
+            stack_pos[nd] = up_start[j + 1]  # dead: no supersets, the pop undoes it
+            continue
+        stack_pos[nd] = up_start[j]
+        if changed:
+            n_open = _open_cells(
+                i, table.best, table.floor, st.has_floor, devs.prev_state, work.open_cells, work.is_open, work.limit
+            )
+            if n_open == 0:  # every cell of row i is final: unwind the search
+                for level in range(nd + 1):
+                    stack_pos[level] = up_start[stack_ideal[level] + 1]
+    return toggles, pairs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _node_links(graph):
+    """The graph arrays :func:`~placement.exact.stage._move_group` reads."""
+    return (graph.group_start, graph.group_nodes, graph.pred_start, graph.preds, graph.node_fwd)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _node_state(work):
+    """The stage's node state: membership and successor counts (:mod:`placement.exact.stage`)."""
+    return (work.in_stage, work.stage_succ, work.fwd_succ_in)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _next_edge(i, depth, graph, work):
+    """The cover-edge search's next step from ``depth``: ``(depth, J)``, ``J = -1`` after a pop or a superset seen before.
+
+    A new superset ``J`` is pushed as level ``depth + 1`` (ideal and group; its edges and sums
+    are the caller's); a level without edges left is popped, undoing its group's node state.
+    """
+    stack_ideal, stack_pos, stack_group = work.stack_ideal, work.stack_pos, work.stack_group
+    top = stack_ideal[depth]
+    if stack_pos[depth] >= graph.up_start[top + 1]:
+        # pop: undo the node states of the group that made this level (expansions are per level)
+        g = stack_group[depth]
+        if g >= 0:
+            _move_group(g, False, _node_links(graph), _node_state(work))
+        return depth - 1, -1
+    e = stack_pos[depth]
+    stack_pos[depth] = e + 1
+    j = graph.up_target[e]
+    if work.stamp[j] == i:
+        return depth, -1
+    work.stamp[j] = i
+    stack_ideal[depth + 1] = j
+    stack_group[depth + 1] = graph.up_group[e]
+    return depth + 1, j
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _push_group(g, nd, toggles, graph, work):
+    """Level ``nd``'s running sums and error bounds: level ``nd - 1``'s plus group ``g``'s nodes; returns ``toggles``.
+
+    Moves ``g`` into the node state; the boundary terms of its nodes and their predecessors
+    change where their crossing or feeding state does.
+    """
+    ap, er, mark = work.ap, work.er, work.mark
+    node_val, cross_val, in_val, out_degree = graph.node_val, graph.cross_val, graph.in_val, graph.out_degree
+    pred_start, preds, node_fwd = graph.pred_start, graph.preds, graph.node_fwd
+    in_stage, stage_succ, fwd_succ_in = work.in_stage, work.stage_succ, work.fwd_succ_in
+    n_val = node_val.shape[0]
+    n_cross = cross_val.shape[0]
+    q_in = n_val + n_cross
+    depth = nd - 1
+    for q in range(ap.shape[1]):
+        ap[nd, q] = ap[depth, q]
+        er[nd, q] = er[depth, q]
+    for t in range(work.blocked.shape[1]):
+        work.blocked[nd, t] = work.blocked[depth, t] + graph.group_blocked[t, g]
+    toggles += 1
+    n_aff = 0
+    for k in range(graph.group_start[g], graph.group_start[g + 1]):
+        x = graph.group_nodes[k]
+        for q in range(n_val):
+            v = node_val[q, x]
+            if v != 0.0:
+                r = ap[nd, q] + v
+                ap[nd, q] = r
+                er[nd, q] += EPS * abs(r)
+        # x and its predecessors may change their boundary terms: note their old state once.
+        for m in range(pred_start[x] - 1, pred_start[x + 1]):
+            u = x if m < pred_start[x] else preds[m]
+            if mark[u] != toggles:
+                mark[u] = toggles
+                work.affected[n_aff] = u
+                work.old_cross[n_aff] = _crossing(in_stage, stage_succ, out_degree, u)
+                work.old_feed[n_aff] = _feeding(in_stage, fwd_succ_in, node_fwd, u)
+                n_aff += 1
+    _move_group(g, True, _node_links(graph), _node_state(work))
+    for a in range(n_aff):
+        u = work.affected[a]
+        now_cross = _crossing(in_stage, stage_succ, out_degree, u)
+        if now_cross != work.old_cross[a]:
+            sign = 1.0 if now_cross else -1.0
+            for cl in range(n_cross):
+                v = cross_val[cl, u]
+                if v != 0.0:
+                    q = n_val + cl
+                    r = ap[nd, q] + sign * v
+                    ap[nd, q] = r
+                    er[nd, q] += EPS * abs(r)
+        now_feed = _feeding(in_stage, fwd_succ_in, node_fwd, u)
+        if now_feed != work.old_feed[a]:
+            v = in_val[u]
+            if v != 0.0:
+                r = ap[nd, q_in] + (v if now_feed else -v)
+                ap[nd, q_in] = r
+                er[nd, q_in] += EPS * abs(r)
+    return toggles
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _next_target(i, row_pos, cand, n_open, devs, table, tg, st, work):
+    """Pair mode's next target from position ``cand``: ``(kk, cand)``, ``kk = -1`` when none is left.
+
+    The target ``K`` (position ``kk``) contains ``I``, could improve an open cell, and its stage's
+    compute (an interval from the two ideals' sums) fits on some type.
+    """
+    type_compute, next_state, limit = devs.type_compute, devs.next_state, work.limit
+    tgt_sum, tgt_err, tgt_blocked, tgt_bits = tg.sums, tg.errors, tg.blocked, tg.bits
+    upper_bound, objective = st.upper_bound, st.objective
+    while cand < tg.ideal.shape[0]:
+        c = cand
+        cand += 1
+        j = tg.ideal[c]
+        if not _can_improve(i, j, n_open, work.open_cells, devs.prev_state, table.useful, table.best, objective):
+            continue
+        fits = False
+        for t in range(type_compute.shape[0]):
+            if next_state[t, 0] < 0 or tgt_blocked[c, t] > tgt_blocked[row_pos, t]:
+                continue
+            qc = type_compute[t]
+            d = tgt_sum[c, qc] - tgt_sum[row_pos, qc]
+            d_lo = d - 2.0 * (tgt_err[c, qc] + tgt_err[row_pos, qc] + EPS * abs(d))
+            if d_lo > upper_bound or d_lo > limit[t] or (objective == 0 and d_lo >= limit[t]):
+                continue
+            fits = True
+        if not fits:
+            continue
+        for w in range(tgt_bits.shape[1]):
+            if tgt_bits[row_pos, w] & ~tgt_bits[c, w]:
+                fits = False
+                break
+        if fits:
+            return c, cand
+    return -1, cand
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pair_stage(kk, row_pos, toggles, graph, tg, work):
+    """The stage ``K \\ I`` of pair mode as a search level: ``(nd, toggles)``, ``nd`` its number of groups.
+
+    Additive sums are differences of the two ideals' sums; boundary terms come from the
+    boundary edges of ``I`` and ``K``.
+    """
+    ap, er, mark, tgt_bits = work.ap, work.er, work.mark, tg.bits
+    n_val = graph.node_val.shape[0]
+    nd = 0
+    for w in range(tgt_bits.shape[1]):
+        stage_bits = tgt_bits[kk, w] & ~tgt_bits[row_pos, w]
+        while stage_bits:
+            stage_bits &= stage_bits - np.uint64(1)
+            nd += 1
+    for q in range(n_val):
+        d = tg.sums[kk, q] - tg.sums[row_pos, q]
+        ap[nd, q] = d
+        er[nd, q] = tg.errors[kk, q] + tg.errors[row_pos, q] + EPS * abs(d)
+    for q in range(n_val, ap.shape[1]):
+        ap[nd, q] = 0.0
+        er[nd, q] = 0.0
+    for t in range(work.blocked.shape[1]):
+        work.blocked[nd, t] = tg.blocked[kk, t] - tg.blocked[row_pos, t]
+    # A node crosses when an edge joins it to the other side of the stage: such an edge
+    # crosses the boundary of I or of K (the ideals' boundary edges, both directions).
+    toggles += 1
+    for side in range(2):
+        c = kk if side == 0 else row_pos
+        for m in range(tg.edge_start[c], tg.edge_start[c + 1]):
+            u = tg.edge_src[m]
+            if mark[u] == toggles:
+                continue
+            g = tg.node_group[u]
+            h = tg.node_group[tg.edge_dst[m]]
+            u_in = _holds(tgt_bits, kk, g) and not _holds(tgt_bits, row_pos, g)
+            v_in = _holds(tgt_bits, kk, h) and not _holds(tgt_bits, row_pos, h)
+            if u_in == v_in:
+                continue
+            mark[u] = toggles
+            for cl in range(graph.cross_val.shape[0]):
+                v = graph.cross_val[cl, u]
+                if v != 0.0:
+                    q = n_val + cl
+                    r = ap[nd, q] + v
+                    ap[nd, q] = r
+                    er[nd, q] += EPS * abs(r)
+    return nd, toggles
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _close_row(i, devs, table, st):
+    """Row ``i`` is final: close it (``closure``) and mark the states worth extending (``useful``)."""
+    best, parent_ideal, parent_type, useful, used = (
+        table.best,
+        table.parent_ideal,
+        table.parent_type,
+        table.useful,
+        table.used,
+    )
+    prev_state, closure, objective = devs.prev_state, st.closure, st.objective
+    for s in range(st.n_states):
+        if closure:
+            for d in range(prev_state.shape[0]):
+                back = prev_state[d, s]
+                if back < 0:
+                    continue
+                if best[i, back] < best[i, s] or (
+                    objective == 1 and best[i, back] == best[i, s] and used[i, back] < used[i, s]
+                ):
+                    best[i, s] = best[i, back]
+                    parent_ideal[i, s] = -1
+                    parent_type[i, s] = INHERIT + d
+                    if objective == 1:
+                        used[i, s] = used[i, back]
+        if best[i, s] <= st.upper_bound or (objective == 1 and best[i, s] < np.inf):
+            dominated = False
+            if closure:
+                for d in range(prev_state.shape[0]):
+                    back = prev_state[d, s]
+                    if back >= 0 and best[i, back] <= best[i, s] and (objective == 0 or used[i, back] <= used[i, s]):
+                        dominated = True
+            useful[i, s] = not dominated
