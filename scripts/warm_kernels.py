@@ -7,15 +7,19 @@ distinct argument signature is its own entry, so this script runs one small solv
 the app and the CLI start with: the compiled ideal enumeration, the plain DP (one kind and several kinds, with and without the
 tie-break, throughput and the live table of lowered counts), the memory-aware DP (1F1B and GPipe,
 recomputation none / always / per stage). ``scripts/setup.sh`` runs it; run it again after
-changing a kernel module (numba recompiles a function when its own file changes, not when a module it
-calls changes: after editing ``row_search.py``, ``stage_eval.py``, ``borrow.py``, ``cells.py``, ``stage.py``,
-``exactsum.py`` or ``pairs.py``, delete ``placement/exact/__pycache__/*.nb*`` first).
+changing a kernel module. numba recompiles a function when its own file changes, not when a module it
+calls changes (``row_search.py``, ``stage_eval.py``, ``borrow.py``, ``cells.py``, ``stage.py``, ``exactsum.py``,
+``pairs.py``): so this script first compares a digest of every module of the numba-compiled packages
+(:data:`KERNEL_PACKAGES`) with the one it stamped after its last run (``__pycache__/kernel_sources.sha256``)
+and, when they differ (an edit, a ``git pull``), deletes their cached machine code (``__pycache__/*.nbi``,
+``*.nbc``) before compiling; a stale kernel can never be loaded after setup.
 
 Usage: ``PYTHONPATH=. .venv/bin/python scripts/warm_kernels.py`` (prints what it ran and how long).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import replace
@@ -27,6 +31,41 @@ from placement.model import AcceleratorKind
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_graphs"
+#: Packages with numba-compiled, disk-cached functions (``cache=True``).
+KERNEL_PACKAGES = (ROOT / "placement" / "exact", ROOT / "placement" / "multidim")
+STAMP_NAME = "kernel_sources.sha256"
+
+
+def sources_digest() -> str:
+    """SHA-256 over the name and bytes of every module of :data:`KERNEL_PACKAGES`."""
+    digest = hashlib.sha256()
+    for package in KERNEL_PACKAGES:
+        for path in sorted(package.glob("*.py")):
+            digest.update(f"{package.name}/{path.name}\0".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def clear_stale_caches(digest: str) -> int:
+    """Delete the cached machine code of every kernel package whose stamp differs from ``digest``; files deleted."""
+    deleted = 0
+    for package in KERNEL_PACKAGES:
+        cache = package / "__pycache__"
+        stamp = cache / STAMP_NAME
+        if stamp.is_file() and stamp.read_text(encoding="utf-8").strip() == digest:
+            continue
+        for path in list(cache.glob("*.nbi")) + list(cache.glob("*.nbc")):
+            path.unlink(missing_ok=True)
+            deleted += 1
+    return deleted
+
+
+def write_stamps(digest: str) -> None:
+    """Stamp every kernel package's cache with ``digest`` (after the kernels compiled from these sources)."""
+    for package in KERNEL_PACKAGES:
+        cache = package / "__pycache__"
+        cache.mkdir(exist_ok=True)
+        (cache / STAMP_NAME).write_text(digest + "\n", encoding="utf-8")
 
 
 def _two_kinds(problem: placement.Problem) -> placement.Problem:
@@ -45,6 +84,10 @@ def _walk(problem: placement.Problem) -> None:
 
 def main() -> None:
     started = time.perf_counter()
+    digest = sources_digest()
+    deleted = clear_stale_caches(digest)
+    if deleted:
+        print(f"{'kernel sources changed: cached files deleted':45s} {deleted:7d}")
     inference = placement.load_problem(SAMPLES / "throughput" / "layer" / "bert24_inference.json")
     training = placement.load_problem(SAMPLES / "ours" / "tiny_training.json")
     runs = [
@@ -72,6 +115,7 @@ def main() -> None:
         t = time.perf_counter()
         run()
         print(f"{name:45s} {time.perf_counter() - t:7.2f} s")
+    write_stamps(digest)
     print(f"{'all kernels compiled and cached':45s} {time.perf_counter() - started:7.2f} s")
 
 
