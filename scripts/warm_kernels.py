@@ -5,7 +5,7 @@ machine code goes to ``placement/exact/__pycache__/*.nbc`` beside the source (an
 writes there; numba falls back to ``NUMBA_CACHE_DIR`` or a per-user folder where it cannot). Each
 distinct argument signature is its own entry, so this script runs one small solve of every kind
 the app and the CLI start with: the compiled ideal enumeration, the plain DP (one kind and several kinds, with and without the
-tie-break, throughput and the live table of lowered counts), the memory-aware DP (1F1B and GPipe,
+tie-break, throughput and the live table of lowered counts; a lattice large enough for threads and pair mode), the memory-aware DP (1F1B and GPipe,
 recomputation none / always / per stage). ``scripts/setup.sh`` runs it; run it again after
 changing a kernel module. numba recompiles a function when its own file changes, not when a module it
 calls changes (``row_search.py``, ``stage_eval.py``, ``borrow.py``, ``cells.py``, ``stage.py``, ``exactsum.py``,
@@ -90,6 +90,7 @@ def main() -> None:
         print(f"{'kernel sources changed: cached files deleted':45s} {deleted:7d}")
     inference = placement.load_problem(SAMPLES / "throughput" / "layer" / "bert24_inference.json")
     training = placement.load_problem(SAMPLES / "ours" / "tiny_training.json")
+    wide = placement.load_problem(SAMPLES / "ours" / "inception_wide_inference.json")
     runs = [
         ("dp, default graph", lambda: placement.solve(inference, "dp")),
         ("dp, no tie-break", lambda: placement.solve(inference, "dp", tie_break=False)),
@@ -97,6 +98,8 @@ def main() -> None:
         ("dp table (live, lowered counts)", lambda: solve_dp_table(inference, bound=math.inf)),
         ("dp, training graph", lambda: placement.solve(training, "dp")),
         ("ideal walk (lattices past 20,000 ideals)", lambda: _walk(inference)),
+        # 40,339 ideals: the lattice's levels shared out among threads, and pair mode (few target rows)
+        ("dp, threads and pair mode (inception_wide)", lambda: placement.solve(wide, "dp")),
     ]
     for schedule in ("1f1b", "gpipe"):
         for recompute in ("none", "always", "per-stage"):
