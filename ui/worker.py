@@ -16,13 +16,13 @@ shared by the server through ``st.cache_resource``) and waits for it with the GI
   through a manager queue and called in the session's thread (a Streamlit progress bar updates there).
 * **Errors.** A :class:`placement.PlacementError` raised in the worker is raised again here (one line); a
   worker that dies (killed, out of memory) raises :class:`WorkerError` with one line.
-* **Solves leave a core to the server.** A solve runs in the session's process (the numba kernel releases
-  the GIL; in the shared pool a long solve queued other sessions' quick ones), through :func:`run_yielding`:
-  in a thread of its own whose CPU affinity leaves out one of the process's CPUs (the kernel starts one
-  thread per CPU it may run on, so on 2 cores it runs one); the live table's thread (``ui/live.py``) gets
-  the same, and the worker processes a niceness :data:`BACKGROUND_NICE` above the server's.
+* **Solves go to a pool of their own** (:mod:`ui.solve_pool`, through :func:`run_solve`): pre-warmed worker
+  processes, separate from this pool so that a long solve never queues another session's quick job; a
+  stopped or rerun session's solve is killed at once (its worker replaced). Measured before the move: a
+  solve's Python parts and numba's cache loading held the server's GIL up to 1.35 s at once.
 * **Off switch.** With ``PLACEMENT_WORKERS=0`` (or outside a Streamlit server, e.g. ``AppTest`` and the
-  unit tests), work runs inline in the calling thread.
+  unit tests), work runs inline in the calling thread (a solve in a server: in a thread that leaves a CPU to
+  the server, :func:`run_yielding`).
 
 The task functions below (:func:`parse_upload`, :func:`scaled_graph`, :func:`solve`) are plain
 module-level functions of picklable arguments and results, so they can be sent to a process.
@@ -48,6 +48,7 @@ import streamlit as st
 
 import placement
 from placement.errors import PlacementError
+from ui.solve_pool import SolvePool, solver_count
 
 _T = TypeVar("_T")
 
@@ -147,7 +148,7 @@ def _in_server() -> bool:
 
 
 @contextmanager
-def _plain_main() -> Iterator[None]:
+def plain_main() -> Iterator[None]:
     """A bare ``__main__`` while worker processes start.
 
     ``spawn`` re-runs the parent's ``__main__`` file in each child; in a Streamlit server ``__main__`` is
@@ -169,7 +170,7 @@ class _Pool:
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self.executor = self._executor()
-        with _plain_main():
+        with plain_main():
             self.manager = multiprocessing.get_context("spawn").Manager()
         self.lock = threading.Lock()
 
@@ -178,7 +179,7 @@ class _Pool:
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_nice_process)
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
-        with self.lock, _plain_main():  # submit starts the worker processes it needs
+        with self.lock, plain_main():  # submit starts the worker processes it needs
             try:
                 return self.executor.submit(fn, *args, **kwargs)
             except BrokenProcessPool:  # a worker died earlier: start a fresh pool
@@ -257,6 +258,58 @@ def run(fn: Callable[..., _T], *args: Any, progress: Callable[[int, int], Any] |
         return result
     except BrokenProcessPool:
         raise WorkerError("the worker process ended without an answer (out of memory or killed)") from None
+    finally:
+        lock.release()
+
+
+@st.cache_resource(show_spinner=False)
+def _solvers(size: int) -> SolvePool:
+    return SolvePool(size)
+
+
+def start_solvers() -> None:
+    """Start the solve pool (its workers warm up in the background) with a server's first script run.
+
+    Nothing outside a server or with ``PLACEMENT_WORKERS=0``; later calls only look the pool up.
+    """
+    if worker_count() > 0 and _in_server():
+        _solvers(solver_count())
+
+
+def _yield_check() -> Callable[[], None]:
+    """Streamlit's yield point of this script run: raises its stop or rerun request (else does nothing)."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check  # noqa: PLC0415
+
+        check = get_run_yield_check()
+    except ImportError:  # another Streamlit: reading the session state passes the same yield point
+        check = None
+    return check if check is not None else lambda: st.session_state.get(_LOCK)
+
+
+def run_solve(
+    fn: Callable[..., _T], *args: Any, progress: Callable[[int, int], Any] | None = None, **kwargs: Any
+) -> _T:
+    """``fn(*args, **kwargs)`` (a solve) in a worker of the solve pool; inline outside a server or with no workers.
+
+    ``progress(done, total)``, when given, is passed to ``fn`` as its ``progress`` keyword (in the worker:
+    relayed and called in this thread). A stop or rerun of this session's script kills the worker.
+
+    Raises
+    ------
+    PlacementError
+        What ``fn`` raised (one line); :class:`WorkerError` when the worker died.
+    """
+    extra = {"progress": progress} if progress is not None else {}
+    if worker_count() <= 0 or not _in_server():
+        return run_yielding(fn, *args, **kwargs, **extra)
+    pool = _solvers(solver_count())
+    check = _yield_check()
+    lock = _session_lock()
+    while not lock.acquire(timeout=POLL_S):  # another thread of this session is running a job
+        check()
+    try:
+        return pool.call(fn, tuple(light(a) for a in args), kwargs, progress, check)
     finally:
         lock.release()
 
