@@ -133,3 +133,23 @@ def test_run_solve_in_a_session_uses_the_solve_pool(monkeypatch):
 
 def test_run_solve_is_inline_outside_a_server():
     assert worker.run_solve(os.getpid) == os.getpid()
+
+
+@pytest.mark.slow
+def test_live_table_builds_in_the_pool_and_a_stopped_build_ends(pool):
+    from ui import live
+
+    problem = _problem()
+    optimum = float(placement.solve(problem, "dp").objective)
+    inline = live._build(problem, None, 2 * optimum, live._Searched())
+    pooled = live._build(problem, None, 2 * optimum, live._Searched(), pool)
+    assert pooled is not None and inline is not None
+    for counts in [((1,), 1), ((2,), 0), ((1,), 0)]:
+        assert pooled.query(*counts) == inline.query(*counts)
+    stopped = live._Searched()
+    stopped.stop = True
+    started = time.monotonic()
+    with pytest.raises(live._Stopped):  # nobody waits: no table (as in a build in this thread)
+        live._build(problem, None, 2 * optimum, stopped, pool)
+    assert time.monotonic() - started < 10
+    assert pool.call(os.getpid, (), {}) != os.getpid()  # the pool keeps serving

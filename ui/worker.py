@@ -272,8 +272,17 @@ def start_solvers() -> None:
 
     Nothing outside a server or with ``PLACEMENT_WORKERS=0``; later calls only look the pool up.
     """
-    if worker_count() > 0 and _in_server():
-        _solvers(solver_count())
+    solvers()
+
+
+def solvers() -> SolvePool | None:
+    """The solve pool of this server (None outside a server or with ``PLACEMENT_WORKERS=0``: solve inline).
+
+    Call it in a script run; the pool it returns may then be used from any thread of the session.
+    """
+    if worker_count() <= 0 or not _in_server():
+        return None
+    return _solvers(solver_count())
 
 
 def _yield_check() -> Callable[[], None]:
@@ -300,10 +309,9 @@ def run_solve(
     PlacementError
         What ``fn`` raised (one line); :class:`WorkerError` when the worker died.
     """
-    extra = {"progress": progress} if progress is not None else {}
-    if worker_count() <= 0 or not _in_server():
-        return run_yielding(fn, *args, **kwargs, **extra)
-    pool = _solvers(solver_count())
+    pool = solvers()
+    if pool is None:
+        return run_yielding(fn, *args, **kwargs, **({"progress": progress} if progress is not None else {}))
     check = _yield_check()
     lock = _session_lock()
     while not lock.acquire(timeout=POLL_S):  # another thread of this session is running a job
