@@ -10,8 +10,9 @@ never queues another session's rule matching or upload parsing.
 * **Pre-warmed.** Each worker imports :mod:`placement` and runs a small solve of each kind the pages start
   with (:func:`warm`) as soon as it starts, so that the first real solve pays neither the imports nor
   numba's cache loading. The pool starts with the server's first script run (:func:`start`).
-* **Niced.** Workers run :data:`ui.worker.BACKGROUND_NICE` below the server: on a busy machine the server
-  and the browser are scheduled first; on an idle one the kernel uses every CPU (no affinity is set).
+* **Niced.** Workers run :data:`SOLVE_NICE` below the server (the quick-jobs pool:
+  :data:`ui.worker.BACKGROUND_NICE`): on a busy machine the server and the browser are scheduled first; on
+  an idle one the kernel uses every CPU (no affinity is set).
 * **One job per session.** The session's lock serialises its solves; a worker serves one job at a time.
 * **Stop, rerun, closed tab.** While it waits the session's thread passes Streamlit's yield point every
   :data:`ui.worker.POLL_S`; when Streamlit stops or reruns the script there (the user pressed Stop, moved a
@@ -35,9 +36,15 @@ from typing import Any
 
 import placement
 from placement.errors import PlacementError
+from ui.processes import WorkerError, plain_main
 
 #: Environment variable: number of solve worker processes (default :func:`solver_count`).
 SOLVERS_ENV = "PLACEMENT_SOLVE_WORKERS"
+
+#: Niceness added to the solve workers: 10 (a tenth of a nice-0 thread's CPU share when both want a core), more
+#: than the quick jobs' :data:`ui.worker.BACKGROUND_NICE`: a solve's kernel keeps every core busy for seconds
+#: to minutes, and a second session's page load (server and browser) must not wait behind it.
+SOLVE_NICE = 10
 
 #: Seconds between two looks at a running solve (progress, Streamlit's stop requests).
 POLL_S = 0.1
@@ -124,12 +131,10 @@ class _Solver:
     """One worker process and the server's end of its pipe."""
 
     def __init__(self, warm_up: bool = True) -> None:
-        from ui.worker import BACKGROUND_NICE, plain_main  # noqa: PLC0415
-
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
         self.process = context.Process(
-            target=_serve, args=(child, BACKGROUND_NICE, warm_up), name="placement-solver", daemon=True
+            target=_serve, args=(child, SOLVE_NICE, warm_up), name="placement-solver", daemon=True
         )
         with plain_main():  # spawn must not re-run the page script that is __main__ in the server
             self.process.start()
@@ -177,8 +182,6 @@ class SolvePool:
 
         Whatever ``yield_check`` or ``progress`` raises (Streamlit's stop or rerun) kills the worker first.
         """
-        from ui.worker import WorkerError  # noqa: PLC0415
-
         solver = self._acquire(yield_check)
         answer: tuple | None = None
         try:

@@ -34,20 +34,17 @@ import copy
 import multiprocessing
 import os
 import queue
-import sys
 import threading
 import time
-import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import streamlit as st
 
 import placement
-from placement.errors import PlacementError
+from ui.processes import WorkerError, plain_main
 from ui.solve_pool import SolvePool, solver_count
 
 _T = TypeVar("_T")
@@ -121,10 +118,6 @@ def run_yielding(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     return outcome["value"]
 
 
-class WorkerError(PlacementError):
-    """A worker process ended without an answer (one line)."""
-
-
 def worker_count() -> int:
     """Worker processes of the pool: :data:`WORKERS_ENV`, else one per CPU and at least two.
 
@@ -145,23 +138,6 @@ def _in_server() -> bool:
     if not Runtime.exists() or type(Runtime.instance()) is not Runtime:  # AppTest: a MagicMock(spec=Runtime)
         return False
     return get_script_run_ctx(suppress_warning=True) is not None
-
-
-@contextmanager
-def plain_main() -> Iterator[None]:
-    """A bare ``__main__`` while worker processes start.
-
-    ``spawn`` re-runs the parent's ``__main__`` file in each child; in a Streamlit server ``__main__`` is
-    the page script being run, which a worker must never execute. The swap lasts while ``submit`` or the
-    manager starts a process (the page scripts of other sessions do not read ``sys.modules``).
-    """
-    saved = sys.modules.get("__main__")
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        if saved is not None:
-            sys.modules["__main__"] = saved
 
 
 class _Pool:
@@ -378,6 +354,22 @@ def count_matches(names: tuple[str, ...], patterns: tuple[str, ...]) -> list[int
 
     compiled = [compile_pattern(p) for p in patterns]
     return [sum(1 for name in names if pattern.matches(name)) for pattern in compiled]
+
+
+def ideal_count(graph: placement.Graph, cap: int) -> int | None:
+    """:func:`placement.count_ideals` of ``graph`` up to ``cap``, or None past it (the Graph page's count)."""
+    try:
+        return placement.count_ideals(graph, cap)
+    except placement.TooManyIdealsError:
+        return None
+
+
+def ideal_bounds(graph: placement.Graph) -> Any:
+    """:func:`placement.exact.ideals.ideal_bounds` of the contracted ``graph`` (the Graph page's width line)."""
+    from placement.exact.ideals import contract  # noqa: PLC0415
+    from placement.exact.ideals import ideal_bounds as bounds  # noqa: PLC0415
+
+    return bounds(contract(graph))
 
 
 def solve(problem: placement.Problem, method: str, **options: Any) -> placement.Result:
