@@ -52,7 +52,8 @@ def _solve_uncached(
 ) -> placement.Result:
     started = time.perf_counter()
     # In a worker process of the solve pool (ui.worker.run_solve), never in the server's: a solve's Python
-    # parts and numba's cache loading hold the GIL (up to 1.35 s at once, measured 2026-11-25), which stalls
+    # parts and numba's cache loading hold the GIL (a probe thread beside a first solve
+    # waited up to 1.35 s at once in one run, 0.11 s in another; scripts/bench_health.py --gil), which stalls
     # the event loop and every other session. The progress bar (a method with a progress option, checked by
     # the caller) is updated in this thread.
     try:

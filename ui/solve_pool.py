@@ -1,9 +1,10 @@
 """Every solve in a pre-warmed worker process of its own (issue 27.1): the server process never solves.
 
 A solve's Python parts (the lattice's contraction and enumeration, the kernel inputs, the floors, the
-traceback) hold the GIL, and loading numba's cached machine code the first time a kernel signature runs
-held it for 1.35 s in one piece (``scripts/bench_health.py --gil``, 2026-11-25): in the server process that
-stalls the event loop (``/_stcore/health``) and every other session. So the pages' solves go to a
+traceback) hold the GIL, and the first solve in a process loads (or compiles) numba kernels: a thread
+sleeping 5 ms beside an Inception-like first solve waited up to 1.35 s at once in one run and 0.11 s in
+another (the probe of ``scripts/bench_health.py --gil``, 2026-11-25). In the server process that is the event loop
+(``/_stcore/health``) and every other session waiting. So the pages' solves go to a
 dedicated pool of worker processes, separate from :mod:`ui.worker`'s quick-jobs pool, so that a long solve
 never queues another session's rule matching or upload parsing.
 

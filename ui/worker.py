@@ -19,7 +19,8 @@ shared by the server through ``st.cache_resource``) and waits for it with the GI
 * **Solves go to a pool of their own** (:mod:`ui.solve_pool`, through :func:`run_solve`): pre-warmed worker
   processes, separate from this pool so that a long solve never queues another session's quick job; a
   stopped or rerun session's solve is killed at once (its worker replaced). Measured before the move: a
-  solve's Python parts and numba's cache loading held the server's GIL up to 1.35 s at once.
+  solve's Python parts and numba's loading held a thread beside it up to 1.35 s at once (one run; 0.11 s in
+  another).
 * **Off switch.** With ``PLACEMENT_WORKERS=0`` (or outside a Streamlit server, e.g. ``AppTest`` and the
   unit tests), work runs inline in the calling thread (a solve in a server: in a thread that leaves a CPU to
   the server, :func:`run_yielding`).
