@@ -11,6 +11,9 @@ from ui.scenario import render_scenario_card
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
+#: Characters of a node's name in the node table (longer ones are cut, with a caption).
+TABLE_NAME_CHARS = 200
+
 
 def _samples() -> dict:
     """Sample label -> file, sorted by group (granularity and phase), then label."""
@@ -144,7 +147,14 @@ def _loaded_graph() -> None:
     )
 
     with st.expander(f"Node table ({len(graph.nodes)} nodes)", expanded=len(graph.nodes) <= 40):
-        st.dataframe(pd.DataFrame(viz.node_rows(graph)), key="graph_nodes", hide_index=True)
+        rows = viz.node_rows(graph)
+        if any(len(row["name"] or "") > TABLE_NAME_CHARS for row in rows):
+            # 4,000 names of 10 kB (an upload near the limit) made a 40 MB table for the server to send
+            for row in rows:
+                if len(row["name"] or "") > TABLE_NAME_CHARS:
+                    row["name"] = row["name"][: TABLE_NAME_CHARS - 1] + "…"
+            st.caption(f"Names longer than {TABLE_NAME_CHARS} characters are cut here (the file keeps them whole).")
+        st.dataframe(pd.DataFrame(rows), key="graph_nodes", hide_index=True)
 
 
 def main() -> None:

@@ -16,6 +16,12 @@ Actions:
 
 Usage: ``python scripts/bench_health.py [--nodes 2000] [--rules 3]`` (needs /usr/bin/chromium and
 Playwright, like the browser tests).
+
+``--gil`` (no server, no browser): runs, in this process, the steps a server would run for the solve and
+the upload (the Inception-like DP solve, first and second; the upload's parse, pickling to and from a
+worker, the Graph page's ideal count, layout, figure and node table) while a probe thread sleeps 5 ms in
+a loop, and prints each step's seconds and the probe's longest stall: what the step would cost the
+server's event loop if it ran in the server process (a stall is the GIL held, or the CPU busy).
 """
 
 from __future__ import annotations
@@ -107,11 +113,75 @@ def row(name: str, seconds: float, latencies: list[float]) -> str:
     )
 
 
+class GilProbe(threading.Thread):
+    """Sleeps 5 ms in a loop and records how much later than that it woke (the GIL or the CPU held it)."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.stalls: list[float] = [0.0]
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            started = time.perf_counter()
+            time.sleep(0.005)
+            self.stalls.append(time.perf_counter() - started - 0.005)
+
+
+def gil_step(name: str, fn):
+    """Run ``fn()`` under a :class:`GilProbe`; print a table row; return its value."""
+    probe = GilProbe()
+    probe.start()
+    started = time.perf_counter()
+    value = fn()
+    seconds = time.perf_counter() - started
+    probe.stop.set()
+    probe.join()
+    stalled = sum(s for s in probe.stalls if s > 0.1)
+    print(f"| {name} | {seconds:.2f} | {max(probe.stalls) * 1000:.0f} | {stalled:.2f} |", flush=True)
+    return value
+
+
+def gil_table(nodes: int) -> None:
+    """The ``--gil`` table: the solve's and the upload's steps in this process, with the probe's stalls."""
+    import pickle  # noqa: PLC0415
+    from dataclasses import replace  # noqa: PLC0415
+
+    import pandas as pd  # noqa: PLC0415
+
+    import placement  # noqa: PLC0415
+    from placement import viz  # noqa: PLC0415
+    from placement.exact.ideals import contract, ideal_bounds  # noqa: PLC0415
+
+    print("| step | seconds | longest stall ms | stalled > 100 ms, s |")
+    print("|---|---|---|---|")
+    inception = load_problem(ROOT / "sample_graphs" / "ours" / "inception_wide_inference.json")
+    problem = replace(inception, devices=inception.devices.with_kind("accelerator", count=16))
+    for run in ("first", "second"):
+        result = gil_step(f"solve: Inception-like, 16 accelerators ({run})", lambda: placement.solve(problem, "dp"))
+    gil_step("evaluate + load figure", lambda: viz.load_figure(placement.evaluate(problem, result.placement)))
+    text = big_graph(nodes).encode()
+    parsed = gil_step(f"upload: parse {len(text) / 1e6:.0f} MB", lambda: parse_problem(text, "big.json"))
+    _ = parsed.graph.digest
+    blob = gil_step("upload: pickle the problem (worker side)", lambda: pickle.dumps(parsed))
+    graph = gil_step("upload: unpickle it (server side)", lambda: pickle.loads(blob)).graph
+    gil_step("Graph page: ideal count", lambda: placement.count_ideals(graph, 1_000_000))
+    gil_step("Graph page: ideal bounds", lambda: ideal_bounds(contract(graph)))
+    layout = gil_step("Graph page: layout", lambda: viz.dag_layout(graph))
+    figure = gil_step("Graph page: figure + JSON", lambda: viz.graph_figure(graph, layout=layout).to_json())
+    print(f"(figure JSON: {len(figure) / 1e6:.1f} MB)")
+    gil_step("Graph page: node table", lambda: pd.DataFrame(viz.node_rows(graph)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=2000, help="nodes of the uploaded graph (names of 10 kB)")
     parser.add_argument("--rules", type=int, default=3, help="expensive latency multipliers in the link")
+    parser.add_argument("--gil", action="store_true", help="the in-process stall table only (no server)")
     args = parser.parse_args()
+    if args.gil:
+        gil_table(args.nodes)
+        return
     rows = []
     with tempfile.TemporaryDirectory() as tmp, streamlit_server(Path(tmp) / "server.log") as url:
         graph_file = Path(tmp) / "big.json"

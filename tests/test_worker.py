@@ -188,3 +188,13 @@ def test_run_yielding_is_inline_outside_a_server():
     assert worker.run_yielding(lambda x, y=0: (x + y, threading.get_ident()), 1, y=2) == (3, caller)
     with pytest.raises(placement.PlacementError, match="one line"):
         worker.run_yielding(lambda: (_ for _ in ()).throw(placement.PlacementError("one line")))
+
+
+def test_graph_facts_tasks_match_the_library():
+    from placement.exact.ideals import contract, ideal_bounds
+
+    graph = _problem().graph
+    assert worker.ideal_count(graph, 10**6) == placement.count_ideals(graph, 10**6)
+    assert worker.ideal_count(graph, 2) is None  # past the cap: None, not an error
+    assert worker.ideal_bounds(graph) == ideal_bounds(contract(graph))
+    pickle.dumps(worker.ideal_bounds(graph))  # crosses back from a worker process

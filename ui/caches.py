@@ -51,14 +51,16 @@ def _solve_uncached(
     problem: placement.Problem, method: str, options: dict[str, Any], progress: Any = None
 ) -> placement.Result:
     started = time.perf_counter()
-    if progress is not None:  # the method takes a progress option (checked by the caller)
-        options = dict(options, progress=progress)
-    # In the session's thread, not ui.worker: the DP kernel releases the GIL (numba nogil), and a solve in the
-    # shared pool queued other sessions' quick solves behind a long one and broke the browser round trips
-    # (measured 2026-11-25). Rule matching, upload parsing and the ONNX import do go to ui.worker.
+    # In a worker process of the solve pool (ui.worker.run_solve), never in the server's: a solve's Python
+    # parts and numba's cache loading hold the GIL (a probe thread beside a first solve
+    # waited up to 1.35 s at once in one run, 0.11 s in another; scripts/bench_health.py --gil), which stalls
+    # the event loop and every other session. The progress bar (a method with a progress option, checked by
+    # the caller) is updated in this thread.
     try:
         precheck_solve(problem, method, options)  # one line, before a solve estimated past the caps starts
-        return worker.run_yielding(placement.solve, problem, method, **options)  # leaves a core to the server
+        return worker.run_solve(placement.solve, problem, method, progress=progress, **options)
+    except worker.WorkerError:
+        raise  # never cached: solve_cached turns it into a result, and the next run tries again
     except placement.PlacementError as exc:
         return placement.make_result(
             method, Status.ERROR, started=started, objective_kind=method_objective(method), reason=str(exc)
@@ -120,7 +122,12 @@ def solve_cached(
     progress = None
     if spec is not None and "progress" in spec.option_names:
         progress = live_tables.SolveProgress(method_name(method), "ideals")
-    result = _solve_cached(digest, devices_key, method, tuple(sorted(options.items())), problem, progress)
+    try:
+        result = _solve_cached(digest, devices_key, method, tuple(sorted(options.items())), problem, progress)
+    except worker.WorkerError as exc:  # the worker died (killed, out of memory): one line, not cached
+        return placement.make_result(
+            method, Status.ERROR, started=time.perf_counter(), objective_kind=method_objective(method), reason=str(exc)
+        )
     if table_method and result.status == Status.OPTIMAL:
         ideals = result.stat("ideals", None)
         live_tables.keep(problem, options, float(result.objective), result.seconds, ideals)

@@ -6,8 +6,9 @@ smaller count, so :meth:`placement.exact.dp.SolvedTable.query` answers it withou
 (or says None when the table cannot prove the answer: then the page solves normally).
 
 The build's pure-Python part (contraction, ideal enumeration, kernel inputs, floors) holds the GIL,
-so a graph past :data:`LIVE_MAX_IDEALS` ideals keeps no table (lowered counts are solved afresh and
-:func:`note` says why): the server's event loop shares the interpreter with the build's thread.
+so in a server it runs in a worker of the solve pool (:mod:`ui.solve_pool`; a stopped build's worker is
+killed), waited for by the session's one background thread; a graph past :data:`LIVE_MAX_IDEALS` ideals
+keeps no table (lowered counts are solved afresh and :func:`note` says why).
 
 * :func:`answer` - the result for a problem from the kept table, or None;
 * :func:`keep` - after a fresh solve of the current scenario, keep its table (one per session);
@@ -51,6 +52,7 @@ import placement
 from placement.exact.dp import SolvedTable, solve_dp_table
 from placement.model import Status
 from ui import worker
+from ui.solve_pool import SolvePool
 
 # Private session-state keys (never widget keys).
 _TABLE = "_ui_live_table"  # _Kept or None: the last DP table of the current scenario
@@ -90,7 +92,8 @@ class _Stopped(Exception):
 class _Searched:
     """(ideals done, total) of a table build, written by the build's thread, read by the page's.
 
-    Setting ``stop`` ends the build at its next progress report.
+    Setting ``stop`` ends the build at its next progress report (in a worker process: within
+    :data:`ui.solve_pool.POLL_S`, the worker killed by :meth:`check`).
     """
 
     def __init__(self) -> None:
@@ -103,12 +106,29 @@ class _Searched:
             raise _Stopped
         self.done, self.total = done, total
 
+    def check(self) -> None:
+        """Raise :class:`_Stopped` once nobody waits for the table (the solve pool then kills the build's worker)."""
+        if self.stop:
+            raise _Stopped
 
-def _build(problem: placement.Problem, max_ideals: Any, bound: float, searched: _Searched) -> SolvedTable | None:
-    """The table of ``problem`` searched with the cut ``bound`` (counts whose optimum is within it are answerable)."""
-    limit = {} if max_ideals is None else {"max_ideals": int(max_ideals)}
+
+def _build(
+    problem: placement.Problem, max_ideals: Any, bound: float, searched: _Searched, pool: SolvePool | None = None
+) -> SolvedTable | None:
+    """The table of ``problem`` searched with the cut ``bound`` (counts whose optimum is within it are answerable).
+
+    In a worker of the solve ``pool`` when given (the build's Python parts and numba's cache loading would
+    hold the server's GIL), else in this thread.
+    """
+    options: dict[str, Any] = {"bound": bound}
+    if max_ideals is not None:
+        options["max_ideals"] = int(max_ideals)
     try:
-        return solve_dp_table(problem, bound=bound, progress=searched, **limit)
+        if pool is None:
+            return solve_dp_table(problem, progress=searched, **options)
+        return pool.call(
+            solve_dp_table, (worker.light(problem),), options, progress=searched, yield_check=searched.check
+        )
     except placement.PlacementError:
         return None  # only a shortcut: the page has its result already
 
@@ -245,13 +265,12 @@ def keep(
     kept = st.session_state.get(_TABLE)
     if kept is not None and kept.key == key and _covered(wanted, kept.counts):
         return
-    if (not any(wanted[0]) and wanted[1] == 0) or (ideals is not None and ideals > LIVE_MAX_IDEALS):
-        if kept is not None:
-            kept.table.cancel()
-        st.session_state[_TABLE] = None
-        return
     if kept is not None:
         kept.table.cancel()  # not started yet (queued behind another build): never run it
+        kept.searched.stop = True  # running: stopped (its worker killed), the table is of no use now
+    if (not any(wanted[0]) and wanted[1] == 0) or (ideals is not None and ideals > LIVE_MAX_IDEALS):
+        st.session_state[_TABLE] = None
+        return
     st.session_state[_TABLE] = None  # the old table is of no use now: let it go
     # Built in the session's one background thread (the kernel runs without the GIL): the page
     # shows the fresh result at once, and a count lowered later waits only for what is left of
@@ -264,7 +283,7 @@ def keep(
         st.session_state[_EXECUTOR] = executor
     searched = _Searched()
     bound = TABLE_BOUND * optimum if math.isfinite(optimum) and optimum > 0 else math.inf
-    future = executor.submit(_build, problem, options.get("max_ideals"), bound, searched)
+    future = executor.submit(_build, problem, options.get("max_ideals"), bound, searched, worker.solvers())
     st.session_state[_TABLE] = _Kept(key, wanted, future, searched, float(fresh_seconds))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import scenario, session_keys
+from ui import scenario, session_keys, worker
 from ui.graph_state import load_sample
 from ui.samples import DEFAULT_SAMPLE
 
@@ -20,6 +20,7 @@ def ensure_default_graph() -> None:
     Then keep the URL's query parameters on the current scenario (see :mod:`ui.scenario`).
     """
     session_keys.set_hooks(scenario.sync_url, scenario.remember_upload)
+    worker.start_solvers()  # the solve workers warm up in the background from the server's first run
     if st.session_state.get(session_keys.PROBLEM) is None:
         if not scenario.restore_from_url():
             load_sample(DEFAULT_SAMPLE)

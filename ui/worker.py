@@ -16,13 +16,14 @@ shared by the server through ``st.cache_resource``) and waits for it with the GI
   through a manager queue and called in the session's thread (a Streamlit progress bar updates there).
 * **Errors.** A :class:`placement.PlacementError` raised in the worker is raised again here (one line); a
   worker that dies (killed, out of memory) raises :class:`WorkerError` with one line.
-* **Solves leave a core to the server.** A solve runs in the session's process (the numba kernel releases
-  the GIL; in the shared pool a long solve queued other sessions' quick ones), through :func:`run_yielding`:
-  in a thread of its own whose CPU affinity leaves out one of the process's CPUs (the kernel starts one
-  thread per CPU it may run on, so on 2 cores it runs one); the live table's thread (``ui/live.py``) gets
-  the same, and the worker processes a niceness :data:`BACKGROUND_NICE` above the server's.
+* **Solves go to a pool of their own** (:mod:`ui.solve_pool`, through :func:`run_solve`): pre-warmed worker
+  processes, separate from this pool so that a long solve never queues another session's quick job; a
+  stopped or rerun session's solve is killed at once (its worker replaced). Measured before the move: a
+  solve's Python parts and numba's loading held a thread beside it up to 1.35 s at once (one run; 0.11 s in
+  another).
 * **Off switch.** With ``PLACEMENT_WORKERS=0`` (or outside a Streamlit server, e.g. ``AppTest`` and the
-  unit tests), work runs inline in the calling thread.
+  unit tests), work runs inline in the calling thread (a solve in a server: in a thread that leaves a CPU to
+  the server, :func:`run_yielding`).
 
 The task functions below (:func:`parse_upload`, :func:`scaled_graph`, :func:`solve`) are plain
 module-level functions of picklable arguments and results, so they can be sent to a process.
@@ -34,20 +35,18 @@ import copy
 import multiprocessing
 import os
 import queue
-import sys
 import threading
 import time
-import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import streamlit as st
 
 import placement
-from placement.errors import PlacementError
+from ui.processes import WorkerError, plain_main
+from ui.solve_pool import SolvePool, solver_count
 
 _T = TypeVar("_T")
 
@@ -120,10 +119,6 @@ def run_yielding(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     return outcome["value"]
 
 
-class WorkerError(PlacementError):
-    """A worker process ended without an answer (one line)."""
-
-
 def worker_count() -> int:
     """Worker processes of the pool: :data:`WORKERS_ENV`, else one per CPU and at least two.
 
@@ -146,30 +141,13 @@ def _in_server() -> bool:
     return get_script_run_ctx(suppress_warning=True) is not None
 
 
-@contextmanager
-def _plain_main() -> Iterator[None]:
-    """A bare ``__main__`` while worker processes start.
-
-    ``spawn`` re-runs the parent's ``__main__`` file in each child; in a Streamlit server ``__main__`` is
-    the page script being run, which a worker must never execute. The swap lasts while ``submit`` or the
-    manager starts a process (the page scripts of other sessions do not read ``sys.modules``).
-    """
-    saved = sys.modules.get("__main__")
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        if saved is not None:
-            sys.modules["__main__"] = saved
-
-
 class _Pool:
     """The server's worker processes and the manager that relays progress (created once, on first use)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self.executor = self._executor()
-        with _plain_main():
+        with plain_main():
             self.manager = multiprocessing.get_context("spawn").Manager()
         self.lock = threading.Lock()
 
@@ -178,7 +156,7 @@ class _Pool:
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_nice_process)
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
-        with self.lock, _plain_main():  # submit starts the worker processes it needs
+        with self.lock, plain_main():  # submit starts the worker processes it needs
             try:
                 return self.executor.submit(fn, *args, **kwargs)
             except BrokenProcessPool:  # a worker died earlier: start a fresh pool
@@ -261,6 +239,66 @@ def run(fn: Callable[..., _T], *args: Any, progress: Callable[[int, int], Any] |
         lock.release()
 
 
+@st.cache_resource(show_spinner=False)
+def _solvers(size: int) -> SolvePool:
+    return SolvePool(size)
+
+
+def start_solvers() -> None:
+    """Start the solve pool (its workers warm up in the background) with a server's first script run.
+
+    Nothing outside a server or with ``PLACEMENT_WORKERS=0``; later calls only look the pool up.
+    """
+    solvers()
+
+
+def solvers() -> SolvePool | None:
+    """The solve pool of this server (None outside a server or with ``PLACEMENT_WORKERS=0``: solve inline).
+
+    Call it in a script run; the pool it returns may then be used from any thread of the session.
+    """
+    if worker_count() <= 0 or not _in_server():
+        return None
+    return _solvers(solver_count())
+
+
+def _yield_check() -> Callable[[], None]:
+    """Streamlit's yield point of this script run: raises its stop or rerun request (else does nothing)."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check  # noqa: PLC0415
+
+        check = get_run_yield_check()
+    except ImportError:  # another Streamlit: reading the session state passes the same yield point
+        check = None
+    return check if check is not None else lambda: st.session_state.get(_LOCK)
+
+
+def run_solve(
+    fn: Callable[..., _T], *args: Any, progress: Callable[[int, int], Any] | None = None, **kwargs: Any
+) -> _T:
+    """``fn(*args, **kwargs)`` (a solve) in a worker of the solve pool; inline outside a server or with no workers.
+
+    ``progress(done, total)``, when given, is passed to ``fn`` as its ``progress`` keyword (in the worker:
+    relayed and called in this thread). A stop or rerun of this session's script kills the worker.
+
+    Raises
+    ------
+    PlacementError
+        What ``fn`` raised (one line); :class:`WorkerError` when the worker died.
+    """
+    pool = solvers()
+    if pool is None:
+        return run_yielding(fn, *args, **kwargs, **({"progress": progress} if progress is not None else {}))
+    check = _yield_check()
+    lock = _session_lock()
+    while not lock.acquire(timeout=POLL_S):  # another thread of this session is running a job
+        check()
+    try:
+        return pool.call(fn, tuple(light(a) for a in args), kwargs, progress, check)
+    finally:
+        lock.release()
+
+
 def _drain(channel: Any, progress: Callable[[int, int], Any] | None) -> None:
     if channel is None or progress is None:
         return
@@ -317,6 +355,22 @@ def count_matches(names: tuple[str, ...], patterns: tuple[str, ...]) -> list[int
 
     compiled = [compile_pattern(p) for p in patterns]
     return [sum(1 for name in names if pattern.matches(name)) for pattern in compiled]
+
+
+def ideal_count(graph: placement.Graph, cap: int) -> int | None:
+    """:func:`placement.count_ideals` of ``graph`` up to ``cap``, or None past it (the Graph page's count)."""
+    try:
+        return placement.count_ideals(graph, cap)
+    except placement.TooManyIdealsError:
+        return None
+
+
+def ideal_bounds(graph: placement.Graph) -> Any:
+    """:func:`placement.exact.ideals.ideal_bounds` of the contracted ``graph`` (the Graph page's width line)."""
+    from placement.exact.ideals import contract  # noqa: PLC0415
+    from placement.exact.ideals import ideal_bounds as bounds  # noqa: PLC0415
+
+    return bounds(contract(graph))
 
 
 def solve(problem: placement.Problem, method: str, **options: Any) -> placement.Result:

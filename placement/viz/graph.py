@@ -18,6 +18,10 @@ from ._base import (
     format_bytes,
 )
 
+#: Characters of a node's name shown in its hover text: a graph of 4,000 nodes with 10 kB names (an upload near
+#: the size limit) drew a 40 MB figure that the server serialised and sent whole (the Graph page's node table cuts long names too).
+HOVER_NAME_CHARS = 120
+
 
 def dag_layout(graph: Graph, sweeps: int = 4) -> dict[int, tuple[float, float]]:
     """Layered left-to-right layout: node id -> (x, y).
@@ -77,8 +81,9 @@ def dag_layout(graph: Graph, sweeps: int = 4) -> dict[int, tuple[float, float]]:
 def node_hover(graph: Graph, node_id: int, device: DeviceSlot | None = None) -> str:
     """Hover text of one node: name, latencies, size (and its device when placed)."""
     node = graph.node_by_id[node_id]
+    label = node.label if len(node.label) <= HOVER_NAME_CHARS else node.label[: HOVER_NAME_CHARS - 1] + "…"
     lines = [
-        f"<b>{node.label}</b> (id {node.id})",
+        f"<b>{label}</b> (id {node.id})",
         f"accelerator latency: {node.accelerator_latency:.6g}",
         f"CPU latency: {node.cpu_latency:.6g}",
         f"size: {format_bytes(node.size)}",
