@@ -31,3 +31,18 @@ def clear_streamlit_caches():
     yield
     st.cache_data.clear()
     st.cache_resource.clear()
+
+
+@pytest.fixture(autouse=True)
+def _restore_main_module():
+    """Streamlit's script runner leaves an ``AppTest`` script as ``sys.modules["__main__"]``; put pytest's back.
+
+    A ``spawn`` process pool started later in this process (the sweeps' executors) re-runs ``__main__``'s
+    file in each child: after ``AppTest.from_function`` that is a temporary script whose run fails there.
+    """
+    import sys
+
+    saved = sys.modules.get("__main__")
+    yield
+    if saved is not None:
+        sys.modules["__main__"] = saved
