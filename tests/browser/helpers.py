@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import threading
 import time
-import urllib.request
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -146,31 +147,58 @@ def engine_time(problem) -> str:
     return f"{evaluate(problem, result.placement).max_load:.6g} ms"
 
 
-class HealthProbe(threading.Thread):
-    """Probes ``/_stcore/health`` every ``period_s`` and records each answer's latency (and failures)."""
+#: The probe loop, run in a process of its own: one line per answer, ``latency<TAB>failure or empty``.
+_PROBE_SCRIPT = """
+import sys, time, urllib.request
+url, period, timeout = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+while True:
+    started = time.perf_counter()
+    failure = ""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            body = response.read().decode().strip()
+        if body != "ok":
+            failure = body[:80]
+    except OSError as exc:
+        failure = str(exc)[:80]
+    took = time.perf_counter() - started
+    print(f"{took!r}\t{failure.replace(chr(9), ' ').replace(chr(10), ' ')}", flush=True)
+    time.sleep(max(0.0, period - took))
+"""
+
+
+class HealthProbe:
+    """Probes ``/_stcore/health`` every ``period_s`` and records each answer's latency (and failures).
+
+    The probes run in a child process: a thread of the test process would share its GIL with
+    Playwright's driver (a 40 MB ``set_input_files`` holds it), and that delay is not the server's.
+    Same use as a thread: ``start()``, ``stop.set()``, ``join()``, then ``latencies`` and ``failures``.
+    """
 
     def __init__(self, url: str, period_s: float, timeout_s: float) -> None:
-        super().__init__(daemon=True)
-        self.url = f"{url}/_stcore/health"
-        self.period_s = period_s
-        self.timeout_s = timeout_s
+        self.args = [f"{url}/_stcore/health", str(period_s), str(timeout_s)]
         self.latencies: list[float] = []
         self.failures: list[str] = []
         self.stop = threading.Event()
+        self._process: subprocess.Popen | None = None
 
-    def run(self) -> None:
-        while not self.stop.is_set():
-            started = time.perf_counter()
-            try:
-                with urllib.request.urlopen(self.url, timeout=self.timeout_s) as response:
-                    body = response.read().decode().strip()
-                if body != "ok":
-                    self.failures.append(body[:80])
-            except OSError as exc:
-                self.failures.append(str(exc)[:80])
-            took = time.perf_counter() - started
-            self.latencies.append(took)
-            self.stop.wait(max(0.0, self.period_s - took))
+    def start(self) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", _PROBE_SCRIPT, *self.args], stdout=subprocess.PIPE, text=True
+        )
+
+    def join(self, timeout: float | None = None) -> None:
+        """Stop the child (once ``stop`` is set, or now) and read its answers."""
+        if self._process is None:
+            return
+        self._process.terminate()
+        out, _ = self._process.communicate(timeout=timeout)
+        self._process = None
+        for line in out.splitlines():
+            took, _, failure = line.partition("\t")
+            self.latencies.append(float(took))
+            if failure:
+                self.failures.append(failure)
 
     def p99(self) -> float:
         ordered = sorted(self.latencies)

@@ -23,7 +23,7 @@ p99 at 0.10 s).
 Held to the targets: the rules (moved to ``ui/worker.py``) and the upload (parsing in ``ui/worker.py``; the
 Graph page's layout and ideal counts in a worker too, and its figure's hover and node table cut names past
 120 / 200 characters: the 40 MB upload had made an 80 MB page for the server to serialise and send).
-Expected to fail (``xfail``, not strict, see :data:`NOT_YET`): the solve, for the second session's page load.
+Expected to fail (``xfail``, not strict, see :data:`NOT_YET`): the second session's page load during the solve.
 
 History: on the shared 2-core machine (load average 1.5 to 3.5) before any of this: rules p99 0.45 s, B's
 load 2.4 s (idle 2.2 s); upload p99 0.51 s, load 9.1 s; solve p99 1.33 s, load 11.1 s. With the solves in a
@@ -40,6 +40,12 @@ idle during the solve 1.33, 3.64, 6.49, 3.36, 3.09, 1.51, 1.56, 1.17 (main: 1.80
 slack rule in 4 of 8 runs, main 2 of 4), during the upload 0.89, 2.18, 1.97, 2.64, 1.58, 1.44, 1.13, 1.65
 (main: 1.80, 1.34, 1.29, 0.91; all within the slack rule). The idle p99 itself reached 0.90 s in one run: at
 that load the numbers measure the machine as much as the server.
+
+Until 2026-11-26 the probe was a thread of this test process, sharing its GIL with Playwright's driver, so a
+slow probe was not always the server's (the full suite of 2026-11-26 failed the rules action at p99 0.65 s,
+one probe of 27). It is now a process of its own (``helpers.HealthProbe``). Two quiet runs with it (load
+average below 3): health p99 idle 86 / 4 ms, upload 214 / 89 ms, rules 123 / 29 ms, solve 13 / 7 ms; B's
+load / idle upload 1.03 / 2.17, rules 1.06 / 0.88, solve 1.74 / 1.93.
 """
 
 from __future__ import annotations
@@ -127,17 +133,21 @@ def monitored(url: str, second, start, finish) -> dict:
     }
 
 
-#: Actions not yet held to the targets (measured, reported): the server's event loop stays free during a solve
-#: (health p99 17 to 624 ms in eight runs, six under 0.5 s), but the second session's page load exceeded
-#: 1.5 x idle + slack in four of eight runs at a load average of 4 to 7 (main's code: two of four): the solve's
-#: kernel keeps both cores busy (niced 10), and the browser and the server share them.
+#: Page loads not yet held to the target (measured, reported): the second session's page load during a solve
+#: exceeded 1.5 x idle + slack in four of eight runs at a load average of 4 to 7 (main's code: two of four): the
+#: solve's kernel keeps both cores busy (niced 10), and the browser and the server share them. The server's
+#: event loop stays free meanwhile: with the probe in a process of its own (``helpers.HealthProbe``, 2026-11-26),
+#: health p99 during the solve was 13 and 7 ms in two quiet runs, so the solve's health test is a plain one.
+#: (With the probe as a thread of the test process, which shares its GIL with Playwright's driver, eight loaded
+#: runs had given 17 to 624 ms, and a quiet one 824 ms.)
 NOT_YET = {
-    "solve": "B's page load during a solve: 1.2 to 6.5 x idle at a load average of 4 to 7 (health p99 under 0.5 s "
-    "in six of eight runs)",
+    "solve": "B's page load during a solve: 1.2 to 6.5 x idle at a load average of 4 to 7, 1.7 to 1.9 x in two "
+    "quiet runs",
 }
-ACTIONS = [
+ACTIONS = ("idle", "rules", "upload", "solve")
+LOAD_ACTIONS = [
     pytest.param(name, marks=pytest.mark.xfail(reason=NOT_YET[name], strict=False)) if name in NOT_YET else name
-    for name in ("idle", "rules", "upload", "solve")
+    for name in ACTIONS[1:]
 ]
 
 
@@ -223,7 +233,7 @@ def test_health_p99_while_one_session_works(measured, action):
     assert row["p99"] < HEALTH_P99_S, f"{action}: health p99 {row['p99']:.2f} s ({row})"
 
 
-@pytest.mark.parametrize("action", ACTIONS[1:])
+@pytest.mark.parametrize("action", LOAD_ACTIONS)
 def test_second_session_loads_a_page_in_time(measured, action):
     # the idle reference: three loads with nothing else running (two, then one under the idle monitor)
     idle = statistics.median([*measured["idle"]["idle_loads"], measured["idle"]["load"]])
