@@ -2,7 +2,8 @@
 
 The brute force is ``tests.test_search.brute_force`` (nested loops over every knob, no bounds, no chains),
 run at every GPU count; its 3-D front (time, memory per GPU, GPUs) is taken by the definition (pairwise
-comparison) and must equal the planner's front key for key, floats bit for bit.
+comparison) and must equal the planner's front key for key, floats bit for bit. The brute force includes the
+free per-rank splits of the megatron space (``--pipeline-model-parallel-layout``, every composition of the layers).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from placement.perf.params import DEFAULT_PARAMS
 from placement.perf.pareto import _final_front, _Leanest, _Staircase, pareto_front
 from placement.perf.search import Plan, _chains, shape_splits, shapes, variants
 from placement.perf.spaces import get_space
-from tests.test_search import MID, NINE, ODD, SMALL, SMALL_GQA, SMALL_MOE, _cluster, brute_force
+from tests.test_search import MID, NINE, ODD, SMALL, SMALL_GQA, SMALL_MOE, WIDE, _cluster, brute_force
 
 
 def _definition_front(keys: set[tuple[float, float, int]]) -> set[tuple[float, float, int]]:
@@ -31,6 +32,8 @@ FRONT_CASES = [
     ("megatron", ODD, (2, 4), 9.0, 1, 8),  # uneven splits (7 layers)
     ("megatron", NINE, (4, 8), 6.0, 2, 4),  # uneven splits with interleaving (v = 3)
     ("megatron", SMALL_MOE, (4, 8), 4.5, 4, 16),
+    ("megatron", WIDE, (2, 4), 12.0, 1, 16),  # free splits on the front (three of its six plans)
+    ("megatron", WIDE, (4,), 16.0, 1, 8),
     ("torchtitan", MID, (4, 8), 6.5, 4, 16),
     ("deepspeed", SMALL, (2, 4), 3.5, 4, 8),
 ]
@@ -41,7 +44,7 @@ FRONT_CASES = [
 def test_front_equals_brute_force(space, model, counts, memory_gib, per_node, batch):
     keys: set[tuple[float, float, int]] = set()
     for n in counts:
-        _, fitting = brute_force(space, model, _cluster(n, memory_gib, per_node), batch, with_free=False)
+        _, fitting = brute_force(space, model, _cluster(n, memory_gib, per_node), batch)
         keys |= {(pred.iteration_seconds, pred.memory.total, n) for _, pred in fitting}
     front = pareto_front(model, _cluster(max(counts), memory_gib, per_node), batch, space, counts=counts)
     got = [(p.iteration_seconds, p.memory_bytes, p.gpus) for p in front]
@@ -53,11 +56,34 @@ def test_front_equals_brute_force(space, model, counts, memory_gib, per_node, ba
 def test_front_small_case_is_quick_enough_to_run_always():
     """One GPU count (the fast member of the brute-force comparison, not marked slow)."""
     cluster = _cluster(4, 6.0)
-    _, fitting = brute_force("megatron", SMALL_GQA, cluster, 8, with_free=False)
+    _, fitting = brute_force("megatron", SMALL_GQA, cluster, 8)
     keys = {(pred.iteration_seconds, pred.memory.total, 4) for _, pred in fitting}
     front = pareto_front(SMALL_GQA, cluster, 8, "megatron", counts=[4])
     assert {(p.iteration_seconds, p.memory_bytes, p.gpus) for p in front} == _definition_front(keys)
     assert len(front) > 1  # a trade-off, not a single point
+
+
+def test_free_splits_join_the_front():
+    """12 wide layers on 4 GPUs of 12 GiB: memory forces p = 4, and the free splits (1F1B's 4 / 3 / 2 / 1
+    micro-batches in flight) are faster than every first/last split at their memory: they are on the front, which
+    equals the brute force's (free splits included), and the front without them differs."""
+    from dataclasses import replace
+
+    cluster = _cluster(4, 12.0, 1)
+    _, fitting = brute_force("megatron", WIDE, cluster, 8)
+    keys = {(pred.iteration_seconds, pred.memory.total, 4) for _, pred in fitting}
+    front = pareto_front(WIDE, cluster, 8, "megatron", counts=[4])
+    assert {(p.iteration_seconds, p.memory_bytes, p.gpus) for p in front} == _definition_front(keys)
+    free = [p for p in front if p.layout.free_split]
+    assert free and all(p.layout.pipeline_layers is not None for p in free)
+    without = pareto_front(WIDE, cluster, 8, replace(get_space("megatron"), free_layouts=False), counts=[4])
+    assert not any(p.layout.free_split for p in without)
+    # the free plans are points no even or first/last split reaches, and they dominate some of those
+    assert {(p.iteration_seconds, p.memory_bytes) for p in free}.isdisjoint(
+        {(p.iteration_seconds, p.memory_bytes) for p in without}
+    )
+    assert len({(p.iteration_seconds, p.memory_bytes) for p in without} - {(p.iteration_seconds, p.memory_bytes)
+                                                                          for p in front}) > 0  # fmt: skip
 
 
 def test_staircase_against_definition():
@@ -68,6 +94,7 @@ def test_staircase_against_definition():
             t, m = rng.randint(0, 12), rng.randint(0, 12)
             q_t, q_m = rng.randint(0, 12), rng.randint(0, 12)
             assert stair.dominated(q_t, q_m) == any(a <= q_t and b <= q_m for a, b in points)
+            assert stair.fastest(q_m) == min((a for a, b in points if b <= q_m), default=float("inf"))
             dominated = any(a <= t and b <= m for a, b in points)
             assert stair.add(t, m) == (not dominated)
             points.append((t, m))

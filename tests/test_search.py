@@ -70,7 +70,7 @@ def _may_split(rest: int, p: int) -> bool:
 def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, global_batch: int, with_free: bool = True):
     """Min (time, memory) over every admitted, valid, fitting layout; also every fitting layout.
 
-    ``with_free``: with the space's free per-rank splits (the Pareto front covers the even and first/last ones only).
+    ``with_free``: with the space's free per-rank splits (every composition of the layers for p >= 3).
     """
     space = get_space(space_name)
     n = cluster.gpus

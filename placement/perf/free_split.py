@@ -104,6 +104,7 @@ class _Kind:
         self._steps: dict[int, _StageTime] = {}
         self._params: dict[int, tuple[float, float]] = {}
         self._tails: dict[int, float] = {}
+        self._uppers: dict[tuple[float, int], int] = {}
 
     def stage(self, k: int) -> _StageTime:
         if k not in self._steps:
@@ -135,7 +136,10 @@ class _Kind:
 
     def upper(self, limit: float, size: int) -> int:
         """The largest k < size whose step is at most ``limit`` (-1: none); steps never fall as k grows."""
-        return _last_true(lambda k: self.step(k) <= limit, size)
+        key = (limit, size)
+        if key not in self._uppers:  # (the bisections of a shape ask for the same few limits again and again)
+            self._uppers[key] = _last_true(lambda k: self.step(k) <= limit, size)
+        return self._uppers[key]
 
 
 class _Problem:
@@ -232,6 +236,7 @@ def _bounds(pb: _Problem, h: int, k_h: int) -> list[int] | None:
     value = pb.kind_of(h).param(k_h)
     middle = 0 < h < p - 1
     out = []
+    lightest: dict[tuple[int, bool], int] = {}  # per kind and strictness: the largest index within the rule
     for r in range(p):
         if r == h:
             out.append(-2)
@@ -239,7 +244,10 @@ def _bounds(pb: _Problem, h: int, k_h: int) -> list[int] | None:
         kind = pb.kind_of(r)
         # ranks before h in the order 0, p-1, 1, 2, ... must stay strictly lighter, the others may tie
         before = r == 0 or (r == p - 1 and middle)
-        b = _last_true(_lighter(kind, value, before), pb.caps[r] + 1)
+        if (kind.rank, before) not in lightest:
+            lightest[(kind.rank, before)] = _last_true(_lighter(kind, value, before), pb.size)
+        # (the rule holds on a prefix of the indices: its last index below the cap is the smaller of the two)
+        b = min(lightest[(kind.rank, before)], pb.caps[r])
         if b < 0:
             return None
         out.append(b)
@@ -259,15 +267,27 @@ def _least_step(pb: _Problem, bounds: list[int], need: int, floor: float) -> flo
         return None
     tops = {r: b for r, b in enumerate(bounds) if b != -2}
     kinds = {id(pb.kind_of(r)): pb.kind_of(r) for r in tops}
+    ends = [(pb.kind_of(r), b) for r, b in tops.items() if r in (0, pb.p - 1)]
+    mids = sorted(b for r, b in tops.items() if 0 < r < pb.p - 1)
+    prefix = [0]
+    for b in mids:
+        prefix.append(prefix[-1] + b)
 
     def ok(limit: float) -> bool:
-        uppers = {key: kind.upper(limit, pb.size) for key, kind in kinds.items()}  # one bisection per kind
+        # sum over the other ranks of min(bound, largest index under the limit), one bisection per kind: the
+        # middle ranks share their kind, so their sum is the bounds below its index plus the index for the rest
         total = 0
-        for r, b in tops.items():
-            u = min(b, uppers[id(pb.kind_of(r))])
+        for kind, b in ends:
+            u = min(b, kind.upper(limit, pb.size))
             if u < 0:
                 return False
             total += u
+        if mids:
+            u = pb.middle.upper(limit, pb.size)
+            if u < 0 or mids[0] < 0:
+                return False
+            j = bisect.bisect_left(mids, u)
+            total += prefix[j] + u * (len(mids) - j)
         return total >= need
 
     if ok(floor):

@@ -5,6 +5,7 @@ GPU counts in increasing order, and skips what cannot join the front: a whole sh
 (no more GPUs) is as fast as the shape's bound and as lean as its memory floor (:func:`memory_floor`), the rest of a
 shape's layer splits once that holds for their (growing) bounds, a split whose heaviest rank's floor or leanest
 variant is so dominated, and a recompute variant that an earlier one of its chain or a found plan dominates.
+Free per-rank splits (Megatron-Core's ``--pipeline-model-parallel-layout``) join through :func:`_free_front`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import math
 from collections.abc import Iterator, Sequence
 
 from .collectives import Links
+from .free_split import TIE_RTOL, best_free_split, free_bound, free_template
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, stage_layers
-from .memory import _stage_activations, layer_activation_bytes, static_parts
+from .memory import _stage_activations, layer_activation_bytes, rank_bytes, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import _layer_cost, _LayerCost, iteration_time, predict
 from .search import (
@@ -27,6 +29,7 @@ from .search import (
     _capacity,
     _chains,
     _checked,
+    _mode_of,
     _splits_allowed,
     static_memory_bound,
 )
@@ -89,6 +92,17 @@ class _Staircase:
     def dominated(self, seconds: float, memory: float) -> bool:
         """Some plan found is at least as fast as ``seconds`` and as lean as ``memory``."""
         return self.leanest(seconds) <= memory
+
+    def fastest(self, memory: float) -> float:
+        """Least time of a plan at most ``memory`` bytes (inf: none); the points that lean form a suffix."""
+        lo, hi = 0, len(self.mems)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.mems[mid] <= memory:
+                hi = mid
+            else:
+                lo = mid + 1
+        return self.times[lo] if lo < len(self.times) else math.inf
 
     def add(self, seconds: float, memory: float) -> bool:
         """Insert the point unless dominated (returns whether it was inserted); drop the points it dominates."""
@@ -163,8 +177,9 @@ class _Leanest:
 def _front_of_shape(
     space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, bound: float, params: PerfParams,
     capacity: float, floor: float, stair: _Staircase, found: list[Plan], price: float | None,
-) -> None:  # fmt: skip
-    """Append to ``found`` (and ``stair``) the variants of ``shape`` (every split) that no plan found dominates."""
+) -> _LayerCost | None:  # fmt: skip
+    """Append to ``found`` (and ``stair``) the variants of ``shape`` (every split) that no plan found dominates;
+    returns the shape's per-layer cost if it was computed."""
     cost = None  # one layer's cost: the same for every split, computed once it is needed
     if not _splits_allowed(space, shape.pipeline, shape.schedule):
         stream: Iterator[tuple[float, tuple[int, int, int] | None]] = iter([(bound, None)])
@@ -226,6 +241,73 @@ def _front_of_shape(
                 if stair.add(seconds, mem):
                     prediction = predict(model, cluster, layout, params, check=False, with_band=False)
                     found.append(Plan(layout, prediction, cluster.gpus, price))
+    return cost
+
+
+def _free_front(
+    space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
+    capacity: float, floor: float, stair: _Staircase, found: list[Plan], price: float | None,
+    cost: _LayerCost | None = None,
+) -> None:  # fmt: skip
+    """Append to ``found`` (and ``stair``) the free splits of ``shape`` (p >= 3; recompute none, selective, full of
+    every layer) that no plan found dominates: for each mode, the (time, memory) front of its free splits.
+
+    The walk: the least-time free split within a memory cap ``Q`` (ties within :data:`TIE_RTOL`: the least memory;
+    :func:`placement.perf.free_split.best_free_split`, exact) is a front point of the mode's splits; every other
+    front point is leaner, so the next cap is just below its memory, and also just below the leanest plan found
+    that is at least as fast (a later point is slower, so it must be leaner than that plan to join). The caps
+    fall strictly, over finitely many byte values; the walk stops when no split fits under the cap, none is
+    faster than the fastest plan found within the shape's memory floor (every slower split is dominated by it),
+    or the cap is below the floor (the larger of the shape's and :func:`_free_floor`). A mode is skipped when a plan found is as fast as the mode's
+    :func:`~placement.perf.free_split.free_bound` and as lean as the floor.
+    """
+    if cost is None:
+        cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
+    ends = _ends_seconds(model, cluster, shape, params, cost)
+    if stair.dominated(free_bound(model, cluster, shape, params, ends), floor):
+        return  # (the bound without recomputation is below every mode's)
+    for mode in space.recompute:
+        bound = free_bound(model, cluster, _mode_of(shape, mode), params, ends, cost)
+        if stair.dominated(bound, floor):
+            continue
+        template = free_template(shape, mode)
+        least = max(floor, _free_floor(model, template, params))
+        if stair.dominated(bound, least):
+            continue
+        cap = min(capacity, math.nextafter(stair.leanest(bound), -math.inf))
+        while cap >= least:
+            # no split is leaner than the floor: one slower than the fastest plan found within the floor is dominated
+            plans = []
+            for layout in best_free_split(model, cluster, template, params, cap, stair.fastest(least), cost):
+                prediction = predict(model, cluster, layout, params, check=False, with_band=False)
+                plans.append(Plan(layout, prediction, cluster.gpus, price))
+            if not plans:
+                break
+            fastest = min(p.iteration_seconds for p in plans)
+            ties = [p for p in plans if p.iteration_seconds <= fastest * (1 + TIE_RTOL)]
+            best = min(ties, key=lambda p: (p.memory_bytes, p.iteration_seconds))
+            for plan in sorted(plans, key=lambda p: (p.iteration_seconds, p.memory_bytes)):
+                if stair.add(plan.iteration_seconds, plan.memory_bytes):
+                    found.append(plan)
+            # the staircase now holds a point at least as fast as ``best`` and as lean: below it is what is left
+            cap = min(cap, math.nextafter(stair.leanest(best.iteration_seconds), -math.inf))
+
+
+def _free_floor(model: TransformerSpec, template: Layout, params: PerfParams) -> float:
+    """Bytes below which no free split of ``template`` (a shape with its recomputation mode) gets.
+
+    Every rank holds at least v layers, so the split's memory is at least rank 0's and rank p-1's with v layers;
+    some rank holds at least ``n = ceil(L / (p v)) v`` layers, and a rank's bytes grow with its count, so it is
+    also at least the least of the ranks' bytes with n layers: rank 0, rank p-1 and rank p-2 (the middle ranks'
+    micro-batches in flight never grow with the rank, so p-2 is the leanest middle one).
+    """
+    p, v = template.pipeline, template.virtual_stages
+    per_layer = (layer_activation_bytes(model, template, Recompute.NONE),
+                 layer_activation_bytes(model, template, Recompute.FULL))  # fmt: skip
+    n = -(-model.layers // (p * v)) * v
+    ends = max(rank_bytes(model, template, r, v, params, per_layer) for r in (0, p - 1))
+    most = min(rank_bytes(model, template, r, n, params, per_layer) for r in (0, p - 2, p - 1))
+    return max(ends, most)
 
 
 def _recompute_bound(
@@ -288,9 +370,10 @@ def pareto_front(
 ) -> list[Plan]:
     """Plans no other plan beats on time, memory per GPU and GPU count (and cost with a price).
 
-    The layer splits on the front are the even and the first/last ones; free per-rank splits
-    (``space.free_layouts``, which :func:`placement.perf.search.search` explores) are not on it: a shape's free
-    splits trade time for memory rank by rank, and their front is not enumerated here.
+    The layer splits on the front are the even, the first/last and (``space.free_layouts``, p >= 3) the free
+    per-rank ones (:func:`_free_front`: each shape's free splits of recompute none, selective and full of every
+    layer, walked down its own time-memory front; times within :data:`TIE_RTOL` of each other tie there, as in
+    :func:`placement.perf.search.search`, and the leaner split is the one kept).
 
     Each GPU count of ``counts`` (default :func:`gpu_counts`) is a cluster of the same nodes, taken in
     increasing order; shapes best-first by :func:`time_bound`. A variant is not predicted when it cannot
@@ -317,5 +400,7 @@ def pareto_front(
                 floors[key] = memory_floor(model, shape, params, space.uneven)
             if stair.dominated(bound, floors[key]):
                 continue  # no split or variant of the shape can join the front
-            _front_of_shape(space, model, sub, shape, bound, params, capacity, floors[key], stair, found, price)
+            cost = _front_of_shape(space, model, sub, shape, bound, params, capacity, floors[key], stair, found, price)
+            if space.free_layouts and shape.pipeline >= 3 and _splits_allowed(space, shape.pipeline, shape.schedule):
+                _free_front(space, model, sub, shape, params, capacity, floors[key], stair, found, price, cost)
     return _final_front(found)
