@@ -48,8 +48,9 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .collectives import Links
@@ -363,15 +364,14 @@ def _constant(pb: _Problem) -> float:
     return bubble + pb.params.iteration_overhead_s
 
 
-def _pinned_options(pb: _Problem, h: int, k: int) -> list[tuple[int, list[int]]]:
-    """(pinned rank, bounds) for a pair: itself, or for a middle kind every middle rank able to hold it."""
+def _pinned_options(pb: _Problem, h: int, k: int) -> Iterator[tuple[int, list[int]]]:
+    """(pinned rank, bounds) for a pair: itself, or for a middle kind every middle rank able to hold it (lazily:
+    the scan takes the first only)."""
     ranks = _middles(pb, k) if 0 < h < pb.p - 1 else [h]
-    out = []
     for r in ranks:
         bounds = _bounds(pb, r, k)
         if bounds is not None:
-            out.append((r, bounds))
-    return out
+            yield r, bounds
 
 
 def best_free_split(
@@ -411,7 +411,7 @@ def best_free_split(
         kind = pb.kind_of(h)
         if key + kind.tail(k) > best * (1 + TIE_RTOL):
             continue
-        for _, bounds in _pinned_options(pb, h, k)[:1]:  # any able middle rank gives the same least step
+        for _, bounds in itertools.islice(_pinned_options(pb, h, k), 1):  # any able middle rank: the same least step
             step = _least_step(pb, bounds, _need(pb, k), kind.step(k))
             if step is None:
                 continue

@@ -177,15 +177,17 @@ class _Leanest:
 def _front_of_shape(
     space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, bound: float, params: PerfParams,
     capacity: float, floor: float, stair: _Staircase, found: list[Plan], price: float | None,
-) -> _LayerCost | None:  # fmt: skip
+) -> tuple[_LayerCost | None, tuple[float, ...] | None]:  # fmt: skip
     """Append to ``found`` (and ``stair``) the variants of ``shape`` (every split) that no plan found dominates;
-    returns the shape's per-layer cost if it was computed."""
+    returns the shape's per-layer cost and :func:`~placement.perf.splits._ends_seconds` where they were computed."""
     cost = None  # one layer's cost: the same for every split, computed once it is needed
+    ends = None
     if not _splits_allowed(space, shape.pipeline, shape.schedule):
         stream: Iterator[tuple[float, tuple[int, int, int] | None]] = iter([(bound, None)])
     else:
         cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
-        stream = split_bounds(model, cluster, shape, params, _ends_seconds(model, cluster, shape, params, cost))
+        ends = _ends_seconds(model, cluster, shape, params, cost)
+        stream = split_bounds(model, cluster, shape, params, ends)
     checkpoint = layer_activation_bytes(model, shape, Recompute.FULL)
     sizer: _Leanest | None = None
     floors: dict[int, float] = {}  # a middle rank of n layers: static bytes, reserve, one checkpoint per layer
@@ -241,13 +243,13 @@ def _front_of_shape(
                 if stair.add(seconds, mem):
                     prediction = predict(model, cluster, layout, params, check=False, with_band=False)
                     found.append(Plan(layout, prediction, cluster.gpus, price))
-    return cost
+    return cost, ends
 
 
 def _free_front(
     space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
     capacity: float, floor: float, stair: _Staircase, found: list[Plan], price: float | None,
-    cost: _LayerCost | None = None,
+    cost: _LayerCost | None = None, ends: tuple[float, ...] | None = None,
 ) -> None:  # fmt: skip
     """Append to ``found`` (and ``stair``) the free splits of ``shape`` (p >= 3; recompute none, selective, full of
     every layer) that no plan found dominates: for each mode, the (time, memory) front of its free splits.
@@ -263,17 +265,23 @@ def _free_front(
     """
     if cost is None:
         cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
-    ends = _ends_seconds(model, cluster, shape, params, cost)
-    if stair.dominated(free_bound(model, cluster, shape, params, ends), floor):
-        return  # (the bound without recomputation is below every mode's)
+    if ends is None:
+        ends = _ends_seconds(model, cluster, shape, params, cost)
+    lowest = free_bound(model, cluster, shape, params, ends)  # (without recomputation: below every mode's)
+    if stair.dominated(lowest, floor):
+        return
+    per_layer = (layer_activation_bytes(model, shape, Recompute.NONE),
+                 layer_activation_bytes(model, shape, Recompute.FULL))  # fmt: skip
     for mode in space.recompute:
-        bound = free_bound(model, cluster, _mode_of(shape, mode), params, ends, cost)
-        if stair.dominated(bound, floor):
-            continue
         template = free_template(shape, mode)
-        least = max(floor, _free_floor(model, template, params))
-        if stair.dominated(bound, least):
+        least = max(floor, _free_floor(model, template, params, per_layer))
+        if stair.dominated(lowest, least):
             continue
+        bound = lowest
+        if mode is not Recompute.NONE:
+            bound = free_bound(model, cluster, _mode_of(shape, mode), params, ends, cost)
+            if stair.dominated(bound, least):
+                continue
         cap = min(capacity, math.nextafter(stair.leanest(bound), -math.inf))
         while cap >= least:
             # no split is leaner than the floor: one slower than the fastest plan found within the floor is dominated
@@ -293,17 +301,16 @@ def _free_front(
             cap = min(cap, math.nextafter(stair.leanest(best.iteration_seconds), -math.inf))
 
 
-def _free_floor(model: TransformerSpec, template: Layout, params: PerfParams) -> float:
+def _free_floor(model: TransformerSpec, template: Layout, params: PerfParams, per_layer: tuple[float, float]) -> float:
     """Bytes below which no free split of ``template`` (a shape with its recomputation mode) gets.
 
     Every rank holds at least v layers, so the split's memory is at least rank 0's and rank p-1's with v layers;
     some rank holds at least ``n = ceil(L / (p v)) v`` layers, and a rank's bytes grow with its count, so it is
     also at least the least of the ranks' bytes with n layers: rank 0, rank p-1 and rank p-2 (the middle ranks'
-    micro-batches in flight never grow with the rank, so p-2 is the leanest middle one).
+    micro-batches in flight never grow with the rank, so p-2 is the leanest middle one). ``per_layer``: one
+    layer's activation bytes without and with full recomputation (the same for every mode).
     """
     p, v = template.pipeline, template.virtual_stages
-    per_layer = (layer_activation_bytes(model, template, Recompute.NONE),
-                 layer_activation_bytes(model, template, Recompute.FULL))  # fmt: skip
     n = -(-model.layers // (p * v)) * v
     ends = max(rank_bytes(model, template, r, v, params, per_layer) for r in (0, p - 1))
     most = min(rank_bytes(model, template, r, n, params, per_layer) for r in (0, p - 2, p - 1))
@@ -400,7 +407,12 @@ def pareto_front(
                 floors[key] = memory_floor(model, shape, params, space.uneven)
             if stair.dominated(bound, floors[key]):
                 continue  # no split or variant of the shape can join the front
-            cost = _front_of_shape(space, model, sub, shape, bound, params, capacity, floors[key], stair, found, price)
-            if space.free_layouts and shape.pipeline >= 3 and _splits_allowed(space, shape.pipeline, shape.schedule):
-                _free_front(space, model, sub, shape, params, capacity, floors[key], stair, found, price, cost)
+            cost, ends = _front_of_shape(
+                space, model, sub, shape, bound, params, capacity, floors[key], stair, found, price
+            )
+            if (
+                space.free_layouts and shape.pipeline >= 3 and _splits_allowed(space, shape.pipeline, shape.schedule)
+                and not stair.dominated(bound, floors[key])  # (the shape's bound holds for its free splits too)
+            ):  # fmt: skip
+                _free_front(space, model, sub, shape, params, capacity, floors[key], stair, found, price, cost, ends)
     return _final_front(found)
