@@ -23,7 +23,11 @@ Settings: the file's own memory per device, bandwidth and microbatches; only the
 (``g++ -O3``; see that folder's README). Usage::
 
     python -m scripts.bench_multidim_vs_piper [--workloads bert32a100,gnmt,resnet]
-        [--devices 8,32,128,512,1024] [--timeout 300] [--only ours|piper] [--piper-eval] [--reference DIR]
+        [--devices 8,32,128,512,1024] [--timeout 300] [--only ours|piper] [--piper-eval] [--reference DIR] [--cli]
+
+``--cli``: ours (and the reference) run as the user's command, ``python -m placement solve FILE --method multidim
+--devices N --json`` of each checkout (its whole start-up); the ``--one`` child, like the command line, asks for
+one BLAS thread (``OPENBLAS_NUM_THREADS=1``) before numpy is imported.
 """
 
 from __future__ import annotations
@@ -157,18 +161,30 @@ def ours_one(workload: str, devices: int) -> dict:
     }
 
 
-def ours_run(workload: str, devices: int, timeout: float, root: Path = ROOT) -> dict:
+def ours_run(workload: str, devices: int, timeout: float, root: Path = ROOT, cli: bool = False) -> dict:
     """:func:`ours_one` in a fresh process, with the planner (``placement``) of checkout ``root`` (this one
-    by default): this file's :func:`ours_one` runs in both, so that only the planner differs."""
+    by default): this file's :func:`ours_one` runs in both, so that only the planner differs.
+
+    ``cli``: the user's command instead, ``python -m placement solve FILE --method multidim --devices N --json``
+    of checkout ``root`` (its whole start-up: the command line's imports and its environment settings)."""
     argv = [sys.executable, str(Path(__file__).resolve()), "--one", f"{workload}:{devices}"]
+    if cli:
+        argv = [sys.executable, "-m", "placement", "solve", str(WORKLOADS / f"{workload}.json"), "--method",
+                "multidim", "--devices", str(devices), "--json"]  # fmt: skip
     # bytecode caching on, as Python's default (this machine's shells set PYTHONDONTWRITEBYTECODE): the
-    # untimed warm-up run writes the checkout's .pyc files, as a user's first run does
-    env: dict[str, str | None] = {"PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": None}
+    # untimed warm-up run writes the checkout's .pyc files, as a user's first run does; the BLAS thread count
+    # is left to the child (unset: the command line sets its own, the --one child as the command line does)
+    env: dict[str, str | None] = {"PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": None,
+                                  "OPENBLAS_NUM_THREADS": None}  # fmt: skip
     res = run_limited(argv, timeout, cwd=root, env=env)
     try:
-        found = json.loads(res["stdout"].strip().splitlines()[-1])
+        found = json.loads(res["stdout"] if cli else res["stdout"].strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
         found = {"status": "failed", "tps": None}
+    if cli and "time_per_sample_ms" in found:
+        ms = found["time_per_sample_ms"]
+        found = {"status": found["status"], "tps": None if ms is None else ms / 1000.0,  # ms -> Piper's s
+                 "seconds": found["seconds"], "stages": len(found.get("stages") or [])}  # fmt: skip
     return {**res, **found}
 
 
@@ -176,10 +192,12 @@ def _num(value, fmt: str = ".10g") -> str:
     return "-" if value is None else format(value, fmt)
 
 
-def _reference_cells(reference: Path, workload: str, devices: int, timeout: float, o: dict | None) -> list[str]:
+def _reference_cells(
+    reference: Path, workload: str, devices: int, timeout: float, o: dict | None, cli: bool = False
+) -> list[str]:
     """The reference checkout's objective on this row, whether ours equals it (1e-12 relative), and its
     whole-process wall s (solve s), CPU s and peak MB."""
-    r = ours_run(workload, devices, timeout, reference)
+    r = ours_run(workload, devices, timeout, reference, cli)
     if r["timed_out"]:
         return ["timeout", "-", f">{timeout:.0f}", f"{r['cpu']:.1f}", f"{r['peak_mb']:.0f}"]
     label = _num(r["tps"]) if r.get("tps") is not None else str(r.get("status"))
@@ -206,13 +224,18 @@ def main() -> None:
     parser.add_argument(
         "--reference", help="another checkout (folder) whose planner's objective is printed beside ours"
     )
+    parser.add_argument(
+        "--cli", action="store_true", help="run ours (and the reference) as the command line, python -m placement"
+    )
     args = parser.parse_args()
     binary = build_piper(Path(args.build_dir)) if args.only != "ours" else None
     reference = Path(args.reference).resolve() if args.reference else None
     if args.only != "piper":
         for root in (ROOT, reference) if reference else (ROOT,):
-            ours_run("resnet", 8, args.timeout, root)  # untimed: compiles or loads the cached front kernel
+            ours_run("resnet", 8, args.timeout, root, args.cli)  # untimed: compiles or loads the cached front kernel
     print(f"{os.cpu_count()} cores; every run a fresh process, limit {args.timeout:.0f} s wall")
+    if args.cli:
+        print("ours and the reference: python -m placement solve FILE --method multidim --devices N --json")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     header = (
         f"| workload | devices | load | Piper TPS | Piper s (DP CPU s) | Piper CPU s | Piper MB | ours TPS | ours s (solve s) "
@@ -232,7 +255,7 @@ def main() -> None:
                 if p["timed_out"]:
                     gave_up["piper"] = devices
             if args.only != "piper" and "ours" not in gave_up:
-                o = ours_run(workload, devices, args.timeout)
+                o = ours_run(workload, devices, args.timeout, cli=args.cli)
                 if o["timed_out"]:
                     gave_up["ours"] = devices
             cells = [workload, str(devices), f"{load:.1f}"]
@@ -271,7 +294,7 @@ def main() -> None:
                     evaluated = "timeout" if e["timed_out"] else _num(e["tps"])
                 cells.append(evaluated)
             if reference:
-                cells += _reference_cells(reference, workload, devices, args.timeout, o)
+                cells += _reference_cells(reference, workload, devices, args.timeout, o, args.cli)
             print("| " + " | ".join(cells) + " |", flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"peak MB: maximum resident set of the process (ru_maxrss); {resource.getpagesize()}-byte pages")
@@ -279,6 +302,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--one":  # one planner run (a child of ours_run)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as ``python -m placement`` does, before numpy
         name, count = sys.argv[2].split(":")
         print(json.dumps(ours_one(name, int(count))))
     else:
