@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python scripts/bench_search.py [--quick | --main] [--calibration-only] [--pareto SECONDS]
     PYTHONPATH=. python scripts/bench_search.py --compare-with DIR      # before/after, side by side
+    PYTHONPATH=. python scripts/bench_search.py --scaling               # 70B at 1,024 / 4,096 / 16,384 GPUs
 
 Table 1: model, GPUs, space, seconds (one search, wall clock, in-process, after one warm-up search that
 imports and computes the calibration band), peak Python memory of the search (tracemalloc), and the plan.
@@ -158,6 +159,57 @@ print(json.dumps({"seconds": sorted(times)[1], "cpu": sorted(cpus)[1], "plan": d
 """
 
 
+_SCALING_CHILD = """
+import json, resource, sys, time, tracemalloc
+from placement.perf.hardware import ACCELERATORS, Cluster
+from placement.perf.plan_cli import describe_layout
+from placement.perf.search import search
+from placement.perf.transformer import MODELS
+gpus = int(sys.argv[1])
+search(MODELS["llama3-8b"], Cluster(ACCELERATORS["H100"], 8), 8)
+model = MODELS["llama3-70b"].with_changes(seq_length=8192)
+cluster = Cluster(ACCELERATORS["H100"], gpus, 8)
+times, cpus = [], []
+for _ in range(3):
+    start, cpu = time.perf_counter(), time.process_time()
+    result = search(model, cluster, gpus, "megatron")
+    times.append(time.perf_counter() - start)
+    cpus.append(time.process_time() - cpu)
+tracemalloc.start()
+search(model, cluster, gpus, "megatron")
+peak = tracemalloc.get_traced_memory()[1]
+tracemalloc.stop()
+plan = result.plan
+print(json.dumps({"seconds": sorted(times)[1], "cpu": sorted(cpus)[1], "peak": peak,
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "shapes": result.stats.shapes,
+                  "predictions": result.stats.predictions, "plan": describe_layout(plan) if plan else "infeasible",
+                  "iteration": plan.iteration_seconds if plan else None}))
+"""
+
+
+def scaling() -> None:
+    """The Megatron-space search for Llama 3 70B (s = 8192, global batch = GPUs) at 1,024, 4,096 and 16,384 H100s,
+    each in a fresh child process: median of three searches (wall, CPU), the peak Python memory of a fourth
+    (tracemalloc) and the child's peak resident set (imports included)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("| GPUs | global batch | seconds (CPU s) | peak Python MiB | process peak RSS MiB | shapes | predictions "
+          "| plan | iteration s |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
+    for gpus in (1024, 4096, 16384):
+        done = subprocess.run([sys.executable, "-c", _SCALING_CHILD, str(gpus)], capture_output=True, text=True,
+                              check=True, env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"| {gpus:,} | {gpus:,} | {r['seconds']:.3f} ({r['cpu']:.3f}) | {r['peak'] / 2**20:.1f} "
+              f"| {r['rss'] / 1024:.0f} | {r['shapes']:,} | {r['predictions']:,} | {r['plan']} "
+              f"| {r['iteration']:.3f} |")  # fmt: skip
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def compare(before: str) -> None:
     """Each case searched by the package in ``before`` and by this one (child processes, alternately)."""
     import json
@@ -276,7 +328,11 @@ def main() -> None:
     parser.add_argument("--calibration-only", action="store_true")
     parser.add_argument("--pareto", type=float, default=None, help="time the 70B @ 1,024 Pareto front (limit, s)")
     parser.add_argument("--compare-with", default=None, help="a directory holding the package before (e.g. main)")
+    parser.add_argument("--scaling", action="store_true", help="70B, Megatron space, at 1,024 / 4,096 / 16,384 GPUs")
     args = parser.parse_args()
+    if args.scaling:
+        scaling()
+        return
     if args.compare_with:
         compare(args.compare_with)
         if args.pareto is not None:
