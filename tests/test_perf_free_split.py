@@ -121,3 +121,23 @@ def test_free_split_must_sum_to_the_layers():
     lay = Layout(tensor=1, pipeline=4, data=2, micro_batch=1, global_batch=16, pipeline_layers=(2, 3, 4, 4))
     with pytest.raises(InvalidLayoutError, match="13 decoder layers"):
         check_layout(MODEL, _cluster(8, 80.0), lay)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("mode", [Recompute.NONE, Recompute.FULL])
+def test_free_splits_under_falling_caps_equal_fresh_solves(shape, mode):
+    """FreeSplits (one template, successive capacities, the model's numbers shared) gives what a fresh
+    best_free_split gives at each capacity, down to none fitting."""
+    from placement.perf.free_split import FreeSplits
+
+    lay = Layout(**shape)
+    cluster = _cluster(lay.gpus, 80.0)
+    template = free_template(lay, mode)
+    solver = FreeSplits(MODEL, cluster, template, DEFAULT_PARAMS)
+    seen = 0
+    for memory_gib in (12.0, 10.5, 9.8, 9.4, 9.0, 8.0, 4.0):
+        cap = memory_gib * GIB
+        got = solver.best(cap)
+        assert got == best_free_split(MODEL, cluster, template, DEFAULT_PARAMS, cap)
+        seen += bool(got)
+    assert 0 < seen < 7  # some caps fit, the last does not

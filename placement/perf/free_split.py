@@ -146,22 +146,34 @@ class _Kind:
 class _Problem:
     """The arrays of one shape and mode (see the module docstring), built lazily."""
 
+    links: Links
+    cost: _LayerCost
+    per_layer: tuple[float, float]
+    first: _Kind
+    last: _Kind
+    middle: _Kind
+    _bytes: dict[tuple[int, int], float]
+
     def __init__(
         self, model: TransformerSpec, cluster: Cluster, template: Layout, params: PerfParams, capacity: float,
-        cost: _LayerCost | None = None,
+        cost: _LayerCost | None = None, shared: _Problem | None = None,
     ) -> None:  # fmt: skip
         self.model, self.cluster, self.template, self.params = model, cluster, template, params
         p, v = template.pipeline, template.virtual_stages
         self.p, self.v, self.units = p, v, model.layers // v
         self.size = self.units - (p - 1)  # count indices a rank can have (the others at least v layers each)
-        self.links = Links.of(cluster, params)
-        self.cost = _layer_cost(model, cluster, template, params, self.links) if cost is None else cost
         m = template.microbatches
         self.scale = m * (1 + params.stage_jitter * math.sqrt(2 * math.log(p)))
-        self.first, self.last, self.middle = _Kind(self, 0), _Kind(self, p - 1), _Kind(self, 1)
-        self.per_layer = (layer_activation_bytes(model, template, Recompute.NONE),
-                          layer_activation_bytes(model, template, Recompute.FULL))  # fmt: skip
-        self._bytes: dict[tuple[int, int], float] = {}
+        if shared is not None:  # the same template under another capacity: only the caps differ
+            self.links, self.cost, self.per_layer = shared.links, shared.cost, shared.per_layer
+            self.first, self.last, self.middle, self._bytes = shared.first, shared.last, shared.middle, shared._bytes
+        else:
+            self.links = Links.of(cluster, params)
+            self.cost = _layer_cost(model, cluster, template, params, self.links) if cost is None else cost
+            self.first, self.last, self.middle = _Kind(self, 0), _Kind(self, p - 1), _Kind(self, 1)
+            self.per_layer = (layer_activation_bytes(model, template, Recompute.NONE),
+                              layer_activation_bytes(model, template, Recompute.FULL))  # fmt: skip
+            self._bytes = {}
         # memory caps: the largest count index whose bytes fit (-1: not even v layers fit). The middle ranks differ
         # only in their micro-batches in flight, which never grow with the rank: their caps never fall, so one
         # upward sweep finds them all.
@@ -385,9 +397,32 @@ def best_free_split(
     best. Empty when no split fits or none can beat ``incumbent`` seconds (the search's best so far). ``cost``:
     the shape's per-layer cost when the caller has it (it does not depend on the recomputation).
     """
-    if template.pipeline < 3 or model.layers % template.virtual_stages:
-        return []
-    pb = _Problem(model, cluster, template, params, capacity, cost)
+    return FreeSplits(model, cluster, template, params, cost).best(capacity, incumbent)
+
+
+class FreeSplits:
+    """:func:`best_free_split` of one template under successive capacities (the Pareto front's walk down the
+    memory caps), sharing the model's numbers per rank kind and count, which do not depend on the capacity."""
+
+    def __init__(
+        self, model: TransformerSpec, cluster: Cluster, template: Layout, params: PerfParams,
+        cost: _LayerCost | None = None,
+    ) -> None:  # fmt: skip
+        self.model, self.cluster, self.template, self.params, self.cost = model, cluster, template, params, cost
+        self._shared: _Problem | None = None
+
+    def best(self, capacity: float, incumbent: float = math.inf) -> list[Layout]:
+        """:func:`best_free_split` of the template with GPU memory ``capacity`` (bytes)."""
+        model, template = self.model, self.template
+        if template.pipeline < 3 or model.layers % template.virtual_stages:
+            return []
+        pb = _Problem(model, self.cluster, template, self.params, capacity, self.cost, self._shared)
+        self._shared = pb
+        return _best_of_problem(pb, template, incumbent)
+
+
+def _best_of_problem(pb: _Problem, template: Layout, incumbent: float) -> list[Layout]:
+    """The body of :func:`best_free_split` on a built problem."""
     if min(pb.caps) < 0 or pb.units < pb.p or sum(pb.caps) < pb.units - pb.p:
         return []
     # M_0: the least max step of any fitting split (a lower bound for every pair)

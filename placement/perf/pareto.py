@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterator, Sequence
 
 from .collectives import Links
-from .free_split import TIE_RTOL, best_free_split, free_bound, free_template
+from .free_split import TIE_RTOL, FreeSplits, free_bound, free_template
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, stage_layers
 from .memory import _stage_activations, layer_activation_bytes, rank_bytes, static_parts
@@ -283,10 +283,11 @@ def _free_front(
             if stair.dominated(bound, least):
                 continue
         cap = min(capacity, math.nextafter(stair.leanest(bound), -math.inf))
+        solver = FreeSplits(model, cluster, template, params, cost)  # (shares the model's numbers across caps)
         while cap >= least:
             # no split is leaner than the floor: one slower than the fastest plan found within the floor is dominated
             plans = []
-            for layout in best_free_split(model, cluster, template, params, cap, stair.fastest(least), cost):
+            for layout in solver.best(cap, stair.fastest(least)):
                 prediction = predict(model, cluster, layout, params, check=False, with_band=False)
                 plans.append(Plan(layout, prediction, cluster.gpus, price))
             if not plans:
