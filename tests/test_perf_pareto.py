@@ -86,6 +86,37 @@ def test_free_splits_join_the_front():
                                                                           for p in front}) > 0  # fmt: skip
 
 
+def test_free_floor_is_below_every_free_split():
+    """_free_floor (what the front's free walk skips a mode by) never exceeds the memory of a free split of the
+    mode, over every composition of the layers; it is the same from the unvalidated variant the walk sizes."""
+    from placement.perf.free_split import free_template, with_counts
+    from placement.perf.layout import Recompute
+    from placement.perf.memory import layer_activation_bytes
+    from placement.perf.pareto import _free_floor
+    from placement.perf.search import _mode_of
+    from tests.test_search import _compositions
+
+    sp = get_space("megatron")
+    cluster = _cluster(4, 80.0, 1)
+    checked = 0
+    for shape in shapes(sp, WIDE, cluster, 8):
+        if shape.pipeline < 3 or WIDE.layers % shape.virtual_stages:
+            continue
+        per_layer = (layer_activation_bytes(WIDE, shape, Recompute.NONE),
+                     layer_activation_bytes(WIDE, shape, Recompute.FULL))  # fmt: skip
+        for mode in sp.recompute:
+            template = free_template(shape, mode)
+            floor = _free_floor(WIDE, template, DEFAULT_PARAMS, per_layer)
+            assert floor == _free_floor(WIDE, _mode_of(shape, mode), DEFAULT_PARAMS, per_layer)
+            v = shape.virtual_stages
+            for counts in _compositions(WIDE.layers, shape.pipeline):
+                if any(c % v for c in counts):
+                    continue
+                assert floor <= memory_breakdown(WIDE, with_counts(template, counts)).total
+                checked += 1
+    assert checked > 100
+
+
 def test_staircase_against_definition():
     rng = random.Random(7)
     for _ in range(50):

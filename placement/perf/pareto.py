@@ -273,16 +273,17 @@ def _free_front(
     per_layer = (layer_activation_bytes(model, shape, Recompute.NONE),
                  layer_activation_bytes(model, shape, Recompute.FULL))  # fmt: skip
     for mode in space.recompute:
-        template = free_template(shape, mode)
-        least = max(floor, _free_floor(model, template, params, per_layer))
+        sized = _mode_of(shape, mode)  # (unvalidated: the template's numbers without building it)
+        least = max(floor, _free_floor(model, sized, params, per_layer))
         if stair.dominated(lowest, least):
             continue
         bound = lowest
         if mode is not Recompute.NONE:
-            bound = free_bound(model, cluster, _mode_of(shape, mode), params, ends, cost)
+            bound = free_bound(model, cluster, sized, params, ends, cost)
             if stair.dominated(bound, least):
                 continue
         cap = min(capacity, math.nextafter(stair.leanest(bound), -math.inf))
+        template = free_template(shape, mode)
         solver = FreeSplits(model, cluster, template, params, cost)  # (shares the model's numbers across caps)
         while cap >= least:
             # no split is leaner than the floor: one slower than the fastest plan found within the floor is dominated
