@@ -275,7 +275,7 @@ def pareto_compare(before: str, rounds: int = 2) -> None:
                 done = subprocess.run([sys.executable, "-c", _FRONT_CHILD, json.dumps(uneven)], env=env,
                                       capture_output=True, text=True, check=True, cwd=path)  # fmt: skip
                 r = json.loads(done.stdout.strip().splitlines()[-1])
-                splits = "uneven first/last splits" if uneven else "even splits"
+                splits = "uneven splits (first/last, and free where the code has them)" if uneven else "even splits"
                 print(f"| {splits} | {label} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['plans']} | {r['hash']} |")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
@@ -362,7 +362,7 @@ def pareto(limit: float) -> None:
     print("\n| Pareto front, llama3-70b s=8192, H100 x 128/256/512/1024, global batch 1024 | plans | seconds |")
     print("|---|---|---|")
     for uneven in (False, True):
-        label = "megatron, uneven first/last splits" if uneven else "megatron, even splits only"
+        label = "megatron, uneven splits (first/last and free)" if uneven else "megatron, even splits only"
         queue: multiprocessing.Queue = multiprocessing.Queue()
         child = multiprocessing.Process(target=_front, args=(queue, uneven))
         child.start()
