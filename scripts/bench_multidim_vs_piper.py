@@ -24,10 +24,12 @@ Settings: the file's own memory per device, bandwidth and microbatches; only the
 
     python -m scripts.bench_multidim_vs_piper [--workloads bert32a100,gnmt,resnet]
         [--devices 8,32,128,512,1024] [--timeout 300] [--only ours|piper] [--piper-eval] [--reference DIR] [--cli]
+        [--repeat K]
 
 ``--cli``: ours (and the reference) run as the user's command, ``python -m placement solve FILE --method multidim
 --devices N --json`` of each checkout (its whole start-up); the ``--one`` child, like the command line, asks for
-one BLAS thread (``OPENBLAS_NUM_THREADS=1``) before numpy is imported.
+one BLAS thread (``OPENBLAS_NUM_THREADS=1``) before numpy is imported. ``--repeat K``: each planner run K times
+per row (Piper's K runs, then ours, then the reference's), the median CPU seconds and the median wall seconds shown.
 """
 
 from __future__ import annotations
@@ -36,11 +38,12 @@ import json
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 # The rest of what this script uses (argparse, subprocess, tempfile, resource, signal) is imported inside
 # the functions that run the table: a planner's run (``--one``, a fresh process) imports only json, os,
-# time, pathlib and the planner, so its whole-process seconds are the planner's, not this harness's.
+# time, pathlib, functools and the planner, so its whole-process seconds are the planner's, not this harness's.
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT.parent / "shared" / "workloads" / "piper" / "reference"
@@ -188,16 +191,30 @@ def ours_run(workload: str, devices: int, timeout: float, root: Path = ROOT, cli
     return {**res, **found}
 
 
+def median_run(run, repeat: int) -> dict:  # noqa: ANN001
+    """``run()`` ``repeat`` times in a row: the run of the median CPU seconds, with the median wall seconds (a
+    timed-out run is returned at once)."""
+    runs = []
+    for _ in range(repeat):
+        res = run()
+        if res.get("timed_out"):
+            return res
+        runs.append(res)
+    runs.sort(key=lambda r: r["cpu"])
+    walls = sorted(r["wall"] for r in runs)
+    return {**runs[len(runs) // 2], "wall": walls[len(walls) // 2]}
+
+
 def _num(value, fmt: str = ".10g") -> str:
     return "-" if value is None else format(value, fmt)
 
 
 def _reference_cells(
-    reference: Path, workload: str, devices: int, timeout: float, o: dict | None, cli: bool = False
+    reference: Path, workload: str, devices: int, timeout: float, o: dict | None, cli: bool = False, repeat: int = 1
 ) -> list[str]:
     """The reference checkout's objective on this row, whether ours equals it (1e-12 relative), and its
     whole-process wall s (solve s), CPU s and peak MB."""
-    r = ours_run(workload, devices, timeout, reference, cli)
+    r = median_run(partial(ours_run, workload, devices, timeout, reference, cli), repeat)
     if r["timed_out"]:
         return ["timeout", "-", f">{timeout:.0f}", f"{r['cpu']:.1f}", f"{r['peak_mb']:.0f}"]
     label = _num(r["tps"]) if r.get("tps") is not None else str(r.get("status"))
@@ -227,6 +244,7 @@ def main() -> None:
     parser.add_argument(
         "--cli", action="store_true", help="run ours (and the reference) as the command line, python -m placement"
     )
+    parser.add_argument("--repeat", type=int, default=1, help="runs per planner and row (the median CPU s is shown)")
     args = parser.parse_args()
     binary = build_piper(Path(args.build_dir)) if args.only != "ours" else None
     reference = Path(args.reference).resolve() if args.reference else None
@@ -251,11 +269,11 @@ def main() -> None:
             load = os.getloadavg()[0]
             p = o = None
             if binary is not None and "piper" not in gave_up:
-                p = piper_run(binary, workload, devices, args.timeout)
+                p = median_run(partial(piper_run, binary, workload, devices, args.timeout), args.repeat)
                 if p["timed_out"]:
                     gave_up["piper"] = devices
             if args.only != "piper" and "ours" not in gave_up:
-                o = ours_run(workload, devices, args.timeout, cli=args.cli)
+                o = median_run(partial(ours_run, workload, devices, args.timeout, cli=args.cli), args.repeat)
                 if o["timed_out"]:
                     gave_up["ours"] = devices
             cells = [workload, str(devices), f"{load:.1f}"]
@@ -294,7 +312,7 @@ def main() -> None:
                     evaluated = "timeout" if e["timed_out"] else _num(e["tps"])
                 cells.append(evaluated)
             if reference:
-                cells += _reference_cells(reference, workload, devices, args.timeout, o, args.cli)
+                cells += _reference_cells(reference, workload, devices, args.timeout, o, args.cli, args.repeat)
             print("| " + " | ".join(cells) + " |", flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"peak MB: maximum resident set of the process (ru_maxrss); {resource.getpagesize()}-byte pages")
