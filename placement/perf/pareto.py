@@ -300,7 +300,8 @@ def _free_front(
                 if stair.add(plan.iteration_seconds, plan.memory_bytes):
                     found.append(plan)
             # the staircase now holds a point at least as fast as ``best`` and as lean: below it is what is left
-            cap = min(cap, math.nextafter(stair.leanest(best.iteration_seconds), -math.inf))
+            # (and below the cap itself: the caps fall strictly whatever the numbers, so the walk ends)
+            cap = math.nextafter(min(cap, best.memory_bytes, stair.leanest(best.iteration_seconds)), -math.inf)
 
 
 def _free_floor(model: TransformerSpec, template: Layout, params: PerfParams, per_layer: tuple[float, float]) -> float:
