@@ -174,7 +174,7 @@ def _text(model: TransformerSpec, result: SearchResult, configs: dict[str, Any],
         lines.append(f"checked by {check['parser']}: {'ok' if check['ok'] else 'REJECTED: ' + check['message']}")
     if front is not None:
         free = result.space in SPACES and SPACES[result.space].free_layouts
-        scope = " (even, first/last and free per-rank splits)" if free else ""
+        scope = "; even, first/last and free per-rank splits" if free else ""
         lines.append(f"Pareto front ({len(front)} plans{scope}): seconds, GiB per GPU, GPUs, layout")
         for p in front:
             lines.append(f"  {p.iteration_seconds:.4g}  {p.memory_bytes / GIB:.2f}  {p.gpus}  {describe_layout(p)}")
