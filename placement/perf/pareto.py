@@ -259,9 +259,9 @@ def _free_front(
     front point is leaner, so the next cap is just below its memory, and also just below the leanest plan found
     that is at least as fast (a later point is slower, so it must be leaner than that plan to join). The caps
     fall strictly, over finitely many byte values; the walk stops when no split fits under the cap, none is
-    faster than the fastest plan found within the shape's memory floor (every slower split is dominated by it),
-    or the cap is below the floor (the larger of the shape's and :func:`_free_floor`). A mode is skipped when a plan found is as fast as the mode's
-    :func:`~placement.perf.free_split.free_bound` and as lean as the floor.
+    faster than the fastest plan found within the mode's memory floor (every slower split is dominated by it),
+    or the cap is below that floor (the larger of the shape's and :func:`_free_floor`). A mode is skipped when a
+    plan found is as fast as the mode's :func:`~placement.perf.free_split.free_bound` and as lean as its floor.
     """
     if cost is None:
         cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
