@@ -207,6 +207,7 @@ def _loop_seconds() -> float:
 def sessions_table(rounds: int = 5) -> None:
     """The ``--sessions`` table: the loop's seconds beside two busy background processes, per way of starting them."""
     seconds: dict[str, list[float]] = {name: [] for name in SESSION_SETUPS}
+    load = os.getloadavg()[0]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for _ in range(rounds):  # interleaved: other work on the machine affects every way alike
         for name, setup in SESSION_SETUPS.items():
@@ -222,7 +223,7 @@ def sessions_table(rounds: int = 5) -> None:
                     process.kill()
                     process.wait()
     alone = statistics.median(seconds["alone (no background)"])
-    print(f"load average before: {os.getloadavg()[0]:.2f}; {rounds} rounds")
+    print(f"load average before: {load:.2f}; {rounds} rounds")
     print("| background | loop s (median) | x alone | every round, s |")
     print("|---|---|---|---|")
     for name, values in seconds.items():
