@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -55,3 +59,63 @@ def test_autogroup_write_retries_while_the_kernel_says_again(monkeypatch, tmp_pa
     monkeypatch.setattr("builtins.open", flaky_open)
     processes._nice_autogroup(9)
     assert len(calls) == 3 and target.read_text() == "9"
+
+
+_ORPHAN_SCRIPT = """
+import multiprocessing, sys, time
+from pathlib import Path
+
+def child(ready):
+    from ui import processes
+    processes.background(0)
+    Path(ready).write_text("ready")
+    time.sleep(600)
+
+if __name__ == "__main__":
+    process = multiprocessing.get_context("spawn").Process(target=child, args=(sys.argv[1],))
+    process.start()
+    print(process.pid, flush=True)
+    time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists() or not hasattr(os, "setsid"), reason="Linux /proc")
+def test_a_worker_whose_parent_died_exits(tmp_path):
+    """Out of the server's session a worker gets no hang-up: it ends itself once its parent has gone."""
+    script = tmp_path / "parent.py"
+    script.write_text(_ORPHAN_SCRIPT)
+    ready = tmp_path / "ready"
+    root = Path(__file__).resolve().parents[1]
+    parent = subprocess.Popen(
+        [sys.executable, str(script), str(ready)],
+        cwd=root,
+        env=dict(os.environ, PYTHONPATH=str(root)),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    child = 0
+    try:
+        child = int(parent.stdout.readline())
+        deadline = time.monotonic() + 120
+        while not ready.exists():
+            assert time.monotonic() < deadline and parent.poll() is None, "the worker never started"
+            time.sleep(0.1)
+        assert _alive(child)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10 * processes.PARENT_CHECK_S
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(child), "the orphaned worker kept running"
+    finally:
+        parent.kill()
+        if child and _alive(child):
+            os.kill(child, signal.SIGKILL)

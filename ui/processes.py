@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import threading
 import time
 import types
 from collections.abc import Iterator
@@ -35,6 +36,9 @@ def plain_main() -> Iterator[None]:
             sys.modules["__main__"] = saved
 
 
+#: Seconds between two looks of a worker at its parent (:func:`background`): a worker whose server died exits.
+PARENT_CHECK_S = 1.0
+
 #: Linux's autogroup file of the calling process: its scheduling group's niceness (one group per session).
 AUTOGROUP_FILE = "/proc/self/autogroup"
 
@@ -55,16 +59,30 @@ def background(nice: int) -> None:
     the server ends its daemonic workers itself), nices that session's group (:data:`AUTOGROUP_FILE`) and
     itself (where autogroups are not in effect the process's niceness is what counts). Each step is skipped
     where the system does not allow it. An idle machine still gives the worker every CPU.
+
+    Out of the server's session, a worker no longer gets the hang-up that ends the server when its terminal
+    closes, and a quick-jobs worker waits on a queue that never ends: a thread of the worker looks at its
+    parent every :data:`PARENT_CHECK_S` and ends the process once the parent has gone.
     """
     try:
         os.setsid()
     except (AttributeError, OSError):  # not POSIX, or already a session leader
         pass
+    else:
+        watch = threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="placement-parent", daemon=True)
+        watch.start()
     _nice_autogroup(nice)
     try:
         os.nice(nice)
     except (AttributeError, OSError):
         pass
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this process (at once, no clean-up: it only computes) once its parent is no longer ``parent``."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(1)
 
 
 def _nice_autogroup(nice: int) -> None:
