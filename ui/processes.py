@@ -53,8 +53,8 @@ def background(nice: int) -> None:
     user's shell, every other program: a second session's page load, rendered by the browser, took 1.7 to
     1.9 x its idle time while a nice-10 solve ran (issue 27). Measured with two busy-looping nice-10
     processes beside a single-thread loop of another session (``scripts/bench_health.py --sessions``):
-    1.9 to 2.0 x its time alone; the same two processes in a session of their own whose group is niced 10:
-    1.0 to 1.1 x (2026-11-26, three rounds on a shared 2-core machine).
+    1.6 to 2.0 x its time alone; the same two processes in a session of their own whose group is niced (10,
+    once 19): 0.9 to 1.1 x (2026-11-26, three runs on a shared 2-core machine).
 
     So the worker starts a session of its own (``os.setsid``: it also no longer gets the terminal's Ctrl-C;
     the server ends its daemonic workers itself), nices that session's group (:data:`AUTOGROUP_FILE`) and
