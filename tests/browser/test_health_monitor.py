@@ -37,9 +37,9 @@ session of its own, so B's rendering got the same CPU share as the solve's two k
 (``scripts/bench_health.py --sessions``: a single-thread loop beside two nice-10 busy loops of another session
 took 1.9 x its time alone). The workers now start a session of their own and nice its group
 (``ui.processes.background``). A's progress bar is redrawn at most every second (``ui.live.PROGRESS_EVERY_S``):
-each redraw re-rendered A's page in the same browser. Twelve runs alternated with main's code (load average
-3 to 9, README, issue 27): B's load / idle during the solve 0.86 to 1.24 (main 1.37 to 2.07), every action
-within 1.5 x in all six runs of the change.
+each redraw re-rendered A's page in the same browser. Sixteen runs alternated with main's code (load average
+3 to 9, README, issue 27): B's load / idle during the solve 0.86 to 1.47 (main 1.37 to 2.07), every action
+within 1.5 x in all eight runs of the change.
 
 History: on the shared 2-core machine (load average 1.5 to 3.5) before any of this: rules p99 0.45 s, B's
 load 2.4 s (idle 2.2 s); upload p99 0.51 s, load 9.1 s; solve p99 1.33 s, load 11.1 s. With the solves in a
