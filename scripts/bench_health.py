@@ -22,13 +22,23 @@ the upload (the Inception-like DP solve, first and second; the upload's parse, p
 worker, the Graph page's ideal count, layout, figure and node table) while a probe thread sleeps 5 ms in
 a loop, and prints each step's seconds and the probe's longest stall: what the step would cost the
 server's event loop if it ran in the server process (a stall is the GIL held, or the CPU busy).
+
+``--sessions`` (no server, no browser): why a niced worker slowed the browser (Linux autogroups). Times a
+single-thread loop of this process alone and beside two busy-looping background processes (one per core,
+like the solve kernel's threads) started three ways: niced 10 in this session (what the server sees of its
+workers), niced 10 in a session of their own (what the browser, which Playwright starts in a session of its
+own, saw of the workers before 2026-11-26), and in a session of their own through
+:func:`ui.processes.background` (its group niced 10 too: the workers now). Prints the median of 5 rounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -173,14 +183,66 @@ def gil_table(nodes: int) -> None:
     gil_step("Graph page: node table", lambda: pd.DataFrame(viz.node_rows(graph)))
 
 
+#: ``--sessions``: how each background process starts (Python run with ``-c``, then a busy loop).
+SESSION_SETUPS = {
+    "alone (no background)": None,
+    "nice 10, this session": "os.nice(10)",
+    "nice 10, a session of its own": "os.setsid(); os.nice(10)",
+    "ui.processes.background(10)": "from ui.processes import background; background(10)",
+}
+
+
+def _loop_seconds() -> float:
+    """Seconds of a fixed single-thread Python loop (the best of two)."""
+    best = float("inf")
+    for _ in range(2):
+        started = time.perf_counter()
+        total = 0
+        for i in range(6_000_000):
+            total += i
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def sessions_table(rounds: int = 5) -> None:
+    """The ``--sessions`` table: the loop's seconds beside two busy background processes, per way of starting them."""
+    seconds: dict[str, list[float]] = {name: [] for name in SESSION_SETUPS}
+    load = os.getloadavg()[0]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for _ in range(rounds):  # interleaved: other work on the machine affects every way alike
+        for name, setup in SESSION_SETUPS.items():
+            busy = [
+                subprocess.Popen([sys.executable, "-c", f"import os\n{setup}\nwhile True: pass"], cwd=ROOT, env=env)
+                for _ in range(2 if setup else 0)
+            ]
+            try:
+                time.sleep(0.5)
+                seconds[name].append(_loop_seconds())
+            finally:
+                for process in busy:
+                    process.kill()
+                    process.wait()
+    alone = statistics.median(seconds["alone (no background)"])
+    print(f"load average before: {load:.2f}; {rounds} rounds")
+    print("| background | loop s (median) | x alone | every round, s |")
+    print("|---|---|---|---|")
+    for name, values in seconds.items():
+        middle = statistics.median(values)
+        print(f"| {name} | {middle:.3f} | {middle / alone:.2f} | {', '.join(f'{v:.3f}' for v in values)} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=2000, help="nodes of the uploaded graph (names of 10 kB)")
     parser.add_argument("--rules", type=int, default=3, help="expensive latency multipliers in the link")
     parser.add_argument("--gil", action="store_true", help="the in-process stall table only (no server)")
+    parser.add_argument("--sessions", action="store_true", help="the autogroup table only (no server)")
     args = parser.parse_args()
     if args.gil:
         gil_table(args.nodes)
+        return
+    if args.sessions:
+        sessions_table()
         return
     rows = []
     with tempfile.TemporaryDirectory() as tmp, streamlit_server(Path(tmp) / "server.log") as url:

@@ -296,6 +296,24 @@ def test_the_app_shows_progress_only_for_a_solve_past_the_threshold(monkeypatch,
     assert progress_texts(at) == []  # removed when the solve ended
 
 
+def test_a_shown_bar_is_redrawn_at_most_every_interval_and_always_at_the_end(monkeypatch):
+    drawn: list[str] = []
+
+    class Bar:
+        def progress(self, fraction, text):
+            drawn.append(text)
+
+    progress = live.SolveProgress("Exact DP")
+    progress.bar = Bar()  # shown already
+    progress(1, 10)
+    progress(2, 10)  # within PROGRESS_EVERY_S of the last: not drawn (each draw re-renders the browser's page)
+    progress(10, 10)  # the last report: drawn
+    assert drawn == ["Exact DP: 1 of 10 ideals", "Exact DP: 10 of 10 ideals"]
+    monkeypatch.setattr(live, "PROGRESS_EVERY_S", 0.0)
+    progress(3, 10)
+    assert drawn[-1] == "Exact DP: 3 of 10 ideals"
+
+
 def test_cli_progress_goes_to_stderr_and_json_stays_clean(monkeypatch, capsys):
     from placement import cli
 

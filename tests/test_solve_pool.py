@@ -50,6 +50,7 @@ def test_solves_in_a_niced_process_with_progress_and_equal_results(pool):
     assert seen and seen[-1][0] == seen[-1][1]  # the last report: done
     assert pool.call(os.getpid, (), {}) != os.getpid()
     assert pool.call(os.nice, (0,), {}) >= os.nice(0) + solve_pool.SOLVE_NICE
+    assert pool.call(os.getsid, (0,), {}) == pool.call(os.getpid, (), {})  # a session (autogroup) of its own
 
 
 @pytest.mark.slow

@@ -11,9 +11,10 @@ never queues another session's rule matching or upload parsing.
 * **Pre-warmed.** Each worker imports :mod:`placement` and runs a small solve of each kind the pages start
   with (:func:`warm`) as soon as it starts, so that the first real solve pays neither the imports nor
   numba's cache loading. The pool starts with the server's first script run (:func:`start`).
-* **Niced.** Workers run :data:`SOLVE_NICE` below the server (the quick-jobs pool:
-  :data:`ui.worker.BACKGROUND_NICE`): on a busy machine the server and the browser are scheduled first; on
-  an idle one the kernel uses every CPU (no affinity is set).
+* **Niced, in a session of their own.** Workers run :data:`SOLVE_NICE` below the server and, in a session of
+  their own whose scheduling group is niced as much (:func:`ui.processes.background`), below the browser and
+  every other program too (the quick-jobs pool: :data:`ui.worker.BACKGROUND_NICE`): on a busy machine the
+  others are scheduled first; on an idle one the kernel uses every CPU (no affinity is set).
 * **One job per session.** The session's lock serialises its solves; a worker serves one job at a time.
 * **Stop, rerun, closed tab.** While it waits the session's thread passes Streamlit's yield point every
   :data:`ui.worker.POLL_S`; when Streamlit stops or reruns the script there (the user pressed Stop, moved a
@@ -37,7 +38,7 @@ from typing import Any
 
 import placement
 from placement.errors import PlacementError
-from ui.processes import WorkerError, plain_main
+from ui.processes import WorkerError, background, plain_main
 
 #: Environment variable: number of solve worker processes (default :func:`solver_count`).
 SOLVERS_ENV = "PLACEMENT_SOLVE_WORKERS"
@@ -100,10 +101,7 @@ class _PipeProgress:
 
 def _serve(conn: Connection, nice: int, warm_up: bool) -> None:
     """The worker's loop: warm up, then run each ``(fn, args, kwargs, progress)`` job received, answer it."""
-    try:
-        os.nice(nice)
-    except (AttributeError, OSError):
-        pass
+    background(nice)  # a session of its own, niced: the browser and other programs come first too
     if warm_up:
         warm()
     conn.send(("ready", os.getpid()))

@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import placement
-from ui.processes import WorkerError, plain_main
+from ui.processes import WorkerError, background, plain_main
 from ui.solve_pool import SolvePool, solver_count
 
 _T = TypeVar("_T")
@@ -84,11 +84,8 @@ def yield_cpu() -> None:
 
 
 def _nice_process() -> None:
-    """Initializer of the worker processes: :data:`BACKGROUND_NICE` below the server."""
-    try:
-        os.nice(BACKGROUND_NICE)
-    except (AttributeError, OSError):
-        pass
+    """Initializer of the worker processes: :data:`BACKGROUND_NICE` below the server and other sessions' work."""
+    background(BACKGROUND_NICE)
 
 
 def run_yielding(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:

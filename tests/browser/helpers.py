@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -203,6 +204,58 @@ class HealthProbe:
     def p99(self) -> float:
         ordered = sorted(self.latencies)
         return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+
+
+def cpu_seconds() -> dict[int, tuple[str, float]]:
+    """CPU seconds used so far by each descendant of this process, with its kind (Linux; empty without ``/proc``).
+
+    Kinds: ``server`` (the ``streamlit`` process), ``workers`` (its descendants: both pools' worker processes),
+    ``browser`` (Chromium's processes), ``other`` (Playwright's driver, probes). See :func:`cpu_used`.
+    """
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    names: dict[int, str] = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            names[int(entry.name)] = (entry / "cmdline").read_bytes()[:300].decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue  # ended meanwhile
+        parents[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+
+    def ancestors(pid: int) -> list[int]:
+        line = []
+        while pid in parents and pid > 1:
+            pid = parents[pid]
+            line.append(pid)
+        return line
+
+    me = os.getpid()
+    seen: dict[int, tuple[str, float]] = {}
+    for pid, seconds in used.items():
+        line = ancestors(pid)
+        if me not in line:
+            continue
+        if "streamlit" in names[pid] and "run" in names[pid]:
+            kind = "server"
+        elif any("streamlit" in names.get(up, "") for up in line):
+            kind = "workers"
+        elif "chrom" in names[pid]:
+            kind = "browser"
+        else:
+            kind = "other"
+        seen[pid] = kind, seconds
+    return seen
+
+
+def cpu_used(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU seconds per kind between two :func:`cpu_seconds` calls (processes ended meanwhile are not counted)."""
+    totals = {"browser": 0.0, "server": 0.0, "workers": 0.0, "other": 0.0}
+    for pid, (kind, seconds) in after.items():
+        totals[kind] += seconds - before.get(pid, (kind, 0.0))[1]
+    return {kind: round(seconds, 2) for kind, seconds in totals.items()}
 
 
 #: JavaScript: the text of every metric value and label (and each element inside a value) cut by its box.

@@ -9,9 +9,14 @@ allows:
 * ``solve``: a link to the Devices page with the Inception-like sample on 16 accelerators (exact DP).
 
 Meanwhile a monitor probes ``/_stcore/health`` every 0.5 s and a second browser context (session B)
-loads the Graph page. Asserted per action: health p99 under :data:`HEALTH_P99_S` and B's page load within
-:data:`LOAD_RATIO` x its idle time (plus :data:`LOAD_SLACK_S`, see below). The numbers of every action are
-written to ``artifacts/health_monitor.json``.
+loads the Graph page, again while the action runs, :data:`LOADED_LOADS` times at most (their median is the
+action's load). B's idle reference is the median of eight loads with A idle, interleaved with the actions
+(two at the start, three under an idle monitor, one before the rules, one before and one after the solve):
+on the shared machine single loads vary 2 to 9 s with the other work, and a reference taken only at the
+start drifted away from the load during the last action. Asserted per action: health p99 under
+:data:`HEALTH_P99_S` and B's page load within :data:`LOAD_RATIO` x its idle time (plus :data:`LOAD_SLACK_S`,
+see below). The numbers of every action (with the CPU seconds the browser, the server and its workers
+used meanwhile) are written to ``artifacts/health_monitor.json``.
 
 Thresholds: the issue's targets (p99 < 0.5 s, load <= 1.5 x idle). The page load gets an absolute slack of
 :data:`LOAD_SLACK_S` (2 s) on top: on a 2-core machine the worker process doing the action and the
@@ -20,10 +25,21 @@ measures the cores more than the server (one idle load took 4.4 s against 2.2 s 
 the full suite of 2026-11-25 the rules action loaded B's page in 3.47 s against 1.63 s idle, with health
 p99 at 0.10 s).
 
-Held to the targets: the rules (moved to ``ui/worker.py``) and the upload (parsing in ``ui/worker.py``; the
-Graph page's layout and ideal counts in a worker too, and its figure's hover and node table cut names past
-120 / 200 characters: the 40 MB upload had made an 80 MB page for the server to serialise and send).
-Expected to fail (``xfail``, not strict, see :data:`NOT_YET`): the second session's page load during the solve.
+All three actions are held to the targets: the rules (moved to ``ui/worker.py``), the upload (parsing in
+``ui/worker.py``; the Graph page's layout and ideal counts in a worker too, and its figure's hover and node
+table cut names past 120 / 200 characters: the 40 MB upload had made an 80 MB page for the server to
+serialise and send) and, since 2026-11-26, the solve's page load (below).
+
+Why B's page load was 1.7 to 1.9 x idle during the solve (2026-11-26): Linux's autogroup scheduling shares
+the CPUs first between sessions, and a process's niceness counts only within its own. The solve workers,
+niced 10, shared the server's session (behind the server, as meant), but Playwright starts Chromium in a
+session of its own, so B's rendering got the same CPU share as the solve's two kernel threads
+(``scripts/bench_health.py --sessions``: a single-thread loop beside two nice-10 busy loops of another session
+took 1.9 x its time alone). The workers now start a session of their own and nice its group
+(``ui.processes.background``). A's progress bar is redrawn at most every second (``ui.live.PROGRESS_EVERY_S``):
+each redraw re-rendered A's page in the same browser. Sixteen runs alternated with main's code (load average
+3 to 9, README, issue 27): B's load / idle during the solve 0.86 to 1.47 (main 1.37 to 2.07), every action
+within 1.5 x in all eight runs of the change.
 
 History: on the shared 2-core machine (load average 1.5 to 3.5) before any of this: rules p99 0.45 s, B's
 load 2.4 s (idle 2.2 s); upload p99 0.51 s, load 9.1 s; solve p99 1.33 s, load 11.1 s. With the solves in a
@@ -54,6 +70,7 @@ import json
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
@@ -62,7 +79,7 @@ from placement import load_problem, parse_problem
 from placement.scenario import Scenario, scenario_to_query
 
 from .conftest import streamlit_server
-from .helpers import HealthProbe, go, metric, upload_file, wait_idle
+from .helpers import HealthProbe, cpu_seconds, cpu_used, go, metric, upload_file, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -77,6 +94,8 @@ NAME_CHARS = 10_000
 UPLOAD_BYTES = 40_000_000
 RULE_NODES = 500  # nodes of the graph the expensive rules run on (5 MB)
 SAMPLE = "ours/inception_wide_inference"
+#: B's page loads during one action at most (the action's load is their median).
+LOADED_LOADS = 3
 
 
 def big_graph(target_bytes: int) -> str:
@@ -111,15 +130,32 @@ def page_load(context, url: str) -> float:
         page.close()
 
 
-def monitored(url: str, second, start, finish) -> dict:
-    """Run an action (``start`` then ``finish``) in session A while B loads a page; the monitor's numbers."""
+def not_running(page) -> bool:
+    """Whether session A's script is not running now (no waiting)."""
+    return page.evaluate(
+        "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
+        " === 'notRunning'"
+    )
+
+
+def monitored(url: str, second, start, finished, finish) -> dict:
+    """Run an action in session A (``start``, then ``finish`` waits for its end) while B loads pages; the numbers.
+
+    B loads the Graph page once, then again while ``finished()`` (a look at A's page, no waiting) is false,
+    :data:`LOADED_LOADS` times at most; the action's load is the median. ``cpu``: CPU seconds of the
+    browser, the server, its workers and the rest during the action (:func:`helpers.cpu_used`).
+    """
     monitor = HealthProbe(url, period_s=PERIOD_S, timeout_s=60)
     monitor.start()
+    before = cpu_seconds()
     started = time.perf_counter()
     start()
-    load = page_load(second, url)
+    loads = [page_load(second, url)]
+    while len(loads) < LOADED_LOADS and not finished():
+        loads.append(page_load(second, url))
     finish()
     seconds = time.perf_counter() - started
+    after = cpu_seconds()
     monitor.stop.set()
     monitor.join(timeout=120)
     return {
@@ -129,26 +165,13 @@ def monitored(url: str, second, start, finish) -> dict:
         "p99": monitor.p99(),
         "max": max(monitor.latencies),
         "failures": monitor.failures[:5],
-        "load": load,
+        "load": statistics.median(loads),
+        "loads": loads,
+        "cpu": cpu_used(before, after),
     }
 
 
-#: Page loads not yet held to the target (measured, reported): the second session's page load during a solve
-#: exceeded 1.5 x idle + slack in four of eight runs at a load average of 4 to 7 (main's code: two of four): the
-#: solve's kernel keeps both cores busy (niced 10), and the browser and the server share them. The server's
-#: event loop stays free meanwhile: with the probe in a process of its own (``helpers.HealthProbe``, 2026-11-26),
-#: health p99 during the solve was 13 and 7 ms in two quiet runs, so the solve's health test is a plain one.
-#: (With the probe as a thread of the test process, which shares its GIL with Playwright's driver, eight loaded
-#: runs had given 17 to 624 ms, and a quiet one 824 ms.)
-NOT_YET = {
-    "solve": "B's page load during a solve: 1.2 to 6.5 x idle at a load average of 4 to 7, 1.7 to 1.9 x in two "
-    "quiet runs",
-}
 ACTIONS = ("idle", "rules", "upload", "solve")
-LOAD_ACTIONS = [
-    pytest.param(name, marks=pytest.mark.xfail(reason=NOT_YET[name], strict=False)) if name in NOT_YET else name
-    for name in ACTIONS[1:]
-]
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +189,7 @@ def _measure(browser, url: str, tmp_path: Path) -> dict:
     second = browser.new_context(viewport={"width": 1400, "height": 2200})
     page = first.new_page()
     page.set_default_timeout(600_000)
-    rows: dict[str, dict] = {}
+    rows: dict[str, Any] = {}
     try:
         page.goto(url)
         page.get_by_role("heading", name="Device placement explorer").first.wait_for()
@@ -174,9 +197,12 @@ def _measure(browser, url: str, tmp_path: Path) -> dict:
         go(page, "Devices")  # the kernels compile once per server: not part of any action
         metric(page, "Time per sample").wait_for()
         wait_idle(page)
+        # B's idle loads, interleaved with the actions (other work on the machine drifts): two now, those
+        # under the idle monitor, one before the rules and the solve, one after the solve; their median is
+        # the reference of every action
         idle_loads = [page_load(second, url) for _ in range(2)]
-        rows["idle"] = monitored(url, second, lambda: time.sleep(3), lambda: None)
-        rows["idle"]["idle_loads"] = idle_loads
+        rows["idle"] = monitored(url, second, lambda: None, lambda: False, lambda: None)
+        idle_loads += rows["idle"]["loads"]
 
         text = big_graph(UPLOAD_BYTES)
         graph_file = tmp_path / "big.json"
@@ -185,14 +211,18 @@ def _measure(browser, url: str, tmp_path: Path) -> dict:
         page.get_by_role("heading", name="Graph").first.wait_for()
         wait_idle(page)
         uploader = page.locator('[data-testid="stFileUploader"]', has_text="upload a graph")
+        loaded = page.locator('[data-testid="stCaptionContainer"]', has_text="Loaded now").filter(has_text="big.json")
 
         def upload_done() -> None:
-            loaded = page.locator('[data-testid="stCaptionContainer"]', has_text="Loaded now")
-            loaded.filter(has_text="big.json").first.wait_for()
+            loaded.first.wait_for()
             wait_idle(page, settle=1.0)
 
         rows["upload"] = monitored(
-            url, second, lambda: uploader.locator('input[type="file"]').set_input_files(str(graph_file)), upload_done
+            url,
+            second,
+            lambda: uploader.locator('input[type="file"]').set_input_files(str(graph_file)),
+            lambda: loaded.first.is_visible() and not_running(page),
+            upload_done,
         )
         rows["upload"]["bytes"] = len(text)
 
@@ -213,13 +243,22 @@ def _measure(browser, url: str, tmp_path: Path) -> dict:
             metric(page, "Time per sample").wait_for()
             wait_idle(page, settle=1.0)
 
-        rows["rules"] = monitored(url, second, lambda: page.goto(f"{url}/Devices?{urlencode(query)}"), devices_done)
+        def devices_finished() -> bool:
+            return metric(page, "Time per sample").is_visible() and not_running(page)
+
+        idle_loads.append(page_load(second, url))
+        rows["rules"] = monitored(
+            url, second, lambda: page.goto(f"{url}/Devices?{urlencode(query)}"), devices_finished, devices_done
+        )
         inception = load_problem(ROOT / "sample_graphs" / f"{SAMPLE}.json")
         devices = inception.devices.with_kind("accelerator", count=16)
         solve_query = scenario_to_query(Scenario(f"sample:{SAMPLE}", devices))
+        idle_loads.append(page_load(second, url))
         rows["solve"] = monitored(
-            url, second, lambda: page.goto(f"{url}/Devices?{urlencode(solve_query)}"), devices_done
+            url, second, lambda: page.goto(f"{url}/Devices?{urlencode(solve_query)}"), devices_finished, devices_done
         )
+        idle_loads.append(page_load(second, url))
+        rows["idle_loads"] = idle_loads
     finally:
         first.close()
         second.close()
@@ -233,10 +272,12 @@ def test_health_p99_while_one_session_works(measured, action):
     assert row["p99"] < HEALTH_P99_S, f"{action}: health p99 {row['p99']:.2f} s ({row})"
 
 
-@pytest.mark.parametrize("action", LOAD_ACTIONS)
+@pytest.mark.parametrize("action", ACTIONS[1:])
 def test_second_session_loads_a_page_in_time(measured, action):
-    # the idle reference: three loads with nothing else running (two, then one under the idle monitor)
-    idle = statistics.median([*measured["idle"]["idle_loads"], measured["idle"]["load"]])
+    # the idle reference: the median of B's loads with A idle, interleaved with the actions (eight)
+    idle = statistics.median(measured["idle_loads"])
     row = measured[action]
     limit = LOAD_RATIO * idle + LOAD_SLACK_S
-    assert row["load"] <= limit, f"{action}: second page load {row['load']:.2f} s, idle {idle:.2f} s ({row})"
+    assert row["load"] <= limit, (
+        f"{action}: second page load {row['load']:.2f} s = {row['load'] / idle:.2f} x idle {idle:.2f} s ({row})"
+    )
