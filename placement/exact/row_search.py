@@ -33,6 +33,7 @@ from .cells import _can_improve, _open_cells
 from .codes import INHERIT
 from .exactsum import EPS
 from .pairs import _holds
+from .reach import beyond_reach, fill_reach
 from .stage import _crossing, _feeding, _move_group
 from .stage_eval import _evaluate_and_relax
 
@@ -53,6 +54,10 @@ class Graph(NamedTuple):
     cross_val: np.ndarray
     in_val: np.ndarray
     group_blocked: np.ndarray
+    ideal_work: np.ndarray  # [ideal, t]: the compute of the ideal's groups on t (reach.py; 1 x 1 without reach)
+    work_slack: np.ndarray  # [t]: the rounding allowance of a difference of two ideal_work entries
+    tree_below: np.ndarray  # [ideal]: the cover tree (floors.cover_tree): the ideal it covers, and the group between
+    tree_added: np.ndarray
 
 
 class DeviceTypes(NamedTuple):
@@ -78,6 +83,7 @@ class Table(NamedTuple):
     used: np.ndarray
     floor: np.ndarray
     counters: np.ndarray
+    reach: np.ndarray  # [ideal, s, t]: the least compute of a superset within the bound (reach.py; 1 x 1 x 1: off)
 
 
 class Settings(NamedTuple):
@@ -97,6 +103,7 @@ class Settings(NamedTuple):
     objective: int
     has_floor: bool
     min_flight: int
+    has_reach: bool
 
 
 class Work(NamedTuple):
@@ -130,6 +137,8 @@ class Work(NamedTuple):
     open_cells: np.ndarray  # the states of row i whose cell may still improve
     is_open: np.ndarray  # [s]: state s is among them
     limit: np.ndarray  # [t]: the largest incumbent among the open cells a stage on t can improve
+    received: np.ndarray  # [depth, class]: the stage's communication terms of nodes of I (its input; reach.py)
+    row_of_node: np.ndarray  # [x]: the row whose ideal holds x (reach only: set when the row starts)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -151,6 +160,17 @@ def _search_row(i, graph, devs, table, tg, st, work, toggles, pairs):
         work.er[0, q] = 0.0
     for t in range(devs.type_compute.shape[0]):
         work.blocked[0, t] = 0
+    for cl in range(work.received.shape[1]):
+        work.received[0, cl] = 0.0
+    if (
+        st.has_reach and depth == 0 and not pair_mode
+    ):  # mark the nodes of I (a node outside the stage may lie beyond it)
+        k = i
+        while k > 0:
+            g = graph.tree_added[k]
+            for e in range(graph.group_start[g], graph.group_start[g + 1]):
+                work.row_of_node[graph.group_nodes[e]] = i
+            k = graph.tree_below[k]
     row_pos = tg.pos[i] if pair_mode else -1  # pair mode: the row's place among the targets
     cand = row_pos + 1  # the next target to try (supersets have larger indices)
     while True:
@@ -170,13 +190,17 @@ def _search_row(i, graph, devs, table, tg, st, work, toggles, pairs):
             depth, j = _next_edge(i, depth, graph, work)
             if j < 0:
                 continue
-            pairs += 1
             nd = depth
+            if st.has_reach and _unreachable(i, j, n_open, nd - 1, graph, devs, table, st, work):
+                stack_group[nd] = -1  # nothing was moved: the pop has nothing to undo
+                stack_pos[nd] = up_start[j + 1]  # no stage through J or its supersets can end a split
+                continue
+            pairs += 1
             if st.count_only:
                 stack_pos[nd] = up_start[j]
                 _move_group(stack_group[nd], True, _node_links(graph), _node_state(work))
                 continue
-            toggles = _push_group(stack_group[nd], nd, toggles, graph, work)
+            toggles = _push_group(i, stack_group[nd], nd, toggles, graph, work)
         changed, alive = _evaluate_and_relax(i, j, nd, kk, row_pos, pairs, n_open, graph, devs, table, tg, st, work)
         if pair_mode:
             if changed:
@@ -196,6 +220,30 @@ def _search_row(i, graph, devs, table, tg, st, work, toggles, pairs):
                 for level in range(nd + 1):
                     stack_pos[level] = up_start[stack_ideal[level] + 1]
     return toggles, pairs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _unreachable(i, j, n_open, level, graph, devs, table, st, work):
+    """Whether no stage grown from ``J`` (``j``) can improve an open cell of row ``i`` (:func:`~placement.exact.reach.beyond_reach`).
+
+    ``level``: the search depth of ``J``'s parent; its received terms are in every such stage.
+    """
+    return beyond_reach(
+        i,
+        j,
+        n_open,
+        work.open_cells,
+        devs.prev_state,
+        table.best,
+        table.reach,
+        graph.ideal_work,
+        graph.work_slack,
+        work.received[level],
+        devs.type_cross,
+        st.overlap,
+        st.upper_bound,
+        st.objective,
+    )
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -237,7 +285,7 @@ def _next_edge(i, depth, graph, work):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _push_group(g, nd, toggles, graph, work):
+def _push_group(i, g, nd, toggles, graph, work):
     """Level ``nd``'s running sums and error bounds: level ``nd - 1``'s plus group ``g``'s nodes; returns ``toggles``.
 
     Moves ``g`` into the node state; the boundary terms of its nodes and their predecessors
@@ -256,6 +304,8 @@ def _push_group(g, nd, toggles, graph, work):
         er[nd, q] = er[depth, q]
     for t in range(work.blocked.shape[1]):
         work.blocked[nd, t] = work.blocked[depth, t] + graph.group_blocked[t, g]
+    for cl in range(n_cross):
+        work.received[nd, cl] = work.received[depth, cl]
     toggles += 1
     n_aff = 0
     for k in range(graph.group_start[g], graph.group_start[g + 1]):
@@ -288,6 +338,8 @@ def _push_group(g, nd, toggles, graph, work):
                     r = ap[nd, q] + sign * v
                     ap[nd, q] = r
                     er[nd, q] += EPS * abs(r)
+                    if work.row_of_node[u] == i:  # a node of I now feeds the stage (never undone until the pop)
+                        work.received[nd, cl] += v
         now_feed = _feeding(in_stage, fwd_succ_in, node_fwd, u)
         if now_feed != work.old_feed[a]:
             v = in_val[u]
@@ -386,8 +438,8 @@ def _pair_stage(kk, row_pos, toggles, graph, tg, work):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _close_row(i, devs, table, st):
-    """Row ``i`` is final: close it (``closure``) and mark the states worth extending (``useful``)."""
+def _close_row(i, graph, devs, table, st):
+    """Row ``i`` is final: close it (``closure``), mark the states worth extending (``useful``), fill its ``reach``."""
     best, parent_ideal, parent_type, useful, used = (
         table.best,
         table.parent_ideal,
@@ -418,3 +470,5 @@ def _close_row(i, devs, table, st):
                     if back >= 0 and best[i, back] <= best[i, s] and (objective == 0 or used[i, back] <= used[i, s]):
                         dominated = True
             useful[i, s] = not dominated
+    if st.has_reach:
+        fill_reach(i, graph.up_start, graph.up_target, best, table.reach, graph.ideal_work, st.upper_bound, objective)
