@@ -110,6 +110,7 @@ def test_dp_equals_brute_force(kinds, training, magnitudes, search, threads, see
             reach_inputs=reach_inputs,
             THREAD_MIN_ROWS=1,
             REACH_MIN_IDEALS=0 if search == "reach" else 10**9,
+            REACH_TRAINING=True,
         ),
         mock.patch.multiple(pairs, **FORCED[search]),
         mock.patch.object(dp_module, "run", run),

@@ -1,6 +1,7 @@
 """Reach (:mod:`placement.exact.reach`): the kernel's cut by the rows already final.
 
-The cut must never change a result: forced on every run (``REACH_MIN_IDEALS = 0``), the DP
+The cut must never change a result: forced on every run (``REACH_MIN_IDEALS = 0``, training
+graphs too: ``REACH_TRAINING``), the DP
 equals the brute force on mixed-magnitude problems (overlap, CPU bandwidth and training
 graphs among them: the received-input term is added to the compute, or with overlap taken
 beside it). ``fill_reach`` equals its definition (the least compute of a superset within the
@@ -10,6 +11,7 @@ split.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from unittest import mock
 
@@ -22,7 +24,7 @@ from placement.exact import kernel
 from placement.exact.ideals import contract, enumerate_ideals
 from placement.exact.inputs import build_inputs
 from placement.exact.kernel import lattice_tuple
-from placement.exact.reach import beyond_reach, fill_reach, reach_inputs
+from placement.exact.reach import beyond_reach, fill_reach, ideal_output, reach_inputs
 
 from .randgraphs import random_problem
 from .test_dp_exact import _check, mixed_problem
@@ -40,7 +42,7 @@ def reach_everywhere():
         runs.append(1)
         return real(*args, **kwargs)
 
-    with mock.patch.multiple(kernel, REACH_MIN_IDEALS=0, reach_inputs=counted):
+    with mock.patch.multiple(kernel, REACH_MIN_IDEALS=0, REACH_TRAINING=True, reach_inputs=counted):
         yield runs
 
 
@@ -57,9 +59,9 @@ def test_reach_training_matches_brute_force(seed, reach_everywhere):
 
 
 def _reach_by_definition(lattice, work, best, upper_bound):
-    """``reach[J, s, t]`` by its definition: min of ``work[K, t]`` over supersets ``K`` of ``J`` with ``best[K, s] <= bound``."""
+    """``reach[J, s, t, b]`` by its definition: min of ``work[K, t, b]`` over supersets ``K`` of ``J`` with ``best[K, s] <= bound``."""
     n, n_states = best.shape
-    reach = np.full((n, n_states, work.shape[1]), np.inf)
+    reach = np.full((n, n_states) + work.shape[1:], np.inf)
     for j in range(n):
         for k in range(n):
             if lattice.masks[k] & lattice.masks[j] != lattice.masks[j]:
@@ -87,34 +89,49 @@ def test_fill_reach_is_its_definition(seed):
     np.testing.assert_array_equal(reach, _reach_by_definition(lattice, work, best, upper_bound))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_ideal_output_is_its_definition(seed):
+    """``C_t(J)``: the output terms on ``t`` of the nodes of ``J`` with a successor outside ``J`` (backward edges too)."""
+    problem = random_problem(seed, training=seed % 2 == 0, kinds=2, max_forward=5)
+    groups = contract(problem.graph)
+    lattice = enumerate_ideals(groups, 10_000)
+    inputs = build_inputs(problem, groups)
+    per_type = np.array(
+        [inputs.cross_val[c] if c >= 0 else np.zeros(inputs.cross_val.shape[1]) for c in inputs.type_cross.tolist()]
+    )
+    graph = (inputs.group_start, inputs.group_nodes, inputs.pred_start, inputs.preds, inputs.out_degree)
+    output = ideal_output(lattice_tuple(lattice), graph, per_type)
+    position = {node.id: k for k, node in enumerate(problem.graph.nodes)}
+    for j in range(lattice.count):
+        inside = {position[n] for g in lattice.groups_of(j) for n in groups.members[g]}
+        sends = {
+            position[e.source]
+            for e in problem.graph.edges
+            if position[e.source] in inside and position[e.target] not in inside
+        }
+        for t in range(inputs.n_types):
+            exact = math.fsum(per_type[t, x] for x in sends)
+            assert output[j, t] == pytest.approx(exact, rel=1e-12, abs=1e-15 * per_type[t].sum())
+
+
 def test_beyond_reach_needs_every_open_cell_and_type_out_of_reach():
     # One ideal pair (row 0, superset 1), two types, states 0..2 of type 0 only; cell (0, 2) open.
     prev_state = np.array([[-1, 0, 1], [-1, -1, -1]])
     best = np.array([[np.inf, np.inf, 5.0], [0.0, 0.0, 0.0]])
-    reach = np.full((2, 3, 2), np.inf)
-    work = np.zeros((2, 2))
-    slack = np.zeros(2)
-    no_input = np.zeros(1)
+    reach = np.full((2, 3, 2, 2), np.inf)
+    work = np.zeros((2, 2, 2))
+    slack = np.zeros((2, 2))
     type_cross = np.array([0, -1])
     open_cells = np.array([2])
 
-    def cut(reach_value, received=0.0, overlap=False, objective=0):
-        reach[1, 1, 0] = reach_value
+    def cut(compute, received=0.0, overlap=False, objective=0, output=0.0, skipping=0.0, absorbed=0.0):
+        reach[1, 1, 0] = compute, compute + output  # the least W(J'), and W(J') + C(J')
+        stage = (np.array([received]), np.array([absorbed]), np.array([skipping]))
+        bounds = (reach, work, slack, type_cross)
+        hint = np.array([-1])  # no state found reachable before
+        is_open = np.array([False, False, True])
         return beyond_reach(
-            0,
-            1,
-            1,
-            open_cells,
-            prev_state,
-            best,
-            reach,
-            work,
-            slack,
-            no_input + received,
-            type_cross,
-            overlap,
-            3.0,
-            objective,
+            0, 1, 1, open_cells, is_open, hint, prev_state, best, bounds, stage, (overlap, 3.0, objective)
         )
 
     assert not cut(2.9)  # a superset within the bound: the branch may end a split
@@ -123,13 +140,22 @@ def test_beyond_reach_needs_every_open_cell_and_type_out_of_reach():
     assert cut(2.0, received=1.5)  # compute + received input > 3
     assert not cut(2.0, received=1.5, overlap=True)  # with overlap: max(2, 1.5) <= 3
     assert cut(2.0, received=3.5, overlap=True)
+    assert cut(2.0, output=1.5)  # the stage sends C(J') = 1.5 at least: 2 + 1.5 > 3
+    assert not cut(2.0, output=1.5, skipping=1.0)  # unless nodes of I may send past the stage
+    assert cut(2.0, output=1.5, skipping=1.0, absorbed=1.0)  # ... and they no longer can
+    assert not cut(2.0, output=1.5, overlap=True)  # with overlap the output bound is not used
     best[0, 2] = 2.5
     assert cut(2.9)  # cannot beat the cell's value (objective 0)
     assert not cut(2.9, objective=1)  # the tie-break pass keeps every stage within the bound
 
 
-def test_reach_cuts_pairs_on_a_sample_graph():
-    problem = load_problem(SAMPLES / "throughput" / "operator" / "bert_l-3_training.json")
+@pytest.mark.parametrize(
+    ("sample", "reached"),
+    [("ours/inception_v3_inference.json", True), ("throughput/operator/bert_l-3_training.json", False)],
+)
+def test_reach_on_sample_graphs(sample, reached):
+    """Inference graphs: fewer pairs for the same split; training graphs keep the plain search (``REACH_TRAINING``)."""
+    problem = load_problem(SAMPLES / sample)
     real = dp_module.run
 
     def without_reach(*args, **kwargs):
@@ -140,7 +166,10 @@ def test_reach_cuts_pairs_on_a_sample_graph():
     cut = solve_dp(problem)
     assert cut.status == plain.status == "optimal"
     assert cut.objective == plain.objective
-    assert cut.stat("pairs") < 0.8 * plain.stat("pairs")
+    if reached:
+        assert cut.stat("pairs") < 0.5 * plain.stat("pairs")
+    else:
+        assert cut.stat("pairs") == plain.stat("pairs")
 
 
 def test_reach_is_off_past_its_table_cap():

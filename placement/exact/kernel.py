@@ -96,6 +96,10 @@ REACH_MAX_BYTES = 256 * 2**20
 #: Below this many ideals a run searches without reach (its table costs more than it saves; scripts/bench_dp.py).
 REACH_MIN_IDEALS = 1000
 
+#: Reach on training graphs too. Off: on Inception-v3 training it cut the pairs 22.1 M -> 15.2 M but
+#: took 6.1 CPU s against 4.1 (one thread; a table lookup per superset, out of cache at 15 MB).
+REACH_TRAINING = False
+
 #: Pieces per thread a level's rows are cut into (a row's cost varies a lot; a kernel call costs ~30 us).
 THREAD_PIECES = 4
 
@@ -148,8 +152,8 @@ def run(
     supersets are not filled first, so the values are not the DP's): the pairs searched from a
     sample of rows, to estimate a run before making it.
     ``reach``: cut search branches by the rows already final (:mod:`placement.exact.reach`;
-    not with ``rows``, ``count_only`` or pair mode, below :data:`REACH_MIN_IDEALS` ideals, nor
-    when its table would exceed :data:`REACH_MAX_BYTES`).
+    not with ``rows``, ``count_only`` or pair mode, below :data:`REACH_MIN_IDEALS` ideals, on
+    training graphs (:data:`REACH_TRAINING`), nor when its table would exceed :data:`REACH_MAX_BYTES`).
     Returns (best, parent_ideal, parent_type, pairs).
     """
     up_start, up_group, up_target, n_ideals = lattice
@@ -170,15 +174,18 @@ def run(
         if floor is not None and not count_only and modes[1] == 0:
             targets = target_pairs(a, lattice, floor) or targets
     n_workers = default_workers(n) if workers is None else max(1, int(workers))
-    off = np.full((1, 1, 1), np.inf), np.zeros((1, 1)), np.zeros(1), np.zeros(1, np.int64), np.zeros(1, np.int64)
-    # Reach cuts branches of the cover-edge search; pair mode (few targets) has little left to cut.
+    nothing = np.zeros(1, np.int64)
+    off = np.full((1, 1, 1, 1), np.inf), np.zeros((1, 1, 2)), np.zeros((1, 2)), nothing, nothing
+    # Reach cuts branches of the cover-edge search; pair mode (few targets) has little left to cut,
+    # and on training graphs (backward nodes) its checks cost more than they save (REACH_TRAINING).
     with_reach = (
         reach
         and rows is None
         and not count_only
         and len(targets[0]) == 0
         and REACH_MIN_IDEALS <= n
-        and n * a.n_states * a.n_types * 8 <= REACH_MAX_BYTES
+        and n * a.n_states * a.n_types * 16 <= REACH_MAX_BYTES
+        and (REACH_TRAINING or bool(a.node_fwd.all()))
     )
     reach_arr, ideal_work, work_slack, tree_below, tree_added = (
         reach_inputs(a, lattice, best, float(upper_bound), objective) if with_reach else off

@@ -111,12 +111,12 @@ when every stage feeds the next.
 alone exceeds ``upper_bound``, or its memory at the smallest in-flight count exceeds the
 cap - all monotone in ``J`` - so no split whose loads are all ``<= upper_bound`` is cut.
 
-**Reach** (``reach``, ``ideal_work``, ``work_slack``, ``tree_below``, ``tree_added``; a
-1 x 1 x 1 ``reach`` turns it off): the cover-edge search skips a superset ``J`` and all of its
-supersets when no superset of ``J`` holding a split of the rest within ``upper_bound`` can be
-reached by a stage within it, counting the stage's compute and the input it already receives
-from ``I`` (:mod:`placement.exact.reach`, which also proves that nothing within the bound is
-cut). Each row fills its entries of ``reach`` when it is closed.
+**Reach** (``reach``, ``ideal_work``, ``work_slack`` and the cover tree ``tree_below``,
+``tree_added``; a 1 x 1 x 1 x 1 ``reach`` turns it off): the cover-edge search skips a superset ``J`` and all of its supersets when no superset of
+``J`` holding a split of the rest within ``upper_bound`` can be reached by a stage within it,
+counting the stage's compute, the input it already receives from ``I`` and the output it must
+send (:mod:`placement.exact.reach`, which also proves that nothing within the bound is cut).
+Each row fills its entries of ``reach`` when it is closed.
 
 **Open cells** (the search's real cut). A cell ``(I, s)`` is *open* while its value is above
 its ``floor`` (:func:`cell_floors`; without floors every cell is open): a cell at or below
@@ -339,6 +339,11 @@ def _work_arrays(n_ideals, n_groups, n_q, n_states, n_types, n_preds, n_nodes, n
         np.empty(n_types, dtype=np.float64),
         np.zeros((max_depth, n_cross)),
         np.full(n_nodes, -1, dtype=np.int64),
+        np.zeros(n_nodes, dtype=np.int64),
+        np.zeros((max_depth, n_cross)),
+        np.zeros(n_cross),
+        np.empty(n_aff, dtype=np.bool_),
+        np.full(1, -1, dtype=np.int64),
     )
 
 

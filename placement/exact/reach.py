@@ -44,42 +44,54 @@ from numba import njit
 
 from .floors import _group_compute, _type_sums, cover_tree
 
+#: Bounds per ideal: 0 its compute ``W_t``, 1 its compute plus its output ``W_t + C_t`` (the last axis of ``reach``).
+COMPUTE, WITH_OUTPUT = 0, 1
+
 
 @njit(cache=True, nogil=True, inline="always")
-def beyond_reach(
-    i,
-    j,
-    n_open,
-    open_cells,
-    prev_state,
-    best,
-    reach,
-    ideal_work,
-    slack,
-    received,
-    type_cross,
-    overlap,
-    upper_bound,
-    objective,
-):
+def _cell_reachable(i, j, s, prev_state, best, bounds, stage, settings):
+    """Whether some stage grown from ``J`` (``j``) may still improve cell ``(i, s)`` on some type (:func:`beyond_reach`)."""
+    reach, ideal_work, slack, type_cross = bounds
+    received, absorbed, row_output = stage
+    overlap, upper_bound, objective = settings
+    for t in range(prev_state.shape[0]):
+        back = prev_state[t, s]
+        if back < 0:
+            continue
+        low = reach[j, back, t, COMPUTE] - ideal_work[i, t, COMPUTE] - slack[t, COMPUTE]
+        cl = type_cross[t]
+        if cl >= 0:
+            fed = received[cl] * (1.0 - 1e-9)  # sums of <= 1e6 positive terms: error < 1e-10
+            if overlap:
+                low = max(low, fed)
+            else:
+                low += fed
+                # The stage sends at least C(J') minus what nodes of I still send past it.
+                skipping = row_output[cl] * (1.0 + 1e-9) - absorbed[cl] * (1.0 - 1e-9)
+                sends = reach[j, back, t, WITH_OUTPUT] - ideal_work[i, t, COMPUTE] - slack[t, WITH_OUTPUT]
+                low = max(low, sends - skipping + fed)
+        if not (low > upper_bound or (objective == 0 and low >= best[i, s])):
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def beyond_reach(i, j, n_open, open_cells, is_open, hint, prev_state, best, bounds, stage, settings):
     """Whether no stage ``J' \\ I`` with ``J' ⊇ J`` (``J = j``) can improve an open cell of row ``i`` on any type.
 
-    ``received[c]``: the communication terms (class ``c``) of the nodes of ``I`` that feed the
-    stage before ``J`` was added; they stay in the load of every stage grown from it (added to
-    the compute, or with ``overlap`` a second lower bound of ``max(compute, communication)``).
+    ``bounds`` = (reach, ideal_work, slack, type_cross); ``stage`` = (received, absorbed,
+    row_output): per class, the output terms of the nodes of ``I`` that feed the partial stage,
+    of those whose every successor outside ``I`` is in it, and of all with a successor outside
+    ``I`` (module docstring); ``settings`` = (overlap, upper_bound, objective).
+    ``hint[0]``: the state found reachable last (tried first; -1 none), updated.
     """
-    for k in range(n_open - 1, -1, -1):  # the most devices first: the likeliest to be reachable (an early exit)
+    s = hint[0]
+    if s >= 0 and is_open[s] and _cell_reachable(i, j, s, prev_state, best, bounds, stage, settings):
+        return False
+    for k in range(n_open - 1, -1, -1):  # the most devices first: the likeliest to be reachable
         s = open_cells[k]
-        for t in range(prev_state.shape[0]):
-            back = prev_state[t, s]
-            if back < 0:
-                continue
-            low = reach[j, back, t] - ideal_work[i, t] - slack[t]  # a lower bound of the stage's compute
-            if type_cross[t] >= 0:
-                fed = received[type_cross[t]] * (1.0 - 1e-9)  # a sum of <= 1e6 positive terms: error < 1e-10
-                low = max(low, fed) if overlap else low + fed
-            if low > upper_bound or (objective == 0 and low >= best[i, s]):
-                continue
+        if s != hint[0] and _cell_reachable(i, j, s, prev_state, best, bounds, stage, settings):
+            hint[0] = s
             return False
     return True
 
@@ -92,30 +104,139 @@ def fill_reach(i, up_start, up_target, best, reach, ideal_work, upper_bound, obj
     for s in range(n_states):
         feasible = best[i, s] <= upper_bound or (objective == 1 and best[i, s] < np.inf)
         for t in range(n_types):
-            value = ideal_work[i, t] if feasible else np.inf
-            for e in range(up_start[i], up_start[i + 1]):
-                other = reach[up_target[e], s, t]
-                if other < value:
-                    value = other
-            reach[i, s, t] = value
+            for b in range(2):
+                value = ideal_work[i, t, b] if feasible else np.inf
+                for e in range(up_start[i], up_start[i + 1]):
+                    other = reach[up_target[e], s, t, b]
+                    if other < value:
+                        value = other
+                reach[i, s, t, b] = value
+
+
+@njit(cache=True, nogil=True)
+def _children(below, n_ideals):
+    """The cover tree's children in CSR form: the children of ideal ``i`` are ``children[start[i]:start[i + 1]]``."""
+    start = np.zeros(n_ideals + 1, dtype=np.int64)
+    for j in range(1, n_ideals):
+        start[below[j] + 1] += 1
+    for i in range(n_ideals):
+        start[i + 1] += start[i]
+    fill = start[:-1].copy()
+    children = np.empty(max(n_ideals - 1, 0), dtype=np.int64)
+    for j in range(1, n_ideals):
+        children[fill[below[j]]] = j
+        fill[below[j]] += 1
+    return start, children
+
+
+@njit(cache=True, nogil=True)
+def _enter_group(g, graph, member, inside_succ, node_weight, value):
+    """Add group ``g`` to the ideal; ``value[k]`` follows the weights of its nodes with a successor outside.
+
+    ``inside_succ[x]``: successors of ``x`` inside the ideal (of any node, inside or not).
+    """
+    group_start, group_nodes, pred_start, preds, out_degree = graph
+    n_sets = node_weight.shape[0]
+    for e in range(group_start[g], group_start[g + 1]):  # the new nodes: a successor outside?
+        x = group_nodes[e]
+        member[x] = True
+        if inside_succ[x] < out_degree[x]:
+            for k in range(n_sets):
+                value[k] += node_weight[k, x]
+    for e in range(group_start[g], group_start[g + 1]):  # their predecessors have one more successor inside
+        x = group_nodes[e]
+        for q in range(pred_start[x], pred_start[x + 1]):
+            p = preds[q]
+            inside_succ[p] += 1
+            if member[p] and inside_succ[p] == out_degree[p]:
+                for k in range(n_sets):
+                    value[k] -= node_weight[k, p]
+
+
+@njit(cache=True, nogil=True)
+def _leave_group(g, graph, member, inside_succ):
+    """Undo :func:`_enter_group`'s membership and successor counts for group ``g``."""
+    group_start, group_nodes, pred_start, preds, _ = graph
+    for e in range(group_start[g], group_start[g + 1]):
+        x = group_nodes[e]
+        member[x] = False
+        for q in range(pred_start[x], pred_start[x + 1]):
+            inside_succ[preds[q]] -= 1
+
+
+@njit(cache=True, nogil=True)
+def ideal_output(lattice, graph, node_weight):
+    """Per ideal ``J`` and row ``k``: ``sum(node_weight[k, x])`` over the nodes ``x`` of ``J`` with a successor outside ``J``.
+
+    ``lattice`` = (up_start, up_group, up_target, n_ideals); ``graph`` = (group_start,
+    group_nodes, pred_start, preds, out_degree). A depth-first walk of the cover tree
+    (:func:`~placement.exact.floors.cover_tree`) adds one group per step and takes it back on
+    the way up; a child's sum is its parent's plus its group's changes, so each sum is at most
+    ``2 * nodes`` additions and subtractions of terms from zero (the rounding allowance of
+    :func:`reach_inputs`).
+    """
+    up_start, up_group, up_target, n_ideals = lattice
+    n_rows, n_nodes = node_weight.shape
+    below, added = cover_tree(up_start, up_group, up_target, n_ideals)
+    start, children = _children(below, n_ideals)
+    sums = np.zeros((n_ideals, n_rows))
+    member = np.zeros(n_nodes, dtype=np.bool_)
+    inside_succ = np.zeros(n_nodes, dtype=np.int64)
+    path = np.zeros(n_ideals, dtype=np.int64)  # the ideals from the empty one to the current one
+    cursor = np.zeros(n_ideals, dtype=np.int64)  # per depth: the next child of path[depth] to visit
+    cursor[0] = start[0]
+    depth = 0
+    while depth >= 0:
+        i = path[depth]
+        if cursor[depth] < start[i + 1]:
+            j = children[cursor[depth]]
+            cursor[depth] += 1
+            sums[j] = sums[i]
+            _enter_group(added[j], graph, member, inside_succ, node_weight, sums[j])
+            depth += 1
+            path[depth] = j
+            cursor[depth] = start[j]
+        else:
+            if depth > 0:
+                _leave_group(added[i], graph, member, inside_succ)
+            depth -= 1
+    return sums
 
 
 def reach_inputs(inputs, lattice: tuple, best: np.ndarray, upper_bound: float, objective: int):
     """(reach, ideal_work, slack, tree_below, tree_added) for a run over ``lattice`` with the table ``best`` (its full ideal's row filled).
 
-    ``reach[n - 1]`` (the full ideal) holds ``W_t(all)`` where that row's cell is within the bound.
+    ``ideal_work[J, t]`` = (``W_t(J)``, ``W_t(J) + C_t(J)``), ``C_t`` the output terms of the
+    ideal's nodes on ``t`` (0 for a type without communication); ``slack[t]`` their rounding
+    allowances (module docstring); the cover tree (rows mark their ideal's nodes along it).
+    ``reach[n - 1]`` (the full ideal) holds the full ideal's entries where its cell is within
+    the bound.
     """
     up_start, up_group, up_target, n_ideals = lattice
     n = int(n_ideals)
     plain, _, _ = _group_compute(inputs)
-    _, ideal_work = _type_sums(up_start, up_group, up_target, n, plain)
-    ideal_work = np.ascontiguousarray(ideal_work)
-    n_nodes = inputs.node_val.shape[1]
-    whole = ideal_work[n - 1]
-    slack = 2.0 * (n_nodes + plain.shape[1] + 2) * np.finfo(np.float64).eps * np.abs(whole)
-    reach = np.full((n, best.shape[1], inputs.n_types), np.inf)
+    _, work = _type_sums(up_start, up_group, up_target, n, plain)
+    n_types, n_nodes = inputs.n_types, inputs.node_val.shape[1]
+    per_type = np.zeros((n_types, n_nodes))
+    for t in range(n_types):
+        if inputs.type_cross[t] >= 0:
+            per_type[t] = inputs.cross_val[inputs.type_cross[t]]
+    graph = (inputs.group_start, inputs.group_nodes, inputs.pred_start, inputs.preds, inputs.out_degree)
+    lattice_n = (up_start, up_group, up_target, n)
+    output = ideal_output(lattice_n, graph, per_type)
+    ideal_work = np.ascontiguousarray(np.stack([work, work + output], axis=2))
+    ulp = np.finfo(np.float64).eps
+    slack = np.stack(
+        [
+            2.0 * (n_nodes + plain.shape[1] + 2) * ulp * np.abs(work[n - 1]),
+            2.0 * (n_nodes + plain.shape[1] + 2) * ulp * np.abs(work[n - 1])
+            + 4.0 * (2 * n_nodes + 2) * ulp * per_type.sum(axis=1),
+        ],
+        axis=1,
+    )
+    reach = np.full((n, best.shape[1], n_types, 2), np.inf)
     full = best[n - 1]
     feasible = (full <= upper_bound) | ((objective == 1) & (full < np.inf))
-    reach[n - 1][feasible] = whole
+    reach[n - 1][feasible] = ideal_work[n - 1]
     below, added = cover_tree(up_start, up_group, up_target, n)
-    return reach, ideal_work, slack, below, added
+    return reach, ideal_work, np.ascontiguousarray(slack), below, added
