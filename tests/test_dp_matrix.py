@@ -2,7 +2,8 @@
 
 Axes: accelerator kinds (1, 2, 3) x inference / training x plain / mixed magnitudes (terms
 from 1e-9 to 1e16, where the float intervals cannot decide and the exact sums are rebuilt) x
-search (the cover-edge walk, or pair mode forced on every max-load and tie-break pass) x
+search (the cover-edge walk; the walk with reach, :mod:`placement.exact.reach`, forced on every
+run; or pair mode forced on every max-load and tie-break pass) x
 threads (one, or two with every lattice level shared out in one-row pieces). Each case solves
 with :func:`placement.solve_dp` (tie-break on) and must equal the contiguous brute force of
 :mod:`tests.oracle` bit for bit, with a split the evaluator agrees with. A spy records the
@@ -30,12 +31,13 @@ from .randgraphs import random_problem
 KINDS = (1, 2, 3)
 TRAINING = (False, True)
 MAGNITUDES = ("plain", "mixed")
-SEARCH = ("walk", "pair")
+SEARCH = ("walk", "reach", "pair")
 THREADS = (1, 2)
 SEEDS = (0, 1)
 
 FORCED = {
     "walk": {"PAIR_MAX_TARGETS": 0},
+    "reach": {"PAIR_MAX_TARGETS": 0},
     "pair": {"PAIR_MIN_IDEALS": 0, "PAIR_MAX_TARGETS": 10**9, "PAIR_MAX_FRACTION": 1.0},
 }
 
@@ -76,7 +78,17 @@ def test_dp_equals_brute_force(kinds, training, magnitudes, search, threads, see
     problem = matrix_problem(kinds, training, magnitudes, seed)
     target_lists: list[bool] = []
     kernel_threads: set[int] = set()
-    real_targets, real_run, real_dp = kernel.target_pairs, kernel.run, kernel.lattice_dp
+    real_targets, real_run, real_dp, real_reach = (
+        kernel.target_pairs,
+        kernel.run,
+        kernel.lattice_dp,
+        kernel.reach_inputs,
+    )
+    reach_runs: list[int] = []
+
+    def reach_inputs(*args, **kwargs):
+        reach_runs.append(1)
+        return real_reach(*args, **kwargs)
 
     def targets(*args, **kwargs):
         found = real_targets(*args, **kwargs)
@@ -91,7 +103,15 @@ def test_dp_equals_brute_force(kinds, training, magnitudes, search, threads, see
         return real_dp(*args)
 
     with (
-        mock.patch.multiple(kernel, target_pairs=targets, lattice_dp=lattice_dp, THREAD_MIN_ROWS=1),
+        mock.patch.multiple(
+            kernel,
+            target_pairs=targets,
+            lattice_dp=lattice_dp,
+            reach_inputs=reach_inputs,
+            THREAD_MIN_ROWS=1,
+            REACH_MIN_IDEALS=0 if search == "reach" else 10**9,
+            REACH_TRAINING=True,
+        ),
         mock.patch.multiple(pairs, **FORCED[search]),
         mock.patch.object(dp_module, "run", run),
     ):
@@ -107,5 +127,6 @@ def test_dp_equals_brute_force(kinds, training, magnitudes, search, threads, see
     assert evaluation.max_load == result.objective
     # The case ran the mode it names.
     assert target_lists and all(target_lists) if search == "pair" else not any(target_lists)
+    assert bool(reach_runs) == (search == "reach")
     if threads == 2 and problem.graph.nodes and result.stat("ideals") >= 3:
         assert len(kernel_threads) >= 2  # the calling thread and a pool thread (a new pool per pass)

@@ -44,6 +44,7 @@ from .lattice_search import lattice_dp as lattice_dp
 from .lattice_search import new_table as new_table
 from .limits import check_table_size
 from .pairs import no_targets, target_pairs
+from .reach import reach_inputs
 from .verify import VerifiedSplit as VerifiedSplit
 from .verify import relax_then_verify as relax_then_verify
 from .verify import traceback_split as traceback_split
@@ -89,6 +90,16 @@ THREAD_MIN_IDEALS = 2000
 #: A level with fewer rows than this runs on one thread.
 THREAD_MIN_ROWS = 8
 
+#: The largest ``reach`` table (bytes) a run allocates; above it the run searches without reach (:mod:`placement.exact.reach`).
+REACH_MAX_BYTES = 256 * 2**20
+
+#: Below this many ideals a run searches without reach (its table costs more than it saves; scripts/bench_dp.py).
+REACH_MIN_IDEALS = 1000
+
+#: Reach on training graphs too. Off: on Inception-v3 training it cut the pairs 22.1 M -> 15.2 M but
+#: took 6.1 CPU s against 4.1 (one thread; a table lookup per superset, out of cache at 15 MB).
+REACH_TRAINING = False
+
 #: Pieces per thread a level's rows are cut into (a row's cost varies a lot; a kernel call costs ~30 us).
 THREAD_PIECES = 4
 
@@ -122,6 +133,7 @@ def run(
     workers: int | None = None,
     targets: tuple | None = None,
     rows: np.ndarray | None = None,
+    reach: bool = True,
 ):
     """:func:`lattice_dp` on ``inputs`` over ``lattice`` = (up_start, up_group, up_target, n_ideals).
 
@@ -139,6 +151,9 @@ def run(
     ``rows``: search only these rows, in this order, on one thread, in a fresh table (their
     supersets are not filled first, so the values are not the DP's): the pairs searched from a
     sample of rows, to estimate a run before making it.
+    ``reach``: cut search branches by the rows already final (:mod:`placement.exact.reach`;
+    not with ``rows``, ``count_only`` or pair mode, below :data:`REACH_MIN_IDEALS` ideals, on
+    training graphs (:data:`REACH_TRAINING`), nor when its table would exceed :data:`REACH_MAX_BYTES`).
     Returns (best, parent_ideal, parent_type, pairs).
     """
     up_start, up_group, up_target, n_ideals = lattice
@@ -159,6 +174,22 @@ def run(
         if floor is not None and not count_only and modes[1] == 0:
             targets = target_pairs(a, lattice, floor) or targets
     n_workers = default_workers(n) if workers is None else max(1, int(workers))
+    nothing = np.zeros(1, np.int64)
+    off = np.full((1, 1, 1, 1), np.inf), np.zeros((1, 1, 2)), np.zeros((1, 2)), nothing, nothing
+    # Reach cuts branches of the cover-edge search; pair mode (few targets) has little left to cut,
+    # and on training graphs (backward nodes) its checks cost more than they save (REACH_TRAINING).
+    with_reach = (
+        reach
+        and rows is None
+        and not count_only
+        and len(targets[0]) == 0
+        and REACH_MIN_IDEALS <= n
+        and n * a.n_states * a.n_types * 16 <= REACH_MAX_BYTES
+        and (REACH_TRAINING or bool(a.node_fwd.all()))
+    )
+    reach_arr, ideal_work, work_slack, tree_below, tree_added = (
+        reach_inputs(a, lattice, best, float(upper_bound), objective) if with_reach else off
+    )
 
     def fill(rows, counters):
         return lattice_dp(
@@ -205,6 +236,11 @@ def run(
             tuple(targets),  # a plain tuple: the named tuple's fields are unpacked by position
             rows,
             counters,
+            reach_arr,
+            ideal_work,
+            work_slack,
+            tree_below,
+            tree_added,
         )
 
     if rows is not None:

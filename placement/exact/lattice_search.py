@@ -12,7 +12,8 @@ Modules, one topic each (read in this order): this docstring (the contract);
 bound: every ``2.0 * er``, ``EPS * abs(r)`` below is a step of it);
 :mod:`~placement.exact.codes` (parent codes, objectives, modes); :mod:`~placement.exact.cells`
 (a row's open cells); :mod:`~placement.exact.stage` (a stage's node state);
-:mod:`~placement.exact.pairs` (pair mode's targets); :mod:`~placement.exact.row_search` (the
+:mod:`~placement.exact.pairs` (pair mode's targets); :mod:`~placement.exact.reach` (the cut by
+the rows already final); :mod:`~placement.exact.row_search` (the
 search of one row: the cover-edge search and pair mode, two sources of candidate stages, and
 the closing of a row); :mod:`~placement.exact.stage_eval` (the one evaluate-and-relax step they
 feed: intervals, loads, relaxation, exact rebuild); :mod:`~placement.exact.borrow` (why the
@@ -110,6 +111,13 @@ when every stage feeds the next.
 alone exceeds ``upper_bound``, or its memory at the smallest in-flight count exceeds the
 cap - all monotone in ``J`` - so no split whose loads are all ``<= upper_bound`` is cut.
 
+**Reach** (``reach``, ``ideal_work``, ``work_slack`` and the cover tree ``tree_below``,
+``tree_added``; a 1 x 1 x 1 x 1 ``reach`` turns it off): the cover-edge search skips a superset ``J`` and all of its supersets when no superset of
+``J`` holding a split of the rest within ``upper_bound`` can be reached by a stage within it,
+counting the stage's compute, the input it already receives from ``I`` and the output it must
+send (:mod:`placement.exact.reach`, which also proves that nothing within the bound is cut).
+Each row fills its entries of ``reach`` when it is closed.
+
 **Open cells** (the search's real cut). A cell ``(I, s)`` is *open* while its value is above
 its ``floor`` (:func:`cell_floors`; without floors every cell is open): a cell at or below
 its floor is final, and a cell whose floor is ``inf`` is never relaxed. A row with no open
@@ -199,6 +207,11 @@ def lattice_dp(
     targets,
     rows,
     counters,
+    reach,
+    ideal_work,
+    work_slack,
+    tree_below,
+    tree_added,
 ):
     """Fill the rows ``rows`` of the DP table (from :func:`new_table`), in that order; returns the pairs searched.
 
@@ -211,7 +224,8 @@ def lattice_dp(
     is increased by the number of pairs whose exact sums had to be rebuilt. ``floor``: the
     cells' floors (module docstring, "Open cells"), or a 1 x 1 array: every cell open.
     ``targets``: the data of :func:`target_pairs` (pair mode, module docstring), or
-    ``no_targets()``: the search walks the cover edges.
+    ``no_targets()``: the search walks the cover edges. ``reach`` (with ``ideal_work``,
+    ``work_slack``, ``tree_below``, ``tree_added``): module docstring, "Reach".
     """
     # The arrays are borrowed (no reference counts, placement/exact/borrow.py): the arguments are
     # held by the caller, the work arrays by `owned` until the end of this function.
@@ -230,12 +244,16 @@ def lattice_dp(
             cross_val,
             in_val,
             group_blocked,
+            ideal_work,
+            work_slack,
+            tree_below,
+            tree_added,
         )
     )
     devs = borrow_all(
         DeviceTypes(type_compute, type_fwd, type_cross, type_cap, type_dur_cross, next_state, prev_state, flight)
     )
-    table = borrow_all(Table(best, parent_ideal, parent_type, useful, used, floor, counters))
+    table = borrow_all(Table(best, parent_ideal, parent_type, useful, used, floor, counters, reach))
     min_flight = 1 << 30
     for s in range(1, n_states):  # state 0 is never the target of a stage
         if flight[s] < min_flight:
@@ -255,6 +273,7 @@ def lattice_dp(
         objective,
         floor.shape[0] > 1,
         min_flight,
+        reach.shape[0] > 1,
     )
     owned = _work_arrays(
         n_ideals,
@@ -264,6 +283,7 @@ def lattice_dp(
         type_compute.shape[0],
         preds.shape[0],
         out_degree.shape[0],
+        cross_val.shape[0],
     )
     work = borrow_all(owned)
     tg = borrow_all(Targets(*targets))  # (a plain tuple from some callers)
@@ -271,7 +291,7 @@ def lattice_dp(
     pairs = 0
     for i in rows:
         toggles, pairs = _search_row(i, graph, devs, table, tg, st, work, toggles, pairs)
-        _close_row(i, devs, table, st)
+        _close_row(i, graph, devs, table, st)
     return pairs + _held(owned)
 
 
@@ -282,7 +302,7 @@ def _held(owned):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _work_arrays(n_ideals, n_groups, n_q, n_states, n_types, n_preds, n_nodes):
+def _work_arrays(n_ideals, n_groups, n_q, n_states, n_types, n_preds, n_nodes, n_cross):
     """The search's work arrays (:class:`~placement.exact.row_search.Work`) for ``n_q`` quantities per stage."""
     max_depth = n_ideals + 1
     if n_groups + 2 < max_depth:
@@ -317,6 +337,13 @@ def _work_arrays(n_ideals, n_groups, n_q, n_states, n_types, n_preds, n_nodes):
         np.empty(n_states, dtype=np.int64),
         np.zeros(n_states, dtype=np.bool_),
         np.empty(n_types, dtype=np.float64),
+        np.zeros((max_depth, n_cross)),
+        np.full(n_nodes, -1, dtype=np.int64),
+        np.zeros(n_nodes, dtype=np.int64),
+        np.zeros((max_depth, n_cross)),
+        np.zeros(n_cross),
+        np.empty(n_aff, dtype=np.bool_),
+        np.full(1, -1, dtype=np.int64),
     )
 
 

@@ -33,6 +33,7 @@ from .cells import _can_improve, _open_cells
 from .codes import INHERIT
 from .exactsum import EPS
 from .pairs import _holds
+from .reach import beyond_reach, fill_reach
 from .stage import _crossing, _feeding, _move_group
 from .stage_eval import _evaluate_and_relax
 
@@ -53,6 +54,12 @@ class Graph(NamedTuple):
     cross_val: np.ndarray
     in_val: np.ndarray
     group_blocked: np.ndarray
+    ideal_work: (
+        np.ndarray
+    )  # [ideal, t, 2]: the ideal's compute on t, and plus its output (reach.py; tiny without reach)
+    work_slack: np.ndarray  # [t, 2]: their rounding allowances
+    tree_below: np.ndarray  # [ideal]: the cover tree (floors.cover_tree): the ideal it covers, and the group between
+    tree_added: np.ndarray
 
 
 class DeviceTypes(NamedTuple):
@@ -78,6 +85,9 @@ class Table(NamedTuple):
     used: np.ndarray
     floor: np.ndarray
     counters: np.ndarray
+    reach: (
+        np.ndarray
+    )  # [ideal, s, t, 2]: the least ideal_work of a superset within the bound (reach.py; 1 x 1 x 1 x 1: off)
 
 
 class Settings(NamedTuple):
@@ -97,6 +107,7 @@ class Settings(NamedTuple):
     objective: int
     has_floor: bool
     min_flight: int
+    has_reach: bool
 
 
 class Work(NamedTuple):
@@ -130,6 +141,13 @@ class Work(NamedTuple):
     open_cells: np.ndarray  # the states of row i whose cell may still improve
     is_open: np.ndarray  # [s]: state s is among them
     limit: np.ndarray  # [t]: the largest incumbent among the open cells a stage on t can improve
+    received: np.ndarray  # [depth, class]: the stage's communication terms of nodes of I (its input; reach.py)
+    row_of_node: np.ndarray  # [x]: the row whose ideal holds x (reach only: set when the row starts)
+    succ_in_row: np.ndarray  # [x]: for a node of I, its successors in I
+    absorbed: np.ndarray  # [depth, class]: output terms of nodes of I with every successor outside I in the stage
+    row_output: np.ndarray  # [class]: output terms of the nodes of I with a successor outside I
+    old_absorbed: np.ndarray  # a push's affected nodes: absorbed before the move
+    reach_hint: np.ndarray  # [1]: the state last found reachable (reach.beyond_reach)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -151,6 +169,11 @@ def _search_row(i, graph, devs, table, tg, st, work, toggles, pairs):
         work.er[0, q] = 0.0
     for t in range(devs.type_compute.shape[0]):
         work.blocked[0, t] = 0
+    for cl in range(work.received.shape[1]):
+        work.received[0, cl] = 0.0
+    if st.has_reach and depth == 0 and not pair_mode:
+        _mark_row(i, graph, work)
+        work.reach_hint[0] = -1
     row_pos = tg.pos[i] if pair_mode else -1  # pair mode: the row's place among the targets
     cand = row_pos + 1  # the next target to try (supersets have larger indices)
     while True:
@@ -170,13 +193,17 @@ def _search_row(i, graph, devs, table, tg, st, work, toggles, pairs):
             depth, j = _next_edge(i, depth, graph, work)
             if j < 0:
                 continue
-            pairs += 1
             nd = depth
+            if st.has_reach and _unreachable(i, j, n_open, nd - 1, graph, devs, table, st, work):
+                stack_group[nd] = -1  # nothing was moved: the pop has nothing to undo
+                stack_pos[nd] = up_start[j + 1]  # no stage through J or its supersets can end a split
+                continue
+            pairs += 1
             if st.count_only:
                 stack_pos[nd] = up_start[j]
                 _move_group(stack_group[nd], True, _node_links(graph), _node_state(work))
                 continue
-            toggles = _push_group(stack_group[nd], nd, toggles, graph, work)
+            toggles = _push_group(i, stack_group[nd], nd, toggles, graph, work, st.has_reach)
         changed, alive = _evaluate_and_relax(i, j, nd, kk, row_pos, pairs, n_open, graph, devs, table, tg, st, work)
         if pair_mode:
             if changed:
@@ -196,6 +223,64 @@ def _search_row(i, graph, devs, table, tg, st, work, toggles, pairs):
                 for level in range(nd + 1):
                     stack_pos[level] = up_start[stack_ideal[level] + 1]
     return toggles, pairs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mark_row(i, graph, work):
+    """Reach's data of row ``i``: its nodes, their successors inside ``I``, the output terms of ``I`` (module ``reach``).
+
+    Nodes are marked because a node outside the stage may also lie beyond ``J`` (training graphs).
+    """
+    group_start, group_nodes, pred_start, preds = graph.group_start, graph.group_nodes, graph.pred_start, graph.preds
+    for cl in range(work.row_output.shape[0]):
+        work.row_output[cl] = 0.0
+        work.absorbed[0, cl] = 0.0
+    for sweep in range(3):  # mark the nodes; count successors inside; add the outputs
+        k = i
+        while k > 0:
+            g = graph.tree_added[k]
+            for e in range(group_start[g], group_start[g + 1]):
+                x = group_nodes[e]
+                if sweep == 0:
+                    work.row_of_node[x] = i
+                    work.succ_in_row[x] = 0
+                elif sweep == 1:
+                    for q in range(pred_start[x], pred_start[x + 1]):
+                        if work.row_of_node[preds[q]] == i:
+                            work.succ_in_row[preds[q]] += 1
+                elif work.succ_in_row[x] < graph.out_degree[x]:
+                    for cl in range(work.row_output.shape[0]):
+                        work.row_output[cl] += graph.cross_val[cl, x]
+            k = graph.tree_below[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _skips(i, u, graph, work):
+    """Whether ``u`` is a node of ``I`` with a successor outside both ``I`` and the stage (its output skips the stage)."""
+    if work.row_of_node[u] != i:
+        return False
+    return work.stage_succ[u] < graph.out_degree[u] - work.succ_in_row[u]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _unreachable(i, j, n_open, level, graph, devs, table, st, work):
+    """Whether no stage grown from ``J`` (``j``) can improve an open cell of row ``i`` (:func:`~placement.exact.reach.beyond_reach`).
+
+    ``level``: the search depth of ``J``'s parent; its received terms are in every such stage.
+    """
+    return beyond_reach(
+        i,
+        j,
+        n_open,
+        work.open_cells,
+        work.is_open,
+        work.reach_hint,
+        devs.prev_state,
+        table.best,
+        (table.reach, graph.ideal_work, graph.work_slack, devs.type_cross),
+        (work.received[level], work.absorbed[level], work.row_output),
+        (st.overlap, st.upper_bound, st.objective),
+    )
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -237,7 +322,7 @@ def _next_edge(i, depth, graph, work):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _push_group(g, nd, toggles, graph, work):
+def _push_group(i, g, nd, toggles, graph, work, has_reach):
     """Level ``nd``'s running sums and error bounds: level ``nd - 1``'s plus group ``g``'s nodes; returns ``toggles``.
 
     Moves ``g`` into the node state; the boundary terms of its nodes and their predecessors
@@ -275,6 +360,9 @@ def _push_group(g, nd, toggles, graph, work):
                 work.old_cross[n_aff] = _crossing(in_stage, stage_succ, out_degree, u)
                 work.old_feed[n_aff] = _feeding(in_stage, fwd_succ_in, node_fwd, u)
                 n_aff += 1
+    if has_reach:
+        for a in range(n_aff):
+            work.old_absorbed[a] = not _skips(i, work.affected[a], graph, work)
     _move_group(g, True, _node_links(graph), _node_state(work))
     for a in range(n_aff):
         u = work.affected[a]
@@ -295,7 +383,34 @@ def _push_group(g, nd, toggles, graph, work):
                 r = ap[nd, q_in] + (v if now_feed else -v)
                 ap[nd, q_in] = r
                 er[nd, q_in] += EPS * abs(r)
+    if has_reach:
+        _track_row(i, nd, n_aff, graph, work)
     return toggles
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _track_row(i, nd, n_aff, graph, work):
+    """Reach's terms of level ``nd`` after a push: the parent level's, plus what the push's affected nodes of ``I`` changed.
+
+    A node of ``I`` that now crosses feeds the stage (``received``); one whose every successor
+    outside ``I`` is now in the stage no longer sends past it (``absorbed``). Neither is undone
+    until the pop (the stage only grows).
+    """
+    n_cross = graph.cross_val.shape[0]
+    for cl in range(n_cross):
+        work.received[nd, cl] = work.received[nd - 1, cl]
+        work.absorbed[nd, cl] = work.absorbed[nd - 1, cl]
+    for a in range(n_aff):
+        u = work.affected[a]
+        if work.row_of_node[u] != i:
+            continue
+        fed = not work.old_cross[a] and _crossing(work.in_stage, work.stage_succ, graph.out_degree, u)
+        absorbed = not work.old_absorbed[a] and not _skips(i, u, graph, work)
+        for cl in range(n_cross):
+            if fed:
+                work.received[nd, cl] += graph.cross_val[cl, u]
+            if absorbed:
+                work.absorbed[nd, cl] += graph.cross_val[cl, u]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -386,8 +501,8 @@ def _pair_stage(kk, row_pos, toggles, graph, tg, work):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _close_row(i, devs, table, st):
-    """Row ``i`` is final: close it (``closure``) and mark the states worth extending (``useful``)."""
+def _close_row(i, graph, devs, table, st):
+    """Row ``i`` is final: close it (``closure``), mark the states worth extending (``useful``), fill its ``reach``."""
     best, parent_ideal, parent_type, useful, used = (
         table.best,
         table.parent_ideal,
@@ -418,3 +533,5 @@ def _close_row(i, devs, table, st):
                     if back >= 0 and best[i, back] <= best[i, s] and (objective == 0 or used[i, back] <= used[i, s]):
                         dominated = True
             useful[i, s] = not dominated
+    if st.has_reach:
+        fill_reach(i, graph.up_start, graph.up_target, best, table.reach, graph.ideal_work, st.upper_bound, objective)
