@@ -91,6 +91,7 @@ def main() -> None:
     inference = placement.load_problem(SAMPLES / "throughput" / "layer" / "bert24_inference.json")
     training = placement.load_problem(SAMPLES / "ours" / "tiny_training.json")
     wide = placement.load_problem(SAMPLES / "ours" / "inception_wide_inference.json")
+    inception = placement.load_problem(SAMPLES / "ours" / "inception_v3_inference.json")
     runs = [
         ("dp, default graph", lambda: placement.solve(inference, "dp")),
         ("dp, no tie-break", lambda: placement.solve(inference, "dp", tie_break=False)),
@@ -100,6 +101,8 @@ def main() -> None:
         ("ideal walk (lattices past 20,000 ideals)", lambda: _walk(inference)),
         # 40,339 ideals: the lattice's levels shared out among threads, and pair mode (few target rows)
         ("dp, threads and pair mode (inception_wide)", lambda: placement.solve(wide, "dp")),
+        # reach (placement/exact/reach.py): inference lattices of 10,000 ideals or more
+        ("dp with reach and threads (inception_v3)", lambda: placement.solve(inception, "dp")),
     ]
     for schedule in ("1f1b", "gpipe"):
         for recompute in ("none", "always", "per-stage"):

@@ -93,8 +93,9 @@ THREAD_MIN_ROWS = 8
 #: The largest ``reach`` table (bytes) a run allocates; above it the run searches without reach (:mod:`placement.exact.reach`).
 REACH_MAX_BYTES = 256 * 2**20
 
-#: Below this many ideals a run searches without reach (its table costs more than it saves; scripts/bench_dp.py).
-REACH_MIN_IDEALS = 1000
+#: Below this many ideals a run searches without reach: on the 1,428-ideal BERT-3 operator graphs it cut up to 21 %
+#: of the pairs but saved no time, and took 17 % longer where it cut none (scripts/bench_dp.py, 2026-11-26).
+REACH_MIN_IDEALS = 10_000
 
 #: Reach on training graphs too. Off: on Inception-v3 training it cut the pairs 22.1 M -> 15.2 M but
 #: took 6.1 CPU s against 4.1 (one thread; a table lookup per superset, out of cache at 15 MB).
