@@ -27,11 +27,25 @@ the compute bound (with ``overlap``, where a load is ``max(compute, communicatio
 a second bound beside it). Only nodes of ``I`` count: in a training graph a node outside the
 stage may also lie beyond ``J`` (a backward edge) and join a later stage.
 
+**The output bound** (``reach[..., WITH_OUTPUT]``; not with ``overlap``). Let ``C_t(X)`` be
+the communication terms on ``t`` of the nodes of ``X`` with a successor outside ``X``
+(:func:`ideal_output`). The stage ``S = J \\ I`` sends every node of ``S`` with a successor
+outside ``J``; ``C_t(J)`` counts those and the nodes of ``I`` with a successor outside ``J``,
+which lie in ``A(J0)``: the nodes of ``I`` with a successor outside both ``I`` and the partial
+stage (a set that only shrinks as the stage grows). So the stage's load is at least
+``W_t(J) - W_t(I) + C_t(J) - c_t(A(J0)) + received``, and over the supersets ``J`` within the
+bound at least ``reach[J0, s', t, WITH_OUTPUT] - W_t(I) - c_t(A(J0)) + received``. The search
+keeps ``c_t(A(J0))`` as the output terms of ``I`` (``row_output``) less those of the nodes that
+have left ``A`` (``absorbed``), both sums of positive terms, rounded outward by ``1e-9``. The
+check takes the larger of the two bounds.
+
 **Rounding.** ``W_t`` are float sums of non-negative terms (:func:`~placement.exact.floors._type_sums`,
 node sums per group, then along the cover tree): at most ``n`` (nodes plus groups) additions of
 terms no larger than the whole graph's compute, so each is within ``n ulp(1) W_t(all) / 2`` of
-its exact value, and the difference of two within ``slack[t] = 2 n ulp(1) W_t(all)``, which
-the test subtracts: it never cuts a stage whose exact compute is within the bound. The received
+its exact value, and the difference of two within ``slack[t, COMPUTE] = 2 n ulp(1) W_t(all)``,
+which the test subtracts: it never cuts a stage whose exact compute is within the bound.
+``C_t(J)`` is at most ``2 n`` additions and subtractions from zero of terms whose total is
+``C_t`` of all nodes; ``slack[t, WITH_OUTPUT]`` adds ``4 (2 n + 2) ulp(1)`` times that total. The received
 terms are a float sum of positive terms, scaled down by ``1e-9`` (far above its rounding for
 up to 10^6 terms). Blocked groups count 0 in ``W_t`` (a stage holding one cannot run on ``t``
 at all), which only weakens the bound.
