@@ -24,7 +24,7 @@ from placement.exact import kernel
 from placement.exact.ideals import contract, enumerate_ideals
 from placement.exact.inputs import build_inputs
 from placement.exact.kernel import lattice_tuple
-from placement.exact.reach import beyond_reach, fill_reach, ideal_output, reach_inputs
+from placement.exact.reach import beyond_reach, fill_reach, ideal_output, node_graph, output_terms, reach_inputs
 
 from .randgraphs import random_problem
 from .test_dp_exact import _check, mixed_problem
@@ -72,12 +72,16 @@ def _reach_by_definition(lattice, work, best, upper_bound):
     return reach
 
 
+def _small_lattice(seed: int, training: bool):
+    """A random two-kind problem with its groups, ideal lattice and kernel inputs."""
+    problem = random_problem(seed, training=training, kinds=2, max_forward=5)
+    groups = contract(problem.graph)
+    return problem, groups, enumerate_ideals(groups, 10_000), build_inputs(problem, groups)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_fill_reach_is_its_definition(seed):
-    problem = random_problem(seed, training=seed % 2 == 1, kinds=2, max_forward=5)
-    groups = contract(problem.graph)
-    lattice = enumerate_ideals(groups, 10_000)
-    inputs = build_inputs(problem, groups)
+    _, _, lattice, inputs = _small_lattice(seed, training=seed % 2 == 1)
     rng = np.random.default_rng(seed)
     n = lattice.count
     best = np.where(rng.random((n, inputs.n_states)) < 0.6, rng.uniform(0, 2, (n, inputs.n_states)), np.inf)
@@ -92,15 +96,9 @@ def test_fill_reach_is_its_definition(seed):
 @pytest.mark.parametrize("seed", range(6))
 def test_ideal_output_is_its_definition(seed):
     """``C_t(J)``: the output terms on ``t`` of the nodes of ``J`` with a successor outside ``J`` (backward edges too)."""
-    problem = random_problem(seed, training=seed % 2 == 0, kinds=2, max_forward=5)
-    groups = contract(problem.graph)
-    lattice = enumerate_ideals(groups, 10_000)
-    inputs = build_inputs(problem, groups)
-    per_type = np.array(
-        [inputs.cross_val[c] if c >= 0 else np.zeros(inputs.cross_val.shape[1]) for c in inputs.type_cross.tolist()]
-    )
-    graph = (inputs.group_start, inputs.group_nodes, inputs.pred_start, inputs.preds, inputs.out_degree)
-    output = ideal_output(lattice_tuple(lattice), graph, per_type)
+    problem, groups, lattice, inputs = _small_lattice(seed, training=seed % 2 == 0)
+    per_type = output_terms(inputs)
+    output = ideal_output(lattice_tuple(lattice), node_graph(inputs), per_type)
     position = {node.id: k for k, node in enumerate(problem.graph.nodes)}
     for j in range(lattice.count):
         inside = {position[n] for g in lattice.groups_of(j) for n in groups.members[g]}

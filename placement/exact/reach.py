@@ -217,6 +217,20 @@ def ideal_output(lattice, graph, node_weight):
     return sums
 
 
+def output_terms(inputs) -> np.ndarray:
+    """Per device type and node: the node's communication term on that type (0 for a type without communication)."""
+    per_type = np.zeros((inputs.n_types, inputs.node_val.shape[1]))
+    for t in range(inputs.n_types):
+        if inputs.type_cross[t] >= 0:
+            per_type[t] = inputs.cross_val[inputs.type_cross[t]]
+    return per_type
+
+
+def node_graph(inputs) -> tuple:
+    """(group_start, group_nodes, pred_start, preds, out_degree): the graph arrays :func:`ideal_output` reads."""
+    return inputs.group_start, inputs.group_nodes, inputs.pred_start, inputs.preds, inputs.out_degree
+
+
 def reach_inputs(inputs, lattice: tuple, best: np.ndarray, upper_bound: float, objective: int):
     """(reach, ideal_work, slack, tree_below, tree_added) for a run over ``lattice`` with the table ``best`` (its full ideal's row filled).
 
@@ -231,13 +245,8 @@ def reach_inputs(inputs, lattice: tuple, best: np.ndarray, upper_bound: float, o
     plain, _, _ = _group_compute(inputs)
     _, work = _type_sums(up_start, up_group, up_target, n, plain)
     n_types, n_nodes = inputs.n_types, inputs.node_val.shape[1]
-    per_type = np.zeros((n_types, n_nodes))
-    for t in range(n_types):
-        if inputs.type_cross[t] >= 0:
-            per_type[t] = inputs.cross_val[inputs.type_cross[t]]
-    graph = (inputs.group_start, inputs.group_nodes, inputs.pred_start, inputs.preds, inputs.out_degree)
-    lattice_n = (up_start, up_group, up_target, n)
-    output = ideal_output(lattice_n, graph, per_type)
+    per_type = output_terms(inputs)
+    output = ideal_output((up_start, up_group, up_target, n), node_graph(inputs), per_type)
     ideal_work = np.ascontiguousarray(np.stack([work, work + output], axis=2))
     ulp = np.finfo(np.float64).eps
     slack = np.stack(
