@@ -1,8 +1,11 @@
 """Benchmark of the exact DP on every sample graph: ideals, pairs, seconds, peak memory.
 
 Each graph runs in a fresh process (so peak memory is that graph's own): the process
-first solves a tiny graph (loading the compiled kernel from numba's cache, or compiling
-it), then times ``solve_dp`` on the graph. Columns:
+first runs the app's solve-worker warm-up (``ui.solve_pool.warm``: small solves of each kind
+and the compiled ideal walk, loading the kernels' machine code from numba's cache, or
+compiling it), as every app solve runs in a worker warmed this way; then it times
+``solve_dp`` on the graph. A checkout without that warm-up (``--ref`` to an old one) solves a
+tiny graph instead. Columns:
 
 * ideals - ideals of the lattice the DP searches (after contracting color classes and
   merging free nodes, see placement/exact/ideals.py);
@@ -46,8 +49,13 @@ def _child(path: str, all_pairs: bool) -> None:
     from placement import Devices, Edge, Graph, Node, Problem, load_problem, solve_dp
     from placement.exact.dp import count_pairs
 
-    tiny = Problem(Graph((Node(1, 1, 1), Node(2, 1, 1)), (Edge(1, 2, 1),)), Devices.paper(1, 1))
-    solve_dp(tiny)
+    try:
+        from ui.solve_pool import warm  # noqa: PLC0415 - the checkout's own (PYTHONPATH)
+    except ImportError:  # an old checkout: a tiny solve loads the kernel
+        tiny = Problem(Graph((Node(1, 1, 1), Node(2, 1, 1)), (Edge(1, 2, 1),)), Devices.paper(1, 1))
+        solve_dp(tiny)
+    else:
+        warm()
     problem = load_problem(path)
     t0, c0 = time.perf_counter(), time.process_time()
     result = solve_dp(problem)

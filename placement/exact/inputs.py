@@ -14,11 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 
-def chain_lattice(n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """The chain of prefixes 0..g of the groups' topological numbering, as a lattice (a feasible-split bound)."""
+def chain_lattice(n_groups: int, order=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The chain of prefixes of one topological order of the groups, as a lattice (a feasible-split bound).
+
+    ``order``: the groups in a topological order (default: their numbering, which is one). Ideal
+    ``k`` of the chain holds the first ``k`` groups of the order; its one cover adds group ``order[k]``.
+    """
     up_start = np.arange(n_groups + 2, dtype=np.int64)
     up_start[-1] = n_groups
-    up_group = np.arange(n_groups, dtype=np.int32)
+    up_group = np.arange(n_groups, dtype=np.int32) if order is None else np.asarray(order, dtype=np.int32)
     up_target = np.arange(1, n_groups + 1, dtype=np.int32)
     return up_start, up_group, up_target, n_groups + 1
 
