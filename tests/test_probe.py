@@ -120,3 +120,35 @@ def test_the_probe_on_inception_v3(sample, beaten):
         arrays = lattice_tuple(enumerate_ideals(groups))
         value, _, runs, _ = dp_module._max_load_pass(inputs, arrays, overlap, chain, None, lambda k: None, lambda: True)
         assert runs == 1 and value < chain
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_the_probe_says_whether_some_order_beats_the_chain(seed):
+    """chain_beaten (feasibility runs clamped just below the chain's value) agrees with plain runs of the same orders."""
+    problem = random_problem(9000 + seed, training=seed % 2 == 1, kinds=1 + seed % 2, rich=True)
+    groups = contract(problem.graph)
+    inputs = build_inputs(problem, groups)
+    last = inputs.n_states - 1
+    overlap = problem.devices.overlap
+    chain = float(run(inputs, chain_lattice(groups.count), overlap, math.inf)[0][0, last])
+    if not math.isfinite(chain):
+        return
+    values = [
+        float(run(inputs, chain_lattice(groups.count, order), overlap, math.inf)[0][0, last])
+        for order in probe.random_orders(groups.count, groups.order_edges, probe.PROBE_ORDERS)
+    ]
+    assert probe.chain_beaten(inputs, groups.count, groups.order_edges, overlap, chain) == (min(values) < chain)
+
+
+def test_the_probe_is_exercised_both_ways():
+    """Among small random problems some order beats the numbering's chain and some does not (the test above binds)."""
+    outcomes = set()
+    for seed in range(24):
+        problem = random_problem(9000 + seed, training=seed % 2 == 1, kinds=1 + seed % 2, rich=True)
+        groups = contract(problem.graph)
+        inputs = build_inputs(problem, groups)
+        last = inputs.n_states - 1
+        chain = float(run(inputs, chain_lattice(groups.count), problem.devices.overlap, math.inf)[0][0, last])
+        if math.isfinite(chain):
+            outcomes.add(probe.chain_beaten(inputs, groups.count, groups.order_edges, problem.devices.overlap, chain))
+    assert outcomes == {True, False}
