@@ -5,7 +5,9 @@ can hold a value (the *targets*), :func:`placement.exact.kernel.lattice_dp` comp
 with the targets directly instead of walking every superset in between (the module docstring
 of :mod:`placement.exact.kernel`, "Pair mode"). This module decides when (the ``PAIR_*``
 limits) and builds the targets' bit sets, prefix sums with error bounds (derivation:
-:mod:`placement.exact.exactsum`, step 5) and boundary edges.
+:mod:`placement.exact.exactsum`, step 5) and boundary edges; and it holds pair mode's two steps of a
+row's search (:mod:`placement.exact.row_search`): the next target (:func:`next_target`) and the
+stage to it as a search level (:func:`pair_stage`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numba import njit
 
+from .cells import _can_improve
 from .exactsum import EPS
 from .floors import cover_tree
 
@@ -206,3 +209,91 @@ def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> Tar
     )
     ideal, pos, bits, sums, errors, blocked, edge_start, edge_src, edge_dst = data
     return Targets(ideal, pos, bits, sums, errors, blocked, edge_start, edge_src, edge_dst, node_group)
+
+
+# ----------------------------------------------------------------------------- the search's pair mode (row_search)
+@njit(cache=True, nogil=True, inline="always")
+def next_target(i, row_pos, cand, n_open, devs, table, tg, st, work):
+    """Pair mode's next target from position ``cand``: ``(kk, cand)``, ``kk = -1`` when none is left.
+
+    The target ``K`` (position ``kk``) contains ``I``, could improve an open cell, and its stage's
+    compute (an interval from the two ideals' sums) fits on some type.
+    """
+    type_compute, next_state, limit = devs.type_compute, devs.next_state, work.limit
+    tgt_sum, tgt_err, tgt_blocked, tgt_bits = tg.sums, tg.errors, tg.blocked, tg.bits
+    upper_bound, objective = st.upper_bound, st.objective
+    while cand < tg.ideal.shape[0]:
+        c = cand
+        cand += 1
+        j = tg.ideal[c]
+        if not _can_improve(i, j, n_open, work.open_cells, devs.prev_state, table.useful, table.best, objective):
+            continue
+        fits = False
+        for t in range(type_compute.shape[0]):
+            if next_state[t, 0] < 0 or tgt_blocked[c, t] > tgt_blocked[row_pos, t]:
+                continue
+            qc = type_compute[t]
+            d = tgt_sum[c, qc] - tgt_sum[row_pos, qc]
+            d_lo = d - 2.0 * (tgt_err[c, qc] + tgt_err[row_pos, qc] + EPS * abs(d))
+            if d_lo > upper_bound or d_lo > limit[t] or (objective == 0 and d_lo >= limit[t]):
+                continue
+            fits = True
+        if not fits:
+            continue
+        for w in range(tgt_bits.shape[1]):
+            if tgt_bits[row_pos, w] & ~tgt_bits[c, w]:
+                fits = False
+                break
+        if fits:
+            return c, cand
+    return -1, cand
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pair_stage(kk, row_pos, toggles, graph, tg, work):
+    """The stage ``K \\ I`` of pair mode as a search level: ``(nd, toggles)``, ``nd`` its number of groups.
+
+    Additive sums are differences of the two ideals' sums; boundary terms come from the
+    boundary edges of ``I`` and ``K``.
+    """
+    ap, er, mark, tgt_bits = work.ap, work.er, work.mark, tg.bits
+    n_val = graph.node_val.shape[0]
+    nd = 0
+    for w in range(tgt_bits.shape[1]):
+        stage_bits = tgt_bits[kk, w] & ~tgt_bits[row_pos, w]
+        while stage_bits:
+            stage_bits &= stage_bits - np.uint64(1)
+            nd += 1
+    for q in range(n_val):
+        d = tg.sums[kk, q] - tg.sums[row_pos, q]
+        ap[nd, q] = d
+        er[nd, q] = tg.errors[kk, q] + tg.errors[row_pos, q] + EPS * abs(d)
+    for q in range(n_val, ap.shape[1]):
+        ap[nd, q] = 0.0
+        er[nd, q] = 0.0
+    for t in range(work.blocked.shape[1]):
+        work.blocked[nd, t] = tg.blocked[kk, t] - tg.blocked[row_pos, t]
+    # A node crosses when an edge joins it to the other side of the stage: such an edge
+    # crosses the boundary of I or of K (the ideals' boundary edges, both directions).
+    toggles += 1
+    for side in range(2):
+        c = kk if side == 0 else row_pos
+        for m in range(tg.edge_start[c], tg.edge_start[c + 1]):
+            u = tg.edge_src[m]
+            if mark[u] == toggles:
+                continue
+            g = tg.node_group[u]
+            h = tg.node_group[tg.edge_dst[m]]
+            u_in = _holds(tgt_bits, kk, g) and not _holds(tgt_bits, row_pos, g)
+            v_in = _holds(tgt_bits, kk, h) and not _holds(tgt_bits, row_pos, h)
+            if u_in == v_in:
+                continue
+            mark[u] = toggles
+            for cl in range(graph.cross_val.shape[0]):
+                v = graph.cross_val[cl, u]
+                if v != 0.0:
+                    q = n_val + cl
+                    r = ap[nd, q] + v
+                    ap[nd, q] = r
+                    er[nd, q] += EPS * abs(r)
+    return nd, toggles

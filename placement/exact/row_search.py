@@ -8,7 +8,7 @@ stages ``J \\ I`` in one of two ways and hands each to the one evaluate-and-rela
 * the **cover-edge search** (:func:`_next_edge`, :func:`_push_group`): a depth-first search over
   the supersets ``J`` of ``I`` through cover edges, adding one group per level; each level keeps
   its running sums (``ap``, with error bounds ``er``) and is undone on pop;
-* **pair mode** (:func:`_next_target`, :func:`_pair_stage`): each target ``K > I`` directly, the
+* **pair mode** (:func:`placement.exact.pairs.next_target`, :func:`placement.exact.pairs.pair_stage`): each target ``K > I`` directly, the
   stage's sums being differences of the two ideals' sums.
 
 Every helper is inlined (``inline="always"``) and receives its arrays *borrowed*
@@ -29,10 +29,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .cells import _can_improve, _open_cells
+from .cells import _open_cells
 from .codes import INHERIT
 from .exactsum import EPS
-from .pairs import _holds
+from .pairs import next_target, pair_stage
 from .reach import beyond_reach, fill_reach
 from .stage import _crossing, _feeding, _move_group
 from .stage_eval import _evaluate_and_relax
@@ -181,11 +181,11 @@ def _search_row(i, graph, devs, table, tg, st, work, toggles, pairs):
         if pair_mode:
             if n_open == 0 or row_pos < 0:
                 break
-            kk, cand = _next_target(i, row_pos, cand, n_open, devs, table, tg, st, work)
+            kk, cand = next_target(i, row_pos, cand, n_open, devs, table, tg, st, work)
             if kk < 0:
                 break
             j = tg.ideal[kk]
-            nd, toggles = _pair_stage(kk, row_pos, toggles, graph, tg, work)
+            nd, toggles = pair_stage(kk, row_pos, toggles, graph, tg, work)
             pairs += 1
         else:
             if depth < 0:
@@ -411,93 +411,6 @@ def _track_row(i, nd, n_aff, graph, work):
                 work.received[nd, cl] += graph.cross_val[cl, u]
             if absorbed:
                 work.absorbed[nd, cl] += graph.cross_val[cl, u]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _next_target(i, row_pos, cand, n_open, devs, table, tg, st, work):
-    """Pair mode's next target from position ``cand``: ``(kk, cand)``, ``kk = -1`` when none is left.
-
-    The target ``K`` (position ``kk``) contains ``I``, could improve an open cell, and its stage's
-    compute (an interval from the two ideals' sums) fits on some type.
-    """
-    type_compute, next_state, limit = devs.type_compute, devs.next_state, work.limit
-    tgt_sum, tgt_err, tgt_blocked, tgt_bits = tg.sums, tg.errors, tg.blocked, tg.bits
-    upper_bound, objective = st.upper_bound, st.objective
-    while cand < tg.ideal.shape[0]:
-        c = cand
-        cand += 1
-        j = tg.ideal[c]
-        if not _can_improve(i, j, n_open, work.open_cells, devs.prev_state, table.useful, table.best, objective):
-            continue
-        fits = False
-        for t in range(type_compute.shape[0]):
-            if next_state[t, 0] < 0 or tgt_blocked[c, t] > tgt_blocked[row_pos, t]:
-                continue
-            qc = type_compute[t]
-            d = tgt_sum[c, qc] - tgt_sum[row_pos, qc]
-            d_lo = d - 2.0 * (tgt_err[c, qc] + tgt_err[row_pos, qc] + EPS * abs(d))
-            if d_lo > upper_bound or d_lo > limit[t] or (objective == 0 and d_lo >= limit[t]):
-                continue
-            fits = True
-        if not fits:
-            continue
-        for w in range(tgt_bits.shape[1]):
-            if tgt_bits[row_pos, w] & ~tgt_bits[c, w]:
-                fits = False
-                break
-        if fits:
-            return c, cand
-    return -1, cand
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pair_stage(kk, row_pos, toggles, graph, tg, work):
-    """The stage ``K \\ I`` of pair mode as a search level: ``(nd, toggles)``, ``nd`` its number of groups.
-
-    Additive sums are differences of the two ideals' sums; boundary terms come from the
-    boundary edges of ``I`` and ``K``.
-    """
-    ap, er, mark, tgt_bits = work.ap, work.er, work.mark, tg.bits
-    n_val = graph.node_val.shape[0]
-    nd = 0
-    for w in range(tgt_bits.shape[1]):
-        stage_bits = tgt_bits[kk, w] & ~tgt_bits[row_pos, w]
-        while stage_bits:
-            stage_bits &= stage_bits - np.uint64(1)
-            nd += 1
-    for q in range(n_val):
-        d = tg.sums[kk, q] - tg.sums[row_pos, q]
-        ap[nd, q] = d
-        er[nd, q] = tg.errors[kk, q] + tg.errors[row_pos, q] + EPS * abs(d)
-    for q in range(n_val, ap.shape[1]):
-        ap[nd, q] = 0.0
-        er[nd, q] = 0.0
-    for t in range(work.blocked.shape[1]):
-        work.blocked[nd, t] = tg.blocked[kk, t] - tg.blocked[row_pos, t]
-    # A node crosses when an edge joins it to the other side of the stage: such an edge
-    # crosses the boundary of I or of K (the ideals' boundary edges, both directions).
-    toggles += 1
-    for side in range(2):
-        c = kk if side == 0 else row_pos
-        for m in range(tg.edge_start[c], tg.edge_start[c + 1]):
-            u = tg.edge_src[m]
-            if mark[u] == toggles:
-                continue
-            g = tg.node_group[u]
-            h = tg.node_group[tg.edge_dst[m]]
-            u_in = _holds(tgt_bits, kk, g) and not _holds(tgt_bits, row_pos, g)
-            v_in = _holds(tgt_bits, kk, h) and not _holds(tgt_bits, row_pos, h)
-            if u_in == v_in:
-                continue
-            mark[u] = toggles
-            for cl in range(graph.cross_val.shape[0]):
-                v = graph.cross_val[cl, u]
-                if v != 0.0:
-                    q = n_val + cl
-                    r = ap[nd, q] + v
-                    ap[nd, q] = r
-                    er[nd, q] += EPS * abs(r)
-    return nd, toggles
 
 
 @njit(cache=True, nogil=True, inline="always")
