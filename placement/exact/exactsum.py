@@ -16,7 +16,7 @@ Every load the kernel stores is a correctly rounded sum of per-node terms, the s
      from the exact sum ``S_n`` by at most the sum of the step errors, since each step adds
      an exact term to the previous computed value:
      ``|r_n - S_n| <= sum_k |r_k - (r_{k-1} + v_k)| <= E := sum_k EPS |r_k|``.
-  3. The kernel accumulates ``e = fl(sum_k EPS |r_k|)`` in floating point (``er`` per search
+  3. The kernel accumulates ``e = fl(sum_k EPS |r_k|)`` in floating point (``stage_errors`` per search
      depth, restored on pop, never subtracted back); a float sum of ``n`` non-negative terms
      is at least ``E (1 - n u)``. With ``n u <= 1/4`` (any realistic ``n < 2**51``),
      ``2 e >= 1.5 E``, so ``[r - 2 e, r + 2 e]`` holds ``S_n`` with slack ``>= 0.5 E``.

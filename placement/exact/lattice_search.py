@@ -9,7 +9,7 @@ problems, schedules or kinds.
 
 Modules, one topic each (read in this order): this docstring (the contract);
 :mod:`~placement.exact.exactsum` (exact sums, and the derivation of the running sums' error
-bound: every ``2.0 * er``, ``EPS * abs(r)`` below is a step of it);
+bound: every ``2.0 * stage_errors``, ``EPS * abs(r)`` below is a step of it);
 :mod:`~placement.exact.codes` (parent codes, objectives, modes); :mod:`~placement.exact.cells`
 (a row's open cells); :mod:`~placement.exact.stage` (a stage's node state);
 :mod:`~placement.exact.pairs` (pair mode's targets); :mod:`~placement.exact.reach` (the cut by
@@ -258,7 +258,7 @@ def lattice_dp(
     for s in range(1, n_states):  # state 0 is never the target of a stage
         if flight[s] < min_flight:
             min_flight = flight[s]
-    st = Settings(
+    settings = Settings(
         n_states,
         mem_w,
         mem_p,
@@ -286,12 +286,12 @@ def lattice_dp(
         cross_val.shape[0],
     )
     work = borrow_all(owned)
-    tg = borrow_all(Targets(*targets))  # (a plain tuple from some callers)
+    pair_targets = borrow_all(Targets(*targets))  # (a plain tuple from some callers)
     toggles = 0
     pairs = 0
     for i in rows:
-        toggles, pairs = _search_row(i, graph, devs, table, tg, st, work, toggles, pairs)
-        _close_row(i, graph, devs, table, st)
+        toggles, pairs = _search_row(i, graph, devs, table, pair_targets, settings, work, toggles, pairs)
+        _close_row(i, graph, devs, table, settings)
     return pairs + _held(owned)
 
 

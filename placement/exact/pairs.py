@@ -213,28 +213,33 @@ def target_pairs(inputs: KernelInputs, lattice: tuple, floor: np.ndarray) -> Tar
 
 # ----------------------------------------------------------------------------- the search's pair mode (row_search)
 @njit(cache=True, nogil=True, inline="always")
-def next_target(i, row_pos, cand, n_open, devs, table, tg, st, work):
-    """Pair mode's next target from position ``cand``: ``(kk, cand)``, ``kk = -1`` when none is left.
+def next_target(i, row_pos, cand, n_open, devs, table, pair_targets, settings, work):
+    """Pair mode's next target from position ``cand``: ``(target_pos, cand)``, ``target_pos = -1`` when none is left.
 
-    The target ``K`` (position ``kk``) contains ``I``, could improve an open cell, and its stage's
+    The target ``K`` (position ``target_pos``) contains ``I``, could improve an open cell, and its stage's
     compute (an interval from the two ideals' sums) fits on some type.
     """
     type_compute, next_state, limit = devs.type_compute, devs.next_state, work.limit
-    tgt_sum, tgt_err, tgt_blocked, tgt_bits = tg.sums, tg.errors, tg.blocked, tg.bits
-    upper_bound, objective = st.upper_bound, st.objective
-    while cand < tg.ideal.shape[0]:
+    tgt_sum, tgt_err, tgt_blocked, tgt_bits = (
+        pair_targets.sums,
+        pair_targets.errors,
+        pair_targets.blocked,
+        pair_targets.bits,
+    )
+    upper_bound, objective = settings.upper_bound, settings.objective
+    while cand < pair_targets.ideal.shape[0]:
         c = cand
         cand += 1
-        j = tg.ideal[c]
+        j = pair_targets.ideal[c]
         if not _can_improve(i, j, n_open, work.open_cells, devs.prev_state, table.useful, table.best, objective):
             continue
         fits = False
         for t in range(type_compute.shape[0]):
             if next_state[t, 0] < 0 or tgt_blocked[c, t] > tgt_blocked[row_pos, t]:
                 continue
-            qc = type_compute[t]
-            d = tgt_sum[c, qc] - tgt_sum[row_pos, qc]
-            d_lo = d - 2.0 * (tgt_err[c, qc] + tgt_err[row_pos, qc] + EPS * abs(d))
+            compute_q = type_compute[t]
+            d = tgt_sum[c, compute_q] - tgt_sum[row_pos, compute_q]
+            d_lo = d - 2.0 * (tgt_err[c, compute_q] + tgt_err[row_pos, compute_q] + EPS * abs(d))
             if d_lo > upper_bound or d_lo > limit[t] or (objective == 0 and d_lo >= limit[t]):
                 continue
             fits = True
@@ -250,42 +255,44 @@ def next_target(i, row_pos, cand, n_open, devs, table, tg, st, work):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def pair_stage(kk, row_pos, toggles, graph, tg, work):
-    """The stage ``K \\ I`` of pair mode as a search level: ``(nd, toggles)``, ``nd`` its number of groups.
+def pair_stage(target_pos, row_pos, toggles, graph, pair_targets, work):
+    """The stage ``K \\ I`` of pair mode as a search level: ``(stage_depth, toggles)``, ``stage_depth`` its number of groups.
 
     Additive sums are differences of the two ideals' sums; boundary terms come from the
     boundary edges of ``I`` and ``K``.
     """
-    ap, er, mark, tgt_bits = work.ap, work.er, work.mark, tg.bits
+    stage_sums, stage_errors, mark, tgt_bits = work.stage_sums, work.stage_errors, work.mark, pair_targets.bits
     n_val = graph.node_val.shape[0]
-    nd = 0
+    stage_depth = 0
     for w in range(tgt_bits.shape[1]):
-        stage_bits = tgt_bits[kk, w] & ~tgt_bits[row_pos, w]
+        stage_bits = tgt_bits[target_pos, w] & ~tgt_bits[row_pos, w]
         while stage_bits:
             stage_bits &= stage_bits - np.uint64(1)
-            nd += 1
+            stage_depth += 1
     for q in range(n_val):
-        d = tg.sums[kk, q] - tg.sums[row_pos, q]
-        ap[nd, q] = d
-        er[nd, q] = tg.errors[kk, q] + tg.errors[row_pos, q] + EPS * abs(d)
-    for q in range(n_val, ap.shape[1]):
-        ap[nd, q] = 0.0
-        er[nd, q] = 0.0
+        d = pair_targets.sums[target_pos, q] - pair_targets.sums[row_pos, q]
+        stage_sums[stage_depth, q] = d
+        stage_errors[stage_depth, q] = (
+            pair_targets.errors[target_pos, q] + pair_targets.errors[row_pos, q] + EPS * abs(d)
+        )
+    for q in range(n_val, stage_sums.shape[1]):
+        stage_sums[stage_depth, q] = 0.0
+        stage_errors[stage_depth, q] = 0.0
     for t in range(work.blocked.shape[1]):
-        work.blocked[nd, t] = tg.blocked[kk, t] - tg.blocked[row_pos, t]
+        work.blocked[stage_depth, t] = pair_targets.blocked[target_pos, t] - pair_targets.blocked[row_pos, t]
     # A node crosses when an edge joins it to the other side of the stage: such an edge
     # crosses the boundary of I or of K (the ideals' boundary edges, both directions).
     toggles += 1
     for side in range(2):
-        c = kk if side == 0 else row_pos
-        for m in range(tg.edge_start[c], tg.edge_start[c + 1]):
-            u = tg.edge_src[m]
+        c = target_pos if side == 0 else row_pos
+        for m in range(pair_targets.edge_start[c], pair_targets.edge_start[c + 1]):
+            u = pair_targets.edge_src[m]
             if mark[u] == toggles:
                 continue
-            g = tg.node_group[u]
-            h = tg.node_group[tg.edge_dst[m]]
-            u_in = _holds(tgt_bits, kk, g) and not _holds(tgt_bits, row_pos, g)
-            v_in = _holds(tgt_bits, kk, h) and not _holds(tgt_bits, row_pos, h)
+            g = pair_targets.node_group[u]
+            h = pair_targets.node_group[pair_targets.edge_dst[m]]
+            u_in = _holds(tgt_bits, target_pos, g) and not _holds(tgt_bits, row_pos, g)
+            v_in = _holds(tgt_bits, target_pos, h) and not _holds(tgt_bits, row_pos, h)
             if u_in == v_in:
                 continue
             mark[u] = toggles
@@ -293,7 +300,7 @@ def pair_stage(kk, row_pos, toggles, graph, tg, work):
                 v = graph.cross_val[cl, u]
                 if v != 0.0:
                     q = n_val + cl
-                    r = ap[nd, q] + v
-                    ap[nd, q] = r
-                    er[nd, q] += EPS * abs(r)
-    return nd, toggles
+                    r = stage_sums[stage_depth, q] + v
+                    stage_sums[stage_depth, q] = r
+                    stage_errors[stage_depth, q] += EPS * abs(r)
+    return stage_depth, toggles

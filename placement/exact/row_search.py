@@ -7,19 +7,20 @@ stages ``J \\ I`` in one of two ways and hands each to the one evaluate-and-rela
 
 * the **cover-edge search** (:func:`_next_edge`, :func:`_push_group`): a depth-first search over
   the supersets ``J`` of ``I`` through cover edges, adding one group per level; each level keeps
-  its running sums (``ap``, with error bounds ``er``) and is undone on pop;
+  its running sums (``stage_sums``, with error bounds ``stage_errors``) and is undone on pop;
 * **pair mode** (:func:`placement.exact.pairs.next_target`, :func:`placement.exact.pairs.pair_stage`): each target ``K > I`` directly, the
   stage's sums being differences of the two ideals' sums.
 
 Every helper is inlined (``inline="always"``) and receives its arrays *borrowed*
 (:mod:`placement.exact.borrow`: no reference counts), grouped in the named tuples below; that is
 what lets per-pair helpers cost nothing next to the code written out in one function (the
-measurements are in :mod:`placement.exact.lattice_search`). Short names of the search's
-arrays (fields of :class:`Work`): ``ap``/``er`` running sums and their error bounds per depth,
-``exp``/``exp_len`` exact sums, ``lo_q``/``hi_q`` the stage's quantities as intervals, ``mark``
-(push or pair) and ``mark2`` (exact rebuild) node stamps; in the code, ``nd`` is the stage's
-depth, ``kk`` pair mode's target, ``qc`` the ``node_val`` row of a type's compute, ``toggles``
-the stamp counter of ``mark``.
+measurements are in :mod:`placement.exact.lattice_search`). The search's main arrays (fields of
+:class:`Work`): ``stage_sums``/``stage_errors`` the running sums and their error bounds per
+depth, ``exact_terms``/``exact_len`` the exact sums, ``lo_q``/``hi_q`` the stage's quantities as
+intervals, ``mark`` (push or pair) and ``rebuild_mark`` (exact rebuild) node stamps. In the code,
+``stage_depth`` is the number of groups in the stage (its depth in the search), ``target_pos``
+pair mode's target, ``compute_q`` the ``node_val`` row of a type's compute, ``toggles`` the stamp
+counter of ``mark``; ``settings`` and ``pair_targets`` are the :class:`Settings` and the targets.
 """
 
 from __future__ import annotations
@@ -113,17 +114,17 @@ class Settings(NamedTuple):
 class Work(NamedTuple):
     """The search's work arrays (:func:`~placement.exact.lattice_search._work_arrays`); depth-indexed ones have ``max_depth`` rows."""
 
-    exp: np.ndarray  # [depth, q, MAXP]: exact sums of the stage (rebuilt on demand)
-    exp_len: np.ndarray  # [depth, q]: their lengths
-    ap: np.ndarray  # [depth, q]: running sums per search depth (restored on pop, never subtracted back)
-    er: np.ndarray  # [depth, q]: their error bounds
+    exact_terms: np.ndarray  # [depth, q, MAXP]: exact sums of the stage (rebuilt on demand)
+    exact_len: np.ndarray  # [depth, q]: their lengths
+    stage_sums: np.ndarray  # [depth, q]: running sums per search depth (restored on pop, never subtracted back)
+    stage_errors: np.ndarray  # [depth, q]: their error bounds
     lo_q: np.ndarray  # [q]: the stage's quantities as intervals [lo_q, hi_q]
     hi_q: np.ndarray
     load_lo: np.ndarray  # [mode, t]: the stage's load per mode and type, as an interval
     load_hi: np.ndarray
     dur_lo: np.ndarray  # [t]: its duration (tie-break), as an interval
     dur_hi: np.ndarray
-    mark2: np.ndarray  # [x]: node stamps of the exact rebuild (by pair count)
+    rebuild_mark: np.ndarray  # [x]: node stamps of the exact rebuild (by pair count)
     blocked: np.ndarray  # [depth, t]: the stage's nodes that cannot run on t
     tmp: np.ndarray  # scratch of _round_sum
     stamp: np.ndarray  # [J]: the row that last reached J (each superset once per row)
@@ -151,41 +152,41 @@ class Work(NamedTuple):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _search_row(i, graph, devs, table, tg, st, work, toggles, pairs):
+def _search_row(i, graph, devs, table, pair_targets, settings, work, toggles, pairs):
     """Search row ``i`` (every superset row final); returns ``(toggles, pairs)`` advanced."""
     up_start = graph.up_start
     stack_ideal, stack_pos, stack_group = work.stack_ideal, work.stack_pos, work.stack_group
-    pair_mode = tg.ideal.shape[0] > 0
+    pair_mode = pair_targets.ideal.shape[0] > 0
     n_open = _open_cells(
-        i, table.best, table.floor, st.has_floor, devs.prev_state, work.open_cells, work.is_open, work.limit
+        i, table.best, table.floor, settings.has_floor, devs.prev_state, work.open_cells, work.is_open, work.limit
     )
-    depth = 0 if n_open > 0 or st.count_only else -1  # no open cell: nothing to search
+    depth = 0 if n_open > 0 or settings.count_only else -1  # no open cell: nothing to search
     stack_ideal[0] = i
     stack_pos[0] = up_start[i]
     stack_group[0] = -1
     work.stamp[i] = i
-    for q in range(work.ap.shape[1]):
-        work.ap[0, q] = 0.0
-        work.er[0, q] = 0.0
+    for q in range(work.stage_sums.shape[1]):
+        work.stage_sums[0, q] = 0.0
+        work.stage_errors[0, q] = 0.0
     for t in range(devs.type_compute.shape[0]):
         work.blocked[0, t] = 0
     for cl in range(work.received.shape[1]):
         work.received[0, cl] = 0.0
-    if st.has_reach and depth == 0 and not pair_mode:
+    if settings.has_reach and depth == 0 and not pair_mode:
         _mark_row(i, graph, work)
         work.reach_hint[0] = -1
-    row_pos = tg.pos[i] if pair_mode else -1  # pair mode: the row's place among the targets
+    row_pos = pair_targets.pos[i] if pair_mode else -1  # pair mode: the row's place among the targets
     cand = row_pos + 1  # the next target to try (supersets have larger indices)
     while True:
-        kk = -1
+        target_pos = -1
         if pair_mode:
             if n_open == 0 or row_pos < 0:
                 break
-            kk, cand = next_target(i, row_pos, cand, n_open, devs, table, tg, st, work)
-            if kk < 0:
+            target_pos, cand = next_target(i, row_pos, cand, n_open, devs, table, pair_targets, settings, work)
+            if target_pos < 0:
                 break
-            j = tg.ideal[kk]
-            nd, toggles = pair_stage(kk, row_pos, toggles, graph, tg, work)
+            j = pair_targets.ideal[target_pos]
+            stage_depth, toggles = pair_stage(target_pos, row_pos, toggles, graph, pair_targets, work)
             pairs += 1
         else:
             if depth < 0:
@@ -193,34 +194,50 @@ def _search_row(i, graph, devs, table, tg, st, work, toggles, pairs):
             depth, j = _next_edge(i, depth, graph, work)
             if j < 0:
                 continue
-            nd = depth
-            if st.has_reach and _unreachable(i, j, n_open, nd - 1, graph, devs, table, st, work):
-                stack_group[nd] = -1  # nothing was moved: the pop has nothing to undo
-                stack_pos[nd] = up_start[j + 1]  # no stage through J or its supersets can end a split
+            stage_depth = depth
+            if settings.has_reach and _unreachable(i, j, n_open, stage_depth - 1, graph, devs, table, settings, work):
+                stack_group[stage_depth] = -1  # nothing was moved: the pop has nothing to undo
+                stack_pos[stage_depth] = up_start[j + 1]  # no stage through J or its supersets can end a split
                 continue
             pairs += 1
-            if st.count_only:
-                stack_pos[nd] = up_start[j]
-                _move_group(stack_group[nd], True, _node_links(graph), _node_state(work))
+            if settings.count_only:
+                stack_pos[stage_depth] = up_start[j]
+                _move_group(stack_group[stage_depth], True, _node_links(graph), _node_state(work))
                 continue
-            toggles = _push_group(i, stack_group[nd], nd, toggles, graph, work, st.has_reach)
-        changed, alive = _evaluate_and_relax(i, j, nd, kk, row_pos, pairs, n_open, graph, devs, table, tg, st, work)
+            toggles = _push_group(i, stack_group[stage_depth], stage_depth, toggles, graph, work, settings.has_reach)
+        changed, alive = _evaluate_and_relax(
+            i, j, stage_depth, target_pos, row_pos, pairs, n_open, graph, devs, table, pair_targets, settings, work
+        )
         if pair_mode:
             if changed:
                 n_open = _open_cells(
-                    i, table.best, table.floor, st.has_floor, devs.prev_state, work.open_cells, work.is_open, work.limit
+                    i,
+                    table.best,
+                    table.floor,
+                    settings.has_floor,
+                    devs.prev_state,
+                    work.open_cells,
+                    work.is_open,
+                    work.limit,
                 )
             continue
         if not alive:
-            stack_pos[nd] = up_start[j + 1]  # dead: no supersets, the pop undoes it
+            stack_pos[stage_depth] = up_start[j + 1]  # dead: no supersets, the pop undoes it
             continue
-        stack_pos[nd] = up_start[j]
+        stack_pos[stage_depth] = up_start[j]
         if changed:
             n_open = _open_cells(
-                i, table.best, table.floor, st.has_floor, devs.prev_state, work.open_cells, work.is_open, work.limit
+                i,
+                table.best,
+                table.floor,
+                settings.has_floor,
+                devs.prev_state,
+                work.open_cells,
+                work.is_open,
+                work.limit,
             )
             if n_open == 0:  # every cell of row i is final: unwind the search
-                for level in range(nd + 1):
+                for level in range(stage_depth + 1):
                     stack_pos[level] = up_start[stack_ideal[level] + 1]
     return toggles, pairs
 
@@ -263,7 +280,7 @@ def _skips(i, u, graph, work):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _unreachable(i, j, n_open, level, graph, devs, table, st, work):
+def _unreachable(i, j, n_open, level, graph, devs, table, settings, work):
     """Whether no stage grown from ``J`` (``j``) can improve an open cell of row ``i`` (:func:`~placement.exact.reach.beyond_reach`).
 
     ``level``: the search depth of ``J``'s parent; its received terms are in every such stage.
@@ -279,7 +296,7 @@ def _unreachable(i, j, n_open, level, graph, devs, table, st, work):
         table.best,
         (table.reach, graph.ideal_work, graph.work_slack, devs.type_cross),
         (work.received[level], work.absorbed[level], work.row_output),
-        (st.overlap, st.upper_bound, st.objective),
+        (settings.overlap, settings.upper_bound, settings.objective),
     )
 
 
@@ -322,25 +339,25 @@ def _next_edge(i, depth, graph, work):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _push_group(i, g, nd, toggles, graph, work, has_reach):
-    """Level ``nd``'s running sums and error bounds: level ``nd - 1``'s plus group ``g``'s nodes; returns ``toggles``.
+def _push_group(i, g, stage_depth, toggles, graph, work, has_reach):
+    """Level ``stage_depth``'s running sums and error bounds: level ``stage_depth - 1``'s plus group ``g``'s nodes; returns ``toggles``.
 
     Moves ``g`` into the node state; the boundary terms of its nodes and their predecessors
     change where their crossing or feeding state does.
     """
-    ap, er, mark = work.ap, work.er, work.mark
+    stage_sums, stage_errors, mark = work.stage_sums, work.stage_errors, work.mark
     node_val, cross_val, in_val, out_degree = graph.node_val, graph.cross_val, graph.in_val, graph.out_degree
     pred_start, preds, node_fwd = graph.pred_start, graph.preds, graph.node_fwd
     in_stage, stage_succ, fwd_succ_in = work.in_stage, work.stage_succ, work.fwd_succ_in
     n_val = node_val.shape[0]
     n_cross = cross_val.shape[0]
     q_in = n_val + n_cross
-    depth = nd - 1
-    for q in range(ap.shape[1]):
-        ap[nd, q] = ap[depth, q]
-        er[nd, q] = er[depth, q]
+    depth = stage_depth - 1
+    for q in range(stage_sums.shape[1]):
+        stage_sums[stage_depth, q] = stage_sums[depth, q]
+        stage_errors[stage_depth, q] = stage_errors[depth, q]
     for t in range(work.blocked.shape[1]):
-        work.blocked[nd, t] = work.blocked[depth, t] + graph.group_blocked[t, g]
+        work.blocked[stage_depth, t] = work.blocked[depth, t] + graph.group_blocked[t, g]
     toggles += 1
     n_aff = 0
     for k in range(graph.group_start[g], graph.group_start[g + 1]):
@@ -348,9 +365,9 @@ def _push_group(i, g, nd, toggles, graph, work, has_reach):
         for q in range(n_val):
             v = node_val[q, x]
             if v != 0.0:
-                r = ap[nd, q] + v
-                ap[nd, q] = r
-                er[nd, q] += EPS * abs(r)
+                r = stage_sums[stage_depth, q] + v
+                stage_sums[stage_depth, q] = r
+                stage_errors[stage_depth, q] += EPS * abs(r)
         # x and its predecessors may change their boundary terms: note their old state once.
         for m in range(pred_start[x] - 1, pred_start[x + 1]):
             u = x if m < pred_start[x] else preds[m]
@@ -373,24 +390,24 @@ def _push_group(i, g, nd, toggles, graph, work, has_reach):
                 v = cross_val[cl, u]
                 if v != 0.0:
                     q = n_val + cl
-                    r = ap[nd, q] + sign * v
-                    ap[nd, q] = r
-                    er[nd, q] += EPS * abs(r)
+                    r = stage_sums[stage_depth, q] + sign * v
+                    stage_sums[stage_depth, q] = r
+                    stage_errors[stage_depth, q] += EPS * abs(r)
         now_feed = _feeding(in_stage, fwd_succ_in, node_fwd, u)
         if now_feed != work.old_feed[a]:
             v = in_val[u]
             if v != 0.0:
-                r = ap[nd, q_in] + (v if now_feed else -v)
-                ap[nd, q_in] = r
-                er[nd, q_in] += EPS * abs(r)
+                r = stage_sums[stage_depth, q_in] + (v if now_feed else -v)
+                stage_sums[stage_depth, q_in] = r
+                stage_errors[stage_depth, q_in] += EPS * abs(r)
     if has_reach:
-        _track_row(i, nd, n_aff, graph, work)
+        _track_row(i, stage_depth, n_aff, graph, work)
     return toggles
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _track_row(i, nd, n_aff, graph, work):
-    """Reach's terms of level ``nd`` after a push: the parent level's, plus what the push's affected nodes of ``I`` changed.
+def _track_row(i, stage_depth, n_aff, graph, work):
+    """Reach's terms of level ``stage_depth`` after a push: the parent level's, plus what the push's affected nodes of ``I`` changed.
 
     A node of ``I`` that now crosses feeds the stage (``received``); one whose every successor
     outside ``I`` is now in the stage no longer sends past it (``absorbed``). Neither is undone
@@ -398,8 +415,8 @@ def _track_row(i, nd, n_aff, graph, work):
     """
     n_cross = graph.cross_val.shape[0]
     for cl in range(n_cross):
-        work.received[nd, cl] = work.received[nd - 1, cl]
-        work.absorbed[nd, cl] = work.absorbed[nd - 1, cl]
+        work.received[stage_depth, cl] = work.received[stage_depth - 1, cl]
+        work.absorbed[stage_depth, cl] = work.absorbed[stage_depth - 1, cl]
     for a in range(n_aff):
         u = work.affected[a]
         if work.row_of_node[u] != i:
@@ -408,13 +425,13 @@ def _track_row(i, nd, n_aff, graph, work):
         absorbed = not work.old_absorbed[a] and not _skips(i, u, graph, work)
         for cl in range(n_cross):
             if fed:
-                work.received[nd, cl] += graph.cross_val[cl, u]
+                work.received[stage_depth, cl] += graph.cross_val[cl, u]
             if absorbed:
-                work.absorbed[nd, cl] += graph.cross_val[cl, u]
+                work.absorbed[stage_depth, cl] += graph.cross_val[cl, u]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _close_row(i, graph, devs, table, st):
+def _close_row(i, graph, devs, table, settings):
     """Row ``i`` is final: close it (``closure``), mark the states worth extending (``useful``), fill its ``reach``."""
     best, parent_ideal, parent_type, useful, used = (
         table.best,
@@ -423,8 +440,8 @@ def _close_row(i, graph, devs, table, st):
         table.useful,
         table.used,
     )
-    prev_state, closure, objective = devs.prev_state, st.closure, st.objective
-    for s in range(st.n_states):
+    prev_state, closure, objective = devs.prev_state, settings.closure, settings.objective
+    for s in range(settings.n_states):
         if closure:
             for d in range(prev_state.shape[0]):
                 back = prev_state[d, s]
@@ -438,7 +455,7 @@ def _close_row(i, graph, devs, table, st):
                     parent_type[i, s] = INHERIT + d
                     if objective == 1:
                         used[i, s] = used[i, back]
-        if best[i, s] <= st.upper_bound or (objective == 1 and best[i, s] < np.inf):
+        if best[i, s] <= settings.upper_bound or (objective == 1 and best[i, s] < np.inf):
             dominated = False
             if closure:
                 for d in range(prev_state.shape[0]):
@@ -446,5 +463,7 @@ def _close_row(i, graph, devs, table, st):
                     if back >= 0 and best[i, back] <= best[i, s] and (objective == 0 or used[i, back] <= used[i, s]):
                         dominated = True
             useful[i, s] = not dominated
-    if st.has_reach:
-        fill_reach(i, graph.up_start, graph.up_target, best, table.reach, graph.ideal_work, st.upper_bound, objective)
+    if settings.has_reach:
+        fill_reach(
+            i, graph.up_start, graph.up_target, best, table.reach, graph.ideal_work, settings.upper_bound, objective
+        )
