@@ -51,7 +51,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "DEFAULT_OPTIMIZER_MULTIPLIER",  # noqa: F822 - provided by the module __getattr__ below
+    "DEFAULT_OPTIMIZER_MULTIPLIER",  # noqa: F822 - provided by the module __getattr__ above
     "METHODS",
     "MemoryModel",
     "MethodSpec",
