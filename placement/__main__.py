@@ -32,8 +32,9 @@ def _exit_quickly(status: int) -> None:
         return
     try:
         atexit._run_exitfuncs()  # what an ordinary exit runs first (logging's flush, weakref finalizers)
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # (None where the command runs with it closed)
+                stream.flush()
     except (OSError, ValueError):
         return  # a closed pipe or stream: the ordinary exit reports or ignores it as before
     os._exit(status)

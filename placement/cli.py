@@ -256,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             seconds = max(0.0, seconds - process_age())
         with deadline(seconds, args.command, hard=argv is None) as args.deadline_at:
             status = handlers[args.command](args)
-            sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below
+            if sys.stdout is not None:  # (None when the command runs with stdout closed, ``>&-``)
+                sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below
         return status
     except PlacementError as exc:
         sys.stderr.write(f"error: {exc}\n")

@@ -37,7 +37,7 @@ def test_importing_the_package_leaves_the_environment_alone():
 
 
 _EXIT_CHILD = """
-import atexit, runpy, sys, threading, time
+import atexit, runpy, sys, threading
 
 class Teardown:
     def __del__(self):
@@ -46,7 +46,7 @@ class Teardown:
 kept = Teardown()
 atexit.register(lambda: sys.stdout.write("atexit\\n"))
 if sys.argv[1] == "thread":
-    threading.Thread(target=time.sleep, args=(0.2,)).start()
+    threading.Thread(target=threading.Event().wait, daemon=True).start()  # alive until the process ends
 args = sys.argv[2:]
 sys.argv = ["placement", *args]
 runpy.run_module("placement", run_name="__main__")
@@ -76,3 +76,11 @@ def test_cli_ends_without_teardown_only_where_nothing_needs_it(thread, args, cod
     assert ("teardown" in lines) is teardown, out.stdout
     if code == 0:
         assert '"status": "optimal"' in lines[0]
+
+
+def test_cli_with_stdout_closed_ends_without_a_traceback():
+    """``python -m placement ... >&-`` (no stdout at all): exit 0 and nothing on stderr (was an AttributeError)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    command = f"exec '{sys.executable}' -m placement solve sample_graphs/piper/bert32a100.json --method multidim >&-"
+    out = subprocess.run(["sh", "-c", command], cwd=root, capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stderr) == (0, "")
