@@ -20,7 +20,9 @@ a non-finite number is ``null`` with a reason). A closed pipe (``... | head``) e
 command quietly.
 
 The parser is :mod:`placement.cli_args`, the printed and ``--json`` output :mod:`placement.cli_output`;
-this module reads the inputs and runs the commands.
+this module reads the inputs and runs the commands. :mod:`placement.cli_output` and :mod:`placement.evaluate`
+are imported by the handlers that print with them, so that ``solve --method multidim`` (whose output is
+:mod:`placement.multidim.cli`'s) does not import them at start-up.
 """
 
 from __future__ import annotations
@@ -43,19 +45,7 @@ from .budget import (
     remaining,
 )
 from .cli_args import DEADLINE_MARGIN, _given_options, _subcommand, build_parser
-from .cli_output import (
-    _device_entries,
-    _dumps,
-    _finite,
-    _fmt,
-    _latency_fields,
-    _latency_text,
-    _print_solution,
-    _table,
-    result_to_json,
-)
 from .errors import InvalidGraphError, PlacementError, label
-from .evaluate import evaluate
 from .io import graph_from_dict, load_placement, load_problem, parse_json, read_file_bytes
 from .model import Problem
 from .solve import METHODS, MemoryModel, solve
@@ -133,6 +123,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
         options["progress"] = progress
     result = solve(problem, args.method, **options)
+    from .cli_output import _dumps, _print_solution, result_to_json  # noqa: PLC0415 - see the module docstring
+
     if shown:
         sys.stderr.write("\n")
     if args.json:
@@ -143,6 +135,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from .cli_output import _device_entries, _dumps, _finite, _fmt, _latency_fields, _latency_text, _table  # noqa: PLC0415
+    from .evaluate import evaluate  # noqa: PLC0415
+
     problem = _problem(args)
     placement = load_placement(args.split, problem.graph, problem.devices)
     evaluation = evaluate(problem, placement)
@@ -180,6 +175,7 @@ def _compared_methods(objective: str, model: MemoryModel) -> list[str]:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    from .cli_output import _dumps, _fmt, _table  # noqa: PLC0415
     from .explore.compare import compare  # imports PuLP lazily
 
     given = {name: getattr(args, name) for name in MemoryModel.OPTION_NAMES if getattr(args, name) is not None}
@@ -260,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             seconds = max(0.0, seconds - process_age())
         with deadline(seconds, args.command, hard=argv is None) as args.deadline_at:
             status = handlers[args.command](args)
-            sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below
+            if sys.stdout is not None:  # (None when the command runs with stdout closed, ``>&-``)
+                sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below
         return status
     except PlacementError as exc:
         sys.stderr.write(f"error: {exc}\n")

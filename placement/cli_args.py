@@ -63,6 +63,22 @@ PERF_COMMANDS = {
 }
 
 
+#: The other subcommands' help lines: given another known subcommand, each is registered with its name and help
+#: only (never parsed), which saves building its flags at the start of every command (about 1 ms).
+BASE_COMMANDS = {
+    "solve": "find a placement of a graph",
+    "evaluate": "max-load and latency of a given split",
+    "compare": "every method side by side",
+    "export": "a plan as Megatron-LM / torch / DeepSpeed pipeline config",
+}
+
+
+def _builds(command: str | None, name: str) -> bool:
+    """Whether ``build_parser(command)`` gives subcommand ``name`` its flags: when it runs, when no or an unknown
+    subcommand is named (help and errors list every subcommand as before), not when another one runs."""
+    return command in (None, name) or (command not in BASE_COMMANDS and command not in PERF_COMMANDS)
+
+
 def _subcommand(argv: Sequence[str]) -> str | None:
     """The subcommand named in ``argv`` (the first word not an option or ``--deadline``'s value), or None."""
     words = iter(argv)
@@ -75,12 +91,43 @@ def _subcommand(argv: Sequence[str]) -> str | None:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The CLI's parser; given the ``command`` about to run, the other perf subcommands are stubs (lazy imports)."""
+    """The CLI's parser; given the ``command`` about to run, the other subcommands are stubs (lazy imports).
+
+    A stub has the subcommand's name and help only: it is never parsed, since another subcommand runs.
+    """
     parser = _Parser(prog="python -m placement", description="Exact device placement of DNN operator graphs.")
     parser.add_argument("--deadline", type=_number, default=None, help=DEADLINE_HELP)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    solve_cmd = commands.add_parser("solve", help="find a placement of a graph")
+    builders = {
+        "solve": _solve_parser,
+        "evaluate": _evaluate_parser,
+        "compare": _compare_parser,
+        "export": _export_parser,
+    }
+    for name, text in BASE_COMMANDS.items():  # in this order (the order help and errors list them)
+        sub = commands.add_parser(name, help=text)
+        if _builds(command, name):
+            builders[name](sub)
+    if _builds(command, "predict"):
+        from .perf.cli import register as register_predict  # the transformer performance model's subcommand
+
+        register_predict(commands)
+    else:  # never parsed: another subcommand runs (its name, help and the choices in errors are the same)
+        commands.add_parser("predict", help=PERF_COMMANDS["predict"])
+    if _builds(command, "plan"):
+        from .perf.plan_cli import add_plan_parser  # the launchable-layout planner (placement/perf/search.py)
+
+        add_plan_parser(commands, _count)
+    else:
+        commands.add_parser("plan", help=PERF_COMMANDS["plan"])
+    for sub in commands.choices.values():  # also after the subcommand: ``solve g.json --deadline 5``
+        sub.add_argument("--deadline", type=_number, default=argparse.SUPPRESS, help=DEADLINE_HELP)
+    return parser
+
+
+def _solve_parser(solve_cmd: argparse.ArgumentParser) -> None:
+    """The ``solve`` subcommand's arguments."""
     solve_cmd.add_argument("graph", help="graph file in the paper's JSON format")
     solve_cmd.add_argument(
         "--method",
@@ -116,13 +163,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         f"(default {DEFAULT_MAX_IP_SIZE:,}; inf: no cap)",
     )
 
-    eval_cmd = commands.add_parser("evaluate", help="max-load and latency of a given split")
+
+def _evaluate_parser(eval_cmd: argparse.ArgumentParser) -> None:
+    """The ``evaluate`` subcommand's arguments."""
     eval_cmd.add_argument("graph")
     eval_cmd.add_argument("split", help="split file: {fpgas: [{nodes}], cpus: [{nodes}]}")
     _device_options(eval_cmd)
     eval_cmd.add_argument("--json", action="store_true")
 
-    compare_cmd = commands.add_parser("compare", help="every method side by side")
+
+def _compare_parser(compare_cmd: argparse.ArgumentParser) -> None:
+    """The ``compare`` subcommand's arguments."""
     compare_cmd.add_argument("graph")
     compare_cmd.add_argument("--objective", choices=("throughput", "latency"), default="throughput")
     compare_cmd.add_argument("--time-limit", type=_number, default=60.0, help="seconds per method (default 60)")
@@ -147,7 +198,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             )
     compare_cmd.add_argument("--json", action="store_true")
 
-    export_cmd = commands.add_parser("export", help="a plan as Megatron-LM / torch / DeepSpeed pipeline config")
+
+def _export_parser(export_cmd: argparse.ArgumentParser) -> None:
+    """The ``export`` subcommand's arguments."""
     export_cmd.add_argument("plan", help="split file of the plan: {fpgas: [{nodes}], cpus: [{nodes}]}")
     export_cmd.add_argument(
         "--graph", required=True, help="the plan's graph file (module names from node names or a 'module' field)"
@@ -158,21 +211,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     export_cmd.add_argument("--data-parallel", type=_count, default=1, help="Megatron data-parallel size")
     export_cmd.add_argument("--schedule", default="1f1b", help=f"torch: {', '.join(TORCH_SCHEDULES)}")
     export_cmd.add_argument("--json", action="store_true", help="print the configuration as JSON")
-    if command in (None, "predict") or command not in commands.choices and command not in PERF_COMMANDS:
-        from .perf.cli import register as register_predict  # the transformer performance model's subcommand
-
-        register_predict(commands)
-    else:  # never parsed: another subcommand runs (its name, help and the choices in errors are the same)
-        commands.add_parser("predict", help=PERF_COMMANDS["predict"])
-    if command in (None, "plan") or command not in commands.choices and command not in PERF_COMMANDS:
-        from .perf.plan_cli import add_plan_parser  # the launchable-layout planner (placement/perf/search.py)
-
-        add_plan_parser(commands, _count)
-    else:
-        commands.add_parser("plan", help=PERF_COMMANDS["plan"])
-    for sub in commands.choices.values():  # also after the subcommand: ``solve g.json --deadline 5``
-        sub.add_argument("--deadline", type=_number, default=argparse.SUPPRESS, help=DEADLINE_HELP)
-    return parser
 
 
 def _choice_flag(group: Any, option: Option, text: str) -> None:

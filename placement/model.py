@@ -14,7 +14,6 @@ picklable values. Vocabulary used across the package:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import sys
@@ -362,6 +361,8 @@ class Graph:
 
         Invariant: the value of a given graph never changes (links in the wild name graphs by it).
         """
+        import hashlib  # noqa: PLC0415 - here, not at import: 3 ms of every command line's start-up
+
         text = json.dumps(self.to_dict(), sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -25,23 +25,33 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import PlacementError
 from .exact.ideals import DEFAULT_MAX_IDEALS
 from .exact.limits import TIE_BREAK_MAX_PAIRS
 from .model import Objective, Placement, Problem, Recompute, Result, ScheduleKind, Status
-from .pipeline.memory import (
-    DEFAULT_OPTIMIZER_MULTIPLIER,
-    MemoryBreakdown,
-    memory_breakdown,
-    peak_table,
-    resolve_optimizer_multiplier,
-)
 from .pipeline.registry import SCHEDULES, schedule_label
 
+if TYPE_CHECKING:
+    from .pipeline.memory import MemoryBreakdown
+
+# The pipeline memory model (placement.pipeline.memory, with the schedules' event tables) is imported where a
+# training memory model is evaluated, not with the registry: the command line's parser reads the registry, and
+# ``solve --method multidim`` never uses the memory model (about 6 ms of its start-up).
+
+
+def __getattr__(name: str) -> Any:
+    """``DEFAULT_OPTIMIZER_MULTIPLIER`` (re-exported from :mod:`placement.pipeline.memory` on first use)."""
+    if name == "DEFAULT_OPTIMIZER_MULTIPLIER":
+        from .pipeline.memory import DEFAULT_OPTIMIZER_MULTIPLIER
+
+        return DEFAULT_OPTIMIZER_MULTIPLIER
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
-    "DEFAULT_OPTIMIZER_MULTIPLIER",
+    "DEFAULT_OPTIMIZER_MULTIPLIER",  # noqa: F822 - provided by the module __getattr__ above
     "METHODS",
     "MemoryModel",
     "MethodSpec",
@@ -608,6 +618,8 @@ class MemoryModel:
         """
         if not self.training:
             return tuple((d.device, d.memory, d.memory_cap) for d in _evaluate(problem, placement).devices)
+        from .pipeline.memory import peak_table
+
         every = tuple(stage.device for stage in placement.stages)
 
         def table(devices):
@@ -628,6 +640,8 @@ class MemoryModel:
 
         The peaks equal :meth:`peaks` (``recomputing`` as there).
         """
+        from .pipeline.memory import memory_breakdown
+
         if not self.training:
             return memory_breakdown(problem, placement, None)
         every = tuple(stage.device for stage in placement.stages)
@@ -645,6 +659,8 @@ class MemoryModel:
 
     def optimizer_for(self, problem: Problem) -> float:
         """The optimizer multiplier in force on ``problem``'s graph (resolving the mixed-precision Adam default)."""
+        from .pipeline.memory import resolve_optimizer_multiplier
+
         return resolve_optimizer_multiplier(problem.graph, self.optimizer_multiplier)
 
     def violations(

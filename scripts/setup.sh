@@ -2,7 +2,8 @@
 # Create .venv with the packages the app and the tests need (requirements.txt) and the package itself
 # (idempotent). Options, in any order:
 #   --export   also the optional export extra (requirements-export.txt: CPU torch, megatron-core, deepspeed,
-#              about 1 GB; requirements-export-nodeps.txt: torchtitan 0.2.2 without its dependencies) for the
+#              about 1 GB; requirements-export-nodeps.txt: torchtitan 0.2.2 and tyro, which its config manager
+#              parses with, without their other dependencies) for the
 #              round trips of exported plans through the frameworks' own parsers;
 #   --browser  also Debian's Chromium for the real-browser tests.
 set -euo pipefail

@@ -409,13 +409,14 @@ def test_device_room_counts_the_rest():
     assert choice.ideal_work(_one_kind(_random_problem(random.Random(1), uniform=True)), [0]).tolist() == [0.0]
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", range(40))
 def test_small_front_steps_equal_numpy(seed, monkeypatch):
     """``extend_pab``'s plain-Python path for few rows returns the numpy path's rows (values and order),
     ties, the cap and the safe cut included."""
     rng = np.random.default_rng(seed)
-    points = rng.integers(0, 4, size=(int(rng.integers(1, 5)), 3)).astype(np.float64) / 2
-    options = rng.integers(0, 4, size=(int(rng.integers(1, 4)), 3)).astype(np.float64) / 2
+    rows = int(rng.integers(1, 5)) if seed < 20 else int(rng.integers(5, 17))  # up to SMALL_STEP (64) sums
+    points = rng.integers(0, 4, size=(rows, 3)).astype(np.float64) / 2
+    options = rng.integers(0, 4, size=(int(rng.integers(1, 4 if seed < 20 else 5)), 3)).astype(np.float64) / 2
     cap, horizon, safe = float(rng.integers(2, 8)), int(rng.integers(1, 6)), float(rng.integers(-1, 12))
     small = front_steps._extend_pab_small(points, options, cap, horizon, safe)
     monkeypatch.setattr(front_steps, "SMALL_STEP", 0)

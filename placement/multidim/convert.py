@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from statistics import median
 from typing import Any
 
 from ..condense import condense
@@ -103,6 +102,8 @@ def _groups(graph: Graph) -> list[list[int]]:
 def _bandwidth_of(graph: Graph) -> float | None:
     """The link bandwidth (bytes/s) the edges imply: median of size / (cost in s), None without both."""
     ratios = [e.size / (e.cost / 1000.0) for e in graph.edges if e.size and e.cost > 0]
+    from statistics import median  # noqa: PLC0415 - graphs without sizes never need it (start-up of the CLI)
+
     return float(median(ratios)) if ratios else None
 
 
