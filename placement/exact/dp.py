@@ -232,9 +232,8 @@ def _max_load_pass(
     clamp = -math.inf if targets is not None else math.nextafter(achieved, -math.inf)
     floors: np.ndarray | None = plain_floors if targets is not None else None
     step = 0.0
-    if (
-        targets is None and math.isfinite(achieved) and beaten()
-    ):  # the bet on the achieved value would lose: the next run's clamp
+    # The bet on the achieved value would lose (placement.exact.probe): the first run is of the next kind.
+    if targets is None and math.isfinite(achieved) and beaten():
         lowest = root_bound(inputs)
         step = (achieved - lowest) / 8.0
         clamp = achieved - step if achieved - step > lowest else -math.inf
