@@ -37,7 +37,7 @@ _IDLE_FOR = """(quiet) => {
 
 
 def wait_idle(page, settle: float = 0.3, timeout: float = 60.0) -> None:
-    """Wait (``timeout`` seconds at most) until Streamlit has finished the current script run and stayed idle ``settle`` seconds.
+    """Wait until Streamlit has finished the current script run and stayed idle ``settle`` seconds (``timeout`` at most).
 
     The quiet time counts from this call at the earliest (a run an action causes may not have
     started yet) and restarts at every change of the app's run state.

@@ -10,9 +10,9 @@ allows:
 
 Session A runs in a Chromium of its own, at the lowest priority: it stands for a remote user's machine (see
 "Session A's browser" below). Meanwhile a monitor probes ``/_stcore/health`` every 0.5 s and session B, in
-the tests' usual Chromium, loads the Graph page, again while the action runs, :data:`LOADED_LOADS` times at most (their median is the
-action's load). B's idle reference is the median of eight loads with A idle, interleaved with the actions
-(two at the start, three under an idle monitor, one before the rules, one before and one after the solve):
+the tests' usual Chromium, loads the Graph page, again while the action runs, :data:`LOADED_LOADS` times at
+most (their median is the action's load). B's idle reference is the median of eight loads with A idle,
+interleaved with the actions (two at the start, three under an idle monitor, one before the rules, one before and one after the solve):
 on the shared machine single loads vary 2 to 9 s with the other work, and a reference taken only at the
 start drifted away from the load during the last action. Asserted per action: health p99 under
 :data:`HEALTH_P99_S` and B's page load within :data:`LOAD_RATIO` x its idle time (plus :data:`LOAD_SLACK_S`,
@@ -22,11 +22,10 @@ during the whole action and during each of B's loads (``loads_cpu``), and the ni
 each kind of process (``scheduling``).
 
 Thresholds: the issue's targets (p99 < 0.5 s, load <= 1.5 x idle). The page load gets an absolute slack of
-:data:`LOAD_SLACK_S` (2 s) on top: on a 2-core machine the worker process doing the action and the
-Chromium rendering both sessions share the two cores with the server, so a ratio of a 1.6-second idle load
-measures the cores more than the server (one idle load took 4.4 s against 2.2 s for the two before it; in
-the full suite of 2026-11-25 the rules action loaded B's page in 3.47 s against 1.63 s idle, with health
-p99 at 0.10 s).
+:data:`LOAD_SLACK_S` on top (1 s since 2026-11-26, 2 s before): on CI's 2 cores a single idle load of B varies
+1.6 to 4.5 s with the other work. A load over 1.5 x within the slack passes with a warning in pytest's summary
+(the ratios are in the JSON, ``ratio``). With A in a browser of its own no run needed the slack (below), but
+the ratio reached 1.47 x, too close to 1.5 x to drop it.
 
 Session A's browser (2026-11-26): in the world, A's browser runs on A's machine; only the server and its
 workers share a machine with B. Until then both sessions were contexts of one Chromium, on the 2 cores of
@@ -35,13 +34,55 @@ the test machine, and the page-load ratio measured that Chromium against itself:
 browser, hosting A's reading and sending of the 40 MB file and its render of the uploaded graph, used
 8.3 CPU s of the 11.9 s against 1.5 for the server and 1.3 for its workers (rules 1.50 x, browser 6.3 CPU s).
 A's Chromium now starts through a launcher (:data:`REMOTE_LAUNCHER`) that puts it in a session of its own
-whose autogroup, and each of its processes, is niced :data:`REMOTE_NICE` (19): it gets a CPU only when
+whose autogroup is niced :data:`REMOTE_NICE` (19; the launcher nices itself too, but Chromium sets its own
+processes' niceness, -8 to 5 here as root, which counts only within the group): it gets a CPU only when
 nothing else wants it, like a machine of its own that never slows B. The server, its workers, B's browser
-and the thresholds are unchanged. A's page waits up to :data:`REMOTE_WAIT_S` to settle (on a busy machine
-its browser waits for every other program). The CPU seconds showed a second flaw, now mended
+and the thresholds are unchanged. Two consequences are handled: A's page waits up to :data:`REMOTE_WAIT_S`
+to settle (on a busy machine its browser waits for every other program), and B's first load starts only
+once A's action has reached the server (A's script runs: the upload's bytes are in, the link's page has
+started). Without that wait, A's browser, starved while B loaded, sent its 40 MB only once B was idle: in
+three runs (b1 to b3 below) the server used 0.16 to 0.65 CPU s and its workers 0 to 0.26 during each of B's
+loads of the upload (1.7 to 2.3 and 1.3 to 1.5 in all), so the loads measured little of the upload; with it
+(0.6 to 1.3 s after the action starts) the first load sees 0.35 to 1.05 and 0.6 to 1.5 (b4 to b12). The CPU seconds showed a second flaw, now mended
 (``helpers.cpu_used``): a closed page's renderer (one per load of B) was a zombie with an empty command line
 when the numbers were read, so its seconds went to ``other`` and then were lost; each kind now counts the
-children its processes reaped. NUMBERS_HERE
+children its processes reaped (before, up to 4 CPU s of B's browser per load went to ``other``).
+
+Runs of this test on the shared 2-core machine (the lead's and another helper's work running), main's code
+(A and B in one Chromium) and this change alternated, 2026-11-26 (cells: health p99 ms / B's load ÷ idle
+median; b1 to b3 without the wait for A's action to reach the server, b1 and b2 also with the old CPU
+accounting; ``CI=true pytest tests/browser/test_health_monitor.py``):
+
+| run | code | load average before | B's idle median s | idle p99 ms | upload | rules | solve |
+|---|---|---|---|---|---|---|---|
+| m1 | main | 2.86 | 3.99 | 387 | 69 / 0.98 | 226 / 0.68 | 385 / 1.18 |
+| b1 | health6 | n/a | 3.41 | 352 | 67 / 0.63 | 103 / 0.55 | 190 / 0.94 |
+| b2 | health6 | 5.69 | 3.51 | 206 | 168 / 1.79 | 121 / 0.60 | 221 / 1.00 |
+| m2 | main | 8.22 | 3.09 | 281 | 264 / 1.43 | 497 / 1.12 | 788 / 1.29 |
+| b3 | health6 | 2.12 | 3.28 | 239 | 302 / 1.11 | 435 / 0.65 | 154 / 0.90 |
+| m3 | main | 7.67 | 2.81 | 419 | 741 / 1.38 | 81 / 0.94 | 289 / 1.22 |
+| b4 | health6 | 4.68 | 2.74 | 49 | 291 / 1.11 | 232 / 0.64 | 95 / 1.07 |
+| b5 | health6 | 0.13 | 2.47 | 7 | 90 / 0.98 | 143 / 0.99 | 122 / 1.07 |
+| m4 | main | 6.01 | 2.71 | 114 | 162 / 1.11 | 198 / 1.18 | 537 / 1.52 |
+| b6 | health6 | 4.75 | 2.90 | 37 | 107 / 0.76 | 100 / 0.96 | 123 / 1.13 |
+| b7 | health6 | 6.04 | 2.90 | 198 | 150 / 0.92 | 77 / 0.87 | 279 / 1.33 |
+| m5 | main | 6.12 | 2.88 | 170 | 236 / 1.68 | 96 / 1.00 | 368 / 1.49 |
+| b8 | health6 | 5.03 | 3.19 | 666 | 227 / 1.02 | 301 / 1.01 | 183 / 0.62 |
+| b9 | health6 | 3.67 | 2.35 | 136 | 97 / 1.19 | 94 / 1.24 | 109 / 1.47 |
+| m6 | main | 6.39 | 2.54 | 155 | 408 / 1.09 | 398 / 1.11 | 382 / 1.11 |
+| b10 | health6 | 5.05 | 2.14 | 20 | 405 / 1.36 | 139 / 1.45 | 90 / 1.31 |
+| b11 | health6 | 4.81 | 2.63 | 161 | 263 / 1.06 | 274 / 1.35 | 103 / 0.84 |
+| m7 | main | 7.28 | 2.56 | 205 | 38 / 0.98 | 413 / 1.05 | 355 / 1.16 |
+| b12 | health6 | 6.88 | 2.20 | 37 | 48 / 0.92 | 48 / 1.01 | 657 / 1.22 |
+
+With the change as committed (b4 to b12, 27 action-runs) B's load stayed within 1.5 x in every one: 0.62 to
+1.47 x; main's code went over it in 2 of 21 (solve 1.52, upload 1.68; its upload 1.71 x in the lead's quiet
+run). b2's upload at 1.79 x came before the wait: its loads overlapped none of the upload's server work (the
+server 0.2 CPU s per load, the workers 0), so it measured the machine's other work. Health p99 at 0.5 s or
+more: main's code in 3 of 21 action-runs (solve 788 and 537 ms, upload 741 ms), the change in 1 of 27 (solve
+657 ms, b12, load average 6.9) and once at idle (666 ms, b8, A doing nothing): on this machine the other
+work still delays a probe now and then. What B's load still pays: during the rules and the solve the niced
+workers get 0.3 to 2.2 CPU s of each of B's 2 to 4 s loads; B's own browser uses 1.8 to 6.7.
 
 All three actions are held to the targets: the rules (moved to ``ui/worker.py``), the upload (parsing in
 ``ui/worker.py``; the Graph page's layout and ideal counts in a worker too, and its figure's hover and node
@@ -88,6 +129,7 @@ import json
 import statistics
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -116,7 +158,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PERIOD_S = 0.5
 HEALTH_P99_S = 0.5
 LOAD_RATIO = 1.5
-LOAD_SLACK_S = 2.0
+LOAD_SLACK_S = 1.0
 NAME_CHARS = 10_000
 #: Size of the monitored upload: near the 50 MiB limit. A 48 MiB file never started a script run in
 #: Chromium here (the uploader stayed silent, no error: reported in the hostile note); 40 MB does.
@@ -275,6 +317,9 @@ def measured(browser, remote_browser, artifacts_dir, tmp_path_factory) -> dict:
     tmp_path = tmp_path_factory.mktemp("health-monitor")
     with streamlit_server(artifacts_dir / "streamlit-health-monitor.log") as url:
         rows = _measure(remote_browser, browser, url, tmp_path)
+    idle = statistics.median(rows["idle_loads"])
+    for action in ACTIONS[1:]:
+        rows[action]["ratio"] = rows[action]["load"] / idle  # B's load / its idle median
     (artifacts_dir / "health_monitor.json").write_text(json.dumps(rows, indent=1))
     return rows
 
@@ -388,6 +433,7 @@ def test_second_session_loads_a_page_in_time(measured, action):
     idle = statistics.median(measured["idle_loads"])
     row = measured[action]
     limit = LOAD_RATIO * idle + LOAD_SLACK_S
-    assert row["load"] <= limit, (
-        f"{action}: second page load {row['load']:.2f} s = {row['load'] / idle:.2f} x idle {idle:.2f} s ({row})"
-    )
+    shown = f"{action}: second page load {row['load']:.2f} s = {row['load'] / idle:.2f} x idle {idle:.2f} s"
+    assert row["load"] <= limit, f"{shown} ({row})"
+    if row["load"] > LOAD_RATIO * idle:  # within the slack only: the issue's number missed, said in the summary
+        warnings.warn(f"{shown}: over the issue's {LOAD_RATIO} x, within the slack of {LOAD_SLACK_S} s", stacklevel=1)
