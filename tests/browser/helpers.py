@@ -36,14 +36,14 @@ _IDLE_FOR = """(quiet) => {
 }"""
 
 
-def wait_idle(page, settle: float = 0.3) -> None:
-    """Wait until Streamlit has finished the current script run and stayed idle ``settle`` seconds.
+def wait_idle(page, settle: float = 0.3, timeout: float = 60.0) -> None:
+    """Wait until Streamlit has finished the current script run and stayed idle ``settle`` seconds (``timeout`` at most).
 
     The quiet time counts from this call at the earliest (a run an action causes may not have
     started yet) and restarts at every change of the app's run state.
     """
     page.evaluate("() => { window.__stIdleSince = performance.now(); }")
-    page.wait_for_function(_IDLE_FOR, arg=settle * 1000, timeout=60_000, polling=50)
+    page.wait_for_function(_IDLE_FOR, arg=settle * 1000, timeout=timeout * 1000, polling=50)
 
 
 # Counts the script runs that end after it is installed: every change of stApp's
@@ -83,7 +83,7 @@ def rerun_after(page, timeout: float = 60.0) -> Iterator[None]:
         raise AssertionError(
             f"no script run started and ended within {timeout} s of the action (run state, status: {state})"
         ) from exc
-    wait_idle(page)
+    wait_idle(page, timeout=max(60.0, timeout))
 
 
 def upload_file(page, file_input, path, timeout: float = 60.0) -> None:
@@ -110,13 +110,13 @@ def choose_typed(page, label: str, option: str) -> None:
     page.get_by_role("option").filter(has_text=option).first.click()
 
 
-def go(page, name: str) -> None:
+def go(page, name: str, timeout: float = 60.0) -> None:
     """Navigate with the sidebar (keeps the session, unlike loading a URL)."""
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name, exact=True).click()
     path = name.replace(" ", "_")  # "Parallel plan" -> /Parallel_plan
     page.wait_for_url(re.compile(rf"/{path}(\?.*)?$"))  # the query carries the scenario
     page.get_by_role("heading", name=re.compile(name)).first.wait_for()
-    wait_idle(page)
+    wait_idle(page, timeout=timeout)
 
 
 def metric(page, label: str):
@@ -206,24 +206,25 @@ class HealthProbe:
         return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
-def cpu_seconds() -> dict[int, tuple[str, float]]:
-    """CPU seconds used so far by each descendant of this process, with its kind (Linux; empty without ``/proc``).
+#: A switch Chromium ignores, given to the Chromium that stands for a remote user's machine: it tells
+#: :func:`cpu_seconds` that browser's processes from the others (in ``/proc/<pid>/cmdline``).
+REMOTE_CLIENT_FLAG = "--placement-remote-client"
 
-    Kinds: ``server`` (the ``streamlit`` process), ``workers`` (its descendants: both pools' worker processes),
-    ``browser`` (Chromium's processes), ``other`` (Playwright's driver, probes). See :func:`cpu_used`.
-    """
+
+def _descendants() -> dict[int, tuple[str, list[str]]]:
+    """Each descendant of this process, with its kind (see :func:`cpu_seconds`) and ``/proc/<pid>/stat``'s fields
+    after the command's name (field 3 of proc(5) first). Linux; empty without ``/proc``."""
     parents: dict[int, int] = {}
-    used: dict[int, float] = {}
+    stats: dict[int, list[str]] = {}
     names: dict[int, str] = {}
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     for entry in Path("/proc").glob("[0-9]*"):
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            names[int(entry.name)] = (entry / "cmdline").read_bytes()[:300].decode(errors="replace")
+            names[int(entry.name)] = (entry / "cmdline").read_bytes().decode(errors="replace")
         except (OSError, IndexError, ValueError):
             continue  # ended meanwhile
         parents[int(entry.name)] = int(fields[1])
-        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+        stats[int(entry.name)] = fields
 
     def ancestors(pid: int) -> list[int]:
         line = []
@@ -233,8 +234,8 @@ def cpu_seconds() -> dict[int, tuple[str, float]]:
         return line
 
     me = os.getpid()
-    seen: dict[int, tuple[str, float]] = {}
-    for pid, seconds in used.items():
+    seen: dict[int, tuple[str, list[str]]] = {}
+    for pid, fields in stats.items():
         line = ancestors(pid)
         if me not in line:
             continue
@@ -242,19 +243,69 @@ def cpu_seconds() -> dict[int, tuple[str, float]]:
             kind = "server"
         elif any("streamlit" in names.get(up, "") for up in line):
             kind = "workers"
-        elif "chrom" in names[pid]:
+        elif any(REMOTE_CLIENT_FLAG in names.get(up, "") for up in (pid, *line)):
+            kind = "remote browser"
+        elif any("chrom" in names.get(up, "") for up in (pid, *line)):
+            # by its ancestors too: a closed page's renderer, a zombie until reaped, has an empty cmdline
             kind = "browser"
         else:
             kind = "other"
-        seen[pid] = kind, seconds
+        seen[pid] = kind, fields
     return seen
 
 
-def cpu_used(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
-    """CPU seconds per kind between two :func:`cpu_seconds` calls (processes ended meanwhile are not counted)."""
-    totals = {"browser": 0.0, "server": 0.0, "workers": 0.0, "other": 0.0}
-    for pid, (kind, seconds) in after.items():
-        totals[kind] += seconds - before.get(pid, (kind, 0.0))[1]
+def cpu_seconds() -> dict[int, tuple[str, float, float]]:
+    """CPU seconds used so far by each descendant of this process: its kind, its own, its reaped children's.
+
+    Kinds: ``server`` (the ``streamlit`` process), ``workers`` (its descendants: both pools' worker processes),
+    ``remote browser`` (a Chromium started with :data:`REMOTE_CLIENT_FLAG`, its launcher and their
+    descendants: the monitored test's session A), ``browser`` (every other Chromium process), ``other``
+    (Playwright's driver, probes). Linux; empty without ``/proc``. See :func:`cpu_used`.
+    """
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    # fields 14 and 15 (utime, stime), 16 and 17 (cutime, cstime: the children it has waited for)
+    return {
+        pid: (kind, (int(f[11]) + int(f[12])) / tick, (int(f[13]) + int(f[14])) / tick)
+        for pid, (kind, f) in _descendants().items()
+    }
+
+
+def scheduling() -> dict[str, dict[str, list]]:
+    """Per kind of descendant (see :func:`cpu_seconds`): the processes' nice values and autogroups (Linux).
+
+    ``autogroups``: the distinct lines of ``/proc/<pid>/autogroup`` (``/autogroup-<id> nice <n>``); empty where
+    autogroups are not compiled in.
+    """
+    found: dict[str, dict[str, set]] = {}
+    for pid, (kind, fields) in _descendants().items():
+        row = found.setdefault(kind, {"processes": set(), "nice": set(), "autogroups": set()})
+        row["processes"].add(pid)
+        row["nice"].add(int(fields[16]))  # field 19
+        try:
+            row["autogroups"].add(Path(f"/proc/{pid}/autogroup").read_text().strip())
+        except OSError:
+            pass
+    return {
+        kind: {"processes": len(row["processes"]), "nice": sorted(row["nice"]), "autogroups": sorted(row["autogroups"])}
+        for kind, row in found.items()
+    }
+
+
+def cpu_used(
+    before: dict[int, tuple[str, float, float]], after: dict[int, tuple[str, float, float]]
+) -> dict[str, float]:
+    """CPU seconds per kind between two :func:`cpu_seconds` calls.
+
+    Per kind, the sum over the processes at ``after`` minus the sum at ``before``, each process counted with the
+    children it has reaped: a process that ended meanwhile (B's renderer, one per page) moved its seconds to its
+    parent's, of its own kind (a server's children are its workers). Seconds of a process whose parent is not
+    watched (or has not reaped it yet) are lost.
+    """
+    totals = {"remote browser": 0.0, "browser": 0.0, "server": 0.0, "workers": 0.0, "other": 0.0}
+    for sign, snapshot in ((-1, before), (1, after)):
+        for kind, own, children in snapshot.values():
+            totals[kind] += sign * own
+            totals["workers" if kind == "server" else kind] += sign * children
     return {kind: round(seconds, 2) for kind, seconds in totals.items()}
 
 
