@@ -154,3 +154,15 @@ def test_the_capacity_bisection_sees_a_slow_core():
     assert capacity == pytest.approx(4 / 2.1, rel=1e-4) and capacity < 4 / 2.1  # 16 bisection steps
     assert root_bound(inputs) == pytest.approx(capacity, rel=1e-4) and root_bound(inputs) < 4 / 2.1  # work bound: 1.506
     assert capacity < solve_dp(problem).objective == 2.0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_lower_only_raises_the_finite_floors(seed):
+    """cell_floors(..., lower=T) is cell_floors(...) with every floor raised to T (the max-load pass's first run uses this)."""
+    problem = random_problem(6000 + seed, training=seed % 2 == 1, kinds=1 + seed % 2, rich=True)
+    inputs, arrays, chain = _inputs(problem)
+    if not math.isfinite(chain):
+        return
+    plain = cell_floors(inputs, arrays, chain)
+    for lower in (-math.inf, 0.5 * chain, math.nextafter(chain, -math.inf), 2.0 * chain):
+        assert np.array_equal(cell_floors(inputs, arrays, chain, lower=lower), np.maximum(plain, lower))

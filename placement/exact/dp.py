@@ -242,7 +242,9 @@ def _max_load_pass(
     while True:
         k += 1
         cut = max(upper, bound) if bound is not None else upper
-        if floors is None:
+        if floors is None and k == 1:  # the same cut: ``lower`` only raises every finite floor to ``clamp``
+            floors = np.maximum(plain_floors, clamp)
+        elif floors is None:
             floors = cell_floors(inputs, arrays, cut, lower=clamp)
         best, parent_ideal, parent_type, more = run(
             inputs, arrays, overlap, cut, floor=floors, targets=targets, progress=report(k)

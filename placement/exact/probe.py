@@ -23,6 +23,7 @@ the chain's value: about 23,000 pairs, 4 ms of CPU), two at a time.
 from __future__ import annotations
 
 import math
+import random
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -51,14 +52,14 @@ def random_orders(n_groups: int, order_edges, count: int, seed: int = PROBE_SEED
     for a, b in order_edges:
         successors[a].append(b)
         indegree[b] += 1
-    rng = np.random.default_rng(seed)
+    rng = random.Random(seed)  # (numpy's generator costs ~4 us a draw here: 0.02 s for 16 orders of 309 groups)
     orders = []
     for _ in range(count):
         waiting = list(indegree)
         ready = [g for g in range(n_groups) if waiting[g] == 0]
         order = []
         while ready:
-            k = int(rng.integers(len(ready)))
+            k = rng.randrange(len(ready))
             ready[k], ready[-1] = ready[-1], ready[k]
             g = ready.pop()
             order.append(g)
