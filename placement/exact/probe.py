@@ -12,12 +12,13 @@ The probe decides only which run comes first: every run of the pass is exact abo
 and the probe's values are never used as a bound. So a wrong answer here could cost time,
 never the optimum.
 
-Measured (``scripts/bench_dp.py``, 2026-11-26): on the Inception-v3 training graph 3 of the
-first 16 orders beat the numbering's chain (best 6.989 against 7.013; the optimum is 6.880),
-the first of them the 7th; skipping the bet searches 13.6 M pairs in one run instead of
-8.3 M + 13.8 M in two (CPU 2.7 s against 4.4 s). On its inference graph the chain is optimal
-and no order beats it: the probe then costs its 16 chain runs (each a feasibility run just below
-the chain's value: about 23,000 pairs, 4 ms of CPU), two at a time.
+Measured (``scripts/bench_dp.py`` and in process, 2026-11-26): on the Inception-v3 training graph
+7 of the first 16 orders beat the numbering's chain (best 6.952 against 7.013; the optimum is
+6.880), the first of them the 2nd, so the probe stops after its first batch; skipping the bet
+searches 13.6 M pairs in one run instead of 8.3 M + 13.8 M in two (median of 5 side by side:
+1.73 against 3.01 s, CPU 3.05 against 5.22 s). On its inference graph the chain is optimal and no
+order beats it: the probe then costs its 8 chain runs (each a feasibility run just below the
+chain's value: about 23,000 pairs, 4-6 ms of CPU), two at a time.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from .inputs import KernelInputs, chain_lattice
 from .kernel import run
 from .pairs import no_targets
 
-#: Random topological orders the probe tries (at most: it stops at the first that beats the chain).
-PROBE_ORDERS = 16
+#: Random topological orders the probe tries (at most: it stops at the first batch with one that beats the chain).
+#: Each costs a chain's feasibility run (4-6 ms on Inception-v3), paid in full where the chain is optimal.
+PROBE_ORDERS = 8
 
 #: The probe runs only on lattices of at least this many ideals (below, a wasted bet is cheap).
 PROBE_MIN_IDEALS = 10_000
