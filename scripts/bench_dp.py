@@ -23,10 +23,14 @@ example ``git worktree add /tmp/before <commit>``) and prints its row under this
 ``before``, so a change is measured side by side in one run. Children import the package of
 this checkout (or of ``--ref``) through ``PYTHONPATH``.
 
+``--repeat N`` solves each graph N times in its process and shows the median solve s and cpu s
+(the first solve also loads the few kernels the warm-up's small lattices do not use, ~15 ms, and on
+this shared machine single runs vary by 15 %); ``process s`` then covers all N solves.
+
 ``--timeout S`` stops a child after S seconds (default 600) and prints "timed out" for it,
 so one slow graph (the Inception-v3 training graph) does not hold up the table.
 
-Usage: python scripts/bench_dp.py [--all-pairs] [--ref DIR] [--timeout S] [GRAPH ...]
+Usage: python scripts/bench_dp.py [--all-pairs] [--ref DIR] [--repeat N] [--timeout S] [GRAPH ...]
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -44,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_graphs"
 
 
-def _child(path: str, all_pairs: bool) -> None:
+def _child(path: str, all_pairs: bool, repeat: int = 1) -> None:
     started = time.perf_counter()
     from placement import Devices, Edge, Graph, Node, Problem, load_problem, solve_dp
     from placement.exact.dp import count_pairs
@@ -57,9 +62,13 @@ def _child(path: str, all_pairs: bool) -> None:
     else:
         warm()
     problem = load_problem(path)
-    t0, c0 = time.perf_counter(), time.process_time()
-    result = solve_dp(problem)
-    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    walls, cpus = [], []
+    for _ in range(max(1, repeat)):  # every solve the same (deterministic): its times, median taken
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = solve_dp(problem)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    seconds, cpu = statistics.median(walls), statistics.median(cpus)
     out = {
         "nodes": len(problem.graph.nodes),
         "status": result.status,
@@ -82,10 +91,13 @@ def main() -> None:
     parser.add_argument("--all-pairs", action="store_true", help="also count every comparable ideal pair")
     parser.add_argument("--ref", help="another checkout to measure side by side (rows marked 'before')")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per child process (default 600)")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="solves per graph in its process, median shown (default 1: the first)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(args.child, args.all_pairs)
+        _child(args.child, args.all_pairs, args.repeat)
         return
     graphs = [Path(g) for g in args.graphs] or sorted(
         p
@@ -101,7 +113,9 @@ def main() -> None:
     print("-" * len(header))
     trees = [("", ROOT)] + ([("before ", Path(args.ref).resolve())] if args.ref else [])
     for path in graphs:
-        command = [sys.executable, __file__, "--child", str(path)] + (["--all-pairs"] if args.all_pairs else [])
+        command = [sys.executable, __file__, "--child", str(path), "--repeat", str(args.repeat)] + (
+            ["--all-pairs"] if args.all_pairs else []
+        )
         shown = path.resolve()
         name = str(shown.relative_to(SAMPLES)) if shown.is_relative_to(SAMPLES) else str(shown)
         for label, tree in trees:
@@ -127,7 +141,8 @@ def main() -> None:
             )
     print(
         f"\nmachine: {resource.getpagesize()} B pages; python {sys.version.split()[0]}; "
-        "times are wall-clock on this machine, single run"
+        "times are wall-clock on this machine, "
+        + ("single run" if args.repeat <= 1 else f"median of {args.repeat} solves in one process")
     )
 
 
