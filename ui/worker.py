@@ -61,11 +61,12 @@ POLL_S = 0.1
 
 
 #: Niceness added to the worker processes (and to their scheduling groups, ``ui.processes.background``): the
-#: server and other sessions' browsers are scheduled first when the cores are busy. 10 since 2026-11-26 (was 5):
-#: a second session's page load is CPU-bound in its browser (4-5 CPU s per 2-s load on 2 cores), and at 5 the
-#: rules job (10.8 CPU s in 18 s) still took a quarter of the cores from it (B's load 1.67x idle in a full-suite
-#: run). Three monitored runs alternated with 5: rules 1.19 / 1.01 / 0.98x against 1.56 / 0.74 / 1.24x.
-BACKGROUND_NICE = 10
+#: server and other sessions' browsers are scheduled first when the cores are busy. 9 since 2026-11-26 (was 5),
+#: just above the solves (``ui.solve_pool.SOLVE_NICE``, 10; the solve-stop test tells the pools apart by it): a
+#: second session's page load is CPU-bound in its browser (4-5 CPU s per 2-s load on 2 cores), and at 5 the rules
+#: job (10.8 CPU s in 18 s) still took a quarter of the cores from it (B's load 1.67x idle in a full-suite run).
+#: Three monitored runs at 10, alternated with 5: rules 1.19 / 1.01 / 0.98x against 1.56 / 0.74 / 1.24x.
+BACKGROUND_NICE = 9
 
 
 def yield_cpu() -> None:
