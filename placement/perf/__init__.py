@@ -33,6 +33,7 @@ from .collectives import (
     reduce_scatter_seconds,
     strided_group,
 )
+from .coverage import Envelope, calibration_envelope, outside_calibration
 
 # The launchable-layout search on this model (after the model's own names: it imports them).
 from .free_split import best_free_split
@@ -78,6 +79,7 @@ __all__ = [
     "CalibrationResult",
     "CalibrationRow",
     "Cluster",
+    "Envelope",
     "DEFAULT_PARAMS",
     "Dtype",
     "Group",
@@ -100,6 +102,7 @@ __all__ = [
     "allreduce_seconds",
     "alltoall_seconds",
     "calibration_band",
+    "calibration_envelope",
     "calibration_results",
     "check_layout",
     "stage_layers",
@@ -118,6 +121,7 @@ __all__ = [
     "megatron_group",
     "memory_breakdown",
     "model_preset",
+    "outside_calibration",
     "p2p_seconds",
     "parse_megatron_args",
     "parse_megatron_command",
