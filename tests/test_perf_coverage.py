@@ -13,6 +13,7 @@ from placement.perf.coverage import (
     FEATURES,
     calibration_envelope,
     calibration_lines,
+    properties,
     envelope_of,
     outside_calibration,
 )
@@ -100,8 +101,14 @@ def test_a_modern_plan_says_where_it_extrapolates():
     assert lines[2:] == [f"  {item}" for item in pred.outside_calibration]
 
 
+def test_properties_counts_in_words():
+    assert [properties(n) for n in (0, 1, 2)] == ["0 properties", "1 property", "2 properties"]
+
+
 def test_no_band_no_list():
     model, cluster, layout = _first()
     assert predict(model, cluster.with_changes(accelerator="H100"), layout, with_band=False).outside_calibration == ()
     assert calibration_lines(None, ("GPU H100",)) == []
     assert calibration_lines(calibration_band(), ())[1] == "every property compared is within those runs"
+    one = calibration_lines(calibration_band(), ("GPU H100 (calibration runs: A100)",))
+    assert one[1] == "outside those runs in 1 property (there the model extrapolates):"

@@ -16,6 +16,7 @@ import shlex
 import streamlit as st
 
 from placement import PlacementError
+from placement.perf.coverage import properties
 from placement.perf.hardware import ACCELERATORS, GIB, Cluster, accelerator
 from placement.perf.launch import deepspeed_config, megatron_command, torchtitan_toml
 from placement.perf.layout import Layout, Schedule, stage_layers
@@ -98,8 +99,8 @@ def _calibration(pred: Prediction, key: str) -> None:
     if not outside:
         st.caption(text + " Every property compared is within those runs.")
         return
-    st.caption(text + f" This run is outside them in {len(outside)} properties: there the model extrapolates.")
-    with st.expander(f"{len(outside)} properties outside the calibration runs", key=key):
+    st.caption(text + f" This run is outside them in {properties(len(outside))}: there the model extrapolates.")
+    with st.expander(f"{properties(len(outside))} outside the calibration runs", key=key):
         st.markdown("\n".join(f"- {item}" for item in outside))
 
 

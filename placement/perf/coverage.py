@@ -175,6 +175,11 @@ def outside_calibration(
     return tuple(out)
 
 
+def properties(count: int) -> str:
+    """``"1 property"``, ``"2 properties"``."""
+    return f"{count} property" if count == 1 else f"{count} properties"
+
+
 def calibration_lines(band: CalibrationBand | None, outside: tuple[str, ...], indent: str = "  ") -> list[str]:
     """The text lines that say how far the model was from measured runs, and where this run is outside them.
 
@@ -186,7 +191,7 @@ def calibration_lines(band: CalibrationBand | None, outside: tuple[str, ...], in
         f"{band.rows} measured runs ({band.source})"
     ]
     if outside:
-        lines.append(f"outside those runs in {len(outside)} properties (there the model extrapolates):")
+        lines.append(f"outside those runs in {properties(len(outside))} (there the model extrapolates):")
         lines += [f"{indent}{item}" for item in outside]
     else:
         lines.append("every property compared is within those runs")
