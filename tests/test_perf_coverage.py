@@ -13,9 +13,9 @@ from placement.perf.coverage import (
     FEATURES,
     calibration_envelope,
     calibration_lines,
-    properties,
     envelope_of,
     outside_calibration,
+    properties,
 )
 from placement.perf.layout import Recompute
 from placement.perf.predict import calibration_band
