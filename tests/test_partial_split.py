@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 from dataclasses import replace
 
 import pytest
@@ -85,16 +86,14 @@ def _fields(layout: Layout) -> dict[str, object]:
     return {k: getattr(layout, k) for k in layout.__dataclass_fields__}
 
 
-@pytest.mark.parametrize("case", range(len(SHAPES)))
-def test_partial_split_equals_brute_force(case):
-    """For every k and capacities from none fitting to all: the solver's split is as fast as the fastest fitting
-    composition (within TIE_RTOL) and as lean as the leanest of those tied with it; none when none fits."""
-    layers, seq, vocab, knobs, shows = SHAPES[case]
-    model, shape = _model(layers, seq, vocab), Layout(tensor=1, **knobs)
-    size = layers // shape.virtual_stages - (shape.pipeline - 1)
-    rows = {k: _brute(model, shape, k) for k in range(1, size)}
+def _compare(model: TransformerSpec, shape: Layout) -> tuple[int, int, int]:
+    """For every k and the capacities of :func:`_caps`: the solver's split is as fast as the fastest fitting
+    composition (within TIE_RTOL) and as lean as the leanest of those tied with it; none when none fits. Returns
+    how many optima memory decided, how many are free splits, how many tie with another split in time."""
+    size = model.layers // shape.virtual_stages - (shape.pipeline - 1)
     memory_bound = free = ties = 0
-    for k, brute in rows.items():
+    for k in range(1, size):
+        brute = _brute(model, shape, k)
         assert partial_bound(model, _cluster(shape.gpus, 80 * GIB), shape, DEFAULT_PARAMS, k) <= min(brute)[0]
         solver = PartialSplits(model, _cluster(shape.gpus, 80 * GIB), partial_template(shape, k), DEFAULT_PARAMS)
         for cap in _caps(brute):
@@ -115,8 +114,28 @@ def test_partial_split_equals_brute_force(case):
             memory_bound += min(fitting)[2] != min(brute)[2]
             free += len(set(stage_layers(model, got[0])[1:-1])) > 1
             ties += len(tied) > 1
+    return memory_bound, free, ties
+
+
+@pytest.mark.parametrize("case", range(len(SHAPES)))
+def test_partial_split_equals_brute_force(case):
+    layers, seq, vocab, knobs, shows = SHAPES[case]
+    memory_bound, free, ties = _compare(_model(layers, seq, vocab), Layout(tensor=1, **knobs))
     # the comparison bites: memory decides some optima, some are free splits, some tie with other splits
     assert ("m" in shows, "f" in shows, "t" in shows) == (memory_bound > 0, free > 0, ties > 0)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_shapes_equal_brute_force(seed):
+    """Random small shapes: 8..12 layers, p = 3..5, v = 1..2, sequence, vocabulary, micro-batches, ZeRO, overlap."""
+    rng = random.Random(seed)
+    v = rng.choice((1, 2))
+    p = rng.choice((3, 4, 5) if v == 1 else (3, 4))
+    layers = rng.choice([n for n in (8, 10, 12) if n % v == 0 and n // v > p])
+    interleaved = dict(virtual_stages=v, schedule=Schedule.INTERLEAVED) if v > 1 else {}
+    shape = Layout(tensor=1, pipeline=p, data=2, micro_batch=1, global_batch=2 * rng.choice((p - 1, p, 2 * p)),
+                   zero_stage=rng.choice((0, 1)), overlap_grad_reduce=rng.choice((False, True)), **interleaved)  # fmt: skip
+    _compare(_model(layers, rng.choice((2048, 4096)), rng.choice((32000, 128256))), shape)
 
 
 def test_steps_are_a_common_concave_function_plus_the_ends():
