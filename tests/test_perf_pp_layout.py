@@ -57,6 +57,18 @@ LAYOUTS = [
         recompute_method="block",
         recompute_layers=5,
     ),  # fmt: skip
+    # a free split with partial recomputation: 2 of up to 5 layers per rank recomputed (block method)
+    Layout(
+        tensor=1,
+        pipeline=8,
+        data=8,
+        micro_batch=1,
+        global_batch=64,
+        pipeline_layers=(2, 3, 4, 5, 5, 5, 5, 3),
+        recompute="full",
+        recompute_method="block",
+        recompute_layers=2,
+    ),  # fmt: skip
 ]
 
 
@@ -106,7 +118,7 @@ def test_refusals_are_one_line(text, p, needle):
 def test_free_split_is_written_only_as_the_layout_string():
     """A free split is exported with --pipeline-model-parallel-layout even unasked; first/last splits keep their
     flags unless asked; the string is read back as the same layout."""
-    free, first_last = LAYOUTS[-3], LAYOUTS[1]
+    free, first_last = LAYOUTS[-4], LAYOUTS[1]
     assert free.free_split and not first_last.free_split
     argv = megatron_command(LLAMA8, free)
     assert argv[argv.index("--pipeline-model-parallel-layout") + 1] == "Et*6|t*8|t*10|t*8L"

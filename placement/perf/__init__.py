@@ -52,6 +52,7 @@ from .memory import (
 )
 from .params import DEFAULT_PARAMS, PerfParams
 from .pareto import pareto_front as layout_pareto_front
+from .partial_split import best_partial_split
 from .predict import (
     MODEL_ID,
     CalibrationBand,
@@ -70,6 +71,7 @@ from .transformer import MODELS, Norm, TransformerSpec, model_preset
 
 __all__ = [
     "best_free_split",
+    "best_partial_split",
     "ACCELERATORS",
     "Accelerator",
     "Attention",

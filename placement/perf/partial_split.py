@@ -52,7 +52,8 @@ of :data:`TIE_RTOL` (the formula and the model sum the same terms in other order
 **Memory among ties.** The least time ``T*`` found, the least memory of the splits within :data:`TIE_RTOL` of it
 is the least byte value ``Q`` (of some rank at some count) such that the time under capacity ``Q`` is still
 within the tolerance of ``T*``: feasibility is monotone in ``Q`` (a larger cap admits more splits), so ``Q`` is
-found by bisection over the byte values, and the split found under it is returned; its memory is ``Q``.
+found by bisection over the byte values, and the split found under it is returned; its memory is ``Q``. (First
+a few steps down: the cap just below the last tied split's memory, where no tied split fits it is the answer.)
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ from .layout import Layout, Recompute, RecomputeMethod
 from .params import PerfParams
 from .predict import _LayerCost
 from .transformer import TransformerSpec
+
+#: Steps down the memory of the tied splits before the bisection over the byte values (which sizes every rank at
+#: every count: most searches find no leaner tie, or one, and stop in a step or two).
+_DESCENT = 2
 
 
 def partial_template(shape: Layout, k: int) -> Layout:
@@ -210,8 +215,15 @@ class PartialSplits:
         if found is None:
             return []
         seconds, counts = found
-        # the least memory among the splits within TIE_RTOL of the least time: bisection over the byte values
+        # the least memory among the splits within TIE_RTOL of the least time: a few steps down (each finds a tied
+        # split strictly leaner than the last), then a bisection over the byte values below the last
         most = max(pb.bytes_of(r, c) for r, c in enumerate(counts))
+        for _ in range(_DESCENT):
+            got = _least_time(self.problem(math.nextafter(most, -math.inf)), seconds)
+            if got is None:
+                return [partial_counts(template, tuple((c + 1) * pb.v for c in counts))]
+            counts = got[1]
+            most = max(pb.bytes_of(r, c) for r, c in enumerate(counts))
         values = sorted({q for r in range(pb.p) for c in range(pb.caps[r] + 1) if (q := pb.bytes_of(r, c)) <= most})
         lo, hi = 0, len(values) - 1  # values[hi] == most admits the split found
         while lo < hi:
