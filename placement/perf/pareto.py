@@ -324,17 +324,24 @@ def _partial_front(
     """:func:`_free_front` for the free splits with block recomputation of k layers per chunk, each k below the
     largest chunk (:mod:`placement.perf.partial_split`): a k is skipped when a plan found is as fast as its
     bound (:func:`~placement.perf.partial_split.partial_bound`, a running maximum over the k before) and as lean
-    as its floor (:func:`_free_floor` of its template); else its own walk down the memory caps."""
+    as its floor (the larger of the shape's ``floor`` and :func:`_free_floor` of its template); else its own walk
+    down the memory caps. The bound never falls as k grows: once a plan found is as fast as it and as lean as the
+    shape's floor, every later k is skipped too."""
+    from .chains import _variant
+
     p, v = shape.pipeline, shape.virtual_stages
     bound = -math.inf
     for k in range(1, model.layers // v - (p - 1)):
         bound = max(bound, partial_bound(model, cluster, shape, params, k, ends, cost))
-        template = partial_template(shape, k)
-        least = max(floor, _free_floor(model, template, params, per_layer))
+        if stair.dominated(bound, floor):
+            break
+        sized = _variant(shape, recompute=Recompute.FULL, recompute_method=RecomputeMethod.BLOCK, recompute_layers=k)
+        least = max(floor, _free_floor(model, sized, params, per_layer))  # (unvalidated: its numbers only)
         if least > capacity or stair.dominated(bound, least):
             continue  # (memory falls as k grows: a later k may still join)
-        _walk(PartialSplits(model, cluster, template, params, cost), model, cluster, params, capacity, bound, least,
-              stair, found, price)  # fmt: skip
+        # (the walk descends through tied splits itself: the solver's search for the leanest tie is left out)
+        solver = PartialSplits(model, cluster, partial_template(shape, k), params, cost, leanest=False)
+        _walk(solver, model, cluster, params, capacity, bound, least, stair, found, price)
 
 
 def _recompute_bound(

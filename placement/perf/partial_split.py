@@ -62,11 +62,13 @@ import heapq
 import math
 from collections.abc import Iterator
 
+from .collectives import Links
 from .free_split import TIE_RTOL, _least_step, _need, _pinned_options, _Problem, _raw
 from .hardware import Cluster
 from .layout import Layout, Recompute, RecomputeMethod
 from .params import PerfParams
-from .predict import _LayerCost
+from .predict import _layer_cost, _LayerCost
+from .splits import _ends_seconds
 from .transformer import TransformerSpec
 
 #: Steps down the memory of the tied splits before the bisection over the byte values (which sizes every rank at
@@ -189,9 +191,10 @@ class PartialSplits:
 
     def __init__(
         self, model: TransformerSpec, cluster: Cluster, template: Layout, params: PerfParams,
-        cost: _LayerCost | None = None,
+        cost: _LayerCost | None = None, leanest: bool = True,
     ) -> None:  # fmt: skip
         self.model, self.cluster, self.template, self.params, self.cost = model, cluster, template, params, cost
+        self.leanest = leanest  # False: any split of least time (the Pareto walk finds the leaner ties itself)
         self._shared: _Problem | None = None
 
     def problem(self, capacity: float) -> _Problem:
@@ -215,6 +218,8 @@ class PartialSplits:
         if found is None:
             return []
         seconds, counts = found
+        if not self.leanest:
+            return [partial_counts(template, tuple((c + 1) * pb.v for c in counts))]
         # the least memory among the splits within TIE_RTOL of the least time: a few steps down (each finds a tied
         # split strictly leaner than the last), then a bisection over the byte values below the last
         most = max(pb.bytes_of(r, c) for r, c in enumerate(counts))
@@ -258,29 +263,65 @@ def partial_bound(
 
     Rank i's step is ``e_i + n_i s + min(n_i, k v) r + sends`` (``s``: one layer's step, ``r``: its recomputed
     forward, ``e_i``: the embedding, the output layer or 0; :func:`~placement.perf.splits._ends_seconds`), so the
-    time is at least ``A (max_i (e_i + n_i s + min(n_i, k v) r) + sends) + B sum_i S_i + overhead``: the largest
-    step is minimised over every split by bisection on its value (each rank then takes as many layers as fit
-    under it), and ``sum_i min(n_i, k v)`` is at least ``(p - 1) v + min(L - (p - 1) v, k v)`` (a concave sum over
-    counts of at least v: least with every rank but one at v). The data-parallel, optimizer and offload seconds
-    (``>= 0``) are left out, so the bound is also below the least time without them, which never falls as k
-    grows (every step grows with k): a running maximum over k = 1, 2, .. is a bound too. A relative margin of
-    1e-9 covers rounding.
+    time is at least ``A (max_i (e_i + n_i s + min(n_i, k v) r) + sends) + B sum_i S_i + overhead``. The largest
+    step is the least step value ``M`` at which the ranks, each taking as many whole chunks as fit under it, reach
+    ``L / v`` chunks together: found from the real relaxation's least M (the ranks take real numbers of chunks;
+    their sum is piecewise linear in M, slope ``1 / (v (s + r))`` per rank up to k chunks and ``1 / (v s)``
+    after, so it is solved on its few pieces) by stepping through the step values above it. ``sum_i min(n_i, k v)`` is at least ``(p - 1) v + min(L -
+    (p - 1) v, k v)`` (a concave sum over counts of at least v: least with every rank but one at v). The
+    data-parallel, optimizer and offload seconds (``>= 0``) are left out, so the bound is also below the least
+    time without them, which never falls as k grows (every step grows with k): a running maximum over k = 1, 2,
+    .. is a bound too. A relative margin of 1e-9 covers rounding.
     """
-    from .collectives import Links
-    from .predict import _layer_cost
-    from .splits import _ends_seconds
-
     p, v, units = shape.pipeline, shape.virtual_stages, model.layers // shape.virtual_stages
     s, emb, head, sends = _ends_seconds(model, cluster, shape, params) if ends is None else ends
     if cost is None:
         cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
     r = cost.fwd + cost.tp_fwd + cost.cp_fwd + cost.ep_fwd
     kinds = ((emb, 1), (head, 1), (0.0, p - 2))  # (offset, ranks)
+    early, late = v * (s + r), v * s  # one chunk's step up to k chunks, after them
+    least = max(emb, head, 0.0) + early  # (every rank holds at least one chunk)
+    if early > 0 and late > 0:
+        least = _integer_least(_real_least(kinds, units, k, early, late, least) * (1 - 1e-9), kinds, units, k, v, s, r)
+    recomputed = (p - 1) * v + min(model.layers - (p - 1) * v, k * v)
+    weight = (p - 1) / v / p * (1.0 / 3.0 if shape.schedule.zero_bubble else 1.0)
+    scale = shape.microbatches * (1 + params.stage_jitter * math.sqrt(2 * math.log(p)))
+    total = model.layers * s + emb + head + recomputed * r + p * sends
+    return (scale * (least + sends) + weight * total + params.iteration_overhead_s) * (1 - 1e-9)
 
-    def step(e: float, u: int) -> float:  # a rank of u chunks' layers (u v layers)
+
+def _real_least(kinds: tuple[tuple[float, int], ...], units: int, k: int, early: float, late: float,
+                least: float) -> float:  # fmt: skip
+    """The least limit M >= ``least`` at which ranks of the given (step offset, count) kinds, each taking the real
+    number of chunks whose step ``e + min(u, k) early + max(u - k, 0) late`` fits under M, take ``units`` chunks
+    together (:func:`partial_bound`): their sum is piecewise linear in M, solved on its pieces."""
+
+    def chunks(limit: float) -> float:
+        return sum(n * ((limit - e) / early if limit - e <= k * early else k + (limit - e - k * early) / late)
+                   for e, n in kinds)  # fmt: skip
+
+    at, have = least, chunks(least)
+    for x in [*sorted(x for x in {e + k * early for e, _ in kinds} if x > least), math.inf]:
+        if have >= units:
+            break
+        slope = sum(n / (early if at < e + k * early else late) for e, n in kinds)
+        reach = at + (units - have) / slope
+        if reach <= x:
+            return reach
+        at, have = x, chunks(x)
+    return at
+
+
+def _integer_least(start: float, kinds: tuple[tuple[float, int], ...], units: int, k: int, v: int, s: float,
+                   r: float) -> float:  # fmt: skip
+    """The least step value ``M >= start`` at which the ranks, each taking as many whole chunks as fit under M,
+    take ``units`` together: every step value from ``start`` up, in increasing order, until one does (``start``,
+    the real relaxation's, is at most the answer; a few values in practice)."""
+
+    def step(e: float, u: int) -> float:  # a rank of u chunks (u v layers)
         return e + u * v * s + min(u, k) * v * r
 
-    def most(e: float, limit: float) -> int:  # the largest u in 1..units with step(e, u) <= limit (0: none)
+    def most(e: float, limit: float) -> int:  # the largest u in 0..units with step(e, u) <= limit (u >= 1)
         lo, hi = 1, units + 1
         while lo < hi:
             mid = (lo + hi) // 2
@@ -290,20 +331,10 @@ def partial_bound(
                 hi = mid
         return lo - 1
 
-    def takes(limit: float) -> bool:
-        got = [(most(e, limit), n) for e, n in kinds if n > 0]
-        return min(u for u, _ in got) >= 1 and sum(u * n for u, n in got) >= units
-
-    values = sorted({step(e, u) for e, _ in kinds for u in range(1, units + 1)})
-    lo, hi = 0, len(values) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if takes(values[mid]):
-            hi = mid
-        else:
-            lo = mid + 1
-    recomputed = (p - 1) * v + min(model.layers - (p - 1) * v, k * v)
-    weight = (p - 1) / v / p * (1.0 / 3.0 if shape.schedule.zero_bubble else 1.0)
-    scale = shape.microbatches * (1 + params.stage_jitter * math.sqrt(2 * math.log(p)))
-    total = model.layers * s + emb + head + recomputed * r + p * sends
-    return (scale * (values[lo] + sends) + weight * total + params.iteration_overhead_s) * (1 - 1e-9)
+    limit = start
+    while True:
+        got = [most(e, limit) for e, _ in kinds]
+        if min(got) >= 1 and sum(u * n for u, (_, n) in zip(got, kinds, strict=True)) >= units:
+            return limit
+        # the next step value above the limit: each kind's next count
+        limit = min(step(e, u + 1) for u, (e, _) in zip(got, kinds, strict=True) if u < units)
