@@ -170,11 +170,17 @@ def _least_time(pb: _Problem, incumbent: float) -> tuple[float, list[int]] | Non
             continue
         _, bounds = option
         need, own = _need(pb, k), kind.step(k)
-        step = _least_step(pb, bounds, need, own)
         loose = _fill(pb, bounds, need, math.inf)
-        while step is not None and loose is not None and a * step + b * (own + loose[0]) + tail + over <= limit:
+        if loose is None:
+            continue
+        # the least feasible limit by bisection while no time bounds the scan, else step by step from M_0 (the
+        # limits below the least feasible one fail the fill; the time bound ends the scan within a few values)
+        step = _least_step(pb, bounds, need, own) if math.isinf(limit) else max(own, m0)
+        while step is not None and a * step + b * (own + loose[0]) + tail + over <= limit:
             got = _fill(pb, bounds, need, step)
-            assert got is not None  # (step is at least the least feasible limit)
+            if got is None:
+                step = _next_step(pb, step)
+                continue
             seconds = a * step + b * (own + got[0]) + tail + over
             if seconds <= limit and (best is None or seconds < best[0]):
                 counts = [k if c == -2 else c for c in got[1]]
