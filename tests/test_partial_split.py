@@ -166,3 +166,21 @@ def test_partial_counts_lowers_k_to_the_largest_chunk():
     again = Layout(**{**_fields(lowered), "recompute_layers": 5})
     with pytest.raises(Exception, match="exceeds the 4 layers"):
         check_layout(model, cluster, again)
+
+
+def test_bytes_shared_across_k_equal_rank_bytes():
+    """The ranks' static bytes cached across the ks of a shape give every rank's total bit for bit as rank_bytes."""
+    from placement.perf.memory import rank_bytes
+
+    for layers, seq, vocab, knobs, _ in SHAPES:
+        model, shape = _model(layers, seq, vocab), Layout(tensor=1, **knobs)
+        statics: dict[tuple[int, int], float] = {}
+        for k in (2, 1, 3):
+            template = partial_template(shape, k)
+            pb = PartialSplits(model, _cluster(shape.gpus, 80 * GIB), template, DEFAULT_PARAMS, statics=statics)
+            pb = pb.problem(math.inf)
+            for r in range(shape.pipeline):
+                for c in range(pb.size):
+                    n = (c + 1) * shape.virtual_stages
+                    assert pb.bytes_of(r, c) == rank_bytes(model, template, r, n, DEFAULT_PARAMS, pb.per_layer)
+        assert statics

@@ -331,6 +331,7 @@ def _partial_front(
 
     p, v = shape.pipeline, shape.virtual_stages
     bound = -math.inf
+    statics: dict[tuple[int, int], float] = {}  # (the ranks' static bytes: the same for every k)
     for k in range(1, model.layers // v - (p - 1)):
         bound = max(bound, partial_bound(model, cluster, shape, params, k, ends, cost))
         if stair.dominated(bound, floor):
@@ -340,7 +341,7 @@ def _partial_front(
         if least > capacity or stair.dominated(bound, least):
             continue  # (memory falls as k grows: a later k may still join)
         # (the walk descends through tied splits itself: the solver's search for the leanest tie is left out)
-        solver = PartialSplits(model, cluster, partial_template(shape, k), params, cost, leanest=False)
+        solver = PartialSplits(model, cluster, partial_template(shape, k), params, cost, False, statics)
         _walk(solver, model, cluster, params, capacity, bound, least, stair, found, price)
 
 

@@ -66,6 +66,7 @@ from .collectives import Links
 from .free_split import TIE_RTOL, _least_step, _need, _pinned_options, _Problem, _raw
 from .hardware import Cluster
 from .layout import Layout, Recompute, RecomputeMethod
+from .memory import _stage_activations, static_parts
 from .params import PerfParams
 from .predict import _layer_cost, _LayerCost
 from .splits import _ends_seconds
@@ -190,6 +191,30 @@ def _least_time(pb: _Problem, incumbent: float) -> tuple[float, list[int]] | Non
     return best
 
 
+class _PartialProblem(_Problem):
+    """The free-split problem of a partial template, its ranks' static bytes (weights, gradients, optimizer state:
+    the same for every k) from a cache the ks of one shape share; each total is summed in ``rank_bytes``' order
+    from the same parts, so it is bit-equal."""
+
+    def __init__(
+        self, model: TransformerSpec, cluster: Cluster, template: Layout, params: PerfParams, capacity: float,
+        cost: _LayerCost | None, shared: _Problem | None, statics: dict[tuple[int, int], float],
+    ) -> None:  # fmt: skip
+        self._statics = statics
+        super().__init__(model, cluster, template, params, capacity, cost, shared)
+
+    def bytes_of(self, rank: int, k: int) -> float:
+        key = (rank, k)
+        if key not in self._bytes:
+            n = (k + 1) * self.v
+            if (rank, n) not in self._statics:
+                weights, gradients, optimizer = static_parts(self.model, self.template, rank, n)
+                self._statics[(rank, n)] = weights + gradients + optimizer
+            acts, out = _stage_activations(self.model, self.template, rank, self.per_layer, n)
+            self._bytes[key] = self._statics[(rank, n)] + acts + out + self.params.reserve_bytes
+        return self._bytes[key]
+
+
 class PartialSplits:
     """:func:`best_partial_split` of one template (a shape with block recomputation of k layers per chunk) under
     successive capacities, sharing the model's numbers per rank kind and count (they do not depend on the
@@ -197,15 +222,17 @@ class PartialSplits:
 
     def __init__(
         self, model: TransformerSpec, cluster: Cluster, template: Layout, params: PerfParams,
-        cost: _LayerCost | None = None, leanest: bool = True,
+        cost: _LayerCost | None = None, leanest: bool = True, statics: dict[tuple[int, int], float] | None = None,
     ) -> None:  # fmt: skip
         self.model, self.cluster, self.template, self.params, self.cost = model, cluster, template, params, cost
         self.leanest = leanest  # False: any split of least time (the Pareto walk finds the leaner ties itself)
+        self.statics = {} if statics is None else statics  # (rank, layers) -> static bytes: shareable across ks
         self._shared: _Problem | None = None
 
     def problem(self, capacity: float) -> _Problem:
         """The free-split problem of the template with GPU memory ``capacity`` (bytes)."""
-        pb = _Problem(self.model, self.cluster, self.template, self.params, capacity, self.cost, self._shared)
+        pb = _PartialProblem(self.model, self.cluster, self.template, self.params, capacity, self.cost, self._shared,
+                             self.statics)  # fmt: skip
         self._shared = pb
         return pb
 

@@ -273,10 +273,11 @@ def _best_partial(
     if best is not None and _beyond(floor, best.iteration_seconds):
         return None
     solvers: dict[int, PartialSplits] = {}
+    statics: dict[tuple[int, int], float] = {}  # (the ranks' static bytes: the same for every k)
 
     def solver(k: int) -> PartialSplits:
         if k not in solvers:
-            solvers[k] = PartialSplits(model, cluster, partial_template(shape, k), params, cost)
+            solvers[k] = PartialSplits(model, cluster, partial_template(shape, k), params, cost, statics=statics)
         return solvers[k]
 
     counters["memory_checks"] += 1
