@@ -19,6 +19,19 @@ LAYOUTS = [
     Layout(tensor=2, pipeline=4, data=8, micro_batch=1, global_batch=64),
     Layout(tensor=2, pipeline=4, data=8, micro_batch=1, global_batch=64, first_stage_layers=7, last_stage_layers=7),
     Layout(tensor=2, pipeline=4, data=8, micro_batch=1, global_batch=64, first_stage_layers=11, last_stage_layers=3),
+    # a free split with interleaving and partial recomputation (2 of a chunk's up to 5 layers recomputed)
+    Layout(
+        tensor=2,
+        pipeline=4,
+        data=8,
+        virtual_stages=2,
+        micro_batch=1,
+        global_batch=64,
+        pipeline_layers=(6, 8, 10, 8),
+        recompute="full",
+        recompute_method="block",
+        recompute_layers=2,
+    ),  # fmt: skip
     Layout(tensor=2, pipeline=4, data=8, virtual_stages=2, micro_batch=1, global_batch=64),
     Layout(
         tensor=2,
