@@ -46,7 +46,9 @@ changes only there); for a pair they are scanned upwards from the least feasible
 bisection as in free_split) while ``A M + B (S_h + G(inf)) + H + overhead``, a lower bound of the rest (``G``
 never grows with ``M``), is within the best time; pairs stop at the first heap key
 ``A max(S_h(c_h), M_0) + B G_0 + overhead`` above it (``M_0``: the least largest step, ``G_0``: the least sum, both
-over every fitting split), with ``H >= 0`` added before a pair is solved. Comparisons keep a relative margin
+over every fitting split), with ``H >= 0`` added before a pair is solved (and before ``M_0`` is computed, the
+whole problem is dismissed when ``A S_mid(ceil(L / (p v)) chunks) + B G_0 + overhead`` is above the incumbent:
+some rank holds that many chunks, and an end's step is a middle rank's plus its own part). Comparisons keep a relative margin
 of :data:`TIE_RTOL` (the formula and the model sum the same terms in other orders).
 
 **Memory among ties.** The least time ``T*`` found, the least memory of the splits within :data:`TIE_RTOL` of it
@@ -154,12 +156,18 @@ def _least_time(pb: _Problem, incumbent: float) -> tuple[float, list[int]] | Non
     units, p = pb.units, pb.p
     if min(pb.caps) < 0 or units < p or sum(pb.caps) < units - p:
         return None
-    m0 = _least_step(pb, list(pb.caps), units - p, -math.inf)
     least = _fill(pb, list(pb.caps), units - p, math.inf)
-    if m0 is None or least is None:
+    if least is None:
         return None
     a, b, over = pb.scale, _weight(pb), pb.params.iteration_overhead_s
     limit = incumbent * (1 + TIE_RTOL)  # (inf stays inf)
+    # some rank holds at least ceil(L / (p v)) chunks, and an end's step is a middle rank's plus its own part: a
+    # bound on the largest step before the bisection for M_0
+    if a * pb.middle.step(-(-units // p) - 1) + b * least[0] + over > limit:
+        return None
+    m0 = _least_step(pb, list(pb.caps), units - p, -math.inf)
+    if m0 is None:
+        return None
     best: tuple[float, list[int]] | None = None
     for key, h, k in _pairs(pb, m0, b * least[0] + over):
         if key > limit:
