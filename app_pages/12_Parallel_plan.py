@@ -142,7 +142,9 @@ def main() -> None:
     st.caption(
         "Data x tensor x pipeline parallelism with activation recomputation, in Piper's cost model "
         "(sample_graphs/piper/README.md). Every plan is proven optimal by an exact DP and re-checked by an "
-        "independent evaluator."
+        "independent evaluator. That model's times come from the graph's own profiled costs, and no measured run "
+        "here checks them; the transformer model of the launchable-layout section below is checked against "
+        "measured runs (its band is shown with each number)."
     )
     name, text, source = _source()
     try:

@@ -293,3 +293,27 @@ def test_free_split_plan_hands_over_as_the_layout_string():
         with pytest.raises(PlacementError, match=needle) as info:
             export(wide, lay)
         assert "\n" not in str(info.value)
+
+
+def test_free_split_with_partial_recomputation_hands_over():
+    """A searched free split with block recomputation of k layers below a chunk exports as the layout string plus
+    --recompute-granularity full --recompute-method block --recompute-num-layers k; parsed and predicted again it
+    gives the plan's numbers, and Megatron-Core's TransformerConfig accepts it."""
+    from placement.perf.transformer import TransformerSpec
+
+    wide = TransformerSpec(layers=12, hidden=3072, heads=32, seq_length=2048, vocab=32000, name="wide")
+    cluster = Cluster(replace(ACCELERATORS["A100"], memory_bytes=11.875 * 2**30), 4, 1)
+    plan = search(wide, cluster, 8, "megatron").plan
+    lay = plan.layout
+    assert lay.free_split and stage_layers(wide, lay) == (2, 3, 4, 3) and lay.recompute_layers == 1
+    argv = megatron_command(wide, lay)
+    assert argv[argv.index("--pipeline-model-parallel-layout") + 1] == "Et*2|t*3|t*4|t*3L"
+    for flag, value in (("--recompute-granularity", "full"), ("--recompute-method", "block"),
+                        ("--recompute-num-layers", "1")):  # fmt: skip
+        assert argv[argv.index(flag) + 1] == value
+    parsed_model, parsed, _ = parse_megatron_args(argv, 4)
+    assert parsed == lay
+    again = predict(parsed_model, cluster, parsed)
+    assert (again.iteration_seconds, again.memory.total) == (plan.iteration_seconds, plan.memory_bytes)
+    check = check_megatron(wide, lay)
+    assert check.ok, check.message

@@ -52,6 +52,10 @@ def test_section_shows_the_optimum_and_a_pasted_layout():
     assert shown["iteration"].startswith(f"{plan.iteration_seconds:.3f} s")
     assert any("--tensor-model-parallel-size" in c for c in _texts(at, "code"))
     assert " ".join(megatron_command(model, plan.layout)) in _texts(at, "code")
+    # the band, and where this run is outside the calibration runs (listed in an expander)
+    outside = plan.prediction.outside_calibration
+    assert outside and any(f"outside them in {len(outside)} properties" in c for c in _texts(at, "caption"))
+    assert any(f"- {outside[0]}" in md.value for md in at.markdown)
 
     published = Layout(tensor=8, pipeline=4, data=2, virtual_stages=5, global_batch=1024, sequence_parallel=True,
                        zero_stage=1, recompute=Recompute.SELECTIVE)  # fmt: skip
@@ -62,6 +66,9 @@ def test_section_shows_the_optimum_and_a_pasted_layout():
     assert list(table["layout"]) == ["optimum", "pasted"]
     assert table["iteration s"].iloc[1] == pytest.approx(predict(model, cluster, published).iteration_seconds)
     assert table["iteration s"].iloc[0] <= table["iteration s"].iloc[1]
+    assert table["properties outside the calibration runs"].iloc[1] == len(
+        predict(model, cluster, published).outside_calibration
+    )
 
     at.text_area(key="lp_paste").set_value("--num-layers 80 --hidden-size 8192 --num-attention-heads 64 "
                                            "--seq-length 8192 --tensor-model-parallel-size 3")  # fmt: skip

@@ -24,6 +24,7 @@ def test_json_keys(capsys):
     assert out["memory"]["total"] == pytest.approx(sum(v for k, v in out["memory"].items() if k != "total"))
     assert out["fits"] is True and 0 < out["mfu"] < 1
     assert out["calibration_band"]["rows"] == 10
+    assert "precision bf16 (calibration runs: fp16)" in out["outside_calibration"]
     assert out["iteration_seconds"] == pytest.approx(sum(out["time"].values()))
 
 
@@ -31,6 +32,8 @@ def test_text_output(capsys):
     assert main(["predict", "--gpu", "H100", "--gpus", "1024", "--", *GPT175]) == 0
     text = capsys.readouterr().out
     assert "iteration" in text and "calibration band ±" in text and "fits" in text
+    # where the band does not reach: each property of the run that no calibration run shares, one per line
+    assert "\noutside those runs in " in text and "\n  GPU H100 (calibration runs: A100)" in text
 
 
 @pytest.mark.parametrize(

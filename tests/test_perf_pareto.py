@@ -34,6 +34,7 @@ FRONT_CASES = [
     ("megatron", SMALL_MOE, (4, 8), 4.5, 4, 16),
     ("megatron", WIDE, (2, 4), 12.0, 1, 16),  # free splits on the front (three of its six plans)
     ("megatron", WIDE, (4,), 16.0, 1, 8),
+    ("megatron", WIDE, (4,), 11.875, 1, 8),  # a free split with partial recomputation on the front
     ("torchtitan", MID, (4, 8), 6.5, 4, 16),
     ("deepspeed", SMALL, (2, 4), 3.5, 4, 8),
 ]

@@ -19,6 +19,19 @@ LAYOUTS = [
     Layout(tensor=2, pipeline=4, data=8, micro_batch=1, global_batch=64),
     Layout(tensor=2, pipeline=4, data=8, micro_batch=1, global_batch=64, first_stage_layers=7, last_stage_layers=7),
     Layout(tensor=2, pipeline=4, data=8, micro_batch=1, global_batch=64, first_stage_layers=11, last_stage_layers=3),
+    # a free split with interleaving and partial recomputation (2 of a chunk's up to 5 layers recomputed)
+    Layout(
+        tensor=2,
+        pipeline=4,
+        data=8,
+        virtual_stages=2,
+        micro_batch=1,
+        global_batch=64,
+        pipeline_layers=(6, 8, 10, 8),
+        recompute="full",
+        recompute_method="block",
+        recompute_layers=2,
+    ),  # fmt: skip
     Layout(tensor=2, pipeline=4, data=8, virtual_stages=2, micro_batch=1, global_batch=64),
     Layout(
         tensor=2,
@@ -56,6 +69,18 @@ LAYOUTS = [
         recompute="full",
         recompute_method="block",
         recompute_layers=5,
+    ),  # fmt: skip
+    # a free split with partial recomputation: 2 of up to 5 layers per rank recomputed (block method)
+    Layout(
+        tensor=1,
+        pipeline=8,
+        data=8,
+        micro_batch=1,
+        global_batch=64,
+        pipeline_layers=(2, 3, 4, 5, 5, 5, 5, 3),
+        recompute="full",
+        recompute_method="block",
+        recompute_layers=2,
     ),  # fmt: skip
 ]
 
@@ -106,7 +131,7 @@ def test_refusals_are_one_line(text, p, needle):
 def test_free_split_is_written_only_as_the_layout_string():
     """A free split is exported with --pipeline-model-parallel-layout even unasked; first/last splits keep their
     flags unless asked; the string is read back as the same layout."""
-    free, first_last = LAYOUTS[-3], LAYOUTS[1]
+    free, first_last = LAYOUTS[-4], LAYOUTS[1]
     assert free.free_split and not first_last.free_split
     argv = megatron_command(LLAMA8, free)
     assert argv[argv.index("--pipeline-model-parallel-layout") + 1] == "Et*6|t*8|t*10|t*8L"

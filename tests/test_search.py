@@ -109,8 +109,8 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                     continue  # the space's rule: uneven counts with 1F1B or interleaving only
                 most = model.layers // (p * v) if first is None else max(first, last, model.layers - first - last)
                 ks = range(1, most + 1) if rec is Recompute.FULL else (None,)
-                if free:  # free splits: recompute none, selective or full of every layer (the largest chunk)
-                    ks = (max(free) // v,) if rec is Recompute.FULL else (None,)
+                if free:  # free splits: recompute none, selective or full of k layers per chunk (the space's k)
+                    ks = range(1, max(free) // v + 1) if rec is Recompute.FULL else (None,)
                 for k in ks:
                     if not _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k, off_opt):
                         continue
@@ -180,6 +180,7 @@ CASES = [
     ("megatron", ODD, 4, 9.0, 1, 8),
     ("megatron", NINE, 8, 6.0, 2, 4),  # uneven split with v = 3 virtual stages
     ("megatron", WIDE, 4, 12.0, 1, 8),  # a free split (--pipeline-model-parallel-layout)
+    ("megatron", WIDE, 4, 11.875, 1, 8),  # a free split with partial recomputation (2 / 3 / 4 / 3, k = 1)
     ("megatron-2021", MID, 8, 6.0, 4, 32),
     ("torchtitan", SMALL, 8, 5.0, 4, 16),
     ("torchtitan", MID, 8, 6.5, 4, 16),
@@ -218,6 +219,7 @@ def test_cases_exercise_the_space():
     assert any(lay.uneven for lay in lays)
     assert any(lay.uneven and lay.virtual_stages > 1 for lay in lays)
     assert any(lay.free_split for lay in lays)
+    assert any(lay.free_split and (lay.recompute_layers or 99) < max(lay.pipeline_layers) for lay in lays)  # (v = 1)
     assert any(lay.offload_params for lay in lays)
     assert any(lay.schedule is Schedule.ZBV for lay in lays)
     assert any(
@@ -233,6 +235,19 @@ def test_free_split_beats_every_first_last_split():
     first_last = search(WIDE, cluster, 8, replace(get_space("megatron"), free_layouts=False)).plan
     assert plan.layout.pipeline_layers == (2, 3, 4, 3) and plan.layout.recompute is Recompute.NONE
     assert plan.iteration_seconds < first_last.iteration_seconds * 0.95 and not first_last.layout.free_split
+
+
+def test_free_split_with_partial_recomputation_beats_the_rest():
+    """Between the memory of the free split without recomputation (12 GiB) and of the even split with one layer
+    recomputed, the free split 2 / 3 / 4 / 3 with one recomputed layer per chunk wins (the brute force above checks
+    it is the optimum of the whole space); first/last splits alone give the even split with k = 1, slower."""
+    cluster = _cluster(4, 11.875, 1)
+    plan = search(WIDE, cluster, 8, "megatron").plan
+    lay = plan.layout
+    assert lay.pipeline_layers == (2, 3, 4, 3) and lay.recompute is Recompute.FULL and lay.recompute_layers == 1
+    first_last = search(WIDE, cluster, 8, replace(get_space("megatron"), free_layouts=False)).plan
+    assert not first_last.layout.uneven and first_last.layout.recompute_layers == 1
+    assert plan.iteration_seconds < first_last.iteration_seconds
 
 
 def test_memory_decides_in_small_cases():

@@ -16,6 +16,7 @@ import shlex
 import streamlit as st
 
 from placement import PlacementError
+from placement.perf.coverage import properties
 from placement.perf.hardware import ACCELERATORS, GIB, Cluster, accelerator
 from placement.perf.launch import deepspeed_config, megatron_command, torchtitan_toml
 from placement.perf.layout import Layout, Schedule, stage_layers
@@ -83,6 +84,24 @@ def _metrics(pred: Prediction) -> None:
     m[1].metric("tokens/s", f"{pred.tokens_per_second:,.0f}")
     m[2].metric("TFLOP/s per GPU", f"{pred.tflops_per_gpu:.1f}")
     m[3].metric("MFU", f"{pred.mfu:.1%}")
+
+
+def _calibration(pred: Prediction, key: str) -> None:
+    """How far the model was from measured runs, and the run's properties outside them (where it extrapolates)."""
+    if not pred.band:
+        return
+    band = pred.band
+    text = (
+        f"Model {pred.model_id}: within ±{band.max_abs_error:.0%} (mean {band.mean_abs_error:.1%}) of the "
+        f"iteration time of {band.rows} measured runs ({band.source})."
+    )
+    outside = pred.outside_calibration
+    if not outside:
+        st.caption(text + " Every property compared is within those runs.")
+        return
+    st.caption(text + f" This run is outside them in {properties(len(outside))}: there the model extrapolates.")
+    with st.expander(f"{properties(len(outside))} outside the calibration runs", key=key):
+        st.markdown("\n".join(f"- {item}" for item in outside))
 
 
 def _downloads(model: TransformerSpec, result: SearchResult) -> None:
@@ -166,6 +185,7 @@ def _pasted(cluster: Cluster, result: SearchResult) -> None:
     _metrics(pred)
     if notes:
         st.caption("; ".join(notes))
+    _calibration(pred, "lp_pasted_outside")
     rows = {"pasted": pred}
     if result.plan is not None:
         rows = {"optimum": result.plan.prediction, "pasted": pred}
@@ -179,6 +199,7 @@ def _pasted(cluster: Cluster, result: SearchResult) -> None:
                 "MFU": p.mfu,
                 "GiB per GPU": p.memory.total / GIB,
                 "fits": p.fits,
+                "properties outside the calibration runs": len(p.outside_calibration),
             }
             for name, p in rows.items()
         ],
@@ -240,11 +261,7 @@ def render() -> None:
         st.markdown(f"**Plan**: {describe_layout(result.plan)}")
         _metrics(pred)
         _rank_layers(model, cluster, result.plan.layout)
-        if pred.band:
-            st.caption(
-                f"Calibration band: the model is within ±{pred.band.max_abs_error:.0%} (mean "
-                f"{pred.band.mean_abs_error:.1%}) of {pred.band.rows} published runs ({pred.band.source})."
-            )
+        _calibration(pred, "lp_plan_outside")
         configs = launch_configs(model, result.plan, framework, cluster.gpus_per_node)
         if "megatron_args" in configs:
             st.code(" ".join(configs["megatron_args"]), language="bash")

@@ -33,6 +33,7 @@ from .collectives import (
     reduce_scatter_seconds,
     strided_group,
 )
+from .coverage import Envelope, calibration_envelope, outside_calibration
 
 # The launchable-layout search on this model (after the model's own names: it imports them).
 from .free_split import best_free_split
@@ -52,6 +53,7 @@ from .memory import (
 )
 from .params import DEFAULT_PARAMS, PerfParams
 from .pareto import pareto_front as layout_pareto_front
+from .partial_split import best_partial_split
 from .predict import (
     MODEL_ID,
     CalibrationBand,
@@ -70,6 +72,7 @@ from .transformer import MODELS, Norm, TransformerSpec, model_preset
 
 __all__ = [
     "best_free_split",
+    "best_partial_split",
     "ACCELERATORS",
     "Accelerator",
     "Attention",
@@ -78,6 +81,7 @@ __all__ = [
     "CalibrationResult",
     "CalibrationRow",
     "Cluster",
+    "Envelope",
     "DEFAULT_PARAMS",
     "Dtype",
     "Group",
@@ -100,6 +104,7 @@ __all__ = [
     "allreduce_seconds",
     "alltoall_seconds",
     "calibration_band",
+    "calibration_envelope",
     "calibration_results",
     "check_layout",
     "stage_layers",
@@ -118,6 +123,7 @@ __all__ = [
     "megatron_group",
     "memory_breakdown",
     "model_preset",
+    "outside_calibration",
     "p2p_seconds",
     "parse_megatron_args",
     "parse_megatron_command",

@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any
 
+from .coverage import calibration_lines
 from .hardware import GB, Cluster, accelerator
 from .megatron import parse_megatron_args
 from .predict import Prediction, predict
@@ -76,6 +77,7 @@ def _text(pred: Prediction, notes: list[str]) -> str:
     lines.append("time by part (s):")
     lines += [f"  {k:16s} {v:.4g}" for k, v in pred.time.as_dict().items()]
     lines += [f"note: {n}" for n in [*notes, *pred.notes]]
+    lines += calibration_lines(pred.band, pred.outside_calibration)
     return "\n".join(lines)
 
 

@@ -31,12 +31,13 @@ from typing import Any
 from ..errors import PlacementError
 from ..model import Status
 from .collectives import Links
+from .coverage import calibration_lines
 from .hardware import Cluster, Dtype, accelerator
 from .kernels import streaming_seconds
 from .layout import Layout, Recompute
 from .memory import memory_breakdown, stage_parameters
 from .params import DEFAULT_PARAMS, PerfParams
-from .predict import _dp_seconds, _layer_cost, _stage_time
+from .predict import MODEL_ID, _dp_seconds, _layer_cost, _stage_time, calibration_band
 from .spaces import divisors
 from .transformer import TransformerSpec
 
@@ -302,4 +303,7 @@ def hetero_text(result: HeteroResult) -> str:
                 f"{s.seconds * 1e3:.1f} ms per micro-batch, {s.memory_bytes / 2**30:.1f} of {s.capacity / 2**30:.0f} GiB"
             )
         lines.append(f"  --pipeline-model-parallel-layout {plan.megatron_layout}")
+    lines.append(f"model {MODEL_ID} (the times above)")
+    mixed = " + ".join(str(k) for k, _ in result.kinds)
+    lines += calibration_lines(calibration_band(), (f"GPU kinds in one pipeline {mixed} (calibration runs: one kind)",))
     return "\n".join(lines)

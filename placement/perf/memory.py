@@ -397,3 +397,21 @@ class RecomputeMemory:
             acts, out = _stage_activations(self.model, layout, stage, self.per_layer)
             best = max(best, weights + gradients + optimizer + acts + out + self.reserve)
         return best
+
+
+def free_split_floor(
+    model: TransformerSpec, template: Layout, params: PerfParams, per_layer: tuple[float, float]
+) -> float:
+    """Bytes below which no free split of ``template`` (a shape with its recomputation mode) gets.
+
+    Every rank holds at least v layers, so the split's memory is at least rank 0's and rank p-1's with v layers;
+    some rank holds at least ``n = ceil(L / (p v)) v`` layers, and a rank's bytes grow with its count, so it is
+    also at least the least of the ranks' bytes with n layers: rank 0, rank p-1 and rank p-2 (the middle ranks'
+    micro-batches in flight never grow with the rank, so p-2 is the leanest middle one). ``per_layer``: one
+    layer's activation bytes without and with full recomputation (the same for every mode).
+    """
+    p, v = template.pipeline, template.virtual_stages
+    n = -(-model.layers // (p * v)) * v
+    ends = max(rank_bytes(model, template, r, v, params, per_layer) for r in (0, p - 1))
+    most = min(rank_bytes(model, template, r, n, params, per_layer) for r in (0, p - 2, p - 1))
+    return max(ends, most)

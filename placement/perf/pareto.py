@@ -18,8 +18,10 @@ from .collectives import Links
 from .free_split import TIE_RTOL, FreeSplits, free_bound, free_template
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, stage_layers
-from .memory import _stage_activations, layer_activation_bytes, rank_bytes, static_parts
+from .memory import _stage_activations, layer_activation_bytes, static_parts
+from .memory import free_split_floor as _free_floor  # (defined here before)
 from .params import DEFAULT_PARAMS, PerfParams
+from .partial_split import PartialSplits, partial_bound, partial_template
 from .predict import _layer_cost, _LayerCost, iteration_time, predict
 from .search import (
     _COUNTERS,
@@ -282,42 +284,65 @@ def _free_front(
             bound = free_bound(model, cluster, sized, params, ends, cost)
             if stair.dominated(bound, least):
                 continue
-        cap = min(capacity, math.nextafter(stair.leanest(bound), -math.inf))
-        template = free_template(shape, mode)
-        solver = FreeSplits(model, cluster, template, params, cost)  # (shares the model's numbers across caps)
-        while cap >= least:
-            # no split is leaner than the floor: one slower than the fastest plan found within the floor is dominated
-            plans = []
-            for layout in solver.best(cap, stair.fastest(least)):
-                prediction = predict(model, cluster, layout, params, check=False, with_band=False)
-                plans.append(Plan(layout, prediction, cluster.gpus, price))
-            if not plans:
-                break
-            fastest = min(p.iteration_seconds for p in plans)
-            ties = [p for p in plans if p.iteration_seconds <= fastest * (1 + TIE_RTOL)]
-            best = min(ties, key=lambda p: (p.memory_bytes, p.iteration_seconds))
-            for plan in sorted(plans, key=lambda p: (p.iteration_seconds, p.memory_bytes)):
-                if stair.add(plan.iteration_seconds, plan.memory_bytes):
-                    found.append(plan)
-            # the staircase now holds a point at least as fast as ``best`` and as lean: below it is what is left
-            # (and below the cap itself: the caps fall strictly whatever the numbers, so the walk ends)
-            cap = math.nextafter(min(cap, best.memory_bytes, stair.leanest(best.iteration_seconds)), -math.inf)
+        solver = FreeSplits(model, cluster, free_template(shape, mode), params, cost)  # (numbers shared across caps)
+        _walk(solver, model, cluster, params, capacity, bound, least, stair, found, price)
+    if space.partial_recompute and Recompute.FULL in space.recompute:
+        _partial_front(model, cluster, shape, params, capacity, floor, stair, found, price, cost, ends, per_layer)
 
 
-def _free_floor(model: TransformerSpec, template: Layout, params: PerfParams, per_layer: tuple[float, float]) -> float:
-    """Bytes below which no free split of ``template`` (a shape with its recomputation mode) gets.
+def _walk(
+    solver: FreeSplits | PartialSplits, model: TransformerSpec, cluster: Cluster, params: PerfParams,
+    capacity: float, bound: float, least: float, stair: _Staircase, found: list[Plan], price: float | None,
+) -> None:  # fmt: skip
+    """The walk of :func:`_free_front` down the memory caps for one solver (one template), from the leanest plan
+    found at least as fast as ``bound`` (the template's time bound) to ``least`` (its memory floor)."""
+    cap = min(capacity, math.nextafter(stair.leanest(bound), -math.inf))
+    while cap >= least:
+        # no split is leaner than the floor: one slower than the fastest plan found within the floor is dominated
+        plans = []
+        for layout in solver.best(cap, stair.fastest(least)):
+            prediction = predict(model, cluster, layout, params, check=False, with_band=False)
+            plans.append(Plan(layout, prediction, cluster.gpus, price))
+        if not plans:
+            break
+        fastest = min(p.iteration_seconds for p in plans)
+        ties = [p for p in plans if p.iteration_seconds <= fastest * (1 + TIE_RTOL)]
+        best = min(ties, key=lambda p: (p.memory_bytes, p.iteration_seconds))
+        for plan in sorted(plans, key=lambda p: (p.iteration_seconds, p.memory_bytes)):
+            if stair.add(plan.iteration_seconds, plan.memory_bytes):
+                found.append(plan)
+        # the staircase now holds a point at least as fast as ``best`` and as lean: below it is what is left
+        # (and below the cap itself: the caps fall strictly whatever the numbers, so the walk ends)
+        cap = math.nextafter(min(cap, best.memory_bytes, stair.leanest(best.iteration_seconds)), -math.inf)
 
-    Every rank holds at least v layers, so the split's memory is at least rank 0's and rank p-1's with v layers;
-    some rank holds at least ``n = ceil(L / (p v)) v`` layers, and a rank's bytes grow with its count, so it is
-    also at least the least of the ranks' bytes with n layers: rank 0, rank p-1 and rank p-2 (the middle ranks'
-    micro-batches in flight never grow with the rank, so p-2 is the leanest middle one). ``per_layer``: one
-    layer's activation bytes without and with full recomputation (the same for every mode).
-    """
-    p, v = template.pipeline, template.virtual_stages
-    n = -(-model.layers // (p * v)) * v
-    ends = max(rank_bytes(model, template, r, v, params, per_layer) for r in (0, p - 1))
-    most = min(rank_bytes(model, template, r, n, params, per_layer) for r in (0, p - 2, p - 1))
-    return max(ends, most)
+
+def _partial_front(
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams, capacity: float, floor: float,
+    stair: _Staircase, found: list[Plan], price: float | None, cost: _LayerCost, ends: tuple[float, ...],
+    per_layer: tuple[float, float],
+) -> None:  # fmt: skip
+    """:func:`_free_front` for the free splits with block recomputation of k layers per chunk, each k below the
+    largest chunk (:mod:`placement.perf.partial_split`): a k is skipped when a plan found is as fast as its
+    bound (:func:`~placement.perf.partial_split.partial_bound`, a running maximum over the k before) and as lean
+    as its floor (the larger of the shape's ``floor`` and :func:`_free_floor` of its template); else its own walk
+    down the memory caps. The bound never falls as k grows: once a plan found is as fast as it and as lean as the
+    shape's floor, every later k is skipped too."""
+    from .chains import _variant
+
+    p, v = shape.pipeline, shape.virtual_stages
+    bound = -math.inf
+    statics: dict[tuple[int, int], float] = {}  # (the ranks' static bytes: the same for every k)
+    for k in range(1, model.layers // v - (p - 1)):
+        bound = max(bound, partial_bound(model, cluster, shape, params, k, ends, cost))
+        if stair.dominated(bound, floor):
+            break
+        sized = _variant(shape, recompute=Recompute.FULL, recompute_method=RecomputeMethod.BLOCK, recompute_layers=k)
+        least = max(floor, _free_floor(model, sized, params, per_layer))  # (unvalidated: its numbers only)
+        if least > capacity or stair.dominated(bound, least):
+            continue  # (memory falls as k grows: a later k may still join)
+        # (the walk descends through tied splits itself: the solver's search for the leanest tie is left out)
+        solver = PartialSplits(model, cluster, partial_template(shape, k), params, cost, False, statics)
+        _walk(solver, model, cluster, params, capacity, bound, least, stair, found, price)
 
 
 def _recompute_bound(

@@ -19,6 +19,7 @@ import math
 from typing import Any
 
 from ..errors import PlacementError
+from .coverage import calibration_lines
 from .hardware import GIB, Cluster, accelerator
 from .launch import (
     check_deepspeed,
@@ -163,6 +164,7 @@ def _text(model: TransformerSpec, result: SearchResult, configs: dict[str, Any],
         + ", ".join(f"{k} {v / GIB:.2f} GiB" for k, v in mem.items())
         + f" of {pred.memory_capacity / GIB:.1f} GiB"
     )
+    lines += calibration_lines(pred.band, pred.outside_calibration)
     if "megatron_args" in configs:
         lines.append("megatron args: " + " ".join(configs["megatron_args"]))
     if "torchtitan_toml" in configs:

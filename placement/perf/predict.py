@@ -41,6 +41,7 @@ from .collectives import (
     reduce_scatter_seconds,
     strided_group,
 )
+from .coverage import outside_calibration
 from .hardware import Cluster, Dtype
 from .kernels import streaming_seconds
 from .layer_cost import (
@@ -89,7 +90,12 @@ class TimeBreakdown:
 
 @dataclass(frozen=True)
 class Prediction:
-    """What :func:`predict` returns (times in seconds, memory in bytes, FLOP/s in TFLOP/s)."""
+    """What :func:`predict` returns (times in seconds, memory in bytes, FLOP/s in TFLOP/s).
+
+    ``band`` is the model's error on the published runs; ``outside_calibration`` lists, in words, each property
+    of this run that none of those runs shares (:func:`placement.perf.coverage.outside_calibration`): there the
+    band is not evidence, the model extrapolates.
+    """
 
     iteration_seconds: float
     tokens_per_second: float
@@ -105,6 +111,7 @@ class Prediction:
     model_id: str
     band: CalibrationBand | None
     notes: tuple[str, ...] = ()
+    outside_calibration: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         """A JSON-ready dictionary (the CLI's ``--json`` object)."""
@@ -131,6 +138,7 @@ class Prediction:
                 "source": band.source,
             },
             "notes": list(self.notes),
+            "outside_calibration": list(self.outside_calibration),
         }
 
 
@@ -374,7 +382,8 @@ def predict(
         Validate the layout first (:func:`~placement.perf.layout.check_layout`); a search that already
         enumerates valid layouts may skip it.
     with_band : bool
-        Attach the calibration band (computed once per ``params`` from the published runs).
+        Attach the calibration band (computed once per ``params`` from the published runs) and the run's
+        properties outside those runs.
 
     Returns
     -------
@@ -397,8 +406,10 @@ def predict(
     host_fits = memory.host <= cluster.host_memory_per_gpu
     peak = cluster.accelerator.peak_flops(layout.dtype)
     band = None
+    outside: tuple[str, ...] = ()
     if with_band:
         band = calibration_band(params)
+        outside = outside_calibration(model, cluster, layout) if band is not None else ()
     notes = []
     if layout.dtype is Dtype.FP8:
         notes.append("fp8: GEMMs at the fp8 peak, attention and weights in bf16; MFU against the fp8 peak")
@@ -419,6 +430,7 @@ def predict(
         model_id=MODEL_ID,
         band=band,
         notes=tuple(notes),
+        outside_calibration=outside,
     )
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..errors import PlacementError
@@ -36,12 +36,14 @@ from ..model import Status
 from .bounds import _bound, _layer_seconds, static_memory_bound
 from .bounds import time_bound as time_bound  # re-exported: the bounds were defined here before
 from .chains import _chains
+from .collectives import Links
 from .free_split import TIE_RTOL, best_free_split, free_bound, free_template
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, Schedule
-from .memory import host_bytes
+from .memory import free_split_floor, host_bytes, layer_activation_bytes
 from .params import DEFAULT_PARAMS, PerfParams
-from .predict import Prediction, predict
+from .partial_split import PartialSplits, partial_bound, partial_template
+from .predict import Prediction, _layer_cost, _LayerCost, predict
 from .shapes import _checked, _splits_allowed, shape_specs, shape_splits, shapes, variants
 from .shapes import space_dtype as space_dtype  # re-exported: the enumeration was defined here before
 from .spaces import SearchSpace, get_space
@@ -179,9 +181,10 @@ def _best_of_shape(
     if not _splits_allowed(space, shape.pipeline, shape.schedule):
         return _best_of_split(space, model, cluster, shape, params, capacity, best, counters)
     found: Plan | None = None
-    ends = _ends_seconds(model, cluster, shape, params)  # one layer's step, the ends, the sends: shared
+    cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))  # one layer (every split's)
+    ends = _ends_seconds(model, cluster, shape, params, cost)  # one layer's step, the ends, the sends: shared
     if space.free_layouts and shape.pipeline >= 3:
-        found = _best_free(space, model, cluster, shape, params, capacity, best, counters, ends)
+        found = _best_free(space, model, cluster, shape, params, capacity, best, counters, ends, cost)
     for bound, split in splits_best_first(model, cluster, shape, params, ends):
         incumbent = found or best
         if incumbent is not None and _beyond(bound, incumbent.iteration_seconds):
@@ -189,6 +192,11 @@ def _best_of_shape(
         counters["splits"] += 1
         plan = _best_of_split(space, model, cluster, split, params, capacity, incumbent, counters)
         if plan is not None and _better(plan, incumbent):
+            found = plan
+    if space.free_layouts and space.partial_recompute and Recompute.FULL in space.recompute and shape.pipeline >= 3:
+        # (after the first/last splits, which it also covers: a plan found there keeps exact ties)
+        plan = _best_partial(model, cluster, shape, params, capacity, found or best, counters, ends, cost)
+        if plan is not None and _better(plan, found or best):
             found = plan
     return found
 
@@ -206,19 +214,19 @@ def _mode_of(shape: Layout, mode: Recompute) -> Layout:
 def _best_free(
     space: SearchSpace, model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams,
     capacity: float, best: Plan | None, counters: dict[str, int], ends: tuple[float, ...] | None = None,
+    cost: _LayerCost | None = None,
 ) -> Plan | None:  # fmt: skip
     """The fastest fitting free split of ``shape`` (recompute none, selective, full of every layer) if it beats
-    ``best`` (:func:`placement.perf.free_split.best_free_split`, exact for each mode), else None."""
+    ``best`` (:func:`placement.perf.free_split.best_free_split`, exact for each mode), else None. (Partial
+    recomputation: :func:`_best_partial`.)"""
     found: Plan | None = None
     price = cluster.accelerator.price_per_hour
-    from .collectives import Links
-    from .predict import _layer_cost
-
     if ends is None:
         ends = _ends_seconds(model, cluster, shape, params)
     if best is not None and _beyond(free_bound(model, cluster, shape, params, ends), best.iteration_seconds):
         return None  # the bound without recomputation is below every mode's
-    cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
+    if cost is None:
+        cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
     for mode in space.recompute:
         incumbent = found or best
         limit = math.inf if incumbent is None else incumbent.iteration_seconds
@@ -234,6 +242,73 @@ def _best_free(
             if prediction.fits and _better(plan, found or best):
                 found = plan
     return found
+
+
+def _best_partial(
+    model: TransformerSpec, cluster: Cluster, shape: Layout, params: PerfParams, capacity: float,
+    best: Plan | None, counters: dict[str, int], ends: tuple[float, ...] | None = None,
+    cost: _LayerCost | None = None,
+) -> Plan | None:  # fmt: skip
+    """The fastest fitting free split of ``shape`` with block recomputation of k < the largest chunk layers per chunk
+    (:func:`placement.perf.partial_split.best_partial_split`, exact for each k) if it beats ``best``, else None.
+
+    Memory never grows with k: the least k whose memory floor (:func:`~placement.perf.memory.free_split_floor`)
+    fits is found by bisection, then the least k with a fitting split; k then rises while the running maximum of
+    :func:`~placement.perf.partial_split.partial_bound` over the k so far (itself a bound) is within the
+    incumbent. k >= ``L / v - (p - 1)`` (every chunk recomputed whole) is the free full mode of :func:`_best_free`.
+    """
+    p, v = shape.pipeline, shape.virtual_stages
+    size = model.layers // v - (p - 1)  # the largest chunk of any split
+    if cost is None:
+        cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
+    floor = partial_bound(model, cluster, shape, params, 1, ends, cost)
+    if size <= 1 or (best is not None and _beyond(floor, best.iteration_seconds)):
+        return None
+    per_layer = (layer_activation_bytes(model, shape, Recompute.NONE),
+                 layer_activation_bytes(model, shape, Recompute.FULL))  # fmt: skip
+    start = _least_k(lambda k: free_split_floor(model, partial_template(shape, k), params, per_layer) <= capacity, size)
+    if start == size:
+        return None
+    floor = max(floor, partial_bound(model, cluster, shape, params, start, ends, cost))
+    if best is not None and _beyond(floor, best.iteration_seconds):
+        return None
+    solvers: dict[int, PartialSplits] = {}
+    statics: dict[tuple[int, int], float] = {}  # (the ranks' static bytes: the same for every k)
+
+    def solver(k: int) -> PartialSplits:
+        if k not in solvers:
+            solvers[k] = PartialSplits(model, cluster, partial_template(shape, k), params, cost, statics=statics)
+        return solvers[k]
+
+    counters["memory_checks"] += 1
+    lo = _least_k(lambda k: k >= start and solver(k).fits(capacity), size)
+    found: Plan | None = None
+    price = cluster.accelerator.price_per_hour
+    for k in range(lo, size):
+        incumbent = found or best
+        floor = max(floor, partial_bound(model, cluster, shape, params, k, ends, cost))
+        if incumbent is not None and _beyond(floor, incumbent.iteration_seconds):
+            break
+        limit = math.inf if incumbent is None else incumbent.iteration_seconds
+        for layout in solver(k).best(capacity, limit):
+            counters["predictions"] += 1
+            prediction = predict(model, cluster, layout, params, check=False, with_band=False)
+            plan = Plan(layout, prediction, cluster.gpus, price)
+            if prediction.fits and _better(plan, found or best):
+                found = plan
+    return found
+
+
+def _least_k(holds: Callable[[int], bool], size: int) -> int:
+    """The least k in 1 .. size - 1 where ``holds`` (true on a suffix), or ``size`` where it holds nowhere."""
+    lo, hi = 1, size
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _best_of_split(

@@ -88,7 +88,8 @@ class SearchSpace:
     free_layouts : bool
         Free per-rank layer counts (Megatron-Core's ``--pipeline-model-parallel-layout``; p >= 3, 1F1B or
         interleaved, every count a multiple of v) with recomputation none, selective or full of every layer
-        (:mod:`placement.perf.free_split`); partial recomputation keeps the first/last splits.
+        (:mod:`placement.perf.free_split`), and with block recomputation of k layers per chunk where the space has
+        ``partial_recompute`` (:mod:`placement.perf.partial_split`).
     """
 
     name: str
@@ -133,7 +134,7 @@ SPACES: dict[str, SearchSpace] = {
         "micro-batch 1..16, sequence parallel on/off, distributed optimizer on/off, recompute "
         "none / selective / full of k layers per stage (block method); layers split evenly or with the first "
         "and last ranks' own layer counts (--decoder-first/last-pipeline-num-layers), or any count per rank "
-        "(--pipeline-model-parallel-layout) with recompute none / selective / full of every layer; with "
+        "(--pipeline-model-parallel-layout) with recompute none / selective / full of k layers per chunk; with "
         "interleaving every rank's count a multiple of v",
         schedules=("1f1b",),
         shardings=(0, 1),
