@@ -59,29 +59,21 @@ LAYOUTS = [
     Layout(
         tensor=2, pipeline=4, data=8, virtual_stages=2, micro_batch=1, global_batch=64, pipeline_layers=(6, 8, 10, 8)
     ),
-    Layout(
-        tensor=1,
-        pipeline=8,
-        data=8,
-        micro_batch=1,
-        global_batch=64,
-        pipeline_layers=(2, 3, 4, 5, 5, 5, 5, 3),
-        recompute="full",
-        recompute_method="block",
-        recompute_layers=5,
-    ),  # fmt: skip
-    # a free split with partial recomputation: 2 of up to 5 layers per rank recomputed (block method)
-    Layout(
-        tensor=1,
-        pipeline=8,
-        data=8,
-        micro_batch=1,
-        global_batch=64,
-        pipeline_layers=(2, 3, 4, 5, 5, 5, 5, 3),
-        recompute="full",
-        recompute_method="block",
-        recompute_layers=2,
-    ),  # fmt: skip
+    # a free split with block recomputation of every layer (5), then of 2 of up to 5 layers per rank (partial)
+    *(
+        Layout(
+            tensor=1,
+            pipeline=8,
+            data=8,
+            micro_batch=1,
+            global_batch=64,
+            pipeline_layers=(2, 3, 4, 5, 5, 5, 5, 3),
+            recompute="full",
+            recompute_method="block",
+            recompute_layers=k,
+        )  # fmt: skip
+        for k in (5, 2)
+    ),
 ]
 
 

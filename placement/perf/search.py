@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..errors import PlacementError
@@ -220,7 +220,6 @@ def _best_free(
     ``best`` (:func:`placement.perf.free_split.best_free_split`, exact for each mode), else None. (Partial
     recomputation: :func:`_best_partial`.)"""
     found: Plan | None = None
-    price = cluster.accelerator.price_per_hour
     if ends is None:
         ends = _ends_seconds(model, cluster, shape, params)
     if best is not None and _beyond(free_bound(model, cluster, shape, params, ends), best.iteration_seconds):
@@ -235,12 +234,22 @@ def _best_free(
         ):
             continue  # (the bound grows with the recomputation: the next modes may still pass on memory grounds)
         template = free_template(shape, mode)
-        for layout in best_free_split(model, cluster, template, params, capacity, limit, cost):
-            counters["predictions"] += 1
-            prediction = predict(model, cluster, layout, params, check=False, with_band=False)
-            plan = Plan(layout, prediction, cluster.gpus, price)
-            if prediction.fits and _better(plan, found or best):
-                found = plan
+        layouts = best_free_split(model, cluster, template, params, capacity, limit, cost)
+        found = _fastest(layouts, model, cluster, params, found, best, counters)
+    return found
+
+
+def _fastest(
+    layouts: Iterable[Layout], model: TransformerSpec, cluster: Cluster, params: PerfParams, found: Plan | None,
+    best: Plan | None, counters: dict[str, int],
+) -> Plan | None:  # fmt: skip
+    """The fastest fitting plan of ``layouts`` (each predicted) if it beats ``found or best``, else ``found``."""
+    for layout in layouts:
+        counters["predictions"] += 1
+        prediction = predict(model, cluster, layout, params, check=False, with_band=False)
+        plan = Plan(layout, prediction, cluster.gpus, cluster.accelerator.price_per_hour)
+        if prediction.fits and _better(plan, found or best):
+            found = plan
     return found
 
 
@@ -283,19 +292,13 @@ def _best_partial(
     counters["memory_checks"] += 1
     lo = _least_k(lambda k: k >= start and solver(k).fits(capacity), size)
     found: Plan | None = None
-    price = cluster.accelerator.price_per_hour
     for k in range(lo, size):
         incumbent = found or best
         floor = max(floor, partial_bound(model, cluster, shape, params, k, ends, cost))
         if incumbent is not None and _beyond(floor, incumbent.iteration_seconds):
             break
         limit = math.inf if incumbent is None else incumbent.iteration_seconds
-        for layout in solver(k).best(capacity, limit):
-            counters["predictions"] += 1
-            prediction = predict(model, cluster, layout, params, check=False, with_band=False)
-            plan = Plan(layout, prediction, cluster.gpus, price)
-            if prediction.fits and _better(plan, found or best):
-                found = plan
+        found = _fastest(solver(k).best(capacity, limit), model, cluster, params, found, best, counters)
     return found
 
 
