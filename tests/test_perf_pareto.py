@@ -88,12 +88,11 @@ def test_free_splits_join_the_front():
 
 
 def test_free_floor_is_below_every_free_split():
-    """_free_floor (what the front's free walk skips a mode by) never exceeds the memory of a free split of the
+    """free_split_floor (what the front's free walk skips a mode by) never exceeds the memory of a free split of the
     mode, over every composition of the layers; it is the same from the unvalidated variant the walk sizes."""
     from placement.perf.free_split import free_template, with_counts
     from placement.perf.layout import Recompute
-    from placement.perf.memory import layer_activation_bytes
-    from placement.perf.pareto import _free_floor
+    from placement.perf.memory import free_split_floor, layer_activation_bytes
     from placement.perf.search import _mode_of
     from tests.test_search import _compositions
 
@@ -107,8 +106,8 @@ def test_free_floor_is_below_every_free_split():
                      layer_activation_bytes(WIDE, shape, Recompute.FULL))  # fmt: skip
         for mode in sp.recompute:
             template = free_template(shape, mode)
-            floor = _free_floor(WIDE, template, DEFAULT_PARAMS, per_layer)
-            assert floor == _free_floor(WIDE, _mode_of(shape, mode), DEFAULT_PARAMS, per_layer)
+            floor = free_split_floor(WIDE, template, DEFAULT_PARAMS, per_layer)
+            assert floor == free_split_floor(WIDE, _mode_of(shape, mode), DEFAULT_PARAMS, per_layer)
             v = shape.virtual_stages
             for counts in _compositions(WIDE.layers, shape.pipeline):
                 if any(c % v for c in counts):

@@ -161,17 +161,18 @@ def outside_calibration(
     envelope = envelope if envelope is not None else calibration_envelope()
     if envelope is None:
         return ()
+    seen = dict(envelope.values)  # (once per call: ``Envelope.covered`` builds it per label)
     out = []
     for feature in FEATURES:
         value = feature.read(model, cluster, layout)
-        covered = envelope.covered(feature.label)
+        covered = seen[feature.label]
         if feature.ranged:
             low, high = covered
             if not low <= value <= high:  # type: ignore[operator]
                 out.append(f"{feature.label} {_shown(value)} (calibration runs: {_shown(low)} to {_shown(high)})")
         elif value not in covered:
-            seen = ", ".join(_shown(v) for v in covered)
-            out.append(f"{feature.label} {_shown(value)} (calibration runs: {seen})")
+            listed = ", ".join(_shown(v) for v in covered)
+            out.append(f"{feature.label} {_shown(value)} (calibration runs: {listed})")
     return tuple(out)
 
 

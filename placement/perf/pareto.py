@@ -18,8 +18,7 @@ from .collectives import Links
 from .free_split import TIE_RTOL, FreeSplits, free_bound, free_template
 from .hardware import Cluster, Dtype
 from .layout import Layout, Recompute, RecomputeMethod, stage_layers
-from .memory import _stage_activations, layer_activation_bytes, static_parts
-from .memory import free_split_floor as _free_floor  # (defined here before)
+from .memory import _stage_activations, free_split_floor, layer_activation_bytes, static_parts
 from .params import DEFAULT_PARAMS, PerfParams
 from .partial_split import PartialSplits, partial_bound, partial_template
 from .predict import _layer_cost, _LayerCost, iteration_time, predict
@@ -262,7 +261,7 @@ def _free_front(
     that is at least as fast (a later point is slower, so it must be leaner than that plan to join). The caps
     fall strictly, over finitely many byte values; the walk stops when no split fits under the cap, none is
     faster than the fastest plan found within the mode's memory floor (every slower split is dominated by it),
-    or the cap is below that floor (the larger of the shape's and :func:`_free_floor`). A mode is skipped when a
+    or the cap is below that floor (the larger of the shape's and :func:`~placement.perf.memory.free_split_floor`). A mode is skipped when a
     plan found is as fast as the mode's :func:`~placement.perf.free_split.free_bound` and as lean as its floor.
     """
     if cost is None:
@@ -276,7 +275,7 @@ def _free_front(
                  layer_activation_bytes(model, shape, Recompute.FULL))  # fmt: skip
     for mode in space.recompute:
         sized = _mode_of(shape, mode)  # (unvalidated: the template's numbers without building it)
-        least = max(floor, _free_floor(model, sized, params, per_layer))
+        least = max(floor, free_split_floor(model, sized, params, per_layer))
         if stair.dominated(lowest, least):
             continue
         bound = lowest
@@ -324,7 +323,7 @@ def _partial_front(
     """:func:`_free_front` for the free splits with block recomputation of k layers per chunk, each k below the
     largest chunk (:mod:`placement.perf.partial_split`): a k is skipped when a plan found is as fast as its
     bound (:func:`~placement.perf.partial_split.partial_bound`, a running maximum over the k before) and as lean
-    as its floor (the larger of the shape's ``floor`` and :func:`_free_floor` of its template); else its own walk
+    as its floor (the larger of the shape's ``floor`` and :func:`~placement.perf.memory.free_split_floor` of its template); else its own walk
     down the memory caps. The bound never falls as k grows: once a plan found is as fast as it and as lean as the
     shape's floor, every later k is skipped too."""
     from .chains import _variant
@@ -337,7 +336,7 @@ def _partial_front(
         if stair.dominated(bound, floor):
             break
         sized = _variant(shape, recompute=Recompute.FULL, recompute_method=RecomputeMethod.BLOCK, recompute_layers=k)
-        least = max(floor, _free_floor(model, sized, params, per_layer))  # (unvalidated: its numbers only)
+        least = max(floor, free_split_floor(model, sized, params, per_layer))  # (unvalidated: its numbers only)
         if least > capacity or stair.dominated(bound, least):
             continue  # (memory falls as k grows: a later k may still join)
         # (the walk descends through tied splits itself: the solver's search for the leanest tie is left out)
