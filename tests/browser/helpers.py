@@ -271,22 +271,31 @@ def cpu_seconds() -> dict[int, tuple[str, float, float]]:
 
 
 def scheduling() -> dict[str, dict[str, list]]:
-    """Per kind of descendant (see :func:`cpu_seconds`): the processes' nice values and autogroups (Linux).
+    """Per kind of descendant (see :func:`cpu_seconds`): the processes' nice values, CPUs and autogroups (Linux).
 
-    ``autogroups``: the distinct lines of ``/proc/<pid>/autogroup`` (``/autogroup-<id> nice <n>``); empty where
+    ``cpus``: the distinct CPU sets the processes may run on (their affinity). ``autogroups``: the distinct lines of ``/proc/<pid>/autogroup`` (``/autogroup-<id> nice <n>``); empty where
     autogroups are not compiled in.
     """
     found: dict[str, dict[str, set]] = {}
     for pid, (kind, fields) in _descendants().items():
-        row = found.setdefault(kind, {"processes": set(), "nice": set(), "autogroups": set()})
+        row = found.setdefault(kind, {"processes": set(), "nice": set(), "cpus": set(), "autogroups": set()})
         row["processes"].add(pid)
         row["nice"].add(int(fields[16]))  # field 19
+        try:
+            row["cpus"].add(tuple(sorted(os.sched_getaffinity(pid))))
+        except OSError:
+            pass  # ended meanwhile
         try:
             row["autogroups"].add(Path(f"/proc/{pid}/autogroup").read_text().strip())
         except OSError:
             pass
     return {
-        kind: {"processes": len(row["processes"]), "nice": sorted(row["nice"]), "autogroups": sorted(row["autogroups"])}
+        kind: {
+            "processes": len(row["processes"]),
+            "nice": sorted(row["nice"]),
+            "cpus": [list(cpus) for cpus in sorted(row["cpus"])],
+            "autogroups": sorted(row["autogroups"]),
+        }
         for kind, row in found.items()
     }
 

@@ -8,136 +8,47 @@ allows:
   (patterns of stars and classes over the 10 kB names);
 * ``solve``: a link to the Devices page with the Inception-like sample on 16 accelerators (exact DP).
 
-Session A runs in a Chromium of its own, at the lowest priority: it stands for a remote user's machine (see
-"Session A's browser" below). Meanwhile a monitor probes ``/_stcore/health`` every 0.5 s and session B, in the
-tests' usual Chromium, loads the Graph page, again while the action runs, :data:`LOADED_LOADS` times at most
-(their median is the action's load). B's idle reference is the median of eight loads with A idle, interleaved
-with the actions (two at the start, three under an idle monitor, one before the rules, one before and one after
-the solve): on the shared machine single loads vary 2 to 9 s with the other work, and a reference taken only at
-the start drifted away from the load during the last action. Asserted per action: health p99 under
-:data:`HEALTH_P99_S` and B's page load within :data:`LOAD_RATIO` x its idle time (plus :data:`LOAD_SLACK_S`, see
-below). The numbers of every action are written to ``test-artifacts/health_monitor.json``: with the CPU seconds
-A's browser (``remote browser``), B's browser, the server, its workers and the rest used meanwhile, during the
-whole action and during each of B's loads (``loads_cpu``), and the niceness and autogroup of each kind of
-process (``scheduling``).
+Meanwhile a monitor process probes ``/_stcore/health`` every 0.5 s (``helpers.HealthProbe``) and session B loads
+the Graph page, again while the action runs, :data:`LOADED_LOADS` times at most (their median is the action's
+load). B's idle reference is the median of ten loads with A idle, interleaved with the actions (two at the
+start, five under an idle monitor, one before the rules, one before and one after the solve). Asserted per
+action, the issue's targets exactly: health p99 under :data:`HEALTH_P99_S` and B's load within
+:data:`LOAD_RATIO` x its idle median. The numbers of every action are written to
+``test-artifacts/health_monitor.json``: the CPU seconds that A's browser (``remote browser``), B's browser
+(``browser``, with the suite's shared Chromium, idle here), the server, its workers and the rest used during the
+whole action and during each of B's loads (``loads_cpu``), the niceness, CPUs and autogroups of each kind of
+process (``scheduling``) and the CPU split (``cpus``).
 
-Thresholds: the issue's targets (p99 < 0.5 s, load <= 1.5 x idle). The page load keeps an absolute slack of
-:data:`LOAD_SLACK_S` on top (1 s; 2 s before 2026-11-26); a load over 1.5 x within it passes with a warning in
-pytest's summary (the ratios are in the JSON, ``ratio``). Each action's load is the median of up to
-:data:`LOADED_LOADS` loads while it runs (5; 3 before 2026-11-26, later). The slack was dropped for a day's runs
-and had to come back: of thirteen runs on 2026-11-26 (load average 0.6 to 12), ten were within the strict
-targets, but the fourth full suite of the day, on a quiet machine, gave 1.58 x during the upload. There B's idle
-loads took 1.5 s (2.3 to 2.8 s in the other runs), and B's page load is CPU-bound in B's own browser, which
-shares the test machine's 2 cores with the server (4.0 CPU s of B's browser in a 2.7-s load, the server and its
-workers 1.4). So the faster the idle load, the larger the share the upload's parsing takes of it. In the world
-B's browser runs on B's machine; on the test box the ratio still measures that browser against the server.
+Three machines on one test box. In the world each session's browser runs on its user's machine; only the
+server and its workers are shared. The test box has 2 cores, so:
 
-Session A's browser (2026-11-26): in the world, A's browser runs on A's machine; only the server and its workers
-share a machine with B. Until then both sessions were contexts of one Chromium, on the 2 cores of the test
-machine, and the page-load ratio measured that Chromium against itself: on an almost idle machine (load average
-0.6 to 1.5) B's load during the upload was 1.71 x idle (3.79 s against 2.22 s) while the browser, hosting A's
-reading and sending of the 40 MB file and its render of the uploaded graph, used 8.3 CPU s of the 11.9 s against
-1.5 for the server and 1.3 for its workers (rules 1.50 x, browser 6.3 CPU s). A's Chromium now starts through a
-launcher (:data:`REMOTE_LAUNCHER`) that puts it in a session of its own whose autogroup is niced
-:data:`REMOTE_NICE` (19; the launcher nices itself too, but Chromium sets its own processes' niceness, -8 to 5
-here as root, which counts only within the group): it gets a CPU only when nothing else wants it, like a machine
-of its own that never slows B. The server, its workers, B's browser and the thresholds are unchanged. Two
-consequences are handled: A's page waits up to :data:`REMOTE_WAIT_S` to settle (on a busy machine its browser
-waits for every other program), and B's first load starts only once A's action has reached the server (A's
-script runs: the upload's bytes are in, the link's page has started). Without that wait, A's browser, starved
-while B loaded, sent its 40 MB only once B was idle: in three runs (b1 to b3 below) the server used 0.16 to 0.65
-CPU s and its workers 0 to 0.26 during each of B's loads of the upload (1.7 to 2.3 and 1.3 to 1.5 in all), so
-the loads measured little of the upload; with it (0.6 to 1.3 s after the action starts) the first load sees 0.35
-to 1.05 and 0.6 to 1.5 (b4 to b12). The CPU seconds showed a second flaw, now mended (``helpers.cpu_used``): a
-closed page's renderer (one per load of B) was a zombie with an empty command line when the numbers were read,
-so its seconds went to ``other`` and then were lost; each kind now counts the children its processes reaped
-(before, up to 4 CPU s of B's browser per load went to ``other``).
+* **The server and B's browser get cores of their own** (:func:`split_cpus`: half each, CPU affinity). The
+  server is started pinned to its half, and every worker it starts inherits that; B's Chromium starts pinned
+  to the other half through :data:`CLIENT_LAUNCHER`. B's page load is CPU-bound in B's own browser (about 4 CPU
+  s per load). Sharing both cores with the server, its idle reference moved with whatever else the
+  box did (1.5 s on a quiet box, 2.3 to 2.8 s otherwise), and the ratio measured B's browser against the
+  server's parsing (1.58 x during the upload in one quiet full suite of 2026-11-26). Pinned, B's loads
+  measure what the server makes B wait for. During the rules and the solve the server's workers use their core
+  fully (2.5 to 4 CPU s in each of B's 3-to-5-s loads) while each of B's loads stays within 0.75 to 1.31 x
+  the idle median (three runs, README).
+* **A's browser runs at the lowest priority**, on any core: through the same launcher, in a session of its own
+  whose autogroup is niced :data:`REMOTE_NICE` (Linux shares the CPUs between autogroups first; Chromium sets
+  its own processes' niceness, which counts only within the group). It gets a CPU only when nothing else wants
+  one. Two consequences are handled: A's page waits up to :data:`REMOTE_WAIT_S` to settle, and B's first load
+  starts only once A's action has reached the server (A's script runs), or A's starved browser would send its
+  40 MB only once B is idle.
 
-Runs of this test on the shared 2-core machine (the lead's and another helper's work running), main's code
-(A and B in one Chromium) and this change alternated, 2026-11-26 (cells: health p99 ms / B's load ÷ idle
-median; b1 to b3 without the wait for A's action to reach the server, b1 and b2 also with the old CPU
-accounting; ``CI=true pytest tests/browser/test_health_monitor.py``):
-
-| run | code | load average before | B's idle median s | idle p99 ms | upload | rules | solve |
-|---|---|---|---|---|---|---|---|
-| m1 | main | 2.86 | 3.99 | 387 | 69 / 0.98 | 226 / 0.68 | 385 / 1.18 |
-| b1 | health6 | n/a | 3.41 | 352 | 67 / 0.63 | 103 / 0.55 | 190 / 0.94 |
-| b2 | health6 | 5.69 | 3.51 | 206 | 168 / 1.79 | 121 / 0.60 | 221 / 1.00 |
-| m2 | main | 8.22 | 3.09 | 281 | 264 / 1.43 | 497 / 1.12 | 788 / 1.29 |
-| b3 | health6 | 2.12 | 3.28 | 239 | 302 / 1.11 | 435 / 0.65 | 154 / 0.90 |
-| m3 | main | 7.67 | 2.81 | 419 | 741 / 1.38 | 81 / 0.94 | 289 / 1.22 |
-| b4 | health6 | 4.68 | 2.74 | 49 | 291 / 1.11 | 232 / 0.64 | 95 / 1.07 |
-| b5 | health6 | 0.13 | 2.47 | 7 | 90 / 0.98 | 143 / 0.99 | 122 / 1.07 |
-| m4 | main | 6.01 | 2.71 | 114 | 162 / 1.11 | 198 / 1.18 | 537 / 1.52 |
-| b6 | health6 | 4.75 | 2.90 | 37 | 107 / 0.76 | 100 / 0.96 | 123 / 1.13 |
-| b7 | health6 | 6.04 | 2.90 | 198 | 150 / 0.92 | 77 / 0.87 | 279 / 1.33 |
-| m5 | main | 6.12 | 2.88 | 170 | 236 / 1.68 | 96 / 1.00 | 368 / 1.49 |
-| b8 | health6 | 5.03 | 3.19 | 666 | 227 / 1.02 | 301 / 1.01 | 183 / 0.62 |
-| b9 | health6 | 3.67 | 2.35 | 136 | 97 / 1.19 | 94 / 1.24 | 109 / 1.47 |
-| m6 | main | 6.39 | 2.54 | 155 | 408 / 1.09 | 398 / 1.11 | 382 / 1.11 |
-| b10 | health6 | 5.05 | 2.14 | 20 | 405 / 1.36 | 139 / 1.45 | 90 / 1.31 |
-| b11 | health6 | 4.81 | 2.63 | 161 | 263 / 1.06 | 274 / 1.35 | 103 / 0.84 |
-| m7 | main | 7.28 | 2.56 | 205 | 38 / 0.98 | 413 / 1.05 | 355 / 1.16 |
-| b12 | health6 | 6.88 | 2.20 | 37 | 48 / 0.92 | 48 / 1.01 | 657 / 1.22 |
-| b13 | health6 | 3.91 | 2.80 | 76 | 190 / 0.82 | 133 / 1.35 | 109 / 0.74 |
-| m8 | main | 5.53 | 2.96 | 14 | 120 / 0.85 | 167 / 1.02 | 52 / 1.14 |
-| b14 | health6 | 5.10 | 2.58 | 19 | 274 / 0.78 | 14 / 1.05 | 93 / 1.05 |
-
-With the change as committed (b4 to b14, 33 action-runs) B's load stayed within 1.5 x in every one: 0.62 to 1.47
-x; main's code went over it in 2 of 24 (solve 1.52, upload 1.68; its upload 1.71 x in the lead's quiet run).
-b2's upload at 1.79 x came before the wait: its loads overlapped none of the upload's server work (the server
-0.2 CPU s per load, the workers 0), so it measured the machine's other work. Health p99 at 0.5 s or more: main's
-code in 3 of 24 action-runs (solve 788 and 537 ms, upload 741 ms), the change in 1 of 33 (solve 657 ms, b12,
-load average 6.9) and once at idle (666 ms, b8, A doing nothing): on this machine the other work still delays a
-probe now and then. What B's load still pays: during the rules and the solve the niced workers get 0.3 to 2.6
-CPU s of each of B's 2 to 4 s loads; B's own browser uses 1.8 to 6.7.
-
-All three actions are held to the targets: the rules (moved to ``ui/worker.py``), the upload (parsing in
-``ui/worker.py``; the Graph page's layout and ideal counts in a worker too, and its figure's hover and node
-table cut names past 120 / 200 characters: the 40 MB upload had made an 80 MB page for the server to
-serialise and send) and, since 2026-11-26, the solve's page load (below).
-
-Why B's page load was 1.7 to 1.9 x idle during the solve (2026-11-26): Linux's autogroup scheduling shares
-the CPUs first between sessions, and a process's niceness counts only within its own. The solve workers,
-niced 10, shared the server's session (behind the server, as meant), but Playwright starts Chromium in a
-session of its own, so B's rendering got the same CPU share as the solve's two kernel threads
-(``scripts/bench_health.py --sessions``: a single-thread loop beside two nice-10 busy loops of another session
-took 1.9 x its time alone). The workers now start a session of their own and nice its group
-(``ui.processes.background``). A's progress bar is redrawn at most every second (``ui.live.PROGRESS_EVERY_S``):
-each redraw re-rendered A's page in the same browser. Sixteen runs alternated with main's code (load average
-3 to 9, README, issue 27): B's load / idle during the solve 0.86 to 1.47 (main 1.37 to 2.07), every action
-within 1.5 x in all eight runs of the change.
-
-History: on the shared 2-core machine (load average 1.5 to 3.5) before any of this: rules p99 0.45 s, B's
-load 2.4 s (idle 2.2 s); upload p99 0.51 s, load 9.1 s; solve p99 1.33 s, load 11.1 s. With the solves in a
-thread of the server that left a CPU to it, at a load average of 6 to 9: solve p99 0.25 to 1.11 s, B's load /
-idle 1.4 to 2.9.
-
-Since every solve runs in a pre-warmed, niced worker process of its own pool (``ui/solve_pool.py``) and the
-upload's page is capped, eight runs on 2026-11-25 (load average 2.5 to 7.3, the other helpers' work running;
-main's code four times in between; the change grew over the runs: the page caps from run 2, the live table in
-the pool from run 3, solve workers niced 10 instead of 5 from run 4, the Graph page's facts in a worker from
-run 5): health p99 during the solve 380, 565, 36, 366, 17, 198, 624, 333 ms (main: 156, 110 (max 1,889),
-173, 212); during the upload 426, 148, 494, 726, 85, 446, 142, 92 ms (main: 1,132, 308, 417, 260); B's load /
-idle during the solve 1.33, 3.64, 6.49, 3.36, 3.09, 1.51, 1.56, 1.17 (main: 1.80, 3.54, 1.13, 2.79; within the
-slack rule in 4 of 8 runs, main 2 of 4), during the upload 0.89, 2.18, 1.97, 2.64, 1.58, 1.44, 1.13, 1.65
-(main: 1.80, 1.34, 1.29, 0.91; all within the slack rule). The idle p99 itself reached 0.90 s in one run: at
-that load the numbers measure the machine as much as the server.
-
-Until 2026-11-26 the probe was a thread of this test process, sharing its GIL with Playwright's driver, so a
-slow probe was not always the server's (the full suite of 2026-11-26 failed the rules action at p99 0.65 s,
-one probe of 27). It is now a process of its own (``helpers.HealthProbe``). Two quiet runs with it (load
-average below 3): health p99 idle 86 / 4 ms, upload 214 / 89 ms, rules 123 / 29 ms, solve 13 / 7 ms; B's
-load / idle upload 1.03 / 2.17, rules 1.06 / 0.88, solve 1.74 / 1.93.
+With a single CPU nothing is pinned (``cpus`` empty in the JSON). The measured runs, before and after each
+change, are in the README ("tests/browser/test_health_monitor.py").
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -166,7 +77,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PERIOD_S = 0.5
 HEALTH_P99_S = 0.5
 LOAD_RATIO = 1.5
-LOAD_SLACK_S = 1.0
 NAME_CHARS = 10_000
 #: Size of the monitored upload: near the 50 MiB limit. A 48 MiB file never started a script run in
 #: Chromium here (the uploader stayed silent, no error: reported in the hostile note); 40 MB does.
@@ -180,32 +90,47 @@ LOADED_LOADS = 5
 REMOTE_WAIT_S = 300.0
 #: Niceness of session A's Chromium: its session's autogroup and each of its processes (see the module's doc).
 REMOTE_NICE = 19
-#: Session A's Chromium starts through this Python script (the launcher below): a session of its own, its group
-#: and itself niced :data:`REMOTE_NICE`, then Chromium in its place. Playwright already starts every browser as a
-#: session leader (``detached``); the launcher never nices a group it did not check is its own session's (the
-#: test's session is the server's).
-REMOTE_LAUNCHER = """
+#: Both sessions' Chromiums start through this Python script (:func:`launch_client`): pinned to ``CPUS`` (all
+#: CPUs if ``None``); with ``NICE`` set, in a session of its own, its group and itself niced ``NICE``, then Chromium
+#: in its place. Playwright already starts every browser as a session leader (``detached``); the launcher never
+#: nices a group it did not check is its own session's (the test's session is the server's).
+CLIENT_LAUNCHER = """
 import errno, os, sys, time
-try:
-    os.setsid()
-except OSError:
-    pass  # already a session leader
-if os.getsid(0) == os.getpid():
-    for _ in range(40):
-        try:
-            with open("/proc/self/autogroup", "w") as handle:
-                handle.write(str(NICE))
-            break
-        except OSError as exc:  # EAGAIN: one change per 0.1 s machine-wide without CAP_SYS_ADMIN
-            if exc.errno != errno.EAGAIN:
-                break  # no autogroups here
-            time.sleep(0.05)
-try:
-    os.nice(NICE - os.nice(0))
-except OSError:
-    pass
+if CPUS is not None:
+    os.sched_setaffinity(0, CPUS)
+if NICE is not None:
+    try:
+        os.setsid()
+    except OSError:
+        pass  # already a session leader
+    if os.getsid(0) == os.getpid():
+        for _ in range(40):
+            try:
+                with open("/proc/self/autogroup", "w") as handle:
+                    handle.write(str(NICE))
+                break
+            except OSError as exc:  # EAGAIN: one change per 0.1 s machine-wide without CAP_SYS_ADMIN
+                if exc.errno != errno.EAGAIN:
+                    break  # no autogroups here
+                time.sleep(0.05)
+    try:
+        os.nice(NICE - os.nice(0))
+    except OSError:
+        pass
 os.execv(CHROMIUM, [CHROMIUM, *sys.argv[1:]])
 """
+
+
+def split_cpus() -> tuple[set[int] | None, set[int] | None]:
+    """The CPUs of the server (and its workers) and of session B's Chromium: this machine's, halved.
+
+    Two machines in one: the server's and B's. ``(None, None)`` (nothing pinned) with a single CPU.
+    """
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None, None
+    half = len(cpus) // 2
+    return set(cpus[:half]), set(cpus[half:])
 
 
 def big_graph(target_bytes: int) -> str:
@@ -304,27 +229,44 @@ def monitored(url: str, second, start, begun, finished, finish) -> dict:
 ACTIONS = ("idle", "rules", "upload", "solve")
 
 
-@pytest.fixture(scope="module")
-def remote_browser(browser, tmp_path_factory):
-    """Session A's Chromium: a remote user's machine, run at the lowest priority (:data:`REMOTE_LAUNCHER`)."""
-    launcher = tmp_path_factory.mktemp("remote-client") / "chromium"
-    launcher.write_text(f"#!{sys.executable}\nCHROMIUM = {CHROMIUM!r}\nNICE = {REMOTE_NICE}\n{REMOTE_LAUNCHER}")
+def launch_client(browser, tmp_path_factory, name: str, nice: int | None, cpus: set[int] | None, flags=()):
+    """A Chromium started through :data:`CLIENT_LAUNCHER` (niced ``nice``, pinned to ``cpus``)."""
+    launcher = tmp_path_factory.mktemp(name) / "chromium"
+    launcher.write_text(
+        f"#!{sys.executable}\nCHROMIUM = {CHROMIUM!r}\nNICE = {nice!r}\nCPUS = {cpus!r}\n{CLIENT_LAUNCHER}"
+    )
     launcher.chmod(0o755)
-    remote = browser.browser_type.launch(
+    return browser.browser_type.launch(
         executable_path=str(launcher),
         headless=True,
-        args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", REMOTE_CLIENT_FLAG],
+        args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", *flags],
     )
+
+
+@pytest.fixture(scope="module")
+def remote_browser(browser, tmp_path_factory):
+    """Session A's Chromium: a remote user's machine, run at the lowest priority on any CPU."""
+    remote = launch_client(browser, tmp_path_factory, "remote-client", REMOTE_NICE, None, [REMOTE_CLIENT_FLAG])
     yield remote
     remote.close()
 
 
 @pytest.fixture(scope="module")
-def measured(browser, remote_browser, artifacts_dir, tmp_path_factory) -> dict:
+def local_browser(browser, tmp_path_factory):
+    """Session B's Chromium: B's own machine, the CPUs :func:`split_cpus` leaves to it (not the server's)."""
+    local = launch_client(browser, tmp_path_factory, "local-client", None, split_cpus()[1])
+    yield local
+    local.close()
+
+
+@pytest.fixture(scope="module")
+def measured(local_browser, remote_browser, artifacts_dir, tmp_path_factory) -> dict:
     """One fresh server; session A runs the three actions in turn; the monitor's numbers per action."""
     tmp_path = tmp_path_factory.mktemp("health-monitor")
-    with streamlit_server(artifacts_dir / "streamlit-health-monitor.log") as url:
-        rows = _measure(remote_browser, browser, url, tmp_path)
+    server_cpus, browser_cpus = split_cpus()
+    with streamlit_server(artifacts_dir / "streamlit-health-monitor.log", cpus=server_cpus) as url:
+        rows = _measure(remote_browser, local_browser, url, tmp_path)
+    rows["cpus"] = {"server": sorted(server_cpus or ()), "browser": sorted(browser_cpus or ())}
     idle = statistics.median(rows["idle_loads"])
     for action in ACTIONS[1:]:
         rows[action]["ratio"] = rows[action]["load"] / idle  # B's load / its idle median
@@ -437,11 +379,8 @@ def test_health_p99_while_one_session_works(measured, action):
 
 @pytest.mark.parametrize("action", ACTIONS[1:])
 def test_second_session_loads_a_page_in_time(measured, action):
-    # the idle reference: the median of B's loads with A idle, interleaved with the actions (eight)
+    # the idle reference: the median of B's loads with A idle, interleaved with the actions (ten)
     idle = statistics.median(measured["idle_loads"])
     row = measured[action]
-    limit = LOAD_RATIO * idle + LOAD_SLACK_S
     shown = f"{action}: second page load {row['load']:.2f} s = {row['load'] / idle:.2f} x idle {idle:.2f} s"
-    assert row["load"] <= limit, f"{shown} ({row})"
-    if row["load"] > LOAD_RATIO * idle:  # within the slack only: the issue's number missed, said in the summary
-        warnings.warn(f"{shown}: over the issue's {LOAD_RATIO} x, within the slack of {LOAD_SLACK_S} s", stacklevel=1)
+    assert row["load"] <= LOAD_RATIO * idle, f"{shown} ({row})"
