@@ -29,6 +29,13 @@ like the solve kernel's threads) started three ways: niced 10 in this session (w
 workers), niced 10 in a session of their own (what the browser, which Playwright starts in a session of its
 own, saw of the workers before 2026-11-26), and in a session of their own through
 :func:`ui.processes.background` (its group niced 10 too: the workers now). Prints the median of 5 rounds.
+
+``--demotion`` (no server, no browser): what :func:`ui.processes.demoted_after` buys a short job. Two worker
+processes as the pools start them (:func:`ui.processes.background` at ``ui.worker.BACKGROUND_NICE``), both on
+one CPU: one runs a long job (a busy loop), the other times the single-thread loop above (a short job, like the
+Graph page's layout that a second session's page load waits for). Rows: the short job alone; beside the long
+job at the pool's niceness (before 2026-11-26); beside the long job under ``demoted_after`` (past
+``LONG_JOB_S`` its group is niced ``LONG_JOB_NICE``). Prints the median of 5 rounds.
 """
 
 from __future__ import annotations
@@ -231,13 +238,81 @@ def sessions_table(rounds: int = 5) -> None:
         print(f"| {name} | {middle:.3f} | {middle / alone:.2f} | {', '.join(f'{v:.3f}' for v in values)} |")
 
 
+_DEMOTION_SCRIPT = """
+import os, sys, time
+os.sched_setaffinity(0, {CPU})
+from ui.processes import LONG_JOB_NICE, LONG_JOB_S, background, demoted_after
+background({NICE})
+if sys.argv[1] == "plain":
+    while True:
+        pass
+with demoted_after(LONG_JOB_S, LONG_JOB_NICE, {NICE}):
+    while True:
+        pass
+"""
+
+_SHORT_JOB_SCRIPT = """
+import os, time
+os.sched_setaffinity(0, {CPU})
+from ui.processes import background
+background({NICE})
+time.sleep(1.0)  # the long job's first LONG_JOB_S pass
+best = []
+for _ in range(3):
+    started = time.perf_counter()
+    total = 0
+    for i in range(6_000_000):
+        total += i
+    best.append(time.perf_counter() - started)
+print(min(best))
+"""
+
+
+def demotion_table(rounds: int = 5) -> None:
+    """The ``--demotion`` table: a short job's seconds beside another worker's long job, on one CPU."""
+    from ui.worker import BACKGROUND_NICE  # noqa: PLC0415 - imports Streamlit; only this table needs it
+
+    cpu = max(os.sched_getaffinity(0))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    setups = {
+        "alone": None,
+        "beside a long job at the pool's niceness": "plain",
+        "beside a long job, demoted": "demoted",
+    }
+    seconds: dict[str, list[float]] = {name: [] for name in setups}
+    load = os.getloadavg()[0]
+    for _ in range(rounds):  # interleaved: other work on the machine affects every row alike
+        for name, mode in setups.items():
+            code = _DEMOTION_SCRIPT.replace("{CPU}", f"{{{cpu}}}").replace("{NICE}", str(BACKGROUND_NICE))
+            long_job = None if mode is None else subprocess.Popen([sys.executable, "-c", code, mode], cwd=ROOT, env=env)
+            try:
+                short = _SHORT_JOB_SCRIPT.replace("{CPU}", f"{{{cpu}}}").replace("{NICE}", str(BACKGROUND_NICE))
+                out = subprocess.run([sys.executable, "-c", short], cwd=ROOT, env=env, capture_output=True, text=True)
+                seconds[name].append(float(out.stdout))
+            finally:
+                if long_job is not None:
+                    long_job.kill()
+                    long_job.wait()
+    alone = statistics.median(seconds["alone"])
+    print(f"load average before: {load:.2f}; {rounds} rounds; both workers on CPU {cpu}, niced {BACKGROUND_NICE}")
+    print("| short job | loop s (median) | x alone | every round, s |")
+    print("|---|---|---|---|")
+    for name, values in seconds.items():
+        middle = statistics.median(values)
+        print(f"| {name} | {middle:.3f} | {middle / alone:.2f} | {', '.join(f'{v:.3f}' for v in values)} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=2000, help="nodes of the uploaded graph (names of 10 kB)")
     parser.add_argument("--rules", type=int, default=3, help="expensive latency multipliers in the link")
     parser.add_argument("--gil", action="store_true", help="the in-process stall table only (no server)")
     parser.add_argument("--sessions", action="store_true", help="the autogroup table only (no server)")
+    parser.add_argument("--demotion", action="store_true", help="the long-job demotion table only (no server)")
     args = parser.parse_args()
+    if args.demotion:
+        demotion_table()
+        return
     if args.gil:
         gil_table(args.nodes)
         return

@@ -57,6 +57,7 @@ def test_autogroup_write_retries_while_the_kernel_says_again(monkeypatch, tmp_pa
 
     monkeypatch.setattr(processes, "AUTOGROUP_FILE", str(target))
     monkeypatch.setattr("builtins.open", flaky_open)
+    monkeypatch.setattr(os, "getsid", lambda _: os.getpid())  # as in a worker: a session leader
     processes._nice_autogroup(9)
     assert len(calls) == 3 and target.read_text() == "9"
 
@@ -119,3 +120,46 @@ def test_a_worker_whose_parent_died_exits(tmp_path):
         parent.kill()
         if child and _alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+def _demotions(nice: int, job_s: float, after_s: float) -> tuple[str, str, str]:
+    """In a fresh worker (:func:`processes.background` ``nice``): the autogroup line before a job of ``job_s``
+    seconds under :func:`processes.demoted_after` (``after_s``), near its end, and after it."""
+    processes.background(nice)
+    group = Path(processes.AUTOGROUP_FILE)
+    if not group.exists():
+        return "", "", ""
+    before = group.read_text().strip()
+    with processes.demoted_after(after_s, processes.LONG_JOB_NICE, nice):
+        time.sleep(job_s)
+        during = group.read_text().strip()
+    return before, during, group.read_text().strip()
+
+
+@pytest.mark.skipif(not hasattr(os, "setsid"), reason="POSIX sessions")
+@pytest.mark.parametrize(("job_s", "demoted"), [(0.05, False), (0.6, True)])
+def test_a_long_job_gives_way_and_its_worker_gets_its_niceness_back(job_s, demoted):
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(1) as pool:
+        before, during, after = pool.apply(_demotions, (7, job_s, 0.2))
+    if not before:
+        pytest.skip("no autogroups on this kernel")
+    assert before.endswith("nice 7") and after.endswith("nice 7"), (before, after)
+    assert during.endswith(f"nice {processes.LONG_JOB_NICE}" if demoted else "nice 7"), during
+
+
+def test_demotion_where_autogroups_are_missing_does_not_raise(monkeypatch, tmp_path):
+    monkeypatch.setattr(processes, "AUTOGROUP_FILE", str(tmp_path / "missing" / "autogroup"))
+    with processes.demoted_after(0.0, processes.LONG_JOB_NICE, 9):
+        time.sleep(0.05)
+
+
+def test_a_process_that_leads_no_session_never_nices_its_group(monkeypatch, tmp_path):
+    """The group of a process that is not its session's leader is its parent's (the server's): left alone."""
+    target = tmp_path / "autogroup"
+    monkeypatch.setattr(processes, "AUTOGROUP_FILE", str(target))
+    monkeypatch.setattr(os, "getsid", lambda _: os.getpid() + 1)
+    processes._nice_autogroup(19)
+    with processes.demoted_after(0.0, processes.LONG_JOB_NICE, 9):
+        time.sleep(0.05)
+    assert not target.exists()

@@ -1,5 +1,5 @@
 """What both worker pools share (:mod:`ui.worker`, :mod:`ui.solve_pool`): the one-line error, a bare ``__main__``,
-the workers' low priority (:func:`background`)."""
+the workers' low priority (:func:`background`) and a long job's lower one (:func:`demoted_after`)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,12 @@ def plain_main() -> Iterator[None]:
 
 #: Seconds between two looks of a worker at its parent (:func:`background`): a worker whose server died exits.
 PARENT_CHECK_S = 1.0
+
+#: Seconds a job runs at its worker's niceness; past them it gives way to every shorter job (:func:`demoted_after`).
+LONG_JOB_S = 0.5
+
+#: Niceness of a worker's scheduling group while its job runs past :data:`LONG_JOB_S`: the lowest.
+LONG_JOB_NICE = 19
 
 #: Linux's autogroup file of the calling process: its scheduling group's niceness (one group per session).
 AUTOGROUP_FILE = "/proc/self/autogroup"
@@ -87,7 +93,12 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _nice_autogroup(nice: int) -> None:
-    """Write ``nice`` to :data:`AUTOGROUP_FILE` (retried: without CAP_SYS_ADMIN one change per 0.1 s machine-wide)."""
+    """Write ``nice`` to :data:`AUTOGROUP_FILE` (retried: without CAP_SYS_ADMIN one change per 0.1 s machine-wide).
+
+    Only in a session leader: the group is then this process's session's own, never the server's.
+    """
+    if not hasattr(os, "getsid") or os.getsid(0) != os.getpid():
+        return
     for _ in range(20):
         try:
             with open(AUTOGROUP_FILE, "w") as handle:
@@ -97,3 +108,34 @@ def _nice_autogroup(nice: int) -> None:
             if exc.errno != errno.EAGAIN:
                 return  # no autogroups here (not Linux, or compiled without), or not allowed
             time.sleep(0.05)
+
+
+@contextmanager
+def demoted_after(seconds: float, nice: int, restore: int) -> Iterator[None]:
+    """Run the body; once it has run ``seconds``, nice the worker's scheduling group ``nice``; back to ``restore`` after.
+
+    Short work before long work, whoever asked for it: both pools' workers run at one niceness, so one
+    session's long job (rule matching over 20 MB of names, a solve of minutes) took as much of a core as
+    another session's quick one (the Graph page's layout that its page load waits for). A job that runs past
+    ``seconds`` is taken to be long and gives way to every worker still at its pool's niceness; at its end the
+    group gets ``restore`` back, for the worker's next job. The group is the worker's own (:func:`background`
+    put it in a session of its own): raising its niceness to a value of 0 or more and lowering it back needs no
+    privilege (``sched(7)``). Where autogroups are not in effect nothing changes.
+    """
+    finished = threading.Event()
+    demoted = threading.Event()
+
+    def demote() -> None:
+        if not finished.wait(seconds):
+            _nice_autogroup(nice)
+            demoted.set()
+
+    timer = threading.Thread(target=demote, name="placement-demote", daemon=True)
+    timer.start()
+    try:
+        yield
+    finally:
+        finished.set()
+        timer.join()
+        if demoted.is_set():
+            _nice_autogroup(restore)

@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import placement
-from ui.processes import WorkerError, background, plain_main
+from ui.processes import LONG_JOB_NICE, LONG_JOB_S, WorkerError, background, demoted_after, plain_main
 from ui.solve_pool import SolvePool, solver_count
 
 _T = TypeVar("_T")
@@ -90,6 +90,12 @@ def yield_cpu() -> None:
 def _nice_process() -> None:
     """Initializer of the worker processes: :data:`BACKGROUND_NICE` below the server and other sessions' work."""
     background(BACKGROUND_NICE)
+
+
+def _long_jobs_last(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+    """``fn(*args, **kwargs)`` in a worker; past ``LONG_JOB_S`` it gives way to shorter jobs (``demoted_after``)."""
+    with demoted_after(LONG_JOB_S, LONG_JOB_NICE, BACKGROUND_NICE):
+        return fn(*args, **kwargs)
 
 
 def run_yielding(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
@@ -223,7 +229,7 @@ def run(fn: Callable[..., _T], *args: Any, progress: Callable[[int, int], Any] |
                 time.sleep(POLL_S)
         channel = pool.manager.Queue() if progress is not None else None
         extra = {"progress": _Relay(channel)} if channel is not None else {}
-        future = st.session_state[_JOB] = pool.submit(fn, *args, **kwargs, **extra)
+        future = st.session_state[_JOB] = pool.submit(_long_jobs_last, fn, *args, **kwargs, **extra)
         while True:
             try:
                 result = future.result(timeout=POLL_S)

@@ -44,13 +44,9 @@ def artifacts_dir() -> Path:
 
 
 @contextlib.contextmanager
-def streamlit_server(log_path: Path, cpus: set[int] | None = None):
-    """Run ``streamlit run app.py`` headless on a free port until healthy; yield its URL; stop it afterwards.
-
-    ``cpus``: the only CPUs the server (and so every worker it starts) may run on; all of this machine's by default.
-    """
+def streamlit_server(log_path: Path):
+    """Run ``streamlit run app.py`` headless on a free port until healthy; yield its URL; stop it afterwards."""
     port = _free_port()
-    pin = None if cpus is None else (lambda: os.sched_setaffinity(0, cpus))
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             [
@@ -68,7 +64,6 @@ def streamlit_server(log_path: Path, cpus: set[int] | None = None):
             cwd=ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,
-            preexec_fn=pin,
         )
         try:
             url = f"http://127.0.0.1:{port}"

@@ -209,11 +209,17 @@ class HealthProbe:
 #: A switch Chromium ignores, given to the Chromium that stands for a remote user's machine: it tells
 #: :func:`cpu_seconds` that browser's processes from the others (in ``/proc/<pid>/cmdline``).
 REMOTE_CLIENT_FLAG = "--placement-remote-client"
+LOCAL_CLIENT_FLAG = "--placement-local-client"
 
 
-def _descendants() -> dict[int, tuple[str, list[str]]]:
+def _descendants(port: int | None = None) -> dict[int, tuple[str, list[str]]]:
     """Each descendant of this process, with its kind (see :func:`cpu_seconds`) and ``/proc/<pid>/stat``'s fields
     after the command's name (field 3 of proc(5) first). Linux; empty without ``/proc``."""
+    watched = "" if port is None else f"--server.port={port}"
+
+    def server(pid: int) -> bool:
+        return "streamlit" in names.get(pid, "") and "run" in names.get(pid, "")
+
     parents: dict[int, int] = {}
     stats: dict[int, list[str]] = {}
     names: dict[int, str] = {}
@@ -239,45 +245,50 @@ def _descendants() -> dict[int, tuple[str, list[str]]]:
         line = ancestors(pid)
         if me not in line:
             continue
-        if "streamlit" in names[pid] and "run" in names[pid]:
-            kind = "server"
-        elif any("streamlit" in names.get(up, "") for up in line):
-            kind = "workers"
+        servers = [up for up in (pid, *line) if server(up)]
+        if servers:
+            ours = watched in names[servers[0]]
+            kind = ("server" if servers[0] == pid else "workers") if ours else "other servers"
         elif any(REMOTE_CLIENT_FLAG in names.get(up, "") for up in (pid, *line)):
             kind = "remote browser"
+        elif any(LOCAL_CLIENT_FLAG in names.get(up, "") for up in (pid, *line)):
+            kind = "browser"
         elif any("chrom" in names.get(up, "") for up in (pid, *line)):
             # by its ancestors too: a closed page's renderer, a zombie until reaped, has an empty cmdline
-            kind = "browser"
+            kind = "other browsers"
         else:
             kind = "other"
         seen[pid] = kind, fields
     return seen
 
 
-def cpu_seconds() -> dict[int, tuple[str, float, float]]:
+def cpu_seconds(port: int | None = None) -> dict[int, tuple[str, float, float]]:
     """CPU seconds used so far by each descendant of this process: its kind, its own, its reaped children's.
 
-    Kinds: ``server`` (the ``streamlit`` process), ``workers`` (its descendants: both pools' worker processes),
-    ``remote browser`` (a Chromium started with :data:`REMOTE_CLIENT_FLAG`, its launcher and their
-    descendants: the monitored test's session A), ``browser`` (every other Chromium process), ``other``
-    (Playwright's driver, probes). Linux; empty without ``/proc``. See :func:`cpu_used`.
+    Kinds: ``server`` (the ``streamlit run`` process serving ``port``; any, if ``None``), ``workers`` (its
+    descendants: both pools' worker processes), ``other servers`` (any other ``streamlit run`` and its
+    descendants: the suite's shared server), ``remote browser`` (a Chromium started with
+    :data:`REMOTE_CLIENT_FLAG`, its launcher and their descendants: the monitored test's session A), ``browser``
+    (the same with :data:`LOCAL_CLIENT_FLAG`: session B), ``other browsers`` (every other Chromium process: the
+    suite's shared one), ``other`` (Playwright's driver, probes). Linux; empty without ``/proc``. See
+    :func:`cpu_used`.
     """
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     # fields 14 and 15 (utime, stime), 16 and 17 (cutime, cstime: the children it has waited for)
     return {
         pid: (kind, (int(f[11]) + int(f[12])) / tick, (int(f[13]) + int(f[14])) / tick)
-        for pid, (kind, f) in _descendants().items()
+        for pid, (kind, f) in _descendants(port).items()
     }
 
 
-def scheduling() -> dict[str, dict[str, list]]:
+def scheduling(port: int | None = None) -> dict[str, dict[str, list]]:
     """Per kind of descendant (see :func:`cpu_seconds`): the processes' nice values, CPUs and autogroups (Linux).
 
-    ``cpus``: the distinct CPU sets the processes may run on (their affinity). ``autogroups``: the distinct lines of ``/proc/<pid>/autogroup`` (``/autogroup-<id> nice <n>``); empty where
-    autogroups are not compiled in.
+    ``cpus``: the distinct CPU sets the processes may run on (their affinity). ``autogroups``: the distinct lines
+    of ``/proc/<pid>/autogroup`` (``/autogroup-<id> nice <n>``); empty where autogroups are not compiled in.
     """
     found: dict[str, dict[str, set]] = {}
-    for pid, (kind, fields) in _descendants().items():
+    for pid, (kind, fields) in _descendants(port).items():
         row = found.setdefault(kind, {"processes": set(), "nice": set(), "cpus": set(), "autogroups": set()})
         row["processes"].add(pid)
         row["nice"].add(int(fields[16]))  # field 19
@@ -310,7 +321,8 @@ def cpu_used(
     parent's, of its own kind (a server's children are its workers). Seconds of a process whose parent is not
     watched (or has not reaped it yet) are lost.
     """
-    totals = {"remote browser": 0.0, "browser": 0.0, "server": 0.0, "workers": 0.0, "other": 0.0}
+    kinds = ("remote browser", "browser", "other browsers", "server", "workers", "other servers", "other")
+    totals = dict.fromkeys(kinds, 0.0)
     for sign, snapshot in ((-1, before), (1, after)):
         for kind, own, children in snapshot.values():
             totals[kind] += sign * own
