@@ -22,8 +22,9 @@ from placement.perf.launch import (
     torchtitan_stage_count,
     torchtitan_toml,
 )
-from placement.perf.layout import Layout, Recompute, stage_layers
+from placement.perf.layout import Layout, Recompute, RecomputeMethod, stage_layers
 from placement.perf.megatron import parse_megatron_args
+from placement.perf.plan_cli import describe_layout
 from placement.perf.predict import predict
 from placement.perf.search import search
 from placement.perf.spaces import get_space
@@ -317,3 +318,23 @@ def test_free_split_with_partial_recomputation_hands_over():
     assert (again.iteration_seconds, again.memory.total) == (plan.iteration_seconds, plan.memory_bytes)
     check = check_megatron(wide, lay)
     assert check.ok, check.message
+
+
+@pytest.mark.parametrize(
+    ("method", "count", "shown"),
+    [
+        ("block", 1, "recompute full (block, 1 layer)"),
+        ("block", 3, "recompute full (block, 3 layers)"),
+        ("uniform", None, "recompute full (uniform)"),
+    ],
+)
+def test_the_plan_line_counts_recomputed_layers_in_words(method, count, shown):
+    layout = Layout(
+        tensor=1,
+        pipeline=4,
+        data=1,
+        recompute=Recompute.FULL,
+        recompute_method=RecomputeMethod(method),
+        recompute_layers=count,
+    )
+    assert shown in describe_layout(layout)

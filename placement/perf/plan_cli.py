@@ -126,7 +126,9 @@ def describe_layout(plan: Plan | Layout) -> str:
     lay = plan.layout if isinstance(plan, Plan) else plan
     rec = str(lay.recompute)
     if lay.recompute.value == "full":
-        rec += f" ({lay.recompute_method}, {lay.recompute_layers} layers)"
+        count = lay.recompute_layers
+        layers = "" if count is None else f", {count} layer" + ("" if count == 1 else "s")
+        rec += f" ({lay.recompute_method}{layers})"
     parts = [f"t={lay.tensor}", f"p={lay.pipeline}", f"d={lay.data}", f"cp={lay.context}"]
     if lay.expert > 1:
         parts.append(f"ep={lay.expert}")
