@@ -229,13 +229,18 @@ def sessions_table(rounds: int = 5) -> None:
                 for process in busy:
                     process.kill()
                     process.wait()
-    alone = statistics.median(seconds["alone (no background)"])
     print(f"load average before: {load:.2f}; {rounds} rounds")
-    print("| background | loop s (median) | x alone | every round, s |")
+    _print_rounds("background", seconds, "alone (no background)")
+
+
+def _print_rounds(heading: str, seconds: dict[str, list[float]], alone: str) -> None:
+    """A markdown table: per row, the median loop seconds, that over row ``alone``'s, every round's."""
+    reference = statistics.median(seconds[alone])
+    print(f"| {heading} | loop s (median) | x alone | every round, s |")
     print("|---|---|---|---|")
     for name, values in seconds.items():
         middle = statistics.median(values)
-        print(f"| {name} | {middle:.3f} | {middle / alone:.2f} | {', '.join(f'{v:.3f}' for v in values)} |")
+        print(f"| {name} | {middle:.3f} | {middle / reference:.2f} | {', '.join(f'{v:.3f}' for v in values)} |")
 
 
 _DEMOTION_SCRIPT = """
@@ -293,13 +298,8 @@ def demotion_table(rounds: int = 5) -> None:
                 if long_job is not None:
                     long_job.kill()
                     long_job.wait()
-    alone = statistics.median(seconds["alone"])
     print(f"load average before: {load:.2f}; {rounds} rounds; both workers on CPU {cpu}, niced {BACKGROUND_NICE}")
-    print("| short job | loop s (median) | x alone | every round, s |")
-    print("|---|---|---|---|")
-    for name, values in seconds.items():
-        middle = statistics.median(values)
-        print(f"| {name} | {middle:.3f} | {middle / alone:.2f} | {', '.join(f'{v:.3f}' for v in values)} |")
+    _print_rounds("short job", seconds, "alone")
 
 
 def main() -> None:
