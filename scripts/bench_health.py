@@ -246,12 +246,12 @@ def _print_rounds(heading: str, seconds: dict[str, list[float]], alone: str) -> 
 _DEMOTION_SCRIPT = """
 import os, sys, time
 os.sched_setaffinity(0, {CPU})
-from ui.processes import LONG_JOB_NICE, LONG_JOB_S, background, demoted_after
+from ui.processes import background, demoted_after
 background({NICE})
 if sys.argv[1] == "plain":
     while True:
         pass
-with demoted_after(LONG_JOB_S, LONG_JOB_NICE, {NICE}):
+with demoted_after({NICE}):
     while True:
         pass
 """

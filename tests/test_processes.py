@@ -130,7 +130,7 @@ def _demotions(nice: int, job_s: float, after_s: float) -> tuple[str, str, str]:
     if not group.exists():
         return "", "", ""
     before = group.read_text().strip()
-    with processes.demoted_after(after_s, processes.LONG_JOB_NICE, nice):
+    with processes.demoted_after(nice, seconds=after_s):
         time.sleep(job_s)
         during = group.read_text().strip()
     return before, during, group.read_text().strip()
@@ -150,7 +150,7 @@ def test_a_long_job_gives_way_and_its_worker_gets_its_niceness_back(job_s, demot
 
 def test_demotion_where_autogroups_are_missing_does_not_raise(monkeypatch, tmp_path):
     monkeypatch.setattr(processes, "AUTOGROUP_FILE", str(tmp_path / "missing" / "autogroup"))
-    with processes.demoted_after(0.0, processes.LONG_JOB_NICE, 9):
+    with processes.demoted_after(9, seconds=0.0):
         time.sleep(0.05)
 
 
@@ -160,6 +160,6 @@ def test_a_process_that_leads_no_session_never_nices_its_group(monkeypatch, tmp_
     monkeypatch.setattr(processes, "AUTOGROUP_FILE", str(target))
     monkeypatch.setattr(os, "getsid", lambda _: os.getpid() + 1)
     processes._nice_autogroup(19)
-    with processes.demoted_after(0.0, processes.LONG_JOB_NICE, 9):
+    with processes.demoted_after(9, seconds=0.0):
         time.sleep(0.05)
     assert not target.exists()

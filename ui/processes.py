@@ -111,7 +111,7 @@ def _nice_autogroup(nice: int) -> None:
 
 
 @contextmanager
-def demoted_after(seconds: float, nice: int, restore: int) -> Iterator[None]:
+def demoted_after(restore: int, seconds: float = LONG_JOB_S, nice: int = LONG_JOB_NICE) -> Iterator[None]:
     """Run the body; once it has run ``seconds``, nice the worker's scheduling group ``nice``; back to ``restore`` after.
 
     Short work before long work, whoever asked for it: both pools' workers run at one niceness, so one

@@ -38,7 +38,7 @@ from typing import Any
 
 import placement
 from placement.errors import PlacementError
-from ui.processes import LONG_JOB_NICE, LONG_JOB_S, WorkerError, background, demoted_after, plain_main
+from ui.processes import WorkerError, background, demoted_after, plain_main
 
 #: Environment variable: number of solve worker processes (default :func:`solver_count`).
 SOLVERS_ENV = "PLACEMENT_SOLVE_WORKERS"
@@ -116,7 +116,7 @@ def _serve(conn: Connection, nice: int, warm_up: bool) -> None:
         if wants_progress:
             kwargs = dict(kwargs, progress=_PipeProgress(conn))
         try:
-            with demoted_after(LONG_JOB_S, LONG_JOB_NICE, nice):  # past it, every shorter job comes first
+            with demoted_after(nice):  # past it, every shorter job comes first
                 answer: tuple = ("done", fn(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - raised again in the server
             answer = ("raised", exc)

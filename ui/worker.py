@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import placement
-from ui.processes import LONG_JOB_NICE, LONG_JOB_S, WorkerError, background, demoted_after, plain_main
+from ui.processes import WorkerError, background, demoted_after, plain_main
 from ui.solve_pool import SolvePool, solver_count
 
 _T = TypeVar("_T")
@@ -93,8 +93,8 @@ def _nice_process() -> None:
 
 
 def _long_jobs_last(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
-    """``fn(*args, **kwargs)`` in a worker; past ``LONG_JOB_S`` it gives way to shorter jobs (``demoted_after``)."""
-    with demoted_after(LONG_JOB_S, LONG_JOB_NICE, BACKGROUND_NICE):
+    """``fn(*args, **kwargs)`` in a worker; past ``ui.processes.LONG_JOB_S`` it gives way to shorter jobs (``demoted_after``)."""
+    with demoted_after(BACKGROUND_NICE):
         return fn(*args, **kwargs)
 
 
