@@ -10,11 +10,11 @@ allows:
 
 Meanwhile a monitor process probes ``/_stcore/health`` every :data:`PERIOD_S` (``helpers.HealthProbe``) and
 session B loads the Graph page, again while the action runs, :data:`LOADED_LOADS` times at most (their median is
-the action's load). B's idle reference is the median of ten loads with A idle, interleaved with the actions (two
+the action's load). A load ends once the page shows its heading and its graph's chart and has settled
+(:func:`page_load`). B's idle reference is the median of ten loads with A idle, interleaved with the actions (two
 at the start, five under an idle monitor, one before the rules, one before and one after the solve). Asserted
-per action: health p99 under :data:`HEALTH_P99_S` and B's load within :data:`LOAD_RATIO` x its idle median, plus
-an absolute slack of :data:`LOAD_SLACK_S` (a load over :data:`LOAD_RATIO` x within it passes with a warning in
-pytest's summary). The numbers of every action are written to ``test-artifacts/health_monitor.json``: the CPU
+per action: health p99 under :data:`HEALTH_P99_S` and B's load within :data:`LOAD_RATIO` x its idle median. The
+numbers of every action are written to ``test-artifacts/health_monitor.json``: the CPU
 seconds that A's browser (``remote browser``), B's browser (``browser``), the server, its workers, the suite's
 shared server and Chromium (``other servers``, ``other browsers``) and the rest used during the whole action and
 during each of B's loads (``loads_cpu``), and the niceness, CPUs and autogroups of each kind of process
@@ -30,10 +30,10 @@ On the 2-core test box:
   reached the server (A's script runs), or A's starved browser would send its 40 MB only once B is idle.
 * **B's browser shares the 2 cores with the server.** B's page load is CPU-bound in B's own browser (its
   Chromium busy for the whole load, 2.5 to 5 CPU s), so the ratio also measures B's browser against the
-  server's work, and the quieter the box, the faster the idle reference: in one quiet full suite (idle loads
-  1.5 s) the upload's load was 1.58 x. That is what the slack is for. Pinning the server and B's Chromium to a
-  core each was tried (2026-11-26, README): B's loads on one core varied 2.6 to 12 s with nothing else running,
-  and a full suite failed the rules at 1.76 x, so it was not kept.
+  server's work. Pinning the server and B's Chromium to a core each was tried (2026-11-26, README): B's loads
+  on one core varied 2.6 to 12 s with nothing else running, so it was not kept. Raising B's Chromium's group
+  to nice -10 kept the ratios but brought health's p99 to 0.49 s (B's browser then took the server's CPU),
+  so it was not kept either.
 
 The measured runs, before and after each change, are in the README ("tests/browser/test_health_monitor.py").
 """
@@ -44,7 +44,6 @@ import json
 import statistics
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -77,7 +76,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PERIOD_S = 0.1
 HEALTH_P99_S = 0.5
 LOAD_RATIO = 1.5
-LOAD_SLACK_S = 1.0
 NAME_CHARS = 10_000
 #: Size of the monitored upload: near the 50 MiB limit. A 48 MiB file never started a script run in
 #: Chromium here (the uploader stayed silent, no error: reported in the hostile note); 40 MB does.
@@ -138,14 +136,25 @@ def big_graph(target_bytes: int) -> str:
     return json.dumps({"maxFPGAs": 4, "maxCPUs": 1, "maxSizePerFPGA": 1e12, "nodes": nodes, "edges": edges})
 
 
+#: The Graph page's chart of the graph, once Plotly has drawn it.
+CHART_DRAWN = '[data-testid="stPlotlyChart"] .main-svg'
+
+
 def page_load(context, url: str) -> float:
-    """Seconds until the Graph page of a new session shows its heading and settles."""
+    """Seconds until the Graph page of a new session shows its heading and its graph's chart, and settles.
+
+    The chart is waited for (:data:`CHART_DRAWN`; since 2026-11-26): Plotly draws it in one 0.6 s task of the
+    browser's main thread after the script run has ended, and the settling alone (``wait_idle``) ended before
+    or after that task by chance. B's loads were then two-valued (about 1.3 and 1.9 s), so a median of three
+    loads could be 1.5 x a median of ten with nothing slowing B down; with the chart, 2.5 to 3.1 s.
+    """
     page = context.new_page()
     page.set_default_timeout(300_000)
     try:
         started = time.perf_counter()
         page.goto(f"{url}/Graph")
         page.get_by_role("heading", name="Graph").first.wait_for()
+        page.locator(CHART_DRAWN).first.wait_for()
         wait_idle(page)
         return time.perf_counter() - started
     finally:
@@ -366,8 +375,5 @@ def test_second_session_loads_a_page_in_time(measured, action):
     # the idle reference: the median of B's loads with A idle, interleaved with the actions (ten)
     idle = statistics.median(measured["idle_loads"])
     row = measured[action]
-    limit = LOAD_RATIO * idle + LOAD_SLACK_S
     shown = f"{action}: second page load {row['load']:.2f} s = {row['load'] / idle:.2f} x idle {idle:.2f} s"
-    assert row["load"] <= limit, f"{shown} ({row})"
-    if row["load"] > LOAD_RATIO * idle:  # within the slack only: the issue's number missed, said in the summary
-        warnings.warn(f"{shown}: over the issue's {LOAD_RATIO} x, within the slack of {LOAD_SLACK_S} s", stacklevel=1)
+    assert row["load"] <= LOAD_RATIO * idle, f"{shown} ({row})"
