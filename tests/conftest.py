@@ -46,3 +46,30 @@ def _restore_main_module():
     yield
     if saved is not None:
         sys.modules["__main__"] = saved
+
+
+#: What Streamlit logs (``streamlit.dataframe_util``, INFO, with a traceback) when a table's frame is no Arrow
+#: table, typically a column of numbers and text: it then rewrites the column as text itself.
+ARROW_REWRITE = "Serialization of dataframe to Arrow table was unsuccessful"
+
+
+@pytest.fixture(autouse=True)
+def _tables_are_arrow_tables():
+    """Every table a page shows in this process (AppTest) converts to Arrow as it is: one type per column."""
+    import logging
+
+    rewritten: list[str] = []
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if ARROW_REWRITE in record.getMessage():
+                rewritten.append(str(record.exc_info[1]) if record.exc_info else record.getMessage())
+
+    logger = logging.getLogger("streamlit.dataframe_util")
+    handler = Seen(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+    assert not rewritten, f"a table's column mixes types (Streamlit rewrote it): {rewritten[0]}"

@@ -8,16 +8,23 @@ currency EUR; "8 more A100 or 16 more V100?".
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
+from types import SimpleNamespace
 
+import pandas as pd
+import pyarrow as pa
 import pytest
 
 from placement import MemoryModel, Problem, cli, solve
 from placement.explore.purchase import worth_of_more
 from placement.io import problem_to_json
+from placement.model import DeviceSlot
 from placement.modelling.builders import TransformerConfig, build_transformer
 from placement.modelling.roofline import CostModel
+from placement.pipeline.memory import MemoryBreakdown
 from placement.viz import format_bytes
+from ui.meeting import memory_rows
 from ui.navigation import page_file
 
 from .apptest_helpers import goto, metrics, start
@@ -107,3 +114,19 @@ def test_default_sample_without_prices_opens():
     assert shown["Cost per 1M samples"] == "—" and shown["Cost per run"] == "—" and shown["Tokens/s"] == "—"
     table = next(d.value for d in at.dataframe if "today" in d.value.columns)
     assert list(table.columns) == ["today", "+6 accelerator"]
+
+
+def test_memory_table_has_one_type_per_column():
+    """A CPU core's memory is "unlimited": text in a text column, never in a column of numbers.
+
+    A column of numbers and text is no Arrow column: Streamlit then logged a traceback and rewrote the column
+    (seen in a browser run's server log, 2026-11-26).
+    """
+    gib = 2.0**30
+    card = MemoryBreakdown(DeviceSlot("A100", 0), 2 * gib, 2 * gib, 4 * gib, 1.5 * gib, cap=16 * gib, peak=9.5 * gib)
+    core = MemoryBreakdown(DeviceSlot("cpu", 0), 1 * gib, 0.0, 0.0, 0.5 * gib, cap=math.inf, peak=1.5 * gib)
+    rows = memory_rows(SimpleNamespace(memory=(card, core)))
+    table = pa.Table.from_pandas(pd.DataFrame(rows))  # raises on a column of numbers and text
+    assert table.column("memory").to_pylist() == ["16.00", "unlimited"]
+    assert table.column("free").to_pylist() == ["6.50", "unlimited"]
+    assert [row["weights"] for row in rows] == [2.0, 1.0] and [row["fits"] for row in rows] == ["yes", "yes"]

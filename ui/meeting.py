@@ -233,10 +233,17 @@ def memory_section(summary: MeetingSummary) -> None:
 
 
 def memory_rows(summary: MeetingSummary) -> list[dict]:
-    """The breakdown in GiB with short headers (every column readable at 1024 px)."""
+    """The breakdown in GiB with short headers (every column readable at 1024 px).
 
-    def gib(value: float) -> float | str:
-        return round(value / 2**30, 2) if math.isfinite(value) else "unlimited"
+    The parts are numbers; ``memory`` and ``free`` are text, "unlimited" for a CPU core (one type per column:
+    a column of numbers and text is not an Arrow column, and Streamlit logged a traceback for it).
+    """
+
+    def gib(value: float) -> float:
+        return round(value / 2**30, 2)
+
+    def cap(value: float) -> str:
+        return f"{value / 2**30:,.2f}" if math.isfinite(value) else "unlimited"
 
     return [
         {
@@ -246,8 +253,8 @@ def memory_rows(summary: MeetingSummary) -> list[dict]:
             "optimizer": gib(b.optimizer),
             "activations": gib(b.activations),
             "peak": gib(b.peak),
-            "memory": gib(b.cap),
-            "free": gib(b.free),
+            "memory": cap(b.cap),
+            "free": cap(b.free),
             "fits": "yes" if b.fits else "NO",
         }
         for b in summary.memory

@@ -54,7 +54,9 @@ _WATCH_RUNS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (window.__stRunWatch) window.__stRunWatch.disconnect();
   window.__stRunsEnded = 0;
+  window.__stRunChanges = 0;
   window.__stRunWatch = new MutationObserver((records) => {
+    window.__stRunChanges += records.length;
     for (const record of records) if (record.oldValue === 'running') window.__stRunsEnded += 1;
   });
   window.__stRunWatch.observe(app, {attributes: true, attributeOldValue: true,
@@ -73,16 +75,51 @@ def rerun_after(page, timeout: float = 60.0) -> Iterator[None]:
     """
     page.evaluate(_WATCH_RUNS)
     yield
+    _wait_watched(page, "window.__stRunsEnded > 0", timeout, "started and ended")
+    wait_idle(page, timeout=max(60.0, timeout))
+
+
+def _wait_watched(page, condition: str, timeout: float, what: str) -> None:
+    """Wait until ``condition`` on the counters of :data:`_WATCH_RUNS` holds; an ``AssertionError`` that says so."""
     try:
-        page.wait_for_function("() => window.__stRunsEnded > 0", timeout=timeout * 1000)
+        page.wait_for_function(f"() => {condition}", timeout=timeout * 1000)
     except Exception as exc:  # noqa: BLE001 - Playwright's TimeoutError, reworded
         state = page.evaluate(
             "() => [document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state'),"
             " document.querySelector('[data-testid=\"stStatusWidget\"]')?.innerText]"
         )
         raise AssertionError(
-            f"no script run started and ended within {timeout} s of the action (run state, status: {state})"
+            f"no script run {what} within {timeout} s of the action (run state, status: {state})"
         ) from exc
+
+
+#: Seconds a typed number has to reach the server (any change of the app's run state) before it is typed again.
+REACH_S = 20.0
+
+
+def set_number(page, field, value: str, timeout: float = 60.0) -> None:
+    """Type ``value`` into a number field, commit it (Enter) and wait for the run it causes.
+
+    ``field``: the field's label (exact), or a locator of the field.
+
+    Once, in a full suite (2026-11-26, the Uncertainty page's first field), the field took the text but the
+    app's run state did not change for 60 s: the change never reached the server. If it has not changed
+    within :data:`REACH_S`, the value is typed and committed once more (with a warning that says so); a
+    second miss fails the test. ``timeout``: seconds the run may take once it has started.
+    """
+    box = page.get_by_label(field, exact=True) if isinstance(field, str) else field
+    for attempt in (1, 2):
+        page.evaluate(_WATCH_RUNS)
+        box.fill(value)
+        box.press("Enter")
+        try:
+            _wait_watched(page, "window.__stRunChanges > 0", REACH_S, "started")
+            break
+        except AssertionError as missed:
+            if attempt == 2:
+                raise
+            warnings.warn(f"{field} = {value} typed again (it shows {box.input_value()!r}): {missed}", stacklevel=2)
+    _wait_watched(page, "window.__stRunsEnded > 0", timeout, "ended")
     wait_idle(page, timeout=max(60.0, timeout))
 
 

@@ -18,7 +18,7 @@ from placement.pipeline.schedule import simulate
 from placement.viz import format_bytes
 
 from ..test_meeting_summary_page import scenario
-from .helpers import go, metric, rerun_after, upload_file, wait_for_text, wait_idle
+from .helpers import go, metric, rerun_after, set_number, upload_file, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -71,9 +71,7 @@ def test_meeting_summary_shows_the_devices_numbers_unclipped(page, app_url, arti
     # Tokens per sample (an uploaded file has none): batch x sequence of the builder, 8 x 1024.
     settings = page.get_by_text("Settings: run size, tokens per sample, cards to compare")
     settings.click()
-    with rerun_after(page):
-        page.get_by_role("spinbutton", name="Tokens per sample").fill("8192")
-        page.get_by_role("spinbutton", name="Tokens per sample").press("Enter")
+    set_number(page, page.get_by_role("spinbutton", name="Tokens per sample"), "8192")
     batch = simulate(problem, result.placement, 8, "1f1b").makespan
     wait_for_text(metric(page, "Tokens/s"), f"{8192 * 8 * 1000 / batch:,.0f}")
     settings.click()  # closed again for the screenshots

@@ -20,7 +20,7 @@ from placement import evaluate, solve_dp
 from placement.modelling.builders import TransformerConfig, build_transformer
 from placement.modelling.roofline import CPU_KIND, PRESETS, CostModel, GiB
 
-from .helpers import go, metric, rerun_after, upload_file, wait_for_text, wait_idle
+from .helpers import go, metric, rerun_after, set_number, upload_file, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -141,12 +141,9 @@ def test_build_transformer_then_placement_matches_solve_dp(app_page, artifacts_d
     page.get_by_role("button", name="Build model").wait_for(state="visible")
 
     for label, value in TRANSFORMER.items():
-        box = page.get_by_label(label, exact=True)
         # Each field's rerun must have ended before the next action: wait_idle alone can return
         # before the server has even started it, and an action then lands in a run in progress.
-        with rerun_after(page):
-            box.fill(str(value))
-            box.press("Enter")
+        set_number(page, label, str(value))
     for label, value in TRANSFORMER.items():
         assert page.get_by_label(label, exact=True).input_value() == str(value), label
     with rerun_after(page):  # the click reached the server and its run (the build) ended

@@ -14,20 +14,12 @@ import pytest
 from placement.multidim.dp import solve_multidim
 from placement.multidim.io import read_piper
 
-from .helpers import go, metric, rerun_after, wait_idle
+from .helpers import go, metric, set_number, wait_idle
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 BERT = ROOT / "sample_graphs" / "piper" / "bert32a100.json"
-
-
-def _set_number(page, label: str, value: str) -> None:
-    box = page.get_by_label(label, exact=True)
-    # The field's rerun (a solve: the test's 300 s budget) has ended; wait_idle alone can return before it starts.
-    with rerun_after(page, timeout=300):
-        box.fill(value)
-        box.press("Enter")
 
 
 def test_parallel_plan_bert_512(page, app_url, artifacts_dir):
@@ -42,9 +34,10 @@ def test_parallel_plan_bert_512(page, app_url, artifacts_dir):
     go(page, "Parallel plan")
     page.get_by_text("a Piper workload", exact=True).click()  # the default source is the app's graph
     wait_idle(page)
-    _set_number(page, "devices", "512")
-    _set_number(page, "memory per device (GiB)", "8")
-    _set_number(page, "bandwidth (GiB/s)", "25")
+    # each field's rerun is a solve: the test's 300 s budget
+    set_number(page, "devices", "512", timeout=300)
+    set_number(page, "memory per device (GiB)", "8", timeout=300)
+    set_number(page, "bandwidth (GiB/s)", "25", timeout=300)
     value = metric(page, "time per sample")
     value.wait_for()
     assert value.inner_text().strip() == f"{expected.time_per_sample:.6g} ms"

@@ -16,7 +16,7 @@ import pytest
 from placement import Problem, load_problem, solve_dp
 from placement.explore.purchase import cheapest_under, purchase_options
 
-from .helpers import rerun_after, wait_idle
+from .helpers import set_number, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -78,9 +78,7 @@ def test_purchase_question_answers_exactly(page, app_url, artifacts_dir):
     options = purchase_options(base, {kind.name: 2}, {kind.name: 2.5})
     target = sorted(o.time_per_sample for o in options if o.ok)[3]
     box = page.get_by_label(re.compile(r"Time per sample at most"))
-    with rerun_after(page):  # the answer below is read from the run this change causes
-        box.fill(f"{target:.6g}")
-        box.press("Enter")
+    set_number(page, box, f"{target:.6g}")  # the answer below is read from the run this change causes
     answer = cheapest_under(options, float(f"{target:.6g}"))
     text = success.inner_text()
     assert f"{answer.label}:" in text, (text, answer.label)
@@ -88,9 +86,7 @@ def test_purchase_question_answers_exactly(page, app_url, artifacts_dir):
     assert f"{answer.price_per_hour:,.4g} USD per hour" in text  # the currency label (issue 26)
 
     more = page.get_by_label("How many more cards")
-    with rerun_after(page):
-        more.fill("2")
-        more.press("Enter")
+    set_number(page, more, "2")
     after = solve_dp(Problem(base.graph, base.devices.with_kind(kind.name, count=kind.count + 2))).objective
     info = page.locator('[data-testid="stAlertContentInfo"]', has_text="more cards of kind accelerator").first
     info.wait_for()

@@ -14,19 +14,12 @@ import pytest
 from placement import load_problem, solve_dp
 from placement.explore.uncertainty import monte_carlo
 
-from .helpers import metric, rerun_after, wait_for_text, wait_idle
+from .helpers import metric, set_number, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json"
-
-
-def set_number(page, label: str, value: str) -> None:
-    box = page.get_by_label(label, exact=True)
-    with rerun_after(page):  # the field's rerun has ended (wait_idle alone can return before it starts)
-        box.fill(value)
-        box.press("Enter")
 
 
 def test_monte_carlo_run_in_the_browser(page, app_url, artifacts_dir):
