@@ -228,12 +228,22 @@ def memory_section(summary: MeetingSummary) -> None:
         over = [str(b.device) for b in summary.memory if not b.fits]
         st.error(f"Out of memory on {', '.join(over)} under {summary.memory_model}.")
     st.plotly_chart(viz_meeting.memory_breakdown_figure(summary.memory, title=""), key="ms_memory_figure")
-    st.dataframe(pd.DataFrame(memory_rows(summary)), key="ms_memory", hide_index=True)
+    st.dataframe(
+        pd.DataFrame(memory_rows(summary)),
+        key="ms_memory",
+        hide_index=True,
+        column_config={
+            "grads": st.column_config.Column(help="gradients"),
+            "activ.": st.column_config.Column(help="activations"),
+            "memory": st.column_config.TextColumn(alignment="right"),  # numbers, or "unlimited"
+            "free": st.column_config.TextColumn(alignment="right"),
+        },
+    )
     st.caption("GiB per device at its peak; free = memory left at the peak.")
 
 
 def memory_rows(summary: MeetingSummary) -> list[dict]:
-    """The breakdown in GiB with short headers (every column readable at 1024 px).
+    """The breakdown in GiB with short headers ("grads", "activ.": every column readable at 1024 px).
 
     The parts are numbers; ``memory`` and ``free`` are text, "unlimited" for a CPU core (one type per column:
     a column of numbers and text is not an Arrow column, and Streamlit logged a traceback for it).
@@ -243,15 +253,15 @@ def memory_rows(summary: MeetingSummary) -> list[dict]:
         return round(value / 2**30, 2)
 
     def cap(value: float) -> str:
-        return f"{value / 2**30:,.2f}" if math.isfinite(value) else "unlimited"
+        return f"{gib(value):,g}" if math.isfinite(value) else "unlimited"
 
     return [
         {
             "device": str(b.device),
             "weights": gib(b.weights),
-            "gradients": gib(b.gradients),
+            "grads": gib(b.gradients),
             "optimizer": gib(b.optimizer),
-            "activations": gib(b.activations),
+            "activ.": gib(b.activations),
             "peak": gib(b.peak),
             "memory": cap(b.cap),
             "free": cap(b.free),
