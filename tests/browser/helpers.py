@@ -100,14 +100,16 @@ REACH_S = 20.0
 def set_number(page, field, value: str, timeout: float = 60.0) -> None:
     """Type ``value`` into a number field, commit it (Enter) and wait for the run it causes.
 
-    ``field``: the field's label (exact), or a locator of the field.
+    ``field``: the field's label (exact), or a locator of the field. The field must not show ``value`` already.
 
     Once, in a full suite (2026-11-26, the Uncertainty page's first field), the field took the text but the
     app's run state did not change for 60 s: the change never reached the server. If it has not changed
-    within :data:`REACH_S`, the value is typed and committed once more (with a warning that says so); a
-    second miss fails the test. ``timeout``: seconds the run may take once it has started.
+    within :data:`REACH_S`, the field is given back the value it had and then ``value`` once more (typing the
+    same value again commits nothing: the page holds it already), with a warning that says so; a second miss
+    fails the test. ``timeout``: seconds the run may take once it has started.
     """
     box = page.get_by_label(field, exact=True) if isinstance(field, str) else field
+    before = box.input_value()
     for attempt in (1, 2):
         page.evaluate(_WATCH_RUNS)
         box.fill(value)
@@ -119,8 +121,73 @@ def set_number(page, field, value: str, timeout: float = 60.0) -> None:
             if attempt == 2:
                 raise
             warnings.warn(f"{field} = {value} typed again (it shows {box.input_value()!r}): {missed}", stacklevel=2)
+            _commit_and_settle(page, box, before)
     _wait_watched(page, "window.__stRunsEnded > 0", timeout, "ended")
     wait_idle(page, timeout=max(60.0, timeout))
+
+
+def _commit_and_settle(page, box, text: str, reach: float = 5.0) -> None:
+    """Type ``text`` into ``box`` and commit it; if a run follows within ``reach`` s, wait for it to end."""
+    page.evaluate(_WATCH_RUNS)
+    box.fill(text)
+    box.press("Enter")
+    try:
+        _wait_watched(page, "window.__stRunChanges > 0", reach, "started")
+    except AssertionError:
+        pass  # the page never held the other value: nothing to send
+    else:
+        _wait_watched(page, "window.__stRunsEnded > 0", 60.0, "ended")
+    wait_idle(page)
+
+
+def slider_thumb(page, label: str):
+    """The range input of the first slider whose label contains ``label``."""
+    return page.locator('[data-testid="stSlider"]', has_text=label).locator('input[type="range"]').first
+
+
+def step_slider(page, label: str, target: int, on_step=None, steps: int = 40) -> None:
+    """Press an arrow key on the slider labelled ``label`` until it shows ``target``, one press per script run.
+
+    Each press waits for the run it causes to end and the app to be idle (like a slow drag; a press while the
+    previous run is still on its way had once left a count at 0). ``on_step(shown)``, if given, is called after
+    each press's run with the value the slider shows.
+
+    Once, in a full suite (2026-11-26, the Devices page's accelerator count), a press caused no run for 60 s.
+    If the app's run state has not changed within :data:`REACH_S` of a press, the step is made once more, with
+    a warning that says what the slider showed: the same key if the slider did not move, or the opposite key
+    and then the key if it moved but its value did not reach the server. A second miss fails the test.
+    """
+    for _ in range(steps):
+        thumb = slider_thumb(page, label)
+        value = int(thumb.input_value())
+        if value == target:
+            return
+        key, back = ("ArrowRight", "ArrowLeft") if value < target else ("ArrowLeft", "ArrowRight")
+        _press_for_run(page, thumb, key, back, f"{label} {value} -> {target}", value)
+        if on_step is not None:
+            on_step(int(slider_thumb(page, label).input_value()))
+    raise AssertionError(f"{label}: could not reach {target} in {steps} presses")
+
+
+def _press_for_run(page, thumb, key: str, back: str, what: str, before: int) -> None:
+    """Press ``key`` on ``thumb`` and wait for the run it causes; step once more if it caused none (see above)."""
+    page.evaluate(_WATCH_RUNS)
+    thumb.focus()
+    thumb.press(key)
+    try:
+        _wait_watched(page, "window.__stRunChanges > 0", REACH_S, "started")
+    except AssertionError as missed:
+        shown = int(thumb.input_value())
+        warnings.warn(f"{what}: pressed {key} again (the slider showed {shown}): {missed}", stacklevel=3)
+        if shown != before:  # moved on screen, not on the server: back without a change, then the step again
+            thumb.press(back)
+            wait_idle(page)
+        page.evaluate(_WATCH_RUNS)
+        thumb.focus()
+        thumb.press(key)
+        _wait_watched(page, "window.__stRunChanges > 0", REACH_S, "started")
+    _wait_watched(page, "window.__stRunsEnded > 0", 60.0, "ended")
+    wait_idle(page)
 
 
 def upload_file(page, file_input, path, timeout: float = 60.0) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from placement import Problem, load_problem
 
-from .helpers import engine_time, go, metric, rerun_after, wait_for_text, wait_idle
+from .helpers import engine_time, go, metric, rerun_after, step_slider, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -23,28 +23,16 @@ DEFAULT_SAMPLE = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_infer
 CAPTION = "Answered from the last table"
 
 
-def thumb(page, label: str):
-    return page.locator('[data-testid="stSlider"]', has_text=label).locator('input[type="range"]').first
-
-
 def step_down_to(page, label: str, target: int, problem: Problem) -> None:
-    """Press ArrowLeft on the slider until it shows ``target``: one press, then its run and the engine's answer
-    for the count the slider shows, before the next press (a press while the previous run is still on its way
-    had once left the count at 0 in a full-suite run: 924.06 ms shown, the time on no accelerator)."""
-    for _ in range(20):
-        slider = thumb(page, label)
-        count = int(slider.input_value())
-        if count == target:
-            return
-        if count < target:
-            raise AssertionError(f"{label}: the slider went below {target} (shows {count})")
-        slider.focus()
-        with rerun_after(page):
-            slider.press("ArrowLeft")
-        shown = int(thumb(page, label).input_value())
+    """Lower the slider to ``target`` one step at a time: after each step's run, the engine's answer for the
+    count the slider shows (a press while the previous run was still on its way had once left the count at 0
+    in a full-suite run: 924.06 ms shown, the time on no accelerator)."""
+
+    def answered(shown: int) -> None:
         fewer = Problem(problem.graph, problem.devices.with_kind("accelerator", count=shown))
         wait_for_text(metric(page, "Time per sample"), engine_time(fewer))
-    raise AssertionError(f"{label}: could not reach {target}")
+
+    step_slider(page, label, target, on_step=answered)
 
 
 def test_lowered_count_is_answered_from_the_table(page, app_url, artifacts_dir):

@@ -12,7 +12,7 @@ import pytest
 
 from placement import MAX_FILE_BYTES, Problem, load_problem
 
-from .helpers import engine_time, go, metric, wait_for_text, wait_idle
+from .helpers import engine_time, go, metric, step_slider, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -40,11 +40,7 @@ def test_a_shared_link_reproduces_the_view_in_a_fresh_browser(browser, page, app
     wait_for_text(metric(page, "Nodes"), str(len(problem.graph.nodes)))
 
     go(page, "Devices")
-    slider = page.locator('[data-testid="stSlider"]', has_text="Number of accelerators").locator('input[type="range"]')
-    for _ in range(3):
-        slider.focus()
-        slider.press("ArrowLeft")
-        wait_idle(page, settle=0.4)
+    step_slider(page, "Number of accelerators", problem.devices.accelerator_count - 3)
     devices = problem.devices.with_kind("accelerator", count=problem.devices.accelerator_count - 3)
     expected = engine_time(Problem(problem.graph, devices))
     wait_for_text(metric(page, "Time per sample"), expected)

@@ -15,29 +15,12 @@ import pytest
 
 from placement import Problem, load_problem
 
-from .helpers import engine_time, metric, wait_for_text, wait_idle
+from .helpers import engine_time, metric, slider_thumb, step_slider, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SAMPLE = ROOT / "sample_graphs" / "throughput" / "layer" / "bert24_inference.json"
-
-
-def thumb(page, label: str):
-    return page.locator('[data-testid="stSlider"]', has_text=label).locator('input[type="range"]').first
-
-
-def step_to(page, label: str, target: int) -> None:
-    """Press ArrowRight on the slider until it shows ``target``, one rerun per step (like a slow drag)."""
-    for _ in range(40):
-        slider = thumb(page, label)
-        value = int(slider.input_value())
-        if value == target:
-            return
-        slider.focus()
-        slider.press("ArrowRight" if value < target else "ArrowLeft")
-        wait_idle(page, settle=0.4)
-    raise AssertionError(f"{label}: could not reach {target}")
 
 
 def test_count_sliders_keep_their_value_past_8(page, app_url, artifacts_dir):
@@ -48,23 +31,23 @@ def test_count_sliders_keep_their_value_past_8(page, app_url, artifacts_dir):
     wait_idle(page)
     wait_for_text(metric(page, "Time per sample"), engine_time(problem))
     label = "Number of accelerators"
-    maximum = thumb(page, label).get_attribute("max")
+    maximum = slider_thumb(page, label).get_attribute("max")
     for target in (10, 12, 16):
-        step_to(page, label, target)
+        step_slider(page, label, target)
         devices = problem.devices.with_kind("accelerator", count=target)
         wait_for_text(metric(page, "Time per sample"), engine_time(Problem(problem.graph, devices)))
-        assert thumb(page, label).input_value() == str(target)
-        assert thumb(page, label).get_attribute("max") == maximum, "the maximum moved while dragging"
+        assert slider_thumb(page, label).input_value() == str(target)
+        assert slider_thumb(page, label).get_attribute("max") == maximum, "the maximum moved while dragging"
         page.screenshot(path=artifacts_dir / f"sliders_accelerators_{target}.png", full_page=True)
 
     cpu_label = "CPU cores"
-    cpu_maximum = thumb(page, cpu_label).get_attribute("max")
+    cpu_maximum = slider_thumb(page, cpu_label).get_attribute("max")
     for target in (10, 12):
-        step_to(page, cpu_label, target)
+        step_slider(page, cpu_label, target)
         devices = problem.devices.with_kind("accelerator", count=16).with_changes(cpus=target)
         wait_for_text(metric(page, "Time per sample"), engine_time(Problem(problem.graph, devices)))
-        assert thumb(page, cpu_label).input_value() == str(target)
-        assert thumb(page, cpu_label).get_attribute("max") == cpu_maximum
-    assert thumb(page, label).input_value() == "16"
+        assert slider_thumb(page, cpu_label).input_value() == str(target)
+        assert slider_thumb(page, cpu_label).get_attribute("max") == cpu_maximum
+    assert slider_thumb(page, label).input_value() == "16"
     assert not page.locator('[data-testid="stException"]').count()
     page.screenshot(path=artifacts_dir / "sliders_cpus.png", full_page=True)

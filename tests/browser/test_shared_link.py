@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from .helpers import choose_typed, go, rerun_after, wait_idle
+from .helpers import choose_typed, go, rerun_after, slider_thumb, step_slider, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -74,14 +74,8 @@ def test_a_link_with_training_settings_shows_the_senders_numbers(browser, app_ur
             page.get_by_text(re.compile("^Training: weights")).click()
         with rerun_after(page):
             choose_typed(page, "Schedule", "GPipe")
-        for _ in range(8):  # 8 -> 4 microbatches, one rerun per step (like a slow drag)
-            slider = page.locator('[data-testid="stSlider"]', has_text="Microbatches").locator("input").first
-            if slider.input_value() == "4":
-                break
-            slider.focus()
-            slider.press("ArrowLeft")
-            wait_idle(page, settle=0.4)
-        assert slider.input_value() == "4"
+        step_slider(page, "Microbatches", 4)  # 8 -> 4, one rerun per step (like a slow drag)
+        assert slider_thumb(page, "Microbatches").input_value() == "4"
         go(page, "Placement")
         sent = _metrics(page)
         assert {"Time per sample", "Peak memory (memory model)", "Time per batch"} <= set(sent), sent
