@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from .helpers import SocketLog
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
@@ -118,6 +120,8 @@ def browser():
 def page(browser, app_url):
     context = browser.new_context(viewport={"width": 1400, "height": 2200})
     page = context.new_page()
+    page.socket_log = SocketLog()  # what the websocket did, for the helpers' failure messages
+    page.socket_log.attach(page)
     page.set_default_timeout(30_000)
     yield page
     context.close()

@@ -64,6 +64,54 @@ _WATCH_RUNS = """() => {
 }"""
 
 
+class SocketLog:
+    """What the page's websockets did (opened, frames sent and received, closed), for the failure messages.
+
+    :func:`_wait_watched` says what happened on the wire since the last action (:meth:`mark`): whether the
+    page sent the change at all, whether the server answered, whether the socket closed.
+    """
+
+    def __init__(self) -> None:
+        self.events: list[tuple[float, str]] = []
+        self.marked = time.monotonic()
+
+    def attach(self, page) -> None:
+        page.on("websocket", self._opened)
+
+    def _opened(self, socket) -> None:
+        self.add("opened")
+        socket.on("framesent", lambda _payload: self.add("sent"))
+        socket.on("framereceived", lambda _payload: self.add("received"))
+        socket.on("close", lambda _socket: self.add("closed"))
+        socket.on("socketerror", lambda error: self.add(f"error {error}"))
+
+    def add(self, kind: str) -> None:
+        self.events.append((time.monotonic(), kind))
+
+    def mark(self) -> None:
+        self.marked = time.monotonic()
+
+    def since_mark(self) -> str:
+        """One line: the frames sent and received, and the other events, since :meth:`mark`."""
+        events = [(at - self.marked, kind) for at, kind in self.events if at >= self.marked]
+        sent = [at for at, kind in events if kind == "sent"]
+        received = [at for at, kind in events if kind == "received"]
+        other = [f"{kind} at {at:.1f} s" for at, kind in events if kind not in ("sent", "received")]
+        first = f", the first at {sent[0]:.1f} s" if sent else ""
+        answer = f", the first at {received[0]:.1f} s" if received else ""
+        return f"websocket since the action: {len(sent)} frame(s) sent{first}, {len(received)} received{answer}" + (
+            f"; {', '.join(other)}" if other else "; no socket opened or closed"
+        )
+
+
+def _arm(page) -> None:
+    """Install :data:`_WATCH_RUNS` and mark the page's :class:`SocketLog` (if it has one): an action follows."""
+    page.evaluate(_WATCH_RUNS)
+    log = getattr(page, "socket_log", None)
+    if log is not None:
+        log.mark()
+
+
 @contextmanager
 def rerun_after(page, timeout: float = 60.0) -> Iterator[None]:
     """Wait, after the ``with`` block's action, for the script run that action causes to end.
@@ -73,7 +121,7 @@ def rerun_after(page, timeout: float = 60.0) -> Iterator[None]:
     on a page whose previous change is not applied yet. Here a run must start and end after the
     action (seen by a MutationObserver installed before it), then the app must be idle.
     """
-    page.evaluate(_WATCH_RUNS)
+    _arm(page)
     yield
     _wait_watched(page, "window.__stRunsEnded > 0", timeout, "started and ended")
     wait_idle(page, timeout=max(60.0, timeout))
@@ -88,8 +136,10 @@ def _wait_watched(page, condition: str, timeout: float, what: str) -> None:
             "() => [document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state'),"
             " document.querySelector('[data-testid=\"stStatusWidget\"]')?.innerText]"
         )
+        log = getattr(page, "socket_log", None)
+        wire = f"; {log.since_mark()}" if log is not None else ""
         raise AssertionError(
-            f"no script run {what} within {timeout} s of the action (run state, status: {state})"
+            f"no script run {what} within {timeout} s of the action (run state, status: {state}){wire}"
         ) from exc
 
 
@@ -111,7 +161,7 @@ def set_number(page, field, value: str, timeout: float = 60.0) -> None:
     box = page.get_by_label(field, exact=True) if isinstance(field, str) else field
     before = box.input_value()
     for attempt in (1, 2):
-        page.evaluate(_WATCH_RUNS)
+        _arm(page)
         box.fill(value)
         box.press("Enter")
         try:
@@ -128,7 +178,7 @@ def set_number(page, field, value: str, timeout: float = 60.0) -> None:
 
 def _commit_and_settle(page, box, text: str, reach: float = 5.0) -> None:
     """Type ``text`` into ``box`` and commit it; if a run follows within ``reach`` s, wait for it to end."""
-    page.evaluate(_WATCH_RUNS)
+    _arm(page)
     box.fill(text)
     box.press("Enter")
     try:
@@ -171,7 +221,7 @@ def step_slider(page, label: str, target: int, on_step=None, steps: int = 40) ->
 
 def _press_for_run(page, thumb, key: str, back: str, what: str, before: int) -> None:
     """Press ``key`` on ``thumb`` and wait for the run it causes; step once more if it caused none (see above)."""
-    page.evaluate(_WATCH_RUNS)
+    _arm(page)
     thumb.focus()
     thumb.press(key)
     try:
@@ -182,7 +232,7 @@ def _press_for_run(page, thumb, key: str, back: str, what: str, before: int) -> 
         if shown != before:  # moved on screen, not on the server: back without a change, then the step again
             thumb.press(back)
             wait_idle(page)
-        page.evaluate(_WATCH_RUNS)
+        _arm(page)
         thumb.focus()
         thumb.press(key)
         _wait_watched(page, "window.__stRunChanges > 0", REACH_S, "started")
