@@ -13,6 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from google.protobuf.message import DecodeError
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
 # True once the app has been idle for ``quiet`` ms on end: no script run, and no change of
 # stApp's data-test-script-state for that long (a MutationObserver, installed on the first
 # poll, stamps every change). One idle-looking moment is not enough: the last elements of a
@@ -64,44 +68,70 @@ _WATCH_RUNS = """() => {
 }"""
 
 
-class SocketLog:
-    """What the page's websockets did (opened, frames sent and received, closed), for the failure messages.
+def message_kind(payload, message_class) -> str:
+    """The kind of a Streamlit websocket frame: the name of its protobuf's ``type`` field (``new_session``...)."""
+    if isinstance(payload, str):
+        return "text"
+    message = message_class()
+    try:
+        message.ParseFromString(payload)
+    except DecodeError:
+        return "undecoded"
+    return message.WhichOneof("type") or "untyped"
 
-    :func:`_wait_watched` says what happened on the wire since the last action (:meth:`mark`): whether the
-    page sent the change at all, whether the server answered, whether the socket closed.
+
+class SocketLog:
+    """The page's websocket frames by kind, as the server sent them: a second witness of the app's script runs.
+
+    The page's run state (stApp's ``data-test-script-state``) can miss a run: when the browser is slow, React
+    renders a quick run's start and end together and the attribute never reads "running" (seen in a full suite
+    on 2026-11-26, and made 2 times in 30 with Chromium's CPU throttled 20x: a ``new_session``, 26 more
+    frames and a ``script_finished`` came, the attribute did not change). The server's own messages say it:
+    a run started with ``new_session`` and ended with ``script_finished``. :func:`_wait_for_run` takes either
+    witness, and its failures say what went over the wire since the action (:meth:`mark`).
     """
 
     def __init__(self) -> None:
-        self.events: list[tuple[float, str]] = []
+        self.events: list[tuple[float, str, str]] = []  # (time.monotonic(), "sent"/"received"/"socket", kind)
         self.marked = time.monotonic()
 
     def attach(self, page) -> None:
         page.on("websocket", self._opened)
 
     def _opened(self, socket) -> None:
-        self.add("opened")
-        socket.on("framesent", lambda _payload: self.add("sent"))
-        socket.on("framereceived", lambda _payload: self.add("received"))
-        socket.on("close", lambda _socket: self.add("closed"))
-        socket.on("socketerror", lambda error: self.add(f"error {error}"))
+        self.add("socket", "opened")
+        socket.on("framesent", lambda payload: self.add("sent", message_kind(payload, BackMsg)))
+        socket.on("framereceived", lambda payload: self.add("received", message_kind(payload, ForwardMsg)))
+        socket.on("close", lambda _socket: self.add("socket", "closed"))
+        socket.on("socketerror", lambda error: self.add("socket", f"error {error}"))
 
-    def add(self, kind: str) -> None:
-        self.events.append((time.monotonic(), kind))
+    def add(self, direction: str, kind: str) -> None:
+        self.events.append((time.monotonic(), direction, kind))
 
     def mark(self) -> None:
         self.marked = time.monotonic()
 
+    def _since_mark(self, direction: str) -> list[tuple[float, str]]:
+        return [(at - self.marked, kind) for at, way, kind in self.events if way == direction and at >= self.marked]
+
+    def run_seen(self, stage: str) -> bool:
+        """Whether, since :meth:`mark`, the server started a run (``stage`` "started") or started and ended one."""
+        received = [kind for _, kind in self._since_mark("received")]
+        if "new_session" not in received:
+            return False
+        return stage == "started" or "script_finished" in received[received.index("new_session") :]
+
     def since_mark(self) -> str:
-        """One line: the frames sent and received, and the other events, since :meth:`mark`."""
-        events = [(at - self.marked, kind) for at, kind in self.events if at >= self.marked]
-        sent = [at for at, kind in events if kind == "sent"]
-        received = [at for at, kind in events if kind == "received"]
-        other = [f"{kind} at {at:.1f} s" for at, kind in events if kind not in ("sent", "received")]
-        first = f", the first at {sent[0]:.1f} s" if sent else ""
-        answer = f", the first at {received[0]:.1f} s" if received else ""
-        return f"websocket since the action: {len(sent)} frame(s) sent{first}, {len(received)} received{answer}" + (
-            f"; {', '.join(other)}" if other else "; no socket opened or closed"
-        )
+        """One line: what was sent and received since :meth:`mark` (the kinds that matter, with their times)."""
+        parts = []
+        for direction in ("sent", "received"):
+            frames = self._since_mark(direction)
+            named = [f"{kind} at {at:.1f} s" for at, kind in frames if kind not in ("delta", "text")]
+            others = len(frames) - len(named)
+            listed = ", ".join(named[:6] + ([f"{others} delta/text"] if others else []))
+            parts.append(f"{direction} {len(frames)}" + (f" ({listed})" if listed else ""))
+        sockets = [f"{kind} at {at:.1f} s" for at, kind in self._since_mark("socket")]
+        return "websocket since the action: " + "; ".join(parts) + "; " + (", ".join(sockets) or "socket unchanged")
 
 
 def _arm(page) -> None:
@@ -123,24 +153,34 @@ def rerun_after(page, timeout: float = 60.0) -> Iterator[None]:
     """
     _arm(page)
     yield
-    _wait_watched(page, "window.__stRunsEnded > 0", timeout, "started and ended")
+    _wait_for_run(page, "ended", timeout)
     wait_idle(page, timeout=max(60.0, timeout))
 
 
-def _wait_watched(page, condition: str, timeout: float, what: str) -> None:
-    """Wait until ``condition`` on the counters of :data:`_WATCH_RUNS` holds; an ``AssertionError`` that says so."""
-    try:
-        page.wait_for_function(f"() => {condition}", timeout=timeout * 1000)
-    except Exception as exc:  # noqa: BLE001 - Playwright's TimeoutError, reworded
-        state = page.evaluate(
-            "() => [document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state'),"
-            " document.querySelector('[data-testid=\"stStatusWidget\"]')?.innerText]"
-        )
-        log = getattr(page, "socket_log", None)
-        wire = f"; {log.since_mark()}" if log is not None else ""
-        raise AssertionError(
-            f"no script run {what} within {timeout} s of the action (run state, status: {state}){wire}"
-        ) from exc
+#: What the page's run-state observer (:data:`_WATCH_RUNS`) counts for each stage of a run.
+_DOM_SEEN = {"started": "window.__stRunChanges > 0", "ended": "window.__stRunsEnded > 0"}
+
+
+def _wait_for_run(page, stage: str, timeout: float) -> None:
+    """Wait until a script run has ``stage`` ("started", or "ended") since the action; an ``AssertionError`` if not.
+
+    Either witness will do: the page's run state (:data:`_WATCH_RUNS`) or the server's frames (:class:`SocketLog`).
+    """
+    log = getattr(page, "socket_log", None)
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(f"() => {_DOM_SEEN[stage]}"):  # Playwright delivers the frames during the call
+        if log is not None and log.run_seen(stage):
+            return
+        if time.monotonic() > deadline:
+            state = page.evaluate(
+                "() => [document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state'),"
+                " document.querySelector('[data-testid=\"stStatusWidget\"]')?.innerText]"
+            )
+            wire = f"; {log.since_mark()}" if log is not None else ""
+            raise AssertionError(
+                f"no script run {stage} within {timeout} s of the action (run state, status: {state}){wire}"
+            )
+        page.wait_for_timeout(50)
 
 
 #: Seconds a typed number has to reach the server (any change of the app's run state) before it is typed again.
@@ -162,31 +202,37 @@ def set_number(page, field, value: str, timeout: float = 60.0) -> None:
     before = box.input_value()
     for attempt in (1, 2):
         _arm(page)
-        box.fill(value)
-        box.press("Enter")
+        _type_and_commit(box, value)
         try:
-            _wait_watched(page, "window.__stRunChanges > 0", REACH_S, "started")
+            _wait_for_run(page, "started", REACH_S)
             break
         except AssertionError as missed:
             if attempt == 2:
                 raise
             warnings.warn(f"{field} = {value} typed again (it shows {box.input_value()!r}): {missed}", stacklevel=2)
-            _commit_and_settle(page, box, before)
-    _wait_watched(page, "window.__stRunsEnded > 0", timeout, "ended")
+            _act_and_settle(page, lambda: _type_and_commit(box, before))
+    _wait_for_run(page, "ended", timeout)
     wait_idle(page, timeout=max(60.0, timeout))
 
 
-def _commit_and_settle(page, box, text: str, reach: float = 5.0) -> None:
-    """Type ``text`` into ``box`` and commit it; if a run follows within ``reach`` s, wait for it to end."""
-    _arm(page)
+def _type_and_commit(box, text: str) -> None:
     box.fill(text)
     box.press("Enter")
+
+
+def _act_and_settle(page, action, reach: float = 5.0) -> None:
+    """Do ``action()``; if a script run follows within ``reach`` s, wait for it to end; then wait until idle.
+
+    For the first half of a retry, whose change the page may or may not send (see :func:`set_number`).
+    """
+    _arm(page)
+    action()
     try:
-        _wait_watched(page, "window.__stRunChanges > 0", reach, "started")
+        _wait_for_run(page, "started", reach)
     except AssertionError:
-        pass  # the page never held the other value: nothing to send
+        pass  # the page held no other value: nothing was sent
     else:
-        _wait_watched(page, "window.__stRunsEnded > 0", 60.0, "ended")
+        _wait_for_run(page, "ended", 60.0)
     wait_idle(page)
 
 
@@ -225,18 +271,17 @@ def _press_for_run(page, thumb, key: str, back: str, what: str, before: int) -> 
     thumb.focus()
     thumb.press(key)
     try:
-        _wait_watched(page, "window.__stRunChanges > 0", REACH_S, "started")
+        _wait_for_run(page, "started", REACH_S)
     except AssertionError as missed:
         shown = int(thumb.input_value())
         warnings.warn(f"{what}: pressed {key} again (the slider showed {shown}): {missed}", stacklevel=3)
-        if shown != before:  # moved on screen, not on the server: back without a change, then the step again
-            thumb.press(back)
-            wait_idle(page)
+        if shown != before:  # moved on screen, not on the server: back (sent or not), then the step again
+            _act_and_settle(page, lambda: thumb.press(back))
         _arm(page)
         thumb.focus()
         thumb.press(key)
-        _wait_watched(page, "window.__stRunChanges > 0", REACH_S, "started")
-    _wait_watched(page, "window.__stRunsEnded > 0", 60.0, "ended")
+        _wait_for_run(page, "started", REACH_S)
+    _wait_for_run(page, "ended", 60.0)
     wait_idle(page)
 
 
