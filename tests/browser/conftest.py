@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import SocketLog
+from .helpers import open_page
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -119,9 +119,7 @@ def browser():
 @pytest.fixture
 def page(browser, app_url):
     context = browser.new_context(viewport={"width": 1400, "height": 2200})
-    page = context.new_page()
-    page.socket_log = SocketLog()  # what the websocket did, for the helpers' failure messages
-    page.socket_log.attach(page)
+    page = open_page(context)  # with its websocket log, for the helpers' run waits
     page.set_default_timeout(30_000)
     yield page
     context.close()

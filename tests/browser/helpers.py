@@ -134,6 +134,14 @@ class SocketLog:
         return "websocket since the action: " + "; ".join(parts) + "; " + (", ".join(sockets) or "socket unchanged")
 
 
+def open_page(context):
+    """A new page in ``context`` with a :class:`SocketLog` (``page.socket_log``), the run waits' second witness."""
+    page = context.new_page()
+    page.socket_log = SocketLog()
+    page.socket_log.attach(page)
+    return page
+
+
 def _arm(page) -> None:
     """Install :data:`_WATCH_RUNS` and mark the page's :class:`SocketLog` (if it has one): an action follows."""
     page.evaluate(_WATCH_RUNS)

@@ -16,7 +16,7 @@ from placement import load_problem
 from placement.exact.dp import solve_dp
 
 from .conftest import ROOT
-from .helpers import choose_typed, go, metric, rerun_after, wait_for_text, wait_idle
+from .helpers import choose_typed, go, metric, open_page, rerun_after, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -29,7 +29,7 @@ def test_inception_is_answered_at_once_and_the_skipped_tie_break_is_said(browser
     assert expected.stat("tie_break") == "skipped"
     context = browser.new_context(viewport={"width": 1024, "height": 768})
     try:
-        page = context.new_page()
+        page = open_page(context)
         page.set_default_timeout(60_000)
         page.goto(f"{app_url}/Graph")
         page.get_by_role("heading", name="Graph").first.wait_for()
