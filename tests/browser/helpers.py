@@ -488,6 +488,27 @@ def cpu_seconds(port: int | None = None) -> dict[int, tuple[str, float, float]]:
     }
 
 
+def wait_workers_quiet(app_url: str, quiet: float = 1.0, timeout: float = 120.0) -> float:
+    """Wait until the app's worker processes (both pools) have used no CPU for ``quiet`` s; the seconds it took.
+
+    For work the app does in the background, out of the page's sight (the live table's build, a new worker's
+    warm-up): it is done when its worker stops using CPU. Linux (``/proc``); returns at once without it.
+    """
+    port = int(app_url.rsplit(":", 1)[1].split("/")[0])
+    started = time.monotonic()
+    used, still_since = -1.0, started
+    while True:
+        now = time.monotonic()
+        total = sum(own + reaped for kind, own, reaped in cpu_seconds(port).values() if kind == "workers")
+        if total != used:
+            used, still_since = total, now
+        elif now - still_since >= quiet:
+            return now - started
+        if now - started > timeout:
+            raise AssertionError(f"the app's workers were still busy after {timeout} s ({used:.1f} CPU s so far)")
+        time.sleep(0.1)
+
+
 def scheduling(port: int | None = None) -> dict[str, dict[str, list]]:
     """Per kind of descendant (see :func:`cpu_seconds`): the processes' nice values, CPUs and autogroups (Linux).
 
