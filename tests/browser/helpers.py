@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from google.protobuf.message import DecodeError
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -191,34 +192,47 @@ def _wait_for_run(page, stage: str, timeout: float) -> None:
         page.wait_for_timeout(50)
 
 
-#: Seconds a typed number has to reach the server (any change of the app's run state) before it is typed again.
+#: Seconds a widget change has to start a script run before it is made once more.
 REACH_S = 20.0
+
+
+def _change_once_more_if_missed(page, change, undo, missed_text) -> None:
+    """Make ``change()`` and wait until its script run starts; once more if none starts within :data:`REACH_S`.
+
+    The retry is for a change that never reaches the server (made on purpose in ``test_browser_helpers.py``; a
+    run the page's run state missed is seen by :class:`SocketLog` and needs none). Before it, ``undo()`` brings
+    the field back where needed, so that the change is sent again (the same value again sends nothing), and a
+    warning says ``missed_text()`` and what went over the wire. A second miss fails the test.
+    """
+    for attempt in (1, 2):
+        _arm(page)
+        change()
+        try:
+            _wait_for_run(page, "started", REACH_S)
+            return
+        except AssertionError as missed:
+            if attempt == 2:
+                raise
+            warnings.warn(f"{missed_text()}: {missed}", stacklevel=3)
+            undo()
 
 
 def set_number(page, field, value: str, timeout: float = 60.0) -> None:
     """Type ``value`` into a number field, commit it (Enter) and wait for the run it causes.
 
     ``field``: the field's label (exact), or a locator of the field. The field must not show ``value`` already.
-
-    Once, in a full suite (2026-11-26, the Uncertainty page's first field), the field took the text but the
-    app's run state did not change for 60 s: the change never reached the server. If it has not changed
-    within :data:`REACH_S`, the field is given back the value it had and then ``value`` once more (typing the
-    same value again commits nothing: the page holds it already), with a warning that says so; a second miss
-    fails the test. ``timeout``: seconds the run may take once it has started.
+    If no run starts within :data:`REACH_S`, the field gets its old value back (and that value's run, if any),
+    then ``value`` once more, with a warning (:func:`_change_once_more_if_missed`). ``timeout``: seconds the run
+    may take once it has started.
     """
     box = page.get_by_label(field, exact=True) if isinstance(field, str) else field
     before = box.input_value()
-    for attempt in (1, 2):
-        _arm(page)
-        _type_and_commit(box, value)
-        try:
-            _wait_for_run(page, "started", REACH_S)
-            break
-        except AssertionError as missed:
-            if attempt == 2:
-                raise
-            warnings.warn(f"{field} = {value} typed again (it shows {box.input_value()!r}): {missed}", stacklevel=2)
-            _act_and_settle(page, lambda: _type_and_commit(box, before))
+    _change_once_more_if_missed(
+        page,
+        lambda: _type_and_commit(box, value),
+        lambda: _act_and_settle(page, lambda: _type_and_commit(box, before)),
+        lambda: f"{field} = {value} typed again (it shows {box.input_value()!r})",
+    )
     _wait_for_run(page, "ended", timeout)
     wait_idle(page, timeout=max(60.0, timeout))
 
@@ -256,39 +270,39 @@ def step_slider(page, label: str, target: int, on_step=None, steps: int = 40) ->
     previous run is still on its way had once left a count at 0). ``on_step(shown)``, if given, is called after
     each press's run with the value the slider shows.
 
-    Once, in a full suite (2026-11-26, the Devices page's accelerator count), a press caused no run for 60 s.
-    If the app's run state has not changed within :data:`REACH_S` of a press, the step is made once more, with
-    a warning that says what the slider showed: the same key if the slider did not move, or the opposite key
-    and then the key if it moved but its value did not reach the server. A second miss fails the test.
+    If no run starts within :data:`REACH_S` of a press, the step is made once more, with a warning that says
+    what the slider showed (:func:`_change_once_more_if_missed`): the same key if the slider did not move, or
+    the opposite key and then the key if it moved but its value did not reach the server.
     """
     for _ in range(steps):
-        thumb = slider_thumb(page, label)
-        value = int(thumb.input_value())
+        value = int(slider_thumb(page, label).input_value())
         if value == target:
             return
-        key, back = ("ArrowRight", "ArrowLeft") if value < target else ("ArrowLeft", "ArrowRight")
-        _press_for_run(page, thumb, key, back, f"{label} {value} -> {target}", value)
+        _step_slider_once(page, label, value, "ArrowRight" if value < target else "ArrowLeft")
         if on_step is not None:
             on_step(int(slider_thumb(page, label).input_value()))
     raise AssertionError(f"{label}: could not reach {target} in {steps} presses")
 
 
-def _press_for_run(page, thumb, key: str, back: str, what: str, before: int) -> None:
-    """Press ``key`` on ``thumb`` and wait for the run it causes; step once more if it caused none (see above)."""
-    _arm(page)
-    thumb.focus()
-    thumb.press(key)
-    try:
-        _wait_for_run(page, "started", REACH_S)
-    except AssertionError as missed:
-        shown = int(thumb.input_value())
-        warnings.warn(f"{what}: pressed {key} again (the slider showed {shown}): {missed}", stacklevel=3)
-        if shown != before:  # moved on screen, not on the server: back (sent or not), then the step again
-            _act_and_settle(page, lambda: thumb.press(back))
-        _arm(page)
+def _step_slider_once(page, label: str, value: int, key: str) -> None:
+    """One press of ``key`` on the slider showing ``value``, and its script run (see :func:`step_slider`)."""
+    thumb = slider_thumb(page, label)
+    back = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
+
+    def press(which: str) -> None:
         thumb.focus()
-        thumb.press(key)
-        _wait_for_run(page, "started", REACH_S)
+        thumb.press(which)
+
+    def undo() -> None:
+        if int(thumb.input_value()) != value:  # moved on screen, not on the server: back (sent or not)
+            _act_and_settle(page, lambda: press(back))
+
+    _change_once_more_if_missed(
+        page,
+        lambda: press(key),
+        undo,
+        lambda: f"{label} {value}: pressed {key} again (the slider showed {thumb.input_value()})",
+    )
     _wait_for_run(page, "ended", 60.0)
     wait_idle(page)
 
@@ -492,9 +506,9 @@ def wait_workers_quiet(app_url: str, quiet: float = 1.0, timeout: float = 120.0)
     """Wait until the app's worker processes (both pools) have used no CPU for ``quiet`` s; the seconds it took.
 
     For work the app does in the background, out of the page's sight (the live table's build, a new worker's
-    warm-up): it is done when its worker stops using CPU. Linux (``/proc``); returns at once without it.
+    warm-up): it is done when its worker stops using CPU. Linux (``/proc``); without it, returns after ``quiet`` s.
     """
-    port = int(app_url.rsplit(":", 1)[1].split("/")[0])
+    port = urlsplit(app_url).port
     started = time.monotonic()
     used, still_since = -1.0, started
     while True:
