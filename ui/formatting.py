@@ -43,12 +43,17 @@ def method_name(method: str) -> str:
 
 
 def describe_devices(devices: placement.Devices) -> str:
-    """One line such as ``6 x accelerator (16.01 GiB, speed 1) + 1 CPU core; bandwidth x1``."""
+    """One line such as ``8 x H100 (80 GiB, 2.5 USD/h) + 4 x A100 (80 GiB, 1.8 USD/h) + 32 CPU cores; ...``.
+
+    A kind's speed (a what-if multiplier), link bandwidth and price appear when they are not the neutral 1, 1, 0.
+    """
     from placement.viz import format_bytes
 
     kinds = [
-        f"{k.count} x {k.name} ({format_bytes(k.memory)}, speed {k.speed:g}"
+        f"{k.count} x {k.name} ({format_bytes(k.memory)}"
+        + (f", speed x{k.speed:g}" if k.speed != 1 else "")
         + (f", bandwidth x{k.bandwidth:g}" if k.bandwidth != 1 else "")
+        + (f", {money(k.price_per_hour)}/h" if k.price_per_hour else "")
         + ")"
         for k in devices.accelerators
     ]

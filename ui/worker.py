@@ -356,6 +356,15 @@ def scaled_graph(graph: placement.Graph, rules: tuple[tuple[str, float], ...]) -
     return light(graph)
 
 
+def priced_graph(graph: placement.Graph, kinds: tuple[str, ...]) -> placement.Graph:
+    """``graph`` re-priced for the catalogue ``kinds`` (:func:`placement.modelling.pricing.price_graph`)."""
+    from placement.modelling.pricing import price_graph  # noqa: PLC0415
+
+    graph = price_graph(graph, kinds) if kinds else graph
+    _ = graph.digest
+    return light(graph)
+
+
 def count_matches(names: tuple[str, ...], patterns: tuple[str, ...]) -> list[int]:
     """For each pattern, how many of ``names`` it matches (the Devices page's "matching nodes" column)."""
     from placement.patterns import compile_pattern  # noqa: PLC0415
