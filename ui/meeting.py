@@ -50,7 +50,12 @@ def worth_cached(problem: placement.Problem, kind: str, added: int) -> Worth:
 
 
 def _default_tokens() -> float | None:
-    """Batch x sequence of a transformer built on the Graph page (None for other graphs)."""
+    """Tokens per sample: the graph's own (``tokensPerSample``, a built transformer's micro-batch x sequence),
+    else batch x sequence of a transformer built on the Graph page (None for other graphs)."""
+    graph = state.current_graph()
+    tokens = graph.extra.get("tokensPerSample") if graph is not None else None
+    if isinstance(tokens, (int, float)) and not isinstance(tokens, bool) and 0 < tokens < math.inf:
+        return float(tokens)
     ss = st.session_state
     if not state.current_graph_source().startswith("model:") or not str(ss.get("mi_model", "")).startswith(
         ("GPT", "BERT")
