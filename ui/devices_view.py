@@ -39,8 +39,7 @@ def render_catalogue(devices: placement.Devices) -> None:
         names,
         index=names.index(chosen) if chosen in names else 0,
         key="dev_cat_kind",
-        help="Memory, link bandwidth and the default price come from the hardware catalogue (table below); "
-        "the graph is re-priced for every catalogue kind in the inventory.",
+        help="The kinds of the hardware catalogue (its table is under the inventory).",
     )
     count = col_count.number_input(
         "Count",
@@ -58,12 +57,10 @@ def render_catalogue(devices: placement.Devices) -> None:
     if changed is not None:
         state.set_devices(changed)
         st.rerun()
-    with st.expander("The hardware catalogue", expanded=False):
-        st.dataframe(pd.DataFrame(form.catalogue_rows()), key="dev_catalogue", hide_index=True)
-        st.caption(
-            "Spec-sheet figures of each kind; the default price is USD per GPU-hour as of the date shown, editable "
-            "per kind in the inventory table."
-        )
+    st.caption(
+        "The hardware catalogue (its table is under the inventory) gives each kind's memory, links and default "
+        "price; the graph is re-priced for every catalogue kind in the inventory."
+    )
 
 
 def render_memory_model() -> None:
@@ -173,6 +170,12 @@ def render_inventory(devices: placement.Devices) -> None:
         "held, idle ones included (an owned card costs the same whether the plan uses it or not): cost per "
         "sample = price per hour of the inventory x time per sample."
     )
+    with st.expander("The hardware catalogue", expanded=False):
+        st.dataframe(pd.DataFrame(form.catalogue_rows()), key="dev_catalogue", hide_index=True)
+        st.caption(
+            "Spec-sheet figures of each kind. The default price is USD per GPU-hour as of the date shown, a typical "
+            "on-demand cloud price, not a quote: edit it per kind in the inventory table."
+        )
     unlimited = [k.name for k in state.current_devices().accelerators if not math.isfinite(k.memory)]
     if unlimited:
         st.caption(

@@ -222,6 +222,7 @@ def set_memory_model(model: MemoryModel) -> None:
     if model != current_memory_model():
         st.session_state[keys.MEMORY_MODEL] = model
         st.session_state[keys.PLAN] = None
+        _changed_if_loaded()
 
 
 def current_currency() -> str:
@@ -236,4 +237,16 @@ def set_currency(label: str) -> None:
     text = str(label).strip()
     if not text or len(text) > 8 or not text.isprintable():
         raise placement.PlacementError(f"currency: 1 to 8 printable characters, e.g. USD or EUR (got {label!r})")
-    st.session_state[keys.CURRENCY] = text
+    if text != current_currency():
+        st.session_state[keys.CURRENCY] = text
+        _changed_if_loaded()
+
+
+def _changed_if_loaded() -> None:
+    """The link follows a change at once (pages set the memory model and currency late in their run).
+
+    Not before a graph is loaded: a link being opened sets them first, and the URL must not show a default
+    graph meanwhile.
+    """
+    if st.session_state.get(keys.PROBLEM) is not None:
+        keys.changed()
