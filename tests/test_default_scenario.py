@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from placement import Problem, evaluate, load_problem, solve_dp
-from placement.explore.cost import format_money
+from placement.explore.cost import format_money, plan_cost
 from placement.explore.meeting import format_rate
 from placement.modelling.pricing import cost_source, devices_for, price_graph
 from placement.pipeline.schedule import simulate
@@ -82,6 +82,21 @@ def test_the_devices_page_reprices_the_graph_for_the_kinds_it_picks(shipped_defa
     at.slider(key="dev_speed").set_value(2.0).run()
     faster = solve_dp(Problem(price_graph(file_problem.graph, ["A100"]), devices.with_kind("A100", speed=2.0)))
     assert metrics(at)["Time per sample"] == f"{faster.objective:.6g} ms"
+
+
+def test_the_cpu_price_is_editable_and_counts_in_the_cost(shipped_default):
+    at = start(page_file("Devices"), timeout=300)
+    problem = load_problem(DEFAULT_SAMPLE)
+    assert "32 CPU cores (0.05 USD/h each)" in at.markdown[0].value
+    [field] = [n for n in at.number_input if n.key.startswith("dev_cpu_price_")]
+    assert field.value == problem.devices.cpu_price_per_hour
+    field.set_value(0.25).run()
+    assert not at.exception and not at.error
+    devices = problem.devices.with_changes(cpu_price_per_hour=0.25)
+    result = solve_dp(Problem(problem.graph, devices))
+    cost = plan_cost(devices, result.placement, result.objective)
+    assert metrics(at)["Cost per 1M samples"] == format_money(cost.cost_per_million, "USD")
+    assert "32 CPU cores (0.25 USD/h each)" in at.markdown[0].value
 
 
 def test_the_papers_graphs_say_their_times_are_profiled():

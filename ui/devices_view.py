@@ -152,7 +152,8 @@ def render_inventory(devices: placement.Devices) -> None:
             st.rerun()
     except (placement.PlacementError, ValueError, TypeError) as exc:
         st.error(f"Inventory not applied: {exc}")
-    col_currency, col_cost_note = st.columns([1, 4], vertical_alignment="bottom")
+    col_currency, col_cpu_price, col_cost_note = st.columns([1, 1.4, 3.6], vertical_alignment="bottom")
+    _cpu_price(col_cpu_price, devices)
     col_currency.text_input(
         "Currency",
         value=_kept("dev_currency", state.current_currency()),
@@ -183,6 +184,26 @@ def render_inventory(devices: placement.Devices) -> None:
             + ", ".join(unlimited)
             + ". Enter GiB to limit it."
         )
+
+
+def _cpu_price(column, devices: placement.Devices) -> None:
+    """The price of one CPU core per hour (the catalogue's CPU entry for inventories built from the catalogue).
+
+    Its key follows the devices' version: a change made elsewhere (a preset, a link) shows as a new field
+    holding the new price, and the field never needs its value written through the session state.
+    """
+    key = f"dev_cpu_price_{state.devices_version()}"
+    price = column.number_input(
+        f"CPU price per core-hour ({state.current_currency()})",
+        min_value=0.0,
+        value=float(st.session_state.get(key, devices.cpu_price_per_hour)),
+        step=0.01,
+        format="%.3f",
+        key=key,
+    )
+    if price != devices.cpu_price_per_hour:
+        state.set_devices(devices.with_changes(cpu_price_per_hour=float(price)))
+        st.rerun()
 
 
 def render_latency_rules() -> None:

@@ -59,6 +59,8 @@ def describe_devices(devices: placement.Devices) -> str:
     ]
     text = " + ".join(kinds) if kinds else "no accelerators"
     text += f" + {devices.cpus} CPU core{'s' if devices.cpus != 1 else ''}"
+    if devices.cpus and devices.cpu_price_per_hour:
+        text += f" ({money(devices.cpu_price_per_hour)}/h each)"
     text += f"; bandwidth x{devices.bandwidth:g}"
     if devices.overlap:
         text += "; compute/communication overlap on"
