@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import guard, provenance, state
+from ui import guard, state
 from ui.navigation import PAGES
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -34,7 +34,7 @@ def main() -> None:
     with col_devices:
         st.subheader("Current devices")
         st.markdown(state.describe_devices(problem.devices))
-        provenance.cost_source_caption()
+        state.cost_source_caption()
 
     st.subheader("Pages")
     for path, title, icon, _, what in PAGES[1:]:

@@ -5,7 +5,7 @@ import streamlit as st
 
 import placement
 from placement import viz
-from ui import guard, provenance, state, worker
+from ui import guard, state, worker
 from ui.model_import import render_model_import
 from ui.scenario import render_scenario_card
 
@@ -94,7 +94,7 @@ def _loaded_graph() -> None:
     problem = state.current_problem()
     graph = problem.graph
     st.subheader(f"{state.current_graph_name()}")
-    provenance.cost_source_caption()
+    state.cost_source_caption()
     col_origin, col_file = st.columns([4, 1], vertical_alignment="center")
     col_origin.caption(state.devices_origin_text())
     if state.devices_origin() == "custom" and col_file.button("Use the file's own settings", key="graph_file_devices"):

@@ -12,7 +12,7 @@ import streamlit as st
 import placement
 from ui import devices_form as form
 from ui import devices_view as view
-from ui import guard, provenance, state
+from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
@@ -128,7 +128,7 @@ def main() -> None:
     view.render_latency_rules()
     with summary:
         view.render_summary()
-        provenance.cost_source_caption()
+        state.cost_source_caption()
 
 
 main()

@@ -10,7 +10,7 @@ import placement
 from placement import viz
 from placement.model import Objective, Status
 from placement.solve import available_methods, recomputing_devices
-from ui import guard, live, provenance, state, tie_break
+from ui import guard, live, state, tie_break
 from ui import placement_texts as texts
 from ui import placement_view as view
 
@@ -158,7 +158,7 @@ def main() -> None:
         st.stop()
 
     evaluation = placement.evaluate(problem, result.placement)
-    provenance.cost_source_caption()
+    state.cost_source_caption()
     if live.from_table(result):  # a device count only went down: answered from the last DP table
         col_note, col_fresh = st.columns([3, 1], vertical_alignment="center")
         col_note.caption(live.note(result))

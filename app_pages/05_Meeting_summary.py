@@ -5,7 +5,7 @@ The numbers are those of Devices and Placement for the same session (see :mod:`u
 
 import streamlit as st
 
-from ui import guard, meeting, provenance, state
+from ui import guard, meeting, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
@@ -17,7 +17,7 @@ def main() -> None:
     with st.spinner("Solving..."):
         result = state.current_result(live=True)
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")
-    provenance.cost_source_caption()
+    state.cost_source_caption()
     if state.selected_plan() is not None:
         st.caption(f"Showing the picked plan: {state.selected_plan()[2]}.")
     if not result.ok or result.placement is None:

@@ -18,7 +18,7 @@ from placement.model import Status
 from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import SCHEDULES, format_actions, simulate
 from placement.pipeline.trace import chrome_trace_json
-from ui import guard, provenance, scenario, state
+from ui import guard, scenario, state
 from ui import timeline as tl
 from ui import timeline_view as view
 
@@ -106,7 +106,7 @@ def main() -> None:
     plan_note = state.selected_plan()
     if plan_note is not None:
         st.info(f"Showing the picked plan: {plan_note[2]}")
-    provenance.cost_source_caption()
+    state.cost_source_caption()
     training_graph = problem.graph.is_training
     settings = view.controls(problem, state.current_memory_model())
     # The link carries these settings (ui.scenario.SETTINGS_KEYS): app.py synced the URL before they were rendered.

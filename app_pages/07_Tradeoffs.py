@@ -15,7 +15,7 @@ from placement import PlacementError, viz
 from placement.explore.grids import bandwidth_values as bandwidth_grid
 from placement.explore.grids import count_values as count_grid_1d
 from placement.explore.sweep import DASK_ALLOW_ENV, allowed_dask_addresses, count_grid, pareto_front
-from ui import guard, provenance, state
+from ui import guard, state
 from ui import tradeoffs as to
 from ui import tradeoffs_runs as runs
 from ui import tradeoffs_view as view
@@ -79,7 +79,7 @@ def main() -> None:
     problem = state.current_problem()
     devices = problem.devices
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
-    provenance.cost_source_caption()
+    state.cost_source_caption()
     if not devices.accelerators:
         st.warning("The inventory has no accelerator kind: add one on the Devices page to see tradeoffs.")
         st.stop()

@@ -12,7 +12,7 @@ from placement.explore.compare import rows_to_records, run_method, with_ratios
 from placement.model import Status
 from placement.solve import available_methods
 from ui import compare_table as ct
-from ui import guard, provenance, state
+from ui import guard, state
 from ui.navigation import page_file
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -107,7 +107,7 @@ def main() -> None:
     st.title("Compare methods")
     problem = state.current_problem()
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")
-    provenance.cost_source_caption()
+    state.cost_source_caption()
     st.caption(state.time_unit_note())
     objective, chosen, time_limit = _settings()
     memory_model = state.current_memory_model()

@@ -16,7 +16,7 @@ from placement.explore.purchase import (
     today,
     worth_of_more,
 )
-from ui import guard, provenance, state
+from ui import guard, state
 from ui import purchase as pu
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -186,7 +186,7 @@ def main() -> None:
     problem = state.current_problem()
     devices = problem.devices
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
-    provenance.cost_source_caption()
+    state.cost_source_caption()
     memory_model = state.current_memory_model()
     st.caption(
         state.time_unit_note() + f" Prices are per hour per card in {state.current_currency()}; a configuration's "

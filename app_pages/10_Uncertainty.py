@@ -10,7 +10,7 @@ from placement import PlacementError, viz
 from placement.explore.uncertainty import MAX_SAMPLES, monte_carlo
 from placement.model import ScheduleKind
 from placement.pipeline.registry import SCHEDULE_TITLES, SCHEDULES
-from ui import guard, provenance, state
+from ui import guard, state
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
@@ -144,7 +144,7 @@ def main() -> None:
     st.title("Uncertainty")
     problem = state.result_problem()
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")
-    provenance.cost_source_caption()
+    state.cost_source_caption()
     st.caption(
         state.time_unit_note() + " Every node's latencies are multiplied by an independent factor, uniform "
         "in [1 - e, 1 + e]; transfer costs and memory sizes stay as they are."

@@ -18,7 +18,7 @@ from placement import viz
 from placement.explore.diff import plan_diff
 from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import simulate
-from ui import guard, provenance, startup, state
+from ui import guard, startup, state
 from ui import plan_view as pv
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -179,7 +179,7 @@ def main() -> None:
     startup.ensure_default_graph()  # opened by its URL before app.py loaded a graph: load the default (or the link's)
     problem = state.current_problem()
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")
-    provenance.cost_source_caption()
+    state.cost_source_caption()
     if not problem.devices.accelerators:
         st.warning("The inventory has no accelerator kind: add one on the Devices page.")
         st.stop()

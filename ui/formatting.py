@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import streamlit as st
+
 import placement
 from placement.evaluate import LATENCY_INFERENCE_ONLY
 from placement.solve import METHODS
-from ui.graph_state import current_currency, current_graph_source, current_memory_model
+from ui.graph_state import cost_source_text, current_currency, current_graph_source, current_memory_model
 from ui.plan_metrics import plan_cost
 
 #: Unit of every latency and transfer cost: the paper's graph format and the model importer use milliseconds.
@@ -24,6 +26,17 @@ def time_unit_note() -> str:
             "Times are in the file's own unit; the paper's graph format uses milliseconds, so this app labels them ms."
         )
     return "Times are in milliseconds (ms), the unit of the paper's graph files and of imported models."
+
+
+def cost_source_caption() -> None:
+    """A caption naming the model behind the graph's times, the same on every page that shows them.
+
+    :func:`placement.modelling.pricing.cost_source` of the graph in force: the perf model's kernel physics on a
+    catalogue kind for built and imported graphs, "profiled" for the paper's graph files (their own measurements).
+    """
+    text = cost_source_text()
+    if text:
+        st.caption(f":material/science: Node times: {text}.")
 
 
 def format_time(value: float | None, digits: int = 6) -> str:
@@ -52,7 +65,7 @@ def describe_devices(devices: placement.Devices) -> str:
     kinds = [
         f"{k.count} x {k.name} ({format_bytes(k.memory)}"
         + (f", speed x{k.speed:g}" if k.speed != 1 else "")
-        + (f", bandwidth x{k.bandwidth:g}" if k.bandwidth != 1 else "")
+        + (f", bandwidth x{k.bandwidth:.3g}" if k.bandwidth != 1 else "")
         + (f", {money(k.price_per_hour)}/h" if k.price_per_hour else "")
         + ")"
         for k in devices.accelerators

@@ -34,6 +34,7 @@ from ui.caches import (
 )
 from ui.formatting import (
     TIME_UNIT,
+    cost_source_caption,
     describe_devices,
     format_time,
     latency_text,
@@ -115,6 +116,7 @@ __all__ = [
     "batch_timing",
     "clear_caches",
     "clear_selected_plan",
+    "cost_source_caption",
     "cost_source_text",
     "current_currency",
     "current_devices",
