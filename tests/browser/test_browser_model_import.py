@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from placement.modelling.roofline import CPU_KIND, PRESETS, CostModel, GiB
 
 from placement import evaluate, solve_dp
 from placement.modelling.builders import TransformerConfig, build_transformer
-from placement.modelling.roofline import CPU_KIND, PRESETS, CostModel, GiB
 
 from .helpers import go, metric, rerun_after, set_number, upload_file, wait_for_text, wait_idle
 
