@@ -33,12 +33,13 @@ from .apptest_helpers import goto, metrics, start
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 PAGE = page_file("Meeting summary")
 MODEL = MemoryModel(training=True)
+BATCH = 8
 CONFIG = TransformerSpec(layers=24, hidden=2048, heads=16, seq_length=1024, vocab=50257, name="GPT 24x2048")
 
 
 def scenario() -> Problem:
     kinds = {"A100": 8, "V100": 4}
-    graph = build_transformer(CONFIG, kinds, cpus=1, training=True, micro_batch=8, dtype="fp16").graph
+    graph = build_transformer(CONFIG, kinds, cpus=1, training=True, micro_batch=BATCH, dtype="fp16").graph
     devices = devices_for(kinds, 1)
     prices = {"A100": 3.0, "V100": 1.5}
     kinds = tuple(replace(k, price_per_hour=prices[k.name]) for k in devices.accelerators)
@@ -56,7 +57,7 @@ def open_meeting(problem: Problem):
     ss["_ui_devices_origin"] = "custom"
     ss["_ui_memory_model"] = MODEL
     ss["_ui_currency"] = "EUR"
-    ss["mi_model"], ss["mi_batch"], ss["mi_seq"] = "GPT transformer", CONFIG.batch, CONFIG.seq_len
+    ss["mi_model"], ss["mi_batch"], ss["mi_seq"] = "GPT transformer", BATCH, CONFIG.seq_length
     goto(at, PAGE)
     return at
 
@@ -84,7 +85,7 @@ def test_meeting_numbers_equal_devices_placement_and_cli(tmp_path, capsys):
     price = 8 * 3.0 + 4 * 1.5  # every card held, idle ones included
     assert meeting["Price per hour"] == f"{price:,.4g} EUR"
     assert meeting["Cost per 1M samples"] == f"{price * out['max_load'] / 3.6e6 * 1e6:,.4g} EUR"
-    tokens = CONFIG.batch * CONFIG.seq_len  # the builder's batch x sequence: tokens/s with fill and drain
+    tokens = BATCH * CONFIG.seq_length  # the builder's batch x sequence: tokens/s with fill and drain
     assert "Tokens/s" in meeting and meeting["Tokens/s"] != "—"
 
     # What 8 more A100 (equal spend: 16 more V100) are worth: two exact solves, side by side.
