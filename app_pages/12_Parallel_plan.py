@@ -1,6 +1,6 @@
 """Parallel plan page: data x tensor x pipeline parallelism with activation recomputation (Piper's model).
 
-Plans the graph loaded in the app (default; its options generated from the roofline by
+Plans the graph loaded in the app (default; its options generated from its operators' data by
 ``placement.multidim.options_from_graph``, its device kinds and counts from the session's inventory) or a
 Piper workload (sample or upload), lets the user set each kind's count, memory and bandwidth and the
 microbatches, and shows the proven-optimal plan in ms like every page: a stage table (d x t, options chosen,
@@ -31,7 +31,7 @@ def _source() -> tuple[str, str | bytes, str]:
     if source == GRAPH:
         st.caption(
             f"**{state.current_graph_name() or 'the loaded graph'}**: tensor-parallel and recompute options from "
-            "the roofline where the graph has it (model builders, ONNX imports), else t = 1 only (README, "
+            "the operators' data where the graph has it (model builders, ONNX imports), else t = 1 only (README, "
             "'Options for our graphs')."
         )
         return runs.graph_problem().graph.digest, GRAPH, source

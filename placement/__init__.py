@@ -111,15 +111,14 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Status": (".model", "Status"),
     "make_result": (".model", "make_result"),
     "CnnConfig": (".modelling.builders", "CnnConfig"),
-    "TransformerConfig": (".modelling.builders", "TransformerConfig"),
     "build_cnn": (".modelling.builders", "build_cnn"),
     "build_transformer": (".modelling.builders", "build_transformer"),
     "coarsen": (".modelling.onnx", "coarsen"),
     "coarsen_by_prefix": (".modelling.onnx", "coarsen_by_prefix"),
     "import_onnx": (".modelling.onnx", "import_onnx"),
-    "CostModel": (".modelling.roofline", "CostModel"),
-    "DEVICE_PRESETS": (".modelling.roofline", "PRESETS"),
-    "DeviceSpec": (".modelling.roofline", "DeviceSpec"),
+    "cost_source": (".modelling.pricing", "cost_source"),
+    "devices_for": (".modelling.pricing", "devices_for"),
+    "price_graph": (".modelling.pricing", "price_graph"),
     "training_graph": (".modelling.training", "training_graph"),
     "ACCELERATORS": (".perf", "ACCELERATORS"),
     "Accelerator": (".perf", "Accelerator"),
@@ -216,10 +215,9 @@ __all__ = [
     "TieBreak",
     "EventKind",
     "CnnConfig",
-    "CostModel",
-    "DEVICE_PRESETS",
-    "DeviceSpec",
-    "TransformerConfig",
+    "cost_source",
+    "devices_for",
+    "price_graph",
     "build_cnn",
     "build_transformer",
     "coarsen",
@@ -325,10 +323,9 @@ if TYPE_CHECKING:
         Status,
         make_result,
     )
-    from .modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
+    from .modelling.builders import CnnConfig, build_cnn, build_transformer
     from .modelling.onnx import coarsen, coarsen_by_prefix, import_onnx
-    from .modelling.roofline import PRESETS as DEVICE_PRESETS
-    from .modelling.roofline import CostModel, DeviceSpec
+    from .modelling.pricing import cost_source, devices_for, price_graph
     from .modelling.training import training_graph
     from .multidim.dp import MultiResult, solve_multidim
     from .multidim.io import read_piper

@@ -10,6 +10,8 @@ The shape of this interface is relied on by other tools; keep it stable:
 * ``compare GRAPH [--objective throughput|latency] [--json]``
 * ``export PLAN --graph GRAPH --to megatron|torch|deepspeed [--virtual V] [--tensor-parallel T]
   [--data-parallel D] [--schedule S] [--json]``
+* ``graph --model PRESET|CONFIG.json --gpu KIND[:N,...] [--seq-length S] [--micro-batch B] [--training]
+  [--granularity layer|operator] [--dtype D] [--cpus L] -o FILE`` (:mod:`placement.modelling.graph_cli`)
 
 ``--deadline SECONDS`` (before or after the subcommand) bounds the whole command's wall clock
 (:mod:`placement.budget`): methods with a time limit get what is left; past it, one line and exit 2.
@@ -249,6 +251,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .perf.plan_cli import run_plan
 
         handlers["plan"] = run_plan
+    elif args.command == "graph":
+        from .modelling.graph_cli import cmd_graph
+
+        handlers["graph"] = cmd_graph
     try:
         # from the command line (argv None), a C call that outlives the deadline ends the process
         seconds = args.deadline

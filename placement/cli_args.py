@@ -60,6 +60,7 @@ DEADLINE_MARGIN = 0.5
 PERF_COMMANDS = {
     "predict": "iteration time, throughput and memory of a Megatron-LM run (flags after --)",
     "plan": "fastest launchable transformer layout (Megatron / torchtitan / DeepSpeed)",
+    "graph": "a transformer's graph priced by the performance model, in the paper's JSON format",
 }
 
 
@@ -121,6 +122,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         add_plan_parser(commands, _count)
     else:
         commands.add_parser("plan", help=PERF_COMMANDS["plan"])
+    if _builds(command, "graph"):
+        from .modelling.graph_cli import register as register_graph  # a priced transformer graph file
+
+        register_graph(commands)
+    else:
+        commands.add_parser("graph", help=PERF_COMMANDS["graph"])
     for sub in commands.choices.values():  # also after the subcommand: ``solve g.json --deadline 5``
         sub.add_argument("--deadline", type=_number, default=argparse.SUPPRESS, help=DEADLINE_HELP)
     return parser

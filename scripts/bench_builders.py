@@ -1,11 +1,11 @@
-"""Benchmark: build transformers / CNNs with the roofline cost model and solve them exactly with the DP.
+"""Benchmark: build transformers / CNNs priced by the perf model's kernels and solve them exactly with the DP.
 
 For each configuration prints nodes, ideals, ideal pairs (what the DP searches), the optimal
 time per sample (ms) and the DP's wall-clock seconds (best of ``--repeat`` runs, after one
 warm-up solve that compiles or loads the numba kernel, reported separately). The acceptance
 target is a 12-layer transformer solved exactly in under 5 s.
 
-Usage: ``python scripts/bench_builders.py [--repeat N] [--accelerators K] [--cpus L] [--kind A100]``
+Usage: ``python scripts/bench_builders.py [--repeat N] [--accelerators K] [--cpus L] [--kind H100]``
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import argparse
 import time
 
 from placement import count_pairs, evaluate, solve_dp
-from placement.modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
-from placement.modelling.roofline import CostModel
+from placement.modelling.builders import CnnConfig, build_cnn, build_transformer
+from placement.perf.transformer import MODELS, TransformerSpec
 
 
 def main() -> None:
@@ -23,49 +23,42 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--accelerators", type=int, default=4)
     parser.add_argument("--cpus", type=int, default=1)
-    parser.add_argument("--kind", default="A100", help="device preset for the latencies (A100, H100, V100, T4)")
+    parser.add_argument("--kind", default="H100", help="catalogue kind for the latencies (H100, A100, ...)")
     args = parser.parse_args()
-    cost_model = CostModel.with_presets(args.kind)
-    devices = dict(accelerators=args.accelerators, cpus=args.cpus)
+    devices = dict(kinds={args.kind: args.accelerators}, cpus=args.cpus)
+    gpt2 = TransformerSpec(layers=12, hidden=768, heads=12, seq_length=1024, vocab=50257, name="GPT-12 h768")
 
     started = time.perf_counter()
-    solve_dp(build_transformer(TransformerConfig(layers=1), cost_model, accelerators=1, cpus=0))
+    solve_dp(build_transformer(gpt2.with_changes(layers=1), {args.kind: 1}, cpus=0))
     print(f"warm-up solve (numba compile or cache load): {time.perf_counter() - started:.2f} s")
     print(f"devices: {args.accelerators} x {args.kind} + {args.cpus} CPU core(s); times in ms per sample")
 
     cases = []
-    for style in ("gpt", "bert"):
+    llama = MODELS["llama3-8b"].with_changes(layers=12, seq_length=1024, name="Llama-12 h4096")
+    for spec in (gpt2, llama):
         for granularity in ("operator", "layer"):
             for training in (False, True):
-                config = TransformerConfig(
-                    style=style,
-                    layers=12,
-                    hidden=768,
-                    heads=12,
-                    seq_len=1024 if style == "gpt" else 512,
-                    vocab=50257 if style == "gpt" else 30522,
-                )
-                label = f"{style.upper()}-12 h768 {granularity}{' training' if training else ''}"
+                label = f"{spec.name} {granularity}{' training' if training else ''}"
                 cases.append(
                     (
                         label,
-                        lambda c=config, g=granularity, t=training: build_transformer(
-                            c, cost_model, granularity=g, training=t, **devices
+                        lambda c=spec, g=granularity, t=training: build_transformer(
+                            c, granularity=g, training=t, **devices
                         ),
                     )
                 )
-    big = TransformerConfig(layers=48, hidden=1600, heads=25, seq_len=1024)
+    big = TransformerSpec(layers=48, hidden=1600, heads=25, seq_length=1024, vocab=50257)
     cases.append(
         (
             "GPT-48 h1600 operator training",
-            lambda: build_transformer(big, cost_model, granularity="operator", training=True, **devices),
+            lambda: build_transformer(big, granularity="operator", training=True, **devices),
         )
     )
     for granularity in ("operator", "layer"):
         cases.append(
             (
                 f"ResNet-50 {granularity}",
-                lambda g=granularity: build_cnn(CnnConfig(), cost_model, granularity=g, **devices),
+                lambda g=granularity: build_cnn(CnnConfig(), granularity=g, **devices),
             )
         )
 

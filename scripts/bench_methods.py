@@ -31,12 +31,8 @@ from pathlib import Path
 
 from placement import load_problem
 from placement.explore.compare import DEFAULT_METHODS, rows_to_records, run_method, with_ratios
-from placement.modelling.builders import (
-    CnnConfig,
-    TransformerConfig,
-    build_cnn,
-    build_transformer,
-)
+from placement.modelling.builders import CnnConfig, build_cnn, build_transformer
+from placement.perf.transformer import TransformerSpec
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path("/work/shared/workloads")
@@ -49,14 +45,18 @@ def built_latency_problems() -> dict:
     for granularity in ("layer", "operator"):
         makers = {
             "resnet50": lambda memory, granularity=granularity: build_cnn(
-                CnnConfig(), accelerators=4, cpus=8, granularity=granularity, memory=memory
-            ),
-            "bert6": lambda memory, granularity=granularity: build_transformer(
-                TransformerConfig(style="bert", layers=6),
-                accelerators=4,
+                CnnConfig(),
+                {"H100": 4},
                 cpus=8,
                 granularity=granularity,
-                memory=memory,
+                memory=None if memory is None else {"H100": memory},
+            ),
+            "gpt6": lambda memory, granularity=granularity: build_transformer(
+                TransformerSpec(layers=6, hidden=768, heads=12, seq_length=512, vocab=30522, name="GPT-6"),
+                {"H100": 4},
+                cpus=8,
+                granularity=granularity,
+                memory=None if memory is None else {"H100": memory},
             ),
         }
         for name, make in makers.items():

@@ -18,9 +18,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _gpt(layers: int, hidden: int, heads: int):
-    from placement.modelling.builders import TransformerConfig, build_transformer
+    from placement.modelling.builders import build_transformer
+    from placement.perf.transformer import TransformerSpec
 
-    return build_transformer(TransformerConfig(layers=layers, hidden=hidden, heads=heads, seq_len=2048))
+    spec = TransformerSpec(layers=layers, hidden=hidden, heads=heads, seq_length=2048, vocab=50257)
+    return build_transformer(spec)
 
 
 def _resnet():

@@ -5,11 +5,11 @@ How they are made:
 1. torchvision's ``inception_v3(weights=None, aux_logits=False, init_weights=False)`` in eval
    mode, batch 32 at 299 x 299, exported with the pinned CPU torch to ONNX (opset 17, legacy
    exporter, ``do_constant_folding=False`` so each BatchNorm stays its own node);
-2. imported by :func:`placement.modelling.onnx.import_onnx` (roofline latencies, A100 reference
+2. imported by :func:`placement.modelling.onnx.import_onnx` (the perf model's kernels, H100 reference
    accelerator and the other presets; weights as node sizes). Every ONNX node is one torch
    layer here (Conv, BatchNorm, ReLU, pools, Concat, Flatten, Gemm): 309 layers;
-3. the training graph by :func:`placement.modelling.training.training_graph` (backward nodes,
-   2x forward latency, colour classes tying each layer to its gradient);
+3. the training graph by :func:`placement.modelling.training.training_graph` (backward nodes priced by
+   their kernels' backward, colour classes tying each layer to its gradient);
 4. 6 accelerators of 16 GB and 1 CPU core, like the other throughput samples.
 
 torchvision is not a dependency of the package: install the wheel matching the pinned torch
@@ -32,7 +32,9 @@ from pathlib import Path
 from placement import Devices, Problem
 from placement.io import problem_to_json
 from placement.modelling.onnx import import_onnx
+from placement.modelling.pricing import price_graph
 from placement.modelling.training import training_graph
+from placement.perf.hardware import ACCELERATORS
 
 OUT = Path(__file__).resolve().parent.parent / "sample_graphs" / "ours"
 BATCH = 32
@@ -67,9 +69,11 @@ def main() -> None:
     data = export_onnx()
     if args.onnx:
         Path(args.onnx).write_bytes(data)
-    graph = import_onnx(data, "inception_v3.onnx", max_bytes=len(data) + 1).graph
+    kinds = list(ACCELERATORS)
+    kinds.insert(0, kinds.pop(kinds.index("H100")))
+    graph = import_onnx(data, "inception_v3.onnx", kinds=kinds, max_bytes=len(data) + 1).graph
     devices = Devices.paper(6, 1, memory=16e9)
-    for name, g in (("inference", graph), ("training", training_graph(graph))):
+    for name, g in (("inference", graph), ("training", price_graph(training_graph(graph), kinds))):
         path = OUT / f"inception_v3_{name}.json"
         path.write_text(problem_to_json(Problem(g, devices)) + "\n")
         print(f"{path}: {len(g.nodes)} nodes")

@@ -22,7 +22,7 @@ from placement import (
     Placement,
     Problem,
     Stage,
-    TransformerConfig,
+    TransformerSpec,
     build_transformer,
     solve_dp,
 )
@@ -35,8 +35,8 @@ A = [DeviceSlot("accelerator", i) for i in range(8)]
 
 def transformer(layers: int = 8, accelerators: int = 3, training: bool = False) -> Problem:
     return build_transformer(
-        TransformerConfig(layers=layers, hidden=64, heads=4, seq_len=16, vocab=100),
-        accelerators=accelerators,
+        TransformerSpec(layers=layers, hidden=64, heads=4, seq_length=16, vocab=100),
+        {"H100": accelerators},
         cpus=0,
         training=training,
     )
@@ -166,18 +166,18 @@ def test_refuses_cpu_stages_mixed_kinds_and_non_contiguous_plans():
 
 def test_refuses_a_transformer_layer_split_across_stages():
     problem = build_transformer(
-        TransformerConfig(layers=2, hidden=64, heads=4, seq_len=16, vocab=100),
-        accelerators=2,
+        TransformerSpec(layers=2, hidden=64, heads=4, seq_length=16, vocab=100),
+        {"H100": 2},
         cpus=0,
         granularity="operator",
     )
     names = [n.name for n in problem.graph.nodes]
-    cut = names.index("layer1/q")
+    cut = names.index("layer1/qkv")
     placement = stages_by_names(problem, [names[:cut], names[cut:]])
     with pytest.raises(ExportError, match="transformer layer 1 is split across stages 0 and 1"):
         export_plan(problem, placement, "megatron")
     # torch splits at any module: the operator's FQN.
-    assert export_plan(problem, placement, "torch").as_dict()["split_points"] == ["layer1.q"]
+    assert export_plan(problem, placement, "torch").as_dict()["split_points"] == ["layer1.qkv"]
 
 
 # ----------------------------------------------------------------------------- CLI

@@ -20,7 +20,7 @@ from placement import (
     Placement,
     Problem,
     Stage,
-    TransformerConfig,
+    TransformerSpec,
     build_transformer,
 )
 from placement.pipeline.export import export_plan, uniform_parts
@@ -30,7 +30,7 @@ A = [DeviceSlot("accelerator", i) for i in range(8)]
 
 def transformer_problem(layers: int, accelerators: int) -> Problem:
     return build_transformer(
-        TransformerConfig(layers=layers, hidden=64, heads=4, seq_len=16, vocab=100), accelerators=accelerators, cpus=0
+        TransformerSpec(layers=layers, hidden=64, heads=4, seq_length=16, vocab=100), {"H100": accelerators}, cpus=0
     )
 
 

@@ -18,8 +18,9 @@ from placement.explore.meeting import (
     summary_markdown,
 )
 from placement.explore.purchase import worth_of_more
-from placement.modelling.builders import TransformerConfig, build_transformer
-from placement.modelling.roofline import CostModel
+from placement.modelling.builders import build_transformer
+from placement.modelling.pricing import devices_for
+from placement.perf.transformer import TransformerSpec
 from placement.pipeline.schedule import simulate
 from placement.viz.meeting import memory_breakdown_figure, worth_figure
 
@@ -30,12 +31,12 @@ PRICES = {"A100": 3.0, "V100": 1.5}
 @pytest.fixture(scope="module")
 def problem():
     """A small GPT training graph on 2 A100 + 3 V100 (priced), one CPU core."""
-    cost_model = CostModel.with_presets()
-    config = TransformerConfig(layers=4, hidden=512, heads=8, seq_len=256, batch=4)
-    graph = build_transformer(config, cost_model, accelerators=2, cpus=1, training=True).graph
-    devices = cost_model.devices(2, 1, other_counts={"V100": 3})
+    config = TransformerSpec(layers=4, hidden=512, heads=8, seq_length=256, vocab=50257)
+    kinds = {"A100": 2, "V100": 3}
+    graph = build_transformer(config, kinds, cpus=1, training=True, micro_batch=4, dtype="fp16").graph
+    devices = devices_for(kinds, 1)
     kinds = tuple(replace(k, price_per_hour=PRICES[k.name]) for k in devices.accelerators)
-    return Problem(graph, devices.with_changes(accelerators=kinds))
+    return Problem(graph, devices.with_changes(accelerators=kinds, cpu_price_per_hour=0.0))
 
 
 @pytest.fixture(scope="module")

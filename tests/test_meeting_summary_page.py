@@ -20,8 +20,9 @@ from placement import MemoryModel, Problem, cli, solve
 from placement.explore.purchase import worth_of_more
 from placement.io import problem_to_json
 from placement.model import DeviceSlot
-from placement.modelling.builders import TransformerConfig, build_transformer
-from placement.modelling.roofline import CostModel
+from placement.modelling.builders import build_transformer
+from placement.modelling.pricing import devices_for
+from placement.perf.transformer import TransformerSpec
 from placement.pipeline.memory import MemoryBreakdown
 from placement.viz import format_bytes
 from ui.meeting import memory_rows
@@ -32,16 +33,17 @@ from .apptest_helpers import goto, metrics, start
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 PAGE = page_file("Meeting summary")
 MODEL = MemoryModel(training=True)
-CONFIG = TransformerConfig(style="gpt", layers=24, hidden=2048, heads=16, seq_len=1024, batch=8)
+BATCH = 8
+CONFIG = TransformerSpec(layers=24, hidden=2048, heads=16, seq_length=1024, vocab=50257, name="GPT 24x2048")
 
 
 def scenario() -> Problem:
-    cost_model = CostModel.with_presets()
-    graph = build_transformer(CONFIG, cost_model, accelerators=8, cpus=1, training=True).graph
-    devices = cost_model.devices(8, 1, other_counts={"V100": 4})
+    kinds = {"A100": 8, "V100": 4}
+    graph = build_transformer(CONFIG, kinds, cpus=1, training=True, micro_batch=BATCH, dtype="fp16").graph
+    devices = devices_for(kinds, 1)
     prices = {"A100": 3.0, "V100": 1.5}
     kinds = tuple(replace(k, price_per_hour=prices[k.name]) for k in devices.accelerators)
-    return Problem(graph, devices.with_changes(accelerators=kinds))
+    return Problem(graph, devices.with_changes(accelerators=kinds, cpu_price_per_hour=0.0))
 
 
 def open_meeting(problem: Problem):
@@ -55,7 +57,7 @@ def open_meeting(problem: Problem):
     ss["_ui_devices_origin"] = "custom"
     ss["_ui_memory_model"] = MODEL
     ss["_ui_currency"] = "EUR"
-    ss["mi_model"], ss["mi_batch"], ss["mi_seq"] = "GPT transformer", CONFIG.batch, CONFIG.seq_len
+    ss["mi_model"], ss["mi_batch"], ss["mi_seq"] = "GPT transformer", BATCH, CONFIG.seq_length
     goto(at, PAGE)
     return at
 
@@ -83,7 +85,7 @@ def test_meeting_numbers_equal_devices_placement_and_cli(tmp_path, capsys):
     price = 8 * 3.0 + 4 * 1.5  # every card held, idle ones included
     assert meeting["Price per hour"] == f"{price:,.4g} EUR"
     assert meeting["Cost per 1M samples"] == f"{price * out['max_load'] / 3.6e6 * 1e6:,.4g} EUR"
-    tokens = CONFIG.batch * CONFIG.seq_len  # the builder's batch x sequence: tokens/s with fill and drain
+    tokens = BATCH * CONFIG.seq_length  # the builder's batch x sequence: tokens/s with fill and drain
     assert "Tokens/s" in meeting and meeting["Tokens/s"] != "—"
 
     # What 8 more A100 (equal spend: 16 more V100) are worth: two exact solves, side by side.

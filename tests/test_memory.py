@@ -106,26 +106,30 @@ def test_closed_form_matches_the_sweep(kind, microbatches, recompute):
 
 # ----------------------------------------------------------------------------- issue 26: the realistic default
 def _gpt_training():
-    from placement.modelling.builders import TransformerConfig, transformer_graph
+    from placement.modelling.builders import transformer_graph
+    from placement.perf.transformer import TransformerSpec
 
-    return transformer_graph(TransformerConfig(layers=3, hidden=2048, heads=16, seq_len=2048), training=True)
+    return transformer_graph(
+        TransformerSpec(layers=3, hidden=2048, heads=16, seq_length=2048, vocab=50257), training=True
+    )
 
 
 def test_activations_are_the_bytes_written_and_adam_is_mixed_precision():
-    """A GPT layer keeps its 400 MiB written (attention scores...), not its 8 MiB output; fp16 Adam = 16 B/param."""
+    """A GPT layer keeps its 144 MiB written (every operator's output; fused attention keeps no s x s scores), not
+    its 8 MiB output (Korthikanti et al. count 34 s b h bytes = 136 MiB); bf16 Adam = 16 B/param."""
     from placement.model import AcceleratorKind, Placement, Stage
     from placement.pipeline.memory import activation_bytes, default_optimizer_multiplier, memory_breakdown
 
     graph = _gpt_training()
     layer = next(n for n in graph.nodes if n.name == "layer0")
-    assert activation_bytes(graph)[layer.id] == layer.extra["bytesWritten"] == 419430400
-    assert output_bytes(graph)[layer.id] == 2 * 2048 * 2048  # b x s x h fp16: the output only
+    assert activation_bytes(graph)[layer.id] == layer.extra["bytesWritten"] == 144 * 2**20
+    assert output_bytes(graph)[layer.id] == 2 * 2048 * 2048  # b x s x h bf16: the output only
     assert default_optimizer_multiplier(graph) == 6.0  # 12 bytes (fp32 master + 2 moments) per 2-byte weight
     problem = Problem(graph, Devices(accelerators=(AcceleratorKind("A100", 1, 80 * 2**30),), cpus=0))
     plan = Placement((Stage(problem.devices.slots()[0], tuple(n.id for n in graph.nodes)),))
     (b,) = memory_breakdown(problem, plan, "1f1b", 8, None)
     forward = sum(n.size for n in graph.nodes if not n.is_backward)
-    # bytes per parameter: fp16 weight 2 + fp16 gradient 2 + fp32 master 4 + two fp32 moments 8 = 16
+    # bytes per parameter: bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + two fp32 moments 8 = 16
     assert (b.weights, b.gradients, b.optimizer) == pytest.approx((forward, forward, 6 * forward))
     written = sum(activation_bytes(graph)[n.id] for n in graph.nodes if not n.is_backward)
     assert b.activations == pytest.approx(written)  # one stage: one microbatch in flight under 1F1B

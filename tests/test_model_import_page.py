@@ -11,13 +11,20 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from streamlit.testing.v1 import AppTest
 
-from placement import evaluate, solve_dp
-from placement.modelling.builders import TransformerConfig, build_transformer
+from placement import Problem, evaluate, solve_dp
+from placement.modelling.builders import transformer_graph
 from placement.modelling.onnx import import_onnx
-from placement.modelling.roofline import PRESETS, CostModel
+from placement.modelling.pricing import devices_for
+from placement.perf.transformer import TransformerSpec
+from ui.model_import import ACCELERATOR_KINDS
 from ui.navigation import page_file
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def kinds_for(kind: str) -> list[str]:
+    """The kinds the section prices: the chosen one first, then every other catalogue kind."""
+    return [kind, *(k for k in ACCELERATOR_KINDS if k != kind)]
 
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
@@ -88,14 +95,14 @@ def test_upload_onnx_and_plan():
     upload(at, tiny_onnx())
     problem = at.session_state["_test_problem"]
     assert at.session_state["_test_source"] == "model:tiny.onnx"
-    expected = import_onnx(tiny_onnx(), "tiny.onnx", cost_model=CostModel.with_presets("A100"), default_dim=3).graph
+    expected = import_onnx(tiny_onnx(), "tiny.onnx", kinds=kinds_for("H100"), default_dim=3).graph
     assert [n.name for n in problem.graph.nodes] == ["layer0/mm", "layer0/add", "layer1/relu"]
     for got, want in zip(problem.graph.nodes, expected.nodes):
         assert got.accelerator_latency == pytest.approx(want.accelerator_latency)
         assert got.cpu_latency == pytest.approx(want.cpu_latency)
         assert got.size == want.size
     assert problem.graph.nodes[0].extra["flops"] == 2 * 4 * 3 * 8  # batch bound to 3
-    assert problem.devices.accelerators[0].name == "A100" and problem.devices.accelerators[0].count == 4
+    assert problem.devices.accelerators[0].name == "H100" and problem.devices.accelerators[0].count == 4
     assert problem.devices.cpus == 1
     result = at.session_state["_test_result"]
     assert result.status == "optimal"
@@ -149,8 +156,8 @@ def test_edit_costs_then_apply():
     graph = at.session_state["_test_problem"].graph
     assert graph.nodes[0].accelerator_latency == 2.0
     factor = 2.0 / original.nodes[0].accelerator_latency
-    h100 = dict(original.nodes[0].kind_latency)["H100"]
-    assert dict(graph.nodes[0].kind_latency)["H100"] == pytest.approx(h100 * factor)
+    a100 = dict(original.nodes[0].kind_latency)["A100"]
+    assert dict(graph.nodes[0].kind_latency)["A100"] == pytest.approx(a100 * factor)
     assert graph.nodes[2].cpu_latency == 7.5
     assert graph.nodes[1] == original.nodes[1]
     result = at.session_state["_test_result"]
@@ -161,9 +168,7 @@ def test_edit_costs_then_apply():
 
 def test_build_and_plan_transformer():
     at = start()
-    at.selectbox(key="mi_kind").set_value("H100").run()
-    assert at.number_input(key="mi_spec_fp16").value == pytest.approx(PRESETS["H100"].fp16_flops / 1e12)
-    at.number_input(key="mi_spec_eff").set_value(0.25)
+    at.selectbox(key="mi_kind").set_value("A100").run()
     at.number_input(key="mi_layers").set_value(4)
     at.number_input(key="mi_hidden").set_value(256)
     at.number_input(key="mi_heads").set_value(8)
@@ -173,17 +178,12 @@ def test_build_and_plan_transformer():
     at.button(key="mi_build").click().run()
     assert not at.exception, at.exception
     problem = at.session_state["_test_problem"]
-    cost_model = CostModel.with_presets("H100")
-    cost_model = CostModel(cost_model.reference.with_changes(efficiency=0.25), cost_model.cpu, cost_model.others)
-    expected = build_transformer(
-        TransformerConfig(layers=4, hidden=256, heads=8, seq_len=128),
-        cost_model,
-        accelerators=3,
-        cpus=0,
-        granularity="operator",
-    )
+    spec = TransformerSpec(layers=4, hidden=256, heads=8, seq_length=128, vocab=50257)
+    graph = transformer_graph(spec, kinds_for("A100"), granularity="operator")
+    expected = Problem(graph, devices_for({"A100": 3}, 0))
     assert problem.graph.nodes == expected.graph.nodes
     assert problem.devices == expected.devices
+    assert problem.graph.extra["costSource"].endswith("on A100")
     result = at.session_state["_test_result"]
     assert result.status == "optimal"
     assert evaluate(problem, result.placement).max_load == pytest.approx(solve_dp(expected).objective)
@@ -198,7 +198,7 @@ def test_builder_errors_are_shown():
     at.selectbox(key="mi_model").set_value("GPT transformer").run()
     at.number_input(key="mi_hidden").set_value(100)
     at.button(key="mi_build").click().run()
-    assert any("not a multiple of heads" in e.value for e in at.error)
+    assert any("not divisible by the 12 attention heads" in e.value for e in at.error)
 
 
 def test_graph_page_builds_and_placement_page_plans():
@@ -211,9 +211,8 @@ def test_graph_page_builds_and_placement_page_plans():
     at.radio(key="mi_granularity").set_value("layer")
     at.button(key="mi_build").click().run()
     assert not at.exception, at.exception
-    expected = build_transformer(
-        TransformerConfig(layers=12), CostModel.with_presets("A100"), accelerators=4, cpus=1, granularity="layer"
-    )
+    spec = TransformerSpec(layers=12, hidden=768, heads=12, seq_length=1024, vocab=50257, name="GPT 12x768")
+    expected = Problem(transformer_graph(spec, kinds_for("H100"), granularity="layer"), devices_for({"H100": 4}, 1))
     assert at.subheader[0].value == expected.graph.name
     assert {m.label: m.value for m in at.metric}["Nodes"] == "14"
     at.switch_page(page_file("Placement"))

@@ -80,16 +80,17 @@ def test_cli_multidim_paper_graph_matches_options_from_graph(capsys):
 
 def test_cli_multidim_builder_graph_gets_tensor_parallel_options(tmp_path, capsys):
     from placement.io import problem_to_json
-    from placement.modelling.builders import TransformerConfig, build_transformer
+    from placement.modelling.builders import build_transformer
     from placement.multidim.convert import options_from_graph
+    from placement.perf.transformer import TransformerSpec
 
-    built = build_transformer(TransformerConfig(layers=2, hidden=1024, heads=8, seq_len=512, vocab=1000))
+    built = build_transformer(TransformerSpec(layers=2, hidden=1024, heads=8, seq_length=512, vocab=1000))
     path = tmp_path / "gpt.json"
     path.write_text(problem_to_json(built))
     args = ["solve", str(path), "--method", "multidim", "--devices", "8", "--memory", str(2**30)]
     assert main([*args, "--microbatches", "8", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    # the saved JSON keeps the roofline data (ops, bytes written): the same options as the graph itself
+    # the saved JSON keeps the operator data (ops, bytes written): the same options as the graph itself
     expected = solve_multidim(options_from_graph(built, devices=8, memory=2**30, microbatches=8))
     assert out["status"] == "optimal"
     assert out["time_per_sample_ms"] == pytest.approx(expected.time_per_sample, rel=1e-12)

@@ -12,10 +12,12 @@ from placement import multidim
 from placement.errors import InvalidDevicesError, InvalidGraphError, PlacementError
 from placement.io import load_problem
 from placement.model import Edge, Graph, Node, Recompute
-from placement.modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
+from placement.modelling.builders import CnnConfig, build_cnn, build_transformer
+from placement.modelling.training import training_graph
 from placement.multidim.convert import options_from_graph
 from placement.multidim.dp import solve_multidim
 from placement.multidim.evaluate import evaluate_plan
+from placement.perf.transformer import TransformerSpec
 
 from .test_multidim import assert_equals_brute_force
 
@@ -32,7 +34,7 @@ def _options(problem, node):
 
 
 def _mlp() -> Graph:
-    """A 2-layer MLP, forward only, with roofline data: fc1 (MatMul) -> relu -> fc2 (MatMul)."""
+    """A 2-layer MLP, forward only, with operator data: fc1 (MatMul) -> relu -> fc2 (MatMul)."""
 
     def node(i, name, op, ms, size, written):
         return Node(i, 10 * ms, ms, size=size, name=name, extra={"op": op, "flops": 1.0, "bytesWritten": written})
@@ -120,15 +122,18 @@ def test_paper_plan_hand_computed():
 
 
 def test_builder_transformer_and_cnn():
-    problem = build_transformer(TransformerConfig(layers=1, hidden=64, heads=4, seq_len=16, vocab=100))
+    problem = build_transformer(TransformerSpec(layers=1, hidden=64, heads=4, seq_length=16, vocab=100))
     mp = options_from_graph(problem, microbatches=8)
     assert [n.name for n in mp.nodes] == ["embedding", "layer0", "head"]
     assert [t for t, _ in mp.nodes[1].options] == [1, 2, 4, 8]
     layer = problem.graph.nodes[1]
     bandwidth = mp.kinds[0].bandwidth
-    assert bandwidth == pytest.approx(300e9)  # the A100 link the builder priced edges with
-    out = 2 * 16 * 64  # bsh fp16 bytes leave the layer
-    p1 = 3 * layer.accelerator_latency  # ms
+    assert bandwidth == pytest.approx(450e9 * 0.8)  # the H100 link the builder priced edges with (NCCL's 80 %)
+    out = 2 * 16 * 64  # bsh bf16 bytes leave the layer
+    # forward + backward ms: the backward node's kernels (dgrad + wgrad products, attention backward...)
+    grad = next(n for n in training_graph(problem.graph).nodes if n.name == "layer0 (grad)")
+    p1 = layer.accelerator_latency + grad.accelerator_latency
+    assert grad.accelerator_latency > layer.accelerator_latency  # (a tiny layer: launches dominate, not 2x)
     layer_opts = _options(mp, 1)
     # b = weights + fp16 gradients + mixed-precision Adam (fp32 master + two moments = 6 x the fp16 weights)
     assert layer_opts[1]["vanilla"] == pytest.approx((p1, layer.size, layer.extra["bytesWritten"], 8 * layer.size))
@@ -140,9 +145,9 @@ def test_builder_transformer_and_cnn():
     cnn = options_from_graph(build_cnn(CnnConfig(blocks=(1,), width=8, image=32)), microbatches=4)
     assert dict(cnn.nodes[1].options)[2] == dict(cnn.nodes[1].options)[1]
     # the builder's training graph (backward nodes tied by color classes) gives the same model
-    trained = build_transformer(TransformerConfig(layers=1, hidden=64, heads=4, seq_len=16, vocab=100), training=True)
+    trained = build_transformer(TransformerSpec(layers=1, hidden=64, heads=4, seq_length=16, vocab=100), training=True)
     assert options_from_graph(trained, microbatches=8) == mp
-    # a paper-format graph (no roofline data) gets t = 1 only
+    # a paper-format graph (no operator data) gets t = 1 only
     assert all(n.degrees == (1,) for n in options_from_graph(load_problem(TINY)).nodes)
 
 
@@ -220,10 +225,11 @@ def test_inventory_kinds_take_counts_memory_bandwidth_and_relative_speed():
     import math as _math
 
     from placement import AcceleratorKind, Devices, InvalidDevicesError, Problem
-    from placement.modelling.builders import TransformerConfig, build_transformer
+    from placement.modelling.builders import build_transformer
     from placement.multidim.convert import UNLIMITED_MEMORY, inventory_kinds
 
-    built = build_transformer(TransformerConfig(layers=2, hidden=256, heads=4, seq_len=128, vocab=1000))
+    spec = TransformerSpec(layers=2, hidden=256, heads=4, seq_length=128, vocab=1000)
+    built = build_transformer(spec, {"A100": 8, "V100": 4}, dtype="fp16")
     devices = Devices(
         (
             AcceleratorKind("A100", 8, 80 * 2**30, bandwidth=2.0),

@@ -100,10 +100,11 @@ def test_page_bad_upload_gives_one_line_error():
 @pytest.mark.slow  # over 5 s
 def test_page_plans_the_graph_loaded_in_the_app():
     """Source "the graph loaded in the app": a GPT builder graph, options generated, plan = engine's plan."""
-    from placement.modelling.builders import TransformerConfig, build_transformer
+    from placement.modelling.builders import build_transformer
     from placement.multidim.convert import options_from_graph
+    from placement.perf.transformer import TransformerSpec
 
-    built = build_transformer(TransformerConfig(layers=2, hidden=256, heads=4, seq_len=128, vocab=1000))
+    built = build_transformer(TransformerSpec(layers=2, hidden=256, heads=4, seq_length=128, vocab=1000))
     at = start(PAGE, timeout=300)
     at.session_state["_ui_base_problem"] = built
     at.session_state["_ui_graph_name"] = "GPT 2x256"
@@ -141,10 +142,11 @@ def test_page_defaults_to_the_inventory_kinds_in_ms_with_the_devices_cross_refer
     """8 A100 + 4 V100 in the session: both kinds planned, times in ms, the Devices page's answer cited."""
     import placement
     from placement import AcceleratorKind, Devices, Problem
-    from placement.modelling.builders import TransformerConfig, build_transformer
+    from placement.modelling.builders import build_transformer
     from placement.multidim.convert import inventory_kinds, options_from_graph
+    from placement.perf.transformer import TransformerSpec
 
-    built = build_transformer(TransformerConfig(layers=2, hidden=256, heads=4, seq_len=128, vocab=1000))
+    built = build_transformer(TransformerSpec(layers=2, hidden=256, heads=4, seq_length=128, vocab=1000))
     inventory = Devices((AcceleratorKind("A100", 8, 80 * GiB), AcceleratorKind("V100", 4, 32 * GiB)), cpus=1)
     at = start(PAGE, timeout=300)
     at.session_state["_ui_base_problem"] = built
@@ -193,7 +195,7 @@ def test_page_defaults_to_the_inventory_kinds_in_ms_with_the_devices_cross_refer
     assert not at.exception, at.exception
     assert at.number_input(key="md_devices_graph").value == 16
     # a GPT 2x1024 (about 25 M parameters) fits in no 10 MiB device: the same headline row, Devices still cited
-    bigger = build_transformer(TransformerConfig(layers=2, hidden=1024, heads=8, seq_len=128, vocab=1000))
+    bigger = build_transformer(TransformerSpec(layers=2, hidden=1024, heads=8, seq_length=128, vocab=1000))
     at.session_state["_ui_base_problem"] = bigger
     at.session_state["_ui_graph_name"] = "GPT 2x1024"
     at.run()

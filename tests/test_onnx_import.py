@@ -1,4 +1,5 @@
-"""ONNX import: FLOPs, bytes, weights, edges and roofline latencies against hand computation; safety checks."""
+"""ONNX import: FLOPs, bytes, weights, edges against hand computation, latencies from the perf model's kernels
+(products and convolutions by shape, the rest streaming); safety checks."""
 
 from pathlib import Path
 
@@ -7,15 +8,15 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from placement import CPU_KIND, Edge, Graph, InvalidGraphError, Node, PlacementError
+from placement import Edge, Graph, InvalidGraphError, Node, PlacementError
 from placement.modelling.onnx import coarsen, coarsen_by_prefix, import_onnx, load_onnx, name_prefix
-from placement.modelling.roofline import CostModel, DeviceSpec
+from placement.modelling.pricing import edge_ms
+from placement.perf.hardware import ACCELERATORS, Dtype, cpu_core
+from placement.perf.kernels import gemm_seconds, streaming_seconds
+from placement.perf.params import DEFAULT_PARAMS as P
 
-# Round numbers: fp32 peak 50 TFLOP/s, 1 TB/s memory, 10 GB/s link, efficiency 0.5.
-FAST = DeviceSpec("fast", 100e12, 50e12, 1e12, 8e9, 10e9, 0.5)
-SLOW = DeviceSpec("slow", 10e12, 5e12, 0.5e12, 1e9, 5e9, 1.0)
-CORE = DeviceSpec(CPU_KIND, 100e9, 100e9, 10e9, efficiency=1.0)
-MODEL = CostModel(FAST, CORE, (SLOW,))
+KINDS = ["H100", "A100"]
+H100, A100 = ACCELERATORS["H100"], ACCELERATORS["A100"]
 
 
 def f32(name, shape):
@@ -49,26 +50,28 @@ def mlp_bytes(batch=2):
     )
 
 
-def ms(flops, nbytes, spec, efficiency=None):
-    """Hand roofline in ms for fp32."""
-    return max(flops / spec.fp32_flops, nbytes / spec.memory_bandwidth) / spec.efficiency * 1000
+def gemm_ms(m, n, k, acc, batch=1.0):
+    """An fp32 product's milliseconds by the perf model's kernel formula."""
+    return gemm_seconds(m, n, k, acc, Dtype.FP32, P, batch, 4.0) * 1000
 
 
 def test_matmul_add_relu_costs():
-    graph = import_onnx(mlp_bytes(), "mlp.onnx", cost_model=MODEL).graph
+    graph = import_onnx(mlp_bytes(), "mlp.onnx", kinds=KINDS).graph
     mm, add, relu = graph.nodes
     # MatMul [2,4] @ [4,8]: 2*K*out = 2*4*16 = 128 FLOPs; reads x (32 B) + W (128 B); writes 64 B.
     assert (mm.extra["flops"], mm.extra["bytesRead"], mm.extra["bytesWritten"], mm.size) == (128, 160, 64, 128)
     assert (add.extra["flops"], add.extra["bytesRead"], add.extra["bytesWritten"], add.size) == (16, 96, 64, 32)
     assert (relu.extra["flops"], relu.extra["bytesRead"], relu.extra["bytesWritten"], relu.size) == (16, 64, 64, 0)
     assert [n.name for n in graph.nodes] == ["l0/mm", "l0/add", "l1/relu"]
-    assert mm.accelerator_latency == pytest.approx(ms(128, 224, FAST))
-    assert dict(mm.kind_latency)["slow"] == pytest.approx(ms(128, 224, SLOW))
-    assert mm.cpu_latency == pytest.approx(ms(128, 224, CORE))
-    assert relu.accelerator_latency == pytest.approx(128 / 1e12 / 0.5 * 1000)
-    # Edges carry the 64-byte activations at 10 GB/s.
+    # The product is the GEMM (m, n, k) = (2, 8, 4); the rest stream their bytes (read + written).
+    assert mm.accelerator_latency == pytest.approx(gemm_ms(2, 8, 4, H100))
+    assert dict(mm.kind_latency)["A100"] == pytest.approx(gemm_ms(2, 8, 4, A100))
+    assert mm.cpu_latency == pytest.approx(gemm_ms(2, 8, 4, cpu_core()))
+    assert relu.accelerator_latency == pytest.approx(streaming_seconds(128, H100, P) * 1000)
+    assert relu.cpu_latency == pytest.approx(streaming_seconds(128, cpu_core(), P) * 1000)
+    # Edges carry the 64-byte activations over the H100's link.
     assert [(e.source, e.target, e.size) for e in graph.edges] == [(0, 1, 64), (1, 2, 64)]
-    assert graph.edges[0].cost == pytest.approx(64 / 10e9 * 1000)
+    assert graph.edges[0].cost == pytest.approx(edge_ms(64, H100))
 
 
 def test_flops_agree_with_onnx_tool_macs():
@@ -84,7 +87,7 @@ def test_flops_agree_with_onnx_tool_macs():
         [out("y")],
         [f32("W", (4, 3, 3, 3)), f32("M", (256, 10))],
     )
-    graph = import_onnx(data, cost_model=MODEL).graph
+    graph = import_onnx(data, kinds=KINDS).graph
     ours = {n.name: n.extra["flops"] for n in graph.nodes}
     tool = onnx_tool.Model(onnx.load_model_from_string(data))
     tool.graph.graph_reorder_nodes()
@@ -105,7 +108,7 @@ def test_conv_flops_with_bias_and_groups():
         [out("g")],
         [f32("W", (4, 3, 3, 3)), f32("B", (4,)), f32("G", (6, 2, 3, 3))],
     )
-    conv, grouped = import_onnx(data, cost_model=MODEL).graph.nodes
+    conv, grouped = import_onnx(data, kinds=KINDS).graph.nodes
     # Y = 1x4x8x8 = 256 elements: 2 * 256 * 3 * 9 + 256 (bias).
     assert conv.extra["flops"] == 2 * 256 * 27 + 256
     assert conv.size == 4 * (4 * 27 + 4)
@@ -113,6 +116,9 @@ def test_conv_flops_with_bias_and_groups():
     assert grouped.extra["flops"] == 2 * 384 * 2 * 9
     assert grouped.extra["bytesRead"] == 4 * (256 + 6 * 2 * 9)
     assert grouped.extra["bytesWritten"] == 4 * 384
+    # implicit GEMMs: (H W) x (C_out / group) x (C_in / group * 3 x 3), per group
+    assert conv.accelerator_latency == pytest.approx(gemm_ms(64, 4, 27, H100))
+    assert grouped.accelerator_latency == pytest.approx(gemm_ms(64, 3, 18, H100, 2.0))
 
 
 def test_layernorm_like_subgraph():
@@ -132,7 +138,7 @@ def test_layernorm_like_subgraph():
         helper.make_node("Add", ["g", "beta"], ["y"], name="ln/shift"),
     ]
     data = model_bytes(nodes, [inp("x", [2, 3, 4])], [out("y")], [f32("gamma", (4,)), f32("beta", (4,))])
-    report = import_onnx(data, cost_model=MODEL)
+    report = import_onnx(data, kinds=KINDS)
     graph = report.graph
     flops = {n.name: n.extra["flops"] for n in graph.nodes}
     # 24 elements, 6 rows: reductions read 24; row-wise ops on 6; the others on 24.
@@ -174,7 +180,7 @@ def test_layernormalization_softmax_gemm():
         [out("y")],
         [f32("s", (4,)), f32("b", (4,)), f32("W", (5, 4)), f32("C", (5,))],
     )
-    ln, soft, gemm = import_onnx(data, cost_model=MODEL).graph.nodes
+    ln, soft, gemm = import_onnx(data, kinds=KINDS).graph.nodes
     assert ln.extra["flops"] == 8 * 12 and ln.size == 32
     assert soft.extra["flops"] == 5 * 12
     assert gemm.extra["flops"] == 2 * 3 * 5 * 4 + 15
@@ -191,7 +197,7 @@ def test_views_move_no_bytes():
         [out("y")],
         [numpy_helper.from_array(np.array([3, 4], np.int64), "shape")],
     )
-    relu, reshape = import_onnx(data, cost_model=MODEL).graph.nodes
+    relu, reshape = import_onnx(data, kinds=KINDS).graph.nodes
     assert reshape.extra["flops"] == 0 and reshape.extra["bytesRead"] == 0 and reshape.accelerator_latency == 0
     assert relu.extra["bytesRead"] == 48
 
@@ -203,10 +209,10 @@ def test_symbolic_dims_are_bound():
         [out("y")],
         [f32("W", (4, 8))],
     )
-    report = import_onnx(data, dims={"batch": 3}, cost_model=MODEL)
+    report = import_onnx(data, dims={"batch": 3}, kinds=KINDS)
     assert report.graph.nodes[0].extra["flops"] == 2 * 4 * 3 * 8
     assert any("batch=3" in note for note in report.notes)
-    assert import_onnx(data, cost_model=MODEL).graph.nodes[0].extra["flops"] == 2 * 4 * 1 * 8  # default 1
+    assert import_onnx(data, kinds=KINDS).graph.nodes[0].extra["flops"] == 2 * 4 * 1 * 8  # default 1
 
 
 def test_shared_weight_counted_once():
@@ -219,7 +225,7 @@ def test_shared_weight_counted_once():
         [out("z")],
         [f32("W", (4, 4))],
     )
-    a, b = import_onnx(data, cost_model=MODEL).graph.nodes
+    a, b = import_onnx(data, kinds=KINDS).graph.nodes
     assert (a.size, b.size) == (64, 0)
     assert b.extra["bytesRead"] == 16 + 64  # it still reads the weight
 
@@ -234,13 +240,13 @@ def test_unknown_op_is_estimated_and_noted():
         [out("y")],
         value_info=[inp("y", [2, 8])],
     )
-    report = import_onnx(data, cost_model=MODEL)
+    report = import_onnx(data, kinds=KINDS)
     assert report.graph.nodes[1].extra["flops"] == 16
     assert any("Frobnicate" in note for note in report.notes)
 
 
 def test_coarsen_depth_reports_ideals():
-    report = import_onnx(mlp_bytes(), cost_model=MODEL, coarsen_depth=1)
+    report = import_onnx(mlp_bytes(), kinds=KINDS, coarsen_depth=1)
     assert report.nodes_before == 3 and report.ideals_before == 4
     assert [n.name for n in report.graph.nodes] == ["l0", "l1"]
     assert report.ideals_after == 3
@@ -270,7 +276,7 @@ def test_external_initializer_is_refused(tmp_path, monkeypatch):
     )
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InvalidGraphError) as info:
-        import_onnx(data, "evil.onnx", cost_model=MODEL)
+        import_onnx(data, "evil.onnx", kinds=KINDS)
     message = str(info.value)
     assert "\n" not in message
     assert "evil.onnx" in message and "'W'" in message and "../../weights.bin" in message
@@ -296,7 +302,7 @@ def test_import_opens_no_file(monkeypatch):
         raise AssertionError(f"open{args!r} called during import")
 
     monkeypatch.setattr("builtins.open", refuse)
-    graph = import_onnx(mlp_bytes(), "mlp.onnx", cost_model=MODEL).graph
+    graph = import_onnx(mlp_bytes(), "mlp.onnx", kinds=KINDS).graph
     assert len(graph.nodes) == 3
 
 
@@ -321,7 +327,7 @@ def test_shape_inference_failure_is_one_line():
         [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")], [inp("x", [2, 3])], [out("y")], [f32("W", (4, 8))]
     )
     with pytest.raises(InvalidGraphError) as info:
-        import_onnx(data, "bad.onnx", cost_model=MODEL)
+        import_onnx(data, "bad.onnx", kinds=KINDS)
     assert "\n" not in str(info.value) and "bad.onnx" in str(info.value)
 
 

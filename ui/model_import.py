@@ -2,10 +2,10 @@
 
 :func:`render_model_import` draws (every widget keyed, prefix ``mi_``):
 
-* the device kind the latencies are estimated for (a preset, every value editable) and the
-  inventory (reference accelerators + CPU cores);
+* the catalogue kind the latencies are estimated for and the inventory (accelerators of that kind + CPU
+  cores);
 * an ``.onnx`` uploader (with dimension binding and optional coarsening into layers) and a
-  model builder form (GPT/BERT transformer or ResNet-like CNN);
+  model builder form (GPT or Llama-style transformer, ResNet-like CNN);
 * once a model is loaded this way, an editable table of its estimated per-node costs, applied
   only when "Apply edits" is pressed (the editor's source frame stays fixed meanwhile, see the
   ``st.data_editor`` note in the ecosystem notes).
@@ -22,10 +22,13 @@ import pandas as pd
 import streamlit as st
 
 import placement
-from placement.modelling.builders import CnnConfig, TransformerConfig, build_cnn, build_transformer
+from placement.modelling.builders import CnnConfig, cnn_graph, transformer_graph
+from placement.modelling.cost_table import EDITABLE_COLUMNS, apply_cost_rows, cost_rows
 from placement.modelling.onnx import MAX_DIM, MAX_ONNX_BYTES, import_onnx, symbolic_dims
-from placement.modelling.roofline import CPU_KIND, EDITABLE_COLUMNS, PRESETS, CostModel, GiB, apply_cost_rows, cost_rows
+from placement.modelling.pricing import cost_source, devices_for, price_graph
 from placement.modelling.training import training_graph
+from placement.perf.hardware import ACCELERATORS
+from placement.perf.transformer import Norm, TransformerSpec
 from ui import guard, state, worker
 
 SOURCE_PREFIX = "model:"
@@ -34,16 +37,8 @@ _TABLE = "_mi_table"  # (graph digest, DataFrame): the editor's fixed source fra
 _TABLE_VERSION = "_mi_table_version"
 _ERROR = "_mi_error"
 
-ACCELERATOR_PRESETS = tuple(name for name in PRESETS if name != CPU_KIND)
-# (widget key suffix, label, DeviceSpec field, display scale)
-_SPEC_FIELDS = (
-    ("fp16", "fp16/bf16 peak (TFLOP/s)", "fp16_flops", 1e12),
-    ("fp32", "fp32 peak (TFLOP/s)", "fp32_flops", 1e12),
-    ("bw", "Memory bandwidth (GB/s)", "memory_bandwidth", 1e9),
-    ("mem", "Memory per device (GiB)", "memory", GiB),
-    ("link", "Link bandwidth (GB/s)", "link_bandwidth", 1e9),
-    ("eff", "Efficiency (0-1]", "efficiency", 1.0),
-)
+#: Catalogue kinds, the H100 first (the selectbox's default).
+ACCELERATOR_KINDS = ("H100", *(k for k in ACCELERATORS if k != "H100"))
 
 
 def _start(key: str, default: Any) -> Any:
@@ -59,48 +54,31 @@ def _start(key: str, default: Any) -> Any:
     return st.session_state.get(key, default)
 
 
-def _fill_spec_widgets() -> None:
-    """Copy the chosen preset's values into the spec widgets (on preset change)."""
-    spec = PRESETS[st.session_state["mi_kind"]]
-    for suffix, _, attr, scale in _SPEC_FIELDS:
-        st.session_state[f"mi_spec_{suffix}"] = float(getattr(spec, attr)) / scale
-
-
-def _cost_model() -> CostModel:
-    """The cost model from the (possibly edited) spec widgets; raises PlacementError on bad values."""
-    base = PRESETS[st.session_state["mi_kind"]]
-    changes = {attr: float(st.session_state[f"mi_spec_{suffix}"]) * scale for suffix, _, attr, scale in _SPEC_FIELDS}
-    reference = base.with_changes(**changes)
-    others = tuple(spec for name, spec in PRESETS.items() if name not in (reference.name, CPU_KIND))
-    return CostModel(reference, PRESETS[CPU_KIND], others)
-
-
 def _device_form() -> None:
-    state.init_widget("mi_kind", "A100")  # the selectbox's own default (first option): the browser agrees
-    preset = PRESETS[st.session_state["mi_kind"]]
+    state.init_widget("mi_kind", ACCELERATOR_KINDS[0])  # the selectbox's own default (first option)
     cols = st.columns(3)
     cols[0].selectbox(
         "Device kind for the estimates",
-        ACCELERATOR_PRESETS,
+        ACCELERATOR_KINDS,
         key="mi_kind",
-        on_change=_fill_spec_widgets,
-        help="Latencies are estimated for this kind (the reference), for one CPU core and for the "
-        "other presets (kept per kind in the graph, for mixed inventories).",
+        help="Latencies come from the performance model's kernels on this catalogue kind (the reference), on "
+        "one CPU core and on the other catalogue kinds (kept per kind in the graph, for mixed inventories).",
     )
     cols[1].number_input(
         "Accelerators", min_value=0, max_value=64, step=1, value=_start("mi_accelerators", 4), key="mi_accelerators"
     )
     cols[2].number_input("CPU cores", min_value=0, max_value=64, step=1, value=_start("mi_cpus", 1), key="mi_cpus")
-    with st.expander("Device kind values (roofline)", expanded=False):
-        spec_cols = st.columns(len(_SPEC_FIELDS))
-        for col, (suffix, label, attr, scale) in zip(spec_cols, _SPEC_FIELDS):
-            key = f"mi_spec_{suffix}"  # a change of kind refills these (_fill_spec_widgets)
-            value = _start(key, float(getattr(preset, attr)) / scale)
-            col.number_input(label, min_value=0.0, format="%.4g", value=value, key=key)
-        st.caption(
-            "time = max(FLOPs / peak, bytes / memory bandwidth) / efficiency; "
-            "edge cost = bytes / link bandwidth. Times in milliseconds."
-        )
+    st.caption(
+        "Matrix products and convolutions by shape (GEMM efficiency of the perf model), fused attention, other "
+        "operators as bytes at the achievable memory bandwidth; edges as bytes over the kind's link. "
+        "Times in milliseconds; the catalogue's figures and prices: docs/catalogue-and-pricing.md."
+    )
+
+
+def _kinds() -> list[str]:
+    """The chosen kind first, then the other catalogue kinds (every kind priced, for mixed inventories)."""
+    kind = str(st.session_state["mi_kind"])
+    return [kind, *(k for k in ACCELERATOR_KINDS if k != kind)]
 
 
 def _load(problem: placement.Problem, name: str, lines: list[str]) -> None:
@@ -112,14 +90,15 @@ def _load(problem: placement.Problem, name: str, lines: list[str]) -> None:
     st.session_state.pop(_ERROR, None)
 
 
-def _devices(cost_model: CostModel) -> placement.Devices:
-    return cost_model.devices(int(st.session_state["mi_accelerators"]), int(st.session_state["mi_cpus"]))
+def _devices() -> placement.Devices:
+    return devices_for({str(st.session_state["mi_kind"]): int(st.session_state["mi_accelerators"])},
+                       int(st.session_state["mi_cpus"]))  # fmt: skip
 
 
 def import_model(
     data: bytes,
     name: str,
-    cost_model: CostModel,
+    kinds: list[str],
     dims: dict[str, int],
     default_dim: int,
     coarsen_depth: int | None,
@@ -127,10 +106,8 @@ def import_model(
     devices: placement.Devices,
 ) -> tuple[Any, placement.Problem]:
     """The ONNX import of ``data`` (its report, and the problem on ``devices``): a worker process's task."""
-    report = import_onnx(
-        data, name, cost_model=cost_model, dims=dims, default_dim=default_dim, coarsen_depth=coarsen_depth
-    )
-    graph = training_graph(report.graph) if training else report.graph
+    report = import_onnx(data, name, kinds=kinds, dims=dims, default_dim=default_dim, coarsen_depth=coarsen_depth)
+    graph = price_graph(training_graph(report.graph), kinds) if training else report.graph
     return report, placement.Problem(graph, devices)
 
 
@@ -145,7 +122,6 @@ def _import_onnx_clicked() -> None:
         )
         return
     try:
-        cost_model = _cost_model()
         depth = int(st.session_state["mi_onnx_depth"])
         dims = {
             name: int(st.session_state[_dim_key(k)])
@@ -156,12 +132,12 @@ def _import_onnx_clicked() -> None:
             import_model,
             uploaded.getvalue(),
             uploaded.name,
-            cost_model,
+            _kinds(),
             dims,
             int(st.session_state["mi_onnx_dim"]),
             depth or None,
             bool(st.session_state["mi_onnx_training"]),
-            _devices(cost_model),
+            _devices(),
         )
     except Exception as exc:  # noqa: BLE001 - a callback runs outside the page guard: one line, no traceback
         st.session_state[_ERROR] = guard.summary(exc)
@@ -177,7 +153,8 @@ def _import_onnx_clicked() -> None:
         )
     if problem.graph.is_training:
         lines.append(
-            f"training graph: {len(problem.graph.nodes)} nodes (a backward node per forward node, 2x its latency)"
+            f"training graph: {len(problem.graph.nodes)} nodes (a backward node per forward node, priced by its "
+            "kernels' backward)"
         )
     lines += list(report.notes)
     _load(problem, uploaded.name, lines)
@@ -186,7 +163,6 @@ def _import_onnx_clicked() -> None:
 def _build_clicked() -> None:
     ss = st.session_state
     try:
-        cost_model = _cost_model()
         granularity = ss["mi_granularity"]
         training = bool(ss["mi_training"])
         if ss["mi_model"] == "ResNet-like CNN":
@@ -203,33 +179,33 @@ def _build_clicked() -> None:
                 batch=int(ss["mi_batch"]),
                 dtype=ss["mi_dtype"],
             )
-            problem = build_cnn(
-                config,
-                cost_model,
-                accelerators=int(ss["mi_accelerators"]),
-                cpus=int(ss["mi_cpus"]),
-                granularity=granularity,
-                training=training,
-            )
+            graph = cnn_graph(config, _kinds(), granularity, training)
+            problem = placement.Problem(graph, _devices())
         else:
-            config = TransformerConfig(
-                style="gpt" if ss["mi_model"].startswith("GPT") else "bert",
+            llama = ss["mi_model"].startswith("Llama")
+            spec = TransformerSpec(
                 layers=int(ss["mi_layers"]),
                 hidden=int(ss["mi_hidden"]),
                 heads=int(ss["mi_heads"]),
-                seq_len=int(ss["mi_seq"]),
-                batch=int(ss["mi_batch"]),
-                dtype=ss["mi_dtype"],
+                seq_length=int(ss["mi_seq"]),
                 vocab=int(ss["mi_vocab"]),
+                swiglu=llama,
+                norm=Norm.RMSNORM if llama else Norm.LAYERNORM,
+                rope=llama,
+                bias=not llama,
+                dropout=not llama,
+                tied_embeddings=not llama,
+                name=f"{'Llama' if llama else 'GPT'} {int(ss['mi_layers'])}x{int(ss['mi_hidden'])}",
             )
-            problem = build_transformer(
-                config,
-                cost_model,
-                accelerators=int(ss["mi_accelerators"]),
-                cpus=int(ss["mi_cpus"]),
+            graph = transformer_graph(
+                spec,
+                _kinds(),
+                micro_batch=int(ss["mi_batch"]),
+                dtype=ss["mi_dtype"],
                 granularity=granularity,
                 training=training,
             )
+            problem = placement.Problem(graph, _devices())
     except Exception as exc:  # noqa: BLE001 - a callback runs outside the page guard: one line, no traceback
         st.session_state[_ERROR] = guard.summary(exc)
         return
@@ -311,7 +287,7 @@ def _builder_form() -> None:
     # Choices start at the widgets' own defaults (first option, unchecked), so the browser agrees.
     for key, value in {
         "mi_model": "GPT transformer",
-        "mi_dtype": "fp16",
+        "mi_dtype": "bf16",
         "mi_granularity": "operator",
         "mi_training": False,
     }.items():
@@ -329,8 +305,8 @@ def _builder_form() -> None:
     }
     values = {key: _start(key, value) for key, value in defaults.items()}
     cols = st.columns(4)
-    cols[0].selectbox("Model", ("GPT transformer", "BERT transformer", "ResNet-like CNN"), key="mi_model")
-    cols[1].selectbox("Data type", ("fp16", "bf16", "fp32", "int8"), key="mi_dtype")
+    cols[0].selectbox("Model", ("GPT transformer", "Llama-style transformer", "ResNet-like CNN"), key="mi_model")
+    cols[1].selectbox("Data type", ("bf16", "fp16", "fp32", "fp8"), key="mi_dtype")
     cols[2].radio("Granularity", ("operator", "layer"), key="mi_granularity", horizontal=True)
     cols[3].checkbox("Training graph (backward nodes)", key="mi_training")
     cols = st.columns(5)
@@ -386,6 +362,7 @@ def _cost_table() -> None:
     if not state.current_graph_source().startswith(SOURCE_PREFIX):
         return
     st.markdown("**Estimated costs per node** (edit latencies or weights, then apply before solving)")
+    st.caption(f"Costs: {cost_source(problem.graph)}")
     report = st.session_state.get(_REPORT)
     if report and report[0] == problem.graph.digest:
         for line in report[1]:
@@ -404,7 +381,7 @@ def _cost_table() -> None:
 def render_model_import() -> None:
     """The model import section of the Graph page (ONNX upload, builders, editable cost table)."""
     with st.expander(
-        "Import a model: ONNX file or model builder (roofline cost estimates)",
+        "Import a model: ONNX file or model builder (perf-model cost estimates)",
         expanded=state.current_graph_source().startswith(SOURCE_PREFIX),
     ):
         _device_form()

@@ -1,52 +1,49 @@
-"""Model builders: transformers (GPT/BERT style) and ResNet-like CNNs as placement problems.
+"""Model builders: transformers (a :class:`~placement.perf.transformer.TransformerSpec`) and ResNet-like CNNs.
 
-Each builder makes the operator graph with FLOPs and bytes per operator written out below,
-prices it with the roofline model (:class:`placement.modelling.roofline.CostModel`), optionally merges
-operators into layers (:func:`placement.modelling.onnx.coarsen`, summing latencies) and turns it
-into a training graph (:func:`placement.modelling.training.training_graph`).
+Each builder records every operator's kernels (:class:`placement.perf.kernels.Work`: GEMM shapes, fused
+attention, streaming bytes), optionally merges operators into layers (:func:`placement.modelling.coarsen.coarsen`),
+turns the graph into a training graph (:func:`placement.modelling.training.training_graph`: the backward
+nodes keep the kernels) and prices it on catalogue kinds (:func:`placement.modelling.pricing.price_graph`).
 
-Notation: batch ``b``, sequence ``s``, hidden ``h``, heads ``a``, FFN width ``f`` (4h),
-vocabulary ``V``, bytes per element ``e``. A multiply-add is 2 FLOPs; elementwise ops 1
-FLOP per element, softmax 5, layer norm 8 (as in :mod:`placement.modelling.onnx`).
+**Transformer**: the operators of a layer are those of the performance model
+(:func:`placement.perf.layer_cost.layer_ops`: norm, QKV, rotary, fused attention, projection, residual, norm,
+router and permute for MoE, FC1, activation, FC2, residual), the embedding and the output layer (``head``: final norm,
+output product, cross-entropy) those of :func:`~placement.perf.layer_cost.embedding_ops` and
+:func:`~placement.perf.layer_cost.output_ops`, for one micro-batch of ``micro_batch`` sequences on one GPU.
+So a layer's nodes (forward and backward) sum to the layer's time in :func:`placement.perf.predict`. A node's
+``size`` is its weights in bytes (a tied output layer holds its own copy, as Megatron's last pipeline stage
+does); an edge carries its source's output activation.
 
-Transformer layer (GPT = pre-LN, BERT = post-LN)::
-
-    op        FLOPs              bytes read                 bytes written  weights
-    ln1/ln2   8bsh               bsh e + 2h e               bsh e          2h e
-    q, k, v   2bsh^2 + bsh each  bsh e + (h^2+h) e          bsh e          (h^2+h) e
-    scores    2bs^2h             2bsh e                     bas^2 e        -
-    softmax   5bas^2             bas^2 e                    bas^2 e        -
-    context   2bs^2h             bas^2 e + bsh e            bsh e          -
-    proj      2bsh^2 + bsh       bsh e + (h^2+h) e          bsh e          (h^2+h) e
-    add1/add2 bsh                2bsh e                     bsh e          -
-    fc1       2bshf + bsf        bsh e + (hf+f) e           bsf e          (hf+f) e
-    gelu      bsf                bsf e                      bsf e          -
-    fc2       2bsfh + bsh        bsf e + (fh+h) e           bsh e          (fh+h) e
-
-plus an ``embedding`` (token + position tables, ``(V+s)h e`` weights, bsh FLOPs) and a
-``head`` (final layer norm for GPT, then the ``h x V`` output projection, untied).
-
-CNN (bottleneck ResNet, batch norm folded into the convolutions): a conv with ``c_in``
-inputs, ``c_out`` outputs, ``k x k`` kernel and output ``H x W`` costs
-``2 b H W c_out c_in k^2 + b H W c_out`` FLOPs (bias) and reads input + weights
-``(c_out c_in k^2 + c_out) e``; ReLU and residual adds are elementwise; the stem max-pool
-costs ``9`` per output element; the global average pool 1 per input element; the classifier
-is a ``c x classes`` matrix product.
+**CNN** (bottleneck ResNet, batch norm folded into the convolutions): a convolution with ``c_in`` inputs,
+``c_out`` outputs, a ``k x k`` kernel and an ``H x W`` output is the implicit GEMM ``(b H W) x c_out x
+(c_in k^2)``; ReLU, residual adds and the pools stream their inputs and outputs; the classifier is a
+``b x classes x c`` GEMM.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidGraphError
-from ..model import Graph, Problem
-from .onnx import coarsen, name_prefix
-from .roofline import DTYPE_BYTES, CostModel, OpCost
+from ..model import Graph, Node, Problem
+from ..perf.hardware import Dtype
+from ..perf.kernels import Work
+from ..perf.layer_cost import Op, embedding_ops, layer_ops, output_ops
+from ..perf.layout import Attention, Layout
+from ..perf.transformer import TransformerSpec
+from .coarsen import coarsen, name_prefix
+from .pricing import DTYPE_BYTES, devices_for, price_graph, work_edge, work_extra
 from .training import training_graph
 
 GRANULARITIES = ("layer", "operator")
+
+#: Default kinds the builders price (the reference first).
+DEFAULT_KINDS = ("H100",)
+
+#: Largest transformer the builders accept (layers) and largest sequence x micro-batch: graphs stay small.
+MAX_LAYERS = 4096
 
 
 def _positive(value: Any, what: str) -> int:
@@ -59,44 +56,6 @@ def _dtype(dtype: str) -> int:
     if dtype not in DTYPE_BYTES:
         raise InvalidGraphError(f"unknown dtype {dtype!r}; choose one of: {', '.join(DTYPE_BYTES)}")
     return DTYPE_BYTES[dtype]
-
-
-@dataclass(frozen=True)
-class TransformerConfig:
-    """A GPT- or BERT-style transformer.
-
-    Parameters
-    ----------
-    style : str
-        ``"gpt"`` (pre-LN, final layer norm) or ``"bert"`` (post-LN).
-    layers, hidden, heads, seq_len, batch : int
-        Shape of the model and of one sample (a pipeline sample is one batch).
-    dtype : str
-        Element type of weights and activations (``fp16``, ``bf16``, ``fp32``, ...).
-    vocab : int
-        Vocabulary size (embedding and output head).
-    ffn_mult : int
-        FFN width as a multiple of ``hidden``.
-    """
-
-    style: str = "gpt"
-    layers: int = 12
-    hidden: int = 768
-    heads: int = 12
-    seq_len: int = 1024
-    batch: int = 1
-    dtype: str = "fp16"
-    vocab: int = 50257
-    ffn_mult: int = 4
-
-    def __post_init__(self) -> None:
-        if self.style not in ("gpt", "bert"):
-            raise InvalidGraphError(f"transformer style must be 'gpt' or 'bert' (got {self.style!r})")
-        for name in ("layers", "hidden", "heads", "seq_len", "batch", "vocab", "ffn_mult"):
-            _positive(getattr(self, name), name)
-        if self.hidden % self.heads:
-            raise InvalidGraphError(f"hidden size {self.hidden} is not a multiple of heads {self.heads}")
-        _dtype(self.dtype)
 
 
 @dataclass(frozen=True)
@@ -140,133 +99,174 @@ class CnnConfig:
 
 
 class _GraphBuilder:
-    """Accumulates nodes and edges with roofline costs (ids in insertion order)."""
+    """Accumulates operator nodes (their kernels, output and weight bytes) and edges (ids in insertion order)."""
 
-    def __init__(self, cost_model: CostModel, dtype: str) -> None:
-        self.cost_model = cost_model
+    def __init__(self, dtype: str) -> None:
         self.dtype = dtype
-        self.e = DTYPE_BYTES[dtype]
-        self.costs: list[tuple[str, OpCost, str]] = []
-        self.preds: list[list[int]] = []
+        self.nodes: list[Node] = []
+        self.inputs: list[list[int]] = []
 
-    def add(
-        self,
-        name: str,
-        op: str,
-        flops: float,
-        read_elems: float,
-        write_elems: float,
-        param_elems: float,
-        inputs: list[int],
-    ) -> int:
-        e = self.e
-        self.costs.append(
-            (
-                name,
-                OpCost(float(flops), read_elems * e, write_elems * e, param_elems * e, write_elems * e, self.dtype),
-                op,
-            )
-        )
-        self.preds.append(list(inputs))
-        return len(self.costs) - 1
+    def add(self, name: str, op: str, works: Sequence[Work], output_bytes: float, weight_bytes: float,
+            inputs: list[int]) -> int:  # fmt: skip
+        node_id = len(self.nodes)
+        extra = work_extra(works, self.dtype, output_bytes, op=op)
+        self.nodes.append(Node(node_id, 0.0, 0.0, size=float(weight_bytes), name=name, extra=extra))
+        self.inputs.append(list(inputs))
+        return node_id
 
     def graph(self, name: str) -> Graph:
-        nodes = [
-            self.cost_model.node(i, label, cost, extra={"op": op}) for i, (label, cost, op) in enumerate(self.costs)
-        ]
         edges = [
-            self.cost_model.edge(p, i, self.costs[p][1].output_bytes)
-            for i, preds in enumerate(self.preds)
-            for p in preds
+            work_edge(p, i, self.nodes[p].extra["bytesWritten"])
+            for i, preds in enumerate(self.inputs)
+            for p in sorted(set(preds))
         ]
-        return Graph(tuple(nodes), tuple(edges), name=name)
+        return Graph(tuple(self.nodes), tuple(edges), name=name)
 
 
-def _finish(graph: Graph, granularity: str, training: bool) -> Graph:
+def _finish(graph: Graph, granularity: str, training: bool, kinds: Sequence[str], reference: str | None) -> Graph:
     if granularity not in GRANULARITIES:
         raise InvalidGraphError(f"granularity must be one of {GRANULARITIES} (got {granularity!r})")
     if granularity == "layer":
         graph = coarsen(graph, lambda node: name_prefix(node.name, 1, "/"))
-    return training_graph(graph) if training else graph
+    if training:
+        graph = training_graph(graph)
+    return price_graph(graph, kinds, reference)
+
+
+def _op_output(model: TransformerSpec, layout: Layout, name: str, works: tuple[Work, ...], previous: float) -> float:
+    """Bytes of an operator's output: a product's result, else the activation it streams."""
+    last = works[-1]
+    e = last.element_bytes
+    if last.kind == "gemm":
+        return last.m * last.n * last.batch * e
+    if last.kind == "attention":
+        return last.batch * last.m * last.k * e
+    tokens = layout.micro_batch * model.seq_length
+    if name == "activation":
+        return tokens * model.ffn * (model.moe_topk if model.moe else 1) * e
+    if name == "permute":
+        return tokens * model.moe_topk * model.hidden * e
+    if name == "rope":
+        return previous
+    return tokens * model.hidden * e
+
+
+def _layer_weights(model: TransformerSpec, name: str) -> int:
+    """Weights of one operator of a layer (they sum to ``model.layer_parameters()``)."""
+    h, d, a, g, f, E = model.hidden, model.head_dim, model.heads, model.groups, model.ffn, model.num_experts
+    bias = 1 if model.bias else 0
+    fc1 = 2 * f if model.swiglu else f
+    return {
+        "input_norm": model.norm_parameters(),
+        "post_norm": model.norm_parameters(),
+        "qkv": h * (a + 2 * g) * d + bias * (a + 2 * g) * d,
+        "proj": a * d * h + bias * h,
+        "router": h * E if model.moe else 0,
+        "fc1": E * (h * fc1 + bias * fc1),
+        "fc2": E * (f * h + bias * h),
+    }.get(name, 0)
 
 
 def transformer_graph(
-    config: TransformerConfig, cost_model: CostModel | None = None, granularity: str = "layer", training: bool = False
+    model: TransformerSpec,
+    kinds: Sequence[str] = DEFAULT_KINDS,
+    *,
+    micro_batch: int = 1,
+    dtype: str = "bf16",
+    granularity: str = "layer",
+    training: bool = False,
+    reference: str | None = None,
+    attention: str = "flash",
 ) -> Graph:
-    """The transformer's graph (operators named ``layer<i>/<op>``; layers merge by that prefix)."""
-    cm = cost_model or CostModel.with_presets()
-    b, s, h, a, V = config.batch, config.seq_len, config.hidden, config.heads, config.vocab
-    f = config.ffn_mult * h
-    bsh, bsf, bas2 = b * s * h, b * s * f, b * a * s * s
-    g = _GraphBuilder(cm, config.dtype)
+    """The transformer's graph priced on catalogue ``kinds`` (operators ``layer<i>/<op>``; layers by prefix).
 
-    def ln(name: str, x: int) -> int:
-        return g.add(name, "LayerNormalization", 8 * bsh, bsh + 2 * h, bsh, 2 * h, [x])
+    Parameters
+    ----------
+    model : TransformerSpec
+        The model (its ``seq_length`` is the sequence of a sample).
+    kinds : sequence of str
+        Catalogue kinds to price (the first, or ``reference``, is ``accelerator_latency``).
+    micro_batch : int
+        Sequences per pipeline sample.
+    dtype : str
+        Type of the products and activations: ``bf16``, ``fp16``, ``fp32``, ``fp8``.
+    granularity : str
+        ``"layer"`` (embedding, one node per layer, output) or ``"operator"``.
+    training : bool
+        Add backward nodes (priced by the kernels' backward times).
+    attention : str
+        ``"flash"`` (fused) or ``"unfused"``.
 
-    x = g.add("embedding/lookup", "Embedding", bsh, 2 * bsh, bsh, (V + s) * h, [])
-    for layer in range(config.layers):
-        p = f"layer{layer}/"
-        attn_in = ln(p + "ln1", x) if config.style == "gpt" else x
-        q, k, v = (
-            g.add(p + part, "MatMul", 2 * bsh * h + bsh, bsh + h * h + h, bsh, h * h + h, [attn_in])
-            for part in ("q", "k", "v")
-        )
-        scores = g.add(p + "scores", "MatMul", 2 * b * s * s * h, 2 * bsh, bas2, 0, [q, k])
-        soft = g.add(p + "softmax", "Softmax", 5 * bas2, bas2, bas2, 0, [scores])
-        context = g.add(p + "context", "MatMul", 2 * b * s * s * h, bas2 + bsh, bsh, 0, [soft, v])
-        proj = g.add(p + "proj", "MatMul", 2 * bsh * h + bsh, bsh + h * h + h, bsh, h * h + h, [context])
-        add1 = g.add(p + "add1", "Add", bsh, 2 * bsh, bsh, 0, [proj, x])
-        mlp_in = ln(p + "ln2", add1) if config.style == "gpt" else ln(p + "ln1", add1)
-        fc1 = g.add(p + "fc1", "MatMul", 2 * bsh * f + bsf, bsh + h * f + f, bsf, h * f + f, [mlp_in])
-        gelu = g.add(p + "gelu", "Gelu", bsf, bsf, bsf, 0, [fc1])
-        fc2 = g.add(p + "fc2", "MatMul", 2 * bsf * h + bsh, bsf + f * h + h, bsh, f * h + h, [gelu])
-        residual = add1 if config.style == "gpt" else mlp_in
-        add2 = g.add(p + "add2", "Add", bsh, 2 * bsh, bsh, 0, [fc2, residual])
-        x = add2 if config.style == "gpt" else ln(p + "ln2", add2)
-    if config.style == "gpt":
-        x = ln("head/ln_f", x)
-    g.add("head/lm_head", "MatMul", 2 * bsh * V, bsh + h * V, b * s * V, h * V, [x])
-    name = f"{config.style.upper()} {config.layers}x{h} ({granularity}{', training' if training else ''})"
-    return _finish(g.graph(name), granularity, training)
+    Returns
+    -------
+    Graph
+        Latencies in milliseconds; ``extra["costSource"]`` names the model.
+    """
+    if not isinstance(model, TransformerSpec):
+        raise InvalidGraphError(f"transformer_graph needs a TransformerSpec (got {type(model).__name__})")
+    if model.layers > MAX_LAYERS:
+        raise InvalidGraphError(f"{model.name}: {model.layers:,} layers is over the builder's {MAX_LAYERS:,}")
+    batch = _positive(micro_batch, "micro_batch")
+    if dtype not in ("bf16", "fp16", "fp32", "fp8"):
+        raise InvalidGraphError(f"dtype {dtype!r}: must be one of bf16, fp16, fp32, fp8")
+    if attention not in ("flash", "unfused"):
+        raise InvalidGraphError(f"attention {attention!r}: must be flash or unfused")
+    layout = Layout(micro_batch=batch, dtype=Dtype(dtype), attention=Attention(attention))
+    e = 4.0 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2.0
+    builder = _GraphBuilder(layout.dtype.value)
+
+    def add_ops(prefix: str, ops: list[Op], first_inputs: list[int], weights: Any) -> int:
+        x, out, residual = first_inputs, 0.0, first_inputs
+        for name, op, works in ops:
+            out = _op_output(model, layout, name, works, out)
+            inputs = x + (residual if name.startswith("residual") else [])
+            node = builder.add(prefix + name, op, works, out, weights(name) * e, inputs)
+            if name.startswith("residual"):
+                residual = [node]
+            x = [node]
+        return x[0]
+
+    tokens = micro_batch * model.seq_length
+    vocab = model.padded_vocab()
+    ((name, op, works),) = embedding_ops(model, layout)
+    x = builder.add("embedding/" + name, op, works, tokens * model.hidden * e,
+                    model.embedding_parameters(vocab) * e, [])  # fmt: skip
+    for layer in range(model.layers):
+        x = add_ops(f"layer{layer}/", layer_ops(model, layout), [x], lambda op: _layer_weights(model, op))
+    out_weights = {"final_norm": model.norm_parameters(), "lm_head": vocab * model.hidden}
+    add_ops("head/", output_ops(model, layout), [x], lambda op: out_weights.get(op, 0))
+    label = f"{model.name} ({granularity}{', training' if training else ''}, micro-batch {micro_batch})"
+    return _finish(builder.graph(label), granularity, training, kinds, reference)
 
 
 def cnn_graph(
-    config: CnnConfig, cost_model: CostModel | None = None, granularity: str = "layer", training: bool = False
+    config: CnnConfig,
+    kinds: Sequence[str] = DEFAULT_KINDS,
+    granularity: str = "layer",
+    training: bool = False,
+    reference: str | None = None,
 ) -> Graph:
-    """The ResNet-like CNN's graph (operators named ``<block>/<op>``; blocks merge by that prefix)."""
-    cm = cost_model or CostModel.with_presets()
-    b = config.batch
-    g = _GraphBuilder(cm, config.dtype)
+    """The ResNet-like CNN's graph priced on ``kinds`` (operators ``<block>/<op>``; blocks merge by prefix)."""
+    b, e = config.batch, float(_dtype(config.dtype))
+    g = _GraphBuilder(config.dtype)
+
+    def stream(name: str, op: str, inputs: list[int], read: float, written: float) -> int:
+        works = (Work("stream", nbytes=(read + written) * e, launches=1, element_bytes=e),)
+        return g.add(name, op, works, written * e, 0.0, inputs)
 
     def conv(name: str, x: int | None, c_in: int, c_out: int, k: int, size_out: int, size_in: int) -> int:
-        out = b * size_out * size_out * c_out
+        works = (Work("gemm", b * size_out * size_out, c_out, c_in * k * k, element_bytes=e),)
         weights = c_out * c_in * k * k + c_out
-        return g.add(
-            name,
-            "Conv",
-            2 * out * c_in * k * k + out,
-            b * size_in * size_in * c_in + weights,
-            out,
-            weights,
-            [] if x is None else [x],
-        )
+        return g.add(name, "Conv", works, b * size_out * size_out * c_out * e, weights * e, [] if x is None else [x])
 
     def eltwise(name: str, op: str, inputs: list[int], elems: int) -> int:
-        return g.add(name, op, elems, elems * len(inputs), elems, 0, inputs)
+        return stream(name, op, inputs, elems * len(inputs), elems)
 
     size = config.image // 2
     x = conv("stem/conv", None, 3, config.width, 7, size, config.image)
     x = eltwise("stem/relu", "Relu", [x], b * size * size * config.width)
     pooled = (size + 1) // 2
-    x = g.add(
-        "stem/maxpool",
-        "MaxPool",
-        9 * b * pooled * pooled * config.width,
-        b * size * size * config.width,
-        b * pooled * pooled * config.width,
-        0,
-        [x],
-    )
+    x = stream("stem/maxpool", "MaxPool", [x], b * size * size * config.width, b * pooled * pooled * config.width)
     size, channels = pooled, config.width
     for stage, count in enumerate(config.blocks):
         width = config.width * 2**stage
@@ -286,58 +286,50 @@ def cnn_graph(
             y = eltwise(p + "add", "Add", [y, shortcut], elems)
             x = eltwise(p + "relu3", "Relu", [y], elems)
             size, channels = out_size, 4 * width
-    x = g.add(
-        "head/avgpool",
-        "GlobalAveragePool",
-        b * size * size * channels,
-        b * size * size * channels,
-        b * channels,
-        0,
-        [x],
-    )
-    g.add(
-        "head/fc",
-        "Gemm",
-        2 * b * channels * config.classes + b * config.classes,
-        b * channels + channels * config.classes + config.classes,
-        b * config.classes,
-        channels * config.classes + config.classes,
-        [x],
-    )
+    x = stream("head/avgpool", "GlobalAveragePool", [x], b * size * size * channels, b * channels)
+    fc = (Work("gemm", b, config.classes, channels, element_bytes=e),)
+    g.add("head/fc", "Gemm", fc, b * config.classes * e, (channels * config.classes + config.classes) * e, [x])
     name = f"ResNet-{sum(config.blocks) * 3 + 2} ({granularity}{', training' if training else ''})"
-    return _finish(g.graph(name), granularity, training)
+    return _finish(g.graph(name), granularity, training, kinds, reference)
 
 
-def _problem_builder(graph_of: Callable[..., Graph], name: str, doc: str) -> Callable[..., Problem]:
-    """A public ``build_*`` function: the graph ``graph_of`` makes, on the cost model's devices."""
-
-    def build(
-        config: Any,
-        cost_model: CostModel | None = None,
-        *,
-        accelerators: int = 4,
-        cpus: int = 1,
-        granularity: str = "layer",
-        training: bool = False,
-        memory: float | None = None,
-    ) -> Problem:
-        cm = cost_model or CostModel.with_presets()
-        return Problem(graph_of(config, cm, granularity, training), cm.devices(accelerators, cpus, memory=memory))
-
-    build.__name__ = build.__qualname__ = name
-    build.__doc__ = doc
-    return build
+def _kinds_of(kinds: Mapping[str, int]) -> list[str]:
+    if not isinstance(kinds, Mapping) or not kinds:
+        raise InvalidGraphError("give the inventory as {catalogue kind: count}, e.g. {'H100': 4}")
+    return list(kinds)
 
 
-build_transformer = _problem_builder(
-    transformer_graph,
-    "build_transformer",
-    """A transformer problem: its graph on ``accelerators`` devices of the reference kind + ``cpus`` cores.
+def build_transformer(
+    model: TransformerSpec,
+    kinds: Mapping[str, int] | None = None,
+    *,
+    cpus: int = 1,
+    granularity: str = "layer",
+    training: bool = False,
+    micro_batch: int = 1,
+    dtype: str = "bf16",
+    memory: Mapping[str, float] | None = None,
+) -> Problem:
+    """A transformer problem: its graph priced on the inventory ``kinds`` (default 4 H100) + ``cpus`` cores.
 
-    ``build_transformer(config, cost_model=None, *, accelerators=4, cpus=1, granularity="layer",
-    training=False, memory=None)``; ``memory`` overrides the reference kind's bytes per device.
-    """,
-)
-build_cnn = _problem_builder(
-    cnn_graph, "build_cnn", "A ResNet-like CNN problem (same arguments as :func:`build_transformer`)."
-)
+    ``memory`` overrides bytes per device by kind (:func:`placement.modelling.pricing.devices_for`).
+    """
+    kinds = dict(kinds or {"H100": 4})
+    graph = transformer_graph(model, _kinds_of(kinds), micro_batch=micro_batch, dtype=dtype,
+                              granularity=granularity, training=training)  # fmt: skip
+    return Problem(graph, devices_for(kinds, cpus, memory=memory))
+
+
+def build_cnn(
+    config: CnnConfig,
+    kinds: Mapping[str, int] | None = None,
+    *,
+    cpus: int = 1,
+    granularity: str = "layer",
+    training: bool = False,
+    memory: Mapping[str, float] | None = None,
+) -> Problem:
+    """A ResNet-like CNN problem on the inventory ``kinds`` (default 4 H100) + ``cpus`` cores."""
+    kinds = dict(kinds or {"H100": 4})
+    graph = cnn_graph(config, _kinds_of(kinds), granularity, training)
+    return Problem(graph, devices_for(kinds, cpus, memory=memory))

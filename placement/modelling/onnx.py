@@ -1,4 +1,4 @@
-"""Import an ONNX model as an operator graph with roofline costs, and coarsen graphs into layers.
+"""Import an ONNX model as an operator graph priced by the performance model's kernels, and coarsen it.
 
 Safety: models are read **from bytes only** (``onnx.load_model_from_string``, the same as
 ``onnx.load(..., load_external_data=False)``), with a size cap. A model whose tensors live in
@@ -16,9 +16,11 @@ Graph construction:
   counted once at its first consumer in file order;
 * an edge ``u -> v`` for every tensor produced by ``u`` and read by ``v``; its ``size`` is
   the bytes of all of ``u``'s outputs read by other nodes (the model requires one transfer
-  cost per source node) and its ``cost = size / link bandwidth`` of the reference kind;
-* latencies by the roofline model of :mod:`placement.modelling.roofline` from per-node FLOPs and
-  bytes (``bytes read`` = all input tensors incl. weights, ``bytes written`` = outputs).
+  cost per source node), priced on the reference kind's link;
+* latencies by :func:`placement.modelling.pricing.price_graph`: matrix products (MatMul, Gemm) and
+  convolutions (as implicit GEMMs) by shape with the perf model's GEMM efficiency, every other operator
+  as streaming its bytes (``bytes read`` = all input tensors incl. weights, ``bytes written`` = outputs)
+  at the achievable copy bandwidth (:func:`placement.modelling.onnx_ops.op_work`).
 
 FLOPs per operator: :mod:`placement.modelling.onnx_ops` (the counting rules are tabled there);
 merging operators into layers: :mod:`placement.modelling.coarsen` (both re-exported here).
@@ -30,16 +32,26 @@ Symbolic input dimensions are bound (``dims`` by name, else ``default_dim``) bef
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidGraphError, PlacementError, TooManyIdealsError, quote
 from ..exact.ideals import count_ideals
-from ..model import Graph
+from ..model import Graph, Node
 from .coarsen import coarsen, coarsen_by_prefix, name_prefix
-from .onnx_ops import ELEMENTWISE_OPS, MOVE_OPS, NORM_OPS, REDUCE_OPS, VIEW_OPS, TensorInfo, _dtype_of, op_flops
-from .roofline import CostModel, OpCost
+from .onnx_ops import (
+    ELEMENTWISE_OPS,
+    MOVE_OPS,
+    NORM_OPS,
+    REDUCE_OPS,
+    VIEW_OPS,
+    TensorInfo,
+    _dtype_of,
+    op_flops,
+    op_work,
+)
+from .pricing import DTYPE_BYTES, price_graph, work_edge, work_extra
 
 __all__ = [
     "ELEMENTWISE_OPS",
@@ -290,7 +302,19 @@ def _constant_nodes(graph) -> tuple[set[int], set[str]]:
     return folded, weights
 
 
-def _node_costs(model) -> tuple[list[Any], list[OpCost], list[str], list[str], set[str]]:
+@dataclass(frozen=True)
+class _OpCost:
+    """One kept operator's kernels, FLOPs, bytes read and written, weight bytes and tensor type."""
+
+    works: tuple[Any, ...]
+    flops: float
+    read: float
+    written: float
+    params: float
+    dtype: str
+
+
+def _node_costs(model) -> tuple[list[Any], list[_OpCost], list[str], list[str], set[str]]:
     """Kept ONNX nodes, their costs, ops whose FLOPs were estimated, unknown tensors, weight names."""
     infos = _tensor_infos(model)
     graph = model.graph
@@ -321,13 +345,13 @@ def _node_costs(model) -> tuple[list[Any], list[OpCost], list[str], list[str], s
                 info = infos.get(name)
                 params += float(info.nbytes or 0) if info else 0.0
         kept.append(node)
-        costs.append(OpCost(flops, read, written, params, 0.0, _dtype_of(outs + ins)))
+        dtype = _dtype_of(outs + ins)
+        works = op_work(node.op_type, ins, outs, _attrs(node), read + written, float(DTYPE_BYTES[dtype]))
+        costs.append(_OpCost(works, flops, read, written, params, dtype))
     return kept, costs, estimated, sorted(unknown), weights
 
 
-def onnx_graph(
-    model, cost_model: CostModel, name: str = "", notes: list[str] | None = None, source: str = "<model>"
-) -> Graph:
+def onnx_graph(model, name: str = "", notes: list[str] | None = None, source: str = "<model>") -> Graph:
     """The operator graph of a shape-inferred ``ModelProto`` (see the module docstring)."""
     notes = notes if notes is not None else []
     kept, costs, estimated, unknown, weights = _node_costs(model)
@@ -356,11 +380,12 @@ def onnx_graph(
     nodes, edges = [], []
     for index, (node, cost) in enumerate(zip(kept, costs)):
         out_bytes = float(sum((infos[t].nbytes or 0) if t in infos else 0 for t in consumed[index]))
-        cost = replace(cost, output_bytes=out_bytes)
         label = node.name or f"{node.op_type}_{index}"
-        nodes.append(cost_model.node(index, label, cost, extra={"op": node.op_type}))
+        extra = work_extra(cost.works, cost.dtype, cost.written, op=node.op_type, flops=cost.flops,
+                           bytesRead=cost.read)  # fmt: skip
+        nodes.append(Node(index, 0.0, 0.0, size=cost.params, name=label, extra=extra))
         for target in sorted(targets[index]):
-            edges.append(cost_model.edge(index, target, out_bytes))
+            edges.append(work_edge(index, target, out_bytes))
     if estimated:
         counts: dict[str, int] = {}
         for op in estimated:
@@ -387,7 +412,7 @@ def import_onnx(
     data: bytes,
     source: str = "<upload>",
     *,
-    cost_model: CostModel | None = None,
+    kinds: Sequence[str] = ("H100",),
     dims: Mapping[str, int] | None = None,
     default_dim: int = 1,
     coarsen_depth: int | None = None,
@@ -395,7 +420,7 @@ def import_onnx(
     max_bytes: int = MAX_ONNX_BYTES,
     max_ideals: int = REPORT_MAX_IDEALS,
 ) -> ImportReport:
-    """Read an ONNX model (bytes) into an operator graph with roofline latencies.
+    """Read an ONNX model (bytes) into an operator graph priced on catalogue ``kinds``.
 
     Parameters
     ----------
@@ -403,8 +428,8 @@ def import_onnx(
         The model file's content (e.g. from ``st.file_uploader``).
     source : str
         Name used in error messages.
-    cost_model : CostModel
-        Device kinds for the latencies (default: A100 reference, CPU core, other presets).
+    kinds : sequence of str
+        Catalogue kinds for the latencies (the first is the reference; the CPU core is always priced).
     dims : mapping
         Values for symbolic input dimensions (by ``dim_param`` name).
     default_dim : int
@@ -418,7 +443,6 @@ def import_onnx(
         Cap for the ideal counts of the report.
     """
     onnx = _onnx()
-    cost_model = cost_model or CostModel.with_presets()
     model = load_onnx(data, source, max_bytes)
     notes: list[str] = []
     _bind_dims(model, dims or {}, int(default_dim), notes)
@@ -428,8 +452,10 @@ def import_onnx(
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidGraphError(f"{source}: shape inference failed ({message})") from None
     try:
-        graph = onnx_graph(model, cost_model, name=model.graph.name or source, notes=notes, source=source)
-    except (OverflowError, ValueError) as exc:  # astronomically large shapes in the model
+        graph = onnx_graph(model, name=model.graph.name or source, notes=notes, source=source)
+    except InvalidGraphError:
+        raise
+    except (OverflowError, ValueError, PlacementError) as exc:  # astronomically large shapes in the model
         raise InvalidGraphError(
             f"{source}: tensor sizes too large to cost ({type(exc).__name__}: "
             f"{str(exc).splitlines()[0][:80] if str(exc) else ''})"
@@ -440,6 +466,10 @@ def import_onnx(
     if coarsen_depth:
         graph = coarsen_by_prefix(graph, int(coarsen_depth), separators)
         after = safe_count_ideals(graph, max_ideals)
+    try:
+        graph = price_graph(graph, kinds)
+    except InvalidGraphError as exc:
+        raise InvalidGraphError(f"{source}: {exc}") from None
     return ImportReport(graph, tuple(notes), n_before, before, after)
 
 

@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..perf.kernels import Work
+
 _BITS = {
     "FLOAT": 32,
     "UINT8": 8,
@@ -309,3 +311,55 @@ def _dtype_of(infos: Sequence[TensorInfo | None]) -> str:
         if info is not None and info.elem not in ("INT64", "INT32", "BOOL"):
             return _HALF.get(info.elem, "fp32")
     return "fp32"
+
+
+def op_work(
+    op: str,
+    inputs: Sequence[TensorInfo | None],
+    outputs: Sequence[TensorInfo | None],
+    attrs: Mapping[str, Any],
+    nbytes: float,
+    element_bytes: float,
+) -> tuple[Work, ...]:
+    """The kernels of one ONNX operator: matrix products and convolutions (implicit GEMMs) by shape, the rest
+    streaming its ``nbytes`` (inputs read + outputs written); shapes unknown: streaming too."""
+    stream = (Work("stream", nbytes=float(nbytes), launches=1, element_bytes=element_bytes),)
+    if op in VIEW_OPS:
+        return (Work("stream", nbytes=0.0, launches=0, element_bytes=element_bytes),)
+    try:
+        gemm = _gemm_shape(op, inputs, outputs, attrs)
+    except (TypeError, IndexError, AttributeError, ValueError, ZeroDivisionError):
+        return stream
+    if gemm is None:
+        return stream
+    m, n, k, batch = (float(x) for x in gemm)
+    return (Work("gemm", m, n, k, batch, element_bytes=element_bytes),)
+
+
+def _gemm_shape(
+    op: str, inputs: Sequence[TensorInfo | None], outputs: Sequence[TensorInfo | None], attrs: Mapping[str, Any]
+) -> tuple[int, int, int, int] | None:
+    """(m, n, k, batch) of a product or convolution; None for other operators (TypeError: unknown shapes)."""
+
+    def shape(info: TensorInfo | None) -> tuple[int, ...]:
+        if info is None or info.shape is None:
+            raise TypeError("unknown shape")
+        return info.shape
+
+    if op in ("MatMul", "MatMulInteger"):
+        a, y = shape(inputs[0]), shape(outputs[0])
+        m = y[-2] if len(y) >= 2 else 1
+        return m, y[-1], a[-1], math.prod(y[:-2])
+    if op == "Gemm":
+        a, b = shape(inputs[0]), shape(inputs[1])
+        m, k = (a[1], a[0]) if attrs.get("transA", 0) else (a[0], a[1])
+        n = b[0] if attrs.get("transB", 0) else b[1]
+        return m, n, k, 1
+    if op in ("Conv", "ConvInteger", "ConvTranspose"):
+        x, w, y = shape(inputs[0]), shape(inputs[1]), shape(outputs[0])
+        group = int(attrs.get("group", 1))
+        kernel = math.prod(w[2:])
+        if op == "ConvTranspose":  # weights (C_in, C_out/group, k...): per input position, a scatter
+            return math.prod(x) // x[1], w[1] * kernel, x[1] // group, group
+        return math.prod(y) // y[1], y[1] // group, w[1] * kernel, group
+    return None

@@ -11,7 +11,7 @@ on any catalogue kind with the same formulas as :func:`placement.perf.predict`:
 * everything else as bytes at the achievable copy bandwidth (backward: twice the bytes);
 * the CPU latency on the catalogue's CPU core, with the same formulas;
 * an edge's cost is its bytes over the reference kind's scale-up link (NVLink, else PCIe) at NCCL's
-  achieved fraction, plus the link latency.
+  achieved fraction.
 
 Times in **milliseconds** (the graph files' unit). A backward node (``is_backward``) is priced with its
 kernels' backward times. Graphs without kernels (the paper's profiled JSON graphs) keep their costs:
@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import InvalidDevicesError, InvalidGraphError, PlacementError
 from ..model import AcceleratorKind, Devices, Edge, Graph, Node
-from ..perf.collectives import Links, p2p_seconds
+from ..perf.collectives import Links
 from ..perf.hardware import Accelerator, Cluster, Dtype, accelerator, cpu_core
 from ..perf.kernels import Work
 from ..perf.params import DEFAULT_PARAMS, PerfParams
@@ -53,6 +53,9 @@ _PRODUCT_TYPE = {"fp16": Dtype.FP16, "bf16": Dtype.BF16, "fp8": Dtype.FP8, "int8
 
 #: Where the profiled graphs' numbers come from (graphs without kernels).
 PROFILED_SOURCE = "profiled costs from the paper's measurements (not the perf model)"
+
+#: Graphs with operator FLOPs but no kernels (written by an earlier roofline estimate, e.g. the Inception samples).
+LEGACY_SOURCE = "flat roofline estimates stored in the file (not the perf model; rebuild the graph to re-price it)"
 
 #: Graph ``extra`` key holding the one-line cost source.
 COST_SOURCE_KEY = "costSource"
@@ -104,10 +107,15 @@ def _kinds(kinds: Sequence[str], reference: str | None) -> tuple[Accelerator, li
     return ref, [a for a in accs if a.name != ref.name]
 
 
+def link_bytes_per_s(acc: Accelerator, params: PerfParams = DEFAULT_PARAMS) -> float:
+    """Achieved bandwidth between two GPUs of kind ``acc`` in one node: the scale-up link at NCCL's fraction."""
+    return Links.of(Cluster(acc, 1), params).intra_bytes_per_s
+
+
 def edge_ms(nbytes: float, acc: Accelerator, params: PerfParams = DEFAULT_PARAMS) -> float:
-    """Milliseconds to send ``nbytes`` between two GPUs of kind ``acc`` in one node."""
-    links = Links.of(Cluster(acc, 1), params)
-    return p2p_seconds(nbytes, True, links) * MS_PER_SECOND
+    """Milliseconds to send ``nbytes`` between two GPUs of kind ``acc`` in one node (bandwidth only: an edge's
+    cost is proportional to its bytes, so the bandwidth it implies is the link's)."""
+    return nbytes / link_bytes_per_s(acc, params) * MS_PER_SECOND
 
 
 def price_graph(
@@ -142,7 +150,6 @@ def price_graph(
         return graph
     ref, others = _kinds(kinds, reference)
     cpu = cpu_core()
-    links = Links.of(Cluster(ref, 1), params)
     nodes = []
     for node in graph.nodes:
         works = node_work(node)
@@ -159,13 +166,38 @@ def price_graph(
                 kind_latency=tuple((a.name, work_ms(works, a, dtype, back, params)) for a in others),
             )
         )
-    edges = [
-        e if e.size is None else replace(e, cost=p2p_seconds(e.size, True, links) * MS_PER_SECOND) for e in graph.edges
-    ]
+    edges = [e if e.size is None else replace(e, cost=edge_ms(e.size, ref, params)) for e in graph.edges]
     extra = dict(graph.extra)
     extra["pricedKinds"] = [ref.name, *(a.name for a in others)]
     extra[COST_SOURCE_KEY] = _perf_source(ref, params)
     return Graph(tuple(nodes), tuple(edges), name=graph.name, extra=extra)
+
+
+def price_backward(graph: Graph, params: PerfParams = DEFAULT_PARAMS) -> Graph:
+    """``graph`` with its backward nodes that record kernels priced by their backward times, on the kinds the
+    graph was priced on (``extra["pricedKinds"]``); forward nodes (and hand edits of them) stay as they are.
+    A graph never priced on catalogue kinds is returned unchanged."""
+    kinds = graph.extra.get("pricedKinds")
+    if not isinstance(kinds, list) or not kinds or not has_work(graph):
+        return graph
+    ref, others = _kinds([str(k) for k in kinds], None)
+    cpu = cpu_core()
+    nodes = []
+    for node in graph.nodes:
+        works = node_work(node) if node.is_backward else None
+        if works is None:
+            nodes.append(node)
+            continue
+        dtype = product_dtype(str(node.extra.get("dtype", "fp32")))
+        nodes.append(
+            replace(
+                node,
+                accelerator_latency=work_ms(works, ref, dtype, True, params),
+                cpu_latency=work_ms(works, cpu, dtype, True, params),
+                kind_latency=tuple((a.name, work_ms(works, a, dtype, True, params)) for a in others),
+            )
+        )
+    return Graph(tuple(nodes), graph.edges, name=graph.name, extra=dict(graph.extra))
 
 
 def _perf_source(ref: Accelerator, params: PerfParams) -> str:
@@ -179,10 +211,12 @@ def _perf_source(ref: Accelerator, params: PerfParams) -> str:
 def cost_source(graph: Graph) -> str:
     """One line saying which model produced the graph's numbers (stored in ``graph.extra["costSource"]``)."""
     stored = graph.extra.get(COST_SOURCE_KEY)
-    if has_work(graph) and isinstance(stored, str) and stored:
+    if isinstance(stored, str) and stored and (has_work(graph) or stored.startswith(PROFILED_SOURCE)):
         return stored
     if has_work(graph):
         return "perf model (kernel physics), not yet priced on a catalogue kind"
+    if graph.nodes and all("flops" in node.extra for node in graph.nodes if not node.is_backward):
+        return LEGACY_SOURCE
     return PROFILED_SOURCE
 
 

@@ -7,10 +7,11 @@ For a forward graph ``G`` the training graph has, for every forward node ``v``:
   whose latencies (CPU, reference and per-kind) are ``backward_factor`` times ``v``'s.
   The default 2.0 follows the usual estimate that a backward pass costs about twice the
   forward FLOPs (one product for the input gradient and one for the weight gradient) and
-  moves about twice the bytes, so its roofline time doubles too. Its ``size`` is
+  moves about twice the bytes, so its time doubles too. Its ``size`` is
   ``gradient_memory_factor`` times ``v``'s (weight gradients, optimizer state);
 * a node that records its kernels (``extra["work"]``, built or imported graphs) passes them to ``v'``, whose
-  latencies :func:`placement.modelling.pricing.price_graph` then sets from the kernels' backward times
+  latencies are the kernels' backward times on the kinds the graph was priced on
+  (:func:`placement.modelling.pricing.price_backward`)
   (dgrad + wgrad products, the attention backward, twice the streamed bytes) instead of the factor;
 * ``v`` and ``v'`` share a **color class** (the class of ``v`` if it had one, else a new
   one), so a device that runs a forward operator also runs its gradient.
@@ -29,6 +30,7 @@ from dataclasses import replace
 
 from ..errors import InvalidGraphError
 from ..model import Edge, Graph, Node
+from .pricing import price_backward
 
 #: Backward time as a multiple of forward time (about 2x the FLOPs and bytes).
 BACKWARD_FACTOR = 2.0
@@ -114,10 +116,11 @@ def training_graph(
         grad_size = sum(known_sizes) if len(known_sizes) == len(known) else None
         for pred in preds:
             edges.append(Edge(node.id + offset, pred + offset, grad_cost, grad_size))
-    return Graph(
+    trained = Graph(
         tuple(forward + backward),
         tuple(edges),
         # Named once: a builder's name may already say "training" (no "(training) (training)").
         name=graph.name if "training" in graph.name else f"{graph.name} (training)" if graph.name else "",
         extra=dict(graph.extra),
     )
+    return price_backward(trained)

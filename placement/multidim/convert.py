@@ -14,19 +14,19 @@ into a :class:`~.model.MultiProblem` of Piper's model. The formulas, with units,
 * **Per node (t = 1, "vanilla").** ``p = F + Bw`` ms (F, Bw: summed reference-kind latencies in ms of
   the forward and backward members), ``w`` = forward ``size`` (bytes of weights), memory constant
   ``b`` = all members' ``size`` (weights + gradients), memory per microbatch in flight ``a`` = the forward
-  members' ``bytesWritten`` (every activation kept for the backward; roofline graphs) or else the node's
+  members' ``bytesWritten`` (every activation kept for the backward; built and imported graphs) or else the node's
   output bytes X. The constant also holds the optimizer state, ``optimizer_multiplier`` x ``w`` (default:
   mixed-precision Adam for the graph's weight type, the app's training memory model).
-* **Tensor parallel (t > 1, roofline graphs only).** A node is split Megatron-style when one of its operators
+* **Tensor parallel (t > 1, built and imported graphs only).** A node is split Megatron-style when one of its operators
   is a matrix product or an embedding (:data:`TP_OPS`): ``p_t = p / t + 2 * AR_t`` with the ring all-reduce
   ``AR_t = 1000 * 2 (t - 1) / t * X / bandwidth`` ms (one in the forward, one in the backward, X = the node's output
   bytes), ``w_t = w / t``, ``b_t = b / t``, ``a_t = a / t`` (sequence parallelism splits the rest of the
   layer too). Any other node is replicated on the t devices with its full time and memory.
-* **Activation recompute (roofline graphs only).** Keep only the node's input (``a_r = I``, I = bytes of
+* **Activation recompute (built and imported graphs only).** Keep only the node's input (``a_r = I``, I = bytes of
   its forward inputs); the forward runs again in the backward: ``p_r = p_t + F / t + AR_t`` (the
   replicated nodes: ``+ F``); the working memory of one recomputation goes to the constant:
   ``b_r = b_t + (a_t - I)``. Offered only where ``I < a_t``.
-* **Paper-format graphs** (no roofline data: no ``flops`` in ``node.extra``): the only option is t = 1,
+* **Paper-format graphs** (no kernel data: no ``flops`` in ``node.extra``): the only option is t = 1,
   vanilla; d comes from replication (each replica holds ``b`` and resynchronises ``w``).
 
 Edge bytes are the edge's ``size`` when known, else ``cost / 1000 * bandwidth`` (the bytes that take
@@ -48,7 +48,7 @@ from .model import MS_PER_S, DeviceKind, MultiProblem, NodeOption, PEdge, PNode
 #: Operators that Megatron-style tensor parallelism splits (matrix products, attention, embeddings).
 TP_OPS = frozenset({"MatMul", "Gemm", "Einsum", "Attention", "MultiHeadAttention", "Embedding", "MatMulInteger"})
 
-#: Tensor-parallel degrees generated for roofline graphs (Piper's workloads use the same).
+#: Tensor-parallel degrees generated for built and imported graphs (Piper's workloads use the same).
 DEFAULT_DEGREES = (1, 2, 4, 8)
 
 #: Link bandwidth (bytes/s) when neither the caller nor the graph's edges give one (Piper's BERT setting).
@@ -72,7 +72,7 @@ def _ops(node: Node) -> set[str]:
 
 
 def _is_roofline(graph: Graph) -> bool:
-    """Whether the graph carries roofline data (every node has ``flops``): builders and ONNX imports."""
+    """Whether the graph carries operator data (every node has ``flops``): builders and ONNX imports."""
     return all("flops" in node.extra for node in graph.nodes)
 
 
@@ -136,10 +136,10 @@ def options_from_graph(
     microbatches : int
         N, microbatches per batch.
     degrees : iterable of int
-        Tensor-parallel degrees to generate (roofline graphs only; 1 is always included).
+        Tensor-parallel degrees to generate (built and imported graphs only; 1 is always included).
     recompute : Recompute, str or bool
         ``"per-stage"`` (the default; or True): add the "activation recomp" option where it saves memory
-        (roofline graphs only), so the planner chooses per node; ``"none"`` (or False): no such option.
+        (built and imported graphs only), so the planner chooses per node; ``"none"`` (or False): no such option.
         ``"always"`` is refused (Piper's model has no forced recomputation).
     backward_factor : float
         Backward / forward latency used when ``source`` is forward-only.

@@ -183,6 +183,8 @@ def load_catalogue(path: Path | str = CATALOGUE_FILE) -> tuple[dict[str, Acceler
         accelerators = {e["name"]: _entry(e, date) for e in data["accelerators"]}
         cpu = _entry(data["cpu"], date)
         aliases = {str(a).lower(): e["name"] for e in data["accelerators"] for a in e.get("aliases", ())}
+    except InvalidDevicesError:
+        raise
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InvalidDevicesError(
             f"{Path(path).name}: not a hardware catalogue ({type(exc).__name__}: {exc})"

@@ -13,7 +13,7 @@ The bytes a device holds at time ``t`` (from a :class:`~placement.pipeline.sched
   paper's files, no dtype given) keep the two moments only: 2 x. Use 1 for SGD with momentum,
   0 to leave it out;
 * **activations** ``A`` per microbatch - what the device's forward nodes keep for the backward:
-  a node's ``bytesWritten`` (roofline graphs: model builders and ONNX imports record every
+  a node's ``bytesWritten`` (built graphs: model builders and ONNX imports record every
   tensor an operator writes, e.g. attention scores, not only the layer's output; the Parallel
   plan uses the same), else its output bytes (:func:`activation_bytes`).
   A node's output bytes are the ``size`` of its outgoing edges where the file gives one

@@ -16,9 +16,11 @@ import re
 
 import pytest
 
-from placement import evaluate, solve_dp
-from placement.modelling.builders import TransformerConfig, build_transformer
-from placement.modelling.roofline import CPU_KIND, PRESETS, CostModel, GiB
+from placement import Problem, evaluate, solve_dp
+from placement.modelling.builders import transformer_graph
+from placement.modelling.pricing import devices_for
+from placement.perf.transformer import TransformerSpec
+from ui.model_import import ACCELERATOR_KINDS
 
 from .helpers import go, metric, rerun_after, set_number, upload_file, wait_for_text, wait_idle
 
@@ -82,25 +84,9 @@ def tiny_onnx(path) -> None:
     onnx.save(model, str(path))
 
 
-def form_cost_model(kind: str = "A100") -> CostModel:
-    """The cost model the form builds from untouched spec widgets (ui/model_import.py::_cost_model).
-
-    The widgets hold each preset value divided by its display scale; the form multiplies back.
-    """
-    scales = {
-        "fp16_flops": 1e12,
-        "fp32_flops": 1e12,
-        "memory_bandwidth": 1e9,
-        "memory": GiB,
-        "link_bandwidth": 1e9,
-        "efficiency": 1.0,
-    }
-    base = PRESETS[kind]
-    reference = base.with_changes(
-        **{attr: float(getattr(base, attr)) / scale * scale for attr, scale in scales.items()}
-    )
-    others = tuple(spec for name, spec in PRESETS.items() if name not in (reference.name, CPU_KIND))
-    return CostModel(reference, PRESETS[CPU_KIND], others)
+def form_kinds(kind: str = "H100") -> list[str]:
+    """The kinds the section prices (ui/model_import.py::_kinds): the chosen one, then the other catalogue kinds."""
+    return [kind, *(k for k in ACCELERATOR_KINDS if k != kind)]
 
 
 # ----------------------------------------------------------------------------- tests
@@ -150,8 +136,9 @@ def test_build_transformer_then_placement_matches_solve_dp(app_page, artifacts_d
         page.get_by_role("button", name="Build model").click()
     no_error(page)
 
-    config = TransformerConfig(style="gpt", layers=2, hidden=64, heads=4, seq_len=32, batch=1, dtype="fp16", vocab=1000)
-    problem = build_transformer(config, form_cost_model(), accelerators=4, cpus=1, granularity="operator")
+    spec = TransformerSpec(layers=2, hidden=64, heads=4, seq_length=32, vocab=1000, name="GPT 2x64")
+    graph = transformer_graph(spec, form_kinds(), dtype="bf16", granularity="operator")
+    problem = Problem(graph, devices_for({"H100": 4}, 1))
     # The build's own visible effect: the built graph's name as the heading, then its node count.
     page.get_by_role("heading", name=problem.graph.name).first.wait_for(timeout=60_000)
     wait_for_text(metric(page, "Nodes"), f"{len(problem.graph.nodes):,}")

@@ -1,0 +1,140 @@
+"""``python -m placement graph``: a transformer's graph priced by the performance model, in the paper's format.
+
+``python -m placement graph --model PRESET|CONFIG.json --gpu KIND[:N,KIND:N...] [--seq-length S]
+[--micro-batch B] [--training] [--granularity layer|operator] [--dtype bf16] [--cpus L] -o graph.json``
+writes the graph (latencies in ms for the first kind, ``kindLatency`` for the others, the CPU core's latency,
+edge costs over the first kind's link, the kernels of every node for re-pricing) with the inventory
+(``deviceKinds`` from the catalogue: memory, link bandwidth relative to the first kind, USD per hour), ready
+for ``solve``, ``compare`` and the app's upload. A kind without ``:N`` counts one device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidDevicesError, InvalidModelSpecError, PlacementError
+from ..io import graph_to_dict
+from ..perf.hardware import ACCELERATORS, accelerator
+from ..perf.transformer import MAX_SIZE, TransformerSpec, model_preset
+from .builders import GRANULARITIES, transformer_graph
+from .pricing import cost_source, devices_for
+
+HELP = "a transformer's graph priced by the performance model, in the paper's JSON format"
+
+#: Largest device count per kind on the command line.
+MAX_COUNT = 1_000_000
+
+
+def parse_gpus(text: str) -> dict[str, int]:
+    """``"H100:8,A100:4"`` as ``{"H100": 8, "A100": 4}`` (catalogue names; a kind without ``:N`` counts 1).
+
+    Raises
+    ------
+    InvalidDevicesError
+        One line naming the entry and the rule broken.
+    """
+    out: dict[str, int] = {}
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            raise InvalidDevicesError(f"--gpu {text!r}: empty entry (write KIND[:N,KIND:N...])")
+        name, _, count_text = part.partition(":")
+        kind = accelerator(name).name
+        try:
+            count = int(count_text) if count_text else 1
+        except ValueError:
+            raise InvalidDevicesError(f"--gpu {part!r}: the count after ':' must be an integer") from None
+        if not 0 <= count <= MAX_COUNT:
+            raise InvalidDevicesError(f"--gpu {part!r}: the count must be from 0 to {MAX_COUNT:,}")
+        if kind in out:
+            raise InvalidDevicesError(f"--gpu {text!r}: {kind} is named twice")
+        out[kind] = count
+    return out
+
+
+def resolve_model(text: str) -> TransformerSpec:
+    """A preset name, or (when :mod:`placement.perf.hf_config` is installed) a HuggingFace ``config.json``."""
+    try:
+        hf_config = importlib.import_module("placement.perf.hf_config")
+    except ImportError:
+        hf_config = None
+    if hf_config is not None and hasattr(hf_config, "model_from_argument"):
+        spec = hf_config.model_from_argument(text)
+        if not isinstance(spec, TransformerSpec):
+            raise InvalidModelSpecError(f"--model {text!r}: not a transformer")
+        return spec
+    if Path(text).suffix == ".json":
+        raise InvalidModelSpecError(f"--model {text!r}: config.json files are not supported here; give a preset")
+    return model_preset(text)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= value <= MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_SIZE}: {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to {MAX_COUNT:,}: {text!r}")
+    return value
+
+
+def register(commands: Any) -> None:
+    """Add the ``graph`` subcommand to an ``argparse`` subparsers object."""
+    cmd = commands.add_parser("graph", help=HELP, description=__doc__.split("\n\n")[1] if __doc__ else HELP)
+    cmd.add_argument("--model", required=True, help="preset (e.g. llama3-8b, gpt3-175b) or a config.json")
+    cmd.add_argument(
+        "--gpu", required=True, help=f"KIND[:N,KIND:N...], kinds of the catalogue: {', '.join(ACCELERATORS)}"
+    )
+    cmd.add_argument("--seq-length", type=_positive, default=None, help="sequence length (default: the model's)")
+    cmd.add_argument("--micro-batch", type=_positive, default=1, help="sequences per sample (default 1)")
+    cmd.add_argument("--training", action="store_true", help="add backward nodes (colour classes)")
+    cmd.add_argument("--granularity", choices=GRANULARITIES, default="layer", help="nodes per layer or operator")
+    cmd.add_argument("--dtype", choices=("bf16", "fp16", "fp32", "fp8"), default="bf16", help="product type")
+    cmd.add_argument("--cpus", type=_count, default=0, help="CPU cores in the inventory (default 0)")
+    cmd.add_argument("-o", "--output", required=True, help="graph file to write ('-' for stdout)")
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    """Run ``graph``; :class:`~placement.errors.PlacementError` propagates to the CLI's one-line handler."""
+    kinds = parse_gpus(args.gpu)
+    model = resolve_model(args.model)
+    if args.seq_length is not None:
+        model = model.with_changes(seq_length=args.seq_length)
+    graph = transformer_graph(
+        model,
+        list(kinds),
+        micro_batch=args.micro_batch,
+        dtype=args.dtype,
+        granularity=args.granularity,
+        training=args.training,
+    )
+    devices = devices_for(kinds, args.cpus)
+    text = json.dumps(graph_to_dict(graph, devices), indent=1, allow_nan=False) + "\n"
+    if args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise PlacementError(f"{args.output}: cannot write ({exc.strerror or type(exc).__name__})") from None
+    total = sum(n.accelerator_latency for n in graph.nodes)
+    sys.stdout.write(
+        f"{args.output}: {len(graph.nodes)} nodes, {total:,.4g} ms on one {next(iter(kinds))}; "
+        f"costs: {cost_source(graph)}\n"
+    )
+    return 0
