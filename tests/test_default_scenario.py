@@ -104,3 +104,16 @@ def test_the_papers_graphs_say_their_times_are_profiled():
     assert any("profiled" in c.value for c in at.caption)
     goto(at, page_file("Placement"))
     assert any("profiled" in c.value for c in at.caption)
+
+
+def test_costs_edited_by_hand_stay_while_the_inventory_keeps_its_kinds():
+    from placement.modelling.cost_table import apply_cost_rows
+    from ui import worker
+
+    graph = load_problem(DEFAULT_SAMPLE).graph
+    node = graph.nodes[5]
+    edited = apply_cost_rows(graph, [{"id": node.id, "accelerator ms": 1.0}])
+    assert worker.priced_graph(edited, ("H100", "A100")).nodes[5].accelerator_latency == 1.0
+    repriced = worker.priced_graph(edited, ("A100",))  # other kinds: the perf model prices every node again
+    assert repriced.nodes[5].accelerator_latency == price_graph(graph, ["A100"]).nodes[5].accelerator_latency != 1.0
+    assert "edited by hand" not in cost_source(repriced)

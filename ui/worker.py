@@ -357,10 +357,15 @@ def scaled_graph(graph: placement.Graph, rules: tuple[tuple[str, float], ...]) -
 
 
 def priced_graph(graph: placement.Graph, kinds: tuple[str, ...]) -> placement.Graph:
-    """``graph`` re-priced for the catalogue ``kinds`` (:func:`placement.modelling.pricing.price_graph`)."""
+    """``graph`` re-priced for the catalogue ``kinds`` (:func:`placement.modelling.pricing.price_graph`).
+
+    A graph already priced for exactly these kinds (``extra["pricedKinds"]``, reference first) is kept as it
+    is, so costs edited by hand on the Graph page stay until the inventory's kinds change.
+    """
     from placement.modelling.pricing import price_graph  # noqa: PLC0415
 
-    graph = price_graph(graph, kinds) if kinds else graph
+    if kinds and list(graph.extra.get("pricedKinds", ())) != list(kinds):
+        graph = price_graph(graph, kinds)
     _ = graph.digest
     return light(graph)
 
