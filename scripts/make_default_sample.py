@@ -10,7 +10,6 @@ whatever catalogue kinds the Devices page holds. Run it again after the catalogu
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import placement
@@ -27,8 +26,6 @@ def main() -> None:
     """Build, price and write the default sample."""
     model = MODELS["llama3-8b"].with_changes(seq_length=SEQUENCE)
     problem = build_transformer(model, INVENTORY, cpus=CPUS, training=True, micro_batch=MICRO_BATCH)
-    extra = {**problem.graph.extra, "tokensPerSample": SEQUENCE * MICRO_BATCH}
-    problem = placement.Problem(replace(problem.graph, extra=extra), problem.devices)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(placement.problem_to_json(problem) + "\n", encoding="utf-8")
     print(f"wrote {OUT} ({len(problem.graph.nodes)} nodes)")
