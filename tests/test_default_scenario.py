@@ -114,6 +114,7 @@ def test_costs_edited_by_hand_stay_while_the_inventory_keeps_its_kinds():
     node = graph.nodes[5]
     edited = apply_cost_rows(graph, [{"id": node.id, "accelerator ms": 1.0}])
     assert worker.priced_graph(edited, ("H100", "A100")).nodes[5].accelerator_latency == 1.0
+    assert worker.priced_graph(edited, ("H100",)).nodes[5].accelerator_latency == 1.0  # priced for it already
     repriced = worker.priced_graph(edited, ("A100",))  # other kinds: the perf model prices every node again
     assert repriced.nodes[5].accelerator_latency == price_graph(graph, ["A100"]).nodes[5].accelerator_latency != 1.0
     assert "edited by hand" not in cost_source(repriced)

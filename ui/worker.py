@@ -359,12 +359,14 @@ def scaled_graph(graph: placement.Graph, rules: tuple[tuple[str, float], ...]) -
 def priced_graph(graph: placement.Graph, kinds: tuple[str, ...]) -> placement.Graph:
     """``graph`` re-priced for the catalogue ``kinds`` (:func:`placement.modelling.pricing.price_graph`).
 
-    A graph already priced for exactly these kinds (``extra["pricedKinds"]``, reference first) is kept as it
-    is, so costs edited by hand on the Graph page stay until the inventory's kinds change.
+    A graph already priced on the same reference kind for every one of these kinds (``extra["pricedKinds"]``,
+    reference first: the Graph page prices every catalogue kind) is kept as it is, so costs edited by hand
+    there stay until the inventory needs another reference or a kind the graph was not priced for.
     """
     from placement.modelling.pricing import price_graph  # noqa: PLC0415
 
-    if kinds and list(graph.extra.get("pricedKinds", ())) != list(kinds):
+    priced = [str(kind) for kind in graph.extra.get("pricedKinds", ())]
+    if kinds and not (priced and priced[0] == kinds[0] and set(kinds) <= set(priced)):
         graph = price_graph(graph, kinds)
     _ = graph.digest
     return light(graph)
