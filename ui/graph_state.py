@@ -111,7 +111,9 @@ def priced_graph() -> placement.Graph | None:
     cached = st.session_state.get(keys.PRICED)
     if cached is not None and cached[0] == key:
         return cached[1]
-    graph = worker.run(worker.priced_graph, problem.graph, kinds)
+    graph = problem.graph
+    if worker.needs_pricing(graph, kinds):  # the kernels' formulas over every node: in a worker process
+        graph = worker.run(worker.priced_graph, graph, kinds)
     st.session_state[keys.PRICED] = (key, graph)
     return graph
 
