@@ -52,7 +52,7 @@ DTYPE_BYTES: dict[str, int] = {
 _PRODUCT_TYPE = {"fp16": Dtype.FP16, "bf16": Dtype.BF16, "fp8": Dtype.FP8, "int8": Dtype.FP8, "tf32": Dtype.TF32}
 
 #: Where the profiled graphs' numbers come from (graphs without kernels).
-PROFILED_SOURCE = "profiled costs from the paper's measurements (not the perf model)"
+PROFILED_SOURCE = "profiled costs from the graph file (the paper's measurements for its graphs; not the perf model)"
 
 #: Graphs with operator FLOPs but no kernels (written by an earlier roofline estimate, e.g. the Inception samples).
 LEGACY_SOURCE = "flat roofline estimates stored in the file (not the perf model; rebuild the graph to re-price it)"
