@@ -7,5 +7,5 @@ bash scripts/setup.sh --browser --export
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
-.venv/bin/mkdocs build --strict --quiet --site-dir site
+.venv/bin/mkdocs build --strict --site-dir site
 exec .venv/bin/python -m pytest -q -ra "$@"
