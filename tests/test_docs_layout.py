@@ -62,3 +62,13 @@ def test_the_parser_reads_the_rows():
 def test_readme_is_short():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines (at most {README_MAX_LINES})"
+
+
+def test_ci_builds_the_docs_strictly():
+    """``scripts/test.sh`` builds the site with ``--strict`` and without ``--quiet`` (which silences the warnings
+    that ``--strict`` turns into a failure: a broken link would pass), with the pinned MkDocs."""
+    builds = [line for line in (ROOT / "scripts" / "test.sh").read_text().splitlines() if "mkdocs build" in line]
+    assert len(builds) == 1
+    words = builds[0].split()
+    assert "--strict" in words and "--quiet" not in words and "-q" not in words
+    assert re.search(r"^mkdocs==\d", (ROOT / "requirements.txt").read_text(), re.M)
