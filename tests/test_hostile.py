@@ -184,6 +184,32 @@ def _plan_cases() -> list[dict]:
     return cases
 
 
+def _graph_cases(tmp: Path) -> list[dict]:
+    """``graph`` (a transformer's priced graph file) fed hostile text and counts; nothing is written."""
+    out = str(tmp / "graph_out.json")
+    base = ["graph", "--model", "llama3-8b", "--gpu", "H100:2", "-o", out]
+    cases = []
+    for tag, text in HOSTILE_TEXT.items():
+        for label, flag, value in [
+            ("--model", "--model", text),
+            ("--gpu", "--gpu", text),
+            ("--gpu mixed", "--gpu", f"H100:2,{text}:2"),
+            ("--gpu count", "--gpu", f"H100:{text}"),
+            ("--seq-length", "--seq-length", text),
+            ("--micro-batch", "--micro-batch", text),
+        ]:
+            cases.append({"name": f"graph {tag}: {label}", "argv": [*base, flag, value]})
+    extreme = [
+        ("1e12 GPUs", ["--gpu", "H100:1000000000000"]),
+        ("sequence 1e30", ["--seq-length", "1" + "0" * 30]),
+        ("config.json that is not there", ["--model", str(tmp / "no_config.json")]),
+        ("output into a missing folder", ["-o", str(tmp / "missing" / "g.json")]),
+    ]
+    for tag, flags in extreme:
+        cases.append({"name": f"graph: {tag}", "argv": [*base, *flags]})
+    return cases
+
+
 def _quote_cases(tmp: Path, files: dict[str, str | bytes]) -> list[dict]:
     """Every CLI error path that echoes user text, fed each of :data:`HOSTILE_TEXT`."""
     cases: list[dict] = []
@@ -261,7 +287,7 @@ def _quote_cases(tmp: Path, files: dict[str, str | bytes]) -> list[dict]:
             name = f"q_{tag}_{text.replace('/', '_')}.json"
             files[name] = "not json"
             cases.append({"name": f"quote {tag}: solve, file name", "argv": ["solve", path(name)]})
-    cases += _predict_cases() + _plan_cases()
+    cases += _predict_cases() + _plan_cases() + _graph_cases(tmp)
     for tag, text in HOSTILE_TEXT.items():  # the work caps of issue 27.2
         for flag in ("--max-work", "--max-ip-size"):
             argv = ["solve", str(tmp / "good.json"), flag, text]

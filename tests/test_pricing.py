@@ -13,6 +13,7 @@ from placement.errors import InvalidDevicesError, InvalidGraphError
 from placement.io import graph_to_dict, parse_problem
 from placement.model import Graph, Node
 from placement.modelling.pricing import (
+    LEGACY_SOURCE,
     PROFILED_SOURCE,
     cost_source,
     devices_for,
@@ -137,3 +138,9 @@ def test_devices_for_prefills_from_the_catalogue() -> None:
     assert devices.cpus == 32 and devices.cpu_price_per_hour == cpu_core().usd_per_hour
     with pytest.raises(InvalidDevicesError, match="unknown accelerator"):
         devices_for({"TPU9": 1})
+
+
+def test_files_with_flat_roofline_numbers_say_so():
+    graph = load_problem("sample_graphs/ours/inception_v3_inference.json").graph
+    assert price_graph(graph, ["H100"]) is graph
+    assert cost_source(graph) == LEGACY_SOURCE

@@ -2,7 +2,7 @@
 
 ``python -m placement graph --model PRESET|CONFIG.json --gpu KIND[:N,KIND:N...] [--seq-length S]
 [--micro-batch B] [--training] [--granularity layer|operator] [--dtype bf16] [--cpus L] -o graph.json``
-writes the graph (latencies in ms for the first kind, ``kindLatency`` for the others, the CPU core's latency,
+writes the graph (latencies in ms for the first kind, ``latencies`` per kind for the others, the CPU core's latency,
 edge costs over the first kind's link, the kernels of every node for re-pricing) with the inventory
 (``deviceKinds`` from the catalogue: memory, link bandwidth relative to the first kind, USD per hour), ready
 for ``solve``, ``compare`` and the app's upload. A kind without ``:N`` counts one device.
@@ -106,7 +106,7 @@ def register(commands: Any) -> None:
     cmd.add_argument("--granularity", choices=GRANULARITIES, default="layer", help="nodes per layer or operator")
     cmd.add_argument("--dtype", choices=("bf16", "fp16", "fp32", "fp8"), default="bf16", help="product type")
     cmd.add_argument("--cpus", type=_count, default=0, help="CPU cores in the inventory (default 0)")
-    cmd.add_argument("-o", "--output", required=True, help="graph file to write ('-' for stdout)")
+    cmd.add_argument("-o", dest="output", metavar="FILE", required=True, help="graph file to write ('-' for stdout)")
 
 
 def cmd_graph(args: argparse.Namespace) -> int:

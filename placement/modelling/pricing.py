@@ -52,7 +52,7 @@ DTYPE_BYTES: dict[str, int] = {
 _PRODUCT_TYPE = {"fp16": Dtype.FP16, "bf16": Dtype.BF16, "fp8": Dtype.FP8, "int8": Dtype.FP8, "tf32": Dtype.TF32}
 
 #: Where the profiled graphs' numbers come from (graphs without kernels).
-PROFILED_SOURCE = "profiled costs from the paper's measurements (not the perf model)"
+PROFILED_SOURCE = "profiled costs from the graph file (the paper's measurements for its graphs; not the perf model)"
 
 #: Graphs with operator FLOPs but no kernels (written by an earlier roofline estimate, e.g. the Inception samples).
 LEGACY_SOURCE = "flat roofline estimates stored in the file (not the perf model; rebuild the graph to re-price it)"
@@ -118,6 +118,18 @@ def edge_ms(nbytes: float, acc: Accelerator, params: PerfParams = DEFAULT_PARAMS
     return nbytes / link_bytes_per_s(acc, params) * MS_PER_SECOND
 
 
+def _priced(node: Node, works: Sequence[Work], ref: Accelerator, others: list[Accelerator], params: PerfParams) -> Node:
+    """``node`` with its latencies from ``works`` (their backward times for a backward node)."""
+    dtype = product_dtype(str(node.extra.get("dtype", "fp32")))
+    back = node.is_backward
+    return replace(
+        node,
+        accelerator_latency=work_ms(works, ref, dtype, back, params),
+        cpu_latency=work_ms(works, cpu_core(), dtype, back, params),
+        kind_latency=tuple((a.name, work_ms(works, a, dtype, back, params)) for a in others),
+    )
+
+
 def price_graph(
     graph: Graph, kinds: Sequence[str], reference: str | None = None, params: PerfParams = DEFAULT_PARAMS
 ) -> Graph:
@@ -149,23 +161,13 @@ def price_graph(
     if not has_work(graph):
         return graph
     ref, others = _kinds(kinds, reference)
-    cpu = cpu_core()
     nodes = []
     for node in graph.nodes:
         works = node_work(node)
         if works is None:
             nodes.append(node)
             continue
-        dtype = product_dtype(str(node.extra.get("dtype", "fp32")))
-        back = node.is_backward
-        nodes.append(
-            replace(
-                node,
-                accelerator_latency=work_ms(works, ref, dtype, back, params),
-                cpu_latency=work_ms(works, cpu, dtype, back, params),
-                kind_latency=tuple((a.name, work_ms(works, a, dtype, back, params)) for a in others),
-            )
-        )
+        nodes.append(_priced(node, works, ref, others, params))
     edges = [e if e.size is None else replace(e, cost=edge_ms(e.size, ref, params)) for e in graph.edges]
     extra = dict(graph.extra)
     extra["pricedKinds"] = [ref.name, *(a.name for a in others)]
@@ -181,22 +183,13 @@ def price_backward(graph: Graph, params: PerfParams = DEFAULT_PARAMS) -> Graph:
     if not isinstance(kinds, list) or not kinds or not has_work(graph):
         return graph
     ref, others = _kinds([str(k) for k in kinds], None)
-    cpu = cpu_core()
     nodes = []
     for node in graph.nodes:
         works = node_work(node) if node.is_backward else None
         if works is None:
             nodes.append(node)
             continue
-        dtype = product_dtype(str(node.extra.get("dtype", "fp32")))
-        nodes.append(
-            replace(
-                node,
-                accelerator_latency=work_ms(works, ref, dtype, True, params),
-                cpu_latency=work_ms(works, cpu, dtype, True, params),
-                kind_latency=tuple((a.name, work_ms(works, a, dtype, True, params)) for a in others),
-            )
-        )
+        nodes.append(_priced(node, works, ref, others, params))
     return Graph(tuple(nodes), graph.edges, name=graph.name, extra=dict(graph.extra))
 
 
