@@ -164,7 +164,7 @@ class TransformerScenario:
         price = "no price" if self.price is None else f"{self.price:g} USD per GPU-hour"
         return (
             f"{self.model} (sequence {self.spec.seq_length:,}, global batch {self.global_batch:,}) on "
-            f"{self.gpus:,} x {self.gpu} ({self.gpus_per_node} per node{net}), {self.tokens:,.4g} tokens per run, "
+            f"{self.gpus:,} x {self.gpu} ({self.gpus_per_node} per node{net}), {format_tokens(self.tokens)} tokens per run, "
             f"{price}"
         )
 
@@ -339,26 +339,83 @@ class MeetingAnswer:
         return out
 
 
-def meeting_answer(scenario: TransformerScenario) -> MeetingAnswer:
-    """Search the scenario's space (as ``plan`` does) and return the answer with its launch configuration."""
+def meeting_answer(scenario: TransformerScenario, check: bool = False) -> MeetingAnswer:
+    """Search the scenario's space (as ``plan`` does) and return the answer with its launch configuration
+    (``check``: also the framework's own parser's verdict, as ``plan`` prints; importing it takes seconds)."""
     result = search(scenario.spec, scenario.cluster, scenario.global_batch, scenario.framework)
     configs: Mapping[str, Any] = {}
     if result.plan is not None:
-        configs = launch_configs(scenario.spec, result.plan, scenario.framework, scenario.gpus_per_node)
+        configs = launch_configs(scenario.spec, result.plan, scenario.framework, scenario.gpus_per_node, check)
     return MeetingAnswer(scenario, result, configs)
 
 
-def kinds_side_by_side(
+def kind_scenarios(
     scenario: TransformerScenario, kinds: Iterable[str], prices: Mapping[str, float] | None = None
-) -> list[MeetingAnswer]:
+) -> list[TransformerScenario]:
     """The scenario on each of ``kinds``, in the order given (same GPU count, batch, tokens and network).
 
     Each kind is priced at ``prices[kind]`` when given, else at the scenario's price for its own kind, else at
     the catalogue's price (which may be unset: the cost is then None).
     """
-    answers = []
+    out = []
     for kind in kinds:
         name = accelerator(kind).name
         price = (prices or {}).get(name, scenario.price_per_hour if name == scenario.gpu else None)
-        answers.append(meeting_answer(scenario.with_changes(gpu=name, price_per_hour=price)))
-    return answers
+        out.append(scenario.with_changes(gpu=name, price_per_hour=price))
+    return out
+
+
+def kinds_side_by_side(
+    scenario: TransformerScenario, kinds: Iterable[str], prices: Mapping[str, float] | None = None
+) -> list[MeetingAnswer]:
+    """:func:`meeting_answer` of each of :func:`kind_scenarios` (days and money per run, fit and headroom)."""
+    return [meeting_answer(s) for s in kind_scenarios(scenario, kinds, prices)]
+
+
+def format_tokens(tokens: float) -> str:
+    """``15T`` / ``300B`` / ``2.5M``-style token counts (exact digits below a thousand)."""
+    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if tokens >= size:
+            return f"{tokens / size:.4g}{suffix}"
+    return f"{tokens:g}"
+
+
+def figures(answer: MeetingAnswer, currency: str = "USD") -> dict[str, str]:
+    """The answer's numbers as the pages and the browser test show them (label -> text).
+
+    Time-derived figures (step time, tokens/s, run days, cost per run) end with the calibration band's range;
+    memory has none (the model's own). Without a layout: ``{"layout": "no layout fits: <reason>"}``.
+    """
+    s = answer.scenario
+    out = {"GPUs": f"{s.gpus:,} x {s.gpu}"}
+    if not answer.feasible:
+        out["layout"] = f"no layout fits: {answer.result.reason}"
+        return out
+
+    def ranged(value: float, text: str, inverse: bool = False, fmt: str = "{:,.3g}") -> str:
+        span = answer.banded(value, inverse)
+        return text if span is None else f"{text} (band {fmt.format(span[0])} to {fmt.format(span[1])})"
+
+    mem = answer.memory
+    out["layout"] = answer.layout_text
+    out["time per step"] = ranged(answer.step_seconds, f"{answer.step_seconds:.3g} s", fmt="{:.3g} s")
+    out["tokens/s"] = ranged(answer.tokens_per_second, f"{answer.tokens_per_second:,.0f}", True, "{:,.0f}")
+    out["memory per GPU"] = (
+        f"{mem['total'] / 2**30:.2f} GiB of {answer.capacity / 2**30:.1f} GiB "
+        f"({'fits' if answer.fits else 'DOES NOT FIT'}, {answer.headroom / 2**30:.2f} GiB free)"
+    )
+    out["optimizer state per GPU"] = f"{mem['optimizer_state'] / 2**30:.2f} GiB"
+    days = answer.run_days
+    out[f"run of {format_tokens(s.tokens)} tokens"] = ranged(days, f"{days:,.1f} days", fmt="{:,.1f} days")
+    per_hour, per_run = answer.cost_per_hour, answer.cost_per_run
+    if per_hour is None or per_run is None:
+        out["cost per hour"] = out["cost per run"] = "no price (type one)"
+    else:
+        out["cost per hour"] = f"{per_hour:,.0f} {currency}"
+        out["cost per run"] = ranged(per_run, f"{per_run:,.0f} {currency}", fmt="{:,.0f} " + currency)
+    return out
+
+
+def count_sweep(scenario: TransformerScenario, counts: Iterable[int]) -> list[MeetingAnswer]:
+    """The scenario on each GPU count of ``counts`` (the Tradeoffs page's time against cost)."""
+    return [meeting_answer(scenario.with_changes(gpus=int(n))) for n in counts]

@@ -104,8 +104,11 @@ def _write_trace(model: TransformerSpec, result: SearchResult, cluster: Cluster,
         raise PlacementError(f"--trace {path}: cannot write ({exc.strerror})") from None
 
 
-def launch_configs(model: TransformerSpec, plan: Plan, framework: str, gpus_per_node: int = 8) -> dict[str, Any]:
-    """The plan's launch configuration for ``framework`` and the real parsers' verdicts.
+def launch_configs(
+    model: TransformerSpec, plan: Plan, framework: str, gpus_per_node: int = 8, check: bool = True
+) -> dict[str, Any]:
+    """The plan's launch configuration for ``framework`` and the real parsers' verdicts (``check`` False: none,
+    ``checks`` empty; importing a framework takes seconds).
 
     torchtitan: ``torchtitan_toml`` (the job config) and ``torchtitan_command`` (``torchrun`` on
     ``gpus_per_node`` GPUs per node, reading it as ``torchtitan.toml``).
@@ -119,14 +122,17 @@ def launch_configs(model: TransformerSpec, plan: Plan, framework: str, gpus_per_
             raise
     checks = []
     if framework.startswith("megatron"):
-        checks.append(check_megatron(model, layout))
+        if check:
+            checks.append(check_megatron(model, layout))
     elif framework == "torchtitan":
         out["torchtitan_toml"] = torchtitan_toml(model, layout)
         out["torchtitan_command"] = torchtitan_command(layout, gpus_per_node)
-        checks.append(check_torchtitan(out["torchtitan_toml"], model.layers))
+        if check:
+            checks.append(check_torchtitan(out["torchtitan_toml"], model.layers))
     elif framework == "deepspeed":
         out["deepspeed_config"] = deepspeed_config(model, layout)
-        checks.append(check_deepspeed(out["deepspeed_config"], layout.data * layout.context))
+        if check:
+            checks.append(check_deepspeed(out["deepspeed_config"], layout.data * layout.context))
     out["checks"] = [{"parser": c.parser, "ok": c.ok, "message": c.message} for c in checks]
     return out
 
