@@ -81,7 +81,7 @@ class TransformerScenario:
     global_batch : int
         Sequences per training step.
     seq_length : int or None
-        Tokens per sequence (None: the preset's).
+        Tokens per sequence (None: the preset's; the preset's own length is stored as None).
     tokens : float
         The token budget of one training run (its cost is the cost per run).
     price_per_hour : float or None
@@ -116,7 +116,8 @@ class TransformerScenario:
         object.__setattr__(self, "gpus_per_node", _int(self.gpus_per_node, "gpus_per_node", 1, 72))
         object.__setattr__(self, "global_batch", _int(self.global_batch, "global_batch", 1, MAX_BATCH))
         if self.seq_length is not None:
-            object.__setattr__(self, "seq_length", _int(self.seq_length, "seq_length", 1, 1 << 22))
+            seq = _int(self.seq_length, "seq_length", 1, 1 << 22)
+            object.__setattr__(self, "seq_length", None if seq == MODELS[self.model].seq_length else seq)
         object.__setattr__(self, "tokens", _float(self.tokens, "tokens", 0.0, MAX_TOKENS, strict_low=True))
         if self.price_per_hour is not None:
             object.__setattr__(self, "price_per_hour", _float(self.price_per_hour, "price_per_hour", 0.0, MAX_PRICE))
