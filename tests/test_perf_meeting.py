@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 
 import pytest
 
@@ -46,7 +47,7 @@ def test_answer_is_plans_json(small, capsys):
     assert small.cost_per_step == out["plan"]["cost_per_iteration"]
     assert small.run_seconds == out["run"]["seconds"]
     assert small.cost_per_run == out["run"]["cost"]
-    assert small.launch_command == " ".join(out["megatron_args"])
+    assert small.launch_command == shlex.join(out["megatron_args"])
     assert list(small.outside) == pred["outside_calibration"]
 
 

@@ -134,7 +134,7 @@ def editor() -> TransformerScenario | None:
     for key, value in _widget_values(scenario).items():
         if key not in ss:
             ss[key] = value
-    with st.expander(f"Transformer scenario: {scenario.describe()}", expanded=False):
+    with st.expander("Edit the transformer scenario (model, batch, tokens, GPUs, price, network)", expanded=False):
         c = st.columns(4)
         c[0].selectbox("model", list(MODELS), key="tf_w_model", persist_state=PERSIST)
         c[1].number_input("sequence length", 128, 1 << 20, step=1024, key="tf_w_seq", persist_state=PERSIST)

@@ -31,7 +31,7 @@ NODES_ADDED = 8
 
 def _table(rows: dict[str, str]) -> None:
     """Label/value rows as a markdown table (text a browser and AppTest can read)."""
-    lines = ["| | |", "|---|---|"] + [f"| {k} | {v.replace('|', '/')} |" for k, v in rows.items()]
+    lines = ["| figure | value |", "|---|---|"] + [f"| {k} | {v.replace('|', '/')} |" for k, v in rows.items()]
     st.markdown("\n".join(lines))
 
 
@@ -53,10 +53,11 @@ def calibration(answer: MeetingAnswer, key: str) -> None:
             st.markdown("\n".join(f"- {item}" for item in answer.outside))
 
 
-def banner(answer: MeetingAnswer) -> None:
+def banner(answer: MeetingAnswer, editable_here: bool = False) -> None:
     """The section's heading: the scenario in one line."""
     st.subheader("Transformer scenario")
-    st.markdown(f"**{answer.scenario.describe()}** (edit it on the Meeting summary)")
+    where = "" if editable_here else " (edit it on the Meeting summary)"
+    st.markdown(f"**{answer.scenario.describe()}**{where}")
     if not answer.feasible:
         st.warning(f"No layout fits: {answer.result.reason} (proven by the exact search).")
 
@@ -98,7 +99,7 @@ def meeting_section() -> None:
         return
     answer = transformer.answer()
     assert answer is not None  # noqa: S101 - the scenario is on
-    banner(answer)
+    banner(answer, editable_here=True)
     _what_ifs(scenario)
     if not answer.feasible:
         return
@@ -112,7 +113,7 @@ def meeting_section() -> None:
 def _memory(answer: MeetingAnswer, key: str) -> None:
     rows = {k.replace("_", " "): f"{v / GIB:.2f} GiB" for k, v in answer.memory.items()}
     st.markdown(f"**Memory of the most loaded GPU** (of {answer.capacity / GIB:.1f} GiB):")
-    _table(rows)
+    st.markdown("\n".join(["| part | GiB |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows.items()]))
     st.plotly_chart(viz_perf.memory_figure({answer.scenario.gpu: answer.memory}, answer.capacity), key=key)
 
 

@@ -20,6 +20,7 @@ measured memory).
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -300,11 +301,11 @@ class MeetingAnswer:
 
     @property
     def launch_command(self) -> str:
-        """The launch command, uncut: Megatron-LM's arguments, or torchtitan's command line."""
+        """The launch command, uncut and shell-quoted: Megatron-LM's arguments, or torchtitan's command line."""
         if "torchtitan_command" in self.configs:
-            return " ".join(self.configs["torchtitan_command"])
+            return shlex.join(self.configs["torchtitan_command"])
         if "megatron_args" in self.configs:
-            return " ".join(self.configs["megatron_args"])
+            return shlex.join(self.configs["megatron_args"])
         return ""
 
     def banded(self, value: float, inverse: bool = False) -> tuple[float, float] | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 from typing import Any
 
 from ..errors import PlacementError
@@ -204,10 +205,10 @@ def _text(model: TransformerSpec, result: SearchResult, configs: dict[str, Any],
     )
     lines += calibration_lines(pred.band, pred.outside_calibration)
     if "megatron_args" in configs:
-        lines.append("megatron args: " + " ".join(configs["megatron_args"]))
+        lines.append("megatron args: " + shlex.join(configs["megatron_args"]))
     if "torchtitan_toml" in configs:
         lines += ["torchtitan job config (torchtitan.toml):", configs["torchtitan_toml"]]
-        lines.append("torchtitan command: " + " ".join(configs["torchtitan_command"]))
+        lines.append("torchtitan command: " + shlex.join(configs["torchtitan_command"]))
     if "deepspeed_config" in configs:
         lines += ["deepspeed config:", json.dumps(configs["deepspeed_config"], indent=2)]
     for check in configs["checks"]:

@@ -11,15 +11,25 @@ import re
 import pytest
 
 from placement.perf.meeting import TransformerScenario, figures, meeting_answer
+from ui.navigation import PAGES as NAV
 
 from ..cli_helper import cli
-from .helpers import go, rerun_after, set_number, wait_idle
+from .helpers import rerun_after, set_number, wait_idle
 
 pytestmark = pytest.mark.browser
 
 PRICE = 2.5
 BASE = TransformerScenario(price_per_hour=PRICE)
 PAGES = ("Plan a purchase", "Tradeoffs", "Uncertainty", "Timeline", "Plan view")
+
+
+def go(page, title: str, timeout: float = 120.0) -> None:
+    """Open the page titled ``title`` from the sidebar (its URL path from ui.navigation.PAGES)."""
+    path = next(url for _, name, _, url, _ in NAV if name == title)
+    page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').click()
+    page.wait_for_url(re.compile(rf"/{path}(\?.*)?$"))
+    page.get_by_role("heading", name=title).first.wait_for()
+    wait_idle(page, settle=0.5, timeout=timeout)
 
 
 def cli_plan(scenario: TransformerScenario) -> dict:
@@ -58,7 +68,7 @@ def test_the_meeting_on_real_gpus(page, app_url, artifacts_dir):
     page.goto(f"{app_url}/Meeting_summary")
     page.get_by_role("heading", name="Meeting summary").first.wait_for()
     wait_idle(page, timeout=120)
-    page.get_by_text(re.compile(r"^Transformer scenario: ")).first.click()
+    page.get_by_text(re.compile(r"^Edit the transformer scenario")).first.click()
     set_number(page, "USD per GPU-hour (empty: the catalogue's)", str(PRICE), timeout=120)
     rows = assert_figures(page, BASE)
     command = meeting_answer(BASE).launch_command
@@ -68,7 +78,7 @@ def test_the_meeting_on_real_gpus(page, app_url, artifacts_dir):
     page.screenshot(path=artifacts_dir / "meeting_transformer.png", full_page=True)
 
     for name in PAGES:
-        go(page, name, timeout=120)
+        go(page, name)
         body = page.locator('[data-testid="stMain"]').inner_text()
         assert BASE.describe() in body, name
         assert "perf-v1" in body, name
@@ -80,7 +90,7 @@ def test_the_meeting_on_real_gpus(page, app_url, artifacts_dir):
     go(page, "Timeline")
     assert page.get_by_role("button", name=re.compile("transformer schedule as a Perfetto")).count() == 1
 
-    go(page, "Meeting summary", timeout=120)
+    go(page, "Meeting summary")
     with rerun_after(page, timeout=120):
         page.get_by_role("button", name="8 more nodes").click()
     wait_idle(page, timeout=120)
