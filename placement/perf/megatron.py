@@ -68,6 +68,7 @@ _SWITCHES: dict[str, str] = {
     "--tp-comm-overlap": "tp_comm_overlap",
     "--untie-embeddings-and-output-weights": "untie",
     "--disable-bias-linear": "no_bias",
+    "--add-qkv-bias": "qkv_bias",
     "--use-flash-attn": "flash",
     "--recompute-activations": "recompute_activations",
     "--accumulate-allreduce-grads-in-fp32": "grads_fp32",
@@ -163,6 +164,7 @@ def _model(values: dict[str, object], notes: list[str]) -> TransformerSpec:
         norm=Norm.RMSNORM if norm_text == "rmsnorm" else Norm.LAYERNORM,
         rope=position != "learned_absolute",
         bias=not values.get("no_bias", False),
+        qkv_bias=bool(values.get("qkv_bias", False)),
         dropout=dropout,
         tied_embeddings=not values.get("untie", False),
         num_experts=experts,
@@ -348,6 +350,8 @@ def megatron_args(model: TransformerSpec, layout: Layout, pipeline_layout: bool 
         out += ["--position-embedding-type", "rope"]
     if not model.bias:
         out.append("--disable-bias-linear")
+    if model.qkv_bias and not model.bias:
+        out.append("--add-qkv-bias")
     if not model.dropout:
         out += ["--hidden-dropout", "0", "--attention-dropout", "0"]
     if not model.tied_embeddings:
