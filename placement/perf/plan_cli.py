@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import PlacementError
 from .coverage import calibration_lines
-from .hardware import GIB, Cluster, accelerator
+from .hardware import GB, GIB, Cluster, accelerator
 from .launch import (
     check_deepspeed,
     check_megatron,
@@ -49,6 +49,9 @@ def add_plan_parser(commands: Any, count: Any) -> None:
     cmd.add_argument("--framework", default="megatron", help=f"search space: {', '.join(SPACES)} (default megatron)")
     cmd.add_argument("--price", type=float, default=None, help="price per GPU-hour (adds cost to the Pareto front)")
     cmd.add_argument("--pareto", action="store_true", help="also the Pareto front (time, memory, GPUs[, cost])")
+    cmd.add_argument("--tokens", type=float, default=None, help="tokens of a training run: prints its time and cost")
+    cmd.add_argument("--nic-gbps", type=float, default=None, help="network GB/s per GPU and direction (what-if)")
+    cmd.add_argument("--trace", default=None, help="write the plan's pipeline schedule as Chrome/Perfetto trace JSON")
     cmd.add_argument("--json", action="store_true", help="one JSON object")
 
 
@@ -71,11 +74,41 @@ def _cluster(args: argparse.Namespace) -> Cluster:
         from dataclasses import replace
 
         acc = replace(acc, price_per_hour=float(args.price))
-    return Cluster(acc, int(args.gpus), int(args.gpus_per_node))
+    nic = getattr(args, "nic_gbps", None)
+    if nic is not None and not (math.isfinite(nic) and nic > 0):
+        raise PlacementError(f"--nic-gbps {nic}: must be a finite number > 0")
+    return Cluster(acc, int(args.gpus), int(args.gpus_per_node), nic_bytes_per_s=None if nic is None else nic * GB)
 
 
-def launch_configs(model: TransformerSpec, plan: Plan, framework: str, gpus_per_node: int = 8) -> dict[str, Any]:
-    """The plan's launch configuration for ``framework`` and the real parsers' verdicts.
+def _run_lines(plan: Plan, tokens: float) -> list[str]:
+    """Time and cost of a run of ``tokens`` tokens (:meth:`Plan.run_seconds`, :meth:`Plan.cost_per_run`)."""
+    seconds = plan.run_seconds(tokens)
+    band = plan.prediction.band
+    within = f" (calibration band +-{band.max_abs_error:.0%})" if band else ""
+    cost = plan.cost_per_run(tokens)
+    money = (
+        "no price (give --price)" if cost is None else f"{cost:,.0f} USD at {plan.price_per_hour:g} USD per GPU-hour"
+    )
+    return [f"run of {tokens:,.0f} tokens: {seconds / 86400:,.2f} days{within}, {money}"]
+
+
+def _write_trace(model: TransformerSpec, result: SearchResult, cluster: Cluster, path: str) -> None:
+    from .trace import chrome_trace_json
+
+    if result.plan is None:
+        raise PlacementError(f"--trace {path}: no plan to draw ({result.reason})")
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(chrome_trace_json(model, result.plan, cluster))
+    except OSError as exc:
+        raise PlacementError(f"--trace {path}: cannot write ({exc.strerror})") from None
+
+
+def launch_configs(
+    model: TransformerSpec, plan: Plan, framework: str, gpus_per_node: int = 8, check: bool = True
+) -> dict[str, Any]:
+    """The plan's launch configuration for ``framework`` and the real parsers' verdicts (``check`` False: none,
+    ``checks`` empty; importing a framework takes seconds).
 
     torchtitan: ``torchtitan_toml`` (the job config) and ``torchtitan_command`` (``torchrun`` on
     ``gpus_per_node`` GPUs per node, reading it as ``torchtitan.toml``).
@@ -89,14 +122,17 @@ def launch_configs(model: TransformerSpec, plan: Plan, framework: str, gpus_per_
             raise
     checks = []
     if framework.startswith("megatron"):
-        checks.append(check_megatron(model, layout))
+        if check:
+            checks.append(check_megatron(model, layout))
     elif framework == "torchtitan":
         out["torchtitan_toml"] = torchtitan_toml(model, layout)
         out["torchtitan_command"] = torchtitan_command(layout, gpus_per_node)
-        checks.append(check_torchtitan(out["torchtitan_toml"], model.layers))
+        if check:
+            checks.append(check_torchtitan(out["torchtitan_toml"], model.layers))
     elif framework == "deepspeed":
         out["deepspeed_config"] = deepspeed_config(model, layout)
-        checks.append(check_deepspeed(out["deepspeed_config"], layout.data * layout.context))
+        if check:
+            checks.append(check_deepspeed(out["deepspeed_config"], layout.data * layout.context))
     out["checks"] = [{"parser": c.parser, "ok": c.ok, "message": c.message} for c in checks]
     return out
 
@@ -197,7 +233,12 @@ def run_plan(args: argparse.Namespace) -> int:
         print(json.dumps(hetero.as_dict(), indent=1, allow_nan=False) if args.json else hetero_text(hetero))
         return 0
     cluster = _cluster(args)
+    tokens = args.tokens
+    if tokens is not None and not (math.isfinite(tokens) and tokens > 0):
+        raise PlacementError(f"--tokens {tokens}: must be a finite number > 0")
     result = search(model, cluster, int(args.global_batch), args.framework)
+    if args.trace is not None:
+        _write_trace(model, result, cluster, args.trace)
     configs = launch_configs(model, result.plan, args.framework, args.gpus_per_node) if result.plan is not None else {}
     front = pareto_front(model, cluster, int(args.global_batch), args.framework) if args.pareto else None
     if args.json:
@@ -214,9 +255,18 @@ def run_plan(args: argparse.Namespace) -> int:
             "plan": plan_dict(result.plan) if result.plan is not None else None,
             **configs,
         }
+        if tokens is not None and result.plan is not None:
+            out["run"] = {
+                "tokens": tokens,
+                "seconds": result.plan.run_seconds(tokens),
+                "cost": result.plan.cost_per_run(tokens),
+            }
         if front is not None:
             out["pareto"] = [plan_dict(p) for p in front]
         print(json.dumps(out, indent=1, allow_nan=False))
     else:
-        print(_text(model, result, configs, front))
+        text = _text(model, result, configs, front)
+        if tokens is not None and result.plan is not None:
+            text += "\n" + "\n".join(_run_lines(result.plan, tokens))
+        print(text)
     return 0

@@ -102,3 +102,37 @@ def schedule_figure(blocks: Sequence[Block], title: str = "") -> go.Figure:
         margin={"t": 90 if title else 60},
     )
     return fig
+
+
+def run_figure(
+    labels: Sequence[str], days: Sequence[float], costs: Sequence[float | None], currency: str = "USD"
+) -> go.Figure:
+    """Days and cost of one training run per option (GPU kind or count): bars of days, a line of cost.
+
+    Parameters
+    ----------
+    labels : sequence of str
+        One per option (e.g. ``1,024 x H100``).
+    days, costs : sequences of float
+        The run's days and cost per option (a cost of None: no price, not drawn).
+    """
+    fig = go.Figure()
+    fig.add_trace(go.Bar(name="days per run", x=list(labels), y=list(days), yaxis="y"))
+    priced = [(lab, c) for lab, c in zip(labels, costs, strict=True) if c is not None]
+    if priced:
+        fig.add_trace(
+            go.Scatter(
+                name=f"{currency} per run",
+                x=[lab for lab, _ in priced],
+                y=[c for _, c in priced],
+                yaxis="y2",
+                mode="lines+markers",
+            )
+        )
+    fig.update_layout(
+        yaxis={"title": "days per run"},
+        yaxis2={"title": f"{currency} per run", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+        height=360,
+        legend={"orientation": "h"},
+    )
+    return fig
