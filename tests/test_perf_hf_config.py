@@ -129,7 +129,7 @@ def test_qkv_bias_round_trips_through_megatron_flags():
         ({"model_type": "bert"}, "model_type: 'bert': not one of llama, mistral"),
         ({"model_type": None}, "model_type: missing"),
         ({"num_hidden_layers": None}, "num_hidden_layers: missing"),
-        ({"hidden_size": "4096"}, "hidden_size: must be an integer, got \"'4096'\""),
+        ({"hidden_size": "4096"}, "hidden_size: must be an integer, got '4096'"),
         ({"hidden_size": 4096.0}, "hidden_size: must be an integer"),
         ({"num_hidden_layers": True}, "num_hidden_layers: must be an integer"),
         ({"num_hidden_layers": 10**12}, "num_hidden_layers: must be from 1 to 2,147,483,648, got 1,000,000,000,000"),

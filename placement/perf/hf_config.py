@@ -59,7 +59,7 @@ class _Fields:
             if key in self.data and self.data[key] is not None:
                 value = self.data[key]
                 if isinstance(value, bool) or not isinstance(value, int):
-                    raise self.fail(key, f"must be an integer, got {quote(repr(value), 40)}")
+                    raise self.fail(key, f"must be an integer, got {label(repr(value), 40)}")
                 if not 1 <= value <= MAX_SIZE:
                     raise self.fail(key, f"must be from 1 to {MAX_SIZE:,}, got {value:,}")
                 return value
@@ -72,7 +72,7 @@ class _Fields:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise self.fail(name, f"must be true or false, got {quote(repr(value), 40)}")
+            raise self.fail(name, f"must be true or false, got {label(repr(value), 40)}")
         return value
 
     def rate(self, name: str) -> float:
@@ -81,7 +81,7 @@ class _Fields:
         if value is None:
             return 0.0
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            raise self.fail(name, f"must be a number from 0 to 1, got {quote(repr(value), 40)}")
+            raise self.fail(name, f"must be a number from 0 to 1, got {label(repr(value), 40)}")
         return float(value)
 
 

@@ -299,11 +299,13 @@ class MeetingAnswer:
 
     @property
     def launch_command(self) -> str:
-        """The launch command, uncut: Megatron-LM's arguments, or torchtitan's command line."""
+        """The launch command with its launcher, uncut (``plan``'s): torchrun running Megatron-LM, or torchtitan."""
+        from .launch import shell_text
+
         if "torchtitan_command" in self.configs:
-            return " ".join(self.configs["torchtitan_command"])
-        if "megatron_args" in self.configs:
-            return " ".join(self.configs["megatron_args"])
+            return shell_text(self.configs["torchtitan_command"])
+        if "megatron_launch" in self.configs:
+            return shell_text(self.configs["megatron_launch"])
         return ""
 
     def banded(self, value: float, inverse: bool = False) -> tuple[float, float] | None:
