@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-import shlex
 
 import pytest
 
 from placement import cli
 from placement.errors import InvalidScenarioError
 from placement.perf.hardware import ACCELERATORS
+from placement.perf.launch import shell_text
 from placement.perf.meeting import (
     TransformerScenario,
     figures,
@@ -47,7 +47,7 @@ def test_answer_is_plans_json(small, capsys):
     assert small.cost_per_step == out["plan"]["cost_per_iteration"]
     assert small.run_seconds == out["run"]["seconds"]
     assert small.cost_per_run == out["run"]["cost"]
-    assert small.launch_command == shlex.join(out["megatron_args"])
+    assert small.launch_command == shell_text(out["megatron_launch"])
     assert list(small.outside) == pred["outside_calibration"]
 
 
@@ -77,11 +77,15 @@ def test_figures_carry_the_band_on_time_only(small):
     assert "fits" in rows["memory per GPU"]
 
 
-def test_no_price_means_no_cost():
-    answer = meeting_answer(SMALL.with_changes(price_per_hour=None, gpu="L4"))
-    if ACCELERATORS["L4"].price_per_hour is None:
-        assert answer.cost_per_run is None and answer.cost_per_hour is None
-        assert figures(answer).get("cost per run", "no price").startswith("no price")
+def test_without_a_typed_price_the_catalogues_is_used():
+    scenario = SMALL.with_changes(price_per_hour=None, gpu="L4")
+    catalogue = ACCELERATORS["L4"].usd_per_hour
+    assert catalogue > 0 and scenario.price == catalogue
+    assert "catalogue default" in scenario.describe()
+    answer = meeting_answer(scenario)
+    assert answer.cost_per_hour == 64 * catalogue
+    assert answer.cost_per_run == pytest.approx(64 * catalogue * answer.run_seconds / 3600)
+    assert "(typed)" in SMALL.describe()
 
 
 def test_more_nodes_and_half_network_are_plans(capsys):
@@ -107,6 +111,19 @@ def test_kinds_side_by_side():
     assert b200.step_seconds < h100.step_seconds  # the faster kind
     for a in answers:
         assert a.fits and a.headroom >= 0
+
+
+def test_kinds_side_by_side_is_plans_compare_gpus(capsys):
+    out = plan_json(
+        capsys, "--model", "llama3-8b", "--gpu", "H100", "--gpus", "64", "--global-batch", "256",
+        "--tokens", "1e12", "--compare-gpus", "A100,B200",
+    )  # fmt: skip
+    answers = kinds_side_by_side(SMALL.with_changes(price_per_hour=None), ["A100", "B200"])
+    rows = out.get("kinds") or out.get("compare") or out.get("rows")
+    assert rows is not None, sorted(out)
+    for answer, row in zip(answers, rows, strict=True):
+        assert json.dumps(row).count(repr(answer.step_seconds)) >= 1
+        assert json.dumps(row).count(repr(answer.cost_per_run)) >= 1
 
 
 def test_settings_round_trip_and_defaults():

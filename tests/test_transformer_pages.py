@@ -43,6 +43,8 @@ def test_a_fresh_meeting_shows_a_gpu_kind_tokens_per_second_and_the_launch_comma
     for label in ("GPUs", "layout", "time per step", "tokens/s", "memory per GPU", "optimizer state per GPU"):
         assert f"| {label} | {rows[label]} |" in shown, label
     assert "1,024 x H100" in shown
+    assert answer.cost_per_run and answer.cost_per_run > 0  # the catalogue's default price
+    assert f"| cost per run | {rows['cost per run']} |" in shown and " USD" in rows["cost per run"]
     assert answer.launch_command in [c.value for c in at.code]  # uncut
     assert "outside the calibration runs" in [e.label for e in at.expander][-1] or any(
         "outside the calibration runs" in e.label for e in at.expander

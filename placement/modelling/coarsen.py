@@ -77,6 +77,8 @@ def coarsen(graph: Graph, key: Callable[[Node], str]) -> Graph:
         ops = {str(n.extra["op"]) for n in group if "op" in n.extra} | {
             str(o) for n in group for o in n.extra.get("ops", ())
         }
+        if all("work" in n.extra for n in group):  # the members' kernels (re-pricing on other kinds)
+            extra["work"] = [w for n in group for w in n.extra["work"]]
         if ops:  # the member operator types (the multidim planner splits matrix products)
             extra["ops"] = sorted(ops)
         dtypes = {n.extra["dtype"] for n in group if n.size > 0 and isinstance(n.extra.get("dtype"), str)}

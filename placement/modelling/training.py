@@ -9,6 +9,9 @@ For a forward graph ``G`` the training graph has, for every forward node ``v``:
   forward FLOPs (one product for the input gradient and one for the weight gradient) and
   moves about twice the bytes, so its roofline time doubles too. Its ``size`` is
   ``gradient_memory_factor`` times ``v``'s (weight gradients, optimizer state);
+* a node that records its kernels (``extra["work"]``, built or imported graphs) passes them to ``v'``, whose
+  latencies :func:`placement.modelling.pricing.price_graph` then sets from the kernels' backward times
+  (dgrad + wgrad products, the attention backward, twice the streamed bytes) instead of the factor;
 * ``v`` and ``v'`` share a **color class** (the class of ``v`` if it had one, else a new
   one), so a device that runs a forward operator also runs its gradient.
 
@@ -34,6 +37,19 @@ BACKWARD_FACTOR = 2.0
 def backward_offset(graph: Graph) -> int:
     """The id offset of backward nodes: one more than the largest forward id."""
     return max((node.id for node in graph.nodes), default=-1) + 1
+
+
+def _backward_extra(node: Node, backward_factor: float) -> dict[str, object]:
+    """The backward node's ``extra``: scaled FLOPs and bytes; the forward's kernels (priced by their backward)."""
+    extra: dict[str, object] = {
+        k: v * backward_factor
+        for k, v in node.extra.items()
+        if k in ("flops", "bytesRead", "bytesWritten") and isinstance(v, (int, float))
+    }
+    for key in ("work",):
+        if key in node.extra:
+            extra[key] = node.extra[key]
+    return extra
 
 
 def training_graph(
@@ -80,11 +96,7 @@ def training_graph(
                 size=node.size * gradient_memory_factor,
                 kind_latency=tuple((k, v * backward_factor) for k, v in node.kind_latency),
                 allowed_kinds=node.allowed_kinds,
-                extra={
-                    k: v * backward_factor
-                    for k, v in node.extra.items()
-                    if k in ("flops", "bytesRead", "bytesWritten") and isinstance(v, (int, float))
-                },
+                extra=_backward_extra(node, backward_factor),
             )
         )
     sizes = {e.source: e.size for e in graph.edges}

@@ -1,42 +1,26 @@
-"""Accelerators and clusters for the transformer training performance model.
+"""Accelerators and clusters for the transformer training performance model, read from the catalogue.
 
-Every figure is a vendor spec-sheet value (dense math, no structured sparsity); bandwidths are in
-**bytes per second, one direction, per GPU** and memory in bytes. What the software reaches of these
-peaks (GEMM efficiency, NCCL bus bandwidth, achievable HBM bandwidth) is not a hardware fact: it lives in
+The figures of every accelerator kind and of one CPU core live in one data file, ``catalogue.json`` beside
+this module (shipped as package data): vendor spec-sheet peaks per data type (dense math, no structured
+sparsity), memory, HBM, NVLink, NIC and PCIe bandwidths (**bytes per second, one direction, per GPU** once
+read), streaming multiprocessors, two measured fractions with their sources and a default price in USD per
+device-hour with the date it was read. What the software reaches of these peaks beyond those fractions (GEMM
+efficiency by shape, NCCL bus bandwidth) is not a hardware fact: it lives in
 :class:`placement.perf.params.PerfParams`.
 
-=========  =====  =====  =====  =====  ======  =========  ========  ========  ======
-name       fp32   tf32   bf16   fp8    memory  HBM        NVLink    NIC       PCIe
-           TFLOP/s                     GB      TB/s       GB/s      GB/s      GB/s
-=========  =====  =====  =====  =====  ======  =========  ========  ========  ======
-V100       15.7   -      -      -      32      0.90       150       12.5      16
-A100-40GB  19.5   156    312    -      40      1.555      300       25        32
-A100       19.5   156    312    -      80      2.039      300       25        32
-H100       67     495    989    1979   80      3.35       450       50        64
-H100-PCIe  51     378    756    1513   80      2.0        (PCIe)    50        64
-H200       67     495    989    1979   141     4.8        450       50        64
-B200       75     1100   2250   4500   180     8.0        900       50        64
-MI300X     163.4  653.7  1307   2615   192     5.3        448       50        64
-L4         30.3   60     121    242.5  24      0.3        (PCIe)    12.5      32
-=========  =====  =====  =====  =====  ======  =========  ========  ========  ======
-
-(V100 runs fp16 at 125 TFLOP/s and has no bf16; the A100 and L4 fp16 peaks equal bf16. NIC: one
-InfiniBand/RoCE port per GPU as in DGX/HGX nodes: 200 Gb/s HDR for A100, 400 Gb/s NDR for H100/H200/B200.)
-
-Two measured (not spec-sheet) fractions per accelerator say what software reaches of the peaks:
-``matmul_fraction``, the fastest large bf16 matrix product over the dense peak, and ``copy_fraction``, a
-large device-to-device copy over the HBM peak. Sources: H100 0.80 and 0.90 (8192^3 bf16 product at 769-798
-TFLOP/s and a 3.0 TB/s copy, measured on this project's lent H100 machine, ``.library/device/KINDS.md``);
-H200 0.797 and 0.90 (788 TFLOP/s, 4.3 TB/s, same source); A100 0.859 and MI300X 0.598 (S. Bekman,
-*Machine Learning Engineering*, "maximum achievable matmul FLOPS" table: 267.9 of 312 and 781.9 of 1307
-TFLOP/s). The others are **assumed** (0.80 and 0.90, Hopper-like), not measured.
+``matmul_fraction`` is the fastest large bf16 matrix product over the dense peak and ``copy_fraction`` a large
+device-to-device copy over the HBM peak; each entry's ``fraction_source`` says where they come from (measured,
+published, or assumed). The CPU entry (:func:`cpu_core`) is one core, priced by the same kernels.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 from enum import Enum
+from pathlib import Path
+from typing import Any
 
 from ..errors import InvalidDevicesError
 
@@ -86,7 +70,13 @@ class Accelerator:
     copy_fraction : float
         Measured: a large device-to-device copy's bandwidth (bytes read + written) over the HBM peak.
     price_per_hour : float or None
-        Optional rental price (any currency) per GPU-hour.
+        Optional rental price (any currency) per GPU-hour set by the user (the planner's cost).
+    usd_per_hour : float
+        The catalogue's default price in USD per device-hour (see ``price_date``).
+    price_date : str
+        When the catalogue's price was read (``"2026-12"``).
+    fraction_source : str
+        Where ``matmul_fraction`` and ``copy_fraction`` come from.
     """
 
     name: str
@@ -104,6 +94,9 @@ class Accelerator:
     matmul_fraction: float = 0.80
     copy_fraction: float = 0.90
     price_per_hour: float | None = None
+    usd_per_hour: float = 0.0
+    price_date: str = ""
+    fraction_source: str = ""
 
     def __post_init__(self) -> None:
         for field_name in ("fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops"):
@@ -119,6 +112,8 @@ class Accelerator:
         for field_name in ("matmul_fraction", "copy_fraction"):
             if not 0 < getattr(self, field_name) <= 1:
                 raise InvalidDevicesError(f"accelerator {self.name}: {field_name} must be in (0, 1]")
+        if not (math.isfinite(self.usd_per_hour) and self.usd_per_hour >= 0):
+            raise InvalidDevicesError(f"accelerator {self.name}: usd_per_hour must be a finite number >= 0")
         if self.sm_count < 1:
             raise InvalidDevicesError(f"accelerator {self.name}: sm_count must be >= 1")
 
@@ -132,38 +127,76 @@ class Accelerator:
         return self.nvlink_bytes_per_s if self.nvlink_bytes_per_s > 0 else self.pcie_bytes_per_s
 
 
-def _acc(name: str, fp32: float, tf32: float, bf16: float, fp16: float, fp8: float, mem: float, hbm: float,
-         nvl: float, nic: float, pcie: float, sms: int, matmul: float = 0.80) -> Accelerator:  # fmt: skip
-    return Accelerator(name, fp32, tf32, bf16, fp16, fp8, mem, hbm * 1e12, nvl * GB, nic * GB, pcie * GB, sms, matmul)
+#: The catalogue file (package data).
+CATALOGUE_FILE = Path(__file__).with_name("catalogue.json")
 
 
-#: Spec-sheet presets keyed by canonical name (look names up with :func:`accelerator`).
-ACCELERATORS: dict[str, Accelerator] = {
-    a.name: a
-    for a in (
-        _acc("V100", 15.7, 15.7, 0.0, 125.0, 0.0, 32 * GIB, 0.9, 150, 12.5, 16, 80),
-        _acc("A100-40GB", 19.5, 156.0, 312.0, 312.0, 0.0, 40 * GIB, 1.555, 300, 25, 32, 108, 0.859),
-        _acc("A100", 19.5, 156.0, 312.0, 312.0, 0.0, 80 * GIB, 2.039, 300, 25, 32, 108, 0.859),
-        _acc("H100", 67.0, 494.7, 989.4, 989.4, 1978.9, 80 * GIB, 3.35, 450, 50, 64, 132, 0.80),
-        _acc("H100-PCIe", 51.2, 378.0, 756.0, 756.0, 1513.0, 80 * GIB, 2.0, 0, 50, 64, 114),
-        _acc("H200", 67.0, 494.7, 989.4, 989.4, 1978.9, 141 * GB, 4.8, 450, 50, 64, 132, 0.797),
-        _acc("B200", 75.0, 1100.0, 2250.0, 2250.0, 4500.0, 180 * GB, 8.0, 900, 50, 64, 148),
-        _acc("MI300X", 163.4, 653.7, 1307.4, 1307.4, 2614.9, 192 * GB, 5.3, 448, 50, 64, 304, 0.598),
-        _acc("L4", 30.3, 60.0, 121.0, 121.0, 242.5, 24 * GB, 0.3, 0, 12.5, 32, 58),
+def _number(entry: dict[str, Any], key: str, where: str) -> float:
+    value = entry.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidDevicesError(f"{where}: {key} must be a number, got {value!r}")
+    return float(value)
+
+
+def _entry(entry: dict[str, Any], price_date: str) -> Accelerator:
+    """One catalogue entry as an :class:`Accelerator` (units converted to bytes and bytes/s)."""
+    where = f"{CATALOGUE_FILE.name}: {entry.get('name', '?')!r}"
+    peaks = entry.get("peak_tflops")
+    if not isinstance(peaks, dict):
+        raise InvalidDevicesError(f"{where}: peak_tflops must be an object of fp32, tf32, bf16, fp16, fp8")
+    if "memory_gib" in entry:
+        memory = _number(entry, "memory_gib", where) * GIB
+    else:
+        memory = _number(entry, "memory_gb", where) * GB
+    return Accelerator(
+        str(entry["name"]),
+        fp32_tflops=_number(peaks, "fp32", where),
+        tf32_tflops=_number(peaks, "tf32", where),
+        bf16_tflops=_number(peaks, "bf16", where),
+        fp16_tflops=_number(peaks, "fp16", where),
+        fp8_tflops=_number(peaks, "fp8", where),
+        memory_bytes=memory,
+        hbm_bytes_per_s=_number(entry, "hbm_tb_per_s", where) * 1e12,
+        nvlink_bytes_per_s=_number(entry, "nvlink_gb_per_s", where) * GB,
+        nic_bytes_per_s=_number(entry, "nic_gb_per_s", where) * GB,
+        pcie_bytes_per_s=_number(entry, "pcie_gb_per_s", where) * GB,
+        sm_count=int(_number(entry, "sm_count", where)),
+        matmul_fraction=_number(entry, "matmul_fraction", where),
+        copy_fraction=_number(entry, "copy_fraction", where),
+        usd_per_hour=_number(entry, "usd_per_hour", where),
+        price_date=price_date,
+        fraction_source=str(entry.get("fraction_source", "")),
     )
-}
 
-_ALIASES = {
-    "a100-80gb": "A100",
-    "a100-sxm": "A100",
-    "a100-80gb-sxm": "A100",
-    "a100-40": "A100-40GB",
-    "h100-sxm": "H100",
-    "h100-80gb": "H100",
-    "h100pcie": "H100-PCIe",
-    "mi300": "MI300X",
-    "v100-32gb": "V100",
-}
+
+def load_catalogue(path: Path | str = CATALOGUE_FILE) -> tuple[dict[str, Accelerator], Accelerator, dict[str, str]]:
+    """(accelerators by canonical name, the CPU core, aliases lower-case -> canonical name) of a catalogue file.
+
+    Raises
+    ------
+    InvalidDevicesError
+        If the file is not a catalogue (one line naming the entry and field).
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        date = str(data.get("price_date", ""))
+        accelerators = {e["name"]: _entry(e, date) for e in data["accelerators"]}
+        cpu = _entry(data["cpu"], date)
+        aliases = {str(a).lower(): e["name"] for e in data["accelerators"] for a in e.get("aliases", ())}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InvalidDevicesError(
+            f"{Path(path).name}: not a hardware catalogue ({type(exc).__name__}: {exc})"
+        ) from None
+    return accelerators, cpu, aliases
+
+
+#: The catalogue's accelerators keyed by canonical name (look names up with :func:`accelerator`).
+ACCELERATORS, _CPU_CORE, _ALIASES = load_catalogue()
+
+
+def cpu_core() -> Accelerator:
+    """The catalogue's CPU core (its peaks, per-core memory bandwidth and price), for the kernels' formulas."""
+    return _CPU_CORE
 
 
 def accelerator(name: str) -> Accelerator:

@@ -11,11 +11,17 @@
 * **Streaming kernels** (norms, activations, dropout, residual adds, softmax, optimizer): bytes at the
   achievable HBM bandwidth.
 
-Times in seconds.
+A :class:`Work` records one kernel's shape so that it can be priced on any accelerator of the catalogue (the
+transformer's per-layer terms of :mod:`placement.perf.layer_cost` and the graph pricing of
+:mod:`placement.modelling.pricing` are both lists of them). Times in seconds.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, fields
+
+from ..errors import PlacementError
 from .hardware import Accelerator, Dtype
 from .params import PerfParams
 
@@ -76,3 +82,125 @@ def streaming_seconds(nbytes: float, acc: Accelerator, params: PerfParams, kerne
     if nbytes <= 0:
         return 0.0
     return nbytes / hbm_bytes_per_s(acc, params) + kernels * params.kernel_launch_s
+
+
+#: The kernel families a :class:`Work` names.
+WORK_KINDS = ("gemm", "attention", "stream")
+
+
+@dataclass(frozen=True)
+class Work:
+    """One kernel's shape, enough to price it on any accelerator (or the CPU core) in both passes.
+
+    Parameters
+    ----------
+    kind : str
+        ``"gemm"``: ``batch`` products of shape (m, n, k) (forward one GEMM, backward dgrad + wgrad);
+        ``"attention"``: fused attention over ``batch`` heads, ``m`` queries and ``n`` keys of width ``k``
+        (``causal``); ``"stream"``: a memory-bound kernel moving ``nbytes`` in ``launches`` kernels, its
+        backward ``backward_factor`` times the bytes (``None``: ``PerfParams.elementwise_bwd_factor``).
+    m, n, k, batch : float
+        Shape (GEMM and attention).
+    nbytes : float
+        Bytes moved (streaming kernels).
+    launches : int
+        Kernel launches (streaming kernels).
+    element_bytes : float
+        Bytes per element of the operands (GEMM traffic).
+    causal : bool
+        Causal mask (attention).
+    backward_factor : float or None
+        Streaming kernels: backward bytes over forward bytes (0: no backward kernel).
+    dtype : str or None
+        Type of the products (``"bf16"``, ``"fp32"``...); ``None``: the caller's.
+    """
+
+    kind: str
+    m: float = 0.0
+    n: float = 0.0
+    k: float = 0.0
+    batch: float = 1.0
+    nbytes: float = 0.0
+    launches: int = 1
+    element_bytes: float = 2.0
+    causal: bool = False
+    backward_factor: float | None = None
+    dtype: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in WORK_KINDS:
+            raise PlacementError(f"work kind {self.kind!r}: must be one of {', '.join(WORK_KINDS)}")
+        if self.dtype is not None and self.dtype not in {d.value for d in Dtype}:
+            raise PlacementError(f"work {self.kind}: dtype {self.dtype!r} must be one of {', '.join(Dtype)}")
+        if isinstance(self.launches, bool) or not isinstance(self.launches, int) or not 0 <= self.launches <= 10**6:
+            raise PlacementError(f"work {self.kind}: launches must be an integer from 0 to 1000000")
+        for name in ("m", "n", "k", "batch", "nbytes", "element_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+                raise PlacementError(f"work {self.kind}: {name} must be a finite number >= 0, got {value!r}")
+        factor = self.backward_factor
+        if factor is not None and (
+            isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 <= factor < math.inf
+        ):
+            raise PlacementError(f"work {self.kind}: backward_factor must be a finite number >= 0")
+
+    def seconds(self, acc: Accelerator, dtype: Dtype, params: PerfParams) -> tuple[float, float]:
+        """(forward, backward) seconds on ``acc`` with products in ``dtype``."""
+        dtype = usable_dtype(acc, Dtype(self.dtype) if self.dtype is not None else dtype)
+        if self.kind == "gemm":
+            return training_gemm_seconds(self.m, self.n, self.k, acc, dtype, params, self.batch, self.element_bytes)
+        if self.kind == "attention":
+            return flash_attention_seconds(self.batch, self.m, self.n, self.k, self.causal, acc, dtype, params)
+        factor = params.elementwise_bwd_factor if self.backward_factor is None else self.backward_factor
+        fwd = streaming_seconds(self.nbytes, acc, params, self.launches)
+        return fwd, streaming_seconds(self.nbytes * factor, acc, params, self.launches)
+
+    @property
+    def flops(self) -> float:
+        """Forward floating-point operations (a multiply-add counts 2; streaming kernels count 0)."""
+        if self.kind == "gemm":
+            return 2.0 * self.m * self.n * self.k * self.batch
+        if self.kind == "attention":
+            return 4.0 * self.batch * self.m * self.n * self.k * (0.5 if self.causal else 1.0)
+        return 0.0
+
+    @property
+    def bytes_moved(self) -> float:
+        """Forward bytes through device memory (operands and result of a product, or the streamed bytes)."""
+        e = self.element_bytes
+        if self.kind == "gemm":
+            return e * (self.m * self.k + self.k * self.n + self.m * self.n) * self.batch
+        if self.kind == "attention":
+            return e * self.batch * (2 * self.m + 2 * self.n) * self.k
+        return self.nbytes
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields that differ from the defaults (a graph file's ``work`` entry)."""
+        out: dict[str, object] = {"kind": self.kind}
+        for f in fields(self)[1:]:
+            value = getattr(self, f.name)
+            if value != f.default:
+                out[f.name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: object) -> Work:
+        """Inverse of :meth:`as_dict`; a malformed entry raises :class:`PlacementError` (one line)."""
+        if not isinstance(raw, dict):
+            raise PlacementError(f"work entry must be an object, got {type(raw).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise PlacementError(f"work entry: unknown field {unknown[0]!r}")
+        try:
+            return cls(**raw)
+        except TypeError as exc:
+            raise PlacementError(f"work entry: {exc}") from None
+
+
+def usable_dtype(acc: Accelerator, dtype: Dtype) -> Dtype:
+    """``dtype``, or the nearest type ``acc`` runs when it lacks it (fp8 -> fp16/bf16, bf16 -> fp16 -> fp32)."""
+    for candidate in (dtype, Dtype.FP16, Dtype.BF16, Dtype.TF32, Dtype.FP32):
+        if acc.peak_flops(candidate) > 0:
+            return candidate
+    raise PlacementError(f"accelerator {acc.name}: no non-zero peak FLOP/s")

@@ -16,8 +16,8 @@ from .collectives import (
     p2p_seconds,
     reduce_scatter_seconds,
 )
-from .hardware import Cluster, Dtype
-from .kernels import flash_attention_seconds, gemm_seconds, streaming_seconds, training_gemm_seconds
+from .hardware import Accelerator, Cluster, Dtype
+from .kernels import Work, gemm_seconds, usable_dtype
 from .layout import Attention, Layout, Recompute, RecomputeMethod
 from .params import PerfParams
 from .transformer import TransformerSpec
@@ -62,53 +62,127 @@ def _exposed(comm: float, hiding: float, overlap: bool, params: PerfParams) -> f
     return max(0.0, comm - hiding) + params.tp_overlap_slowdown * min(comm, hiding)
 
 
+#: One operator of a layer: (name, operator type, its kernels).
+Op = tuple[str, str, tuple[Work, ...]]
+
+
+def _element_bytes(dtype: Dtype) -> float:
+    return 4.0 if dtype in (Dtype.FP32, Dtype.TF32) else 2.0
+
+
+def layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
+    """The kernels of one transformer layer, one micro-batch, on one GPU of ``layout``, in execution order.
+
+    Matrix products (QKV, attention projection, FFN or routed experts, router), core attention (fused, or two
+    batched products around a materialised softmax) and the streaming kernels (two norms, two (dropout +)
+    residual adds, the activation, rotary, MoE permutes; eight launches in all). :func:`_layer_cost` sums
+    them and the graph builder makes one node of each, so both give the same time.
+    """
+    e = _element_bytes(layout.dtype)
+    t, cp = layout.tensor, layout.context
+    s, b, h, a, g, d, f = (model.seq_length, layout.micro_batch, model.hidden, model.heads, model.groups,
+                           model.head_dim, model.ffn)  # fmt: skip
+    T = b * s / cp  # tokens per GPU
+    sp = t if layout.sequence_parallel else 1
+    topk = model.moe_topk if model.moe else 1
+
+    def gemm(m: float, n: float, k: float, batch: float = 1.0) -> tuple[Work, ...]:
+        return (Work("gemm", m, n, k, batch, element_bytes=e),)
+
+    def stream(nbytes: float, launches: int) -> tuple[Work, ...]:
+        return (Work("stream", nbytes=nbytes, launches=launches, element_bytes=e),)
+
+    norm = "RMSNormalization" if model.norm.value == "rmsnorm" else "LayerNormalization"
+    residual = (3 * e + (1 if model.dropout else 0)) * T * h / sp
+    heads = b * a / t
+    if layout.attention is Attention.FLASH:
+        attention: tuple[Work, ...] = (Work("attention", s / cp, s, d, heads, element_bytes=e, causal=True),)
+    else:
+        softmax_bytes = (2 * e + ((2 * e + 1) if model.dropout else 0.0)) * heads * s / cp * s
+        attention = gemm(s / cp, s, d, heads) + stream(softmax_bytes, 2) + gemm(s / cp, d, s, heads)
+    fc1_width = (2 * f if model.swiglu else f) / t
+    launches = 8 - 4 - (1 if model.rope else 0) - (1 if model.moe else 0)
+    ops: list[Op] = [
+        ("input_norm", norm, stream(2 * e * T * h / sp, 1)),
+        ("qkv", "MatMul", gemm(T, (a + 2 * g) * d / t, h)),
+    ]
+    if model.rope:
+        ops.append(("rope", "RotaryEmbedding", stream(2 * e * T * (a + g) * d / t, 1)))
+    ops += [("attention", "Attention", attention), ("proj", "MatMul", gemm(T, h, a * d / t)),
+            ("residual1", "Add", stream(residual, 1)), ("post_norm", norm, stream(2 * e * T * h / sp, 1))]  # fmt: skip
+    if model.moe:
+        local = model.num_experts / layout.expert
+        m_expert = T * model.moe_topk * layout.expert / model.num_experts
+        ops += [("router", "MatMul", gemm(T, model.num_experts, h)),
+                ("permute", "Gather", stream(4 * e * T * model.moe_topk * h / sp, 1)),
+                ("fc1", "MatMul", gemm(m_expert, fc1_width, h, local))]  # fmt: skip
+    else:
+        ops.append(("fc1", "MatMul", gemm(T, fc1_width, h)))
+    act_bytes = (3 if model.swiglu else 2) * e * T * f / t * topk
+    ops.append(("activation", "Swiglu" if model.swiglu else "Gelu", stream(act_bytes, launches)))
+    if model.moe:
+        ops.append(("fc2", "MatMul", gemm(m_expert, h, f / t, local)))
+    else:
+        ops.append(("fc2", "MatMul", gemm(T, h, f / t)))
+    ops.append(("residual2", "Add", stream(residual, 1)))
+    return ops
+
+
+def output_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
+    """The final norm, the vocabulary-parallel output product and the cross-entropy of one micro-batch."""
+    e, t = _element_bytes(layout.dtype), layout.tensor
+    T = layout.micro_batch * model.seq_length / layout.context
+    vocab = model.padded_vocab(t) / t
+    norm = "RMSNormalization" if model.norm.value == "rmsnorm" else "LayerNormalization"
+    return [
+        ("final_norm", norm, (Work("stream", nbytes=2 * e * T * model.hidden, launches=1, element_bytes=e),)),
+        ("lm_head", "MatMul", (Work("gemm", T, vocab, model.hidden, element_bytes=e),)),
+        (
+            "loss",
+            "SoftmaxCrossEntropyLoss",
+            (Work("stream", nbytes=T * vocab * (e + 8.0), launches=3, element_bytes=e),),
+        ),
+    ]
+
+
+def embedding_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
+    """The embedding lookup (and its dropout): forward and backward as one streaming kernel of the forward."""
+    e = _element_bytes(layout.dtype)
+    T = layout.micro_batch * model.seq_length / layout.context
+    work = Work("stream", nbytes=(3 * e + 1) * T * model.hidden, launches=3, element_bytes=e, backward_factor=0.0)
+    return [("lookup", "Gather", (work,))]
+
+
+def ops_seconds(ops: list[Op], acc: Accelerator, dtype: Dtype, params: PerfParams) -> tuple[float, float]:
+    """(forward, backward) seconds of ``ops`` on ``acc``."""
+    fwd = bwd = 0.0
+    for _, _, works in ops:
+        for work in works:
+            f, b = work.seconds(acc, dtype, params)
+            fwd, bwd = fwd + f, bwd + b
+    return fwd, bwd
+
+
 def _layer_cost(
     model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams, links: Links
 ) -> _LayerCost:
     acc, dt = cluster.accelerator, layout.dtype
     t, cp = layout.tensor, layout.context
-    e = 4.0 if dt in (Dtype.FP32, Dtype.TF32) else 2.0
-    s, b, h, a, g, d, f = (model.seq_length, layout.micro_batch, model.hidden, model.heads, model.groups,
-                           model.head_dim, model.ffn)  # fmt: skip
+    e = _element_bytes(dt)
+    s, b, h, g, d = model.seq_length, layout.micro_batch, model.hidden, model.groups, model.head_dim
     T = b * s / cp  # tokens per GPU
     sp = t if layout.sequence_parallel else 1
-    # Linear layers.
-    fwd, bwd = 0.0, 0.0
-    shapes = [(T, (a + 2 * g) * d / t, h, 1.0), (T, h, a * d / t, 1.0)]
-    fc1_width = (2 * f if model.swiglu else f) / t
-    if model.moe:
-        local = model.num_experts / layout.expert
-        m_expert = T * model.moe_topk * layout.expert / model.num_experts
-        shapes += [(m_expert, fc1_width, h, local), (m_expert, h, f / t, local), (T, model.num_experts, h, 1.0)]
-    else:
-        shapes += [(T, fc1_width, h, 1.0), (T, h, f / t, 1.0)]
-    wgrad_col = 0.0  # weight-gradient GEMMs of the column-parallel layers (QKV, fc1): (k, n, m)
-    for i, (m_, n_, k_, batch) in enumerate(shapes):
-        gf, gb = training_gemm_seconds(m_, n_, k_, acc, dt, params, batch, e)
-        fwd, bwd = fwd + gf, bwd + gb
-        if i in (0, 2):
-            wgrad_col += gemm_seconds(k_, n_, m_, acc, dt, params, batch, e)
-    gemm_fwd, gemm_bwd = fwd, bwd
-    # Core attention.
-    heads = b * a / t
-    if layout.attention is Attention.FLASH:
-        attn_fwd, attn_bwd = flash_attention_seconds(heads, s / cp, s, d, True, acc, dt, params)
-    else:
-        qk_f, qk_b = training_gemm_seconds(s / cp, s, d, acc, dt, params, heads, e)
-        av_f, av_b = training_gemm_seconds(s / cp, d, s, acc, dt, params, heads, e)
-        softmax_bytes = (2 * e + ((2 * e + 1) if model.dropout else 0.0)) * heads * s / cp * s
-        sm = streaming_seconds(softmax_bytes, acc, params, 2)
-        attn_fwd = qk_f + av_f + sm
-        attn_bwd = qk_b + av_b + streaming_seconds(softmax_bytes * params.elementwise_bwd_factor, acc, params, 2)
-    # Streaming kernels: two norms, two (dropout +) residual adds, the activation, rotary, MoE permutes.
-    stream = 2 * 2 * e * T * h / sp + 2 * (3 * e + (1 if model.dropout else 0)) * T * h / sp
-    stream += (3 if model.swiglu else 2) * e * T * f / t * (model.moe_topk if model.moe else 1)
-    if model.rope:
-        stream += 2 * e * T * (a + g) * d / t
-    if model.moe:
-        stream += 4 * e * T * model.moe_topk * h / sp
-    fwd += attn_fwd + streaming_seconds(stream, acc, params, 8)
-    bwd += attn_bwd + streaming_seconds(stream * params.elementwise_bwd_factor, acc, params, 8)
+    ops = layer_ops(model, layout)
+    fwd, bwd = ops_seconds(ops, acc, dt, params)
+    linear = [(name, works[0]) for name, op, works in ops if op == "MatMul"]
+    gemm_fwd, gemm_bwd = ops_seconds([("", "", (w,)) for _, w in linear], acc, dt, params)
+    # weight-gradient GEMMs of the column-parallel layers (QKV, fc1): (k, n, m)
+    wgrad_col = sum(
+        gemm_seconds(w.k, w.n, w.m, acc, usable_dtype(acc, dt), params, w.batch, e)
+        for name, w in linear
+        if name in ("qkv", "fc1")
+    )
+    attn_fwd, attn_bwd = ops_seconds([op for op in ops if op[0] == "attention"], acc, dt, params)
     # Tensor-parallel communication (exposed), per pass.
     tp_group = megatron_group(GroupKind.TENSOR, cluster, t, cp, layout.data, layout.pipeline)
     act = T * h * e
@@ -149,23 +223,12 @@ def _output_layer_seconds(
     model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams
 ) -> tuple[float, float]:
     """(forward, backward) of the final norm, the vocabulary-parallel output GEMM and the cross-entropy."""
-    acc, dt, t = cluster.accelerator, layout.dtype, layout.tensor
-    e = 4.0 if dt in (Dtype.FP32, Dtype.TF32) else 2.0
-    T = layout.micro_batch * model.seq_length / layout.context
-    vocab = model.padded_vocab(t) / t
-    gf, gb = training_gemm_seconds(T, vocab, model.hidden, acc, dt, params, 1.0, e)
-    ce = T * vocab * (e + 8.0)
-    norm = 2 * e * T * model.hidden
-    fwd = gf + streaming_seconds(ce + norm, acc, params, 4)
-    bwd = gb + streaming_seconds((ce + norm) * params.elementwise_bwd_factor, acc, params, 4)
-    return fwd, bwd
+    return ops_seconds(output_ops(model, layout), cluster.accelerator, layout.dtype, params)
 
 
 def _embedding_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams) -> float:
     """Forward + backward of the embedding lookup (and its dropout), streaming."""
-    e = 4.0 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2.0
-    T = layout.micro_batch * model.seq_length / layout.context
-    return streaming_seconds((3 * e + 1) * T * model.hidden, cluster.accelerator, params, 3)
+    return ops_seconds(embedding_ops(model, layout), cluster.accelerator, layout.dtype, params)[0]
 
 
 def _recompute_fraction(model: TransformerSpec, layout: Layout, per_rank: float | None = None) -> float:

@@ -20,7 +20,6 @@ measured memory).
 from __future__ import annotations
 
 import math
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,6 +28,7 @@ from ..errors import InvalidScenarioError, PlacementError
 from .calibration import CalibrationBand
 from .hardware import ACCELERATORS, Accelerator, Cluster, accelerator
 from .plan_cli import describe_layout, launch_configs
+from .plan_run import CATALOGUE_CURRENCY, price_of
 from .predict import Prediction
 from .search import Plan, SearchResult, search
 from .spaces import SPACES
@@ -136,14 +136,26 @@ class TransformerScenario:
 
     @property
     def accelerator(self) -> Accelerator:
-        """The catalogue's GPU, priced at the scenario's price when one is given."""
+        """The catalogue's GPU, priced at the scenario's price, else at the catalogue's USD price (``plan``'s
+        :func:`~placement.perf.plan_run.price_of`)."""
         acc = ACCELERATORS[self.gpu]
-        return acc if self.price_per_hour is None else replace(acc, price_per_hour=self.price_per_hour)
+        return replace(acc, price_per_hour=price_of(acc, self.price_per_hour, {}, CATALOGUE_CURRENCY))
 
     @property
     def price(self) -> float | None:
         """Price per GPU-hour in force (the scenario's, else the catalogue's; None when neither is set)."""
         return self.accelerator.price_per_hour
+
+    @property
+    def price_text(self) -> str:
+        """The price and where it came from (typed, or the catalogue's default and its date)."""
+        acc = self.accelerator
+        if acc.price_per_hour is None:
+            return "no price"
+        if self.price_per_hour is not None:
+            return f"{acc.price_per_hour:g} USD per GPU-hour (typed)"
+        date = f" of {acc.price_date}" if acc.price_date else ""
+        return f"{acc.price_per_hour:g} USD per GPU-hour (catalogue default{date})"
 
     @property
     def cluster(self) -> Cluster:
@@ -163,7 +175,7 @@ class TransformerScenario:
     def describe(self) -> str:
         """One line: model, sequence, batch, inventory, network and price."""
         net = "" if self.network_factor == 1.0 else f", network x{self.network_factor:g}"
-        price = "no price" if self.price is None else f"{self.price:g} USD per GPU-hour"
+        price = self.price_text
         return (
             f"{self.model} (sequence {self.spec.seq_length:,}, global batch {self.global_batch:,}) on "
             f"{self.gpus:,} x {self.gpu} ({self.gpus_per_node} per node{net}), {format_tokens(self.tokens)} tokens per run, "
@@ -301,11 +313,13 @@ class MeetingAnswer:
 
     @property
     def launch_command(self) -> str:
-        """The launch command, uncut and shell-quoted: Megatron-LM's arguments, or torchtitan's command line."""
+        """The launch command with its launcher, uncut (``plan``'s): torchrun running Megatron-LM, or torchtitan."""
+        from .launch import shell_text
+
         if "torchtitan_command" in self.configs:
-            return shlex.join(self.configs["torchtitan_command"])
-        if "megatron_args" in self.configs:
-            return shlex.join(self.configs["megatron_args"])
+            return shell_text(self.configs["torchtitan_command"])
+        if "megatron_launch" in self.configs:
+            return shell_text(self.configs["megatron_launch"])
         return ""
 
     def banded(self, value: float, inverse: bool = False) -> tuple[float, float] | None:

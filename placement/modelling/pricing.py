@@ -1,0 +1,266 @@
+"""Graph pricing from the performance model's kernel physics, on the kinds of the hardware catalogue.
+
+A node built by this package (transformer and CNN builders, ONNX imports) keeps its operators' kernels in
+``node.extra["work"]`` (a list of :class:`placement.perf.kernels.Work` entries: GEMM shapes, fused attention,
+streaming bytes) and the product type in ``node.extra["dtype"]``. :func:`price_graph` turns them into times
+on any catalogue kind with the same formulas as :func:`placement.perf.predict`:
+
+* GEMMs (matrix products, and convolutions as implicit GEMMs) at an efficiency set by their shape and type,
+  never faster than their operands stream through memory; the backward is the two gradient products;
+* fused attention at its own fractions of the matmul peak;
+* everything else as bytes at the achievable copy bandwidth (backward: twice the bytes);
+* the CPU latency on the catalogue's CPU core, with the same formulas;
+* an edge's cost is its bytes over the reference kind's scale-up link (NVLink, else PCIe) at NCCL's
+  achieved fraction, plus the link latency.
+
+Times in **milliseconds** (the graph files' unit). A backward node (``is_backward``) is priced with its
+kernels' backward times. Graphs without kernels (the paper's profiled JSON graphs) keep their costs:
+:func:`price_graph` returns them unchanged and :func:`cost_source` says they are profiled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..errors import InvalidDevicesError, InvalidGraphError, PlacementError
+from ..model import AcceleratorKind, Devices, Edge, Graph, Node
+from ..perf.collectives import Links, p2p_seconds
+from ..perf.hardware import Accelerator, Cluster, Dtype, accelerator, cpu_core
+from ..perf.kernels import Work
+from ..perf.params import DEFAULT_PARAMS, PerfParams
+
+#: Milliseconds per second.
+MS_PER_SECOND = 1000.0
+
+#: Bytes per element of the data types the builders and imports know.
+DTYPE_BYTES: dict[str, int] = {
+    "fp32": 4,
+    "tf32": 4,
+    "fp16": 2,
+    "bf16": 2,
+    "fp8": 1,
+    "int8": 1,
+    "int32": 4,
+    "int64": 8,
+    "fp64": 8,
+    "bool": 1,
+}
+
+#: The product type a data type's matrix products run in.
+_PRODUCT_TYPE = {"fp16": Dtype.FP16, "bf16": Dtype.BF16, "fp8": Dtype.FP8, "int8": Dtype.FP8, "tf32": Dtype.TF32}
+
+#: Where the profiled graphs' numbers come from (graphs without kernels).
+PROFILED_SOURCE = "profiled costs from the paper's measurements (not the perf model)"
+
+#: Graph ``extra`` key holding the one-line cost source.
+COST_SOURCE_KEY = "costSource"
+
+
+def product_dtype(dtype: str) -> Dtype:
+    """The :class:`Dtype` a tensor type's products run in (fp32, fp64 and integers: fp32)."""
+    return _PRODUCT_TYPE.get(str(dtype), Dtype.FP32)
+
+
+def node_work(node: Node) -> tuple[Work, ...] | None:
+    """The kernels recorded on ``node`` (None when it has none: a profiled node)."""
+    raw = node.extra.get("work")
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise InvalidGraphError(f"node {node.id}: 'work' must be a list of kernels")
+    try:
+        return tuple(Work.from_dict(item) for item in raw)
+    except PlacementError as exc:
+        raise InvalidGraphError(f"node {node.id}: {exc}") from None
+
+
+def has_work(graph: Graph) -> bool:
+    """Whether any node of ``graph`` records kernels (built or imported, not profiled)."""
+    return any("work" in node.extra for node in graph.nodes)
+
+
+def work_ms(works: Sequence[Work], acc: Accelerator, dtype: Dtype, backward: bool, params: PerfParams) -> float:
+    """Milliseconds of ``works`` on ``acc`` (their backward times when ``backward``)."""
+    total = 0.0
+    for work in works:
+        fwd, bwd = work.seconds(acc, dtype, params)
+        total += bwd if backward else fwd
+    return total * MS_PER_SECOND
+
+
+def _kinds(kinds: Sequence[str], reference: str | None) -> tuple[Accelerator, list[Accelerator]]:
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    accs: list[Accelerator] = []
+    for name in kinds:
+        acc = accelerator(str(name))
+        if acc not in accs:
+            accs.append(acc)
+    if not accs:
+        raise InvalidDevicesError("price_graph: give at least one accelerator kind")
+    ref = accelerator(reference) if reference is not None else accs[0]
+    return ref, [a for a in accs if a.name != ref.name]
+
+
+def edge_ms(nbytes: float, acc: Accelerator, params: PerfParams = DEFAULT_PARAMS) -> float:
+    """Milliseconds to send ``nbytes`` between two GPUs of kind ``acc`` in one node."""
+    links = Links.of(Cluster(acc, 1), params)
+    return p2p_seconds(nbytes, True, links) * MS_PER_SECOND
+
+
+def price_graph(
+    graph: Graph, kinds: Sequence[str], reference: str | None = None, params: PerfParams = DEFAULT_PARAMS
+) -> Graph:
+    """The graph priced on catalogue ``kinds`` (names or aliases: ``"H100"``, ``"a100-sxm"``).
+
+    Parameters
+    ----------
+    graph : Graph
+        A graph whose nodes record kernels (``extra["work"]``); others are returned unchanged.
+    kinds : sequence of str
+        Accelerator kinds to price.
+    reference : str or None
+        The kind written as ``accelerator_latency`` and whose link prices the edges (default: the first of
+        ``kinds``); the others become ``kind_latency``.
+    params : PerfParams
+        The performance model's constants.
+
+    Returns
+    -------
+    Graph
+        Latencies in milliseconds, ``cpu_latency`` on the catalogue CPU core, edges from their ``size`` (bytes),
+        and ``extra["costSource"]`` (:func:`cost_source`).
+
+    Raises
+    ------
+    InvalidDevicesError
+        For an unknown kind (one line listing the known ones).
+    """
+    if not has_work(graph):
+        return graph
+    ref, others = _kinds(kinds, reference)
+    cpu = cpu_core()
+    links = Links.of(Cluster(ref, 1), params)
+    nodes = []
+    for node in graph.nodes:
+        works = node_work(node)
+        if works is None:
+            nodes.append(node)
+            continue
+        dtype = product_dtype(str(node.extra.get("dtype", "fp32")))
+        back = node.is_backward
+        nodes.append(
+            replace(
+                node,
+                accelerator_latency=work_ms(works, ref, dtype, back, params),
+                cpu_latency=work_ms(works, cpu, dtype, back, params),
+                kind_latency=tuple((a.name, work_ms(works, a, dtype, back, params)) for a in others),
+            )
+        )
+    edges = [
+        e if e.size is None else replace(e, cost=p2p_seconds(e.size, True, links) * MS_PER_SECOND) for e in graph.edges
+    ]
+    extra = dict(graph.extra)
+    extra["pricedKinds"] = [ref.name, *(a.name for a in others)]
+    extra[COST_SOURCE_KEY] = _perf_source(ref, params)
+    return Graph(tuple(nodes), tuple(edges), name=graph.name, extra=extra)
+
+
+def _perf_source(ref: Accelerator, params: PerfParams) -> str:
+    from ..perf.predict import calibration_band
+
+    band = calibration_band(params)
+    band_text = f", band ±{band.max_abs_error:.1%}" if band is not None else ""
+    return f"perf model (kernel physics, calibrated on Megatron A100 runs{band_text}) on {ref.name}"
+
+
+def cost_source(graph: Graph) -> str:
+    """One line saying which model produced the graph's numbers (stored in ``graph.extra["costSource"]``)."""
+    stored = graph.extra.get(COST_SOURCE_KEY)
+    if has_work(graph) and isinstance(stored, str) and stored:
+        return stored
+    if has_work(graph):
+        return "perf model (kernel physics), not yet priced on a catalogue kind"
+    return PROFILED_SOURCE
+
+
+def devices_for(
+    kinds: Mapping[str, int],
+    cpus: int = 0,
+    reference: str | None = None,
+    *,
+    memory: Mapping[str, float] | None = None,
+    overlap: bool = False,
+) -> Devices:
+    """An inventory of catalogue kinds: ``{"H100": 8, "A100": 4}`` plus ``cpus`` CPU cores.
+
+    Parameters
+    ----------
+    kinds : mapping of str to int
+        Devices per catalogue kind (names or aliases; zero counts are kept as kinds with no devices).
+    cpus : int
+        CPU cores (priced at the catalogue CPU core's price).
+    reference : str or None
+        The kind whose link is bandwidth 1 (the graph's edge costs are priced on it; default: the first kind).
+    memory : mapping of str to float or None
+        Bytes per device overriding the catalogue's, by kind name.
+    overlap : bool
+        Devices' ``overlap`` (load = max(compute, communication)).
+
+    Returns
+    -------
+    Devices
+        Kinds named by their catalogue names, memory and price (USD per hour) from the catalogue, speed 1,
+        link bandwidth relative to the reference kind's.
+    """
+    if not kinds:
+        raise InvalidDevicesError("devices_for: give at least one accelerator kind")
+    accs = [(accelerator(str(name)), count) for name, count in kinds.items()]
+    ref = accelerator(reference) if reference is not None else accs[0][0]
+    overrides = {accelerator(str(k)).name: v for k, v in (memory or {}).items()}
+    out = []
+    for acc, count in accs:
+        out.append(
+            AcceleratorKind(
+                acc.name,
+                count,
+                overrides.get(acc.name, acc.memory_bytes),
+                1.0,
+                acc.scale_up_bytes_per_s / ref.scale_up_bytes_per_s,
+                acc.usd_per_hour,
+            )
+        )
+    names = [k.name for k in out]
+    if len(set(names)) != len(names):
+        raise InvalidDevicesError(f"devices_for: a kind is named twice ({', '.join(names)})")
+    return Devices(
+        accelerators=tuple(out),
+        cpus=cpus,
+        overlap=overlap,
+        cpu_price_per_hour=cpu_core().usd_per_hour if cpus else 0.0,
+    )
+
+
+def work_extra(works: Sequence[Work], dtype: str, output_bytes: float, **fields: Any) -> dict[str, Any]:
+    """A node's ``extra`` for ``works`` (their products in ``dtype`` unless they name theirs): the kernels, the
+    tensor type, FLOPs and bytes (read; written = the node's output)."""
+    product = product_dtype(dtype).value
+    works = [w if w.dtype is not None else replace(w, dtype=product) for w in works]
+    flops = float(sum(w.flops for w in works))
+    moved = float(sum(w.bytes_moved for w in works))
+    extra: dict[str, Any] = {
+        "work": [w.as_dict() for w in works],
+        "dtype": dtype,
+        "flops": flops,
+        "bytesRead": max(0.0, moved - output_bytes),
+        "bytesWritten": float(output_bytes),
+    }
+    extra.update(fields)
+    return extra
+
+
+def work_edge(source: int, target: int, nbytes: float) -> Edge:
+    """An edge carrying ``nbytes`` (cost 0 until :func:`price_graph` prices it)."""
+    return Edge(source, target, 0.0, float(nbytes))
