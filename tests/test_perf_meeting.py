@@ -21,6 +21,7 @@ from placement.perf.meeting import (
     scenario_settings,
 )
 from placement.perf.search import search
+from placement.perf.transformer import MODELS
 
 SMALL = TransformerScenario(model="llama3-8b", gpu="H100", gpus=64, global_batch=256, tokens=1e12, price_per_hour=2.0)
 
@@ -128,6 +129,10 @@ def test_kinds_side_by_side_is_plans_compare_gpus(capsys):
 
 def test_settings_round_trip_and_defaults():
     assert scenario_from_settings(scenario_settings(SMALL)) == SMALL
+    custom = SMALL.with_changes(custom=MODELS["mixtral-8x7b"].with_changes(name="team-moe"), seq_length=2048)
+    back = scenario_from_settings(scenario_settings(custom))
+    assert back == custom and back.custom == custom.custom and back.model == "team-moe"
+    assert back.spec.seq_length == 2048 and meeting_answer(back).step_seconds == meeting_answer(custom).step_seconds
     assert scenario_from_settings({"currency": "EUR"}) is None
     default = TransformerScenario()
     assert (default.model, default.gpu, default.gpus, default.tokens) == ("llama3-70b", "H100", 1024, 15e12)
@@ -148,6 +153,20 @@ def test_settings_round_trip_and_defaults():
         ({"tf_framework": "jax"}, "field 'framework'"),
         ({"tf_global_batch": True}, "field 'global_batch'"),
         ({"tf_layers": 1e12}, "unknown transformer setting 'tf_layers'"),
+        (
+            {
+                "tf_model": "x",
+                "tf_spec_layers": 10**12,
+                "tf_spec_hidden": 64,
+                "tf_spec_heads": 1,
+                "tf_spec_seq_length": 128,
+                "tf_spec_vocab": 10,
+            },
+            "layers must be an integer",
+        ),  # fmt: skip
+        ({"tf_model": "x", "tf_spec_layers": 2}, "the transformer's model fields"),
+        ({"tf_model": "x", "tf_spec_depth": 2}, "unknown transformer setting 'tf_spec_depth'"),
+        ({"tf_model": "x", "tf_custom": "y"}, "unknown transformer setting 'tf_custom'"),
     ],
 )
 def test_bad_settings_one_line(settings, words):

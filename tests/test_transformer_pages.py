@@ -113,3 +113,38 @@ def test_timeline_downloads_the_schedule_as_a_trace():
     assert buttons
     assert len(at.get("plotly_chart")) >= 1
     assert f"{answer.step_seconds:.3g} s" in text(at)
+
+
+QWEN = {
+    "model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_attention_heads": 14,
+    "num_hidden_layers": 24, "num_key_value_heads": 2, "vocab_size": 151936, "max_position_embeddings": 32768,
+    "tie_word_embeddings": True,
+}  # fmt: skip
+
+
+def upload(at: AppTest, name: str, data: bytes) -> None:
+    """Put a file into the config.json uploader (AppTest has no uploader API: its widget state)."""
+    from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
+
+    rec = UploadedFileRec(file_id=name, name=name, type="application/json", data=data)
+    at.session_state["tf_w_config"] = UploadedFile(rec, None)
+
+
+def test_a_huggingface_config_becomes_the_scenarios_model_and_a_bad_one_is_one_line():
+    from placement.perf.hf_config import spec_from_hf_config
+
+    at = start(MEETING)
+    upload(at, "qwen_config.json", b'{"model_type": "bert"}')
+    at.run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "model_type" in errors[0] and "\n" not in errors[0], errors
+    assert "llama3-70b" in text(at)  # the scenario stays
+    upload(at, "qwen_config.json", json.dumps(QWEN).encode())
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    spec = spec_from_hf_config(QWEN, "qwen_config.json")
+    scenario = TransformerScenario(custom=spec)
+    assert scenario.describe() in text(at)
+    assert f"| time per step | {figures(meeting_answer(scenario))['time per step']} |" in text(at)
+    carried = scenario_from_settings(dict(scenario_from_query(dict(at.query_params)).settings))
+    assert carried == scenario and carried.custom == spec

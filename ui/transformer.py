@@ -13,8 +13,10 @@ from typing import Any
 
 import streamlit as st
 
-from placement.errors import InvalidScenarioError, PlacementError
+from placement.errors import InvalidModelSpecError, InvalidScenarioError, PlacementError
+from placement.io import parse_json
 from placement.perf.hardware import ACCELERATORS
+from placement.perf.hf_config import FAMILIES, MAX_CONFIG_BYTES, spec_from_hf_config
 from placement.perf.meeting import (
     MeetingAnswer,
     TransformerScenario,
@@ -101,6 +103,8 @@ def apply_settings(scenario: TransformerScenario | None) -> None:
 
 def _widget_values(scenario: TransformerScenario) -> dict[str, Any]:
     values = {key: getattr(scenario, name) for key, name in WIDGETS.items()}
+    if scenario.custom is not None:  # the preset box (disabled) shows the fresh scenario's preset
+        values["tf_w_model"] = DEFAULT.model
     values["tf_w_seq"] = scenario.spec.seq_length
     values["tf_w_tokens"] = scenario.tokens / 1e9
     return values
@@ -109,11 +113,52 @@ def _widget_values(scenario: TransformerScenario) -> dict[str, Any]:
 def _from_widgets(scenario: TransformerScenario) -> TransformerScenario:
     ss = st.session_state
     changes: dict[str, Any] = {name: ss[key] for key, name in WIDGETS.items() if key in ss}
+    if scenario.custom is not None:  # the model is the uploaded config's (the preset box is disabled)
+        changes.pop("model", None)
     if "tokens" in changes:
         changes["tokens"] = float(changes["tokens"]) * 1e9
     if changes.get("model") != scenario.model and changes.get("seq_length") == scenario.spec.seq_length:
         changes["seq_length"] = None  # a new model at its own sequence length
     return scenario.with_changes(**changes)
+
+
+def _config_upload(scenario: TransformerScenario) -> None:
+    """A HuggingFace ``config.json`` as the scenario's model (one line for a bad file; the scenario stays)."""
+    ss = st.session_state
+    if scenario.custom is not None:
+        st.caption(f"Model: {scenario.model}, from an uploaded config.json ({scenario.spec.layers} layers).")
+        if st.button("Use a preset instead", key="tf_w_preset"):
+            set_scenario(scenario.with_changes(custom=None, model=DEFAULT.model, seq_length=None))
+            st.rerun()
+    uploaded = st.file_uploader(
+        f"or a HuggingFace config.json ({', '.join(FAMILIES)}; at most {MAX_CONFIG_BYTES // 1000:,} kB)",
+        type=["json"],
+        key="tf_w_config",
+        max_upload_size=max(1, MAX_CONFIG_BYTES // 2**20),
+    )
+    if uploaded is None:
+        return
+    seen = (uploaded.file_id, uploaded.name, uploaded.size)
+    if ss.get("_ui_tf_config_seen") == seen:
+        error = ss.get("_ui_tf_config_error")
+        if error:
+            st.error(f"{error} — the scenario's model stays.")
+        return
+    ss["_ui_tf_config_seen"], ss["_ui_tf_config_error"] = seen, None
+    try:
+        if uploaded.size > MAX_CONFIG_BYTES:
+            raise InvalidModelSpecError(
+                f"{uploaded.name}: file is {uploaded.size:,} bytes, over the {MAX_CONFIG_BYTES:,}-byte limit"
+            )
+        data = parse_json(uploaded.getvalue(), uploaded.name, InvalidModelSpecError)
+        spec = spec_from_hf_config(data, uploaded.name)
+        new = scenario.with_changes(custom=spec, seq_length=None)
+    except PlacementError as exc:
+        ss["_ui_tf_config_error"] = str(exc).splitlines()[0]
+        st.error(f"{ss['_ui_tf_config_error']} — the scenario's model stays.")
+        return
+    set_scenario(new)
+    st.rerun()
 
 
 def editor() -> TransformerScenario | None:
@@ -135,8 +180,11 @@ def editor() -> TransformerScenario | None:
         if key not in ss:
             ss[key] = value
     with st.expander("Edit the transformer scenario (model, batch, tokens, GPUs, price, network)", expanded=False):
+        _config_upload(scenario)
         c = st.columns(4)
-        c[0].selectbox("model", list(MODELS), key="tf_w_model", persist_state=PERSIST)
+        c[0].selectbox(
+            "model", list(MODELS), key="tf_w_model", persist_state=PERSIST, disabled=scenario.custom is not None
+        )
         c[1].number_input("sequence length", 128, 1 << 20, step=1024, key="tf_w_seq", persist_state=PERSIST)
         c[2].number_input("global batch (sequences)", 1, 1 << 22, key="tf_w_batch", persist_state=PERSIST)
         c[3].number_input("tokens per run (billions)", 0.001, 1e7, key="tf_w_tokens", persist_state=PERSIST)

@@ -22,9 +22,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Any
 
-from ..errors import InvalidScenarioError, PlacementError
+from ..errors import InvalidModelSpecError, InvalidScenarioError, PlacementError
 from .calibration import CalibrationBand
 from .hardware import ACCELERATORS, Accelerator, Cluster, accelerator
 from .plan_cli import describe_layout, launch_configs
@@ -44,6 +45,9 @@ MAX_PRICE = 1e4
 #: Prefix of a scenario's keys when it travels as settings of a shared link or a scenario card.
 SETTINGS_PREFIX = "tf_"
 SECONDS_PER_DAY = 86_400.0
+#: Prefix of a custom model's fields in the settings.
+SPEC_PREFIX = "tf_spec_"
+_SPEC_FIELDS = tuple(TransformerSpec.__dataclass_fields__)
 
 
 def _int(value: Any, name: str, low: int, high: int) -> int:
@@ -74,7 +78,8 @@ class TransformerScenario:
     Parameters
     ----------
     model : str
-        A preset of :data:`placement.perf.transformer.MODELS` (``llama3-70b``, ``gpt3-175b``, ...).
+        A preset of :data:`placement.perf.transformer.MODELS` (``llama3-70b``, ``gpt3-175b``, ...), or the name of
+        ``custom``.
     gpu : str
         A catalogue accelerator (:data:`placement.perf.hardware.ACCELERATORS`).
     gpus, gpus_per_node : int
@@ -91,6 +96,9 @@ class TransformerScenario:
         Multiplier of the catalogue's network bandwidth per GPU (0.5: half the network).
     framework : str
         The search space (:data:`placement.perf.spaces.SPACES`).
+    custom : TransformerSpec or None
+        A model of its own (e.g. from a HuggingFace ``config.json``, :mod:`placement.perf.hf_config`) instead of a
+        preset; ``model`` is then its name.
     """
 
     model: str = "llama3-70b"
@@ -103,9 +111,14 @@ class TransformerScenario:
     network_factor: float = 1.0
     gpus_per_node: int = 8
     framework: str = "megatron"
+    custom: TransformerSpec | None = None
 
     def __post_init__(self) -> None:
-        if self.model not in MODELS:
+        if self.custom is not None:
+            if not isinstance(self.custom, TransformerSpec):
+                raise InvalidScenarioError("transformer scenario: field 'custom' must be a TransformerSpec")
+            object.__setattr__(self, "model", self.custom.name)
+        elif self.model not in MODELS:
             raise InvalidScenarioError(
                 f"transformer scenario: field 'model' must be one of {', '.join(MODELS)} (got {self.model!r})"
             )
@@ -118,7 +131,7 @@ class TransformerScenario:
         object.__setattr__(self, "global_batch", _int(self.global_batch, "global_batch", 1, MAX_BATCH))
         if self.seq_length is not None:
             seq = _int(self.seq_length, "seq_length", 1, 1 << 22)
-            object.__setattr__(self, "seq_length", None if seq == MODELS[self.model].seq_length else seq)
+            object.__setattr__(self, "seq_length", None if seq == self._base.seq_length else seq)
         object.__setattr__(self, "tokens", _float(self.tokens, "tokens", 0.0, MAX_TOKENS, strict_low=True))
         if self.price_per_hour is not None:
             object.__setattr__(self, "price_per_hour", _float(self.price_per_hour, "price_per_hour", 0.0, MAX_PRICE))
@@ -129,10 +142,14 @@ class TransformerScenario:
             )
 
     @property
+    def _base(self) -> TransformerSpec:
+        return self.custom if self.custom is not None else model_preset(self.model)
+
+    @property
     def spec(self) -> TransformerSpec:
-        """The model's description (the preset at this sequence length)."""
-        preset = model_preset(self.model)
-        return preset if self.seq_length is None else preset.with_changes(seq_length=self.seq_length)
+        """The model's description (the preset or custom model at this sequence length)."""
+        base = self._base
+        return base if self.seq_length is None else base.with_changes(seq_length=self.seq_length)
 
     @property
     def accelerator(self) -> Accelerator:
@@ -188,25 +205,39 @@ def scenario_settings(scenario: TransformerScenario) -> dict[str, str | int | fl
     out: dict[str, str | int | float | bool] = {}
     for name in TransformerScenario.__dataclass_fields__:
         value = getattr(scenario, name)
-        if value is not None:
+        if value is not None and name != "custom":
             out[SETTINGS_PREFIX + name] = value
+    if scenario.custom is not None:  # a model of its own travels field by field (tf_spec_*)
+        for name in _SPEC_FIELDS:
+            value = getattr(scenario.custom, name)
+            if value is not None:
+                out[SPEC_PREFIX + name] = value.value if isinstance(value, Enum) else value
     return out
 
 
 def scenario_from_settings(settings: Mapping[str, Any], source: str = "scenario") -> TransformerScenario | None:
     """The scenario carried by settings (None when they carry none); one-line error naming ``source``."""
+    spec = {k.removeprefix(SPEC_PREFIX): v for k, v in settings.items() if k.startswith(SPEC_PREFIX)}
     fields = {
-        key.removeprefix(SETTINGS_PREFIX): value for key, value in settings.items() if key.startswith(SETTINGS_PREFIX)
+        key.removeprefix(SETTINGS_PREFIX): value
+        for key, value in settings.items()
+        if key.startswith(SETTINGS_PREFIX) and not key.startswith(SPEC_PREFIX)
     }
     if not fields:
         return None
-    unknown = sorted(set(fields) - set(TransformerScenario.__dataclass_fields__))
+    allowed = set(TransformerScenario.__dataclass_fields__) - {"custom"}
+    unknown = [SETTINGS_PREFIX + k for k in sorted(set(fields) - allowed)]
+    unknown += [SPEC_PREFIX + k for k in sorted(set(spec) - set(_SPEC_FIELDS))]
     if unknown:
-        raise InvalidScenarioError(f"{source}: unknown transformer setting {SETTINGS_PREFIX + unknown[0]!r}")
+        raise InvalidScenarioError(f"{source}: unknown transformer setting {unknown[0]!r}")
     try:
+        if spec:
+            fields["custom"] = TransformerSpec(**spec)
         return TransformerScenario(**fields)
-    except InvalidScenarioError as exc:
+    except (InvalidScenarioError, InvalidModelSpecError) as exc:
         raise InvalidScenarioError(f"{source}: {exc}") from None
+    except (TypeError, ValueError) as exc:  # a missing field of the model, an unknown normalisation
+        raise InvalidScenarioError(f"{source}: the transformer's model fields: {exc}") from None
 
 
 @dataclass(frozen=True)
