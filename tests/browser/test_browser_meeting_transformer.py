@@ -73,7 +73,8 @@ def test_the_meeting_on_real_gpus(page, app_url, artifacts_dir):
     rows = assert_figures(page, BASE)
     command = meeting_answer(BASE).launch_command
     codes = page.locator('[data-testid="stCode"]').all_inner_texts()
-    assert any(command in " ".join(c.split()) for c in codes), codes  # uncut (wrapped lines joined)
+    assert any(" ".join(command.split()) in " ".join(c.split()) for c in codes), codes  # uncut, lines joined
+    assert command.startswith("torchrun ")  # with its launcher
     assert "fits" in rows["memory per GPU"]
     page.screenshot(path=artifacts_dir / "meeting_transformer.png", full_page=True)
 
