@@ -70,3 +70,14 @@ def test_cli_trace_errors_are_one_line(tmp_path, capsys):
     assert cli.main([*args, "--trace", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--trace" in err and "cannot write" in err
+
+
+def test_the_schedule_legend_says_recomputation_only_when_the_layout_recomputes():
+    from placement.perf.timeline import schedule_blocks
+    from placement.viz import perf as viz_perf
+
+    blocks = schedule_blocks("1f1b", [(1.0, 2.0), (1.0, 2.0)], 4)
+    names = {t.name for t in viz_perf.schedule_figure(blocks, "t", recompute=False).data}
+    assert "backward" in names and not any("recomputation" in n for n in names)
+    names = {t.name for t in viz_perf.schedule_figure(blocks, "t").data}
+    assert "backward (with recomputation)" in names

@@ -16,7 +16,7 @@ from placement.errors import PlacementError
 from placement.perf.coverage import calibration_lines, properties
 from placement.perf.hardware import ACCELERATORS, GIB
 from placement.perf.launch import deepspeed_config, torchtitan_toml
-from placement.perf.layout import stage_layers
+from placement.perf.layout import Recompute, stage_layers
 from placement.perf.meeting import MeetingAnswer, TransformerScenario, figures, format_tokens, kind_scenarios
 from placement.perf.memory import memory_breakdown
 from placement.perf.predict import stage_seconds
@@ -162,8 +162,8 @@ def purchase_section() -> None:
             key="tf_kinds_figure",
         )
         st.caption(
-            "Each kind at its catalogue price per GPU-hour (the scenario's own kind at the price typed on the "
-            "Meeting summary); no price: no cost."
+            "Each kind at the catalogue's default USD price per GPU-hour (the scenario's own kind at the price typed "
+            "on the Meeting summary, if one is); same GPU count, batch, tokens and network for every kind."
         )
     calibration(answer, "tf_purchase_outside")
     st.divider()
@@ -249,7 +249,7 @@ def timeline_section() -> None:
         st.info(f"Schedule not drawn: {exc}")
         return
     title = f"Pipeline schedule of one step ({layout.schedule}, {m} of {layout.microbatches} micro-batches drawn)"
-    st.plotly_chart(viz_perf.schedule_figure(blocks, title), key="tf_schedule")
+    st.plotly_chart(viz_perf.schedule_figure(blocks, title, layout.recompute is not Recompute.NONE), key="tf_schedule")
     st.download_button(
         "Download the transformer schedule as a Perfetto / Chrome trace (JSON)",
         data=trace,

@@ -51,7 +51,7 @@ def time_figure(breakdowns: Mapping[str, Mapping[str, float]]) -> go.Figure:
     return fig
 
 
-def schedule_figure(blocks: Sequence[Block], title: str = "") -> go.Figure:
+def schedule_figure(blocks: Sequence[Block], title: str = "", recompute: bool = True) -> go.Figure:
     """Gantt chart of a pipeline schedule: one row per pipeline rank, forward and backward blocks by
     micro-batch (text), the gaps are the bubble; zero-bubble V draws the backward's input-gradient (B) and
     weight-gradient (W) passes apart.
@@ -62,13 +62,15 @@ def schedule_figure(blocks: Sequence[Block], title: str = "") -> go.Figure:
         :func:`placement.perf.timeline.schedule_blocks` (times in seconds; drawn in ms).
     title : str
         Figure title.
+    recompute : bool
+        Whether the layout recomputes activations in the backward (the legend says so only then).
     """
     fig = go.Figure()
     colours = {"F": "#4C78A8", "B": "#F58518", "W": "#54A24B"}
     split = any(b.kind == "W" for b in blocks)  # zero-bubble: the backward split in input and weight gradients
     names = {
         "F": "forward",
-        "B": "backward, input gradient" if split else "backward (with recomputation)",
+        "B": "backward, input gradient" if split else "backward (with recomputation)" if recompute else "backward",
         "W": "backward, weight gradient",
     }
     ranks = sorted({b.rank for b in blocks})
