@@ -2,13 +2,17 @@
 
 ::
 
-    python -m placement plan --model llama3-70b --gpu H100 --gpus 1024 --global-batch 1024 \\
-        --seq-length 8192 --framework megatron [--json] [--pareto]
+    python -m placement plan --model llama3-70b|CONFIG.json --gpu H100 --gpus 1024 --global-batch 1024 \\
+        [--seq-length 8192] [--framework megatron] [--tokens 15e12] [--price 2.5|KIND=P,...] [--currency USD] \\
+        [--compare-gpus A100,H100,B200] [--json] [--pareto] [-- <Megatron-LM shape flags>]
 
-Prints the plan (proven optimal in the framework's space of :mod:`placement.perf.spaces`), its predicted
-numbers and memory breakdown, and the launch configuration (Megatron-LM arguments, a torchtitan TOML or a
-DeepSpeed JSON config), checked by the real parsers where importable. ``--gpu A100:8,V100:4`` plans a
-heterogeneous cluster (:mod:`placement.perf.hetero`). Bad input: one line, exit 2.
+Prints the model's parameter count, the plan (proven optimal in the framework's space of
+:mod:`placement.perf.spaces`), its predicted numbers and memory breakdown, its cost per hour, per iteration and
+per run of ``--tokens`` (:mod:`placement.perf.plan_run`; the catalogue's USD price by default), and the launch
+configuration (the whole ``torchrun`` command running Megatron-LM, a torchtitan TOML and command, or a DeepSpeed
+JSON config), checked by the real parsers where installed ("not checked" where not). A GPU count with no layout
+gets the nearest counts that have one; ``--compare-gpus`` puts kinds side by side. ``--gpu A100:8,V100:4`` plans
+a heterogeneous cluster (:mod:`placement.perf.hetero`). Bad input: one line, exit 2.
 """
 
 from __future__ import annotations
