@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import placement
+from placement.deadline import WorkClock, cpu_time_limits
 from ui.processes import WorkerError, background, demoted_after, plain_main
 from ui.solve_pool import SolvePool, solver_count
 
@@ -58,6 +59,10 @@ _LOCK, _JOB = "_worker_lock", "_worker_job"
 
 #: Seconds between two looks at a running job (progress relay, Streamlit's stop requests).
 POLL_S = 0.1
+
+#: The pages' solve limits: CPU seconds of the solve worker, with a wall-clock guard of 4 x the limit + 60 s
+#: (a 30 s limit stops by 180 s of wall clock on a machine so busy that the worker gets a sixth of a core).
+SOLVE_CLOCK = WorkClock(factor=4.0, extra=60.0)
 
 
 #: Niceness added to the worker processes (and to their scheduling groups, ``ui.processes.background``): the
@@ -381,8 +386,11 @@ def ideal_bounds(graph: placement.Graph) -> Any:
 
 
 def solve(problem: placement.Problem, method: str, **options: Any) -> placement.Result:
-    """:func:`placement.solve` (its ``progress`` option, when given, is relayed by :func:`run`), after the estimate."""
-    from placement.budget import precheck_solve  # noqa: PLC0415
+    """:func:`placement.solve` with its ``time_limit`` in CPU seconds of this process (a solve worker's).
 
-    precheck_solve(problem, method, options)
-    return placement.solve(problem, method, **options)
+    The same limit then means the same work whatever the server's load: a niced worker that waits for a
+    busy core no longer runs out of wall-clock time and comes back "feasible" where a quiet machine proves
+    the optimum (issue 45). A wall-clock guard of :data:`SOLVE_CLOCK` stands beside it.
+    """
+    with cpu_time_limits(SOLVE_CLOCK):
+        return placement.solve(problem, method, **options)
