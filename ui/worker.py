@@ -46,8 +46,8 @@ import streamlit as st
 
 import placement
 from placement.deadline import WorkClock, cpu_time_limits
-from ui.processes import WorkerError, background, demoted_after, plain_main
-from ui.solve_pool import SolvePool, solver_count
+from ui.processes import WorkerError, background, demoted_after, plain_main, rss_bytes
+from ui.solve_pool import IDLE_RECYCLE_S, IDLE_RSS_BYTES, JANITOR_S, RECYCLE_RSS_BYTES, SolvePool, solver_count
 
 _T = TypeVar("_T")
 
@@ -154,14 +154,25 @@ def _in_server() -> bool:
 
 
 class _Pool:
-    """The server's worker processes and the manager that relays progress (created once, on first use)."""
+    """The server's worker processes and the manager that relays progress (created once, on first use).
+
+    Memory given back (issue 45.2): when no job is in flight and the workers hold more than
+    :data:`ui.solve_pool.RECYCLE_RSS_BYTES` each on average (after a large job), or more than
+    :data:`ui.solve_pool.IDLE_RSS_BYTES` after :data:`ui.solve_pool.IDLE_RECYCLE_S` seconds without a job,
+    the executor is shut down; the next job starts a fresh one.
+    """
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
-        self.executor = self._executor()
+        self.executor: ProcessPoolExecutor | None = None
         with plain_main():
             self.manager = multiprocessing.get_context("spawn").Manager()
         self.lock = threading.Lock()
+        self.in_flight = 0
+        self.last_done = time.monotonic()
+        self.recycled = 0
+        janitor = threading.Thread(target=self._janitor, name="placement-jobs-janitor", daemon=True)
+        janitor.start()
 
     def _executor(self) -> ProcessPoolExecutor:
         context = multiprocessing.get_context("spawn")
@@ -169,11 +180,42 @@ class _Pool:
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
         with self.lock, plain_main():  # submit starts the worker processes it needs
+            if self.executor is None:
+                self.executor = self._executor()
             try:
-                return self.executor.submit(fn, *args, **kwargs)
+                future = self.executor.submit(fn, *args, **kwargs)
             except BrokenProcessPool:  # a worker died earlier: start a fresh pool
                 self.executor = self._executor()
-                return self.executor.submit(fn, *args, **kwargs)
+                future = self.executor.submit(fn, *args, **kwargs)
+            self.in_flight += 1
+        future.add_done_callback(self._done)
+        return future
+
+    def _rss(self) -> list[int]:
+        """Resident bytes of each worker process of the executor (none without one)."""
+        processes = getattr(self.executor, "_processes", None) or {}
+        return [rss_bytes(pid) or 0 for pid in list(processes)]
+
+    def _recycle_if(self, per_worker: int) -> None:
+        """With the lock held: shut the idle executor down when its workers average over ``per_worker`` bytes."""
+        sizes = self._rss()
+        if self.in_flight == 0 and self.executor is not None and sizes and sum(sizes) > per_worker * len(sizes):
+            self.executor.shutdown(wait=False)
+            self.executor = None
+            self.recycled += 1
+
+    def _done(self, _: Future) -> None:
+        with self.lock:
+            self.in_flight -= 1
+            self.last_done = time.monotonic()
+
+    def _janitor(self) -> None:
+        """Every :data:`JANITOR_S`: recycle the idle executor after a large job, or when idle and grown."""
+        while True:
+            time.sleep(JANITOR_S)
+            with self.lock:
+                idle = time.monotonic() - self.last_done >= IDLE_RECYCLE_S
+                self._recycle_if(IDLE_RSS_BYTES if idle else RECYCLE_RSS_BYTES)
 
 
 @st.cache_resource(show_spinner=False)
