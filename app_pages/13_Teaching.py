@@ -96,8 +96,8 @@ def _step_tab(problem, trace, optimum, present: bool, font: int) -> None:
     col_count.markdown(f"**Step {st.session_state['teach_step']} of {total}**")
     shown = st.slider(f"Step (pair I ⊊ J), 1 to {total}", 1, total, key="teach_step", persist_state=state.PERSIST)
     step = shown - 1  # index into trace.steps
-    # Side by side; stacked in presentation mode, where large labels need the whole width.
-    col_lattice, col_graph = (st.container(), st.container()) if present else st.columns(2)
+    # Side by side, in presentation mode too: a projector (1920 x 1080) shows the lattice beside the graph.
+    col_lattice, col_graph = st.columns(2)
     col_lattice.plotly_chart(viz.lattice_figure(trace, step, font_size=font), key="teach_lattice")
     col_graph.plotly_chart(
         viz_teaching.teaching_graph_figure(problem.graph, trace, step, font_size=font), key="teach_graph_figure"
