@@ -199,7 +199,7 @@ def hostile_round(browser, url: str, server: int) -> dict:
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             page = context.new_page()
             page.goto(f"{url}/Graph")
-            page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+            page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
             started = time.monotonic()
             error = page.locator('[data-testid="stAlertContentError"]').first
             error.wait_for(timeout=120_000)
@@ -210,7 +210,7 @@ def hostile_round(browser, url: str, server: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, nargs="+", default=[1, 5, 10, 20])
+    parser.add_argument("--sessions", type=int, nargs="*", default=[1, 5, 10, 20])
     parser.add_argument("--settle", type=float, default=60.0, help="seconds after the last page closes")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds a round waits for its answers")
     parser.add_argument("--hostile", action="store_true", help="add the 200,000-node upload round")
@@ -254,7 +254,7 @@ def main() -> None:
             )
         finally:
             server.terminate()
-            server.wait(timeout=30)
+            server.wait(timeout=120)
 
 
 if __name__ == "__main__":

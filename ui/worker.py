@@ -60,9 +60,11 @@ _LOCK, _JOB = "_worker_lock", "_worker_job"
 #: Seconds between two looks at a running job (progress relay, Streamlit's stop requests).
 POLL_S = 0.1
 
-#: The pages' solve limits: CPU seconds of the solve worker, with a wall-clock guard of 4 x the limit + 60 s
-#: (a 30 s limit stops by 180 s of wall clock on a machine so busy that the worker gets a sixth of a core).
-SOLVE_CLOCK = WorkClock(factor=4.0, extra=60.0)
+#: The pages' solve limits: CPU seconds of the solve worker, with a wall-clock guard of 10 x the limit + 120 s
+#: (420 s for a 30 s limit). With 4 x + 60 s (180 s), on a shared 2-core machine at a load of 21, two of five
+#: sessions of ``scripts/bench_load.py`` came back "feasible" (answers after up to 312 s) for IPs that take
+#: 0.2-1.1 CPU s, proven optimal alone (2026-12-04): the guard, not the CPU limit, most likely stopped them.
+SOLVE_CLOCK = WorkClock(factor=10.0, extra=120.0)
 
 
 #: Niceness added to the worker processes (and to their scheduling groups, ``ui.processes.background``): the

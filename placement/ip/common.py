@@ -273,7 +273,7 @@ class _HiGHSWithStart(pulp.HiGHS):
             left = self._until - now - HANDOFF_READBACK * handoff - self._margin
             model.setOptionValue("time_limit", max(0.01, left))
         if self._cpu_until is not None:
-            self._interrupt_on_cpu(model)
+            self._interrupt_on_cpu(model, self._cpu_until)
         if self._start:
             index = np.asarray([var.index for var in self._start], dtype=np.int32)
             values = np.asarray([float(v) for v in self._start.values()], dtype=np.float64)
@@ -286,12 +286,11 @@ class _HiGHSWithStart(pulp.HiGHS):
         self._report["nodes"] = int(info.mip_node_count)
         self._report["has_solution"] = int(info.primal_solution_status) != 0
 
-    def _interrupt_on_cpu(self, model: Any) -> None:
-        """Interrupt HiGHS once the process's CPU time passes ``cpu_until`` (less the read-back, as above)."""
+    def _interrupt_on_cpu(self, model: Any, limit: float) -> None:
+        """Interrupt HiGHS once the process's CPU time passes ``limit`` (less the read-back, as above)."""
         now = time.process_time()
         handoff = now - self._created_cpu
-        cpu_until = self._cpu_until - HANDOFF_READBACK * handoff - SOLVER_MARGIN * max(0.0, self._cpu_until - now)
-        cpu_until = max(now + 0.01, cpu_until)
+        cpu_until = max(now + 0.01, limit - HANDOFF_READBACK * handoff - SOLVER_MARGIN * max(0.0, limit - now))
 
         def stop_past_limit(event: Any) -> None:
             if time.process_time() >= cpu_until:
