@@ -10,7 +10,8 @@ import pytest
 from placement import AcceleratorKind, Devices, DeviceSlot, Edge, Graph, Node, Placement, Problem, evaluate
 from placement.ip.latency import solve_latency_ip
 from placement.ip.latency_bounds import chain_bound, critical_path_bound, latency_bounds, work_bound
-from placement.model import Stage
+from placement.ip.latency_relax import relaxation_bound
+from placement.model import Stage, Status
 
 REL = 1e-9
 
@@ -143,3 +144,37 @@ def test_result_reports_every_bound_and_which_is_active(samples_dir):
         assert result.stat(f"bound_{name}") is not None
     assert result.stat("bound_source") in ("critical_path", "work", "chain", "ip")
     assert result.bound >= result.stat("bound_chain") * (1 - 1e-9)
+
+
+RELAX_CASES = [(seed, rich) for seed in range(14) for rich in (False, True)] + [(seed, None) for seed in range(40, 52)]
+
+
+@pytest.mark.parametrize("seed,rich", RELAX_CASES)
+def test_relaxation_bound_is_at_most_the_brute_force_optimum_for_one_and_two_calls(random_problem, seed, rich):
+    """The device-choice relaxation (solved to optimality) never exceeds the optimum."""
+    if rich is None:  # six-node graphs with skip edges, tight memory from the fixture's sizes
+        problem = random_problem(seed, kinds=1 + seed % 2, n_forward=6, zero_cost_edges=seed % 3 == 0)
+    else:
+        problem = random_problem(seed, kinds=1 + seed % 2, zero_cost_edges=seed % 3 == 0, max_forward=5, rich=rich)
+    relaxed = relaxation_bound(problem)
+    for calls in (1, 2):
+        expected = brute_force_latency_calls(problem, calls)
+        if math.isinf(expected):
+            continue
+        assert relaxed.status is Status.OPTIMAL
+        assert relaxed.bound <= expected * (1 + REL) + 1e-12, (relaxed.bound, expected, calls)
+
+
+def test_relaxation_sees_memory_where_the_combinatorial_bounds_do_not():
+    """A chain of four nodes, two accelerators each holding one node: two nodes must run on the CPU core.
+
+    Accelerator time 1, CPU time 10 each, no transfers: the best is 1 + 1 + 10 + 10 = 22 and the
+    relaxation proves it, while the critical path (4) and work (2) bounds see no memory.
+    """
+    nodes = tuple(Node(i, cpu_latency=10.0, accelerator_latency=1.0, size=1.0) for i in range(4))
+    edges = tuple(Edge(i, i + 1, 0.0) for i in range(3))
+    problem = Problem(Graph(nodes, edges), Devices.paper(accelerators=2, cpus=1, memory=1.0))
+    relaxed = relaxation_bound(problem)
+    assert relaxed.bound == pytest.approx(22.0)
+    assert brute_force_latency_calls(problem, 1) == pytest.approx(22.0)
+    assert max(critical_path_bound(problem), work_bound(problem)) < 22.0

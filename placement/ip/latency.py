@@ -68,6 +68,7 @@ from .latency_model import (
     latency_lower_bound,
     latency_start,
 )
+from .latency_relax import relaxation_bound
 from .latency_search import baseline_placements, improve_all, latency_local_search, latency_of
 
 __all__ = [
@@ -86,6 +87,8 @@ MODELS = ("both", "ours", "paper")
 OURS_SHARE = 0.5
 #: Share of the time limit the combinatorial bounds may take (the chain DP stops at it, keeping the paths done).
 BOUNDS_SHARE = 0.2
+#: Share of the time left that the device-choice relaxation (:mod:`placement.ip.latency_relax`) may take.
+RELAXATION_SHARE = 0.15
 
 
 def solve_latency_ip(
@@ -166,6 +169,8 @@ def solve_latency_ip(
     accels = [slot for slot in devices.slots() if not slot.is_cpu]
     deadline = Deadline.after(time_limit, started)
     bounds = latency_bounds(problem, n_calls, deadline.share(BOUNDS_SHARE))
+    relaxed = relaxation_bound(problem, deadline.share(RELAXATION_SHARE), solver)
+    bounds["relaxation"] = relaxed.bound
     lower = max(bounds.values(), default=0.0)
     lower = lower if math.isfinite(lower) else 0.0
     stats: dict[str, Any] = {f"bound_{name}": v for name, v in bounds.items()}

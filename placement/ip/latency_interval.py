@@ -1,0 +1,194 @@
+"""Interval splits for latency: the cheapest cut of a topological order into accelerator calls and CPU nodes.
+
+A start for the latency program (:mod:`placement.ip.latency`) that the greedy and the throughput
+DP do not give when memory is tight: which nodes go to CPU cores, and where calls begin and end,
+are chosen together. The color classes are taken in one topological order; a DP cuts that order
+into consecutive runs, each run either one accelerator call (one call per accelerator, at most
+``count`` calls of a kind; the run fits the kind's memory and runs on it) or classes on CPU
+cores. Running the runs one after another in that order is a valid schedule (the CPU nodes of a
+run on cores of their own, as soon as their inputs are there), so the DP minimises an upper bound
+of the latency: the sum of the calls' durations (compute plus every transfer crossing the call,
+at the kind's scale) and of the CPU runs' heaviest paths. The evaluator's latency of the split
+(runs that do not depend on each other overlap) is at most that sum.
+
+Orders tried (:func:`interval_placements`): the classes by first topological position, and a
+depth-first order that keeps each branch of a fork together.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..model import CPU_KIND, DeviceSlot, Placement, Problem, Stage
+from .common import Deadline, DeadlinePassed, color_groups
+
+__all__ = ["interval_placement", "interval_placements"]
+
+#: Above this many color classes no interval split is made (its table holds ``classes ** 2`` runs).
+MAX_INTERVAL_CLASSES = 2000
+
+
+def _depth_first_order(problem: Problem, groups: Sequence[Sequence[int]]) -> list[int]:
+    """Class indices in a topological order that follows one branch to its end (or join) before the next."""
+    graph = problem.graph
+    group_of = {v: g for g, members in enumerate(groups) for v in members}
+    succ: list[list[int]] = [[] for _ in groups]
+    indegree = [0] * len(groups)
+    seen_edges: set[tuple[int, int]] = set()
+    for edge in graph.edges:
+        a, b = group_of[edge.source], group_of[edge.target]
+        if a != b and (a, b) not in seen_edges:
+            seen_edges.add((a, b))
+            succ[a].append(b)
+            indegree[b] += 1
+    stack = [g for g in range(len(groups)) if indegree[g] == 0][::-1]
+    order: list[int] = []
+    while stack:
+        g = stack.pop()
+        order.append(g)
+        for h in sorted(succ[g], reverse=True):
+            indegree[h] -= 1
+            if indegree[h] == 0:
+                stack.append(h)
+    return order
+
+
+def _run_costs(problem: Problem, groups: Sequence[Sequence[int]], order: Sequence[int], kind, deadline: Deadline):
+    """``cost[i][j]``: duration of one call of ``kind`` holding the classes ``order[i .. j]`` (missing: cannot)."""
+    graph, devices = problem.graph, problem.devices
+    scale = devices.transfer_scale(kind)
+    outdeg = {v: len(graph.successors[v]) for v in graph.node_by_id}
+    cost: list[dict[int, float]] = []
+    for i in range(len(order)):
+        deadline.check()
+        row: dict[int, float] = {}
+        inside: set[int] = set()
+        succ_in: dict[int, int] = {}
+        crossing = compute = size = 0.0
+
+        def crosses(u: int) -> bool:
+            k = succ_in.get(u, 0)
+            return k < outdeg[u] if u in inside else k > 0
+
+        for j in range(i, len(order)):
+            members = groups[order[j]]
+            if not all(graph.node_by_id[v].runs_on(kind) for v in members):
+                break
+            size += sum(graph.node_by_id[v].size for v in members)
+            if size > kind.memory:
+                break
+            for v in members:
+                touched = {v, *graph.predecessors[v]}
+                crossing -= sum(graph.output_cost[u] for u in touched if crosses(u))
+                inside.add(v)
+                for u in graph.predecessors[v]:
+                    succ_in[u] = succ_in.get(u, 0) + 1
+                crossing += sum(graph.output_cost[u] for u in touched if crosses(u))
+                compute += graph.node_by_id[v].latency_on(kind)
+            row[j] = compute + scale * crossing
+        cost.append(row)
+    return cost
+
+
+def _cpu_run_costs(problem: Problem, groups: Sequence[Sequence[int]], order: Sequence[int], deadline: Deadline):
+    """``cost[i][j]``: how long the classes ``order[i .. j]`` take on CPU cores (unbounded): their heaviest path."""
+    graph = problem.graph
+    cost: list[dict[int, float]] = []
+    for i in range(len(order)):
+        deadline.check()
+        row: dict[int, float] = {}
+        finish: dict[int, float] = {}
+        longest = 0.0
+        for j in range(i, len(order)):
+            for v in groups[order[j]]:
+                ready = max((finish[u] for u in graph.predecessors[v] if u in finish), default=0.0)
+                finish[v] = ready + graph.node_by_id[v].cpu_latency
+                longest = max(longest, finish[v])
+            row[j] = longest
+        cost.append(row)
+    return cost
+
+
+def interval_placement(
+    problem: Problem, order: Sequence[int] | None = None, deadline: Deadline | None = None
+) -> Placement | None:
+    """The cheapest interval split of ``order`` (indices into the color classes; default: by first position).
+
+    Returns None when no split exists (a class with nowhere to run), or when ``deadline`` passes.
+    """
+    graph, devices = problem.graph, problem.devices
+    deadline = deadline or Deadline()
+    groups = color_groups(graph)
+    if len(groups) > MAX_INTERVAL_CLASSES:
+        return None
+    order = list(range(len(groups))) if order is None else list(order)
+    kinds = [k for k in devices.accelerators if k.count > 0]
+    n = len(order)
+    try:
+        costs = [_run_costs(problem, groups, order, kind, deadline) for kind in kinds]
+        cpu = _cpu_run_costs(problem, groups, order, deadline) if devices.cpus > 0 else [{} for _ in order]
+    except DeadlinePassed:
+        return None
+    # best[j][used]: the cheapest split of order[:j] using ``used`` calls of each kind (a tuple).
+    start = tuple(0 for _ in kinds)
+    best: list[dict[tuple[int, ...], tuple[float, tuple | None]]] = [{start: (0.0, None)}] + [{} for _ in range(n)]
+
+    def offer(j: int, used: tuple[int, ...], value: float, back: tuple) -> None:
+        if value < best[j].get(used, (math.inf, None))[0]:
+            best[j][used] = (value, back)
+
+    for i in range(n):
+        if deadline.passed:
+            return None
+        for used, (value, _) in list(best[i].items()):
+            for j, duration in cpu[i].items():
+                offer(j + 1, used, value + duration, (i, used, None))
+            for kk, kind in enumerate(kinds):
+                if used[kk] >= kind.count:
+                    continue
+                more = used[:kk] + (used[kk] + 1,) + used[kk + 1 :]
+                for j, duration in costs[kk][i].items():
+                    offer(j + 1, more, value + duration, (i, used, kk))
+    if not best[n]:
+        return None
+    used = min(best[n], key=lambda u: best[n][u][0])
+    runs: list[tuple[int, int, int | None]] = []
+    j = n
+    while j > 0:
+        _, back = best[j][used]
+        i, used, kk = back  # type: ignore[misc]
+        runs.append((i, j, kk))
+        j = i
+    return _placement(problem, groups, order, runs[::-1], kinds)
+
+
+def _placement(problem: Problem, groups, order, runs, kinds) -> Placement:
+    """Runs (first, end, kind index or None for CPU cores) as a placement: each kind's calls on its slots in order."""
+    slots = {kind.name: [s for s in problem.devices.slots() if s.kind == kind.name] for kind in kinds}
+    taken = {kind.name: 0 for kind in kinds}
+    stages = []
+    cpu_nodes: list[int] = []
+    for i, j, kk in runs:
+        nodes = tuple(v for g in order[i:j] for v in groups[g])
+        if kk is None:
+            cpu_nodes.extend(nodes)
+            continue
+        name = kinds[kk].name
+        stages.append(Stage(slots[name][taken[name]], nodes))
+        taken[name] += 1
+    if cpu_nodes:
+        stages.append(Stage(DeviceSlot(CPU_KIND, 0), tuple(cpu_nodes)))
+    return Placement(tuple(stages))
+
+
+def interval_placements(problem: Problem, deadline: Deadline | None = None) -> list[Placement]:
+    """Interval splits of both orders (see the module docstring), each given half of what is left of ``deadline``."""
+    deadline = deadline or Deadline()
+    groups = color_groups(problem.graph)
+    out = []
+    for k, order in enumerate((None, _depth_first_order(problem, groups))):
+        found = interval_placement(problem, order, deadline.share(1.0 / (2 - k)))
+        if found is not None and found not in out:
+            out.append(found)
+    return out
