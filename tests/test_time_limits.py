@@ -63,10 +63,9 @@ def test_latency_ip_keeps_its_bound_when_the_program_is_skipped(large):
 
 def test_latency_ip_dp_warm_start_runs_when_time_allows(samples_dir):
     """With time to spare the DP split is among the starts: never worse than it (the paper's 414.441 on BERT-3)."""
+    from placement.exact.dp import solve_dp
     from placement.ip.common import Deadline
     from placement.ip.latency_search import baseline_placements
-
-    from placement.exact.dp import solve_dp
 
     problem = load_problem(samples_dir / "latency/operator/bert_l-3_inference.json")
     split = solve_dp(problem, tie_break=True, tie_break_max_pairs=math.inf).placement

@@ -54,6 +54,12 @@ def _depth_first_order(problem: Problem, groups: Sequence[Sequence[int]]) -> lis
     return order
 
 
+def _crosses(u: int, inside: set[int], succ_in: dict[int, int], outdeg: dict[int, int]) -> bool:
+    """Whether ``u``'s output crosses the call holding ``inside`` (``succ_in``: ``u``'s successors inside)."""
+    k = succ_in.get(u, 0)
+    return k < outdeg[u] if u in inside else k > 0
+
+
 def _run_costs(problem: Problem, groups: Sequence[Sequence[int]], order: Sequence[int], kind, deadline: Deadline):
     """``cost[i][j]``: duration of one call of ``kind`` holding the classes ``order[i .. j]`` (missing: cannot)."""
     graph, devices = problem.graph, problem.devices
@@ -67,10 +73,6 @@ def _run_costs(problem: Problem, groups: Sequence[Sequence[int]], order: Sequenc
         succ_in: dict[int, int] = {}
         crossing = compute = size = 0.0
 
-        def crosses(u: int) -> bool:
-            k = succ_in.get(u, 0)
-            return k < outdeg[u] if u in inside else k > 0
-
         for j in range(i, len(order)):
             members = groups[order[j]]
             if not all(graph.node_by_id[v].runs_on(kind) for v in members):
@@ -80,11 +82,11 @@ def _run_costs(problem: Problem, groups: Sequence[Sequence[int]], order: Sequenc
                 break
             for v in members:
                 touched = {v, *graph.predecessors[v]}
-                crossing -= sum(graph.output_cost[u] for u in touched if crosses(u))
+                crossing -= sum(graph.output_cost[u] for u in touched if _crosses(u, inside, succ_in, outdeg))
                 inside.add(v)
                 for u in graph.predecessors[v]:
                     succ_in[u] = succ_in.get(u, 0) + 1
-                crossing += sum(graph.output_cost[u] for u in touched if crosses(u))
+                crossing += sum(graph.output_cost[u] for u in touched if _crosses(u, inside, succ_in, outdeg))
                 compute += graph.node_by_id[v].latency_on(kind)
             row[j] = compute + scale * crossing
         cost.append(row)
@@ -132,7 +134,8 @@ def interval_placement(
         return None
     # best[j][used]: the cheapest split of order[:j] using ``used`` calls of each kind (a tuple).
     start = tuple(0 for _ in kinds)
-    best: list[dict[tuple[int, ...], tuple[float, tuple | None]]] = [{start: (0.0, None)}] + [{} for _ in range(n)]
+    best: list[dict[tuple[int, ...], tuple[float, tuple | None]]] = [{} for _ in range(n + 1)]
+    best[0][start] = (0.0, None)
 
     def offer(j: int, used: tuple[int, ...], value: float, back: tuple) -> None:
         if value < best[j].get(used, (math.inf, None))[0]:
