@@ -10,8 +10,10 @@ inference), Inception-v3 (``sample_graphs/ours``), and the builders' BERT-6 tran
 CNN. Each is recast for latency over a grid: ``k`` accelerators of its first kind (2, 4, 8), memory per
 accelerator ``f * total weights / k`` for ``f`` in 0.5 (tight: half the weights must run on CPU
 cores), 1.2 and unlimited, ``q`` calls per accelerator (1, 2, 3), 8 CPU cores (the latency model
-gives CPU nodes cores of their own, so their count does not change any number). Every
-``<workloads>/latency/layer/*.json`` is also run with its own settings (``own``), for ``q`` 1 and 2.
+gives CPU nodes cores of their own, so their count does not change any number); ``--accelerators``,
+``--memory`` and ``--calls`` choose other values. Every ``<workloads>/latency/layer/*.json`` is also run
+with its own settings (``own``) for each ``q``: the paper's held-back latency inputs, put in such a
+folder and named with ``--workloads``, are checked the same way.
 
 ``--quick``: BERT-24 and GNMT at ``k = 2``, tight memory, ``q`` 1 and 2, 5 s (a CI-size check).
 
@@ -64,24 +66,26 @@ def graphs(root: Path) -> dict:
     return out
 
 
-def grid(root: Path, quick: bool) -> list[tuple[str, str, int, Problem]]:
-    """(graph, setting label, q, problem) of every benchmark instance."""
+def grid(
+    root: Path, quick: bool, accelerators=ACCELERATORS, memory=MEMORY, calls=CALLS
+) -> list[tuple[str, str, int, Problem]]:
+    """(graph, setting label, q, problem) of every benchmark instance (``quick``: the CI-size grid)."""
     out = []
     found = graphs(root)
     if quick:
         found = {name: found[name] for name in ("bert24", "gnmt") if name in found}
     for name, base in found.items():
         total = sum(node.size for node in base.graph.nodes)
-        for k in (2,) if quick else ACCELERATORS:
-            for f in (0.5,) if quick else MEMORY:
+        for k in (2,) if quick else accelerators:
+            for f in (0.5,) if quick else memory:
                 kind = replace(base.devices.accelerators[0], count=k, memory=total / k * f)
                 devices = base.devices.with_changes(accelerators=(kind,), cpus=CPUS)
                 label = f"k={k} mem={'inf' if math.isinf(f) else f}"
-                for q in (1, 2) if quick else CALLS:
+                for q in (1, 2) if quick else calls:
                     out.append((name, label, q, Problem(base.graph, devices)))
     if not quick:
         for path in sorted((root / "latency/layer").glob("*.json")):
-            for q in (1, 2):
+            for q in calls:
                 out.append((f"file/{path.stem}", "own", q, load_problem(path)))
     return out
 
@@ -166,6 +170,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a CI-size grid: 4 instances, 5 s each")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds for latency-ip (60; 5 with --quick)")
+    parser.add_argument("--accelerators", nargs="*", type=int, default=ACCELERATORS, help="k values (2 4 8)")
+    parser.add_argument("--memory", nargs="*", type=float, default=MEMORY, help="memory fractions (0.5 1.2 inf)")
+    parser.add_argument("--calls", nargs="*", type=int, default=CALLS, help="q values (1 2 3)")
     parser.add_argument("--only", nargs="*", default=None, help="substrings of graph names to run")
     parser.add_argument("--workloads", default=None, help="folder with latency/ and throughput/ (default: shared)")
     parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
@@ -182,7 +189,7 @@ def main(argv=None) -> int:
     solve(load_problem(REPO / "sample_graphs/latency/layer/bert24_inference.json"), "dp")  # the kernel's first load
     print(" ".join(f"{title:>10}" for title, _, _ in COLUMNS), flush=True)
     rows = []
-    for name, setting, q, problem in grid(root, args.quick):
+    for name, setting, q, problem in grid(root, args.quick, args.accelerators, args.memory, args.calls):
         if args.only and not any(part in name for part in args.only):
             continue
         rows.append(row(name, setting, q, problem, limit))
