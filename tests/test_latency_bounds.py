@@ -161,8 +161,11 @@ def test_relaxation_bound_is_at_most_the_brute_force_optimum_for_one_and_two_cal
         expected = brute_force_latency_calls(problem, calls)
         if math.isinf(expected):
             continue
-        assert relaxed.status is Status.OPTIMAL
+        counted = relaxation_bound(problem, calls_per_accelerator=calls)
+        assert relaxed.status is Status.OPTIMAL and counted.status is Status.OPTIMAL
         assert relaxed.bound <= expected * (1 + REL) + 1e-12, (relaxed.bound, expected, calls)
+        assert counted.bound <= expected * (1 + REL) + 1e-12, (counted.bound, expected, calls)
+        assert counted.bound >= relaxed.bound * (1 - 1e-6)  # counting runs only adds rows
 
 
 def test_relaxation_sees_memory_where_the_combinatorial_bounds_do_not():
@@ -178,3 +181,18 @@ def test_relaxation_sees_memory_where_the_combinatorial_bounds_do_not():
     assert relaxed.bound == pytest.approx(22.0)
     assert brute_force_latency_calls(problem, 1) == pytest.approx(22.0)
     assert max(critical_path_bound(problem), work_bound(problem)) < 22.0
+
+
+def test_relaxation_counts_accelerator_runs_along_a_path():
+    """A chain alternating fast-on-accelerator and cheap-on-CPU nodes, one accelerator with room for all.
+
+    Accelerator 1 / CPU 10 for nodes 0, 2, 4 and accelerator 5 / CPU 0 for nodes 1, 3: without call
+    counting the relaxation puts 0, 2, 4 on the accelerator and 1, 3 on the CPU core (3); with one
+    call the accelerator nodes form one run, so 1 and 3 must join them (the optimum, 13).
+    """
+    times = ((10.0, 1.0), (0.0, 5.0), (10.0, 1.0), (0.0, 5.0), (10.0, 1.0))
+    nodes = tuple(Node(i, cpu_latency=c, accelerator_latency=a, size=1.0) for i, (c, a) in enumerate(times))
+    problem = Problem(Graph(nodes, tuple(Edge(i, i + 1, 0.0) for i in range(4))), Devices.paper(1, 1, memory=5.0))
+    assert relaxation_bound(problem).bound == pytest.approx(3.0)
+    assert relaxation_bound(problem, calls_per_accelerator=1).bound == pytest.approx(13.0)
+    assert brute_force_latency_calls(problem, 1) == pytest.approx(13.0)

@@ -169,7 +169,7 @@ def solve_latency_ip(
     accels = [slot for slot in devices.slots() if not slot.is_cpu]
     deadline = Deadline.after(time_limit, started)
     bounds = latency_bounds(problem, n_calls, deadline.share(BOUNDS_SHARE))
-    relaxed = relaxation_bound(problem, deadline.share(RELAXATION_SHARE), solver)
+    relaxed = relaxation_bound(problem, deadline.share(RELAXATION_SHARE), solver, n_calls)
     bounds["relaxation"] = relaxed.bound
     lower = max(bounds.values(), default=0.0)
     lower = lower if math.isfinite(lower) else 0.0

@@ -26,6 +26,11 @@ transfers; a call's nodes all finish at its end):
   :data:`LARGE_ITEM_ROWS`).
 * work: every accelerator's calls run one after another within ``T``:
   ``sum_v lat_K(v) a[v, K] <= count_K T``.
+* calls along a path (given ``q`` calls per accelerator): two runs of accelerator nodes along a
+  path, separated by a CPU node, are distinct calls (one call holding both would wait for the CPU
+  node, which waits for it), so a few long paths (by CPU time, by fastest time, by node count)
+  have at most ``q`` times the accelerator count of runs: ``1 - c[p_1] + sum_i r_i <= k q`` with
+  ``r_i >= c[p_{i-1}] - c[p_i]``.
 
 :func:`relaxation_bound` returns the bound, the solver's status and the seconds it took.
 """
@@ -123,7 +128,34 @@ def _add_rows(problem: Problem, model) -> None:
         prob += lp_sum(work + [(makespan, -kind.count)]) <= 0
 
 
-def relaxation_bound(problem: Problem, deadline: Deadline | None = None, solver: str = "highs") -> RelaxationBound:
+def _path_runs(problem: Problem, model, max_calls: int) -> None:
+    """At most ``max_calls`` runs of accelerator nodes along each of a few long paths (see the module docstring)."""
+    from .latency_bounds import _longest_path
+
+    graph = problem.graph
+    prob, c, time_terms = model[0], model[3], model[4]
+    cpu = {node.id: node.cpu_latency for node in graph.nodes}
+    fastest = {v: min(t for _, t in terms) for v, terms in time_terms.items()}
+    seen: set[tuple[int, ...]] = set()
+    for weight in (cpu.__getitem__, fastest.__getitem__, lambda v: 1.0):
+        path = tuple(_longest_path(problem, weight)[1])
+        if path in seen or len(path) < 2 or any(v not in c for v in path):
+            continue
+        seen.add(path)
+        starts = [(c[path[0]], -1)]  # r_0 >= 1 - c[p_0]; sum of run starts <= max_calls
+        constant = 1.0
+        for before, v in zip(path, path[1:]):
+            if c[before] is c[v]:
+                continue
+            r = prob.add_variable(f"r_{before}_{v}", 0, 1)
+            prob += r - c[before] + c[v] >= 0  # a run starts at v: v on an accelerator, before on a CPU core
+            starts.append((r, 1))
+        prob += lp_sum(starts) <= max_calls - constant
+
+
+def relaxation_bound(
+    problem: Problem, deadline: Deadline | None = None, solver: str = "highs", calls_per_accelerator: int | None = None
+) -> RelaxationBound:
     """Solve the device-choice relaxation within ``deadline`` (see the module docstring).
 
     Returns
@@ -139,6 +171,9 @@ def relaxation_bound(problem: Problem, deadline: Deadline | None = None, solver:
         if model is None:
             return nothing
         _add_rows(problem, model)
+        if calls_per_accelerator is not None and problem.devices.cpus > 0:
+            calls = sum(k.count for k in problem.devices.accelerators) * calls_per_accelerator
+            _path_runs(problem, model, calls)
     except DeadlinePassed:
         return nothing
     if too_late_to_solve(deadline, time.perf_counter() - started):
