@@ -76,6 +76,7 @@ BOUND_NAMES = {
     "critical_path": "critical-path bound",
     "work": "work bound",
     "chain": "chain bound",
+    "memory_chain": "memory chain bound",
     "relaxation": "device-choice relaxation",
     "ip": "the integer programs' bound",
 }
