@@ -33,6 +33,7 @@ import json
 import math
 import os
 import platform
+import subprocess
 import sys
 import time
 from dataclasses import replace
@@ -101,6 +102,7 @@ def row(name: str, setting: str, q: int, problem: Problem, time_limit: float) ->
         baselines[method] = evaluate(problem, other.placement).latency if other.placement is not None else None
     return {
         "input": name,
+        "commit": _commit(),
         "setting": setting,
         "q": q,
         "objective": result.objective,
@@ -118,6 +120,16 @@ def row(name: str, setting: str, q: int, problem: Problem, time_limit: float) ->
         "over": seconds > time_limit * 1.05,
         "load": os.getloadavg()[0],
     }
+
+
+def _commit() -> str:
+    """The checkout's commit (short hash; ``+`` when files differ from it), or ``?`` outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True)
+    except OSError:
+        return "?"
+    return head.stdout.strip() + ("+" if dirty.stdout.strip() else "") if head.returncode == 0 else "?"
 
 
 def _fmt(value, digits=4) -> str:
@@ -155,6 +167,8 @@ def markdown(rows: list[dict], command: str) -> str:
         f"Run {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
         f"{os.cpu_count()} CPUs; 1-minute load average from {min(r['load'] for r in rows):.1f} to "
         f"{max(r['load'] for r in rows):.1f} (a shared machine: each limit bought less CPU than its seconds).",
+        "",
+        f"Commit: {', '.join(sorted({r.get('commit', '?') for r in rows}))}.",
         "",
         f"Rows: {len(rows)}; gap at most 5 %: {sum(g <= 0.05 for g in gaps)}; worst gap "
         f"{100 * max(gaps, default=0.0):.2f} %; over the limit by more than 5 %: {sum(r['over'] for r in rows)}.",
