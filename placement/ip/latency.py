@@ -24,11 +24,12 @@ Valid inequalities (they cut fractional points, never an integral schedule):
 Symmetry rows (identical accelerators ordered by their first node) were tried and dropped: on the
 BERT-3 operator graph they held HiGHS' bound at 62 after 30 s, against 369 without them.
 
-Incumbents (:mod:`placement.ip.latency_search`): the greedy (both orders), the DP's tie-broken split
-and a latency local search seeded from each; the result is never worse than any of them. Lower
-bounds (:mod:`placement.ip.latency_bounds`: critical path, work, chain; the chain DP counts the
-``k * q`` calls) are computed first, within a share of the time; the largest is a cut
-``T >= bound`` and a floor of the reported bound. By default (``model="both"``) this program runs
+Incumbents (:mod:`placement.ip.latency_search`): the greedy (both orders), the interval splits
+(:mod:`placement.ip.latency_interval`), the DP's tie-broken split and a latency local search seeded
+from each; the result is never worse than any of them. Lower bounds (:mod:`placement.ip.latency_bounds`:
+critical path, work, chain and memory chain; the chain DPs count the ``k * q`` calls; and the
+device-choice relaxation of :mod:`placement.ip.latency_relax`) are computed first, each within a share
+of the time; the largest is a cut ``T >= bound`` and a floor of the reported bound. By default (``model="both"``) this program runs
 first with half the time left, then the paper's (:mod:`placement.ip.latency_paper`), started from
 the best plan so far, with the rest: the better plan and the larger bound are kept. One :class:`~placement.ip.common.Deadline`
 covers the whole call (starts, model building, solver). The model is built, solved and read back in
