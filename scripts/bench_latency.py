@@ -102,7 +102,7 @@ def row(name: str, setting: str, q: int, problem: Problem, time_limit: float) ->
         baselines[method] = evaluate(problem, other.placement).latency if other.placement is not None else None
     return {
         "input": name,
-        "commit": _commit(),
+        "commit": COMMIT,
         "setting": setting,
         "q": q,
         "objective": result.objective,
@@ -130,6 +130,10 @@ def _commit() -> str:
     except OSError:
         return "?"
     return head.stdout.strip() + ("+" if dirty.stdout.strip() else "") if head.returncode == 0 else "?"
+
+
+#: The commit this process runs (read once: later commits in the checkout do not change the loaded code).
+COMMIT = _commit()
 
 
 def _fmt(value, digits=4) -> str:

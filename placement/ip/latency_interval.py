@@ -11,8 +11,9 @@ of the latency: the sum of the calls' durations (compute plus every transfer cro
 at the kind's scale) and of the CPU runs' heaviest paths. The evaluator's latency of the split
 (runs that do not depend on each other overlap) is at most that sum.
 
-Orders tried (:func:`interval_placements`): the classes by first topological position, and a
-depth-first order that keeps each branch of a fork together.
+Orders tried (:func:`interval_placements`): the classes by first topological position, a
+depth-first order that keeps each branch of a fork together, and the classes by depth (side inputs
+such as an embedding feeding the decoder come first, out of the main chain's calls).
 """
 
 from __future__ import annotations
@@ -58,6 +59,16 @@ def _crosses(u: int, inside: set[int], succ_in: dict[int, int], outdeg: dict[int
     """Whether ``u``'s output crosses the call holding ``inside`` (``succ_in``: ``u``'s successors inside)."""
     k = succ_in.get(u, 0)
     return k < outdeg[u] if u in inside else k > 0
+
+
+def _earliest_order(problem: Problem, groups: Sequence[Sequence[int]]) -> list[int]:
+    """Class indices by depth (most edges from a source), then first position: side inputs come early, so a
+    call along the main chain need not hold them."""
+    graph = problem.graph
+    depth: dict[int, int] = {}
+    for v in graph.topological_order:
+        depth[v] = 1 + max((depth[u] for u in graph.predecessors[v]), default=-1)
+    return sorted(range(len(groups)), key=lambda g: (max(depth[v] for v in groups[g]), g))
 
 
 def _run_costs(problem: Problem, groups: Sequence[Sequence[int]], order: Sequence[int], kind, deadline: Deadline):
@@ -186,12 +197,13 @@ def _placement(problem: Problem, groups, order, runs, kinds) -> Placement:
 
 
 def interval_placements(problem: Problem, deadline: Deadline | None = None) -> list[Placement]:
-    """Interval splits of both orders (see the module docstring), each given half of what is left of ``deadline``."""
+    """Interval splits of the three orders (see the module docstring), each given an equal share of ``deadline``."""
     deadline = deadline or Deadline()
     groups = color_groups(problem.graph)
     out = []
-    for k, order in enumerate((None, _depth_first_order(problem, groups))):
-        found = interval_placement(problem, order, deadline.share(1.0 / (2 - k)))
+    orders = (None, _depth_first_order(problem, groups), _earliest_order(problem, groups))
+    for k, order in enumerate(orders):
+        found = interval_placement(problem, order, deadline.share(1.0 / (len(orders) - k)))
         if found is not None and found not in out:
             out.append(found)
     return out
