@@ -8,7 +8,7 @@ import random
 import pytest
 
 from placement import Devices, Edge, Graph, Node, Problem, evaluate
-from placement.ip.latency_interval import interval_placement, interval_placements
+from placement.ip.latency_interval import calls_interval_placement, interval_placement, interval_placements
 
 from .test_latency_bounds import brute_force_latency_calls
 
@@ -70,3 +70,26 @@ def test_interval_split_chooses_cpu_nodes_and_calls_together():
     assert found is not None
     assert evaluate(problem, found).latency == pytest.approx(6.0)
     assert sorted(v for stage in found.stages if not stage.device.is_cpu for v in stage.nodes) == [0, 2]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_several_calls_split_is_feasible_and_never_below_the_two_call_optimum(random_problem, seed):
+    problem = random_problem(seed, n_forward=5, zero_cost_edges=seed % 3 == 0)
+    found = calls_interval_placement(problem, 2)
+    if found is None:
+        return
+    evaluation = evaluate(problem, found)
+    assert evaluation.feasible, evaluation.violations
+    assert all(len(stage.calls or (stage.nodes,)) <= 2 for stage in found.stages)
+    assert evaluation.latency >= brute_force_latency_calls(problem, 2) * (1 - REL)
+
+
+def test_two_calls_leave_a_cheap_middle_node_to_the_cpu():
+    """a -> b -> c (accelerator 1 each; CPU 10, 0, 10), one accelerator holding two: one call pays 11, two pay 2."""
+    nodes = tuple(Node(i, cpu_latency=c, accelerator_latency=1.0, size=1.0) for i, c in enumerate((10.0, 0.0, 10.0)))
+    problem = Problem(Graph(nodes, (Edge(0, 1, 0.0), Edge(1, 2, 0.0))), Devices.paper(1, 1, memory=2.0))
+    one = interval_placement(problem)
+    two = calls_interval_placement(problem, 2)
+    assert one is not None and two is not None
+    assert evaluate(problem, one).latency == pytest.approx(11.0) == brute_force_latency_calls(problem, 1)
+    assert evaluate(problem, two).latency == pytest.approx(2.0) == brute_force_latency_calls(problem, 2)

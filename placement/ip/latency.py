@@ -178,7 +178,7 @@ def solve_latency_ip(
     incumbents: list[Placement] = []
     baselines: list[Placement] = []
     if warm_start:
-        incumbents = baseline_placements(problem, deadline)
+        incumbents = baseline_placements(problem, deadline, n_calls)
         baselines = list(incumbents)
         seconds = local_search_seconds
         if seconds is None:

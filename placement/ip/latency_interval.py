@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from ..model import CPU_KIND, DeviceSlot, Placement, Problem, Stage
 from .common import Deadline, DeadlinePassed, color_groups
 
-__all__ = ["interval_placement", "interval_placements"]
+__all__ = ["calls_interval_placement", "interval_placement", "interval_placements"]
 
 #: Above this many color classes no interval split is made (its table holds ``classes ** 2`` runs).
 MAX_INTERVAL_CLASSES = 2000
@@ -71,8 +71,11 @@ def _earliest_order(problem: Problem, groups: Sequence[Sequence[int]]) -> list[i
     return sorted(range(len(groups)), key=lambda g: (max(depth[v] for v in groups[g]), g))
 
 
-def _run_costs(problem: Problem, groups: Sequence[Sequence[int]], order: Sequence[int], kind, deadline: Deadline):
-    """``cost[i][j]``: duration of one call of ``kind`` holding the classes ``order[i .. j]`` (missing: cannot)."""
+def _run_costs(
+    problem: Problem, groups: Sequence[Sequence[int]], order: Sequence[int], kind, deadline: Deadline, sizes=None
+):
+    """``cost[i][j]``: duration of one call of ``kind`` holding the classes ``order[i .. j]`` (missing: cannot);
+    ``sizes[i][j]`` (when ``sizes`` is a list) their memory."""
     graph, devices = problem.graph, problem.devices
     scale = devices.transfer_scale(kind)
     outdeg = {v: len(graph.successors[v]) for v in graph.node_by_id}
@@ -80,6 +83,7 @@ def _run_costs(problem: Problem, groups: Sequence[Sequence[int]], order: Sequenc
     for i in range(len(order)):
         deadline.check()
         row: dict[int, float] = {}
+        size_row: dict[int, float] = {}
         inside: set[int] = set()
         succ_in: dict[int, int] = {}
         crossing = compute = size = 0.0
@@ -100,7 +104,11 @@ def _run_costs(problem: Problem, groups: Sequence[Sequence[int]], order: Sequenc
                 crossing += sum(graph.output_cost[u] for u in touched if _crosses(u, inside, succ_in, outdeg))
                 compute += graph.node_by_id[v].latency_on(kind)
             row[j] = compute + scale * crossing
+            if sizes is not None:
+                size_row[j] = size
         cost.append(row)
+        if sizes is not None:
+            sizes.append(size_row)
     return cost
 
 
@@ -196,14 +204,105 @@ def _placement(problem: Problem, groups, order, runs, kinds) -> Placement:
     return Placement(tuple(stages))
 
 
-def interval_placements(problem: Problem, deadline: Deadline | None = None) -> list[Placement]:
-    """Interval splits of the three orders (see the module docstring), each given an equal share of ``deadline``."""
+#: Memory units per accelerator of the several-calls split (run sizes are rounded up: a split it finds fits).
+CALL_MEMORY_UNITS = 64
+
+
+def calls_interval_placement(
+    problem: Problem, n_calls: int, order: Sequence[int] | None = None, deadline: Deadline | None = None
+) -> Placement | None:
+    """The cheapest interval split with up to ``n_calls`` calls per accelerator (one accelerator kind).
+
+    As :func:`interval_placement`, but the runs on accelerators are given to the accelerators in order,
+    each taking up to ``n_calls`` runs (its calls, in that order) whose sizes, rounded up to
+    :data:`CALL_MEMORY_UNITS` units of its memory, fit it. None when there are several kinds, no CPU
+    cores, unlimited memory, no split, or ``deadline`` passes.
+    """
+    graph, devices = problem.graph, problem.devices
+    deadline = deadline or Deadline()
+    kinds = [k for k in devices.accelerators if k.count > 0]
+    groups = color_groups(graph)
+    if len(kinds) != 1 or devices.cpus == 0 or not math.isfinite(kinds[0].memory) or len(groups) > MAX_INTERVAL_CLASSES:
+        return None
+    kind, units = kinds[0], CALL_MEMORY_UNITS
+    order = list(range(len(groups))) if order is None else list(order)
+    n = len(order)
+    sizes: list[dict[int, float]] = []
+    try:
+        costs = _run_costs(problem, groups, order, kind, deadline, sizes)
+        cpu = _cpu_run_costs(problem, groups, order, deadline)
+    except DeadlinePassed:
+        return None
+    unit = kind.memory / units
+    # best[i][(a, c, m)]: cheapest cover of order[:i] with accelerator a current, c calls and m units on it.
+    best: list[dict[tuple[int, int, int], tuple[float, tuple | None]]] = [{} for _ in range(n + 1)]
+    best[0][(-1, n_calls, units)] = (0.0, None)
+
+    def offer(j: int, state: tuple[int, int, int], value: float, back: tuple) -> None:
+        if value < best[j].get(state, (math.inf, None))[0]:
+            best[j][state] = (value, back)
+
+    for i in range(n):
+        if deadline.passed:
+            return None
+        for state, (value, _) in list(best[i].items()):
+            a, c, m = state
+            for j, duration in cpu[i].items():
+                offer(j + 1, state, value + duration, (i, state, False))
+            for j, duration in costs[i].items():
+                need = math.ceil(sizes[i][j] / unit - 1e-9)
+                if c < n_calls and m + need <= units:
+                    offer(j + 1, (a, c + 1, m + need), value + duration, (i, state, True))
+                if a + 1 < kind.count and need <= units:
+                    offer(j + 1, (a + 1, 1, need), value + duration, (i, state, True))
+                if need > units:
+                    break
+    if not best[n]:
+        return None
+    state = min(best[n], key=lambda k: best[n][k][0])
+    runs: list[tuple[int, int, int | None]] = []
+    j = n
+    while j > 0:
+        _, back = best[j][state]
+        i, before, on_accel = back  # type: ignore[misc]
+        runs.append((i, j, state[0] if on_accel else None))
+        state, j = before, i
+    return _calls_placement(problem, groups, order, runs[::-1], kind)
+
+
+def _calls_placement(problem: Problem, groups, order, runs, kind) -> Placement:
+    """Runs (first, end, accelerator index or None for CPU cores) as a placement with calls in run order."""
+    slots = [s for s in problem.devices.slots() if s.kind == kind.name]
+    calls: dict[int, list[tuple[int, ...]]] = {}
+    cpu_nodes: list[int] = []
+    for i, j, a in runs:
+        nodes = tuple(v for g in order[i:j] for v in groups[g])
+        if a is None:
+            cpu_nodes.extend(nodes)
+        else:
+            calls.setdefault(a, []).append(nodes)
+    stages = [
+        Stage(slots[a], tuple(v for part in parts for v in part), tuple(parts) if len(parts) > 1 else None)
+        for a, parts in sorted(calls.items())
+    ]
+    if cpu_nodes:
+        stages.append(Stage(DeviceSlot(CPU_KIND, 0), tuple(cpu_nodes)))
+    return Placement(tuple(stages))
+
+
+def interval_placements(problem: Problem, deadline: Deadline | None = None, n_calls: int = 1) -> list[Placement]:
+    """Interval splits of the three orders (see the module docstring), each given an equal share of ``deadline``;
+    with ``n_calls`` above 1, also the splits with that many calls per accelerator."""
     deadline = deadline or Deadline()
     groups = color_groups(problem.graph)
     out = []
     orders = (None, _depth_first_order(problem, groups), _earliest_order(problem, groups))
-    for k, order in enumerate(orders):
-        found = interval_placement(problem, order, deadline.share(1.0 / (len(orders) - k)))
+    tries = [(order, 1) for order in orders] + [(order, n_calls) for order in orders if n_calls > 1]
+    for k, (order, q) in enumerate(tries):
+        share = deadline.share(1.0 / (len(tries) - k))
+        found = (
+            interval_placement(problem, order, share) if q == 1 else calls_interval_placement(problem, q, order, share)
+        )
         if found is not None and found not in out:
             out.append(found)
     return out

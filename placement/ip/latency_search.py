@@ -42,10 +42,11 @@ def latency_of(problem: Problem, placement: Placement) -> float:
     return evaluation.latency if evaluation.feasible else math.inf
 
 
-def baseline_placements(problem: Problem, deadline: Deadline | None = None) -> list[Placement]:
+def baseline_placements(problem: Problem, deadline: Deadline | None = None, n_calls: int = 1) -> list[Placement]:
     """Feasible placements of the cheap latency methods: greedy (both orders), interval splits and the DP's split.
 
-    ``deadline`` bounds the DP (see the module docstring); the greedy is linear and always runs.
+    ``deadline`` bounds the DP (see the module docstring); the greedy is linear and always runs;
+    ``n_calls`` (calls per accelerator) above 1 adds interval splits with that many calls.
     """
     from ..heuristics import greedy_latency
 
@@ -58,7 +59,7 @@ def baseline_placements(problem: Problem, deadline: Deadline | None = None) -> l
             continue
         if result.ok and result.placement is not None:
             out.append(result.placement)
-    out += interval_placements(problem, deadline.share(INTERVAL_SHARE))
+    out += interval_placements(problem, deadline.share(INTERVAL_SHARE), n_calls)
     if deadline.left() >= DP_MIN_SECONDS:
         dp_deadline = deadline.share(DP_SHARE)
 
