@@ -245,7 +245,7 @@ def calls_interval_placement(
     for i in range(n):
         if deadline.passed:
             return None
-        for state, (value, _) in list(best[i].items()):
+        for state, (value, _) in _pareto(best[i]):
             a, c, m = state
             for j, duration in cpu[i].items():
                 offer(j + 1, state, value + duration, (i, state, False))
@@ -268,6 +268,18 @@ def calls_interval_placement(
         runs.append((i, j, state[0] if on_accel else None))
         state, j = before, i
     return _calls_placement(problem, groups, order, runs[::-1], kind)
+
+
+def _pareto(states: dict) -> list:
+    """The states no other state with the same accelerator and calls beats with less memory and less time."""
+    out = []
+    lowest: dict[tuple[int, int], float] = {}
+    for state, entry in sorted(states.items(), key=lambda item: item[0]):
+        key = state[:2]
+        if entry[0] < lowest.get(key, math.inf):
+            lowest[key] = entry[0]
+            out.append((state, entry))
+    return out
 
 
 def _calls_placement(problem: Problem, groups, order, runs, kind) -> Placement:
@@ -297,9 +309,10 @@ def interval_placements(problem: Problem, deadline: Deadline | None = None, n_ca
     groups = color_groups(problem.graph)
     out = []
     orders = (None, _depth_first_order(problem, groups), _earliest_order(problem, groups))
-    tries = [(order, 1) for order in orders] + [(order, n_calls) for order in orders if n_calls > 1]
+    # With several calls, their splits first (they can only beat the one-call splits), the depth order first.
+    tries = [(order, n_calls) for order in orders[::-1] if n_calls > 1] + [(order, 1) for order in orders]
     for k, (order, q) in enumerate(tries):
-        share = deadline.share(1.0 / (len(tries) - k))
+        share = deadline.share(0.5 if q > 1 and k == 0 else 1.0 / (len(tries) - k))
         found = (
             interval_placement(problem, order, share) if q == 1 else calls_interval_placement(problem, q, order, share)
         )

@@ -31,7 +31,7 @@ DP_MIN_SECONDS = 2.0
 #: Share of the time left that the DP warm start may use before it is stopped.
 DP_SHARE = 0.25
 #: Share of the time left that the interval splits (:mod:`placement.ip.latency_interval`) may use.
-INTERVAL_SHARE = 0.15
+INTERVAL_SHARE = 0.3
 #: Longest chain of color classes the local search moves at once.
 MAX_CHAIN = 6
 
