@@ -249,6 +249,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .perf.plan_cli import run_plan
 
         handlers["plan"] = run_plan
+    elif args.command == "calibrate":
+        from .perf.calibrate import cmd_calibrate
+
+        handlers["calibrate"] = cmd_calibrate
+    elif args.command == "measure":
+        from .perf.measure import cmd_measure
+
+        handlers["measure"] = cmd_measure
     try:
         # from the command line (argv None), a C call that outlives the deadline ends the process
         seconds = args.deadline

@@ -60,6 +60,8 @@ DEADLINE_MARGIN = 0.5
 PERF_COMMANDS = {
     "predict": "iteration time, throughput and memory of a Megatron-LM run (flags after --)",
     "plan": "fastest launchable transformer layout (Megatron / torchtitan / DeepSpeed)",
+    "calibrate": "measure this device's kernel rates with torch and write a profile (JSON)",
+    "measure": "time real training iterations of a Megatron-LM model with torch, against the prediction",
 }
 
 
@@ -121,6 +123,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         add_plan_parser(commands, _count)
     else:
         commands.add_parser("plan", help=PERF_COMMANDS["plan"])
+    if _builds(command, "calibrate"):
+        from .perf.calibrate import register as register_calibrate  # torch microbenchmarks -> a device profile
+
+        register_calibrate(commands)
+    else:
+        commands.add_parser("calibrate", help=PERF_COMMANDS["calibrate"])
+    if _builds(command, "measure"):
+        from .perf.measure import register as register_measure  # timed training iterations vs the prediction
+
+        register_measure(commands)
+    else:
+        commands.add_parser("measure", help=PERF_COMMANDS["measure"])
     for sub in commands.choices.values():  # also after the subcommand: ``solve g.json --deadline 5``
         sub.add_argument("--deadline", type=_number, default=argparse.SUPPRESS, help=DEADLINE_HELP)
     return parser

@@ -37,8 +37,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidDevicesError
+
+if TYPE_CHECKING:
+    from .profile import DeviceProfile
 
 GB = 1e9
 GIB = 2.0**30
@@ -87,6 +91,9 @@ class Accelerator:
         Measured: a large device-to-device copy's bandwidth (bytes read + written) over the HBM peak.
     price_per_hour : float or None
         Optional rental price (any currency) per GPU-hour.
+    measured : DeviceProfile or None
+        Rates measured on the device (:func:`placement.perf.profile.accelerator_from_profile`); the kernels
+        price GEMMs, attention and streaming from them instead of the spec-sheet fractions.
     """
 
     name: str
@@ -104,6 +111,7 @@ class Accelerator:
     matmul_fraction: float = 0.80
     copy_fraction: float = 0.90
     price_per_hour: float | None = None
+    measured: DeviceProfile | None = None
 
     def __post_init__(self) -> None:
         for field_name in ("fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops"):
