@@ -152,7 +152,6 @@ def train_steps(
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
     amp = {Dtype.BF16: torch.bfloat16, Dtype.FP16: torch.float16}.get(layout.dtype)
     b, s = layout.micro_batch, model_spec.seq_length
-    vocab = model_spec.padded_vocab(1)
     micro = layout.global_batch // (layout.micro_batch * layout.data)
     tokens = torch.randint(0, model_spec.vocab, (b, s + 1), device=dev)
     times = []
@@ -168,7 +167,6 @@ def train_steps(
             torch.cuda.synchronize(dev)
         if step >= warmup:
             times.append(time.perf_counter() - start)
-    del vocab
     if dev.type == "cuda":
         peak = float(torch.cuda.max_memory_allocated(dev)) - base
     else:
@@ -177,10 +175,30 @@ def train_steps(
     return times, max(peak, 0.0), parameters
 
 
+def device_prediction(
+    model_spec: TransformerSpec, layout: Layout, acc: Accelerator, profile: DeviceProfile | None = None
+) -> Prediction:
+    """What the model predicts for ``measure``'s loop on one device ``acc`` (no data loader: no host overhead)."""
+    params = profile_params(profile) if profile is not None else _default_params()
+    cluster = Cluster(acc, 1, 1)
+    return predict(model_spec, cluster, layout, params.with_changes(iteration_overhead_s=0.0), with_band=False)
+
+
 def measure(
     flags: list[str], device: str = "cpu", profile: DeviceProfile | None = None, steps: int = 3, warmup: int = 2
 ) -> Measurement:
     """Build the model of Megatron-LM ``flags``, train it ``steps`` timed iterations, compare with the prediction.
+
+    Parameters
+    ----------
+    flags : list of str
+        Megatron-LM flags of a model on one device (no tensor, pipeline, context, expert or data parallelism).
+    device : str
+        ``"cuda"`` or ``"cpu"``.
+    profile : DeviceProfile or None
+        Measured rates of the device (required on a CPU; on a GPU the catalogue's spec sheet otherwise).
+    steps, warmup : int
+        Timed and untimed iterations.
 
     Raises
     ------
@@ -190,23 +208,18 @@ def measure(
     """
     torch = import_torch()
     dev = torch_device(torch, device)
-    model_spec, layout, _ = parse_megatron_args(flags, gpus=1)
+    model_spec, layout, _ = parse_megatron_args(flags)  # data parallel 1: one device
     _check_layout(layout)
     acc, source = _device_accelerator(torch, dev, profile)
-    params = profile_params(profile) if profile is not None else None
-    params = (params or _default_params()).with_changes(iteration_overhead_s=0.0)
-    pred = predict(model_spec, Cluster(acc, 1, 1), layout, params, with_band=False)
+    pred = device_prediction(model_spec, layout, acc, profile)
     need, free = _model_memory(pred), _available_memory(torch, dev)
     if need > 0.9 * free:
         raise PlacementError(
             f"the model needs about {need / 2**30:.1f} GiB (predicted), over 90 % of the {free / 2**30:.1f} GiB "
             f"free on {device}: too large to measure here (fewer layers, a smaller batch or recomputation)"
         )
-    catalogue = None
     base = catalogue_match(profile.name) if profile is not None and dev.type == "cuda" else None
-    if base is not None:  # the spec-sheet prediction beside the profile's
-        flat = _default_params().with_changes(iteration_overhead_s=0.0)
-        catalogue = predict(model_spec, Cluster(base, 1, 1), layout, flat, with_band=False).iteration_seconds
+    catalogue = None if base is None else device_prediction(model_spec, layout, base).iteration_seconds
     times, peak, parameters = train_steps(torch, dev, model_spec, layout, steps, warmup)
     name = profile.name if profile is not None else acc.name
     return Measurement(name, source, pred.iteration_seconds, statistics.median(times), need, peak, tuple(times),
