@@ -49,7 +49,9 @@ class Attention(nn.Module):
         v = v.view(b, s, self.g, self.d).transpose(1, 2)
         if rope is not None:
             q, k = _rotate(q, *rope), _rotate(k, *rope)
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.g != self.a)
+        if self.g != self.a:  # each key/value head serves a/g query heads (explicit: every SDPA backend runs it)
+            k, v = k.repeat_interleave(self.a // self.g, dim=1), v.repeat_interleave(self.a // self.g, dim=1)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.proj(out.transpose(1, 2).reshape(b, s, self.a * self.d))
 
 
