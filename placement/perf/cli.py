@@ -13,10 +13,13 @@ import json
 import math
 from typing import Any
 
+from ..errors import PlacementError
 from .coverage import calibration_lines
-from .hardware import GB, Cluster, accelerator
+from .hardware import GB, Accelerator, Cluster, accelerator
 from .megatron import parse_megatron_args
+from .params import DEFAULT_PARAMS, PerfParams
 from .predict import Prediction, predict
+from .profile import accelerator_from_profile, catalogue_match, load_profile, profile_params
 
 
 def _positive(text: str) -> float:
@@ -47,7 +50,10 @@ def register(commands: Any) -> None:
         description="Predict a Megatron-LM training run: give the cluster, then the launch flags after --.",
     )
     cmd.add_argument(
-        "--gpu", required=True, help="accelerator: A100, A100-40GB, H100, H100-PCIe, H200, B200, MI300X, L4, V100"
+        "--gpu", default=None, help="accelerator: A100, A100-40GB, H100, H100-PCIe, H200, B200, MI300X, L4, V100"
+    )
+    cmd.add_argument(
+        "--profile", default=None, help="device profile from calibrate (measured rates; --gpu then gives the links)"
     )
     cmd.add_argument("--gpus", required=True, type=_gpus, help="number of GPUs (world size)")
     cmd.add_argument("--gpus-per-node", type=_gpus, default=8, help="GPUs per NVLink node (default 8)")
@@ -81,20 +87,37 @@ def _text(pred: Prediction, notes: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _device(args: argparse.Namespace) -> tuple[Accelerator, PerfParams]:
+    """The accelerator (catalogue, or measured by a profile) and the model's constants for it."""
+    if args.gpu is None and args.profile is None:
+        raise PlacementError("predict: give --gpu (a catalogue GPU) or --profile (a calibrated device)")
+    base = accelerator(args.gpu) if args.gpu is not None else None
+    if args.profile is None:
+        return base, DEFAULT_PARAMS  # type: ignore[return-value]
+    profile = load_profile(args.profile)
+    return accelerator_from_profile(profile, base or catalogue_match(profile.name)), profile_params(profile)
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     """Run ``predict``; :class:`~placement.errors.PlacementError` propagates to the CLI's one-line handler."""
     flags = list(args.megatron)
     if flags and flags[0] == "--":
         flags = flags[1:]
+    acc, params = _device(args)
     cluster = Cluster(
-        accelerator(args.gpu),
+        acc,
         args.gpus,
         args.gpus_per_node,
         nvlink_bytes_per_s=None if args.nvlink_gbps is None else args.nvlink_gbps * GB,
         nic_bytes_per_s=None if args.nic_gbps is None else args.nic_gbps * GB,
     )
     model, layout, notes = parse_megatron_args(flags, gpus=args.gpus)
-    pred = predict(model, cluster, layout)
+    pred = predict(model, cluster, layout, params, with_band=acc.measured is None)
+    if acc.measured is not None:
+        notes.append(
+            f"priced from the profile of {acc.measured.name} measured {acc.measured.date}: the published runs' "
+            "calibration band does not apply (python -m placement measure gives this device's error)"
+        )
     if args.json:
         out = pred.as_dict()
         out["accelerator"] = cluster.accelerator.name
