@@ -215,7 +215,7 @@ def run_plan(args: argparse.Namespace) -> int:
     params = profile_params(measured) if measured is not None else DEFAULT_PARAMS
     result = search(model, cluster, int(args.global_batch), args.framework, params=params)
     configs = launch_configs(model, result.plan, args.framework, args.gpus_per_node) if result.plan is not None else {}
-    front = pareto_front(model, cluster, int(args.global_batch), args.framework) if args.pareto else None
+    front = pareto_front(model, cluster, int(args.global_batch), args.framework, params=params) if args.pareto else None
     claim = _claim(args, model, cluster, params, result)
     if args.json:
         out: dict[str, Any] = {
