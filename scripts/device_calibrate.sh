@@ -52,7 +52,7 @@ for spec in "${MODELS[@]}"; do
         [ "$source" = profile ] && extra=(--profile "$OUT/profile.json")
         [ "$source" = profile ] && [ ! -s "$OUT/profile.json" ] && continue
         note "measure $name ($source)"
-        timeout 120 "$PY" -m placement measure --device "$DEVICE" "${extra[@]}" --steps 10 --warmup 3 --json -- \
+        timeout 120 "$PY" -m placement measure --device "$DEVICE" ${extra[@]+"${extra[@]}"} --steps 10 --warmup 3 --json -- \
             "${flags[@]}" >"$OUT/measure_${name}_${source}.json" 2>"$OUT/measure_${name}_${source}.log"
         note "exit $? $(cat "$OUT/measure_${name}_${source}.json")"
         [ "$source" = profile ] && [ -s "$OUT/measure_${name}_${source}.json" ] && break  # it holds both predictions

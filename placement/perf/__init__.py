@@ -21,6 +21,7 @@ from .calibration import (
     eq3_flops,
     load_calibration,
 )
+from .claims import Claim, compare_claim
 from .collectives import (
     Group,
     GroupKind,
@@ -66,6 +67,7 @@ from .predict import (
     layer_forward_flops,
     predict,
 )
+from .profile import DeviceProfile, accelerator_from_profile, load_profile, profile_from_dict, save_profile
 from .search import Plan, SearchResult, search
 from .spaces import SPACES, Framework, SearchSpace, get_space
 from .transformer import MODELS, Norm, TransformerSpec, model_preset
@@ -80,6 +82,13 @@ __all__ = [
     "CalibrationBand",
     "CalibrationResult",
     "CalibrationRow",
+    "Claim",
+    "DeviceProfile",
+    "accelerator_from_profile",
+    "compare_claim",
+    "load_profile",
+    "profile_from_dict",
+    "save_profile",
     "Cluster",
     "Envelope",
     "DEFAULT_PARAMS",

@@ -58,6 +58,12 @@ def torch_device(torch: Any, device: str) -> Any:
     return torch.device("cpu")
 
 
+def torch_message(exc: BaseException) -> str:
+    """The first line of a torch error, shortened."""
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]
+
+
 class Progress:
     """A progress bar on stderr (redrawn in place on a terminal, one line per tenth otherwise)."""
 
@@ -400,7 +406,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     torch = import_torch()
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     _init_distributed(torch, device)
-    profile = calibrate(device, dtypes, args.quick, args.budget)
+    try:
+        profile = calibrate(device, dtypes, args.quick, args.budget)
+    except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:  # a kernel the device or build lacks, memory
+        if isinstance(exc, PlacementError):
+            raise
+        raise PlacementError(f"calibrate: torch failed: {torch_message(exc)}") from None
     if int(os.environ.get("RANK", "0")) == 0:
         save_profile(profile, args.output)
         print("\n".join(summary_lines(profile)))

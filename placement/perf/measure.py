@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PlacementError, label
-from .calibrate import import_torch, torch_device
+from .calibrate import import_torch, torch_device, torch_message
 from .hardware import Accelerator, Cluster, Dtype
 from .layout import Layout, Recompute
 from .megatron import parse_megatron_args
@@ -220,7 +220,10 @@ def measure(
         )
     base = catalogue_match(profile.name) if profile is not None and dev.type == "cuda" else None
     catalogue = None if base is None else device_prediction(model_spec, layout, base).iteration_seconds
-    times, peak, parameters = train_steps(torch, dev, model_spec, layout, steps, warmup)
+    try:
+        times, peak, parameters = train_steps(torch, dev, model_spec, layout, steps, warmup)
+    except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:  # memory the prediction did not see, a missing kernel
+        raise PlacementError(f"measure: torch failed while training: {torch_message(exc)}") from None
     name = profile.name if profile is not None else acc.name
     return Measurement(name, source, pred.iteration_seconds, statistics.median(times), need, peak, tuple(times),
                        parameters, catalogue)  # fmt: skip
