@@ -85,3 +85,18 @@ def test_measure_json_on_a_tiny_model(capsys, cpu_profile):
     for key in ("predicted_seconds", "measured_seconds", "predicted_memory", "measured_memory"):
         assert out[key] > 0
     assert out["ratio"] == pytest.approx(out["predicted_seconds"] / out["measured_seconds"])
+
+
+def test_the_device_path_imports_only_torch_and_numpy():
+    """calibrate and measure run where only torch and numpy are installed (a lent GPU machine)."""
+    import subprocess  # noqa: PLC0415
+
+    code = (
+        "import sys; from placement.cli_args import build_parser; "
+        "build_parser('calibrate'); build_parser('measure'); "
+        "import placement.cli, placement.perf.calibrate, placement.perf.measure, placement.perf.torch_model; "
+        "heavy = {'numba', 'pulp', 'highspy', 'networkx', 'plotly', 'streamlit', 'scipy', 'pandas'}; "
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.strip() == "[]"

@@ -11,7 +11,8 @@ CPU), after one warm-up run:
   backward 2.5 times that).
 * **Streaming**: a large copy (bytes read + written), an RMS norm (read + write) and an elementwise add (two
   reads, one write), in bytes per second.
-* **Launch**: the time of a one-element op, back to back: the fixed cost of a kernel.
+* **Launch** (first): the time of a one-element op, back to back: the fixed cost of a kernel. The rates above
+  are net of it (a kernel's time less one launch), as the model adds one launch to every kernel it prices.
 * **Collectives** (only under ``torchrun`` with several GPUs): all-reduce, all-gather, reduce-scatter and a
   point-to-point send by message size; rank 0 writes the profile.
 
@@ -93,6 +94,11 @@ class Timer:
     def __init__(self, torch: Any, dev: Any, budget_s: float, target_s: float) -> None:
         self.torch, self.dev, self.target = torch, dev, target_s
         self.deadline = time.perf_counter() + budget_s
+        self.launch = 0.0  # per-kernel fixed cost, once measured: the model adds it to each kernel's work
+
+    def work(self, seconds: float, kernels: int = 1) -> float:
+        """Seconds of ``kernels`` kernels less their fixed costs (at least half of them: the work)."""
+        return max(seconds - kernels * self.launch, 0.5 * seconds)
 
     def _sync(self) -> None:
         if self.dev.type == "cuda":
@@ -166,7 +172,7 @@ def _measure_gemms(torch: Any, dev: Any, plan: dict, timer: Timer, progress: Pro
         torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
         fn = _gemm_fn(torch, dev, dt, m, n, k)
         seconds = timer.seconds(fn, len(jobs) - i + 20)
-        rows.append(GemmRate(dt, m, n, k, 2.0 * m * n * k / seconds))
+        rows.append(GemmRate(dt, m, n, k, 2.0 * m * n * k / timer.work(seconds)))
         progress.step(f"gemm {dt} {m}x{n}x{k}")
         del fn
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -189,9 +195,9 @@ def _attention_rate(torch: Any, dev: Any, tdt: Any, d: int, s: int, heads: int, 
         return None
 
     t_fwd = timer.seconds(fwd, 20)
-    t_both = timer.seconds(fwd_bwd, 20)
+    t_bwd = max(timer.seconds(fwd_bwd, 20) - t_fwd, 1e-3 * t_fwd)
     flops = 2.0 * heads * s * s * d  # causal: half of 4 s^2 d
-    return flops / t_fwd, 2.5 * flops / max(t_both - t_fwd, 1e-3 * t_fwd)
+    return flops / timer.work(t_fwd), 2.5 * flops / timer.work(t_bwd)
 
 
 def _measure_attention(
@@ -225,7 +231,7 @@ def _measure_streaming(
     }
     rates = []
     for name, (fn, nbytes) in kernels.items():
-        rates.append((name, nbytes / timer.seconds(fn, 10)))
+        rates.append((name, nbytes / timer.work(timer.seconds(fn, 10))))
         progress.step(f"streaming {name}")
     return tuple(rates)
 
@@ -237,9 +243,9 @@ def _measure_launch(torch: Any, dev: Any, timer: Timer, progress: Progress) -> f
         for _ in range(100):
             x.add_(1.0)
 
-    seconds = timer.seconds(hundred, 5) / 100
+    timer.launch = timer.seconds(hundred, 5) / 100
     progress.step("launch")
-    return seconds
+    return timer.launch
 
 
 def _measure_collectives(torch: Any, dev: Any, timer: Timer, progress: Progress) -> list[CollectiveTime]:
@@ -347,10 +353,10 @@ def calibrate(
     head_dims, seqs = plan["attention"]
     total = sum(len(s) ** 3 for s in plan["gemm"].values()) + len(head_dims) * len(seqs) + 4
     progress = Progress(total, stream)
+    launch = _measure_launch(torch, dev, timer, progress)  # first: the rates below are net of it
     gemm = _measure_gemms(torch, dev, plan, timer, progress)
     attention = _measure_attention(torch, dev, main_dtype, plan, timer, progress)
     streaming = _measure_streaming(torch, dev, main_dtype, plan, timer, progress)
-    launch = _measure_launch(torch, dev, timer, progress)
     collectives = _measure_collectives(torch, dev, timer, progress)
     name, memory, versions = _device_facts(torch, dev)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
