@@ -1,7 +1,7 @@
 """``python -m placement calibrate``: measure a device's kernel rates with torch and write a profile.
 
-Microbenchmarks, each timed until it has run for a target time (CUDA events on a GPU, the wall clock on a
-CPU), after one warm-up run:
+Microbenchmarks, each run once to warm up, then timed (the wall clock, with the GPU synchronised) in three
+windows of back-to-back calls of a third of a target time each; the median window gives the time:
 
 * **GEMM**: ``(m x k) @ (k x n)`` over a full grid of m, n, k values (skinny to large) per data type (fp32,
   tf32, bf16, fp16 on a GPU; fp8 through ``torch._scaled_mm`` where the GPU has it); the rate is
@@ -105,21 +105,25 @@ class Timer:
             self.torch.cuda.synchronize(self.dev)
 
     def seconds(self, fn: Callable[[], object], remaining_items: int = 1) -> float:
-        """Mean seconds of one ``fn()`` call."""
+        """Seconds of one ``fn()`` call: the median of three windows of repeated calls (robust to a preemption)."""
         left = max(0.0, self.deadline - time.perf_counter())
-        target = min(self.target, left / max(1, remaining_items) / 2.0)
+        target = min(self.target, left / max(1, remaining_items) / 2.0) / 3.0
         fn()  # warm-up (and the first-call costs: plans, allocations)
         self._sync()
-        reps, total = 1, 0.0
+        reps = 1
         while True:
-            start = time.perf_counter()
-            for _ in range(reps):
-                fn()
-            self._sync()
-            total = time.perf_counter() - start
-            if total >= target or reps >= 1 << 16:
-                return total / reps
-            reps = min(1 << 16, max(reps * 2, int(reps * 1.2 * target / max(total, 1e-7))))
+            per_call = self._window(fn, reps)
+            if per_call * reps >= target or reps >= 1 << 16:
+                break
+            reps = min(1 << 16, max(reps * 2, int(1.2 * target / max(per_call, 1e-9))))
+        return sorted([per_call, self._window(fn, reps), self._window(fn, reps)])[1]
+
+    def _window(self, fn: Callable[[], object], reps: int) -> float:
+        start = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        self._sync()
+        return (time.perf_counter() - start) / reps
 
 
 def _plan(device: str, quick: bool, dtypes: list[str]) -> dict[str, Any]:

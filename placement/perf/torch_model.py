@@ -145,5 +145,6 @@ class GPT(nn.Module):
 
 
 def build(spec: TransformerSpec, device: Any, recompute: bool = False) -> GPT:
-    """The model on ``device`` with fp32 parameters (mixed precision runs it under autocast)."""
-    return GPT(spec, recompute).to(device)
+    """The model on ``device`` with fp32 parameters (mixed precision runs it under autocast), initialised there."""
+    with torch.device(device):
+        return GPT(spec, recompute)
