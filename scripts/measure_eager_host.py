@@ -54,7 +54,7 @@ def main() -> None:
         model = build(TransformerSpec(layers=layers, **base), "cpu")  # type: ignore[arg-type]
         tokens = torch.randint(0, 16, (1, 5))
 
-        def step() -> None:
+        def step(model: torch.nn.Module = model, tokens: torch.Tensor = tokens) -> None:
             model(tokens[:, :-1], tokens[:, 1:]).backward()
 
         step()

@@ -45,8 +45,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import kernels
 from .hardware import Accelerator, Dtype
-from .kernels import flash_attention_seconds, gemm_seconds, hbm_bytes_per_s
 from .params import PerfParams
 from .transformer import Norm, TransformerSpec
 
@@ -82,14 +82,15 @@ class _Pricer:
 
     def __init__(self, acc: Accelerator, params: PerfParams, dtype: Dtype) -> None:
         self.acc, self.params, self.dtype = acc, params, dtype
-        self.bw = hbm_bytes_per_s(acc, params)
+        self.bw = kernels.hbm_bytes_per_s(acc, params)
         self.launch = params.kernel_launch_s
+        self.autocast = dtype in (Dtype.BF16, Dtype.FP16)  # fp32 weights cast to 16 bits per micro-batch
 
     def stream(self, nbytes: float, ops: int = 1) -> Op:
         return Op(nbytes / self.bw + self.launch if nbytes > 0 else 0.0, ops)
 
     def gemm(self, m: float, n: float, k: float, ops: int = 1) -> Op:
-        return Op(gemm_seconds(m, n, k, self.acc, self.dtype, self.params), ops)
+        return Op(kernels.gemm_seconds(m, n, k, self.acc, self.dtype, self.params), ops)
 
     def view(self, ops: int = 1) -> Op:
         return Op(0.0, ops)
@@ -97,14 +98,16 @@ class _Pricer:
 
 def _linear(p: _Pricer, m: float, n: float, k: float, cast_input: bool, bias: bool) -> tuple[list[Op], list[Op]]:
     """Forward and backward operations of an autocast linear layer (m tokens, k in, n out)."""
-    fwd = [p.stream(6.0 * n * k)]  # the weight's bf16 copy
+    cast_input = cast_input and p.autocast
+    fwd = [p.stream(6.0 * n * k)] if p.autocast else []  # the weight's bf16 copy
     if cast_input:
         fwd.append(p.stream(6.0 * m * k))
     if bias:
         fwd.append(p.stream(6.0 * n))
     fwd += [p.view(), p.gemm(m, n, k), p.view(2)]  # t, mm/addmm, views
     bwd = [p.view(2), p.gemm(m, k, n), p.gemm(k, n, m), p.view(2)]
-    bwd.append(p.stream(6.0 * n * k))  # the weight gradient bf16 -> fp32
+    if p.autocast:
+        bwd.append(p.stream(6.0 * n * k))  # the weight gradient bf16 -> fp32
     if cast_input:
         bwd.append(p.stream(6.0 * m * k))
     if bias:
@@ -144,7 +147,7 @@ def _attention(p: _Pricer, model: TransformerSpec, b: float) -> tuple[list[Op], 
         f, bk = _elementwise(p, [2.0 * (T * g * d + rep)] * 2, views=4)
         sub += f
         subb += bk + [p.stream(4.0 * rep)]
-    fa, ba = flash_attention_seconds(b * a, s, s, d, True, p.acc, p.dtype, p.params)
+    fa, ba = kernels.flash_attention_seconds(b * a, s, s, d, True, p.acc, p.dtype, p.params)
     sub += [Op(fa, 2)]
     subb += [Op(ba, 2)]
     sub += [p.view(2), p.stream(4.0 * T * a * d)]  # transpose, contiguous copy
@@ -208,8 +211,15 @@ def _optimizer_ops(p: _Pricer, parameters: float, tensors: int) -> list[Op]:
     return [Op(28.0 * parameters / p.bw + chunks * p.launch, 2 * chunks)]
 
 
-def _replay(sequence: list[Op], host_per_op: float) -> tuple[float, float, float]:
-    """(finish, GPU busy, host busy) seconds of issuing ``sequence`` on one host thread to one GPU stream."""
+def _replay(sequence: list[Op], host_per_op: float, serial: bool = False) -> tuple[float, float, float]:
+    """(finish, GPU busy, host busy) seconds of issuing ``sequence`` on one host thread to one GPU stream.
+
+    ``serial``: the device is the host's CPU, each kernel runs when issued (host and kernel times add up).
+    """
+    if serial:
+        busy = sum(op.gpu for op in sequence)
+        host = sum(op.ops for op in sequence) * host_per_op
+        return busy + host, busy, host
     host = gpu = busy = 0.0
     for op in sequence:
         host += op.ops * host_per_op
@@ -243,7 +253,7 @@ def eager_memory(model: TransformerSpec, micro_batch: int, parameters: float) ->
 
 def eager_predict(
     model: TransformerSpec, acc: Accelerator, micro_batch: int, micro_batches: int, params: PerfParams,
-    parameters: float, dtype: Dtype = Dtype.BF16,
+    parameters: float, dtype: Dtype = Dtype.BF16, serial: bool = False,
 ) -> EagerPrediction:  # fmt: skip
     """Seconds per iteration of ``micro_batches`` forward/backward passes and a fused AdamW step in torch eager.
 
@@ -260,7 +270,9 @@ def eager_predict(
     parameters : float
         The model's parameter count.
     dtype : Dtype
-        Autocast's data type.
+        Autocast's data type (fp32: no casts are priced, still the same kernels).
+    serial : bool
+        The device is the CPU that issues the operations (no overlap of host and kernels).
 
     Returns
     -------
@@ -273,6 +285,6 @@ def eager_predict(
     grad_accumulate = [p.stream(12.0 * parameters / max(1, _parameter_tensors(model)))] * _parameter_tensors(model)
     sequence = one + (one + grad_accumulate) * (micro_batches - 1)
     sequence += _optimizer_ops(p, parameters, _parameter_tensors(model))
-    total, busy, host = _replay(sequence, HOST_OP_TRIVIAL_OPS * params.kernel_launch_s)
+    total, busy, host = _replay(sequence, HOST_OP_TRIVIAL_OPS * params.kernel_launch_s, serial)
     return EagerPrediction(total, busy, host, eager_memory(model, micro_batch, parameters),
                            sum(op.ops for op in sequence))  # fmt: skip

@@ -4,12 +4,9 @@
 builds the model in plain torch (:mod:`placement.perf.torch_model`) on one device, runs warm-up iterations
 and ``N`` timed ones (every micro-batch's forward and backward, then an AdamW step), and prints the measured
 seconds per iteration (the median of the timed ones) and peak memory (the allocator's peak on a GPU, the
-growth of the resident set on a CPU) beside what :func:`~placement.perf.predict.predict` says for the same
-run on this device: from the profile given, else from the catalogue GPU the device's name matches.
-
-What the loop runs is what the prediction prices, less what a framework adds: no data loader (the model's
-fixed per-iteration host overhead is 0 here), no gradient all-reduce (one device), and the model's memory
-without the runtime reserve (which the allocator's peak does not count). Bad input is one line: no torch, no
+growth of the resident set on a CPU) beside what the torch-eager framework of the model
+(:mod:`placement.perf.eager`: the kernels plain torch launches and the host that issues them) says for the
+same run on this device: from the profile given, else from the catalogue GPU the device's name matches. Bad input is one line: no torch, no
 GPU for ``--device cuda``, a parallel layout (one device only), fp8, and a model whose predicted memory
 exceeds the device's free memory (checked before anything is allocated).
 """
@@ -28,10 +25,10 @@ from typing import Any
 
 from ..errors import PlacementError, label
 from .calibrate import import_torch, torch_device, torch_message
-from .hardware import Accelerator, Cluster, Dtype
+from .eager import EagerPrediction, eager_predict
+from .hardware import Accelerator, Dtype
 from .layout import Layout, Recompute
 from .megatron import parse_megatron_args
-from .predict import Prediction, predict
 from .profile import DeviceProfile, accelerator_from_profile, catalogue_match, load_profile, profile_params
 from .transformer import TransformerSpec
 
@@ -126,11 +123,6 @@ def _peak_rss_bytes() -> float:
     return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # KiB on Linux
 
 
-def _model_memory(pred: Prediction) -> float:
-    """The prediction's memory less the runtime reserve (which neither the allocator peak nor RSS growth sees)."""
-    return pred.memory.total - pred.memory.reserve
-
-
 def train_steps(
     torch: Any, dev: Any, model_spec: TransformerSpec, layout: Layout, steps: int, warmup: int
 ) -> tuple[list[float], float, int]:
@@ -177,11 +169,14 @@ def train_steps(
 
 def device_prediction(
     model_spec: TransformerSpec, layout: Layout, acc: Accelerator, profile: DeviceProfile | None = None
-) -> Prediction:
-    """What the model predicts for ``measure``'s loop on one device ``acc`` (no data loader: no host overhead)."""
+) -> EagerPrediction:
+    """What the model predicts for ``measure``'s loop on one device ``acc``: the torch-eager framework
+    (:mod:`placement.perf.eager`), host and kernels in series on a CPU, overlapped on a GPU."""
     params = profile_params(profile) if profile is not None else _default_params()
-    cluster = Cluster(acc, 1, 1)
-    return predict(model_spec, cluster, layout, params.with_changes(iteration_overhead_s=0.0), with_band=False)
+    micro = layout.global_batch // (layout.micro_batch * layout.data)
+    serial = profile is not None and profile.kind == "cpu"
+    return eager_predict(model_spec, acc, layout.micro_batch, micro, params, model_spec.parameters(), layout.dtype,
+                         serial)  # fmt: skip
 
 
 def measure(
@@ -212,7 +207,7 @@ def measure(
     _check_layout(layout)
     acc, source = _device_accelerator(torch, dev, profile)
     pred = device_prediction(model_spec, layout, acc, profile)
-    need, free = _model_memory(pred), _available_memory(torch, dev)
+    need, free = pred.memory, _available_memory(torch, dev)
     if need > 0.9 * free:
         raise PlacementError(
             f"the model needs about {need / 2**30:.1f} GiB (predicted), over 90 % of the {free / 2**30:.1f} GiB "
