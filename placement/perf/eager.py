@@ -168,14 +168,16 @@ def _mlp(p: _Pricer, model: TransformerSpec, m: float) -> tuple[list[Op], list[O
 def _moe(p: _Pricer, model: TransformerSpec, T: float) -> tuple[list[Op], list[Op]]:
     h, E, k = model.hidden, model.num_experts, model.moe_topk
     rf, rb = _linear(p, T, E, h, True, False)
-    fwd = rf + [p.stream(6.0 * T * E), p.stream(4.0 * T * E), p.stream(2.0 * T * h), p.view(2)]
+    fwd = rf + [p.stream(6.0 * T * E), p.stream(4.0 * T * E), p.stream(4.0 * T * h), p.view(2)]
     bwd = [p.stream(8.0 * T * E, 3)] + rb
-    rows = T * k / E
+    rows = T * k / E  # tokens per expert; the residual stream (and so the gathered rows) is fp32
     for _ in range(E):
         mf, mb = _mlp(p, model, rows)
-        fwd += [p.stream(T * k, 1), Op(p.stream(T * k).gpu, 2, sync=True), p.stream(4.0 * rows * h, 2)]
-        fwd += mf + [p.stream(6.0 * rows * h, 3), p.stream(2.0 * (2 * T * h + rows * h))]
-        bwd += [p.stream(4.0 * rows * h, 3), p.stream(6.0 * rows * h, 3)] + mb + [p.stream(8.0 * rows * h, 3)]
+        # eq, nonzero (the host waits for the count), two gathers; the expert; mul by the weight, index_add
+        fwd += [p.stream(T * k, 1), Op(p.stream(T * k).gpu, 2, sync=True), p.stream(8.0 * rows * h, 2)]
+        fwd += mf + [p.stream(6.0 * rows * h, 3), p.stream(8.0 * T * h + 12.0 * rows * h)]
+        bwd += [p.stream(8.0 * rows * h, 2), p.stream(8.0 * rows * h, 2), p.stream(6.0 * rows * h)] + mb
+        bwd += [p.stream(4.0 * T * h + 12.0 * rows * h, 3), p.stream(12.0 * T * h)]  # index backward, accumulate
     return fwd, bwd
 
 
