@@ -105,3 +105,28 @@ def test_kernel_list_matches_what_torch_dispatches():
         fwd, bwd = layer_ops(_Pricer(acc, params, Dtype.BF16), model, 1)
         listed = sum(op.ops for op in fwd + bwd)
         assert abs(listed / (counts[1] - counts[0]) - 1.0) <= 0.15, (run["name"], listed, counts)
+
+
+def test_predict_torch_eager_reaches_the_shipped_run(capsys):
+    from placement.cli import main
+
+    run = json.loads(RUNS.read_text())["runs"][6]
+    profile = str(RUNS.parent / "h200_profile.json")
+    argv = ["predict", "--framework", "torch-eager", "--profile", profile, "--gpus", "1", "--json", "--", *run["flags"]]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["framework"] == "torch-eager" and out["fits"]
+    row = next(r for r in device_run_rows(RUNS) if r.name == run["name"])
+    assert out["iteration_seconds"] == pytest.approx(row.predicted_seconds)
+    assert out["host_seconds"] > out["gpu_busy_seconds"]  # micro-batch 1: host-bound
+    assert "held-out" in out["band"]
+
+
+def test_predict_torch_eager_refuses_parallel_layouts(capsys):
+    from placement.cli import main
+
+    run = json.loads(RUNS.read_text())["runs"][0]
+    argv = ["predict", "--framework", "torch-eager", "--gpu", "H200", "--gpus", "2", "--", *run["flags"]]
+    assert main(argv) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "one device" in err[0] and "Traceback" not in err[0]

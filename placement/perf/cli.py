@@ -15,6 +15,9 @@ from typing import Any
 
 from ..errors import PlacementError
 from .coverage import calibration_lines
+from .device_runs import eager_band_line
+from .eager import FRAMEWORK as EAGER
+from .eager import check_one_device, eager_predict
 from .hardware import GB, Accelerator, Cluster, accelerator
 from .megatron import parse_megatron_args
 from .params import DEFAULT_PARAMS, PerfParams
@@ -59,8 +62,18 @@ def register(commands: Any) -> None:
     cmd.add_argument("--gpus-per-node", type=_gpus, default=8, help="GPUs per NVLink node (default 8)")
     cmd.add_argument("--nvlink-gbps", type=_positive, default=None, help="NVLink GB/s per GPU and direction")
     cmd.add_argument("--nic-gbps", type=_positive, default=None, help="network GB/s per GPU and direction")
+    cmd.add_argument(
+        "--framework",
+        choices=FRAMEWORKS,
+        default="megatron",
+        help="kernel physics: megatron (Megatron-LM with TransformerEngine, default) or torch-eager (plain PyTorch "
+        "eager on one GPU, what measure runs)",
+    )
     cmd.add_argument("--json", action="store_true", help="print one JSON object")
     cmd.add_argument("megatron", nargs=argparse.REMAINDER, help="-- then Megatron-LM flags")
+
+
+FRAMEWORKS = ("megatron", EAGER)
 
 
 def _gib(value: float) -> str:
@@ -112,6 +125,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
         nic_bytes_per_s=None if args.nic_gbps is None else args.nic_gbps * GB,
     )
     model, layout, notes = parse_megatron_args(flags, gpus=args.gpus)
+    if args.framework == EAGER:
+        return _predict_eager(args, acc, params, model, layout)
     pred = predict(model, cluster, layout, params, with_band=acc.measured is None)
     if acc.measured is not None:
         notes.append(
@@ -126,4 +141,33 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(json.dumps(out, allow_nan=False))
     else:
         print(_text(pred, notes))
+    return 0
+
+
+def _predict_eager(args: argparse.Namespace, acc: Accelerator, params: PerfParams, model: Any, layout: Any) -> int:
+    """``predict --framework torch-eager``: one GPU, the eager kernels and the host that issues them."""
+    check_one_device(layout)
+    micro = layout.global_batch // layout.micro_batch
+    pred = eager_predict(model, acc, layout.micro_batch, micro, params, model.parameters(), layout.dtype)
+    tokens = layout.global_batch * model.seq_length / pred.iteration_seconds
+    fits = pred.memory <= acc.memory_bytes
+    band = eager_band_line()
+    if acc.measured is None:
+        band += "; those runs were priced from their device's profile, this one from the spec sheet (give --profile)"
+    if args.json:
+        out = {"framework": EAGER, "accelerator": acc.name, "iteration_seconds": pred.iteration_seconds,
+               "gpu_busy_seconds": pred.gpu_seconds, "host_seconds": pred.host_seconds, "aten_ops": pred.aten_ops,
+               "tokens_per_second": tokens, "memory": pred.memory, "memory_capacity": acc.memory_bytes,
+               "fits": fits, "band": band}  # fmt: skip
+        print(json.dumps(out, allow_nan=False))
+        return 0
+    lines = [
+        f"framework {EAGER} (plain PyTorch eager, autocast {layout.dtype}, fused AdamW) on {acc.name}",
+        f"iteration {pred.iteration_seconds:.4g} s (GPU busy {pred.gpu_seconds:.4g} s, host issuing "
+        f"{pred.host_seconds:.4g} s, {pred.aten_ops:,} aten operations)",
+        f"tokens/s {tokens:,.0f}",
+        f"peak memory {_gib(pred.memory)} of {_gib(acc.memory_bytes)}: " + ("fits" if fits else "DOES NOT FIT"),
+        f"error: {band}",
+    ]
+    print("\n".join(lines))
     return 0

@@ -72,3 +72,13 @@ def device_run_rows(path: Path | str) -> list[DeviceRunRow]:
                                  pred.iteration_seconds, float(run["measured_seconds"]), pred.memory,
                                  float(run["measured_memory"])))  # fmt: skip
     return rows
+
+
+def eager_band_line() -> str:
+    """The torch-eager physics' measured error on the shipped runs (held out), as one line."""
+    rows = [r for name in RUN_FILES for r in device_run_rows(RUNS_DIR / name) if r.held_out]
+    errors = [abs(r.ratio - 1.0) for r in rows]
+    return (
+        f"extrapolated; on the {len(rows)} held-out runs measured with measure on an {rows[0].device} the error is "
+        f"at most {max(errors):.0%}, mean {sum(errors) / len(errors):.0%} (docs/fidelity-devices.md)"
+    )

@@ -45,8 +45,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import PlacementError
 from . import kernels
 from .hardware import Accelerator, Dtype
+from .layout import Layout
 from .params import PerfParams
 from .transformer import Norm, TransformerSpec
 
@@ -75,6 +77,25 @@ class EagerPrediction:
     host_seconds: float
     memory: float
     aten_ops: int
+
+
+def check_one_device(layout: Layout) -> None:
+    """Refuse a layout plain torch eager on one device does not run (one line naming the flag).
+
+    Raises
+    ------
+    PlacementError
+        Tensor, pipeline, context, expert or data parallelism, or fp8.
+    """
+    for name, flag in (("tensor", "--tensor-model-parallel-size"), ("pipeline", "--pipeline-model-parallel-size"),
+                       ("context", "--context-parallel-size"), ("expert", "--expert-model-parallel-size"),
+                       ("data", "the data-parallel size")):  # fmt: skip
+        if getattr(layout, name) != 1:
+            raise PlacementError(f"{FRAMEWORK} runs on one device: {flag} must be 1, got {getattr(layout, name)}")
+    if layout.dtype is Dtype.FP8:
+        raise PlacementError(
+            f"{FRAMEWORK} trains in bf16, fp16 or fp32 (fp8 needs Transformer Engine): drop --fp8-format"
+        )
 
 
 class _Pricer:

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import PlacementError, label
 from .calibrate import import_torch, torch_device, torch_message
-from .eager import EagerPrediction, eager_predict
+from .eager import EagerPrediction, check_one_device, eager_predict
 from .hardware import Accelerator, Dtype
 from .layout import Layout, Recompute
 from .megatron import parse_megatron_args
@@ -67,16 +67,6 @@ class Measurement:
             "parameters": self.parameters,
             "catalogue_predicted_seconds": self.catalogue_seconds,
         }
-
-
-def _check_layout(layout: Layout) -> None:
-    for name, flag in (("tensor", "--tensor-model-parallel-size"), ("pipeline", "--pipeline-model-parallel-size"),
-                       ("context", "--context-parallel-size"), ("expert", "--expert-model-parallel-size"),
-                       ("data", "the data-parallel size")):  # fmt: skip
-        if getattr(layout, name) != 1:
-            raise PlacementError(f"measure runs on one device: {flag} must be 1, got {getattr(layout, name)}")
-    if layout.dtype is Dtype.FP8:
-        raise PlacementError("measure trains in bf16, fp16 or fp32 (fp8 needs Transformer Engine): drop --fp8-format")
 
 
 def _device_accelerator(torch: Any, dev: Any, profile: DeviceProfile | None) -> tuple[Accelerator, str]:
@@ -204,7 +194,7 @@ def measure(
     torch = import_torch()
     dev = torch_device(torch, device)
     model_spec, layout, _ = parse_megatron_args(flags)  # data parallel 1: one device
-    _check_layout(layout)
+    check_one_device(layout)
     acc, source = _device_accelerator(torch, dev, profile)
     pred = device_prediction(model_spec, layout, acc, profile)
     need, free = pred.memory, _available_memory(torch, dev)
