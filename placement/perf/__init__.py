@@ -35,6 +35,8 @@ from .collectives import (
     strided_group,
 )
 from .coverage import Envelope, calibration_envelope, outside_calibration
+from .device_runs import DeviceRunRow, device_run_rows
+from .eager import EagerPrediction, eager_predict
 
 # The launchable-layout search on this model (after the model's own names: it imports them).
 from .free_split import best_free_split
@@ -84,6 +86,10 @@ __all__ = [
     "CalibrationRow",
     "Claim",
     "DeviceProfile",
+    "DeviceRunRow",
+    "EagerPrediction",
+    "device_run_rows",
+    "eager_predict",
     "accelerator_from_profile",
     "compare_claim",
     "load_profile",
