@@ -17,7 +17,7 @@ DTYPES=${DTYPES:-bf16}
 PRECISION=${PRECISION---bf16}
 SEQ=2048
 mkdir -p "$OUT"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 started=$(date +%s)
 note() { echo "[$(($(date +%s) - started))s] $*"; }
 

@@ -133,10 +133,14 @@ class Timer:
 def _plan(device: str, quick: bool, dtypes: list[str]) -> dict[str, Any]:
     """Shapes of the benchmarks (bounded memory: about 2 GB on a GPU, 0.2 GB on a CPU)."""
     if device == "cuda":
-        sizes = [256, 1024, 4096, 16384] if quick else [128, 512, 1024, 2048, 4096, 8192, 16384]
+        sizes = [256, 512, 1024, 2048, 4096, 8192, 16384]  # powers of two: a model's shapes lie between two
+        if not quick:
+            sizes = [128, *sizes]
         return {
-            "gemm": {dt: sizes if dt not in ("fp32",) else [256, 1024, 4096, 8192] for dt in dtypes},
-            "attention": ([64, 128], [512, 2048, 8192]) if quick else ([64, 128, 256], [512, 1024, 2048, 4096, 8192]),
+            "gemm": {dt: sizes if dt != "fp32" else [256, 1024, 4096, 8192] for dt in dtypes},  # fp32: slow
+            "attention": ([64, 128], [512, 1024, 2048, 4096, 8192])
+            if quick
+            else ([64, 128, 256], [512, 1024, 2048, 4096, 8192, 16384]),
             "tokens": 1 << 18,  # batch x heads x sequence of the attention benchmark
             "stream_elements": 1 << 27,
             "target_s": 0.01 if quick else 0.025,
@@ -294,15 +298,21 @@ def _device_facts(torch: Any, dev: Any) -> tuple[str, float, tuple[tuple[str, st
         versions["cuda"] = str(torch.version.cuda)
         versions["cudnn"] = str(torch.backends.cudnn.version())
         versions["capability"] = ".".join(map(str, torch.cuda.get_device_capability(dev)))
-        try:
-            versions["driver"] = ".".join(map(str, torch.cuda.driver_version()))
-        except (AttributeError, RuntimeError, TypeError):
-            versions["driver"] = _nvidia_driver()
+        versions["driver"] = _nvidia_driver()
         return str(props.name), float(props.total_memory), tuple(versions.items())
     return _cpu_name(), _host_memory(), tuple(versions.items())
 
 
 def _nvidia_driver() -> str:
+    """The NVIDIA driver's version: NVML where installed, else the kernel module's file, else unknown."""
+    try:
+        import pynvml  # noqa: PLC0415 - optional (nvidia-ml-py)
+
+        pynvml.nvmlInit()
+        version = pynvml.nvmlSystemGetDriverVersion()
+        return str(version.decode() if isinstance(version, bytes) else version)[:200]
+    except Exception:  # noqa: BLE001 - absent or unusable NVML: the next source
+        pass
     try:
         with open("/proc/driver/nvidia/version", encoding="utf-8") as handle:
             return handle.readline().strip()[:200]
