@@ -57,7 +57,7 @@ def _settings(devices, names: list[str], large: bool) -> tuple[str, int, str, st
                 ""
                 if dask_addresses
                 else f" A Dask cluster appears here when the operator allow-lists its address in "
-                f"{DASK_ALLOW_ENV} (see the README)."
+                f"{DASK_ALLOW_ENV} (see docs/models/tradeoffs.md)."
             ),
         )
     address = ""

@@ -1,8 +1,9 @@
 """Draw the import graph of the project's modules (ast, no import is run) and list its cycles.
 
 Every ``import`` and ``from ... import`` counts, also those inside functions (a cycle through a
-deferred import is still a cycle in the structure), except those under ``if TYPE_CHECKING:`` (names
-for annotations only: nothing is imported when the code runs). ``from pkg import name`` is an edge to the
+deferred import is still a cycle in the structure) and those under ``if TYPE_CHECKING:`` (a module that
+needs another's names even for its annotations depends on it: such a cycle is a knot in the layers, even
+though nothing is imported when the code runs). ``from pkg import name`` is an edge to the
 submodule ``pkg.name`` when there is one, else to ``pkg`` itself; the implicit import of a parent
 package is not an edge (Python runs it, but it is not a dependency the code chose).
 
@@ -59,28 +60,6 @@ def _targets(node: ast.AST, module: str, is_package: bool, known: dict[str, Path
     return found
 
 
-def _type_checking_only(node: ast.AST) -> bool:
-    """Whether ``node`` is ``if TYPE_CHECKING:`` (or ``if typing.TYPE_CHECKING:``)."""
-    if not isinstance(node, ast.If):
-        return False
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _runtime_nodes(tree: ast.AST):
-    """Every node of ``tree`` except the bodies of ``if TYPE_CHECKING:`` blocks (their ``else`` kept)."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, ast.If) and _type_checking_only(node):
-            stack.extend(node.orelse)
-        else:
-            stack.extend(ast.iter_child_nodes(node))
-
-
 def import_graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> nx.DiGraph:
     """Directed graph: an edge ``a -> b`` when module ``a`` imports project module ``b``."""
     known = module_files(root, packages)
@@ -89,7 +68,7 @@ def import_graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> nx.
     for module, path in known.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         is_package = path.name == "__init__.py"
-        for node in _runtime_nodes(tree):
+        for node in ast.walk(tree):
             for target in _targets(node, module, is_package, known):
                 if target != module:
                     graph.add_edge(module, target)

@@ -232,7 +232,7 @@ def render() -> None:
     st.header("Launchable layout (transformer training)")
     st.caption(
         "The fastest layout a framework can launch (one t, p, d, cp, ... for the whole model), proven optimal in "
-        "the transformer performance model by an exact search (README, 'Launchable plans')."
+        "the transformer performance model by an exact search (docs: models/launchable-plans.md)."
     )
     model = _model_inputs()
     kind, count = _inventory_default()

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 if TYPE_CHECKING:
-    from .kernel import KernelInputs
+    from .inputs import KernelInputs
 
 
 @njit(cache=True, nogil=True)

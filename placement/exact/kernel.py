@@ -42,9 +42,11 @@ from .inputs import graph_arrays as graph_arrays
 from .inputs import state_arrays as state_arrays
 from .lattice_search import lattice_dp as lattice_dp
 from .lattice_search import new_table as new_table
+from .lattice_search import settings_for
 from .limits import check_table_size
 from .pairs import no_targets, target_pairs
 from .reach import reach_inputs
+from .row_search import DeviceTypes, Graph, Table
 from .verify import VerifiedSplit as VerifiedSplit
 from .verify import relax_then_verify as relax_then_verify
 from .verify import traceback_split as traceback_split
@@ -192,57 +194,22 @@ def run(
         reach_inputs(a, lattice, best, float(upper_bound), objective) if with_reach else off
     )
 
+    graph = Graph(
+        up_start, up_group, up_target, a.group_start, a.group_nodes, a.pred_start, a.preds, a.out_degree, a.node_fwd,
+        a.node_val, a.cross_val, a.in_val, a.group_blocked, ideal_work, work_slack, tree_below, tree_added,
+    )  # fmt: skip
+    devs = DeviceTypes(
+        a.type_compute, a.type_fwd, a.type_cross, a.type_cap, a.type_dur_cross, a.next_state, a.prev_state, flight
+    )
+    settings = settings_for(
+        a.n_states, (a.mem_w, a.mem_p, a.mem_a), opt_mult, overlap, upper_bound, closure, modes, count_only,
+        objective, floor_arr, flight, reach_arr,
+    )  # fmt: skip
+    plain_targets = tuple(targets)  # a plain tuple: the named tuple's fields are unpacked by position
+
     def fill(rows, counters):
-        return lattice_dp(
-            up_start,
-            up_group,
-            up_target,
-            n,
-            a.group_start,
-            a.group_nodes,
-            a.pred_start,
-            a.preds,
-            a.out_degree,
-            a.node_fwd,
-            a.node_val,
-            a.cross_val,
-            a.in_val,
-            a.group_blocked,
-            a.type_compute,
-            a.type_fwd,
-            a.type_cross,
-            a.type_cap,
-            a.mem_w,
-            a.mem_p,
-            a.mem_a,
-            float(opt_mult),
-            a.next_state,
-            a.prev_state,
-            flight,
-            a.n_states,
-            bool(overlap),
-            float(upper_bound),
-            bool(closure),
-            int(modes[0]),
-            int(modes[1]),
-            bool(count_only),
-            objective,
-            a.type_dur_cross,
-            best,
-            parent_ideal,
-            parent_type,
-            useful,
-            used,
-            floor_arr,
-            tuple(targets),  # a plain tuple: the named tuple's fields are unpacked by position
-            rows,
-            counters,
-            reach_arr,
-            ideal_work,
-            work_slack,
-            tree_below,
-            tree_added,
-        )
+        table = Table(best, parent_ideal, parent_type, useful, used, floor_arr, counters, reach_arr)
+        return lattice_dp(graph, devs, table, settings, plain_targets, rows)
 
     if rows is not None:
         pairs = fill(np.asarray(rows, dtype=np.int64), np.zeros(1, dtype=np.int64))

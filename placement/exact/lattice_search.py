@@ -17,7 +17,7 @@ the rows already final); :mod:`~placement.exact.row_search` (the
 search of one row: the cover-edge search and pair mode, two sources of candidate stages, and
 the closing of a row); :mod:`~placement.exact.stage_eval` (the one evaluate-and-relax step they
 feed: intervals, loads, relaxation, exact rebuild); :mod:`~placement.exact.borrow` (why the
-helpers cost nothing). :func:`lattice_dp` groups its flat arguments into named tuples and calls
+helpers cost nothing). :func:`lattice_dp` takes its arguments in those named tuples and calls
 :func:`~placement.exact.row_search._search_row` per row.
 
 **Why the helpers are free.** The kernel does about 200 ns of work per ideal pair on
@@ -159,131 +159,52 @@ from .borrow import borrow_all
 from .codes import INHERIT
 from .exactsum import MAXP
 from .pairs import Targets
-from .row_search import DeviceTypes, Graph, Settings, Table, Work, _close_row, _search_row
+from .row_search import Settings, Work, _close_row, _search_row
 
 
 @njit(cache=True, nogil=True)
-def lattice_dp(
-    up_start,
-    up_group,
-    up_target,
-    n_ideals,
-    group_start,
-    group_nodes,
-    pred_start,
-    preds,
-    out_degree,
-    node_fwd,
-    node_val,
-    cross_val,
-    in_val,
-    group_blocked,
-    type_compute,
-    type_fwd,
-    type_cross,
-    type_cap,
-    mem_w,
-    mem_p,
-    mem_a,
-    opt_mult,
-    next_state,
-    prev_state,
-    flight,
-    n_states,
-    overlap,
-    upper_bound,
-    closure,
-    mode_lo,
-    mode_hi,
-    count_only,
-    objective,
-    type_dur_cross,
-    best,
-    parent_ideal,
-    parent_type,
-    useful,
-    used,
-    floor,
-    targets,
-    rows,
-    counters,
-    reach,
-    ideal_work,
-    work_slack,
-    tree_below,
-    tree_added,
-):
-    """Fill the rows ``rows`` of the DP table (from :func:`new_table`), in that order; returns the pairs searched.
+def lattice_dp(graph, devs, table, settings, targets, rows):
+    """Fill the rows ``rows`` of the DP table, in that order; returns the pairs searched.
 
-    The contract is the module docstring. Every row ``J > i`` that row ``i`` can reach by cover
-    edges (its supersets) must be final before ``i`` is searched (earlier in ``rows``, or
-    filled before the call); row ``i``'s search reads only those rows, ``floor`` and its own
-    row, and writes only row ``i`` of the tables, so rows that are not supersets of one
-    another (e.g. ideals of equal size) may be filled by concurrent calls, each with its own
-    ``counters`` (:func:`run`). ``counters[0]``
-    is increased by the number of pairs whose exact sums had to be rebuilt. ``floor``: the
-    cells' floors (module docstring, "Open cells"), or a 1 x 1 array: every cell open.
-    ``targets``: the data of :func:`target_pairs` (pair mode, module docstring), or
-    ``no_targets()``: the search walks the cover edges. ``reach`` (with ``ideal_work``,
-    ``work_slack``, ``tree_below``, ``tree_added``): module docstring, "Reach".
+    The contract is the module docstring; the arguments are its arrays and scalars in four groups
+    (:mod:`placement.exact.row_search`), built by :func:`placement.exact.kernel.run`:
+
+    * ``graph`` (:class:`~placement.exact.row_search.Graph`): the lattice's cover edges in CSR form,
+      the groups, the per-node quantities and, for reach, ``ideal_work``, ``work_slack`` and the cover
+      tree (1-element arrays when reach is off);
+    * ``devs`` (:class:`~placement.exact.row_search.DeviceTypes`): per device type its ``node_val`` rows,
+      scale classes and memory cap, and the states' transitions and in-flight counts;
+    * ``table`` (:class:`~placement.exact.row_search.Table`): the table of :func:`new_table`
+      (``best[I, s]``, ``parent_ideal``, ``parent_type``, ``useful``, ``used``; axes: ideal x state), the
+      cells' ``floor`` (or 1 x 1: every cell open), this call's ``counters`` and ``reach`` (1 x 1 x 1 x 1:
+      off);
+    * ``settings`` (:class:`~placement.exact.row_search.Settings`): the scalars (``has_floor``,
+      ``min_flight`` and ``has_reach`` derived from the arrays by :func:`settings_for`);
+
+    plus ``targets`` (the data of :func:`target_pairs` as a plain tuple, or ``no_targets()``: the search
+    walks the cover edges) and ``rows``.
+
+    Invariants: every row ``J > i`` that row ``i`` can reach by cover edges (its supersets) is final
+    before ``i`` is searched (earlier in ``rows``, or filled before the call); row ``i``'s search reads
+    only those rows, ``floor`` and its own row, and writes only row ``i`` of the table, so rows that are
+    not supersets of one another (e.g. ideals of equal size) may be filled by concurrent calls, each
+    with its own ``counters`` (:func:`~placement.exact.kernel.run`). ``counters[0]`` is increased by the
+    number of pairs whose exact sums had to be rebuilt.
     """
     # The arrays are borrowed (no reference counts, placement/exact/borrow.py): the arguments are
     # held by the caller, the work arrays by `owned` until the end of this function.
-    graph = borrow_all(
-        Graph(
-            up_start,
-            up_group,
-            up_target,
-            group_start,
-            group_nodes,
-            pred_start,
-            preds,
-            out_degree,
-            node_fwd,
-            node_val,
-            cross_val,
-            in_val,
-            group_blocked,
-            ideal_work,
-            work_slack,
-            tree_below,
-            tree_added,
-        )
-    )
-    devs = borrow_all(
-        DeviceTypes(type_compute, type_fwd, type_cross, type_cap, type_dur_cross, next_state, prev_state, flight)
-    )
-    table = borrow_all(Table(best, parent_ideal, parent_type, useful, used, floor, counters, reach))
-    min_flight = 1 << 30
-    for s in range(1, n_states):  # state 0 is never the target of a stage
-        if flight[s] < min_flight:
-            min_flight = flight[s]
-    settings = Settings(
-        n_states,
-        mem_w,
-        mem_p,
-        mem_a,
-        opt_mult,
-        overlap,
-        upper_bound,
-        closure,
-        mode_lo,
-        mode_hi,
-        count_only,
-        objective,
-        floor.shape[0] > 1,
-        min_flight,
-        reach.shape[0] > 1,
-    )
+    graph = borrow_all(graph)
+    devs = borrow_all(devs)
+    table = borrow_all(table)
     owned = _work_arrays(
-        n_ideals,
-        group_start.shape[0] - 1,
-        node_val.shape[0] + cross_val.shape[0] + 1,
-        n_states,
-        type_compute.shape[0],
-        preds.shape[0],
-        out_degree.shape[0],
-        cross_val.shape[0],
+        table.best.shape[0],
+        graph.group_start.shape[0] - 1,
+        graph.node_val.shape[0] + graph.cross_val.shape[0] + 1,
+        settings.n_states,
+        devs.type_compute.shape[0],
+        graph.preds.shape[0],
+        graph.out_degree.shape[0],
+        graph.cross_val.shape[0],
     )
     work = borrow_all(owned)
     pair_targets = borrow_all(Targets(*targets))  # (a plain tuple from some callers)
@@ -293,6 +214,35 @@ def lattice_dp(
         toggles, pairs = _search_row(i, graph, devs, table, pair_targets, settings, work, toggles, pairs)
         _close_row(i, graph, devs, table, settings)
     return pairs + _held(owned)
+
+
+def settings_for(
+    n_states, mem, opt_mult, overlap, upper_bound, closure, modes, count_only, objective, floor, flight, reach
+) -> Settings:  # fmt: skip
+    """The kernel's scalars (:class:`~placement.exact.row_search.Settings`), typed as it compiles them.
+
+    ``mem`` = (mem_w, mem_p, mem_a) (indices into ``node_val``, -1: none), ``modes`` = (mode_lo,
+    mode_hi); ``has_floor``, ``min_flight`` (over the states >= 1: state 0 is never a stage's target)
+    and ``has_reach`` are derived from ``floor``, ``flight`` and ``reach``.
+    """
+    min_flight = int(flight[1:].min()) if n_states > 1 else 1 << 30
+    return Settings(
+        int(n_states),
+        int(mem[0]),
+        int(mem[1]),
+        int(mem[2]),
+        float(opt_mult),
+        bool(overlap),
+        float(upper_bound),
+        bool(closure),
+        int(modes[0]),
+        int(modes[1]),
+        bool(count_only),
+        int(objective),
+        bool(floor.shape[0] > 1),
+        min(min_flight, 1 << 30),
+        bool(reach.shape[0] > 1),
+    )
 
 
 @njit(cache=True, nogil=True)

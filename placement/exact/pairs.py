@@ -23,7 +23,7 @@ from .exactsum import EPS
 from .floors import cover_tree
 
 if TYPE_CHECKING:
-    from .kernel import KernelInputs
+    from .inputs import KernelInputs
 
 
 @njit(cache=True, nogil=True, inline="always")

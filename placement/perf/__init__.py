@@ -3,8 +3,8 @@
 Closed-form per layer: GEMMs with shape-dependent efficiency, fused or unfused attention, streaming kernels
 at HBM speed, alpha-beta collectives placed as Megatron places its groups, pipeline bubbles, data-parallel
 reduction with or without overlap, the optimizer step; memory by part with Korthikanti et al.'s activation
-formulas. Calibrated once on published runs (``sample_graphs/calibration/``); see the README section
-"Performance model (transformer training)".
+formulas. Calibrated once on published runs (``sample_graphs/calibration/``); see the docs page
+``docs/models/transformer.md``.
 
 >>> from placement.perf import ACCELERATORS, Cluster, Layout, MODELS, predict
 >>> p = predict(MODELS["gpt3-175b"], Cluster(ACCELERATORS["A100"], 1024),
