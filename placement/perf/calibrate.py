@@ -437,7 +437,7 @@ def register(commands: Any) -> None:
     cmd.add_argument(
         "--cpu-time", action="store_true", help="CPU only: time by process CPU time on one thread (a shared host)"
     )
-    cmd.add_argument("-o", "--output", required=True, help="profile file to write")
+    cmd.add_argument("-o", dest="output", metavar="PROFILE", required=True, help="profile file to write")
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
