@@ -15,7 +15,8 @@ from placement.perf import kernels
 from placement.perf.calibrate import calibrate
 from placement.perf.measure import Measurement, device_prediction, measure
 from placement.perf.megatron import parse_megatron_args
-from placement.perf.profile import DeviceProfile, accelerator_from_profile
+from placement.perf.profile import DeviceProfile
+from placement.perf.profiled import accelerator_from_profile
 
 TOLERANCE = 0.20
 #: 4 layers, hidden 512, sequence 512, micro-batch 4, SwiGLU (Llama-style: RMSNorm, RoPE, no bias, no dropout).

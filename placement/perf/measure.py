@@ -33,7 +33,8 @@ from .hardware import Accelerator, Cluster, Dtype
 from .layout import Layout, Recompute
 from .megatron import parse_megatron_args
 from .predict import Prediction, predict
-from .profile import DeviceProfile, accelerator_from_profile, catalogue_match, load_profile, profile_params
+from .profile import DeviceProfile, load_profile
+from .profiled import accelerator_from_profile, catalogue_match, profile_params
 from .transformer import TransformerSpec
 
 
