@@ -14,7 +14,8 @@ from placement.perf.device_runs import RUN_FILES, RUNS_DIR, device_run_rows
 from placement.perf.eager import HOST_OP_TRIVIAL_OPS, _Pricer, _replay, layer_ops
 from placement.perf.hardware import Dtype
 from placement.perf.megatron import parse_megatron_args
-from placement.perf.profile import accelerator_from_profile, load_profile, profile_params
+from placement.perf.profile import load_profile
+from placement.perf.profiled import accelerator_from_profile, profile_params
 
 RUNS = RUNS_DIR / RUN_FILES[0]
 #: The band reached on the held-out runs (dense: within 15 %; the MoE's per-expert loop: within 25 %).

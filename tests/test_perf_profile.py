@@ -12,16 +12,8 @@ from placement.errors import InvalidDevicesError
 from placement.perf.hardware import ACCELERATORS, Dtype
 from placement.perf.kernels import flash_attention_seconds, gemm_seconds, streaming_seconds
 from placement.perf.params import DEFAULT_PARAMS
-from placement.perf.profile import (
-    MAX_PROFILE_BYTES,
-    PROFILE_FORMAT,
-    accelerator_from_profile,
-    catalogue_match,
-    load_profile,
-    profile_from_dict,
-    profile_params,
-    save_profile,
-)
+from placement.perf.profile import MAX_PROFILE_BYTES, PROFILE_FORMAT, load_profile, profile_from_dict, save_profile
+from placement.perf.profiled import accelerator_from_profile, catalogue_match, profile_params
 
 SIZES = (128, 1024)
 

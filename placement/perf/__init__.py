@@ -69,7 +69,8 @@ from .predict import (
     layer_forward_flops,
     predict,
 )
-from .profile import DeviceProfile, accelerator_from_profile, load_profile, profile_from_dict, save_profile
+from .profile import DeviceProfile, load_profile, profile_from_dict, save_profile
+from .profiled import accelerator_from_profile
 from .search import Plan, SearchResult, search
 from .spaces import SPACES, Framework, SearchSpace, get_space
 from .transformer import MODELS, Norm, TransformerSpec, model_preset

@@ -35,6 +35,8 @@ from typing import Any
 from ..errors import PlacementError
 from .profile import AttentionRate, CollectiveTime, DeviceProfile, GemmRate, save_profile
 
+#: The ``clock`` version entry of a profile timed by CPU time on one thread (``calibrate --cpu-time``).
+CPU_CLOCK = "process cpu time, 1 thread"
 INSTALL_HINT = "install PyTorch: scripts/setup.sh --export, or pip install torch==2.13.0"
 
 
@@ -91,8 +93,10 @@ class Progress:
 class Timer:
     """Times a callable: one warm-up, then repetitions until ``target`` seconds (shrunk as the budget runs out)."""
 
-    def __init__(self, torch: Any, dev: Any, budget_s: float, target_s: float) -> None:
-        self.torch, self.dev, self.target = torch, dev, target_s
+    def __init__(
+        self, torch: Any, dev: Any, budget_s: float, target_s: float, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
+        self.torch, self.dev, self.target, self.clock = torch, dev, target_s, clock
         self.deadline = time.perf_counter() + budget_s
         self.launch = 0.0  # per-kernel fixed cost, once measured: the model adds it to each kernel's work
 
@@ -119,20 +123,24 @@ class Timer:
         return sorted([per_call, self._window(fn, reps), self._window(fn, reps)])[1]
 
     def _window(self, fn: Callable[[], object], reps: int) -> float:
-        start = time.perf_counter()
+        start = self.clock()
         for _ in range(reps):
             fn()
         self._sync()
-        return (time.perf_counter() - start) / reps
+        return (self.clock() - start) / reps
 
 
 def _plan(device: str, quick: bool, dtypes: list[str]) -> dict[str, Any]:
     """Shapes of the benchmarks (bounded memory: about 2 GB on a GPU, 0.2 GB on a CPU)."""
     if device == "cuda":
-        sizes = [256, 1024, 4096, 16384] if quick else [128, 512, 1024, 2048, 4096, 8192, 16384]
+        sizes = [256, 512, 1024, 2048, 4096, 8192, 16384]  # powers of two: a model's shapes lie between two
+        if not quick:
+            sizes = [128, *sizes]
         return {
-            "gemm": {dt: sizes if dt not in ("fp32",) else [256, 1024, 4096, 8192] for dt in dtypes},
-            "attention": ([64, 128], [512, 2048, 8192]) if quick else ([64, 128, 256], [512, 1024, 2048, 4096, 8192]),
+            "gemm": {dt: sizes if dt != "fp32" else [256, 1024, 4096, 8192] for dt in dtypes},  # fp32: slow
+            "attention": ([64, 128], [512, 1024, 2048, 4096, 8192])
+            if quick
+            else ([64, 128, 256], [512, 1024, 2048, 4096, 8192, 16384]),
             "tokens": 1 << 18,  # batch x heads x sequence of the attention benchmark
             "stream_elements": 1 << 27,
             "target_s": 0.01 if quick else 0.025,
@@ -290,15 +298,21 @@ def _device_facts(torch: Any, dev: Any) -> tuple[str, float, tuple[tuple[str, st
         versions["cuda"] = str(torch.version.cuda)
         versions["cudnn"] = str(torch.backends.cudnn.version())
         versions["capability"] = ".".join(map(str, torch.cuda.get_device_capability(dev)))
-        try:
-            versions["driver"] = ".".join(map(str, torch.cuda.driver_version()))
-        except (AttributeError, RuntimeError, TypeError):
-            versions["driver"] = _nvidia_driver()
+        versions["driver"] = _nvidia_driver()
         return str(props.name), float(props.total_memory), tuple(versions.items())
     return _cpu_name(), _host_memory(), tuple(versions.items())
 
 
 def _nvidia_driver() -> str:
+    """The NVIDIA driver's version: NVML where installed, else the kernel module's file, else unknown."""
+    try:
+        import pynvml  # noqa: PLC0415 - optional (nvidia-ml-py)
+
+        pynvml.nvmlInit()
+        version = pynvml.nvmlSystemGetDriverVersion()
+        return str(version.decode() if isinstance(version, bytes) else version)[:200]
+    except Exception:  # noqa: BLE001 - absent or unusable NVML: the next source
+        pass
     try:
         with open("/proc/driver/nvidia/version", encoding="utf-8") as handle:
             return handle.readline().strip()[:200]
@@ -326,7 +340,7 @@ def _host_memory() -> float:
 
 def calibrate(
     device: str = "cpu", dtypes: list[str] | None = None, quick: bool = False, budget_s: float | None = None,
-    stream: Any = None,
+    stream: Any = None, cpu_time: bool = False,
 ) -> DeviceProfile:  # fmt: skip
     """Run the microbenchmarks on ``device`` (``"cpu"`` or ``"cuda"``) and return the profile.
 
@@ -342,17 +356,36 @@ def calibrate(
         Upper bound of the benchmarks' time (default 110 s, 30 s with ``quick``).
     stream : file-like or None
         Where the progress bar goes (default stderr).
+    cpu_time : bool
+        On a CPU, time by the process's CPU time on one thread (:data:`CPU_CLOCK`), so that other processes
+        of a shared host do not count; ``measure`` with this profile times the same way.
     """
     torch = import_torch()
     dev = torch_device(torch, device)
+    if cpu_time and dev.type != "cpu":
+        raise PlacementError("--cpu-time applies to --device cpu only")
+    threads = torch.get_num_threads()
+    if cpu_time:
+        torch.set_num_threads(1)
+    try:
+        return _run(torch, dev, dtypes, quick, budget_s, stream, cpu_time)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(
+    torch: Any, dev: Any, dtypes: list[str] | None, quick: bool, budget_s: float | None, stream: Any, cpu_time: bool
+) -> DeviceProfile:
+    """The benchmarks of :func:`calibrate`, in order."""
     if dtypes is None:
         dtypes = ["bf16", "fp16", "tf32", "fp32"] if dev.type == "cuda" else ["fp32"]
         if _fp8_available(torch, dev):
             dtypes.append("fp8")
     elif "fp8" in dtypes and not _fp8_available(torch, dev):
-        raise PlacementError(f"--dtypes fp8: not available on this device ({device})")
+        raise PlacementError(f"--dtypes fp8: not available on this device ({dev.type})")
     plan = _plan(dev.type, quick, dtypes)
-    timer = Timer(torch, dev, budget_s if budget_s is not None else (30.0 if quick else 110.0), plan["target_s"])
+    budget = budget_s if budget_s is not None else (30.0 if quick else 110.0)
+    timer = Timer(torch, dev, budget, plan["target_s"], time.process_time if cpu_time else time.perf_counter)
     main_dtype = dtypes[0]
     head_dims, seqs = plan["attention"]
     total = sum(len(s) ** 3 for s in plan["gemm"].values()) + len(head_dims) * len(seqs) + 4
@@ -363,6 +396,7 @@ def calibrate(
     streaming = _measure_streaming(torch, dev, main_dtype, plan, timer, progress)
     collectives = _measure_collectives(torch, dev, timer, progress)
     name, memory, versions = _device_facts(torch, dev)
+    versions += (("clock", CPU_CLOCK if cpu_time else "wall"),)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return DeviceProfile(name, dev.type, memory, versions, date, launch, tuple(gemm), tuple(attention), streaming,
                          tuple(collectives))  # fmt: skip
@@ -400,7 +434,10 @@ def register(commands: Any) -> None:
     cmd.add_argument("--quick", action="store_true", help="fewer shapes, shorter timings")
     cmd.add_argument("--dtypes", default=None, help="comma-separated GEMM data types: fp32,tf32,bf16,fp16,fp8")
     cmd.add_argument("--budget", type=float, default=None, help="upper bound of the benchmarks' seconds")
-    cmd.add_argument("-o", "--output", required=True, help="profile file to write")
+    cmd.add_argument(
+        "--cpu-time", action="store_true", help="CPU only: time by process CPU time on one thread (a shared host)"
+    )
+    cmd.add_argument("-o", dest="output", metavar="PROFILE", required=True, help="profile file to write")
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -417,7 +454,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     _init_distributed(torch, device)
     try:
-        profile = calibrate(device, dtypes, args.quick, args.budget)
+        profile = calibrate(device, dtypes, args.quick, args.budget, cpu_time=args.cpu_time)
     except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:  # a kernel the device or build lacks, memory
         if isinstance(exc, PlacementError):
             raise

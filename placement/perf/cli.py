@@ -22,7 +22,8 @@ from .hardware import GB, Accelerator, Cluster, accelerator
 from .megatron import parse_megatron_args
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import Prediction, predict
-from .profile import accelerator_from_profile, catalogue_match, load_profile, profile_params
+from .profile import load_profile
+from .profiled import accelerator_from_profile, catalogue_match, profile_params
 
 
 def _positive(text: str) -> float:

@@ -15,7 +15,8 @@ from pathlib import Path
 from ..errors import InvalidDevicesError
 from .eager import eager_predict
 from .megatron import parse_megatron_args
-from .profile import accelerator_from_profile, catalogue_match, load_profile, profile_params
+from .profile import load_profile
+from .profiled import accelerator_from_profile, catalogue_match, profile_params
 
 #: The measured-run sets the project ships.
 RUNS_DIR = Path(__file__).resolve().parents[2] / "sample_graphs" / "calibration"

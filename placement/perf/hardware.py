@@ -92,7 +92,7 @@ class Accelerator:
     price_per_hour : float or None
         Optional rental price (any currency) per GPU-hour.
     measured : DeviceProfile or None
-        Rates measured on the device (:func:`placement.perf.profile.accelerator_from_profile`); the kernels
+        Rates measured on the device (:func:`placement.perf.profiled.accelerator_from_profile`); the kernels
         price GEMMs, attention and streaming from them instead of the spec-sheet fractions.
     """
 

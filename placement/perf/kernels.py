@@ -15,7 +15,7 @@ An accelerator with a measured profile (``Accelerator.measured``, see :mod:`plac
 same formulas on measured rates: a GEMM's rate interpolated by shape from the profile's grid, attention's
 forward and backward rates by head dimension and sequence length, streaming at the measured norm/elementwise
 bandwidth, and the measured launch cost (``PerfParams.kernel_launch_s``, set by
-:func:`placement.perf.profile.profile_params`); the spec-sheet fractions of :class:`PerfParams` do not apply.
+:func:`placement.perf.profiled.profile_params`); the spec-sheet fractions of :class:`PerfParams` do not apply.
 
 Times in seconds.
 """

@@ -20,16 +20,18 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PlacementError, label
-from .calibrate import import_torch, torch_device, torch_message
+from .calibrate import CPU_CLOCK, import_torch, torch_device, torch_message
 from .eager import EagerPrediction, check_one_device, eager_predict
 from .hardware import Accelerator, Dtype
 from .layout import Layout, Recompute
 from .megatron import parse_megatron_args
-from .profile import DeviceProfile, accelerator_from_profile, catalogue_match, load_profile, profile_params
+from .profile import DeviceProfile, load_profile
+from .profiled import accelerator_from_profile, catalogue_match, profile_params
 from .transformer import TransformerSpec
 
 
@@ -114,9 +116,10 @@ def _peak_rss_bytes() -> float:
 
 
 def train_steps(
-    torch: Any, dev: Any, model_spec: TransformerSpec, layout: Layout, steps: int, warmup: int
-) -> tuple[list[float], float, int]:
-    """Seconds of each timed iteration, the peak memory growth (bytes) and the parameter count."""
+    torch: Any, dev: Any, model_spec: TransformerSpec, layout: Layout, steps: int, warmup: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[list[float], float, int]:  # fmt: skip
+    """Seconds of each timed iteration (by ``clock``), the peak memory growth (bytes) and the parameter count."""
     from .torch_model import build  # noqa: PLC0415 - imports torch
 
     torch.manual_seed(0)
@@ -138,7 +141,7 @@ def train_steps(
     tokens = torch.randint(0, model_spec.vocab, (b, s + 1), device=dev)
     times = []
     for step in range(warmup + steps):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(micro):
             with torch.autocast(dev.type, dtype=amp, enabled=amp is not None):
                 loss = model(tokens[:, :-1], tokens[:, 1:]) / micro
@@ -148,7 +151,7 @@ def train_steps(
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
         if step >= warmup:
-            times.append(time.perf_counter() - start)
+            times.append(clock() - start)
     if dev.type == "cuda":
         peak = float(torch.cuda.max_memory_allocated(dev)) - base
     else:
@@ -181,7 +184,8 @@ def measure(
     device : str
         ``"cuda"`` or ``"cpu"``.
     profile : DeviceProfile or None
-        Measured rates of the device (required on a CPU; on a GPU the catalogue's spec sheet otherwise).
+        Measured rates of the device (required on a CPU; on a GPU the catalogue's spec sheet otherwise). A
+        profile timed by CPU time (``calibrate --cpu-time``) is matched: one thread, CPU seconds.
     steps, warmup : int
         Timed and untimed iterations.
 
@@ -205,10 +209,16 @@ def measure(
         )
     base = catalogue_match(profile.name) if profile is not None and dev.type == "cuda" else None
     catalogue = None if base is None else device_prediction(model_spec, layout, base).iteration_seconds
+    clock, threads = time.perf_counter, torch.get_num_threads()
+    if profile is not None and dict(profile.versions).get("clock") == CPU_CLOCK:  # as the profile was timed
+        torch.set_num_threads(1)
+        clock = time.process_time
     try:
-        times, peak, parameters = train_steps(torch, dev, model_spec, layout, steps, warmup)
+        times, peak, parameters = train_steps(torch, dev, model_spec, layout, steps, warmup, clock)
     except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:  # memory the prediction did not see, a missing kernel
         raise PlacementError(f"measure: torch failed while training: {torch_message(exc)}") from None
+    finally:
+        torch.set_num_threads(threads)
     name = profile.name if profile is not None else acc.name
     return Measurement(name, source, pred.iteration_seconds, statistics.median(times), need, peak, tuple(times),
                        parameters, catalogue)  # fmt: skip

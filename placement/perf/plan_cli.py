@@ -36,7 +36,8 @@ from .megatron import parse_megatron_args
 from .params import DEFAULT_PARAMS, PerfParams
 from .pareto import pareto_front
 from .predict import predict
-from .profile import accelerator_from_profile, load_profile, profile_params
+from .profile import load_profile
+from .profiled import accelerator_from_profile, profile_params
 from .search import Plan, SearchResult, search
 from .spaces import SPACES
 from .transformer import MODELS, TransformerSpec, model_preset

@@ -7,7 +7,7 @@ elementwise) and, when measured under ``torchrun``, collective times by message 
 refuses a file over :data:`MAX_PROFILE_BYTES`, wrong types, NaN or infinite values and values outside
 physical bounds (``1e308`` FLOP/s) in one line naming the file and field.
 
-The performance model reads a profile through :func:`accelerator_from_profile`: an
+The performance model reads a profile through :func:`placement.perf.profiled.accelerator_from_profile`: an
 :class:`~placement.perf.hardware.Accelerator` whose peaks are the measured ones and whose ``measured`` field
 holds the profile; :mod:`placement.perf.kernels` then prices every GEMM, attention and streaming kernel from
 the measured rates (interpolated in log space by shape) instead of the spec sheet's fractions.
@@ -21,13 +21,9 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InvalidDevicesError, label, quote
-
-if TYPE_CHECKING:
-    from .hardware import Accelerator
-    from .params import PerfParams
 
 #: Format tag written into and required from every profile.
 PROFILE_FORMAT = "placement-device-profile/1"
@@ -373,58 +369,3 @@ def load_profile(path: str | Path) -> DeviceProfile:
 def save_profile(profile: DeviceProfile, path: str | Path) -> None:
     """Write ``profile`` as indented JSON."""
     Path(path).write_text(json.dumps(profile.as_dict(), indent=1, allow_nan=False) + "\n", encoding="utf-8")
-
-
-def accelerator_from_profile(profile: DeviceProfile, base: Accelerator | None = None) -> Accelerator:
-    """The device of ``profile`` as the performance model's :class:`~placement.perf.hardware.Accelerator`.
-
-    Its peaks are the fastest measured GEMM rates (``matmul_fraction`` 1: the measured rates are what
-    kernels reach), its memory bandwidth the measured copy, and ``measured`` the profile, from which the
-    kernels take their rates. Link bandwidths (NVLink, network, PCIe) come from ``base`` (the catalogue GPU
-    the profile was measured on, when known), else a device without scale-up links.
-    """
-    from .hardware import GB, TFLOP, Accelerator  # noqa: PLC0415
-
-    peaks = {dt: profile.peak_flops(dt) / TFLOP for dt in DTYPES}
-    if peaks["tf32"] == 0.0:
-        peaks["tf32"] = peaks["fp32"]
-    return Accelerator(
-        name=profile.name[:80],
-        fp32_tflops=peaks["fp32"],
-        tf32_tflops=peaks["tf32"],
-        bf16_tflops=peaks["bf16"],
-        fp16_tflops=peaks["fp16"],
-        fp8_tflops=peaks["fp8"],
-        memory_bytes=profile.memory_bytes,
-        hbm_bytes_per_s=profile.streaming_bytes_per_s("copy"),
-        nvlink_bytes_per_s=base.nvlink_bytes_per_s if base else 0.0,
-        nic_bytes_per_s=base.nic_bytes_per_s if base else 12.5 * GB,
-        pcie_bytes_per_s=base.pcie_bytes_per_s if base else 16 * GB,
-        sm_count=base.sm_count if base else 1,
-        matmul_fraction=1.0,
-        copy_fraction=1.0,
-        price_per_hour=base.price_per_hour if base else None,
-        measured=profile,
-    )
-
-
-def catalogue_match(name: str) -> Accelerator | None:
-    """The catalogue accelerator a device name (``"NVIDIA H100 80GB HBM3"``) denotes, or None."""
-    from .hardware import ACCELERATORS  # noqa: PLC0415
-
-    upper = name.upper().replace(" ", "")
-    if "PCIE" in upper and "H100" in upper:
-        return ACCELERATORS["H100-PCIe"]
-    for key in ("H200", "H100", "B200", "MI300X", "L4", "V100"):
-        if key in upper:
-            return ACCELERATORS[key]
-    if "A100" in upper:
-        return ACCELERATORS["A100-40GB" if "40GB" in upper else "A100"]
-    return None
-
-
-def profile_params(profile: DeviceProfile, base: PerfParams | None = None) -> PerfParams:
-    """The model's constants on a profiled device: the measured launch cost replaces the assumed one."""
-    from .params import DEFAULT_PARAMS  # noqa: PLC0415
-
-    return (base or DEFAULT_PARAMS).with_changes(kernel_launch_s=profile.launch_seconds)
