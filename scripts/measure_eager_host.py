@@ -5,10 +5,15 @@ arithmetic is negligible and what is left is Python, the dispatcher and autograd
 aten operations a layer issues (counted with a ``TorchDispatchMode``) and by the time of one in-place
 ``x.add_(1.0)`` on a one-element tensor (what ``calibrate`` times as the launch cost). The result is
 ``placement.perf.eager.HOST_OP_TRIVIAL_OPS``. Usage: ``PYTHONPATH=. python scripts/measure_eager_host.py``.
+
+``--ops-on cuda`` also lists, by name, the aten operations one bf16 autocast layer dispatches on that device
+(forward and backward), to check :func:`placement.perf.eager.layer_ops` against the device's own dispatch
+(whether RMSNorm is composite or ``_fused_rms_norm`` there, for one).
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
 import time
 
@@ -38,8 +43,31 @@ def _best(fn, repeats: int = 30) -> float:  # type: ignore[no-untyped-def]
     return min(times)
 
 
+def layer_ops_on(device: str) -> collections.Counter[str]:
+    """Aten operations of one Llama-style layer's forward and backward under bf16 autocast on ``device``."""
+    base = dict(hidden=256, heads=4, seq_length=64, vocab=128, ffn_hidden=512, query_groups=2, swiglu=True,
+                norm=Norm.RMSNORM, rope=True, bias=False, dropout=False, tied_embeddings=False)  # fmt: skip
+    totals = []
+    for layers in (1, 2):
+        model = build(TransformerSpec(layers=layers, **base), device)  # type: ignore[arg-type]
+        tokens = torch.randint(0, 128, (1, 65), device=device)
+        with _Count() as count:
+            with torch.autocast(torch.device(device).type, dtype=torch.bfloat16):
+                loss = model(tokens[:, :-1], tokens[:, 1:])
+            loss.backward()
+        totals.append(count.ops)
+    return totals[1] - totals[0]
+
+
 def main() -> None:
     """Print the aten operations per layer, seconds per layer and per trivial op, and their ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops-on", default=None, help="also list one layer's aten operations on this device")
+    args = parser.parse_args()
+    if args.ops_on is not None:
+        ops_by_name = layer_ops_on(args.ops_on)
+        print(f"{sum(ops_by_name.values())} aten ops per layer on {args.ops_on}:")
+        print(", ".join(f"{name} {n}" for name, n in ops_by_name.most_common()))
     torch.set_num_threads(1)
     x = torch.zeros(1)
 
