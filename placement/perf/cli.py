@@ -1,7 +1,7 @@
 """``python -m placement predict``: the performance model on a Megatron-LM command line.
 
 ``python -m placement predict --gpu A100 --gpus 1024 [--gpus-per-node 8] [--nvlink-gbps X] [--nic-gbps Y]
-[--json] -- <Megatron-LM flags>`` prints the iteration time (with the calibration band), tokens/s, TFLOP/s
+[--framework megatron|torch-eager] [--json] -- <Megatron-LM flags>`` prints the iteration time (with the calibration band), tokens/s, TFLOP/s
 per GPU, MFU, the memory of the most loaded GPU by part and whether it fits. Bandwidth overrides are in
 GB/s (gigabytes per second), per GPU and direction.
 """
