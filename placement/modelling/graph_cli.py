@@ -73,24 +73,23 @@ def resolve_model(text: str) -> TransformerSpec:
     return model_preset(text)
 
 
-def _positive(text: str) -> int:
+def _integer_in(text: str, low: int, high: int, shown: str) -> int:
+    """``text`` as an integer in ``[low, high]`` (``shown``: ``high`` as the message prints it), else an argparse error."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 1 <= value <= MAX_SIZE:
-        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_SIZE}: {text!r}")
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be an integer from {low} to {shown}: {text!r}")
     return value
+
+
+def _positive(text: str) -> int:
+    return _integer_in(text, 1, MAX_SIZE, str(MAX_SIZE))
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 0 <= value <= MAX_COUNT:
-        raise argparse.ArgumentTypeError(f"must be an integer from 0 to {MAX_COUNT:,}: {text!r}")
-    return value
+    return _integer_in(text, 0, MAX_COUNT, f"{MAX_COUNT:,}")
 
 
 def register(commands: Any) -> None:
