@@ -34,6 +34,7 @@ def main() -> None:
     with col_devices:
         st.subheader("Current devices")
         st.markdown(state.describe_devices(problem.devices))
+        state.cost_source_caption()
 
     st.subheader("Pages")
     for path, title, icon, _, what in PAGES[1:]:

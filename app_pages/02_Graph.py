@@ -94,6 +94,7 @@ def _loaded_graph() -> None:
     problem = state.current_problem()
     graph = problem.graph
     st.subheader(f"{state.current_graph_name()}")
+    state.cost_source_caption()
     col_origin, col_file = st.columns([4, 1], vertical_alignment="center")
     col_origin.caption(state.devices_origin_text())
     if state.devices_origin() == "custom" and col_file.button("Use the file's own settings", key="graph_file_devices"):

@@ -1,4 +1,4 @@
-"""Devices page: accelerators, CPU cores, memory, bandwidth and speed; presets; inventory; latency multipliers.
+"""Devices page: catalogue GPUs, CPU cores, memory, bandwidth, what-if speed; presets; inventory; latency multipliers.
 
 The current :class:`placement.Devices` lives in :mod:`ui.state`; the widgets here are
 re-initialised from it whenever it changes elsewhere (a preset, the inventory editor, a new
@@ -28,7 +28,7 @@ def _sliders(devices: placement.Devices) -> dict:
         st.session_state["_dev_bounds"] = form.slider_bounds(devices)
     max_count, max_cpus, speed_range, bandwidth_range = st.session_state["_dev_bounds"]
     first = form.first_kind(devices)
-    kind_note = f" (kind '{first.name}')" if len(devices.accelerators) > 1 else ""
+    kind_note = f" (kind '{first.name}')" if len(devices.accelerators) > 1 or first.name != "accelerator" else ""
     col_a, col_b = st.columns(2)
     with col_a:
         st.slider(f"Number of accelerators{kind_note}", 0, max_count, key="dev_count")
@@ -67,12 +67,12 @@ def _sliders(devices: placement.Devices) -> dict:
         )
     with col_b:
         st.slider(
-            f"Accelerator speed factor{kind_note}",
+            f"Speed factor, what-if{kind_note}",
             *speed_range,
             step=0.05,
             key="dev_speed",
-            help="Nodes run their accelerator latency divided by this factor "
-            "(unless the graph gives a latency for this kind).",
+            help="A what-if multiplier: nodes run the graph's time for this kind divided by this factor (1 = as "
+            "priced: the catalogue GPU's time for a catalogue kind, the file's time otherwise).",
         )
         st.slider(
             "Bandwidth factor",
@@ -115,6 +115,7 @@ def main() -> None:
     st.title("Devices")
     summary = st.container()
     devices = state.current_devices()
+    view.render_catalogue(devices)
     shown = _sliders(devices)
     from_widgets = form.devices_from_widgets(devices, st.session_state, shown)
     if from_widgets != devices:
@@ -127,6 +128,7 @@ def main() -> None:
     view.render_latency_rules()
     with summary:
         view.render_summary()
+        state.cost_source_caption()
 
 
 main()

@@ -158,6 +158,7 @@ def main() -> None:
         st.stop()
 
     evaluation = placement.evaluate(problem, result.placement)
+    state.cost_source_caption()
     if live.from_table(result):  # a device count only went down: answered from the last DP table
         col_note, col_fresh = st.columns([3, 1], vertical_alignment="center")
         col_note.caption(live.note(result))

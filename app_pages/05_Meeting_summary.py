@@ -17,6 +17,7 @@ def main() -> None:
     with st.spinner("Solving..."):
         result = state.current_result(live=True)
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")
+    state.cost_source_caption()
     if state.selected_plan() is not None:
         st.caption(f"Showing the picked plan: {state.selected_plan()[2]}.")
     if not result.ok or result.placement is None:

@@ -106,6 +106,7 @@ def main() -> None:
     plan_note = state.selected_plan()
     if plan_note is not None:
         st.info(f"Showing the picked plan: {plan_note[2]}")
+    state.cost_source_caption()
     training_graph = problem.graph.is_training
     settings = view.controls(problem, state.current_memory_model())
     # The link carries these settings (ui.scenario.SETTINGS_KEYS): app.py synced the URL before they were rendered.

@@ -79,6 +79,7 @@ def main() -> None:
     problem = state.current_problem()
     devices = problem.devices
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
+    state.cost_source_caption()
     if not devices.accelerators:
         st.warning("The inventory has no accelerator kind: add one on the Devices page to see tradeoffs.")
         st.stop()

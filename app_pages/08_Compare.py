@@ -107,6 +107,7 @@ def main() -> None:
     st.title("Compare methods")
     problem = state.current_problem()
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")
+    state.cost_source_caption()
     st.caption(state.time_unit_note())
     objective, chosen, time_limit = _settings()
     memory_model = state.current_memory_model()

@@ -186,6 +186,7 @@ def main() -> None:
     problem = state.current_problem()
     devices = problem.devices
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")
+    state.cost_source_caption()
     memory_model = state.current_memory_model()
     st.caption(
         state.time_unit_note() + f" Prices are per hour per card in {state.current_currency()}; a configuration's "

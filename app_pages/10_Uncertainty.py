@@ -144,6 +144,7 @@ def main() -> None:
     st.title("Uncertainty")
     problem = state.result_problem()
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")
+    state.cost_source_caption()
     st.caption(
         state.time_unit_note() + " Every node's latencies are multiplied by an independent factor, uniform "
         "in [1 - e, 1 + e]; transfer costs and memory sizes stay as they are."

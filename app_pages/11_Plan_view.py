@@ -179,6 +179,7 @@ def main() -> None:
     startup.ensure_default_graph()  # opened by its URL before app.py loaded a graph: load the default (or the link's)
     problem = state.current_problem()
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")
+    state.cost_source_caption()
     if not problem.devices.accelerators:
         st.warning("The inventory has no accelerator kind: add one on the Devices page.")
         st.stop()

@@ -102,6 +102,12 @@ def test_transformer_graph_errors(kwargs, message):
         transformer_graph(SMALL, **kwargs)
 
 
+@pytest.mark.parametrize("training", [False, True])
+def test_a_transformer_graph_knows_its_tokens_per_sample(training):
+    graph = transformer_graph(SMALL, ["H100"], micro_batch=3, training=training)
+    assert graph.extra["tokensPerSample"] == 3 * SMALL.seq_length
+
+
 def test_training_problem_from_builder():
     problem = build_cnn(CnnConfig(blocks=(1, 1), width=8, image=32), {"A100": 2}, cpus=1, training=True)
     graph = problem.graph

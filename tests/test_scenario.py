@@ -302,3 +302,38 @@ def test_the_link_and_the_card_carry_the_memory_model_and_currency():
     assert any("Scenario card card.json applied" in s.value and "GPipe" in s.value for s in at.success)
     goto(at, page_file("Placement"))
     assert metrics(at)["Time per sample"] == sent["Time per sample"]
+
+
+def test_catalogue_kinds_prices_and_currency_round_trip_in_query_and_card():
+    from placement.modelling.pricing import devices_for
+
+    devices = devices_for({"H100": 8, "A100": 4}, cpus=32).with_kind("A100", price_per_hour=1.23, speed=1.1)
+    scenario = Scenario(graph="sample:" + OTHER, devices=devices, settings={"currency": "EUR"})
+    for back in (scenario_from_query(scenario_to_query(scenario)), parse_scenario(scenario_to_json(scenario))):
+        assert back == scenario
+        assert [(k.name, k.count, k.price_per_hour) for k in back.devices.accelerators] == [
+            ("H100", 8, devices.kind("H100").price_per_hour),
+            ("A100", 4, 1.23),
+        ]
+        assert back.setting("currency") == "EUR" and back.devices.cpu_price_per_hour == devices.cpu_price_per_hour
+
+
+@pytestmark_app
+def test_a_link_carries_the_catalogue_inventory_prices_and_currency():
+    """The sender picks 8 H100 + 4 A100 from the catalogue and EUR; a new tab opened on the link shows the same."""
+    at = start(page_file("Devices"))
+    at.selectbox(key="dev_cat_kind").set_value("H100")
+    at.number_input(key="dev_cat_count").set_value(8)
+    at.button(key="dev_cat_only").click().run()
+    at.selectbox(key="dev_cat_kind").set_value("A100")
+    at.number_input(key="dev_cat_count").set_value(4)
+    at.button(key="dev_cat_add").click().run()
+    at.text_input(key="dev_currency").set_value("EUR").run()
+    assert not at.exception and not at.error
+    sent, headline = metrics(at), at.markdown[0].value
+    assert "8 x H100" in headline and "4 x A100" in headline and "EUR/h" in headline
+    assert sent["Cost per 1M samples"].endswith("EUR")
+    other = fresh(dict(at.query_params), page_file("Devices"))
+    assert other.markdown[0].value == headline
+    assert metrics(other) == sent
+    assert other.text_input(key="dev_currency").value == "EUR"

@@ -1,6 +1,7 @@
 """The Devices page's forms (ui.devices_form) as plain functions, without Streamlit."""
 
 import math
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -84,3 +85,29 @@ def test_rule_rows_count_matching_names():
         {"pattern": "attention", "factor": 0.5, "matching nodes": 2},
         {"pattern": "^fc", "factor": 2.0, "matching nodes": 1},
     ]
+
+
+def test_catalogue_rows_list_every_kind_with_its_price_and_date():
+    from placement.perf.hardware import ACCELERATORS
+
+    rows = form.catalogue_rows()
+    assert [row["kind"] for row in rows] == list(ACCELERATORS)
+    h100 = next(row for row in rows if row["kind"] == "H100")
+    assert h100["memory (GiB)"] == pytest.approx(ACCELERATORS["H100"].memory_bytes / GIB, abs=0.05)
+    assert h100["USD per GPU-hour"] == ACCELERATORS["H100"].usd_per_hour > 0
+    assert h100["price as of"] == ACCELERATORS["H100"].price_date != ""
+
+
+def test_a_catalogue_kind_comes_with_memory_link_and_price_and_keeps_an_edited_kind():
+    from placement.modelling.pricing import devices_for
+
+    only = form.only_catalogue_kind(FILE, "H100", 8)
+    assert only.cpus == FILE.cpus and [k.name for k in only.accelerators] == ["H100"]
+    assert only.accelerators[0] == devices_for({"H100": 8}).accelerators[0]
+    both = form.with_catalogue_kind(only, "A100", 4)
+    expected = devices_for({"H100": 8, "A100": 4})  # the A100's link relative to the H100, the reference
+    assert both.accelerators == expected.accelerators
+    edited = both.with_kind("H100", speed=1.5, price_per_hour=9.0)
+    recounted = form.with_catalogue_kind(edited, "H100", 16)  # an existing kind keeps what the user edited
+    assert recounted.accelerators[0] == replace(edited.accelerators[0], count=16)
+    assert recounted.accelerators[1:] == edited.accelerators[1:]

@@ -127,10 +127,12 @@ def test_every_preset():
 
 def test_samples():
     files = samples.sample_files()
-    assert samples.DEFAULT_SAMPLE in files
+    assert samples.DEFAULT_SAMPLE in files and samples.PAPER_SAMPLE in files
     assert not any("expert-splits" in p.parts for p in files)
-    assert samples.sample_label(samples.DEFAULT_SAMPLE) == "throughput/layer/bert24_inference"
-    assert samples.sample_group(samples.DEFAULT_SAMPLE) == "layer · inference"
+    assert samples.sample_label(samples.PAPER_SAMPLE) == "throughput/layer/bert24_inference"
+    assert samples.sample_group(samples.PAPER_SAMPLE) == "layer · inference"
+    assert samples.sample_label(samples.DEFAULT_SAMPLE) == "models/llama3_8b_training"
+    assert samples.sample_group(samples.DEFAULT_SAMPLE) == "layer · training"
 
 
 @pytest.mark.parametrize(("value", "floor", "top"), [(0, 16, 16), (5, 16, 16), (9, 16, 32), (100, 16, 256), (3, 1, 8)])

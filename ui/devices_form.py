@@ -3,6 +3,9 @@
 * :func:`widget_values` and :func:`slider_bounds` show the devices in the page's widgets;
   :func:`devices_from_widgets` reads them back (an untouched memory keeps the file's exact bytes).
 * :func:`inventory_frame` and :func:`kinds_from_frame` show and read the accelerator inventory table.
+* :func:`catalogue_rows`, :func:`with_catalogue_kind` and :func:`only_catalogue_kind` put the hardware
+  catalogue's GPUs (memory, link and price prefilled by :func:`placement.modelling.pricing.devices_for`) into
+  the inventory.
 * :func:`memory_model_from_widgets` builds the memory model; :func:`rule_rows` lists latency multipliers.
 """
 
@@ -17,7 +20,9 @@ import pandas as pd
 
 import placement
 from placement.model import MAX_DEVICE_COUNT, Recompute, ScheduleKind
+from placement.modelling.pricing import devices_for
 from placement.patterns import compile_pattern
+from placement.perf.hardware import ACCELERATORS
 from placement.pipeline.registry import schedule_title
 from ui.widgets import stable_maximum
 
@@ -199,6 +204,50 @@ def kinds_from_frame(frame: pd.DataFrame, before: tuple) -> tuple:
                 kind = replace(kind, memory=old.memory)
         kinds.append(kind)
     return tuple(kinds)
+
+
+def catalogue_rows() -> list[dict[str, Any]]:
+    """One row per catalogue kind: memory, bf16 peak, HBM and NVLink bandwidth, default price and its date."""
+    return [
+        {
+            "kind": name,
+            "memory (GiB)": round(acc.memory_bytes / GIB, 1),
+            "bf16 TFLOP/s": acc.bf16_tflops,
+            "HBM TB/s": acc.hbm_bytes_per_s / 1e12,
+            "NVLink GB/s": acc.nvlink_bytes_per_s / 1e9,
+            "USD per GPU-hour": acc.usd_per_hour,
+            "price as of": acc.price_date,
+        }
+        for name, acc in ACCELERATORS.items()
+    ]
+
+
+def _catalogue_kind(name: str, count: int, devices: placement.Devices) -> placement.AcceleratorKind:
+    """A catalogue kind (memory, link and price from the catalogue), its link relative to the inventory's reference.
+
+    The reference is the inventory's first catalogue kind (the graph's edge costs are priced on its link).
+    """
+    names = [k.name for k in devices.accelerators if k.name in ACCELERATORS]
+    return devices_for({name: count}, reference=names[0] if names else name).accelerators[0]
+
+
+def with_catalogue_kind(devices: placement.Devices, name: str, count: int) -> placement.Devices:
+    """``devices`` with ``count`` cards of catalogue kind ``name``.
+
+    A kind of that name already in the inventory keeps its fields (speed, price, memory as edited) and gets
+    the count; a new one is added after the others with the catalogue's memory, link bandwidth and price.
+    """
+    kinds = list(devices.accelerators)
+    for position, kind in enumerate(kinds):
+        if kind.name == name:
+            kinds[position] = replace(kind, count=int(count))
+            return devices.with_changes(accelerators=tuple(kinds))
+    return devices.with_changes(accelerators=(*kinds, _catalogue_kind(name, int(count), devices)))
+
+
+def only_catalogue_kind(devices: placement.Devices, name: str, count: int) -> placement.Devices:
+    """``devices`` with ``count`` cards of catalogue kind ``name`` as the only accelerators (CPU cores kept)."""
+    return devices.with_changes(accelerators=(_catalogue_kind(name, int(count), placement.Devices()),))
 
 
 def rule_rows(

@@ -1,4 +1,4 @@
-"""The Devices page's sections below the sliders: memory model, inventory and currency, latency multipliers, summary.
+"""The Devices page's sections: catalogue GPUs, memory model, inventory and currency, latency multipliers, summary.
 
 Each ``render_*`` draws its widgets and writes the shared state back (:mod:`ui.state`); the
 conversions are plain functions in :mod:`ui.devices_form`.
@@ -15,6 +15,52 @@ import placement
 from placement import viz
 from ui import devices_form as form
 from ui import live, state, worker
+
+
+def _kept(key: str, default):
+    """The ``value=`` of widget ``key``: its value in the session state, else ``default`` (the state is not written).
+
+    A widget's browser component that is mounted afresh (under load a rerun can land while the page is
+    redrawn) starts from its ``value=`` and sends it back: without it a text input came back empty
+    ("Currency not applied: ... (got '')", issue 45). Every widget here whose default is not its
+    minimum or empty takes its value this way.
+    """
+    return st.session_state.get(key, default)
+
+
+def render_catalogue(devices: placement.Devices) -> None:
+    """Pick GPUs from the hardware catalogue: a kind and a count, added to the inventory or as the only kind."""
+    st.subheader("GPUs from the catalogue")
+    names = list(form.ACCELERATORS)
+    chosen = _kept("dev_cat_kind", "H100")
+    col_kind, col_count, col_add, col_only = st.columns([2, 1.2, 1.3, 1.6], vertical_alignment="bottom")
+    kind = col_kind.selectbox(
+        "GPU kind",
+        names,
+        index=names.index(chosen) if chosen in names else 0,
+        key="dev_cat_kind",
+        help="The kinds of the hardware catalogue (its table is under the inventory).",
+    )
+    count = col_count.number_input(
+        "Count",
+        min_value=0,
+        max_value=form.MAX_DEVICE_COUNT,
+        step=1,
+        value=_kept("dev_cat_count", 8),
+        key="dev_cat_count",
+    )
+    changed = None
+    if col_add.button("Add / set count", key="dev_cat_add", width="stretch"):
+        changed = form.with_catalogue_kind(devices, kind, int(count))
+    if col_only.button("Use only this kind", key="dev_cat_only", width="stretch"):
+        changed = form.only_catalogue_kind(devices, kind, int(count))
+    if changed is not None:
+        state.set_devices(changed)
+        st.rerun()
+    st.caption(
+        "The hardware catalogue (its table is under the inventory) gives each kind's memory, links and default "
+        "price; the graph is re-priced for every catalogue kind in the inventory."
+    )
 
 
 def render_memory_model() -> None:
@@ -74,8 +120,9 @@ def render_inventory(devices: placement.Devices) -> None:
     """The accelerator inventory table (one row per kind) and the currency of prices."""
     st.subheader("Accelerator inventory")
     st.caption(
-        "One row per accelerator kind. Memory empty = unlimited. Speed divides node latencies, bandwidth "
-        "divides transfer costs on that kind. Add rows for heterogeneous devices."
+        "One row per accelerator kind. A kind named as in the hardware catalogue (H100, A100, ...) runs the "
+        "graph's times priced for that GPU; speed is a what-if multiplier on top (1 = as priced, 1.2 = 20 % "
+        "faster). Memory empty = unlimited; bandwidth divides transfer costs on that kind; price per card-hour."
     )
     source_key = "_dev_inventory_source"
     if st.session_state.get(source_key, (None,))[0] != state.devices_version():
@@ -93,7 +140,9 @@ def render_inventory(devices: placement.Devices) -> None:
             "memory (GiB)": st.column_config.NumberColumn("memory (GiB)", min_value=0.0, format="%.3f"),
             "speed": st.column_config.NumberColumn("speed", min_value=0.01, format="%.3f", required=True),
             "bandwidth": st.column_config.NumberColumn("bandwidth", min_value=0.01, format="%.3f", required=True),
-            "price/hour": st.column_config.NumberColumn("price/hour", min_value=0.0, format="%.2f"),
+            "price/hour": st.column_config.NumberColumn(
+                f"price/hour ({state.current_currency()})", min_value=0.0, format="%.2f"
+            ),
         },
     )
     try:
@@ -103,10 +152,11 @@ def render_inventory(devices: placement.Devices) -> None:
             st.rerun()
     except (placement.PlacementError, ValueError, TypeError) as exc:
         st.error(f"Inventory not applied: {exc}")
-    state.init_widget("dev_currency", state.current_currency())
-    col_currency, col_cost_note = st.columns([1, 4], vertical_alignment="bottom")
+    col_currency, col_cpu_price, col_cost_note = st.columns([1, 1.4, 3.6], vertical_alignment="bottom")
+    _cpu_price(col_cpu_price, devices)
     col_currency.text_input(
         "Currency",
+        value=_kept("dev_currency", state.current_currency()),
         key="dev_currency",
         max_chars=8,
         help="The label of every price and cost in the app (a label only: no exchange rates).",
@@ -116,10 +166,17 @@ def render_inventory(devices: placement.Devices) -> None:
     except placement.PlacementError as exc:
         st.error(f"Currency not applied: {exc}")
     col_cost_note.caption(
-        f"Prices are per hour per card in {state.current_currency()}. Every page counts the cost of every card "
+        f"Prices are per hour per card in {state.current_currency()} (the catalogue's defaults are USD; another "
+        "currency is a label only: edit the prices). Every page counts the cost of every card "
         "held, idle ones included (an owned card costs the same whether the plan uses it or not): cost per "
         "sample = price per hour of the inventory x time per sample."
     )
+    with st.expander("The hardware catalogue", expanded=False):
+        st.dataframe(pd.DataFrame(form.catalogue_rows()), key="dev_catalogue", hide_index=True)
+        st.caption(
+            "Spec-sheet figures of each kind. The default price is USD per GPU-hour as of the date shown, a typical "
+            "on-demand cloud price, not a quote: edit it per kind in the inventory table."
+        )
     unlimited = [k.name for k in state.current_devices().accelerators if not math.isfinite(k.memory)]
     if unlimited:
         st.caption(
@@ -127,6 +184,26 @@ def render_inventory(devices: placement.Devices) -> None:
             + ", ".join(unlimited)
             + ". Enter GiB to limit it."
         )
+
+
+def _cpu_price(column, devices: placement.Devices) -> None:
+    """The price of one CPU core per hour (the catalogue's CPU entry for inventories built from the catalogue).
+
+    Its key follows the devices' version: a change made elsewhere (a preset, a link) shows as a new field
+    holding the new price, and the field never needs its value written through the session state.
+    """
+    key = f"dev_cpu_price_{state.devices_version()}"
+    price = column.number_input(
+        f"CPU price per core-hour ({state.current_currency()})",
+        min_value=0.0,
+        value=float(st.session_state.get(key, devices.cpu_price_per_hour)),
+        step=0.01,
+        format="%.3f",
+        key=key,
+    )
+    if price != devices.cpu_price_per_hour:
+        state.set_devices(devices.with_changes(cpu_price_per_hour=float(price)))
+        st.rerun()
 
 
 def render_latency_rules() -> None:
@@ -139,8 +216,10 @@ def render_latency_rules() -> None:
     )
     rules = list(state.latency_rules())
     col_p, col_f, col_add, col_clear = st.columns([3, 1, 1, 1], vertical_alignment="bottom")
-    col_p.text_input("Node name pattern", key="lat_pattern", placeholder="e.g. attention|softmax")
-    col_f.number_input("Factor", min_value=0.0, value=0.5, step=0.1, key="lat_factor")
+    col_p.text_input(
+        "Node name pattern", value=_kept("lat_pattern", ""), key="lat_pattern", placeholder="e.g. attention|softmax"
+    )
+    col_f.number_input("Factor", min_value=0.0, value=_kept("lat_factor", 0.5), step=0.1, key="lat_factor")
     if col_add.button("Add multiplier", key="lat_add"):
         pattern = st.session_state.get("lat_pattern", "").strip()
         if not pattern:

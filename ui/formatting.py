@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import streamlit as st
+
 import placement
 from placement.evaluate import LATENCY_INFERENCE_ONLY
 from placement.solve import METHODS
-from ui.graph_state import current_currency, current_graph_source, current_memory_model
+from ui.graph_state import cost_source_text, current_currency, current_graph_source, current_memory_model
 from ui.plan_metrics import plan_cost
 
 #: Unit of every latency and transfer cost: the paper's graph format and the model importer use milliseconds.
@@ -26,6 +28,17 @@ def time_unit_note() -> str:
     return "Times are in milliseconds (ms), the unit of the paper's graph files and of imported models."
 
 
+def cost_source_caption() -> None:
+    """A caption naming the model behind the graph's times, the same on every page that shows them.
+
+    :func:`placement.modelling.pricing.cost_source` of the graph in force: the perf model's kernel physics on a
+    catalogue kind for built and imported graphs, "profiled" for the paper's graph files (their own measurements).
+    """
+    text = cost_source_text()
+    if text:
+        st.caption(f":material/science: Node times: {text}.")
+
+
 def format_time(value: float | None, digits: int = 6) -> str:
     """A time with its unit, e.g. ``12.5 ms`` ("—" for None)."""
     if value is None:
@@ -43,17 +56,24 @@ def method_name(method: str) -> str:
 
 
 def describe_devices(devices: placement.Devices) -> str:
-    """One line such as ``6 x accelerator (16.01 GiB, speed 1) + 1 CPU core; bandwidth x1``."""
+    """One line such as ``8 x H100 (80 GiB, 2.5 USD/h) + 4 x A100 (80 GiB, 1.8 USD/h) + 32 CPU cores; ...``.
+
+    A kind's speed (a what-if multiplier), link bandwidth and price appear when they are not the neutral 1, 1, 0.
+    """
     from placement.viz import format_bytes
 
     kinds = [
-        f"{k.count} x {k.name} ({format_bytes(k.memory)}, speed {k.speed:g}"
-        + (f", bandwidth x{k.bandwidth:g}" if k.bandwidth != 1 else "")
+        f"{k.count} x {k.name} ({format_bytes(k.memory)}"
+        + (f", speed x{k.speed:g}" if k.speed != 1 else "")
+        + (f", bandwidth x{k.bandwidth:.3g}" if k.bandwidth != 1 else "")
+        + (f", {money(k.price_per_hour)}/h" if k.price_per_hour else "")
         + ")"
         for k in devices.accelerators
     ]
     text = " + ".join(kinds) if kinds else "no accelerators"
     text += f" + {devices.cpus} CPU core{'s' if devices.cpus != 1 else ''}"
+    if devices.cpus and devices.cpu_price_per_hour:
+        text += f" ({money(devices.cpu_price_per_hour)}/h each)"
     text += f"; bandwidth x{devices.bandwidth:g}"
     if devices.overlap:
         text += "; compute/communication overlap on"

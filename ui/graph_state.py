@@ -15,7 +15,7 @@ import placement
 from placement.solve import MemoryModel
 from ui import session_keys as keys
 from ui import worker
-from ui.samples import DEFAULT_SAMPLE, sample_label
+from ui.samples import default_sample, sample_label
 
 
 def load_sample(path: Path) -> None:
@@ -43,6 +43,7 @@ def set_graph(problem: placement.Problem, name: str, source: str | None = None) 
         st.session_state[keys.KEPT_NOTE] = None
     st.session_state[keys.RULES] = ()
     st.session_state[keys.SCALED] = None
+    st.session_state[keys.PRICED] = None
     st.session_state[keys.PLAN] = None
     _bump_devices_version()
     if not st.session_state[keys.SOURCE].startswith("sample:"):
@@ -58,7 +59,7 @@ def base_problem() -> placement.Problem | None:
     own relies on this).
     """
     if st.session_state.get(keys.PROBLEM) is None:
-        load_sample(DEFAULT_SAMPLE)
+        load_sample(default_sample())
     return st.session_state.get(keys.PROBLEM)
 
 
@@ -73,20 +74,56 @@ def current_graph_source() -> str:
 
 
 def current_graph() -> placement.Graph | None:
-    """The loaded graph with the latency multipliers applied (cached per rule set)."""
-    problem = base_problem()
-    if problem is None:
+    """The loaded graph re-priced for the inventory's catalogue kinds, latency multipliers applied (cached)."""
+    graph = priced_graph()
+    if graph is None:
         return None
     rules = latency_rules()
     if not rules:
-        return problem.graph
-    key = (problem.graph.digest, rules)
+        return graph
+    key = (graph.digest, rules)
     cached = st.session_state.get(keys.SCALED)
     if cached is not None and cached[0] == key:
         return cached[1]
-    graph = worker.run(worker.scaled_graph, problem.graph, rules)  # pattern matching: in a worker process
+    graph = worker.run(worker.scaled_graph, graph, rules)  # pattern matching: in a worker process
     st.session_state[keys.SCALED] = (key, graph)
     return graph
+
+
+def priced_kinds(devices: placement.Devices) -> tuple[str, ...]:
+    """The inventory's kinds the hardware catalogue knows, in order: the graph is priced for them."""
+    from placement.perf.hardware import ACCELERATORS
+
+    return tuple(kind.name for kind in devices.accelerators if kind.name in ACCELERATORS)
+
+
+def priced_graph() -> placement.Graph | None:
+    """The loaded graph re-priced for the current inventory's catalogue kinds (the first one the reference).
+
+    :func:`placement.modelling.pricing.price_graph` (in a worker process, cached per graph and kinds);
+    a graph without op work (the paper's profiled files) comes back unchanged.
+    """
+    problem = base_problem()
+    if problem is None:
+        return None
+    kinds = priced_kinds(current_devices())
+    key = (problem.graph.digest, kinds)
+    cached = st.session_state.get(keys.PRICED)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    graph = problem.graph
+    if worker.needs_pricing(graph, kinds):  # the kernels' formulas over every node: in a worker process
+        graph = worker.run(worker.priced_graph, graph, kinds)
+    st.session_state[keys.PRICED] = (key, graph)
+    return graph
+
+
+def cost_source_text() -> str:
+    """One line naming the model that produced the current graph's times (:func:`placement.cost_source`)."""
+    from placement.modelling.pricing import cost_source as source
+
+    graph = priced_graph()
+    return source(graph) if graph is not None else ""
 
 
 # ----------------------------------------------------------------------------- devices
@@ -157,10 +194,10 @@ def latency_rules() -> tuple[tuple[str, float], ...]:
 def set_latency_rules(rules) -> None:
     """Replace the latency multipliers (validated: raises :class:`placement.InvalidGraphError` for a bad one)."""
     rules = tuple((str(pattern), float(factor)) for pattern, factor in rules)
-    problem = base_problem()
+    graph = priced_graph()
     scaled = None
-    if problem is not None:  # validate before storing (pattern matching: in a worker process)
-        scaled = ((problem.graph.digest, rules), worker.run(worker.scaled_graph, problem.graph, rules))
+    if graph is not None:  # validate before storing (pattern matching: in a worker process)
+        scaled = ((graph.digest, rules), worker.run(worker.scaled_graph, graph, rules))
     if rules != latency_rules():
         st.session_state[keys.RULES] = rules
         st.session_state[keys.SCALED] = scaled
@@ -187,6 +224,7 @@ def set_memory_model(model: MemoryModel) -> None:
     if model != current_memory_model():
         st.session_state[keys.MEMORY_MODEL] = model
         st.session_state[keys.PLAN] = None
+        _changed_if_loaded()
 
 
 def current_currency() -> str:
@@ -201,4 +239,16 @@ def set_currency(label: str) -> None:
     text = str(label).strip()
     if not text or len(text) > 8 or not text.isprintable():
         raise placement.PlacementError(f"currency: 1 to 8 printable characters, e.g. USD or EUR (got {label!r})")
-    st.session_state[keys.CURRENCY] = text
+    if text != current_currency():
+        st.session_state[keys.CURRENCY] = text
+        _changed_if_loaded()
+
+
+def _changed_if_loaded() -> None:
+    """The link follows a change at once (pages set the memory model and currency late in their run).
+
+    Not before a graph is loaded: a link being opened sets them first, and the URL must not show a default
+    graph meanwhile.
+    """
+    if st.session_state.get(keys.PROBLEM) is not None:
+        keys.changed()

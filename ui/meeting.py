@@ -27,6 +27,7 @@ from placement.explore.meeting import (
     worth_row_today,
 )
 from placement.explore.purchase import Worth, worth_of_more
+from placement.modelling.builders import TOKENS_KEY
 from placement.solve import recomputing_devices
 from placement.viz import meeting as viz_meeting
 from ui import state
@@ -50,16 +51,12 @@ def worth_cached(problem: placement.Problem, kind: str, added: int) -> Worth:
 
 
 def _default_tokens() -> float | None:
-    """Batch x sequence of a transformer built on the Graph page (None for other graphs)."""
-    ss = st.session_state
-    if not state.current_graph_source().startswith("model:") or not str(ss.get("mi_model", "")).startswith(
-        ("GPT", "BERT")
-    ):
-        return None
-    try:
-        return float(int(ss["mi_batch"]) * int(ss["mi_seq"]))
-    except (KeyError, TypeError, ValueError):
-        return None
+    """Tokens per sample of a built transformer (``tokensPerSample``: micro-batch x sequence), else None."""
+    graph = state.current_graph()
+    tokens = graph.extra.get(TOKENS_KEY) if graph is not None else None
+    if isinstance(tokens, (int, float)) and not isinstance(tokens, bool) and 0 < tokens < math.inf:
+        return float(tokens)
+    return None
 
 
 def settings(devices: placement.Devices) -> tuple[int, float | None, dict[str, int]]:
@@ -91,7 +88,7 @@ def settings(devices: placement.Devices) -> tuple[int, float | None, dict[str, i
             format="%g",
             key="ms_tokens",
             placeholder="e.g. batch x sequence length",
-            help="A builder transformer's batch x sequence length by default; empty: no tokens/s.",
+            help="A built transformer's micro-batch x sequence length by default; empty: no tokens/s.",
         )
         st.caption(
             "Cards to add per kind (default: the same spend for every kind - the first kind doubles, the others "

@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = ROOT / "sample_graphs"
-DEFAULT_SAMPLE = SAMPLES_DIR / "throughput" / "layer" / "bert24_inference.json"
+#: The paper's BERT-24 (inference, layer granularity): the first graph of the paper's own files.
+PAPER_SAMPLE = SAMPLES_DIR / "throughput" / "layer" / "bert24_inference.json"
+#: The graph a fresh session opens: a Llama-style transformer priced by the perf model on a real inventory.
+DEFAULT_SAMPLE = SAMPLES_DIR / "models" / "llama3_8b_training.json"
+#: Environment variable: the label of the sample a fresh session opens instead (e.g. ``throughput/layer/
+#: bert24_inference`` for a class on the paper's graphs); a label that names no sample is ignored.
+DEFAULT_SAMPLE_ENV = "PLACEMENT_DEFAULT_SAMPLE"
+
+
+def default_sample() -> Path:
+    """The sample a fresh session opens: :data:`DEFAULT_SAMPLE`, or the one :data:`DEFAULT_SAMPLE_ENV` names."""
+    wanted = os.environ.get(DEFAULT_SAMPLE_ENV, "").strip()
+    if wanted:
+        for path in sample_files():
+            if sample_label(path) == wanted:
+                return path
+    return DEFAULT_SAMPLE
 
 
 def sample_files() -> list[Path]:

@@ -22,6 +22,7 @@ SOURCE = "_ui_graph_source"  # "sample:<relative path>" or "upload:<file name>"
 DEVICES = "_ui_devices"  # current Devices (Devices page knobs applied)
 RULES = "_ui_latency_rules"  # tuple of (pattern, factor)
 SCALED = "_ui_scaled_graph"  # (key, Graph) cache of the graph with the rules applied
+PRICED = "_ui_priced_graph"  # (key, Graph) cache of the graph re-priced for the inventory's catalogue kinds
 METHOD = "_ui_method"  # chosen method name
 OBJECTIVE = "_ui_objective"  # "throughput" or "latency"
 TIME_LIMIT = "_ui_time_limit"  # seconds, for methods that take a time limit

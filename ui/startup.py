@@ -11,11 +11,11 @@ import streamlit as st
 
 from ui import scenario, session_keys, worker
 from ui.graph_state import load_sample
-from ui.samples import DEFAULT_SAMPLE
+from ui.samples import default_sample
 
 
 def ensure_default_graph() -> None:
-    """On the first visit open the URL's scenario, else the default sample (BERT-24 inference, layer).
+    """On the first visit open the URL's scenario, else the default sample (:func:`ui.samples.default_sample`).
 
     Then keep the URL's query parameters on the current scenario (see :mod:`ui.scenario`).
     """
@@ -23,7 +23,7 @@ def ensure_default_graph() -> None:
     worker.start_solvers()  # the solve workers warm up in the background from the server's first run
     if st.session_state.get(session_keys.PROBLEM) is None:
         if not scenario.restore_from_url():
-            load_sample(DEFAULT_SAMPLE)
+            load_sample(default_sample())
     scenario.mark_restored()
     scenario.show_restore_error()
     scenario.sync_url()

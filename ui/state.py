@@ -4,7 +4,8 @@ Pages write ``from ui import state`` and ``state.current_problem()``; the work i
 
 * :mod:`ui.graph_state` - the graph (:func:`set_graph`, :func:`current_graph_name`, :func:`base_problem`),
   the devices (:func:`current_devices`, :func:`set_devices`), latency multipliers
-  (:func:`latency_rules`, :func:`set_latency_rules`), the memory model (:func:`current_memory_model`,
+  (:func:`latency_rules`, :func:`set_latency_rules`), the graph re-priced for the inventory's catalogue
+  kinds (:func:`priced_graph`, :func:`cost_source_text`), the memory model (:func:`current_memory_model`,
   :func:`set_memory_model`: every solve of every page uses it), the currency, :func:`current_problem`;
 * :mod:`ui.plan_state` - the method, objective and time limit, a plan picked elsewhere
   (:func:`set_selected_plan`, :func:`selected_plan`, :func:`clear_selected_plan`, :func:`result_problem`)
@@ -33,6 +34,7 @@ from ui.caches import (
 )
 from ui.formatting import (
     TIME_UNIT,
+    cost_source_caption,
     describe_devices,
     format_time,
     latency_text,
@@ -46,6 +48,7 @@ from ui.formatting import (
 from ui.graph_info import IDEALS_CAP, describe_ideal_bounds, graph_layout, ideal_bounds, ideal_count
 from ui.graph_state import (
     base_problem,
+    cost_source_text,
     current_currency,
     current_devices,
     current_graph,
@@ -58,6 +61,8 @@ from ui.graph_state import (
     devices_version,
     latency_rules,
     load_sample,
+    priced_graph,
+    priced_kinds,
     set_currency,
     set_devices,
     set_graph,
@@ -83,13 +88,23 @@ from ui.plan_state import (
     set_time_limit,
 )
 from ui.presets import PRESETS, device_preset
-from ui.samples import DEFAULT_SAMPLE, ROOT, SAMPLES_DIR, sample_files, sample_group, sample_label
+from ui.samples import (
+    DEFAULT_SAMPLE,
+    PAPER_SAMPLE,
+    ROOT,
+    SAMPLES_DIR,
+    default_sample,
+    sample_files,
+    sample_group,
+    sample_label,
+)
 from ui.widgets import PERSIST, UPLOAD_LIMIT_MB, init_widget, mark_synced, stable_maximum, sync_widgets
 
 __all__ = [
     "BatchTiming",
     "DEFAULT_SAMPLE",
     "DEFAULT_TIME_LIMIT",
+    "PAPER_SAMPLE",
     "IDEALS_CAP",
     "PERSIST",
     "PRESETS",
@@ -101,6 +116,8 @@ __all__ = [
     "batch_timing",
     "clear_caches",
     "clear_selected_plan",
+    "cost_source_caption",
+    "cost_source_text",
     "current_currency",
     "current_devices",
     "current_graph",
@@ -112,6 +129,7 @@ __all__ = [
     "current_problem",
     "current_result",
     "current_time_limit",
+    "default_sample",
     "describe_devices",
     "describe_ideal_bounds",
     "device_preset",
@@ -135,6 +153,8 @@ __all__ = [
     "money",
     "not_optimal_note",
     "plan_cost",
+    "priced_graph",
+    "priced_kinds",
     "plan_cost_line",
     "problem_key",
     "result_problem",

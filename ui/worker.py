@@ -356,6 +356,29 @@ def scaled_graph(graph: placement.Graph, rules: tuple[tuple[str, float], ...]) -
     return light(graph)
 
 
+def needs_pricing(graph: placement.Graph, kinds: tuple[str, ...]) -> bool:
+    """Whether ``graph`` must be priced again for the catalogue ``kinds`` (reference first).
+
+    Not when there are no catalogue kinds, nor when the graph is already priced on the same reference for
+    every one of them (``extra["pricedKinds"]``, reference first: the Graph page prices every catalogue kind),
+    so costs edited by hand there stay until the inventory needs another reference or another kind. A graph
+    without kernels (the paper's profiled files) is never priced (:func:`priced_graph` returns it unchanged).
+    """
+    priced = [str(kind) for kind in graph.extra.get("pricedKinds", ())]
+    return bool(kinds) and not (priced and priced[0] == kinds[0] and set(kinds) <= set(priced))
+
+
+def priced_graph(graph: placement.Graph, kinds: tuple[str, ...]) -> placement.Graph:
+    """``graph`` re-priced for the catalogue ``kinds`` (:func:`placement.modelling.pricing.price_graph`)
+    when :func:`needs_pricing` says so, else ``graph`` itself."""
+    from placement.modelling.pricing import price_graph  # noqa: PLC0415
+
+    if needs_pricing(graph, kinds):
+        graph = price_graph(graph, kinds)
+    _ = graph.digest
+    return light(graph)
+
+
 def count_matches(names: tuple[str, ...], patterns: tuple[str, ...]) -> list[int]:
     """For each pattern, how many of ``names`` it matches (the Devices page's "matching nodes" column)."""
     from placement.patterns import compile_pattern  # noqa: PLC0415

@@ -23,7 +23,7 @@ does); an edge carries its source's output activation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import InvalidGraphError
@@ -38,6 +38,8 @@ from .pricing import DTYPE_BYTES, devices_for, price_graph, work_edge, work_extr
 from .training import training_graph
 
 GRANULARITIES = ("layer", "operator")
+#: Graph ``extra`` key: tokens in one pipeline sample of a built transformer (micro-batch x sequence length).
+TOKENS_KEY = "tokensPerSample"
 
 #: Default kinds the builders price (the reference first).
 DEFAULT_KINDS = ("H100",)
@@ -200,7 +202,8 @@ def transformer_graph(
     Returns
     -------
     Graph
-        Latencies in milliseconds; ``extra["costSource"]`` names the model.
+        Latencies in milliseconds; ``extra["costSource"]`` names the model and ``extra["tokensPerSample"]``
+        (:data:`TOKENS_KEY`) is ``micro_batch x seq_length``.
     """
     if not isinstance(model, TransformerSpec):
         raise InvalidGraphError(f"transformer_graph needs a TransformerSpec (got {type(model).__name__})")
@@ -236,7 +239,8 @@ def transformer_graph(
     out_weights = {"final_norm": model.norm_parameters(), "lm_head": vocab * model.hidden}
     add_ops("head/", output_ops(model, layout), [x], lambda op: out_weights.get(op, 0))
     label = f"{model.name} ({granularity}{', training' if training else ''}, micro-batch {micro_batch})"
-    return _finish(builder.graph(label), granularity, training, kinds, reference)
+    graph = _finish(builder.graph(label), granularity, training, kinds, reference)
+    return replace(graph, extra={**graph.extra, TOKENS_KEY: tokens})  # tokens/s on the Meeting summary
 
 
 def cnn_graph(

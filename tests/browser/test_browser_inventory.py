@@ -45,7 +45,7 @@ def select_cell(page, row: int, column: str) -> None:
     canvas = grid_canvas(page)
     target = canvas.locator(f'td[data-testid="glide-cell-{COLUMNS.index(column) + 1}-{row}"]')
     target.wait_for(state="attached")
-    canvas.scroll_into_view_if_needed()
+    canvas.evaluate("el => el.scrollIntoView({block: 'center'})")  # whole rows in view, not just its top edge
     box = canvas.bounding_box()
 
     def click_row(r: int) -> None:
