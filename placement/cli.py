@@ -255,6 +255,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .modelling.graph_cli import cmd_graph
 
         handlers["graph"] = cmd_graph
+    elif args.command == "calibrate":
+        from .perf.calibrate import cmd_calibrate
+
+        handlers["calibrate"] = cmd_calibrate
+    elif args.command == "measure":
+        from .perf.measure import cmd_measure
+
+        handlers["measure"] = cmd_measure
     try:
         # from the command line (argv None), a C call that outlives the deadline ends the process
         seconds = args.deadline

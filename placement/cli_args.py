@@ -61,6 +61,8 @@ PERF_COMMANDS = {
     "predict": "iteration time, throughput and memory of a Megatron-LM run (flags after --)",
     "plan": "fastest launchable transformer layout (Megatron / torchtitan / DeepSpeed)",
     "graph": "a transformer's graph priced by the performance model, in the paper's JSON format",
+    "calibrate": "measure this device's kernel rates with torch and write a profile (JSON)",
+    "measure": "time real training iterations of a Megatron-LM model with torch, against the prediction",
 }
 
 
@@ -128,6 +130,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         register_graph(commands)
     else:
         commands.add_parser("graph", help=PERF_COMMANDS["graph"])
+    if _builds(command, "calibrate"):
+        from .perf.calibrate import register as register_calibrate  # torch microbenchmarks -> a device profile
+
+        register_calibrate(commands)
+    else:
+        commands.add_parser("calibrate", help=PERF_COMMANDS["calibrate"])
+    if _builds(command, "measure"):
+        from .perf.measure import register as register_measure  # timed training iterations vs the prediction
+
+        register_measure(commands)
+    else:
+        commands.add_parser("measure", help=PERF_COMMANDS["measure"])
     for sub in commands.choices.values():  # also after the subcommand: ``solve g.json --deadline 5``
         sub.add_argument("--deadline", type=_number, default=argparse.SUPPRESS, help=DEADLINE_HELP)
     return parser

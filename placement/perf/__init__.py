@@ -21,6 +21,7 @@ from .calibration import (
     eq3_flops,
     load_calibration,
 )
+from .claims import Claim, compare_claim
 from .collectives import (
     Group,
     GroupKind,
@@ -34,6 +35,8 @@ from .collectives import (
     strided_group,
 )
 from .coverage import Envelope, calibration_envelope, outside_calibration
+from .device_runs import DeviceRunRow, device_run_rows
+from .eager import EagerPrediction, eager_predict
 
 # The launchable-layout search on this model (after the model's own names: it imports them).
 from .free_split import best_free_split
@@ -66,6 +69,8 @@ from .predict import (
     layer_forward_flops,
     predict,
 )
+from .profile import DeviceProfile, load_profile, profile_from_dict, save_profile
+from .profiled import accelerator_from_profile
 from .search import Plan, SearchResult, search
 from .spaces import SPACES, Framework, SearchSpace, get_space
 from .transformer import MODELS, Norm, TransformerSpec, model_preset
@@ -80,6 +85,17 @@ __all__ = [
     "CalibrationBand",
     "CalibrationResult",
     "CalibrationRow",
+    "Claim",
+    "DeviceProfile",
+    "DeviceRunRow",
+    "EagerPrediction",
+    "device_run_rows",
+    "eager_predict",
+    "accelerator_from_profile",
+    "compare_claim",
+    "load_profile",
+    "profile_from_dict",
+    "save_profile",
     "Cluster",
     "Envelope",
     "DEFAULT_PARAMS",

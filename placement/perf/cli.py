@@ -1,7 +1,7 @@
 """``python -m placement predict``: the performance model on a Megatron-LM command line.
 
 ``python -m placement predict --gpu A100 --gpus 1024 [--gpus-per-node 8] [--nvlink-gbps X] [--nic-gbps Y]
-[--json] -- <Megatron-LM flags>`` prints the iteration time (with the calibration band), tokens/s, TFLOP/s
+[--framework megatron|torch-eager] [--json] -- <Megatron-LM flags>`` prints the iteration time (with the calibration band), tokens/s, TFLOP/s
 per GPU, MFU, the memory of the most loaded GPU by part and whether it fits. Bandwidth overrides are in
 GB/s (gigabytes per second), per GPU and direction.
 """
@@ -13,10 +13,17 @@ import json
 import math
 from typing import Any
 
+from ..errors import PlacementError
 from .coverage import calibration_lines
-from .hardware import GB, Cluster, accelerator
+from .device_runs import eager_band_line
+from .eager import FRAMEWORK as EAGER
+from .eager import check_one_device, eager_predict
+from .hardware import GB, Accelerator, Cluster, accelerator
 from .megatron import parse_megatron_args
+from .params import DEFAULT_PARAMS, PerfParams
 from .predict import Prediction, predict
+from .profile import load_profile
+from .profiled import accelerator_from_profile, catalogue_match, profile_params
 
 
 def _positive(text: str) -> float:
@@ -47,14 +54,27 @@ def register(commands: Any) -> None:
         description="Predict a Megatron-LM training run: give the cluster, then the launch flags after --.",
     )
     cmd.add_argument(
-        "--gpu", required=True, help="accelerator: A100, A100-40GB, H100, H100-PCIe, H200, B200, MI300X, L4, V100"
+        "--gpu", default=None, help="accelerator: A100, A100-40GB, H100, H100-PCIe, H200, B200, MI300X, L4, V100"
+    )
+    cmd.add_argument(
+        "--profile", default=None, help="device profile from calibrate (measured rates; --gpu then gives the links)"
     )
     cmd.add_argument("--gpus", required=True, type=_gpus, help="number of GPUs (world size)")
     cmd.add_argument("--gpus-per-node", type=_gpus, default=8, help="GPUs per NVLink node (default 8)")
     cmd.add_argument("--nvlink-gbps", type=_positive, default=None, help="NVLink GB/s per GPU and direction")
     cmd.add_argument("--nic-gbps", type=_positive, default=None, help="network GB/s per GPU and direction")
+    cmd.add_argument(
+        "--framework",
+        choices=FRAMEWORKS,
+        default="megatron",
+        help="kernel physics: megatron (Megatron-LM with TransformerEngine, default) or torch-eager (plain PyTorch "
+        "eager on one GPU, what measure runs)",
+    )
     cmd.add_argument("--json", action="store_true", help="print one JSON object")
     cmd.add_argument("megatron", nargs=argparse.REMAINDER, help="-- then Megatron-LM flags")
+
+
+FRAMEWORKS = ("megatron", EAGER)
 
 
 def _gib(value: float) -> str:
@@ -81,20 +101,39 @@ def _text(pred: Prediction, notes: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _device(args: argparse.Namespace) -> tuple[Accelerator, PerfParams]:
+    """The accelerator (catalogue, or measured by a profile) and the model's constants for it."""
+    if args.gpu is None and args.profile is None:
+        raise PlacementError("predict: give --gpu (a catalogue GPU) or --profile (a calibrated device)")
+    base = accelerator(args.gpu) if args.gpu is not None else None
+    if args.profile is None:
+        return base, DEFAULT_PARAMS  # type: ignore[return-value]
+    profile = load_profile(args.profile)
+    return accelerator_from_profile(profile, base or catalogue_match(profile.name)), profile_params(profile)
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     """Run ``predict``; :class:`~placement.errors.PlacementError` propagates to the CLI's one-line handler."""
     flags = list(args.megatron)
     if flags and flags[0] == "--":
         flags = flags[1:]
+    acc, params = _device(args)
     cluster = Cluster(
-        accelerator(args.gpu),
+        acc,
         args.gpus,
         args.gpus_per_node,
         nvlink_bytes_per_s=None if args.nvlink_gbps is None else args.nvlink_gbps * GB,
         nic_bytes_per_s=None if args.nic_gbps is None else args.nic_gbps * GB,
     )
     model, layout, notes = parse_megatron_args(flags, gpus=args.gpus)
-    pred = predict(model, cluster, layout)
+    if args.framework == EAGER:
+        return _predict_eager(args, acc, params, model, layout)
+    pred = predict(model, cluster, layout, params, with_band=acc.measured is None)
+    if acc.measured is not None:
+        notes.append(
+            f"priced from the profile of {acc.measured.name} measured {acc.measured.date}: the published runs' "
+            "calibration band does not apply (python -m placement measure gives this device's error)"
+        )
     if args.json:
         out = pred.as_dict()
         out["accelerator"] = cluster.accelerator.name
@@ -103,4 +142,33 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(json.dumps(out, allow_nan=False))
     else:
         print(_text(pred, notes))
+    return 0
+
+
+def _predict_eager(args: argparse.Namespace, acc: Accelerator, params: PerfParams, model: Any, layout: Any) -> int:
+    """``predict --framework torch-eager``: one GPU, the eager kernels and the host that issues them."""
+    check_one_device(layout)
+    micro = layout.global_batch // layout.micro_batch
+    pred = eager_predict(model, acc, layout.micro_batch, micro, params, model.parameters(), layout.dtype)
+    tokens = layout.global_batch * model.seq_length / pred.iteration_seconds
+    fits = pred.memory <= acc.memory_bytes
+    band = eager_band_line()
+    if acc.measured is None:
+        band += "; those runs were priced from their device's profile, this one from the spec sheet (give --profile)"
+    if args.json:
+        out = {"framework": EAGER, "accelerator": acc.name, "iteration_seconds": pred.iteration_seconds,
+               "gpu_busy_seconds": pred.gpu_seconds, "host_seconds": pred.host_seconds, "aten_ops": pred.aten_ops,
+               "tokens_per_second": tokens, "memory": pred.memory, "memory_capacity": acc.memory_bytes,
+               "fits": fits, "band": band}  # fmt: skip
+        print(json.dumps(out, allow_nan=False))
+        return 0
+    lines = [
+        f"framework {EAGER} (plain PyTorch eager, autocast {layout.dtype}, fused AdamW) on {acc.name}",
+        f"iteration {pred.iteration_seconds:.4g} s (GPU busy {pred.gpu_seconds:.4g} s, host issuing "
+        f"{pred.host_seconds:.4g} s, {pred.aten_ops:,} aten operations)",
+        f"tokens/s {tokens:,.0f}",
+        f"peak memory {_gib(pred.memory)} of {_gib(acc.memory_bytes)}: " + ("fits" if fits else "DOES NOT FIT"),
+        f"error: {band}",
+    ]
+    print("\n".join(lines))
     return 0

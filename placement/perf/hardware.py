@@ -20,9 +20,12 @@ import math
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidDevicesError
+
+if TYPE_CHECKING:
+    from .profile import DeviceProfile
 
 GB = 1e9
 GIB = 2.0**30
@@ -77,6 +80,10 @@ class Accelerator:
         When the catalogue's price was read (``"2026-12"``).
     fraction_source : str
         Where ``matmul_fraction`` and ``copy_fraction`` come from.
+        Optional rental price (any currency) per GPU-hour.
+    measured : DeviceProfile or None
+        Rates measured on the device (:func:`placement.perf.profiled.accelerator_from_profile`); the kernels
+        price GEMMs, attention and streaming from them instead of the spec-sheet fractions.
     """
 
     name: str
@@ -97,6 +104,7 @@ class Accelerator:
     usd_per_hour: float = 0.0
     price_date: str = ""
     fraction_source: str = ""
+    measured: DeviceProfile | None = None
 
     def __post_init__(self) -> None:
         for field_name in ("fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops"):

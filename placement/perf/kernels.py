@@ -13,7 +13,15 @@
 
 A :class:`Work` records one kernel's shape so that it can be priced on any accelerator of the catalogue (the
 transformer's per-layer terms of :mod:`placement.perf.layer_cost` and the graph pricing of
-:mod:`placement.modelling.pricing` are both lists of them). Times in seconds.
+:mod:`placement.modelling.pricing` are both lists of them).
+
+An accelerator with a measured profile (``Accelerator.measured``, see :mod:`placement.perf.profile`) runs the
+same formulas on measured rates: a GEMM's rate interpolated by shape from the profile's grid, attention's
+forward and backward rates by head dimension and sequence length, streaming at the measured norm/elementwise
+bandwidth, and the measured launch cost (``PerfParams.kernel_launch_s``, set by
+:func:`placement.perf.profiled.profile_params`); the spec-sheet fractions of :class:`PerfParams` do not apply.
+
+Times in seconds.
 """
 
 from __future__ import annotations
@@ -26,14 +34,20 @@ from .hardware import Accelerator, Dtype
 from .params import PerfParams
 
 
-def gemm_efficiency(m: float, n: float, k: float, acc: Accelerator, params: PerfParams) -> float:
+def gemm_efficiency(
+    m: float, n: float, k: float, acc: Accelerator, params: PerfParams, dtype: Dtype = Dtype.BF16
+) -> float:
     """Fraction of the dense peak a GEMM of this shape reaches when compute-bound."""
+    if acc.measured is not None:
+        return acc.measured.gemm_rate(str(dtype), m, n, k) / acc.peak_flops(dtype)
     c = params.gemm_half_dim
     return acc.matmul_fraction * params.gemm_fraction * (m / (m + c)) * (n / (n + c)) * (k / (k + c))
 
 
 def hbm_bytes_per_s(acc: Accelerator, params: PerfParams) -> float:
     """Bandwidth streaming kernels reach."""
+    if acc.measured is not None:
+        return acc.measured.streaming_bytes_per_s()
     return acc.hbm_bytes_per_s * acc.copy_fraction * params.streaming_fraction
 
 
@@ -44,7 +58,7 @@ def gemm_seconds(
     """Time of ``batch`` GEMMs of shape (m, n, k): max(compute, HBM traffic) + one launch."""
     if m <= 0 or n <= 0 or k <= 0 or batch <= 0:
         return 0.0
-    compute = 2.0 * m * n * k * batch / (acc.peak_flops(dtype) * gemm_efficiency(m, n, k, acc, params))
+    compute = 2.0 * m * n * k * batch / (acc.peak_flops(dtype) * gemm_efficiency(m, n, k, acc, params, dtype))
     traffic = element_bytes * (m * k + k * n + m * n) * batch / hbm_bytes_per_s(acc, params)
     return max(compute, traffic) + params.kernel_launch_s
 
@@ -69,6 +83,9 @@ def flash_attention_seconds(
     if heads <= 0:
         return 0.0, 0.0
     flops = 4.0 * heads * s_q * s_k * head_dim * (0.5 if causal else 1.0)
+    if acc.measured is not None:
+        fwd_rate, bwd_rate = acc.measured.attention_rates(str(dtype), head_dim, s_k)
+        return flops / fwd_rate + params.kernel_launch_s, 2.5 * flops / bwd_rate + params.kernel_launch_s
     c = params.gemm_half_dim
     shape = (head_dim / (head_dim + c)) / (128.0 / (128.0 + c))  # 1 at head dim 128
     peak = acc.peak_flops(Dtype.BF16 if dtype is Dtype.FP8 else dtype) * acc.matmul_fraction

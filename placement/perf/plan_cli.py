@@ -19,6 +19,7 @@ import math
 from typing import Any
 
 from ..errors import PlacementError
+from .claims import Claim, compare_claim
 from .coverage import calibration_lines
 from .hardware import GIB, Cluster, accelerator
 from .launch import (
@@ -31,7 +32,12 @@ from .launch import (
     torchtitan_toml,
 )
 from .layout import Layout
+from .megatron import parse_megatron_args
+from .params import DEFAULT_PARAMS, PerfParams
 from .pareto import pareto_front
+from .predict import predict
+from .profile import load_profile
+from .profiled import accelerator_from_profile, profile_params
 from .search import Plan, SearchResult, search
 from .spaces import SPACES
 from .transformer import MODELS, TransformerSpec, model_preset
@@ -50,6 +56,11 @@ def add_plan_parser(commands: Any, count: Any) -> None:
     cmd.add_argument("--price", type=float, default=None, help="price per GPU-hour (adds cost to the Pareto front)")
     cmd.add_argument("--pareto", action="store_true", help="also the Pareto front (time, memory, GPUs[, cost])")
     cmd.add_argument("--json", action="store_true", help="one JSON object")
+    cmd.add_argument(
+        "--profile", default=None, help="device profile from calibrate: measured rates, not the spec sheet"
+    )
+    cmd.add_argument("--band", type=float, default=None, help="relative error of each prediction for the comparison")
+    cmd.add_argument("baseline", nargs=argparse.REMAINDER, help="-- then Megatron-LM flags of a layout to compare")
 
 
 def _model(args: argparse.Namespace) -> TransformerSpec:
@@ -65,6 +76,8 @@ def _cluster(args: argparse.Namespace) -> Cluster:
     if args.gpus is None:
         raise PlacementError("--gpus: required with one GPU kind (or give --gpu KIND:N,KIND:N)")
     acc = accelerator(args.gpu)
+    if args.profile is not None:
+        acc = accelerator_from_profile(load_profile(args.profile), acc)
     if args.price is not None:
         if not (math.isfinite(args.price) and args.price >= 0):
             raise PlacementError(f"--price {args.price}: must be a finite number >= 0")
@@ -191,15 +204,20 @@ def run_plan(args: argparse.Namespace) -> int:
         raise PlacementError(f"--framework {args.framework!r}: must be one of {', '.join(SPACES)}")
     model = _model(args)
     if ":" in args.gpu:
+        if args.profile is not None or args.baseline:
+            raise PlacementError("--profile and a layout to compare apply to one GPU kind, not KIND:N,KIND:N")
         from .hetero import hetero_text, parse_kinds, search_hetero
 
         hetero = search_hetero(model, parse_kinds(args.gpu, int(args.gpus_per_node)), int(args.global_batch))
         print(json.dumps(hetero.as_dict(), indent=1, allow_nan=False) if args.json else hetero_text(hetero))
         return 0
     cluster = _cluster(args)
-    result = search(model, cluster, int(args.global_batch), args.framework)
+    measured = cluster.accelerator.measured
+    params = profile_params(measured) if measured is not None else DEFAULT_PARAMS
+    result = search(model, cluster, int(args.global_batch), args.framework, params=params)
     configs = launch_configs(model, result.plan, args.framework, args.gpus_per_node) if result.plan is not None else {}
-    front = pareto_front(model, cluster, int(args.global_batch), args.framework) if args.pareto else None
+    front = pareto_front(model, cluster, int(args.global_batch), args.framework, params=params) if args.pareto else None
+    claim = _claim(args, model, cluster, params, result)
     if args.json:
         out: dict[str, Any] = {
             "status": str(result.status),
@@ -216,7 +234,37 @@ def run_plan(args: argparse.Namespace) -> int:
         }
         if front is not None:
             out["pareto"] = [plan_dict(p) for p in front]
+        if measured is not None:
+            out["profile"] = {"device": measured.name, "date": measured.date}
+        if claim is not None:
+            out["comparison"] = claim.as_dict()
         print(json.dumps(out, indent=1, allow_nan=False))
     else:
-        print(_text(model, result, configs, front))
+        text = _text(model, result, configs, front)
+        if measured is not None:
+            text = f"priced from the profile of {measured.name} measured {measured.date}\n" + text
+        print(text if claim is None else text + "\ncompared with your layout: " + claim.text())
     return 0
+
+
+def _claim(
+    args: argparse.Namespace, model: TransformerSpec, cluster: Cluster, params: PerfParams, result: SearchResult
+) -> Claim | None:
+    """The optimum against the layout of the Megatron-LM flags after ``--`` (None without them)."""
+    flags = list(args.baseline or [])
+    if flags and flags[0] == "--":
+        flags = flags[1:]
+    if not flags:
+        return None
+    if result.plan is None:
+        raise PlacementError("no optimum to compare your layout with: the plan is infeasible")
+    if cluster.accelerator.measured is not None and args.band is None:
+        raise PlacementError("with --profile give --band (the error measure found on this device): no table applies")
+    base_model, layout, _ = parse_megatron_args(flags, gpus=cluster.gpus)
+    if abs(base_model.parameters() / model.parameters() - 1.0) > 0.01:
+        raise PlacementError(
+            f"the flags after -- describe a model of {base_model.parameters() / 1e9:.2f}B parameters, "
+            f"not --model {model.name} ({model.parameters() / 1e9:.2f}B)"
+        )
+    baseline = predict(base_model, cluster, layout, params)
+    return compare_claim(baseline, result.plan.prediction, args.band)
