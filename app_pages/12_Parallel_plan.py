@@ -31,8 +31,8 @@ def _source() -> tuple[str, str | bytes, str]:
     if source == GRAPH:
         st.caption(
             f"**{state.current_graph_name() or 'the loaded graph'}**: tensor-parallel and recompute options from "
-            "the roofline where the graph has it (model builders, ONNX imports), else t = 1 only (README, "
-            "'Options for our graphs')."
+            "the roofline where the graph has it (model builders, ONNX imports), else t = 1 only (docs: "
+            "models/piper.md, 'Our graphs in Piper's model')."
         )
         return runs.graph_problem().graph.digest, GRAPH, source
     samples = sorted(p.name for p in SAMPLES.glob("*.json"))

@@ -1,7 +1,7 @@
 """The brute-force oracle of the property tests: it shares no code with the package under test.
 
 It reads the model's plain data (nodes, edges, device kinds) and recomputes everything from
-the definitions in the README, by itself: which nodes must share a device (color classes,
+the definitions in docs/models/paper.md, by itself: which nodes must share a device (color classes,
 joined through shared members), which placements are valid (support, allowed kinds, memory,
 device counts), which are contiguous (some order of the used devices makes every prefix of
 forward nodes closed under predecessors), and every device's load (compute on its kind, plus

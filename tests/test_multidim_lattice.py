@@ -68,7 +68,7 @@ def test_reach_and_order_equal_networkx(seed):
 def test_the_multidim_cli_path_imports_no_networkx():
     """A whole ``solve --method multidim`` run on a Piper file loads neither networkx nor numba (small case), nor
     what only the other subcommands use: the pipeline memory model and schedules, the single-device evaluator and
-    its printing, ``statistics`` and ``hashlib`` (start-up against Piper's C++, README "Launchable plans")."""
+    its printing, ``statistics`` and ``hashlib`` (start-up against Piper's C++, docs/benchmarks/multidim.md)."""
     code = (  # run from the checkout's root: its ``placement`` and its sample graph
         "import atexit, sys, runpy\n"
         "def report():\n"  # at exit: python -m placement ends with os._exit once the atexit handlers ran

@@ -1,8 +1,8 @@
 """Options (TMPCs) for the package's own graphs: paper format, model builders and ONNX imports.
 
 :func:`options_from_graph` turns a :class:`~placement.model.Graph` (or a :class:`~placement.model.Problem`)
-into a :class:`~.model.MultiProblem` of Piper's model. The formulas, with units, are in the README section
-"Multidimensional plans" (paragraph "Options for our graphs"); in short:
+into a :class:`~.model.MultiProblem` of Piper's model. The formulas, with units, are in the docs page
+``docs/models/piper.md`` (section "Our graphs in Piper's model"); in short:
 
 * **Training.** Piper's model is a training model (p is forward + backward, edges are charged twice, weights
   are resynchronised). A forward-only graph is first turned into its training graph

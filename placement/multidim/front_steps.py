@@ -167,7 +167,7 @@ COMPILED: bool | None = None
 
 #: With ``COMPILED = None``, solves whose lattice has at most this many (pairs of ideals x largest y) use
 #: the numpy steps: importing numba and loading the cached kernel costs about 0.4 CPU s and 100 MB, more
-#: than the kernel saves on small solves (BERT-32 at 8 to 128 devices; measured, see the README).
+#: than the kernel saves on small solves (BERT-32 at 8 to 128 devices; measured, see docs/benchmarks/multidim.md).
 COMPILE_MIN_WORK = 120_000
 
 

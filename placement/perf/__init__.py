@@ -3,8 +3,8 @@
 Closed-form per layer: GEMMs with shape-dependent efficiency, fused or unfused attention, streaming kernels
 at HBM speed, alpha-beta collectives placed as Megatron places its groups, pipeline bubbles, data-parallel
 reduction with or without overlap, the optimizer step; memory by part with Korthikanti et al.'s activation
-formulas. Calibrated once on published runs (``sample_graphs/calibration/``); see the README section
-"Performance model (transformer training)".
+formulas. Calibrated once on published runs (``sample_graphs/calibration/``); see the docs page
+``docs/models/transformer.md``.
 
 >>> from placement.perf import ACCELERATORS, Cluster, Layout, MODELS, predict
 >>> p = predict(MODELS["gpt3-175b"], Cluster(ACCELERATORS["A100"], 1024),
@@ -39,6 +39,7 @@ from .coverage import Envelope, calibration_envelope, outside_calibration
 from .free_split import best_free_split
 from .hardware import ACCELERATORS, Accelerator, Cluster, Dtype, accelerator
 from .hetero import HeteroPlan, HeteroResult, search_hetero
+from .hf_config import model_from_argument, spec_from_hf_config
 from .kernels import flash_attention_seconds, gemm_efficiency, gemm_seconds, streaming_seconds
 from .launch import deepspeed_config, megatron_command, torchtitan_toml
 from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
@@ -71,6 +72,8 @@ from .spaces import SPACES, Framework, SearchSpace, get_space
 from .transformer import MODELS, Norm, TransformerSpec, model_preset
 
 __all__ = [
+    "model_from_argument",
+    "spec_from_hf_config",
     "best_free_split",
     "best_partial_split",
     "ACCELERATORS",

@@ -30,12 +30,12 @@ On the 2-core test box:
   reached the server (A's script runs), or A's starved browser would send its 40 MB only once B is idle.
 * **B's browser shares the 2 cores with the server.** B's page load is CPU-bound in B's own browser (its
   Chromium busy for the whole load, 2.5 to 5 CPU s), so the ratio also measures B's browser against the
-  server's work. Pinning the server and B's Chromium to a core each was tried (2026-11-26, README): B's loads
+  server's work. Pinning the server and B's Chromium to a core each was tried (2026-11-26): B's loads
   on one core varied 2.6 to 12 s with nothing else running, so it was not kept. Raising B's Chromium's group
   to nice -10 kept the ratios but brought health's p99 to 0.49 s (B's browser then took the server's CPU),
   so it was not kept either.
 
-The measured runs, before and after each change, are in the README ("tests/browser/test_health_monitor.py").
+The last measured runs are in ``docs/benchmarks/app-health.md``.
 """
 
 from __future__ import annotations
