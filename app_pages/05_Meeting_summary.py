@@ -5,7 +5,7 @@ The numbers are those of Devices and Placement for the same session (see :mod:`u
 
 import streamlit as st
 
-from ui import guard, meeting, state
+from ui import guard, meeting, state, transformer_view
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
@@ -13,6 +13,7 @@ guard.run_page(__file__, globals())  # one-line errors, never a traceback (also 
 def main() -> None:
     """Draw the page."""
     st.title("Meeting summary")
+    transformer_view.meeting_section()  # the session's transformer scenario (ui/transformer.py)
     problem = state.result_problem()
     with st.spinner("Solving..."):
         result = state.current_result(live=True)

@@ -18,7 +18,7 @@ from placement.model import Status
 from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import SCHEDULES, format_actions, simulate
 from placement.pipeline.trace import chrome_trace_json
-from ui import guard, scenario, state
+from ui import guard, scenario, state, transformer_view
 from ui import timeline as tl
 from ui import timeline_view as view
 
@@ -92,6 +92,7 @@ def _aware_comparison(problem, result, aware, profile, settings: view.Settings, 
 def main() -> None:
     """Draw the page."""
     st.title("Timeline")
+    transformer_view.timeline_section()  # the session's transformer scenario (ui/transformer.py)
     st.caption(
         "The plan's stages run as a pipeline: every device works on one microbatch at a time, in the schedule's "
         "order. Each device is busy per microbatch for exactly its load (compute + communication), split into a "

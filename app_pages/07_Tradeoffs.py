@@ -15,7 +15,7 @@ from placement import PlacementError, viz
 from placement.explore.grids import bandwidth_values as bandwidth_grid
 from placement.explore.grids import count_values as count_grid_1d
 from placement.explore.sweep import DASK_ALLOW_ENV, allowed_dask_addresses, count_grid, pareto_front
-from ui import guard, state
+from ui import guard, state, transformer_view
 from ui import tradeoffs as to
 from ui import tradeoffs_runs as runs
 from ui import tradeoffs_view as view
@@ -76,6 +76,7 @@ def _settings(devices, names: list[str], large: bool) -> tuple[str, int, str, st
 def main() -> None:
     """Draw the page."""
     st.title("Tradeoffs")
+    transformer_view.tradeoffs_section()  # the session's transformer scenario (ui/transformer.py)
     problem = state.current_problem()
     devices = problem.devices
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")

@@ -16,7 +16,7 @@ from placement.explore.purchase import (
     today,
     worth_of_more,
 )
-from ui import guard, state
+from ui import guard, state, transformer_view
 from ui import purchase as pu
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -183,6 +183,7 @@ def _frontier(options, feasible, answer) -> None:
 def main() -> None:
     """Draw the page."""
     st.title("Plan a purchase")
+    transformer_view.purchase_section()  # the session's transformer scenario (ui/transformer.py)
     problem = state.current_problem()
     devices = problem.devices
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(devices)}")

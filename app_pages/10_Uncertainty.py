@@ -10,7 +10,7 @@ from placement import PlacementError, viz
 from placement.explore.uncertainty import MAX_SAMPLES, monte_carlo
 from placement.model import ScheduleKind
 from placement.pipeline.registry import SCHEDULE_TITLES, SCHEDULES
-from ui import guard, state
+from ui import guard, state, transformer_view
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
@@ -142,6 +142,7 @@ def _results(mc) -> None:
 def main() -> None:
     """Draw the page."""
     st.title("Uncertainty")
+    transformer_view.uncertainty_section()  # the session's transformer scenario (ui/transformer.py)
     problem = state.result_problem()
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")
     state.cost_source_caption()

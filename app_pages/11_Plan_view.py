@@ -18,7 +18,7 @@ from placement import viz
 from placement.explore.diff import plan_diff
 from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import simulate
-from ui import guard, startup, state
+from ui import guard, startup, state, transformer_view
 from ui import plan_view as pv
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
@@ -176,6 +176,7 @@ def _compare(plan_problem, result, plan_state) -> None:
 def main() -> None:
     """Draw the page."""
     st.title("Plan view")
+    transformer_view.plan_view_section()  # the session's transformer scenario (ui/transformer.py)
     startup.ensure_default_graph()  # opened by its URL before app.py loaded a graph: load the default (or the link's)
     problem = state.current_problem()
     st.markdown(f"**{state.current_graph_name()}** on {state.describe_devices(problem.devices)}")

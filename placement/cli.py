@@ -129,11 +129,29 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
     if shown:
         sys.stderr.write("\n")
+    if getattr(args, "trace", None) is not None:
+        _write_trace(problem, result, args.trace, args.trace_microbatches)
     if args.json:
         print(_dumps(result_to_json(problem, result)))
     else:
         _print_solution(problem, result)
     return 0
+
+
+def _write_trace(problem: Problem, result: Any, path: str, microbatches: int) -> None:
+    """The solved plan's pipeline schedule as a Chrome/Perfetto trace (one process per device) at ``path``."""
+    from .pipeline.schedule import simulate
+    from .pipeline.trace import chrome_trace_json
+
+    if not result.ok or result.placement is None:
+        raise PlacementError(f"--trace {path}: no plan to draw ({result.status})")
+    kind = "1f1b" if problem.graph.is_training else "inference"
+    text = chrome_trace_json(simulate(problem, result.placement, microbatches, kind))
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:
+        raise PlacementError(f"--trace {path}: cannot write ({exc.strerror})") from None
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:

@@ -170,6 +170,13 @@ def _solve_parser(solve_cmd: argparse.ArgumentParser) -> None:
     _method_flags(solve_cmd)
     solve_cmd.add_argument("--json", action="store_true", help="print one JSON object")
     solve_cmd.add_argument(
+        "--trace",
+        default=None,
+        help="write the plan's pipeline schedule (1F1B for a training graph, else streaming inference; "
+        "--trace-microbatches) as Chrome/Perfetto trace JSON",
+    )
+    solve_cmd.add_argument("--trace-microbatches", type=_count, default=8, help="microbatches traced (default 8)")
+    solve_cmd.add_argument(
         "--max-work",
         type=_number,
         default=None,

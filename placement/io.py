@@ -133,8 +133,8 @@ def parse_json(data: bytes | str, source: str, error: type[PlacementError], uniq
         raise error(f"{source}: not valid JSON ({exc})") from None
 
 
-def read_file_bytes(path: str | Path, error: type[PlacementError]) -> bytes:
-    """Read a regular file of at most :data:`MAX_FILE_BYTES` (never a device, pipe or socket: no hang)."""
+def read_file_bytes(path: str | Path, error: type[PlacementError], limit: int = MAX_FILE_BYTES) -> bytes:
+    """Read a regular file of at most ``limit`` bytes (never a device, pipe or socket: no hang)."""
     path = Path(path)
     shown = label(str(path))
     if "\x00" in str(path):  # the OS cannot name such a file (os.stat raises ValueError)
@@ -145,12 +145,12 @@ def read_file_bytes(path: str | Path, error: type[PlacementError]) -> bytes:
             raise IsADirectoryError
         if not stat.S_ISREG(info.st_mode):
             raise error(f"{shown}: not a regular file (a device, pipe or socket cannot be read)")
-        if info.st_size > MAX_FILE_BYTES:
-            raise error(f"{shown}: file is {info.st_size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
+        if info.st_size > limit:
+            raise error(f"{shown}: file is {info.st_size:,} bytes, over the {limit:,}-byte limit")
         with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
-        if len(data) > MAX_FILE_BYTES:
-            raise error(f"{shown}: file is over the {MAX_FILE_BYTES:,}-byte limit")
+            data = handle.read(limit + 1)  # the file may have grown since stat
+        if len(data) > limit:
+            raise error(f"{shown}: file is over the {limit:,}-byte limit")
         return data
     except FileNotFoundError:
         raise error(f"{shown}: no such file") from None

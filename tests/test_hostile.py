@@ -400,6 +400,62 @@ def _planner_cases(tmp: Path, limits: dict) -> list[dict]:
     return cases
 
 
+#: A valid HuggingFace config.json (Llama 3 8B's shape): each hostile model config changes one field.
+HF_CONFIG = {
+    "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+    "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 8192,
+}  # fmt: skip
+
+
+def hostile_model_configs() -> dict[str, str | bytes]:
+    """Bad HuggingFace ``config.json`` files (``--model CONFIG.json``, :mod:`placement.perf.hf_config`) by file name:
+    unknown ``model_type``, missing and wrongly typed fields, absurd sizes, NaN, a list, deep nesting, over 1 MB,
+    and hostile text as the model type and as a field's value."""
+
+    def changed(**fields: object) -> str:
+        return json.dumps({k: v for k, v in {**HF_CONFIG, **fields}.items() if v is not None})
+
+    out: dict[str, str | bytes] = {
+        "m_unknown_type.json": changed(model_type="bert"),
+        "m_no_type.json": changed(model_type=None),
+        "m_missing_layers.json": changed(num_hidden_layers=None),
+        "m_string_hidden.json": changed(hidden_size="4096"),
+        "m_float_layers.json": changed(num_hidden_layers=32.5),
+        "m_bool_heads.json": changed(num_attention_heads=True),
+        "m_1e12_layers.json": changed(num_hidden_layers=10**12),
+        "m_5000_digit_vocab.json": changed(vocab_size=7).replace('"vocab_size": 7', '"vocab_size": ' + "9" * 5000),
+        "m_nan_hidden.json": changed(hidden_size=0).replace('"hidden_size": 0', '"hidden_size": NaN'),
+        "m_negative_ffn.json": changed(intermediate_size=-1),
+        "m_kv_not_dividing.json": changed(num_key_value_heads=5),
+        "m_experts_1e12.json": changed(model_type="mixtral", num_local_experts=10**12),
+        "m_topk_past_experts.json": changed(model_type="mixtral", num_local_experts=2, num_experts_per_tok=3),
+        "m_list.json": "[1, 2, 3]",
+        "m_deep.json": '{"a":' * 100_000 + "1" + "}" * 100_000,
+        "m_2MB.json": changed(padding="x" * 2_000_000),
+        "m_binary.json": bytes(range(256)) * 64,
+    }
+    for tag, text in HOSTILE_TEXT.items():
+        out[f"m_{tag}_type.json"] = changed(model_type=text)
+        out[f"m_{tag}_value.json"] = changed(hidden_size=text)
+    return out
+
+
+def _model_config_cases(tmp: Path, files: dict[str, Any]) -> list[dict]:
+    """``predict --model`` and ``plan --model`` on each of :func:`hostile_model_configs`, a 50 MB file, a pipe, a
+    directory and hostile text as the argument itself."""
+    configs = hostile_model_configs()
+    files.update(configs)
+    paths = {name: str(tmp / name) for name in configs}
+    paths.update({"50 MB": str(tmp / "over_cap.json"), "pipe": str(tmp / "fifo.json"), "directory": str(tmp / "a_directory.json")})  # fmt: skip
+    paths.update({f"argument {tag}": text for tag, text in HOSTILE_TEXT.items()})
+    cases = []
+    for name, path in paths.items():
+        predict = ["predict", "--gpu", "H100", "--gpus", "8", "--model", path, "--", "--bf16"]
+        plan = ["plan", "--model", path, "--gpu", "H100", "--gpus", "8", "--global-batch", "8"]
+        cases += [{"name": f"predict --model {name}", "argv": predict}, {"name": f"plan --model {name}", "argv": plan}]
+    return cases
+
+
 def _write(tmp: Path, files: dict) -> None:
     for name, content in files.items():
         content = content() if callable(content) else content  # the large work cases: built only when run
@@ -466,7 +522,7 @@ def _build_cases(tmp: Path, write: bool = True) -> list[dict]:
     files["split_repeated.json"] = json.dumps({"fpgas": [{"nodes": [0, 1]}, {"nodes": [1, 2]}], "cpus": []})
     files["split_deep.json"] = "[" * 200_000
     files["split_not_nodes.json"] = json.dumps({"fpgas": [{"nodes": "all"}]})
-    quoted = _quote_cases(tmp, files) + _work_cases(tmp, files)
+    quoted = _quote_cases(tmp, files) + _work_cases(tmp, files) + _model_config_cases(tmp, files)
     if write:
         _write(tmp, files)
 
@@ -476,7 +532,7 @@ def _build_cases(tmp: Path, write: bool = True) -> list[dict]:
     cases = [
         {"name": f"solve {name}", "argv": ["solve", path(name)]}
         for name in files
-        if not name.startswith(("split_", "good", "q_", "w_"))
+        if not name.startswith(("split_", "good", "q_", "w_", "m_"))
     ]
     cases += [
         {"name": "solve over 50 MiB", "argv": ["solve", path("over_cap.json")]},

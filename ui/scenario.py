@@ -32,7 +32,7 @@ from placement.scenario import (
 )
 from placement.scenario_plan import plan_from_result, plan_result
 from placement.solve import METHODS
-from ui import guard, state, worker
+from ui import guard, state, transformer, worker
 
 #: Widget keys of page settings carried by a scenario (their widgets persist across page switches).
 SETTINGS_KEYS = (
@@ -101,6 +101,7 @@ def current_scenario(inline: bool = False) -> Scenario | None:
         if isinstance(value, (str, int, float, bool)):
             settings[key] = value
     settings.update(_model_settings())
+    settings.update(transformer.settings())  # the transformer scenario (tf_* keys)
     return Scenario(
         graph=graph,
         devices=state.current_devices(),
@@ -223,6 +224,7 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
         plan_problem = placement.Problem(graph, scenario.plan.devices or scenario.devices)
         picked = (plan_problem, plan_result(scenario.plan, plan_problem, source), scenario.plan.label)
     settings = dict(scenario.settings)
+    carried = transformer.read_settings(settings, source)  # validated (raises) before anything changes
     _apply_model_settings(settings, source)  # validated (raises) before the graph changes
     state.set_graph(problem, name, source=graph_source)
     state.set_devices(scenario.devices)
@@ -238,6 +240,7 @@ def apply_scenario(scenario: Scenario, source: str = "link") -> None:
     # Widgets that mirror the method and objective follow the scenario.
     for key in ("pl_method", "pl_objective", "pl_time_limit", "cmp_objective"):
         st.session_state.pop(key, None)
+    transformer.apply_settings(carried)
     if picked is not None:  # last: loading the graph and memory model drop any picked plan
         state.set_selected_plan(*picked)
 

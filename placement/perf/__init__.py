@@ -42,6 +42,7 @@ from .eager import EagerPrediction, eager_predict
 from .free_split import best_free_split
 from .hardware import ACCELERATORS, Accelerator, Cluster, Dtype, accelerator
 from .hetero import HeteroPlan, HeteroResult, search_hetero
+from .hf_config import model_from_argument, spec_from_hf_config
 from .kernels import flash_attention_seconds, gemm_efficiency, gemm_seconds, streaming_seconds
 from .launch import deepspeed_config, megatron_command, torchtitan_toml
 from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
@@ -76,6 +77,8 @@ from .spaces import SPACES, Framework, SearchSpace, get_space
 from .transformer import MODELS, Norm, TransformerSpec, model_preset
 
 __all__ = [
+    "model_from_argument",
+    "spec_from_hf_config",
     "best_free_split",
     "best_partial_split",
     "ACCELERATORS",

@@ -1,7 +1,9 @@
 """``python -m placement predict``: the performance model on a Megatron-LM command line.
 
-``python -m placement predict --gpu A100 --gpus 1024 [--gpus-per-node 8] [--nvlink-gbps X] [--nic-gbps Y]
-[--framework megatron|torch-eager] [--json] -- <Megatron-LM flags>`` prints the iteration time (with the calibration band), tokens/s, TFLOP/s
+``python -m placement predict --gpu A100 --gpus 1024 [--model PRESET|CONFIG.json] [--profile PROFILE.json]
+[--gpus-per-node 8] [--nvlink-gbps X] [--nic-gbps Y] [--framework megatron|torch-eager] [--json]
+-- <Megatron-LM flags>`` prints the parameter count (total, and active for a mixture of experts), the iteration
+time (with the calibration band), tokens/s, TFLOP/s
 per GPU, MFU, the memory of the most loaded GPU by part and whether it fits. Bandwidth overrides are in
 GB/s (gigabytes per second), per GPU and direction.
 """
@@ -19,11 +21,30 @@ from .device_runs import eager_band_line
 from .eager import FRAMEWORK as EAGER
 from .eager import check_one_device, eager_predict
 from .hardware import GB, Accelerator, Cluster, accelerator
+from .hf_config import model_from_argument
 from .megatron import parse_megatron_args
 from .params import DEFAULT_PARAMS, PerfParams
 from .predict import Prediction, predict
 from .profile import load_profile
 from .profiled import accelerator_from_profile, catalogue_match, profile_params
+from .transformer import TransformerSpec
+
+
+def parameters_dict(model: TransformerSpec) -> dict[str, int]:
+    """``{"total": N}``, and ``"active"`` (weights used per token) for a mixture of experts."""
+    out = {"total": model.parameters()}
+    if model.moe:
+        out["active"] = model.active_parameters()
+    return out
+
+
+def parameters_text(model: TransformerSpec) -> str:
+    """One line: the total parameter count (and the active one for a mixture of experts)."""
+    count = parameters_dict(model)
+    text = f"parameters {count['total']:,} ({count['total'] / 1e9:.2f} B)"
+    if "active" in count:
+        text += f", {count['active']:,} active per token ({model.moe_topk} of {model.num_experts} experts)"
+    return text
 
 
 def _positive(text: str) -> float:
@@ -60,6 +81,11 @@ def register(commands: Any) -> None:
         "--profile", default=None, help="device profile from calibrate (measured rates; --gpu then gives the links)"
     )
     cmd.add_argument("--gpus", required=True, type=_gpus, help="number of GPUs (world size)")
+    cmd.add_argument(
+        "--model",
+        default=None,
+        help="model shape: a preset or a HuggingFace config.json (Megatron shape flags after -- change it)",
+    )
     cmd.add_argument("--gpus-per-node", type=_gpus, default=8, help="GPUs per NVLink node (default 8)")
     cmd.add_argument("--nvlink-gbps", type=_positive, default=None, help="NVLink GB/s per GPU and direction")
     cmd.add_argument("--nic-gbps", type=_positive, default=None, help="network GB/s per GPU and direction")
@@ -81,11 +107,12 @@ def _gib(value: float) -> str:
     return f"{value / 2**30:.1f} GiB"
 
 
-def _text(pred: Prediction, notes: list[str]) -> str:
+def _text(model: TransformerSpec, pred: Prediction, notes: list[str]) -> str:
     band = pred.band
     band_text = f" (calibration band ±{band.max_abs_error:.1%})" if band else ""
     lines = [
         f"model {pred.model_id}",
+        f"transformer {model.name}: {parameters_text(model)}",
         f"iteration {pred.iteration_seconds:.3g} s{band_text}",
         f"tokens/s {pred.tokens_per_second:,.0f}",
         f"TFLOP/s per GPU {pred.tflops_per_gpu:.1f} (recomputation counted)",
@@ -125,7 +152,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
         nvlink_bytes_per_s=None if args.nvlink_gbps is None else args.nvlink_gbps * GB,
         nic_bytes_per_s=None if args.nic_gbps is None else args.nic_gbps * GB,
     )
-    model, layout, notes = parse_megatron_args(flags, gpus=args.gpus)
+    base = None if args.model is None else model_from_argument(args.model)
+    model, layout, notes = parse_megatron_args(flags, gpus=args.gpus, model=base)
     if args.framework == EAGER:
         return _predict_eager(args, acc, params, model, layout)
     pred = predict(model, cluster, layout, params, with_band=acc.measured is None)
@@ -136,12 +164,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
         )
     if args.json:
         out = pred.as_dict()
+        out["model"] = model.name
+        out["parameters"] = parameters_dict(model)
         out["accelerator"] = cluster.accelerator.name
         out["gpus"] = cluster.gpus
         out["notes"] = [*notes, *pred.notes]
         print(json.dumps(out, allow_nan=False))
     else:
-        print(_text(pred, notes))
+        print(_text(model, pred, notes))
     return 0
 
 

@@ -20,6 +20,7 @@ choices of torchtitan 0.2.2's ``JobConfig`` read from the installed release's so
 from __future__ import annotations
 
 import json
+import shlex
 import tomllib
 from dataclasses import dataclass
 
@@ -161,6 +162,48 @@ def torchtitan_command(layout: Layout, gpus_per_node: int = 8, config: str = "to
     ]
 
 
+#: The Megatron-LM training script the launch command runs (from a Megatron-LM checkout).
+MEGATRON_SCRIPT = "pretrain_gpt.py"
+
+
+def megatron_launch(
+    model: TransformerSpec, layout: Layout, gpus_per_node: int = 8, pipeline_layout: bool = False
+) -> list[str]:
+    """The whole launch: ``torchrun`` on every node (node rank and master address from the environment, as a
+    cluster scheduler sets them) running :data:`MEGATRON_SCRIPT` with :func:`megatron_command`'s arguments."""
+    per_node = min(gpus_per_node, layout.gpus)
+    nodes = -(-layout.gpus // per_node)
+    launcher = ["torchrun", f"--nproc-per-node={per_node}", f"--nnodes={nodes}"]
+    if nodes > 1:
+        launcher += ["--node-rank=$NODE_RANK", "--master-addr=$MASTER_ADDR", "--master-port=6000"]
+    return [*launcher, MEGATRON_SCRIPT, *megatron_command(model, layout, pipeline_layout)]
+
+
+def shell_text(argv: list[str], width: int = 100) -> str:
+    """``argv`` as a shell command to copy: quoted where needed (``$VARIABLES`` left to the shell), each flag with its
+    value, lines continued with a backslash once they pass ``width`` characters. Nothing is cut."""
+
+    def word(token: str) -> str:
+        name, eq, value = token.partition("=")
+        if "$" in token and eq and value.startswith("$") and value[1:].replace("_", "").isalnum():
+            return f"{shlex.quote(name)}={value}"
+        return shlex.quote(token)
+
+    groups: list[str] = []
+    for token in argv:
+        if groups and not token.startswith("-") and groups[-1].startswith("-") and " " not in groups[-1]:
+            groups[-1] += " " + word(token)  # a flag's value stays beside it
+        else:
+            groups.append(word(token))
+    lines = [""]
+    for group in groups:
+        if lines[-1] and len(lines[-1]) + 1 + len(group) > width:
+            lines.append("    " + group)
+        else:
+            lines[-1] = f"{lines[-1]} {group}" if lines[-1] else group
+    return " \\\n".join(lines)
+
+
 def torchtitan_stage_count(layers: int, layers_per_stage: int, first_less: int, last_less: int) -> int:
     """Pipeline stages torchtitan 0.2.2 builds (``distributed/pipeline_parallel.py``, ``pipeline_llm``).
 
@@ -228,12 +271,23 @@ def deepspeed_config(model: TransformerSpec, layout: Layout) -> dict[str, object
 
 @dataclass(frozen=True)
 class ConfigCheck:
-    """Outcome of one real parser on one config: ``ok`` or the parser's one-line message; ``skipped`` why not run."""
+    """Outcome of one real parser on one config: ``ok`` or the parser's one-line message.
+
+    ``checked`` is False when the parser could not run here (its framework is not installed): then ``ok`` is
+    False and ``message`` says so; the config is neither accepted nor rejected.
+    """
 
     target: str
     parser: str
     ok: bool
     message: str = ""
+    checked: bool = True
+
+    def line(self) -> str:
+        """One line for the CLI and the pages: ``checked by P: ok``, ``... REJECTED: why`` or ``P: not checked (...)``."""
+        if not self.checked:
+            return f"{self.parser}: {self.message}"
+        return f"checked by {self.parser}: " + ("ok" if self.ok else "REJECTED: " + self.message)
 
 
 def check_megatron(model: TransformerSpec, layout: Layout, pipeline_layout: bool = False) -> ConfigCheck:
@@ -252,8 +306,8 @@ def check_megatron(model: TransformerSpec, layout: Layout, pipeline_layout: bool
         with warnings.catch_warnings():  # megatron-core warns that Transformer Engine and Apex are absent
             warnings.simplefilter("ignore")
             from megatron.core.transformer import TransformerConfig
-    except ImportError as exc:  # pragma: no cover - megatron-core is a dependency here
-        return ConfigCheck("megatron", parser, False, f"not importable: {exc}")
+    except ImportError:
+        return ConfigCheck("megatron", parser, False, "not checked (Megatron not installed)", checked=False)
     dtype = torch.bfloat16 if layout.dtype is Dtype.BF16 else torch.float16
     kwargs: dict[str, object] = {
         "num_layers": model.layers,
@@ -302,8 +356,8 @@ def check_deepspeed(config: dict[str, object], data_parallel: int) -> ConfigChec
     parser = "deepspeed.runtime.config.DeepSpeedConfig"
     try:
         from deepspeed.runtime.config import DeepSpeedConfig
-    except ImportError as exc:  # pragma: no cover
-        return ConfigCheck("deepspeed", parser, False, f"not importable: {exc}")
+    except ImportError:
+        return ConfigCheck("deepspeed", parser, False, "not checked (DeepSpeed not installed)", checked=False)
     micro, acc = int(config["train_micro_batch_size_per_gpu"]), int(config["gradient_accumulation_steps"])  # type: ignore[call-overload]
     if config["train_batch_size"] != micro * acc * data_parallel:
         return ConfigCheck("deepspeed", parser, False, "train_batch_size != micro batch x accumulation x data parallel")

@@ -53,6 +53,9 @@ class _LayerCost:
     cp_bwd: float
     ep_fwd: float
     ep_bwd: float
+    embedding: float = 0.0  # forward + backward of the embedding (first pipeline rank), per micro-batch
+    head_fwd: float = 0.0  # final norm, output GEMM and cross-entropy (last pipeline rank)
+    head_bwd: float = 0.0
 
 
 def _exposed(comm: float, hiding: float, overlap: bool, params: PerfParams) -> float:
@@ -216,7 +219,10 @@ def _layer_cost(
     if model.moe and layout.expert > 1:
         ep_group = megatron_group(GroupKind.EXPERT, cluster, t, cp, layout.data, layout.pipeline, layout.expert)
         ep_fwd = ep_bwd = 2 * alltoall_seconds(T * model.moe_topk * h * e / sp, ep_group, links)
-    return _LayerCost(fwd, bwd, attn_fwd, tp_fwd, tp_bwd, cp_fwd, cp_bwd, ep_fwd, ep_bwd)
+    # The ends of the pipeline, once per shape (a search asks for them on every first and last rank it tries).
+    head_fwd, head_bwd = _output_layer_seconds(model, cluster, layout, params)
+    embedding = _embedding_seconds(model, cluster, layout, params)
+    return _LayerCost(fwd, bwd, attn_fwd, tp_fwd, tp_bwd, cp_fwd, cp_bwd, ep_fwd, ep_bwd, embedding, head_fwd, head_bwd)
 
 
 def _output_layer_seconds(

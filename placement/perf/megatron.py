@@ -68,6 +68,7 @@ _SWITCHES: dict[str, str] = {
     "--tp-comm-overlap": "tp_comm_overlap",
     "--untie-embeddings-and-output-weights": "untie",
     "--disable-bias-linear": "no_bias",
+    "--add-qkv-bias": "qkv_bias",
     "--use-flash-attn": "flash",
     "--recompute-activations": "recompute_activations",
     "--accumulate-allreduce-grads-in-fp32": "grads_fp32",
@@ -163,6 +164,7 @@ def _model(values: dict[str, object], notes: list[str]) -> TransformerSpec:
         norm=Norm.RMSNORM if norm_text == "rmsnorm" else Norm.LAYERNORM,
         rope=position != "learned_absolute",
         bias=not values.get("no_bias", False),
+        qkv_bias=bool(values.get("qkv_bias", False)),
         dropout=dropout,
         tied_embeddings=not values.get("untie", False),
         num_experts=experts,
@@ -288,7 +290,9 @@ def _free_layout(values: dict[str, object], model: TransformerSpec, p: int, v: i
     return found, counts
 
 
-def parse_megatron_args(argv: Sequence[str], gpus: int | None = None) -> tuple[TransformerSpec, Layout, list[str]]:
+def parse_megatron_args(
+    argv: Sequence[str], gpus: int | None = None, model: TransformerSpec | None = None
+) -> tuple[TransformerSpec, Layout, list[str]]:
     """Read a Megatron-LM launch command's flags.
 
     Parameters
@@ -298,6 +302,9 @@ def parse_megatron_args(argv: Sequence[str], gpus: int | None = None) -> tuple[T
         arguments are ignored with a note.
     gpus : int or None
         World size; the data-parallel size is ``gpus / (t p cp)`` (1 with a note when ``None``).
+    model : TransformerSpec or None
+        The model's shape (a preset or a HuggingFace config, :func:`~placement.perf.hf_config.model_from_argument`):
+        its flags (:func:`model_flags`) come first, so that shape flags in ``argv`` change it.
 
     Returns
     -------
@@ -309,13 +316,48 @@ def parse_megatron_args(argv: Sequence[str], gpus: int | None = None) -> tuple[T
     InvalidLayoutError
         A missing required flag or a bad value (one line naming the flag).
     """
-    values, ignored = _scan(argv)
+    base = [] if model is None else model_flags(model)
+    values, ignored = _scan([*base, *argv])
     notes: list[str] = []
-    model = _model(values, notes)
-    layout = _layout(values, model, gpus, notes)
+    spec = _model(values, notes)
+    if model is not None:
+        spec = spec.with_changes(name=model.name)
+    layout = _layout(values, spec, gpus, notes)
     if ignored:
         notes.append("ignored (not modelled): " + " ".join(dict.fromkeys(ignored)))
-    return model, layout, notes
+    return spec, layout, notes
+
+
+#: Megatron-LM flags that set the model's shape (the others set the layout or are not modelled).
+SHAPE_FLAGS = frozenset(
+    ["--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads", "--num-query-groups",
+     "--seq-length", "--max-position-embeddings", "--vocab-size", "--num-experts", "--moe-router-topk",
+     "--normalization", "--position-embedding-type", "--hidden-dropout", "--attention-dropout",
+     "--group-query-attention", "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear",
+     "--add-qkv-bias"]
+)  # fmt: skip
+
+
+def parse_megatron_model(
+    argv: Sequence[str], model: TransformerSpec | None = None
+) -> tuple[TransformerSpec, list[str]]:
+    """The model's shape from Megatron-LM flags (on top of ``model``'s when given); other flags are noted, not read.
+
+    Raises
+    ------
+    InvalidLayoutError
+        A missing shape flag (without ``model``) or a bad value, one line naming the flag.
+    """
+    base = [] if model is None else model_flags(model)
+    values, ignored = _scan([*base, *argv])
+    notes: list[str] = []
+    spec = _model(values, notes)
+    if model is not None:
+        spec = spec.with_changes(name=model.name)
+    layout_flags = [t.partition("=")[0] for t in argv if t.startswith("--") and t.partition("=")[0] not in SHAPE_FLAGS]
+    if layout_flags:
+        notes.append("not read (the plan chooses the layout): " + " ".join(dict.fromkeys(layout_flags)))
+    return spec, notes
 
 
 def megatron_args(model: TransformerSpec, layout: Layout, pipeline_layout: bool = False) -> list[str]:
@@ -329,6 +371,16 @@ def megatron_args(model: TransformerSpec, layout: Layout, pipeline_layout: bool 
 
     if layout.schedule in (Schedule.GPIPE, Schedule.ZB_H1, Schedule.ZBV):
         raise InvalidLayoutError(f"schedule {layout.schedule}: Megatron-LM has no flag for it (1f1b, interleaved)")
+    out = model_flags(model)
+    out += [
+        "--micro-batch-size", str(layout.micro_batch), "--global-batch-size", str(layout.global_batch),
+        "--tensor-model-parallel-size", str(layout.tensor), "--pipeline-model-parallel-size", str(layout.pipeline),
+    ]  # fmt: skip
+    return out + _layout_flags(model, layout, pipeline_layout)
+
+
+def model_flags(model: TransformerSpec) -> list[str]:
+    """The Megatron-LM flags of the model's shape alone (:func:`parse_megatron_args` reads them back)."""
     out = [
         "--num-layers", str(model.layers), "--hidden-size", str(model.hidden),
         "--num-attention-heads", str(model.heads), "--seq-length", str(model.seq_length),
@@ -348,16 +400,19 @@ def megatron_args(model: TransformerSpec, layout: Layout, pipeline_layout: bool 
         out += ["--position-embedding-type", "rope"]
     if not model.bias:
         out.append("--disable-bias-linear")
+    if model.qkv_bias and not model.bias:
+        out.append("--add-qkv-bias")
     if not model.dropout:
         out += ["--hidden-dropout", "0", "--attention-dropout", "0"]
     if not model.tied_embeddings:
         out.append("--untie-embeddings-and-output-weights")
     if model.moe:
         out += ["--num-experts", str(model.num_experts), "--moe-router-topk", str(model.moe_topk)]
-    out += [
-        "--micro-batch-size", str(layout.micro_batch), "--global-batch-size", str(layout.global_batch),
-        "--tensor-model-parallel-size", str(layout.tensor), "--pipeline-model-parallel-size", str(layout.pipeline),
-    ]  # fmt: skip
+    return out
+
+
+def _layout_flags(model: TransformerSpec, layout: Layout, pipeline_layout: bool) -> list[str]:
+    out: list[str] = []
     pipeline_layout = (pipeline_layout and layout.pipeline > 1) or layout.free_split
     if pipeline_layout:
         from .pp_layout import pipeline_layout_string

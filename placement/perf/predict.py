@@ -45,10 +45,8 @@ from .coverage import outside_calibration
 from .hardware import Cluster, Dtype
 from .kernels import streaming_seconds
 from .layer_cost import (
-    _embedding_seconds,
     _layer_cost,
     _LayerCost,
-    _output_layer_seconds,
     _recompute_fraction,
     layer_forward_flops,
 )
@@ -164,10 +162,9 @@ def _stage_time(model: TransformerSpec, cluster: Cluster, layout: Layout, params
     n = model.layers / layout.pipeline if layers is None else layers
     fwd, bwd = n * cost.fwd, n * cost.bwd
     if first:
-        fwd += _embedding_seconds(model, cluster, layout, params)
+        fwd += cost.embedding
     if last:
-        of, ob = _output_layer_seconds(model, cluster, layout, params)
-        fwd, bwd = fwd + of, bwd + ob
+        fwd, bwd = fwd + cost.head_fwd, bwd + cost.head_bwd
     rec_frac = _recompute_fraction(model, layout, n)
     recompute = n * (rec_frac * (cost.fwd + cost.tp_fwd + cost.cp_fwd + cost.ep_fwd))
     if layout.recompute is Recompute.SELECTIVE:

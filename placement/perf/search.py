@@ -77,6 +77,16 @@ class Plan:
             return None
         return self.gpus * self.price_per_hour * self.iteration_seconds / 3600.0
 
+    def run_seconds(self, tokens: float) -> float:
+        """Wall time of a training run of ``tokens`` tokens at the predicted tokens/s."""
+        return tokens / self.prediction.tokens_per_second
+
+    def cost_per_run(self, tokens: float) -> float | None:
+        """GPUs x price per GPU-hour x :meth:`run_seconds`; None without a price."""
+        if self.price_per_hour is None:
+            return None
+        return self.gpus * self.price_per_hour * self.run_seconds(tokens) / 3600.0
+
 
 @dataclass(frozen=True)
 class SearchStats:

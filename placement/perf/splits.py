@@ -78,14 +78,13 @@ def _ends_seconds(
     """(one layer's step, the embedding's, the output layer's, the pipeline sends'), seconds per micro-batch
     (``cost``: the shape's ``predict._layer_cost`` when the caller has it)."""
     from .collectives import Links
-    from .predict import _embedding_seconds, _layer_cost, _output_layer_seconds, _stage_time
+    from .predict import _layer_cost, _stage_time
 
     links = Links.of(cluster, params)
     c = _layer_cost(model, cluster, shape, params, links) if cost is None else cost
     layer = c.fwd + c.bwd + c.tp_fwd + c.tp_bwd + c.cp_fwd + c.cp_bwd + c.ep_fwd + c.ep_bwd
-    head_f, head_b = _output_layer_seconds(model, cluster, shape, params)
     p2p = _stage_time(model, cluster, shape, params, links, c, False, False, 1.0).p2p  # the same on every rank
-    return layer, _embedding_seconds(model, cluster, shape, params), head_f + head_b, p2p
+    return layer, c.embedding, c.head_fwd + c.head_bwd, p2p
 
 
 def splits_best_first(

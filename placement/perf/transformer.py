@@ -45,6 +45,9 @@ class TransformerSpec:
         Rotary position embeddings; otherwise learned absolute ones (``max_position_embeddings x h`` weights).
     bias : bool
         Linear layers have biases (GPT) or not (Llama: ``--disable-bias-linear``).
+    qkv_bias : bool
+        Only the query, key and value projections have biases (Qwen2; Megatron's ``--add-qkv-bias`` with
+        ``--disable-bias-linear``); implied by ``bias``.
     dropout : bool
         Hidden and attention dropout are on (Megatron's default 0.1) or both 0.
     tied_embeddings : bool
@@ -68,6 +71,7 @@ class TransformerSpec:
     norm: Norm = Norm.LAYERNORM
     rope: bool = False
     bias: bool = True
+    qkv_bias: bool = False
     dropout: bool = True
     tied_embeddings: bool = True
     num_experts: int = 1
@@ -137,8 +141,8 @@ class TransformerSpec:
         h, d = self.hidden, self.head_dim
         qkv = h * (self.heads + 2 * self.groups) * d
         proj = self.heads * d * h
-        biases = ((self.heads + 2 * self.groups) * d + h) if self.bias else 0
-        return qkv + proj + biases
+        qkv_biases = (self.heads + 2 * self.groups) * d if (self.bias or self.qkv_bias) else 0
+        return qkv + proj + qkv_biases + (h if self.bias else 0)
 
     def expert_parameters(self) -> int:
         """Weights (and biases) of one FFN (one expert of an MoE layer)."""

@@ -51,7 +51,7 @@ def time_figure(breakdowns: Mapping[str, Mapping[str, float]]) -> go.Figure:
     return fig
 
 
-def schedule_figure(blocks: Sequence[Block], title: str = "") -> go.Figure:
+def schedule_figure(blocks: Sequence[Block], title: str = "", recompute: bool = True) -> go.Figure:
     """Gantt chart of a pipeline schedule: one row per pipeline rank, forward and backward blocks by
     micro-batch (text), the gaps are the bubble; zero-bubble V draws the backward's input-gradient (B) and
     weight-gradient (W) passes apart.
@@ -62,13 +62,15 @@ def schedule_figure(blocks: Sequence[Block], title: str = "") -> go.Figure:
         :func:`placement.perf.timeline.schedule_blocks` (times in seconds; drawn in ms).
     title : str
         Figure title.
+    recompute : bool
+        Whether the layout recomputes activations in the backward (the legend says so only then).
     """
     fig = go.Figure()
     colours = {"F": "#4C78A8", "B": "#F58518", "W": "#54A24B"}
     split = any(b.kind == "W" for b in blocks)  # zero-bubble: the backward split in input and weight gradients
     names = {
         "F": "forward",
-        "B": "backward, input gradient" if split else "backward (with recomputation)",
+        "B": "backward, input gradient" if split else "backward (with recomputation)" if recompute else "backward",
         "W": "backward, weight gradient",
     }
     ranks = sorted({b.rank for b in blocks})
@@ -100,5 +102,39 @@ def schedule_figure(blocks: Sequence[Block], title: str = "") -> go.Figure:
         height=190 + 30 * len(ranks),
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": "block "},
         margin={"t": 90 if title else 60},
+    )
+    return fig
+
+
+def run_figure(
+    labels: Sequence[str], days: Sequence[float], costs: Sequence[float | None], currency: str = "USD"
+) -> go.Figure:
+    """Days and cost of one training run per option (GPU kind or count): bars of days, a line of cost.
+
+    Parameters
+    ----------
+    labels : sequence of str
+        One per option (e.g. ``1,024 x H100``).
+    days, costs : sequences of float
+        The run's days and cost per option (a cost of None: no price, not drawn).
+    """
+    fig = go.Figure()
+    fig.add_trace(go.Bar(name="days per run", x=list(labels), y=list(days), yaxis="y"))
+    priced = [(lab, c) for lab, c in zip(labels, costs, strict=True) if c is not None]
+    if priced:
+        fig.add_trace(
+            go.Scatter(
+                name=f"{currency} per run",
+                x=[lab for lab, _ in priced],
+                y=[c for _, c in priced],
+                yaxis="y2",
+                mode="lines+markers",
+            )
+        )
+    fig.update_layout(
+        yaxis={"title": "days per run"},
+        yaxis2={"title": f"{currency} per run", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+        height=360,
+        legend={"orientation": "h"},
     )
     return fig
