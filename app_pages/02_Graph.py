@@ -5,7 +5,7 @@ import streamlit as st
 
 import placement
 from placement import viz
-from ui import guard, state, worker
+from ui import graph_budget, guard, state, worker
 from ui.model_import import render_model_import
 from ui.scenario import render_scenario_card
 
@@ -27,6 +27,20 @@ def _load_selected_sample() -> None:
     if label in by_label:
         state.load_sample(by_label[label])
         st.session_state.pop("_graph_upload_error", None)
+
+
+def _read_upload(data: bytes, name: str) -> None:
+    """Load an uploaded graph, or keep its one-line refusal: its estimated work first, then the parse."""
+    refusal = graph_budget.estimate_upload(data).refusal(name)
+    if refusal is not None:
+        st.session_state["_graph_upload_error"] = refusal
+        return
+    try:
+        problem = worker.run(worker.parse_upload, data, name)
+    except placement.PlacementError as exc:
+        st.session_state["_graph_upload_error"] = str(exc)
+    else:
+        state.set_graph(problem, name, source=f"upload:{name}")
 
 
 def _choose() -> None:
@@ -73,12 +87,7 @@ def _choose() -> None:
                         f"{placement.MAX_FILE_BYTES:,}-byte limit"
                     )
                 else:
-                    try:
-                        problem = worker.run(worker.parse_upload, uploaded.getvalue(), uploaded.name)
-                    except placement.PlacementError as exc:
-                        st.session_state["_graph_upload_error"] = str(exc)
-                    else:
-                        state.set_graph(problem, uploaded.name, source=f"upload:{uploaded.name}")
+                    _read_upload(uploaded.getvalue(), uploaded.name)
             error = st.session_state.get("_graph_upload_error")
             if error:
                 st.error(f"{error} — the previous graph stays loaded.")
@@ -107,8 +116,11 @@ def _loaded_graph() -> None:
         )
 
     stats = viz.graph_stats(graph)
-    with st.spinner("Counting ideals..."):
-        ideals = state.ideal_count(graph)
+    counted = len(graph.nodes) <= graph_budget.IDEAL_COUNT_MAX_NODES
+    ideals = None
+    if counted:
+        with st.spinner("Counting ideals..."):
+            ideals = state.ideal_count(graph)
     cols = [*st.columns(3), *st.columns(3)]  # two rows: six metrics in one row cut long values short
     cols[0].metric(
         "Nodes",
@@ -130,25 +142,52 @@ def _loaded_graph() -> None:
     cols[4].metric("Memory", viz.format_bytes(stats["total memory (bytes)"]), help="Sum of node sizes")
     cols[5].metric(
         "Ideals",
-        f"{ideals:,}" if ideals is not None else f"> {state.IDEALS_CAP:,}",
+        (f"{ideals:,}" if ideals is not None else f"> {state.IDEALS_CAP:,}") if counted else "not counted",
         help="Ideals (downward-closed node sets) of the graph after contracting color classes; "
         f"the DP's search space before its own reductions (counted up to the DP's limit, "
-        f"{state.IDEALS_CAP:,}).",
+        f"{state.IDEALS_CAP:,}, on graphs of at most {graph_budget.IDEAL_COUNT_MAX_NODES:,} nodes; "
+        "the bounds below hold for every graph).",
     )
     st.caption(state.describe_ideal_bounds(graph, ideals))
 
+    _figure(graph)
+    _node_table(graph)
+
+
+def _figure(graph: placement.Graph) -> None:
+    """The DAG; a graph over ``graph_budget.FIGURE_MAX_NODES`` nodes is drawn on its first nodes (said so)."""
+    shown = graph_budget.figure_sample(graph)
     st.plotly_chart(
-        viz.graph_figure(graph, layout=state.graph_layout(graph)),
+        viz.graph_figure(shown, layout=state.graph_layout(shown)),
         key="graph_dag",
         config={"scrollZoom": True, "displaylogo": False},
     )
+    sampled = (
+        f"Drawn: the first {len(shown.nodes):,} of {len(graph.nodes):,} nodes in topological order and the edges "
+        "between them (the page draws at most that many). "
+        if shown is not graph
+        else ""
+    )
     st.caption(
-        "Left to right in longest-path layers; circles are forward nodes, diamonds backward nodes. "
+        sampled + "Left to right in longest-path layers; circles are forward nodes, diamonds backward nodes. "
         "Drag to pan, scroll to zoom, hover for latencies and size."
     )
 
-    with st.expander(f"Node table ({len(graph.nodes)} nodes)", expanded=len(graph.nodes) <= 40):
-        rows = viz.node_rows(graph)
+
+def _node_table(graph: placement.Graph) -> None:
+    """The node table, in pages of ``graph_budget.TABLE_PAGE_ROWS`` rows; long names cut (said so)."""
+    count = len(graph.nodes)
+    with st.expander(f"Node table ({count:,} nodes)", expanded=count <= 40):
+        pages = graph_budget.table_pages(count)
+        first = 0
+        if pages > 1:
+            page = st.number_input(
+                f"Page (of {pages:,})", min_value=1, max_value=pages, value=1, step=1, key="graph_table_page"
+            )
+            first = (min(int(page), pages) - 1) * graph_budget.TABLE_PAGE_ROWS
+            last = min(count, first + graph_budget.TABLE_PAGE_ROWS)
+            st.caption(f"Rows {first + 1:,} to {last:,} of {count:,} (pages of {graph_budget.TABLE_PAGE_ROWS:,} rows).")
+        rows = viz.node_rows(graph)[first : first + graph_budget.TABLE_PAGE_ROWS]
         if any(len(row["name"] or "") > TABLE_NAME_CHARS for row in rows):
             # 4,000 names of 10 kB (an upload near the limit) made a 40 MB table for the server to send
             for row in rows:

@@ -13,6 +13,7 @@ from placement.solve import available_methods, recomputing_devices
 from ui import guard, live, state, tie_break
 from ui import placement_texts as texts
 from ui import placement_view as view
+from ui.worker import SOLVE_CLOCK
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
@@ -70,7 +71,9 @@ def _controls(picked: bool) -> tuple[str, float]:
             key="pl_time_limit",
             disabled=not state.takes_time_limit(method) or picked,
             help="Only for methods with a time limit (integer programs, local search): stop "
-            "after this long and report the best plan found with its optimality gap.",
+            "after this long and report the best plan found with its optimality gap. The integer programs count "
+            "the solver's CPU seconds, so the same limit does the same work however busy the server is (a "
+            f"wall-clock guard of {SOLVE_CLOCK.factor:g} x the limit + {SOLVE_CLOCK.extra:g} s stands beside it).",
         )
     state.set_time_limit(limit)
     return method, limit
@@ -179,6 +182,8 @@ def main() -> None:
             st.rerun()
     if result.status == Status.FEASIBLE:
         st.warning(state.not_optimal_note(result))
+    if (forced_note := texts.memory_cpu_note(problem, result)) is not None:
+        st.warning(forced_note)
     if not evaluation.feasible:
         st.warning("The evaluator finds rule violations: " + "; ".join(evaluation.violations[:5]))
     memory_model = state.current_memory_model()

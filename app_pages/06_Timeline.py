@@ -16,7 +16,7 @@ import placement
 from placement import viz
 from placement.model import Status
 from placement.pipeline.memory import memory_profile
-from placement.pipeline.schedule import SCHEDULES, format_actions, simulate
+from placement.pipeline.schedule import SCHEDULES, format_actions, gradients_flow_forward, simulate
 from placement.pipeline.trace import chrome_trace_json
 from ui import guard, scenario, state, transformer_view
 from ui import timeline as tl
@@ -89,6 +89,21 @@ def _aware_comparison(problem, result, aware, profile, settings: view.Settings, 
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="timeline_aware_table")
 
 
+def _textbook(problem, plan, settings: view.Settings) -> None:
+    """Say when the graph's gradients flow forward (what it does to 1F1B); the textbook training graph, one click away."""
+    forward = settings.training and problem.graph.is_training and gradients_flow_forward(problem, plan)
+    col_note, col_load = st.columns([3, 1], vertical_alignment="center")
+    if forward:
+        col_note.info(tl.forward_gradients_note(settings.schedule))
+    if col_load.button(
+        "Load the textbook training graph",
+        key="timeline_textbook",
+        help=f"{tl.TEXTBOOK_TRAINING.name}: a 4-layer chain whose gradients flow back from the last layer.",
+    ):
+        state.load_sample(tl.TEXTBOOK_TRAINING)
+        st.rerun()
+
+
 def main() -> None:
     """Draw the page."""
     st.title("Timeline")
@@ -119,6 +134,7 @@ def main() -> None:
     shown_result, aware, plan_kind = _plan_choice(problem, result, settings)
 
     plan = shown_result.placement
+    _textbook(problem, plan, settings)
     if settings.virtual_used:
         moved = tl.moved_stages(plan, settings.virtual_used)
         if moved:

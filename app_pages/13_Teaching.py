@@ -12,6 +12,8 @@ from placement.explore.teaching import MAX_TEACHING_GROUPS, explain_optimality, 
 from placement.viz import teaching as viz_teaching
 from ui import guard, state
 from ui import teaching as te
+from ui.navigation import page_file
+from ui.timeline import TEXTBOOK_TRAINING
 
 guard.run_page(__file__, globals())  # one-line errors, never a traceback (also when opened directly)
 
@@ -37,6 +39,14 @@ def _pick_graph() -> placement.Problem:
         f"{te.MAX_TEACHING_DEVICES} devices; the current graph has {groups} groups.",
     )
     problem = state.current_problem() if choice == te.CURRENT else placement.load_problem(te.SAMPLES[choice])
+    if st.button(
+        "Show the textbook training graph on the Timeline",
+        key="teach_timeline_textbook",
+        help=f"Loads {TEXTBOOK_TRAINING.name} (a 4-layer chain whose gradients flow back) as the current graph "
+        "and opens the Timeline: GPipe and 1F1B as taught.",
+    ):
+        state.load_sample(TEXTBOOK_TRAINING)
+        st.switch_page(page_file("Timeline"))
     st.caption(
         f"{len(problem.graph.nodes)} nodes on {state.describe_devices(problem.devices)}. Times are in ms "
         "(the graph's latencies); a group is a color class (nodes that must share a device), numbered "
@@ -86,8 +96,8 @@ def _step_tab(problem, trace, optimum, present: bool, font: int) -> None:
     col_count.markdown(f"**Step {st.session_state['teach_step']} of {total}**")
     shown = st.slider(f"Step (pair I ⊊ J), 1 to {total}", 1, total, key="teach_step", persist_state=state.PERSIST)
     step = shown - 1  # index into trace.steps
-    # Side by side; stacked in presentation mode, where large labels need the whole width.
-    col_lattice, col_graph = (st.container(), st.container()) if present else st.columns(2)
+    # Side by side, in presentation mode too: a projector (1920 x 1080) shows the lattice beside the graph.
+    col_lattice, col_graph = st.columns(2)
     col_lattice.plotly_chart(viz.lattice_figure(trace, step, font_size=font), key="teach_lattice")
     col_graph.plotly_chart(
         viz_teaching.teaching_graph_figure(problem.graph, trace, step, font_size=font), key="teach_graph_figure"

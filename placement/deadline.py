@@ -4,6 +4,10 @@
 :class:`DeadlineError` (one line, exit 2 in the CLI); :func:`remaining` gives what is left, for methods that
 take a time limit (they then return their best feasible result instead); :func:`process_age` counts from the
 process start, so a command line's imports count too. Re-exported by :mod:`placement.budget`.
+
+:func:`cpu_time_limits` makes the solvers' ``time_limit`` count this process's CPU seconds instead of wall
+seconds, the same work whatever the machine's load (the app's solve workers run under it: a niced worker
+waiting for a busy core no longer runs out of time), with a wall-clock guard (:class:`WorkClock`) beside it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import PlacementError
@@ -95,3 +101,55 @@ def deadline(seconds: float | None, what: str = "the command", hard: bool = Fals
         signal.signal(signal.SIGALRM, previous)
         if timer is not None:
             timer.cancel()
+
+
+@dataclass(frozen=True)
+class WorkClock:
+    """Time limits in CPU seconds of this process, each with a wall-clock guard of ``factor * limit + extra``.
+
+    Under :func:`cpu_time_limits` a solve's ``time_limit`` of ``T`` seconds stops once the process has spent
+    ``T`` CPU seconds (every thread counted), or once ``factor * T + extra`` wall seconds have passed, which
+    only a starved process reaches: the answer is then "feasible" with its gap, as with any limit.
+
+    Examples
+    --------
+    >>> WorkClock(4.0, 60.0).guard(30.0)
+    180.0
+    """
+
+    factor: float = 4.0
+    extra: float = 60.0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.factor) and self.factor >= 1 and math.isfinite(self.extra) and self.extra >= 0):
+            raise PlacementError(
+                f"a wall-clock guard needs factor >= 1 and extra >= 0 (got {self.factor}, {self.extra})"
+            )
+
+    def guard(self, seconds: float) -> float:
+        """Wall-clock seconds allowed to a limit of ``seconds`` CPU seconds."""
+        return self.factor * seconds + self.extra
+
+
+#: The clock of the solvers' time limits in the current context: None (wall clock) or a :class:`WorkClock`.
+_LIMIT_CLOCK: ContextVar[WorkClock | None] = ContextVar("placement_limit_clock", default=None)
+
+
+def limit_clock() -> WorkClock | None:
+    """The :class:`WorkClock` of :func:`cpu_time_limits` in force here, or None (limits are wall clock)."""
+    return _LIMIT_CLOCK.get()
+
+
+@contextmanager
+def cpu_time_limits(clock: WorkClock | None = None) -> Iterator[WorkClock]:
+    """Inside, solvers' time limits count this process's CPU time, with ``clock``'s wall-clock guard.
+
+    Meant for a process that runs one solve at a time (the app's solve workers, a command line): the CPU
+    time of every thread of the process counts, so a solve's own threads (HiGHS, the DP kernel) count too.
+    """
+    clock = clock or WorkClock()
+    token = _LIMIT_CLOCK.set(clock)
+    try:
+        yield clock
+    finally:
+        _LIMIT_CLOCK.reset(token)

@@ -206,6 +206,16 @@ def test_memory_and_overlap_widgets():
     assert time_per_sample(at) == pytest.approx(dp_time(Problem(base.graph, devices)), rel=1e-5)
 
 
+def test_memory_that_moves_work_to_the_cpu_says_so():
+    """Issue 45.5: 0.1 GiB accelerators put every node on the CPU; the Placement page says memory forced it."""
+    at = start(page_file("Devices"))
+    at.number_input(key="dev_memory_gib").set_value(0.1).run()
+    goto(at, page_file("Placement"))
+    assert not at.exception
+    notes = [w.value for w in at.warning if w.value.startswith("Memory forces at least")]
+    assert len(notes) == 1 and "to the CPU" in notes[0], [w.value for w in at.warning]
+
+
 def test_cpu_transfer_widgets():
     at = start(page_file("Devices"))
     base = load_problem(DEFAULT)

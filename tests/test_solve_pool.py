@@ -154,3 +154,38 @@ def test_live_table_builds_in_the_pool_and_a_stopped_build_ends(pool):
         live._build(problem, None, 2 * optimum, stopped, pool)
     assert time.monotonic() - started < 10
     assert pool.call(os.getpid, (), {}) != os.getpid()  # the pool keeps serving
+
+
+def _hold(megabytes: int) -> int:
+    """In a worker: allocate ``megabytes`` MiB (touched) and keep them; its pid."""
+    _HELD.append(b"x" * (megabytes << 20))
+    return os.getpid()
+
+
+def _own_rss() -> int:
+    from ui.processes import rss_bytes
+
+    return rss_bytes(os.getpid()) or 0
+
+
+_HELD: list[bytes] = []  # what _hold keeps, in the worker process
+
+
+@pytest.mark.slow
+def test_memory_is_given_back_after_a_large_job_and_when_idle():
+    """Issue 45.2: a worker over its memory after a job is replaced at once; an idle grown one after a while."""
+    pool = solve_pool.SolvePool(1, warm_up=False, idle_s=1.0, janitor_s=0.2)
+    try:
+        base = pool.call(_own_rss, (), {})
+        pool.recycle_rss, pool.idle_rss = base + (200 << 20), base + (60 << 20)
+        large = pool.call(_hold, (300,), {})  # over recycle_rss: replaced at once
+        assert pool.recycled == 1 and pool.call(os.getpid, (), {}) != large
+        held = pool.call(_hold, (120,), {})  # under recycle_rss, over idle_rss: kept while in use
+        assert pool.recycled == 1 and pool.call(os.getpid, (), {}) == held
+        deadline = time.monotonic() + 30
+        while pool.recycled < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert pool.recycled == 2 and pool.call(os.getpid, (), {}) != held
+        assert pool.call(_own_rss, (), {}) < pool.idle_rss  # the fresh worker holds its start's memory
+    finally:
+        pool.close()

@@ -272,3 +272,12 @@ def test_why_is_this_optimal_and_beat_the_solver():
     at.run()
     assert any("color class" in w.value for w in at.warning), [w.value for w in at.warning]
     assert partner.id != node.id
+
+
+def test_the_textbook_training_graph_is_one_click_from_teaching():
+    """Issue 45.5: one button loads the textbook training graph and opens the Timeline on it."""
+    at = start(PAGE)
+    at.button(key="teach_timeline_textbook").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["_ui_graph_name"].endswith("tiny_training")
+    assert at.title[0].value == "Timeline"

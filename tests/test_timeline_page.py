@@ -192,3 +192,17 @@ def test_interleaving_a_mixed_plan_warns_that_stages_move_to_another_kind():
     ranks = len(kinds) // 2
     expected = len(kinds) % 2 == 0 and any(kinds[i] != kinds[i % ranks] for i in range(len(kinds)))
     assert warned == expected, (kinds, [w.value for w in at.warning], [e.value for e in at.error])
+
+
+def test_forward_gradients_are_explained_and_the_textbook_graph_is_one_click_away():
+    """Issue 45.5: bert24_training's gradient edges run forward; the page says what that does to 1F1B."""
+    at = start()
+    load_training(at)
+    goto(at, page_file("Timeline"))
+    assert at.selectbox(key="timeline_schedule").value == "1f1b"
+    notes = [i.value for i in at.info if "gradient edges run from earlier to later stages" in i.value]
+    assert len(notes) == 1 and "larger than GPipe's" in notes[0], [i.value for i in at.info]
+    at.button(key="timeline_textbook").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["_ui_graph_name"].endswith("tiny_training")
+    assert not [i.value for i in at.info if "gradient edges run from earlier" in i.value]

@@ -22,6 +22,24 @@ GIB = 2**30
 
 
 # ----------------------------------------------------------------------------- Placement
+def test_memory_forced_cpu_is_a_lower_bound_the_dp_respects():
+    """Issue 45.5: at 0.1 GiB per accelerator every node of BERT-24 lands on the CPU; at least 16 must."""
+    base = load_problem(SAMPLES / "throughput/layer/bert24_inference.json")
+    assert texts.memory_forced_cpu(base) == 0
+    assert texts.memory_cpu_note(base, solve_dp(base)) is None
+    small = placement.Problem(base.graph, base.devices.with_kind("accelerator", memory=0.1 * GIB))
+    big = [n for n in base.graph.nodes if n.size > 0.1 * GIB]
+    assert texts.memory_forced_cpu(small) == 16 >= len(big) > 0
+    result = solve_dp(small)
+    on_cpu = [n for n, slot in result.placement.device_of.items() if slot.is_cpu]
+    assert len(on_cpu) >= 16 and {n.id for n in big} <= set(on_cpu)
+    note = texts.memory_cpu_note(small, result)
+    assert note is not None and note.startswith("Memory forces at least 16 nodes to the CPU")
+    assert f"runs {len(on_cpu)} of the graph's 32 nodes on the CPU" in note
+    no_cpu = placement.Problem(base.graph, small.devices.with_changes(cpus=0))
+    assert texts.memory_forced_cpu(no_cpu) == 0  # then memory makes the split infeasible instead
+
+
 def test_failure_messages():
     infeasible = placement.make_result("dp", Status.INFEASIBLE, seconds=0.0, reason="too big")
     severe, text = texts.failure(infeasible, 30)

@@ -6,6 +6,7 @@ import os
 import pickle
 import queue
 import threading
+import time
 
 import pytest
 
@@ -198,3 +199,37 @@ def test_graph_facts_tasks_match_the_library():
     assert worker.ideal_count(graph, 2) is None  # past the cap: None, not an error
     assert worker.ideal_bounds(graph) == ideal_bounds(contract(graph))
     pickle.dumps(worker.ideal_bounds(graph))  # crosses back from a worker process
+
+
+def _hold(megabytes: int) -> int:
+    """In a worker: allocate ``megabytes`` MiB (touched) and keep them; its pid."""
+    _HELD.append(b"x" * (megabytes << 20))
+    return os.getpid()
+
+
+_HELD: list[bytes] = []  # what _hold keeps, in the worker process
+
+
+@pytest.mark.slow
+def test_the_quick_jobs_pool_gives_memory_back(monkeypatch):
+    """Issue 45.2: once no job is in flight, workers grown past the limit are ended; the next job starts afresh."""
+    monkeypatch.setattr(worker, "JANITOR_S", 0.2)
+    monkeypatch.setattr(worker, "RECYCLE_RSS_BYTES", 1 << 40)
+    pool = worker._Pool(1)
+    try:
+        from ui.processes import rss_bytes
+
+        base = rss_bytes(pool.submit(os.getpid).result(120)) or 0
+        time.sleep(0.5)
+        assert pool.recycled == 0 and base > 0
+        monkeypatch.setattr(worker, "RECYCLE_RSS_BYTES", base + (200 << 20))
+        large = pool.submit(_hold, 400).result(120)
+        deadline = time.monotonic() + 30
+        while pool.recycled < 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert pool.recycled == 1 and pool.executor is None
+        assert pool.submit(os.getpid).result(120) != large
+    finally:
+        if pool.executor is not None:
+            pool.executor.shutdown(cancel_futures=True)
+        pool.manager.shutdown()

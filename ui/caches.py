@@ -58,7 +58,7 @@ def _solve_uncached(
     # the caller) is updated in this thread.
     try:
         precheck_solve(problem, method, options)  # one line, before a solve estimated past the caps starts
-        return worker.run_solve(placement.solve, problem, method, progress=progress, **options)
+        return worker.run_solve(worker.solve, problem, method, progress=progress, **options)
     except worker.WorkerError:
         raise  # never cached: solve_cached turns it into a result, and the next run tries again
     except placement.PlacementError as exc:

@@ -22,7 +22,7 @@ def render_peaks(problem: placement.Problem, result: placement.Result, model, re
         "Peak memory (memory model)",
         viz.format_bytes(highest.peak),
         help=f"Highest per-device peak under {model.describe()}: {highest.device}, "
-        f"{highest.peak:,.0f} bytes of {highest.cap:,.0f}",
+        f"{viz.format_bytes(highest.peak)} of {viz.format_bytes(highest.cap)}",
     )
     col_parts.caption(peak_caption(model, problem))
     col_parts.dataframe(pd.DataFrame(viz.memory_breakdown_rows(breakdown)), key="pl_peaks", hide_index=True)

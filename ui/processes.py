@@ -15,6 +15,15 @@ from contextlib import contextmanager
 from placement.errors import PlacementError
 
 
+def rss_bytes(pid: int) -> int | None:
+    """Resident memory of process ``pid`` in bytes (Linux ``/proc``; None where unknown or gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class WorkerError(PlacementError):
     """A worker process ended without an answer (one line)."""
 

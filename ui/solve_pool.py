@@ -24,6 +24,10 @@ never queues another session's rule matching or upload parsing.
   ``progress(done, total)`` in the session's thread.
 * **Errors.** What the solve raised is raised again here (a :class:`placement.PlacementError` is one
   line); a worker that dies raises :class:`ui.worker.WorkerError` (one line) and is replaced.
+* **Memory given back** (issue 45.2). A worker keeps what its largest job allocated (Python's and the
+  allocator's arenas are seldom returned): one held 3.2 GB 13 minutes after a large upload. A worker whose
+  resident memory is over :data:`RECYCLE_RSS_BYTES` after a job is replaced at once; one idle for
+  :data:`IDLE_RECYCLE_S` seconds and over :data:`IDLE_RSS_BYTES` is replaced by the pool's janitor thread.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from typing import Any
 
 import placement
 from placement.errors import PlacementError
-from ui.processes import WorkerError, background, demoted_after, plain_main
+from ui.processes import WorkerError, background, demoted_after, plain_main, rss_bytes
 
 #: Environment variable: number of solve worker processes (default :func:`solver_count`).
 SOLVERS_ENV = "PLACEMENT_SOLVE_WORKERS"
@@ -50,6 +54,15 @@ SOLVE_NICE = 10
 
 #: Seconds between two looks at a running solve (progress, Streamlit's stop requests).
 POLL_S = 0.1
+
+#: Resident memory past which a worker is replaced after its job: about three warm workers (a warm worker,
+#: placement imported and the kernels loaded, measured 213 MB on 2026-12-04).
+RECYCLE_RSS_BYTES = 640 << 20
+#: Resident memory past which an idle worker is replaced: a warm worker and a margin (see above).
+IDLE_RSS_BYTES = 320 << 20
+#: Seconds a worker stays idle before the janitor looks at its memory; and between two looks.
+IDLE_RECYCLE_S = 30.0
+JANITOR_S = 5.0
 
 
 def solver_count() -> int:
@@ -128,7 +141,7 @@ def _serve(conn: Connection, nice: int, warm_up: bool) -> None:
 
 # ----------------------------------------------------------------------------- in the server process
 class _Solver:
-    """One worker process and the server's end of its pipe."""
+    """One worker process and the server's end of its pipe; ``idle_since`` is a ``time.monotonic`` reading."""
 
     def __init__(self, warm_up: bool = True) -> None:
         context = multiprocessing.get_context("spawn")
@@ -139,6 +152,12 @@ class _Solver:
         with plain_main():  # spawn must not re-run the page script that is __main__ in the server
             self.process.start()
         child.close()
+        self.idle_since = time.monotonic()
+
+    def rss(self) -> int:
+        """Resident bytes of the worker (0 where unknown)."""
+        pid = self.process.pid
+        return (rss_bytes(pid) or 0) if pid is not None else 0
 
     def kill(self) -> None:
         self.process.kill()
@@ -147,13 +166,31 @@ class _Solver:
 
 
 class SolvePool:
-    """A fixed number of solve workers; :meth:`call` runs one job on an idle one (waiting for one if none is)."""
+    """A fixed number of solve workers; :meth:`call` runs one job on an idle one (waiting for one if none is).
 
-    def __init__(self, size: int, warm_up: bool = True) -> None:
+    Workers over ``recycle_rss`` bytes after a job, or over ``idle_rss`` after ``idle_s`` seconds idle, are
+    replaced by fresh ones (the defaults: :data:`RECYCLE_RSS_BYTES`, :data:`IDLE_RSS_BYTES`,
+    :data:`IDLE_RECYCLE_S`); a daemon thread looks at the idle ones every ``janitor_s`` seconds.
+    """
+
+    def __init__(
+        self,
+        size: int,
+        warm_up: bool = True,
+        recycle_rss: int = RECYCLE_RSS_BYTES,
+        idle_rss: int = IDLE_RSS_BYTES,
+        idle_s: float = IDLE_RECYCLE_S,
+        janitor_s: float = JANITOR_S,
+    ) -> None:
         self.size = size
         self.warm_up = warm_up
+        self.recycle_rss, self.idle_rss, self.idle_s = recycle_rss, idle_rss, idle_s
+        self.recycled = 0  # workers replaced for their memory (tests, benchmarks)
         self.idle = [_Solver(warm_up) for _ in range(size)]
         self.cond = threading.Condition()
+        self.closed = threading.Event()
+        janitor = threading.Thread(target=self._janitor, args=(janitor_s,), name="placement-solve-janitor", daemon=True)
+        janitor.start()
 
     def _acquire(self, yield_check: Callable[[], None]) -> _Solver:
         with self.cond:
@@ -166,9 +203,30 @@ class SolvePool:
         if not healthy:  # killed (stopped session) or dead: a fresh one takes its place
             solver.kill()
             solver = _Solver(self.warm_up)
+        elif solver.rss() > self.recycle_rss:  # a large job's memory: given back at once
+            solver.kill()
+            solver = _Solver(self.warm_up)
+            self.recycled += 1
+        solver.idle_since = time.monotonic()
         with self.cond:
             self.idle.append(solver)
             self.cond.notify()
+
+    def _janitor(self, every: float) -> None:
+        """Replace the workers idle for ``idle_s`` and over ``idle_rss`` bytes, until :meth:`close`."""
+        while not self.closed.wait(every):
+            now = time.monotonic()
+            with self.cond:
+                stale = [s for s in self.idle if now - s.idle_since >= self.idle_s and s.rss() > self.idle_rss]
+                for solver in stale:
+                    self.idle.remove(solver)
+            for solver in stale:  # outside the lock: a kill waits for the process
+                solver.kill()
+                fresh = _Solver(self.warm_up)
+                with self.cond:
+                    self.idle.append(fresh)
+                    self.recycled += 1
+                    self.cond.notify()
 
     def call(
         self,
@@ -219,7 +277,8 @@ class SolvePool:
         return answer
 
     def close(self) -> None:
-        """Stop every idle worker (tests)."""
+        """Stop every idle worker and the janitor (tests)."""
+        self.closed.set()
         with self.cond:
             for solver in self.idle:
                 solver.kill()

@@ -11,6 +11,7 @@ from typing import Any
 import placement
 from placement.model import Recompute, ScheduleKind
 from placement.pipeline.registry import SCHEDULE_TITLES
+from ui.samples import SAMPLES_DIR
 
 #: Long schedule names of the Schedule menu.
 SCHEDULE_LABELS = SCHEDULE_TITLES
@@ -74,6 +75,27 @@ def period_note(schedule_kind: str, training_graph: bool, recompute: bool, perio
         if same
         else "Steady-state time per sample differs from the max-load."
     )
+
+
+#: The textbook training graph one click away from the Timeline and Teaching pages: a chain whose gradients flow
+#: back from the last layer to the first, as in a real backward pass.
+TEXTBOOK_TRAINING = SAMPLES_DIR / "ours" / "tiny_training.json"
+
+
+def forward_gradients_note(schedule_kind: str) -> str:
+    """What a graph whose gradient edges run from earlier to later stages does to the schedule drawn."""
+    text = (
+        "This graph's gradient edges run from earlier to later stages (gradient of layer k -> gradient of layer "
+        "k + 1, as the paper's training files are drawn), the reverse of a real backward pass, where the last "
+        "stage's gradient feeds the one before. Each device's backward units here wait for the previous device, "
+        "so the backward pass drains towards the last stage"
+    )
+    if schedule_kind == ScheduleKind.ONE_F_ONE_B:
+        text += (
+            ", against 1F1B's order (built for gradients flowing back): its bubble can come out larger than "
+            "GPipe's, the reverse of the textbook"
+        )
+    return text + ". Load the textbook training graph to see the schedules as taught."
 
 
 def idle_rows(schedule) -> list[dict[str, Any]]:

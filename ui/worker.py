@@ -45,8 +45,9 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import placement
-from ui.processes import WorkerError, background, demoted_after, plain_main
-from ui.solve_pool import SolvePool, solver_count
+from placement.deadline import WorkClock, cpu_time_limits
+from ui.processes import WorkerError, background, demoted_after, plain_main, rss_bytes
+from ui.solve_pool import IDLE_RECYCLE_S, IDLE_RSS_BYTES, JANITOR_S, RECYCLE_RSS_BYTES, SolvePool, solver_count
 
 _T = TypeVar("_T")
 
@@ -58,6 +59,12 @@ _LOCK, _JOB = "_worker_lock", "_worker_job"
 
 #: Seconds between two looks at a running job (progress relay, Streamlit's stop requests).
 POLL_S = 0.1
+
+#: The pages' solve limits: CPU seconds of the solve worker, with a wall-clock guard of 10 x the limit + 120 s
+#: (420 s for a 30 s limit). With 4 x + 60 s (180 s), on a shared 2-core machine at a load of 21, two of five
+#: sessions of ``scripts/bench_load.py`` came back "feasible" (answers after up to 312 s) for IPs that take
+#: 0.2-1.1 CPU s, proven optimal alone (2026-12-04): the guard, not the CPU limit, most likely stopped them.
+SOLVE_CLOCK = WorkClock(factor=10.0, extra=120.0)
 
 
 #: Niceness added to the worker processes (and to their scheduling groups, ``ui.processes.background``): the
@@ -149,14 +156,25 @@ def _in_server() -> bool:
 
 
 class _Pool:
-    """The server's worker processes and the manager that relays progress (created once, on first use)."""
+    """The server's worker processes and the manager that relays progress (created once, on first use).
+
+    Memory given back (issue 45.2): when no job is in flight and the workers hold more than
+    :data:`ui.solve_pool.RECYCLE_RSS_BYTES` each on average (after a large job), or more than
+    :data:`ui.solve_pool.IDLE_RSS_BYTES` after :data:`ui.solve_pool.IDLE_RECYCLE_S` seconds without a job,
+    the executor is shut down; the next job starts a fresh one.
+    """
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
-        self.executor = self._executor()
+        self.executor: ProcessPoolExecutor | None = None
         with plain_main():
             self.manager = multiprocessing.get_context("spawn").Manager()
         self.lock = threading.Lock()
+        self.in_flight = 0
+        self.last_done = time.monotonic()
+        self.recycled = 0
+        janitor = threading.Thread(target=self._janitor, name="placement-jobs-janitor", daemon=True)
+        janitor.start()
 
     def _executor(self) -> ProcessPoolExecutor:
         context = multiprocessing.get_context("spawn")
@@ -164,11 +182,42 @@ class _Pool:
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
         with self.lock, plain_main():  # submit starts the worker processes it needs
+            if self.executor is None:
+                self.executor = self._executor()
             try:
-                return self.executor.submit(fn, *args, **kwargs)
+                future = self.executor.submit(fn, *args, **kwargs)
             except BrokenProcessPool:  # a worker died earlier: start a fresh pool
                 self.executor = self._executor()
-                return self.executor.submit(fn, *args, **kwargs)
+                future = self.executor.submit(fn, *args, **kwargs)
+            self.in_flight += 1
+        future.add_done_callback(self._done)
+        return future
+
+    def _rss(self) -> list[int]:
+        """Resident bytes of each worker process of the executor (none without one)."""
+        processes = getattr(self.executor, "_processes", None) or {}
+        return [rss_bytes(pid) or 0 for pid in list(processes)]
+
+    def _recycle_if(self, per_worker: int) -> None:
+        """With the lock held: shut the idle executor down when its workers average over ``per_worker`` bytes."""
+        sizes = self._rss()
+        if self.in_flight == 0 and self.executor is not None and sizes and sum(sizes) > per_worker * len(sizes):
+            self.executor.shutdown(wait=False)
+            self.executor = None
+            self.recycled += 1
+
+    def _done(self, _: Future) -> None:
+        with self.lock:
+            self.in_flight -= 1
+            self.last_done = time.monotonic()
+
+    def _janitor(self) -> None:
+        """Every :data:`JANITOR_S`: recycle the idle executor after a large job, or when idle and grown."""
+        while True:
+            time.sleep(JANITOR_S)
+            with self.lock:
+                idle = time.monotonic() - self.last_done >= IDLE_RECYCLE_S
+                self._recycle_if(IDLE_RSS_BYTES if idle else RECYCLE_RSS_BYTES)
 
 
 @st.cache_resource(show_spinner=False)
@@ -404,8 +453,11 @@ def ideal_bounds(graph: placement.Graph) -> Any:
 
 
 def solve(problem: placement.Problem, method: str, **options: Any) -> placement.Result:
-    """:func:`placement.solve` (its ``progress`` option, when given, is relayed by :func:`run`), after the estimate."""
-    from placement.budget import precheck_solve  # noqa: PLC0415
+    """:func:`placement.solve` with its ``time_limit`` in CPU seconds of this process (a solve worker's).
 
-    precheck_solve(problem, method, options)
-    return placement.solve(problem, method, **options)
+    The same limit then means the same work whatever the server's load: a niced worker that waits for a
+    busy core no longer runs out of wall-clock time and comes back "feasible" where a quiet machine proves
+    the optimum (issue 45). A wall-clock guard of :data:`SOLVE_CLOCK` stands beside it.
+    """
+    with cpu_time_limits(SOLVE_CLOCK):
+        return placement.solve(problem, method, **options)

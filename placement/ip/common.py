@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pulp
 
+from ..deadline import limit_clock
 from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..model import CPU_KIND, AcceleratorKind, Graph, Objective, Placement, Problem, Result, Status
@@ -51,10 +52,13 @@ class DeadlinePassed(Exception):
 
 @dataclass(frozen=True)
 class Deadline:
-    """One wall-clock deadline shared by every step of a call (warm starts, baselines, local search, solver).
+    """One deadline shared by every step of a call (warm starts, baselines, local search, solver).
 
-    ``at`` is a :func:`time.perf_counter` reading (``math.inf``: no limit). Steps take a share of
-    what is left (:meth:`share`) and check it (:meth:`check`, :attr:`passed`); the solver gets
+    ``at`` is a reading of the deadline's clock (``math.inf``: no limit): :func:`time.perf_counter`, or
+    with ``cpu`` the process's CPU time (:func:`time.process_time`, under
+    :func:`placement.deadline.cpu_time_limits`), and then ``guard`` is a :func:`time.perf_counter`
+    reading past which the deadline has passed too (the wall-clock guard). Steps take a share of what
+    is left (:meth:`share`) and check it (:meth:`check`, :attr:`passed`); the solver gets
     :meth:`solver_seconds`. Invariant: no sub-deadline ends after its parent.
 
     Examples
@@ -67,25 +71,47 @@ class Deadline:
     """
 
     at: float = math.inf
+    cpu: bool = False
+    guard: float = math.inf
 
     @classmethod
     def after(cls, seconds: float | None, started: float | None = None) -> Deadline:
-        """The deadline ``seconds`` after ``started`` (default: now); no limit when ``seconds`` is None."""
+        """The deadline ``seconds`` after ``started`` (a ``perf_counter`` reading; default: now); None: no limit.
+
+        Under :func:`placement.deadline.cpu_time_limits` the seconds are CPU seconds from now (``started``
+        only moves the wall-clock guard) and the guard is the clock's :meth:`~placement.deadline.WorkClock.guard`.
+        """
         if seconds is None:
             return cls(math.inf)
-        return cls((time.perf_counter() if started is None else started) + float(seconds))
+        begun = time.perf_counter() if started is None else started
+        clock = limit_clock()
+        if clock is None:
+            return cls(begun + float(seconds))
+        return cls(time.process_time() + float(seconds), True, begun + clock.guard(float(seconds)))
 
     @property
     def limited(self) -> bool:
         return math.isfinite(self.at)
 
+    def now(self) -> float:
+        """The current reading of this deadline's clock."""
+        return time.process_time() if self.cpu else time.perf_counter()
+
+    def wall_left(self) -> float:
+        """Wall-clock seconds left: to ``at`` (wall clock) or to the guard (CPU clock); ``inf`` without either."""
+        until = self.guard if self.cpu else self.at
+        return max(0.0, until - time.perf_counter()) if math.isfinite(until) else math.inf
+
     def left(self) -> float:
-        """Seconds until the deadline (never negative; ``inf`` without a limit)."""
-        return max(0.0, self.at - time.perf_counter()) if self.limited else math.inf
+        """Seconds until the deadline (never negative; ``inf`` without a limit); the guard's, when nearer."""
+        if not self.limited:
+            return math.inf
+        own = max(0.0, self.at - self.now())
+        return min(own, self.wall_left()) if self.cpu else own
 
     @property
     def passed(self) -> bool:
-        return self.limited and time.perf_counter() >= self.at
+        return self.limited and self.left() <= 0.0
 
     def check(self) -> None:
         """Raise :class:`DeadlinePassed` once the deadline has passed."""
@@ -93,11 +119,15 @@ class Deadline:
             raise DeadlinePassed
 
     def share(self, fraction: float, cap: float | None = None) -> Deadline:
-        """A sub-deadline: ``fraction`` of the time left, at most ``cap`` seconds (``cap`` alone without a limit)."""
+        """A sub-deadline on the same clock: ``fraction`` of the time left, at most ``cap`` seconds."""
         seconds = self.left() * fraction if self.limited else math.inf
         if cap is not None:
             seconds = min(seconds, cap)
-        return Deadline.after(seconds) if math.isfinite(seconds) else Deadline()
+        if not math.isfinite(seconds):
+            return Deadline()
+        if self.cpu:
+            return Deadline(time.process_time() + seconds, True, self.guard)
+        return Deadline(time.perf_counter() + seconds)
 
     def solver_seconds(self, reserve: float = 0.0) -> float | None:
         """Seconds for a solver, ``reserve`` seconds kept back for reading its answer (None: no limit)."""
@@ -144,13 +174,13 @@ def skipped_outcome(solver: str) -> Outcome:
 def solve_in_time(prob, load, solver: str, deadline: Deadline, built_at: float, gap, start, stats: dict) -> Outcome:
     """Solve ``prob`` within ``deadline``, or skip it (``stats["ip_skipped"]`` says why) when too little is left.
 
-    ``built_at`` is when the model's building began (``time.perf_counter()``): the hand-over to the solver
+    ``built_at`` is when the model's building began (``deadline.now()``, the deadline's clock): the hand-over to the solver
     takes about as long again, see :func:`too_late_to_solve`.
     """
-    if too_late_to_solve(deadline, time.perf_counter() - built_at):
+    if too_late_to_solve(deadline, deadline.now() - built_at):
         stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
         return skipped_outcome(solver)
-    return solve_model(prob, load, solver, deadline.solver_seconds(), gap, start)
+    return solve_model(prob, load, solver, deadline.solver_seconds(), gap, start, deadline)
 
 
 def check_model_size(method: str, variables: int, what: str) -> None:
@@ -208,20 +238,28 @@ def highs_available() -> bool:
 
 
 class _HiGHSWithStart(pulp.HiGHS):
-    """PuLP's in-process HiGHS, plus a (possibly partial) MIP start and a read-back of the dual bound."""
+    """PuLP's in-process HiGHS, plus a (possibly partial) MIP start, a read-back of the dual bound and a CPU limit.
+
+    ``until`` is the :func:`time.perf_counter` reading by which the answer must be back; ``cpu_until``, when
+    given, the :func:`time.process_time` reading past which HiGHS is interrupted (its interrupt callbacks),
+    the limit of :func:`placement.deadline.cpu_time_limits` (HiGHS' own ``time_limit`` is wall clock only).
+    """
 
     def __init__(
         self,
         start: Mapping[Any, float] | None = None,
         report: dict | None = None,
         until: float | None = None,
+        cpu_until: float | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
         self._start = dict(start or {})
         self._report = report if report is not None else {}
         self._until = until  # perf_counter reading by which the answer must be back (None: no limit)
+        self._cpu_until = cpu_until
         self._created = time.perf_counter()
+        self._created_cpu = time.process_time()
         self._margin = 0.0 if until is None else SOLVER_MARGIN * max(0.0, until - self._created)
 
     def callSolver(self, lp):  # PuLP's name
@@ -234,6 +272,8 @@ class _HiGHSWithStart(pulp.HiGHS):
             handoff = now - self._created
             left = self._until - now - HANDOFF_READBACK * handoff - self._margin
             model.setOptionValue("time_limit", max(0.01, left))
+        if self._cpu_until is not None:
+            self._interrupt_on_cpu(model, self._cpu_until)
         if self._start:
             index = np.asarray([var.index for var in self._start], dtype=np.int32)
             values = np.asarray([float(v) for v in self._start.values()], dtype=np.float64)
@@ -244,6 +284,20 @@ class _HiGHSWithStart(pulp.HiGHS):
         self._report["dual_bound"] = float(info.mip_dual_bound)
         self._report["mip_gap"] = float(info.mip_gap)
         self._report["nodes"] = int(info.mip_node_count)
+        self._report["has_solution"] = int(info.primal_solution_status) != 0
+
+    def _interrupt_on_cpu(self, model: Any, limit: float) -> None:
+        """Interrupt HiGHS once the process's CPU time passes ``limit`` (less the read-back, as above)."""
+        now = time.process_time()
+        handoff = now - self._created_cpu
+        cpu_until = max(now + 0.01, limit - HANDOFF_READBACK * handoff - SOLVER_MARGIN * max(0.0, limit - now))
+
+        def stop_past_limit(event: Any) -> None:
+            if time.process_time() >= cpu_until:
+                event.data_in.user_interrupt = True
+
+        for hook in (model.cbMipInterrupt, model.cbSimplexInterrupt, model.cbIpmInterrupt):
+            hook.subscribe(stop_past_limit)
 
 
 def check_options(solver: str, time_limit: float | None, gap: float | None) -> None:
@@ -265,26 +319,46 @@ def solve_model(
     time_limit: float | None,
     gap: float | None,
     start: Mapping[Any, float] | None,
+    deadline: Deadline | None = None,
 ) -> Outcome:
     """Solve ``prob`` (minimising) and read its status, bound and gap (see the module docstring).
 
     ``start`` maps variables to values (a MIP start; HiGHS completes a partial one).
-    ``time_limit`` is wall-clock seconds from this call, the model's hand-over to HiGHS included.
+    ``time_limit`` is seconds from this call, the model's hand-over to HiGHS included: wall clock, or
+    CPU seconds of this process when ``deadline`` counts CPU time (:attr:`Deadline.cpu`; its wall-clock
+    guard then bounds HiGHS' own limit; CBC counts its own CPU time).
     """
     check_options(solver, time_limit, gap)
     rel_gap = DEFAULT_GAP if gap is None else float(gap)
     report: dict = {}
     if solver == "highs" and not highs_available():
         solver = "cbc"
+    cpu = time_limit is not None and deadline is not None and deadline.cpu
     if solver == "highs":
-        until = None if time_limit is None else time.perf_counter() + time_limit
+        now = time.perf_counter()
+        wall = deadline.wall_left() if cpu and deadline is not None else time_limit
+        until = None if wall is None or not math.isfinite(wall) else now + wall
+        cpu_until = time.process_time() + time_limit if cpu and time_limit is not None else None
         engine = _HiGHSWithStart(
-            start=start, report=report, until=until, msg=False, timeLimit=time_limit, gapRel=rel_gap, gapAbs=1e-9
+            start=start,
+            report=report,
+            until=until,
+            cpu_until=cpu_until,
+            msg=False,
+            timeLimit=None if until is None else wall,
+            gapRel=rel_gap,
+            gapAbs=1e-9,
         )
     else:
         for var, v in (start or {}).items():
             var.setInitialValue(v)
-        engine = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=rel_gap, warmStart=bool(start))
+        engine = pulp.PULP_CBC_CMD(
+            msg=False,
+            timeLimit=time_limit,
+            gapRel=rel_gap,
+            warmStart=bool(start),
+            timeMode="cpu" if cpu else "elapsed",
+        )
     try:
         prob.solve(engine)
     except pulp.PulpSolverError as exc:
@@ -297,7 +371,9 @@ def solve_model(
     bound = report.get("dual_bound")
     if bound is not None and not math.isfinite(bound):
         bound = None
-    if sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
+    if sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible) or not report.get(
+        "has_solution", True
+    ):  # PuLP reads an interrupted HiGHS as "integer feasible" even without an incumbent
         return Outcome(Status.NO_SOLUTION, None, bound, None, solver)
     objective = float(objective_var.varValue) if objective_var.varValue is not None else None
     if solver == "cbc":

@@ -298,7 +298,7 @@ def _solve_program(
     if deadline.passed:
         stats["ip_skipped"] = "time limit reached before the integer program"
         return skipped, None
-    built_at = time.perf_counter()
+    built_at = deadline.now()
     try:
         if which == "paper":
             from .latency_paper import build_paper_model
@@ -312,11 +312,13 @@ def _solve_program(
     if model.infeasible_reason:
         return model.infeasible_reason, None
     stats.update(model.stats)
-    if too_late_to_solve(deadline, time.perf_counter() - built_at):
+    if too_late_to_solve(deadline, deadline.now() - built_at):
         stats["ip_skipped"] = "too little time left to hand the integer program to the solver"
         return skipped, None
     # The combinatorial bound as a cut (a hair below it, and never above the big-M, for float noise).
     model.prob += model.makespan >= min(settings.lower * (1 - 1e-9), upper)
     warm = latency_start(model, start) if start is not None else None
-    outcome = solve_model(model.prob, model.makespan, settings.solver, deadline.solver_seconds(), settings.gap, warm)
+    outcome = solve_model(
+        model.prob, model.makespan, settings.solver, deadline.solver_seconds(), settings.gap, warm, deadline
+    )
     return outcome, (extract_latency(problem, model) if outcome.has_solution else None)

@@ -207,7 +207,7 @@ def solve_memory_aware_ip(
     deadline = Deadline.after(time_limit, started)
     memory_options = (schedule, microbatches, opt_mult, recompute, bytes_per_cost)
     start_plan = _warm_start(problem, memory_options, optimizer_multiplier, deadline) if warm_start else None
-    built_at = time.perf_counter()
+    built_at = deadline.now()
     try:
         prob = TimedProblem("memory_aware_contiguous", deadline)
         load = prob.add_variable("L", lowBound=0)

@@ -154,7 +154,7 @@ def solve_ip_contiguous(
         start_placement = start_throughput(problem, "pipedream", deadline)
         if start_placement is not None:
             incumbents.append(start_placement)
-    built_at = time.perf_counter()
+    built_at = deadline.now()
     try:
         positions = range(n_pos)
         prob = TimedProblem("contiguous", deadline)
@@ -310,7 +310,7 @@ def solve_ip_noncontiguous(
     if warm_start and relaxed is not None and evaluate(problem, relaxed).max_load < upper:  # a better start
         incumbents.insert(0, _canonical(relaxed, group_of, rank))
         upper = evaluate(problem, relaxed).max_load * (1 + 1e-9) + 1e-12
-    built_at = time.perf_counter()
+    built_at = deadline.now()
     try:
         built = _assignment_model("noncontiguous", problem, groups, slots, memory, rank, upper, deadline)
         if isinstance(built, str):
@@ -461,7 +461,7 @@ def compute_bound(
         members = [(x[g, i], compute[g, i]) for g in range(len(groups)) if (g, i) in x]
         if members:
             prob += lp_sum(members) <= load
-    outcome = solve_model(prob, load, solver, deadline.solver_seconds(), COMPUTE_BOUND_GAP, None)
+    outcome = solve_model(prob, load, solver, deadline.solver_seconds(), COMPUTE_BOUND_GAP, None, deadline)
     if outcome.solver == "highs":
         lower = outcome.bound  # HiGHS' dual bound (at most its objective)
     elif outcome.status == Status.OPTIMAL and outcome.objective is not None:

@@ -161,8 +161,12 @@ SCHEDULE_EVENT_COLORS = {**EVENT_COLORS, "weight": "#2ca02c"}
 _OP_LETTER = {"forward": "F", "backward": "B", "weight": "W"}
 
 
-def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, height: int | None = None) -> go.Figure:
+def schedule_figure(
+    schedule, title: str | None = None, show_idle: bool = True, height: int | None = None, time_unit: str = "ms"
+) -> go.Figure:
     """Gantt chart of any :class:`~placement.pipeline.schedule.Schedule`: one row per device.
+
+    ``time_unit`` names the graph's time unit in the default title (the period) and on the time axis.
 
     Like :func:`timeline_figure` (traces named by event kind, idle time shaded, makespan
     marked, first device on top), plus the ``"weight"`` units of ZB-H1 and rows that name
@@ -239,10 +243,10 @@ def schedule_figure(schedule, title: str | None = None, show_idle: bool = True, 
         title=title
         or (
             f"{schedule.kind} schedule, {schedule.microbatches} microbatch"
-            f"{'es' if schedule.microbatches != 1 else ''}: period {schedule.period:.6g}, "
+            f"{'es' if schedule.microbatches != 1 else ''}: period {schedule.period:.4g} {time_unit}, "
             f"bubble {schedule.bubble_fraction:.1%}"
         ),
-        xaxis={"title": "time", "type": "linear", "range": [0, float(schedule.makespan) * 1.02 or 1.0]},
+        xaxis={"title": f"time ({time_unit})", "type": "linear", "range": [0, float(schedule.makespan) * 1.02 or 1.0]},
         yaxis={"title": "", "categoryorder": "array", "categoryarray": [labels[d] for d in reversed(devices)]},
         bargap=0.25,
     )
