@@ -393,6 +393,11 @@ def test_not_optimal_note_is_true_for_the_method():
     assert "stopped at its time limit" in not_optimal_note(ip) and "25.00%" in not_optimal_note(ip)
     heuristic = make_result("local-search", "feasible", started=0.0, objective=2.0)
     assert "heuristic" in not_optimal_note(heuristic)
+    latency = make_result(
+        "latency-ip", "feasible", seconds=60.2, objective=2.0, bound=1.9, gap=0.05, stats={"bound_source": "relaxation"}
+    )
+    note = not_optimal_note(latency)
+    assert "60.2 s" in note and "5.00%" in note and "lower bound 1.9 (device-choice relaxation)" in note
     picked = make_result(
         "dp", "feasible", started=0.0, objective=2.0, reason="dp optimises throughput, this plan is scored on latency"
     )

@@ -9,8 +9,15 @@ import pytest
 
 from placement import AcceleratorKind, Devices, DeviceSlot, Edge, Graph, Node, Placement, Problem, evaluate
 from placement.ip.latency import solve_latency_ip
-from placement.ip.latency_bounds import chain_bound, critical_path_bound, latency_bounds, work_bound
-from placement.model import Stage
+from placement.ip.latency_bounds import (
+    chain_bound,
+    critical_path_bound,
+    latency_bounds,
+    memory_chain_bound,
+    work_bound,
+)
+from placement.ip.latency_relax import relaxation_bound
+from placement.model import Stage, Status
 
 REL = 1e-9
 
@@ -139,7 +146,84 @@ def test_result_reports_every_bound_and_which_is_active(samples_dir):
 
     problem = load_problem(samples_dir / "latency/layer/bert24_inference.json")
     result = solve_latency_ip(problem, time_limit=5)
-    for name in ("critical_path", "work", "chain"):
+    names = ("critical_path", "work", "chain", "memory_chain", "relaxation")
+    for name in names:
         assert result.stat(f"bound_{name}") is not None
-    assert result.stat("bound_source") in ("critical_path", "work", "chain", "ip")
-    assert result.bound >= result.stat("bound_chain") * (1 - 1e-9)
+        assert result.bound >= result.stat(f"bound_{name}") * (1 - 1e-9)
+    assert result.stat("bound_source") in (*names, "ip")
+
+
+RELAX_CASES = [(seed, rich) for seed in range(14) for rich in (False, True)] + [(seed, None) for seed in range(40, 52)]
+
+
+@pytest.mark.parametrize("seed,rich", RELAX_CASES)
+def test_relaxation_bound_is_at_most_the_brute_force_optimum_for_one_and_two_calls(random_problem, seed, rich):
+    """The device-choice relaxation (solved to optimality) never exceeds the optimum."""
+    if rich is None:  # six-node graphs with skip edges, tight memory from the fixture's sizes
+        problem = random_problem(seed, kinds=1 + seed % 2, n_forward=6, zero_cost_edges=seed % 3 == 0)
+    else:
+        problem = random_problem(seed, kinds=1 + seed % 2, zero_cost_edges=seed % 3 == 0, max_forward=5, rich=rich)
+    relaxed = relaxation_bound(problem)
+    for calls in (1, 2):
+        expected = brute_force_latency_calls(problem, calls)
+        if math.isinf(expected):
+            continue
+        counted = relaxation_bound(problem, calls_per_accelerator=calls)
+        assert relaxed.status is Status.OPTIMAL and counted.status is Status.OPTIMAL
+        assert relaxed.bound <= expected * (1 + REL) + 1e-12, (relaxed.bound, expected, calls)
+        assert counted.bound <= expected * (1 + REL) + 1e-12, (counted.bound, expected, calls)
+        assert counted.bound >= relaxed.bound * (1 - 1e-6)  # counting runs only adds rows
+
+
+def test_relaxation_sees_memory_where_the_combinatorial_bounds_do_not():
+    """A chain of four nodes, two accelerators each holding one node: two nodes must run on the CPU core.
+
+    Accelerator time 1, CPU time 10 each, no transfers: the best is 1 + 1 + 10 + 10 = 22 and the
+    relaxation proves it, while the critical path (4) and work (2) bounds see no memory.
+    """
+    nodes = tuple(Node(i, cpu_latency=10.0, accelerator_latency=1.0, size=1.0) for i in range(4))
+    edges = tuple(Edge(i, i + 1, 0.0) for i in range(3))
+    problem = Problem(Graph(nodes, edges), Devices.paper(accelerators=2, cpus=1, memory=1.0))
+    relaxed = relaxation_bound(problem)
+    assert relaxed.bound == pytest.approx(22.0)
+    assert brute_force_latency_calls(problem, 1) == pytest.approx(22.0)
+    assert max(critical_path_bound(problem), work_bound(problem)) < 22.0
+
+
+def test_relaxation_counts_accelerator_runs_along_a_path():
+    """A chain alternating fast-on-accelerator and cheap-on-CPU nodes, one accelerator with room for all.
+
+    Accelerator 1 / CPU 10 for nodes 0, 2, 4 and accelerator 5 / CPU 0 for nodes 1, 3: without call
+    counting the relaxation puts 0, 2, 4 on the accelerator and 1, 3 on the CPU core (3); with one
+    call the accelerator nodes form one run, so 1 and 3 must join them (the optimum, 13).
+    """
+    times = ((10.0, 1.0), (0.0, 5.0), (10.0, 1.0), (0.0, 5.0), (10.0, 1.0))
+    nodes = tuple(Node(i, cpu_latency=c, accelerator_latency=a, size=1.0) for i, (c, a) in enumerate(times))
+    problem = Problem(Graph(nodes, tuple(Edge(i, i + 1, 0.0) for i in range(4))), Devices.paper(1, 1, memory=5.0))
+    assert relaxation_bound(problem).bound == pytest.approx(3.0)
+    assert relaxation_bound(problem, calls_per_accelerator=1).bound == pytest.approx(13.0)
+    assert brute_force_latency_calls(problem, 1) == pytest.approx(13.0)
+
+
+@pytest.mark.parametrize("seed,kinds", BRANCHY)
+def test_memory_chain_bound_is_at_most_the_optimum(random_problem, seed, kinds):
+    """Hulls sharing the accelerators' memory: six-node graphs with one call per accelerator, five with two."""
+    for calls, size in ((1, 6), (2, 5)):
+        problem = random_problem(seed, kinds=kinds, n_forward=size, zero_cost_edges=seed % 3 == 0)
+        expected = brute_force_latency_calls(problem, calls)
+        if math.isinf(expected):
+            continue
+        assert memory_chain_bound(problem, calls) <= expected * (1 + REL) + 1e-12
+
+
+def test_memory_chain_bound_shares_memory_between_calls():
+    """A chain of four nodes (accelerator 1, CPU 10 each, size 1), one accelerator of memory 2 with two calls.
+
+    The chain bound gives each call the whole memory (4 nodes in two calls: 4); shared, two nodes go to the
+    CPU core: 1 + 1 + 10 + 10 = 22, the optimum.
+    """
+    nodes = tuple(Node(i, cpu_latency=10.0, accelerator_latency=1.0, size=1.0) for i in range(4))
+    problem = Problem(Graph(nodes, tuple(Edge(i, i + 1, 0.0) for i in range(3))), Devices.paper(1, 1, memory=2.0))
+    assert chain_bound(problem, 2) == pytest.approx(4.0)
+    assert memory_chain_bound(problem, 2) == pytest.approx(22.0)
+    assert brute_force_latency_calls(problem, 2) == pytest.approx(22.0)

@@ -13,6 +13,7 @@ before timing (a process pays it once, not per call).
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
@@ -56,18 +57,21 @@ def test_latency_ip_keeps_its_bound_when_the_program_is_skipped(large):
     result = solve(large, "latency-ip", time_limit=0.3)
     assert result.status == "feasible"
     assert result.bound is not None and result.bound >= result.stat("bound_critical_path") * (1 - 1e-9)
-    assert result.stat("bound_source") in ("critical_path", "work", "chain")
+    assert result.stat("bound_source") in ("critical_path", "work", "chain", "memory_chain", "relaxation")
     assert result.stat("ip_skipped")
 
 
 def test_latency_ip_dp_warm_start_runs_when_time_allows(samples_dir):
     """With time to spare the DP split is among the starts: never worse than it (the paper's 414.441 on BERT-3)."""
+    from placement.exact.dp import solve_dp
     from placement.ip.common import Deadline
     from placement.ip.latency_search import baseline_placements
 
     problem = load_problem(samples_dir / "latency/operator/bert_l-3_inference.json")
-    assert len(baseline_placements(problem, Deadline.after(120.0))) == 3
-    assert len(baseline_placements(problem, Deadline.after(0.5))) == 2  # too little time: the DP is skipped
+    split = solve_dp(problem, tie_break=True, tie_break_max_pairs=math.inf).placement
+    assert split in baseline_placements(problem, Deadline.after(120.0))
+    short = baseline_placements(problem, Deadline.after(0.5))
+    assert split not in short and len(short) >= 2  # too little time: the DP is skipped, the greedy's remain
 
 
 def test_dp_warm_start_stops_at_its_share(samples_dir):

@@ -91,17 +91,30 @@ def latency_text(problem: placement.Problem, latency: float) -> tuple[str, str]:
     return "n/a", "The accelerator calls of this placement depend on each other in a cycle: no finite latency"
 
 
+#: The latency bounds by the name ``latency-ip`` gives the active one (its ``bound_source`` stat).
+BOUND_NAMES = {
+    "critical_path": "critical-path bound",
+    "work": "work bound",
+    "chain": "chain bound",
+    "memory_chain": "memory chain bound",
+    "relaxation": "device-choice relaxation",
+    "ip": "the integer programs' bound",
+}
+
+
 def not_optimal_note(result: placement.Result) -> str:
     """Why a "feasible" result is not proven optimal, in words true for its method."""
     spec = METHODS.get(result.method)
+    source = BOUND_NAMES.get(result.stat("bound_source"))
     bound = f", lower bound {result.bound:.6g}" if result.bound is not None else ""
+    bound += f" ({source})" if bound and source else ""
     gap = f": optimality gap {result.gap:.2%}{bound}" if result.gap is not None else ""
     if result.reason:
         return f"Not proven optimal ({result.reason}){gap}."
     if spec is not None and not spec.exact:
         return f"Not proven optimal: {result.method} is a heuristic (no bound)."
     if spec is not None and spec.has_time_limit:
-        return f"Not proven optimal ({result.method} stopped at its time limit){gap}."
+        return f"Not proven optimal ({result.method} stopped at its time limit, {result.seconds:.1f} s){gap}."
     return f"Not proven optimal{gap or f' ({result.method} reports no proof)'}."
 
 

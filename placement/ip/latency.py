@@ -24,11 +24,12 @@ Valid inequalities (they cut fractional points, never an integral schedule):
 Symmetry rows (identical accelerators ordered by their first node) were tried and dropped: on the
 BERT-3 operator graph they held HiGHS' bound at 62 after 30 s, against 369 without them.
 
-Incumbents (:mod:`placement.ip.latency_search`): the greedy (both orders), the DP's tie-broken split
-and a latency local search seeded from each; the result is never worse than any of them. Lower
-bounds (:mod:`placement.ip.latency_bounds`: critical path, work, chain; the chain DP counts the
-``k * q`` calls) are computed first, within a share of the time; the largest is a cut
-``T >= bound`` and a floor of the reported bound. By default (``model="both"``) this program runs
+Incumbents (:mod:`placement.ip.latency_search`): the greedy (both orders), the interval splits
+(:mod:`placement.ip.latency_interval`), the DP's tie-broken split and a latency local search seeded
+from each; the result is never worse than any of them. Lower bounds (:mod:`placement.ip.latency_bounds`:
+critical path, work, chain and memory chain; the chain DPs count the ``k * q`` calls; and the
+device-choice relaxation of :mod:`placement.ip.latency_relax`) are computed first, each within a share
+of the time; the largest is a cut ``T >= bound`` and a floor of the reported bound. By default (``model="both"``) this program runs
 first with half the time left, then the paper's (:mod:`placement.ip.latency_paper`), started from
 the best plan so far, with the rest: the better plan and the larger bound are kept. One :class:`~placement.ip.common.Deadline`
 covers the whole call (starts, model building, solver). The model is built, solved and read back in
@@ -68,6 +69,7 @@ from .latency_model import (
     latency_lower_bound,
     latency_start,
 )
+from .latency_relax import relaxation_bound
 from .latency_search import baseline_placements, improve_all, latency_local_search, latency_of
 
 __all__ = [
@@ -86,6 +88,8 @@ MODELS = ("both", "ours", "paper")
 OURS_SHARE = 0.5
 #: Share of the time limit the combinatorial bounds may take (the chain DP stops at it, keeping the paths done).
 BOUNDS_SHARE = 0.2
+#: Share of the time left that the device-choice relaxation (:mod:`placement.ip.latency_relax`) may take.
+RELAXATION_SHARE = 0.15
 
 
 def solve_latency_ip(
@@ -166,13 +170,15 @@ def solve_latency_ip(
     accels = [slot for slot in devices.slots() if not slot.is_cpu]
     deadline = Deadline.after(time_limit, started)
     bounds = latency_bounds(problem, n_calls, deadline.share(BOUNDS_SHARE))
+    relaxed = relaxation_bound(problem, deadline.share(RELAXATION_SHARE), solver, n_calls)
+    bounds["relaxation"] = relaxed.bound
     lower = max(bounds.values(), default=0.0)
     lower = lower if math.isfinite(lower) else 0.0
     stats: dict[str, Any] = {f"bound_{name}": v for name, v in bounds.items()}
     incumbents: list[Placement] = []
     baselines: list[Placement] = []
     if warm_start:
-        incumbents = baseline_placements(problem, deadline)
+        incumbents = baseline_placements(problem, deadline, n_calls)
         baselines = list(incumbents)
         seconds = local_search_seconds
         if seconds is None:

@@ -27,6 +27,9 @@ one after another.
   the last segment and the calls used) is a lower bound. It is taken on a few long paths (by
   fastest time, with transfers, by size).
 
+* ``memory_chain``: the chain's segmentation on the paths by CPU time and by fastest time, with the
+  accelerators' memory shared by their calls (see :func:`memory_chain_bound`).
+
 :func:`latency_bounds` returns every bound by name; the largest is the one used.
 """
 
@@ -38,7 +41,7 @@ from collections.abc import Callable, Sequence
 from ..model import Problem
 from .common import Deadline, DeadlinePassed
 
-__all__ = ["chain_bound", "critical_path_bound", "latency_bounds", "work_bound"]
+__all__ = ["chain_bound", "critical_path_bound", "latency_bounds", "memory_chain_bound", "work_bound"]
 
 
 def _fastest(problem: Problem) -> tuple[dict[int, float], dict[int, float]]:
@@ -152,12 +155,15 @@ def _heaviest(problem: Problem, members: Sequence[int], weight: dict[int, float]
     return max(finish.values(), default=0.0)
 
 
-def _segment_costs(problem: Problem, path: Sequence[int], reach, feeds, first_target, charge) -> list[list[float]]:
+def _segment_costs(
+    problem: Problem, path: Sequence[int], reach, feeds, first_target, charge, sizes: list[list[float]] | None = None
+) -> list[list[float]]:
     """``cost[i][j]``: the least duration of an accelerator call holding ``p_i .. p_j`` (0-based; ``inf`` where none can).
 
     Its hull's compute on the call's kind, the feeder charges of off-path nodes outside the hull
     that feed it first, the incoming transfer of ``p_{i-1}`` and the outgoing one of ``p_j`` (unless
-    it ends the path). (A CPU core runs one path node: its CPU time.)
+    it ends the path). (A CPU core runs one path node: its CPU time.) ``sizes[i][j]``, when given, gets
+    the hull's size wherever a call can hold it.
     """
     graph, devices = problem.graph, problem.devices
     kinds = [k for k in devices.accelerators if k.count > 0]
@@ -193,6 +199,8 @@ def _segment_costs(problem: Problem, path: Sequence[int], reach, feeds, first_ta
                 compute += sum(charge[kk][v] for v in feeds[i] if not hull & bit[v])
                 incoming = scale * graph.output_cost[path[i - 1]] if i > 0 else 0.0
                 out[i][j] = min(out[i][j], compute + incoming + outgoing)
+                if sizes is not None:
+                    sizes[i][j] = size
     return out
 
 
@@ -357,10 +365,93 @@ def chain_bound(problem: Problem, calls_per_accelerator: int | None = None, dead
     return best
 
 
+#: Memory buckets of the memory chain bound (hull sizes are rounded down to ``total memory / buckets``).
+MEMORY_BUCKETS = 64
+
+
+def memory_chain_bound(
+    problem: Problem, calls_per_accelerator: int | None = None, deadline: Deadline | None = None
+) -> float:
+    """The chain bound's segmentation with the accelerators' memory shared by their calls (0 when memory is unlimited).
+
+    On the path by CPU time (the one the CPU nodes lengthen most) and the path by fastest time: the hulls of
+    the accelerator segments are disjoint (a node in two hulls would sit on a cycle through the path) and
+    all on accelerators, so their sizes add up to at most the accelerators' memory together; each segment
+    also fits one device and costs what the chain bound charges it (without the straddlers). A DP over the
+    path, the calls used (at most ``k q``) and the memory used, in :data:`MEMORY_BUCKETS` units with every
+    hull size rounded down (a relaxation, so the bound holds).
+    """
+    graph, devices = problem.graph, problem.devices
+    kinds = [k for k in devices.accelerators if k.count > 0]
+    total = sum(k.count * k.memory for k in kinds)
+    if not kinds or not math.isfinite(total) or total <= 0 or devices.cpus == 0:
+        return 0.0
+    accel, cpu_time = _fastest(problem)
+    fastest = {v: min(accel[v], cpu_time[v]) for v in accel}
+    if not all(math.isfinite(t) for t in fastest.values()):
+        return 0.0
+    calls = sum(k.count for k in kinds) * (calls_per_accelerator or len(graph.nodes))
+    reach = _reach(problem)
+    best = 0.0
+    seen: set[tuple[int, ...]] = set()
+    for weight in (cpu_time.__getitem__, fastest.__getitem__):
+        path = tuple(_longest_path(problem, weight)[1])
+        if path in seen or not path or len(path) > MAX_CHAIN_NODES:
+            continue
+        seen.add(path)
+        try:
+            best = max(best, _memory_chain_value(problem, path, reach, min(calls, len(path)), total, deadline))
+        except DeadlinePassed:
+            break
+    return best
+
+
+def _memory_chain_value(problem: Problem, path, reach, calls: int, total: float, deadline: Deadline | None) -> float:
+    """The cheapest segmentation of ``path`` with at most ``calls`` accelerator segments whose hulls fit ``total``."""
+    kinds = [k for k in problem.devices.accelerators if k.count > 0]
+    n = len(path)
+    feeds = _feeders(problem, path)
+    first_target = {v: k for k, vs in enumerate(feeds) for v in vs}
+    charge = [{v: _feeder_cost(problem, v, kind) for v in first_target} for kind in kinds]
+    sizes = [[math.inf] * n for _ in range(n)]
+    cost = _segment_costs(problem, path, reach, feeds, first_target, charge, sizes)
+    cpu = [problem.graph.node_by_id[v].cpu_latency for v in path]
+    unit = total / MEMORY_BUCKETS
+    # best[j][c][m]: the cheapest cover of p_0 .. p_{j-1} with c segments and m memory units.
+    inf = math.inf
+    best = [[[inf] * (MEMORY_BUCKETS + 1) for _ in range(calls + 1)] for _ in range(n + 1)]
+    best[0][0][0] = 0.0
+    for i in range(n):
+        if deadline is not None:
+            deadline.check()
+        here = best[i]
+        for c in range(calls + 1):
+            row = here[c]
+            for m, value in enumerate(row):
+                if value == inf:
+                    continue
+                nxt = best[i + 1][c]
+                if value + cpu[i] < nxt[m]:
+                    nxt[m] = value + cpu[i]
+                if c == calls:
+                    continue
+                for j in range(i, n):
+                    duration = cost[i][j]
+                    if duration == inf:  # the hull only grows with j: no longer segment fits either
+                        break
+                    used = m + int(sizes[i][j] // unit)
+                    if used > MEMORY_BUCKETS:
+                        break
+                    target = best[j + 1][c + 1]
+                    if value + duration < target[used]:
+                        target[used] = value + duration
+    return min(min(row) for row in best[n])
+
+
 def latency_bounds(
     problem: Problem, calls_per_accelerator: int | None = None, deadline: Deadline | None = None
 ) -> dict[str, float]:
-    """Every combinatorial lower bound on the latency, by name (``critical_path``, ``work``, ``chain``).
+    """Every combinatorial lower bound on the latency, by name (``critical_path``, ``work``, ``chain``, ``memory_chain``).
 
     ``calls_per_accelerator`` (``q``) lets the chain bound count accelerator calls (see
     :func:`_chain_value`); ``None``: any number of calls (a bound for every ``q``). When ``deadline``
@@ -370,4 +461,5 @@ def latency_bounds(
         "critical_path": critical_path_bound(problem),
         "work": work_bound(problem),
         "chain": chain_bound(problem, calls_per_accelerator, deadline),
+        "memory_chain": memory_chain_bound(problem, calls_per_accelerator, deadline),
     }

@@ -1,7 +1,9 @@
 """Incumbents for the latency IP: the cheap baselines and a latency local search, all under one deadline.
 
-* :func:`baseline_placements`: the greedy (both orders) and the DP's tie-broken split (among the
-  throughput-optimal splits, the least sum of stage durations: an upper bound on its latency). The
+* :func:`baseline_placements`: the greedy (both orders), the interval splits of
+  :mod:`placement.ip.latency_interval` (accelerator calls and CPU nodes cut from a topological order
+  together) and the DP's tie-broken split (among the throughput-optimal splits, the least sum of
+  stage durations: an upper bound on its latency). The
   DP runs only when at least :data:`DP_MIN_SECONDS` are left, and its progress callback stops it
   at its share of the deadline (the exact kernel reports about every 1 % of its search).
 * :func:`latency_local_search`: first-improvement moves of color classes, and of short chains of
@@ -21,12 +23,15 @@ from ..errors import PlacementError
 from ..evaluate import evaluate
 from ..model import CPU_KIND, DeviceSlot, Placement, Problem
 from .common import Deadline, DeadlinePassed, color_groups
+from .latency_interval import interval_placements
 
 #: The DP warm start is skipped when fewer seconds than this are left (its set-up - ideals, tables,
 #: the kernel's first load in a process - cannot be interrupted, only its search can).
 DP_MIN_SECONDS = 2.0
 #: Share of the time left that the DP warm start may use before it is stopped.
 DP_SHARE = 0.25
+#: Share of the time left that the interval splits (:mod:`placement.ip.latency_interval`) may use.
+INTERVAL_SHARE = 0.3
 #: Longest chain of color classes the local search moves at once.
 MAX_CHAIN = 6
 
@@ -37,10 +42,11 @@ def latency_of(problem: Problem, placement: Placement) -> float:
     return evaluation.latency if evaluation.feasible else math.inf
 
 
-def baseline_placements(problem: Problem, deadline: Deadline | None = None) -> list[Placement]:
-    """Feasible placements of the cheap latency methods: greedy (both orders) and the DP's split.
+def baseline_placements(problem: Problem, deadline: Deadline | None = None, n_calls: int = 1) -> list[Placement]:
+    """Feasible placements of the cheap latency methods: greedy (both orders), interval splits and the DP's split.
 
-    ``deadline`` bounds the DP (see the module docstring); the greedy is linear and always runs.
+    ``deadline`` bounds the DP (see the module docstring); the greedy is linear and always runs;
+    ``n_calls`` (calls per accelerator) above 1 adds interval splits with that many calls.
     """
     from ..heuristics import greedy_latency
 
@@ -53,6 +59,7 @@ def baseline_placements(problem: Problem, deadline: Deadline | None = None) -> l
             continue
         if result.ok and result.placement is not None:
             out.append(result.placement)
+    out += interval_placements(problem, deadline.share(INTERVAL_SHARE), n_calls)
     if deadline.left() >= DP_MIN_SECONDS:
         dp_deadline = deadline.share(DP_SHARE)
 
