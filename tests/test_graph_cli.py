@@ -76,7 +76,7 @@ def test_mixed_inventory_file_has_a_latency_per_kind(tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--model", "llama9", "--gpu", "H100"], "unknown preset"),
+        (["--model", "llama9", "--gpu", "H100"], "neither a preset"),
         (["--model", "llama3-8b", "--gpu", "TPU9"], "unknown accelerator"),
         (["--model", "llama3-8b", "--gpu", "H100:two"], "must be an integer"),
         (["--model", "llama3-8b", "--gpu", "H100,H100"], "named twice"),

@@ -64,8 +64,16 @@ def test_plan_reports_a_layout_inside_the_band_as_a_tie(capsys):
     assert out["comparison"]["verdict"] == "tie" and out["comparison"]["speedup"] == pytest.approx(1.0)
     assert main([*argv[:-1], "--", *flags]) == 0
     assert "compared with your layout: a tie" in capsys.readouterr().out
-    assert main([*argv, "--", *GPT3.replace("96 --hidden-size 12288", "48 --hidden-size 12288").split()]) == 2
-    assert "not --model gpt3-175b" in capsys.readouterr().err
+    # shape flags alone change the model (48 layers on top of the preset) and compare nothing
+    assert main([*argv, "--", "--num-layers", "48"]) == 0
+    half = json.loads(capsys.readouterr().out)
+    assert "comparison" not in half and half["parameters"]["total"] < 0.6 * plan["parameters"]["total"]
+    # a parallel size makes them a layout, priced on the same model as the plan
+    layout = ["--tensor-model-parallel-size", "8", "--pipeline-model-parallel-size", "16"]
+    assert main([*argv, "--", *layout]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["comparison"]["speedup"] >= 1.0 and out["parameters"] == plan["parameters"]
+    assert not any(n.startswith("not read") for n in out["notes"])
 
 
 def test_predict_and_plan_read_a_profile(capsys, tmp_path):

@@ -11,16 +11,16 @@ for ``solve``, ``compare`` and the app's upload. A kind without ``:N`` counts on
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidDevicesError, InvalidModelSpecError, PlacementError
+from ..errors import InvalidDevicesError, PlacementError
 from ..io import graph_to_dict
 from ..perf.hardware import ACCELERATORS, accelerator
-from ..perf.transformer import MAX_SIZE, TransformerSpec, model_preset
+from ..perf.hf_config import model_from_argument
+from ..perf.transformer import MAX_SIZE, TransformerSpec
 from .builders import GRANULARITIES, transformer_graph
 from .pricing import cost_source, devices_for
 
@@ -58,19 +58,8 @@ def parse_gpus(text: str) -> dict[str, int]:
 
 
 def resolve_model(text: str) -> TransformerSpec:
-    """A preset name, or (when :mod:`placement.perf.hf_config` is installed) a HuggingFace ``config.json``."""
-    try:
-        hf_config = importlib.import_module("placement.perf.hf_config")
-    except ImportError:
-        hf_config = None
-    if hf_config is not None and hasattr(hf_config, "model_from_argument"):
-        spec = hf_config.model_from_argument(text)
-        if not isinstance(spec, TransformerSpec):
-            raise InvalidModelSpecError(f"--model {text!r}: not a transformer")
-        return spec
-    if Path(text).suffix == ".json":
-        raise InvalidModelSpecError(f"--model {text!r}: config.json files are not supported here; give a preset")
-    return model_preset(text)
+    """A preset name or a HuggingFace ``config.json`` (:func:`placement.perf.hf_config.model_from_argument`)."""
+    return model_from_argument(text)
 
 
 def _integer_in(text: str, low: int, high: int, shown: str) -> int:
