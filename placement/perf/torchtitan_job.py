@@ -24,7 +24,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import InvalidLayoutError
+from ..errors import InvalidLayoutError, label, quote
 from .hardware import Dtype
 from .launch import TORCHTITAN_MODELS, TORCHTITAN_SCHEDULES, TORCHTITAN_VERSION
 from .layout import Layout, Recompute, RecomputeMethod, Schedule, stage_layers
@@ -101,7 +101,7 @@ Values = dict[str, object]
 
 def _where(key: str, from_file: bool) -> str:
     section, _, name = key.rpartition(".")
-    return f"[{section}] {name}" if from_file else f"--{key}"
+    return label(f"[{section}] {name}" if from_file else f"--{key}")
 
 
 def _typed(key: str, value: object, from_file: bool) -> object:
@@ -113,10 +113,10 @@ def _typed(key: str, value: object, from_file: bool) -> object:
             try:
                 value = int(value)
             except ValueError:
-                raise InvalidLayoutError(f"{where} {value!r}: not an integer") from None
+                raise InvalidLayoutError(f"{where} {quote(value)}: not an integer") from None
         elif kind is bool:
             if value.lower() not in ("true", "false"):
-                raise InvalidLayoutError(f"{where} {value!r}: must be true or false")
+                raise InvalidLayoutError(f"{where} {quote(value)}: must be true or false")
             value = value.lower() == "true"
         elif kind is list:
             value = [v for v in value.split(",") if v]
@@ -124,20 +124,20 @@ def _typed(key: str, value: object, from_file: bool) -> object:
         if key == "parallelism.pipeline_parallel_layers_per_stage" and value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidLayoutError(f"{where} = {value!r}: must be an integer")
+            raise InvalidLayoutError(f"{where} = {quote(value)}: must be an integer")
         low = -1 if key in ("training.global_batch_size", "parallelism.data_parallel_shard_degree") else 0
         if not low <= value <= MAX_SIZE or (value == 0 and not key.endswith("less_layers")):
-            raise InvalidLayoutError(f"{where} = {value!r}: must be an integer from 1 to {MAX_SIZE}" + (
+            raise InvalidLayoutError(f"{where} = {quote(value)}: must be an integer from 1 to {MAX_SIZE}" + (
                 " (or -1: torchtitan's default)" if low == -1 else ""))  # fmt: skip
         return value
     if kind is list:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise InvalidLayoutError(f"{where} = {value!r}: must be a list of strings")
+            raise InvalidLayoutError(f"{where} = {quote(value)}: must be a list of strings")
         return value
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise InvalidLayoutError(f"{where} = {value!r}: must be a {kind.__name__}")
+        raise InvalidLayoutError(f"{where} = {quote(value)}: must be a {kind.__name__}")
     return value
 
 
@@ -171,9 +171,9 @@ def _flatten(data: dict[str, object]) -> list[tuple[str, object]]:
 
     for section, body in data.items():
         if section not in SECTIONS:
-            raise InvalidLayoutError(f"[{section}]: not a torchtitan {TORCHTITAN_VERSION} JobConfig section")
+            raise InvalidLayoutError(f"[{label(section)}]: not a torchtitan {TORCHTITAN_VERSION} JobConfig section")
         if not isinstance(body, dict):
-            raise InvalidLayoutError(f"{section} = {body!r}: must be a [{section}] table")
+            raise InvalidLayoutError(f"{label(section)} = {quote(body)}: must be a [{label(section)}] table")
         nested(body, section)
     return out
 
@@ -186,8 +186,10 @@ def load_job_config(path: str) -> list[tuple[str, object]]:
     InvalidLayoutError
         An unreadable, oversized or non-TOML file, one line naming it.
     """
-    where = f"--config {path}"
+    where = f"--config {label(path)}"
     try:
+        if not Path(path).is_file():
+            raise InvalidLayoutError(f"{where}: not a regular file")
         size = Path(path).stat().st_size
         if size > MAX_CONFIG_BYTES:
             raise InvalidLayoutError(f"{where}: {size:,} bytes, more than a job config's limit of {MAX_CONFIG_BYTES:,}")
@@ -199,7 +201,9 @@ def load_job_config(path: str) -> list[tuple[str, object]]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidLayoutError(f"{where}: not TOML ({exc})") from None
+        raise InvalidLayoutError(f"{where}: not TOML ({label(str(exc), 300)})") from None
+    except RecursionError:
+        raise InvalidLayoutError(f"{where}: nested too deeply for a job config") from None
     return _flatten(data)
 
 
@@ -211,7 +215,7 @@ def _scan_flags(argv: Sequence[str]) -> tuple[list[tuple[str, object]], str | No
     while i < len(args):
         token = args[i]
         if not token.startswith("--") or len(token) < 3:
-            raise InvalidLayoutError(f"{token!r}: not a torchtitan flag (--section.field value)")
+            raise InvalidLayoutError(f"{quote(token)}: not a torchtitan flag (--section.field value)")
         name, eq, inline = token[2:].partition("=")
         key = name.replace("-", "_")
         has_value = bool(eq) or (i + 1 < len(args) and not args[i + 1].startswith("--"))
@@ -224,7 +228,7 @@ def _scan_flags(argv: Sequence[str]) -> tuple[list[tuple[str, object]], str | No
             continue
         if value is None:
             if READ.get(key, (None,))[0] is not bool and key in READ:
-                raise InvalidLayoutError(f"--{name}: expects a value")
+                raise InvalidLayoutError(f"{label('--' + name)}: expects a value")
             value = "true"
         out.append((key, value))
     return out, config
@@ -240,7 +244,9 @@ def read_values(argv: Sequence[str], config: str | None) -> tuple[Values, list[s
     """
     flags, from_flag = _scan_flags(argv)
     if config is not None and from_flag is not None and config != from_flag:
-        raise InvalidLayoutError(f"--config {config} and --job.config_file {from_flag}: give one job config")
+        raise InvalidLayoutError(
+            f"--config {label(config)} and --job.config_file {label(from_flag)}: give one job config"
+        )
     config = config or from_flag
     notes: list[str] = []
     values: Values = {k: default for k, (_, default) in READ.items()}
@@ -255,7 +261,7 @@ def _int(values: Values, key: str) -> int:
     """An integer field (already checked by :func:`_typed`)."""
     value = values[key]
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidLayoutError(f"--{key} = {value!r}: must be an integer")
+        raise InvalidLayoutError(f"--{key} = {quote(value)}: must be an integer")
     return value
 
 
@@ -272,8 +278,8 @@ def _model(values: Values, base: TransformerSpec | None, notes: list[str]) -> Tr
     if preset is None:
         flavors = ", ".join(f for n, f in known if n == name) or "none"
         raise InvalidLayoutError(
-            f"--model.name {name} --model.flavor {flavor}: not a modelled torchtitan {TORCHTITAN_VERSION} model "
-            f"(llama3 flavors: {', '.join(f for _, f in known)}; of {name}: {flavors}); or give --model"
+            f"--model.name {quote(name)} --model.flavor {quote(flavor)}: not a modelled torchtitan {TORCHTITAN_VERSION} model "
+            f"(llama3 flavors: {', '.join(f for _, f in known)}; of {quote(name)}: {flavors}); or give --model"
         )
     return MODELS[preset].with_changes(seq_length=seq)
 
@@ -329,7 +335,7 @@ def _pipeline(values: Values, layers: int, p: int) -> tuple[Schedule, int, tuple
         return Schedule.ONE_F_ONE_B, 1, None, []
     if name not in SCHEDULES:
         raise InvalidLayoutError(
-            f"--parallelism.pipeline_parallel_schedule {name}: not modelled (known: {', '.join(SCHEDULES)})"
+            f"--parallelism.pipeline_parallel_schedule {quote(name)}: not modelled (known: {', '.join(SCHEDULES)})"
         )
     first = _int(values, "parallelism.pipeline_parallel_first_stage_less_layers")
     last = _int(values, "parallelism.pipeline_parallel_last_stage_less_layers")
@@ -402,7 +408,7 @@ def _recompute(values: Values, model: TransformerSpec, layout: Layout, notes: li
                                    recompute_layers=chunk)  # fmt: skip
     if mode != "selective":
         raise InvalidLayoutError(
-            f"--activation_checkpoint.mode {mode}: not modelled (none, selective, full; memory_budget needs the "
+            f"--activation_checkpoint.mode {quote(mode)}: not modelled (none, selective, full; memory_budget needs the "
             "compiler's partitioner)"
         )
     if option == "op":
@@ -411,9 +417,9 @@ def _recompute(values: Values, model: TransformerSpec, layout: Layout, notes: li
             "torchtitan's per-op policy"
         )
         return layout.with_changes(recompute=Recompute.SELECTIVE)
-    if not option.isdigit() or int(option) < 1:
+    if not (option.isascii() and option.isdigit() and len(option) <= 9) or int(option) < 1:
         raise InvalidLayoutError(
-            f"--activation_checkpoint.selective_ac_option {option!r}: must be op or a positive integer"
+            f"--activation_checkpoint.selective_ac_option {quote(option)}: must be op or a positive integer"
         )
     k = chunk // int(option)
     notes.append(
@@ -436,13 +442,13 @@ def _dtype(values: Values, notes: list[str]) -> Dtype:
         return Dtype.FP8
     other = [c for c in converters if c not in (FLOAT8, "float8")]
     if other:
-        notes.append("not modelled: --model.converters " + ",".join(other))
+        notes.append("not modelled: --model.converters " + quote(",".join(other)))
     if values["training.mixed_precision_param"] == "float32":
         notes.append("mixed_precision_param float32: fp32 training")
         return Dtype.FP32
     if values["training.mixed_precision_param"] != "bfloat16":
         raise InvalidLayoutError(
-            f"--training.mixed_precision_param {values['training.mixed_precision_param']}: must be bfloat16 or float32"
+            f"--training.mixed_precision_param {quote(values['training.mixed_precision_param'])}: must be bfloat16 or float32"
         )
     return Dtype.BF16
 
