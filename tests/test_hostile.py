@@ -468,13 +468,20 @@ def _torchtitan_cases(tmp: Path, files: dict[str, Any]) -> list[dict]:
     ]  # fmt: skip
     cases = [{"name": f"predict torchtitan: {tag}", "argv": [*TITAN, "--", *TITAN_JOB, *extra]} for tag, extra in flags]
     for tag, text in HOSTILE_TEXT.items():
-        cases.append({"name": f"predict torchtitan {tag}: flag name", "argv": [*TITAN, "--", *TITAN_JOB, "--" + text, "1"]})
-        cases.append({"name": f"predict torchtitan {tag}: degree", "argv": [*TITAN, "--", *TITAN_JOB, "--parallelism.tensor_parallel_degree", text]})
+        cases.append(
+            {"name": f"predict torchtitan {tag}: flag name", "argv": [*TITAN, "--", *TITAN_JOB, "--" + text, "1"]}
+        )
+        cases.append(
+            {
+                "name": f"predict torchtitan {tag}: degree",
+                "argv": [*TITAN, "--", *TITAN_JOB, "--parallelism.tensor_parallel_degree", text],
+            }
+        )
         cases.append({"name": f"predict torchtitan {tag}: flavor", "argv": [*TITAN, "--", "--model.flavor", text]})
     good = '[model]\nflavor = "8B"\n[training]\nseq_len = 1024\nlocal_batch_size = 1\n'
     configs = {
         "t_syntax.toml": "[model\nflavor = 8B",
-        "t_type.toml": good + "[parallelism]\ntensor_parallel_degree = \"two\"\n",
+        "t_type.toml": good + '[parallelism]\ntensor_parallel_degree = "two"\n',
         "t_bool_degree.toml": good + "[parallelism]\ntensor_parallel_degree = true\n",
         "t_nan.toml": good + "[parallelism]\ntensor_parallel_degree = nan\n",
         "t_float.toml": good + "[parallelism]\ntensor_parallel_degree = 2.0\n",

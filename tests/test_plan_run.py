@@ -82,7 +82,10 @@ def test_run_time_and_cost_with_the_catalogue_price():
     text = cli(*PLAN, "--model", "llama3-8b", "--tokens", "1e12").stdout
     assert f"price: {price:g} USD per GPU-hour (catalogue default" in text
     assert f"run of 1T tokens (1,000,000,000,000): {round(run['iterations'] + 0.5):,} iterations, " in text
-    assert f"{run['days']:,.2f} days (extrapolated: no measured runs of this framework on this GPU)" in text and f"{run['cost']:,.0f} USD" in text
+    assert (
+        f"{run['days']:,.2f} days (extrapolated: no measured runs of this framework on this GPU)" in text
+        and f"{run['cost']:,.0f} USD" in text
+    )
     assert f"cost: {64 * price:,.0f} USD per hour (64 GPUs)" in text
 
 

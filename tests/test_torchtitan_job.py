@@ -41,7 +41,9 @@ def test_the_plans_toml_predicts_the_plans_numbers(capsys, tmp_path, model, gpu,
     """Acceptance (issue 44.2): plan's TOML fed to predict gives the plan's iteration seconds and memory, through
     --config and through the same fields as flags (FSDP + TP + CP with full recomputation; ZBV pipelining)."""
     argv = ["--gpus", str(gpus), "--gpu", gpu]
-    plan = _json(capsys, "plan", "--model", model, "--global-batch", str(batch), "--framework", "torchtitan", "--json", *argv)
+    plan = _json(
+        capsys, "plan", "--model", model, "--global-batch", str(batch), "--framework", "torchtitan", "--json", *argv
+    )
     path = tmp_path / "job.toml"
     path.write_text(plan["torchtitan_toml"], encoding="utf-8")
     want = plan["plan"]["prediction"]

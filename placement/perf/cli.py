@@ -74,7 +74,9 @@ def register(commands: Any) -> None:
         description="Predict a Megatron-LM training run: give the cluster, then the launch flags after --.",
     )
     cmd.add_argument(
-        "--gpu", default=None, help="accelerator: A100, A100-40GB, H100, H100-PCIe, H200, B200, MI300X, L4, V100"
+        "--gpu",
+        default=None,
+        help="accelerator: A100, A100-40GB, A100-40GB-PCIe, H100, H100-PCIe, H100-NVL, H200, H200-NVL, B200, MI300X, L4, V100",
     )
     cmd.add_argument(
         "--profile", default=None, help="device profile from calibrate (measured rates; --gpu then gives the links)"
@@ -107,7 +109,9 @@ def register(commands: Any) -> None:
     )
     cmd.add_argument("--json", action="store_true", help="print one JSON object")
     cmd.add_argument(
-        "megatron", nargs=argparse.REMAINDER, help="-- then Megatron-LM flags (torchtitan's own with --framework torchtitan)"
+        "megatron",
+        nargs=argparse.REMAINDER,
+        help="-- then Megatron-LM flags (torchtitan's own with --framework torchtitan)",
     )
 
 

@@ -152,7 +152,9 @@ def _eager_statement(accelerator: Accelerator | None) -> ErrorStatement:
         f"{worst:.0%}, mean {mean:.0%} (docs/fidelity-devices.md)"
     )
     if accelerator.measured is None:
-        headline += "; those runs were priced from their device's profile, this one from the spec sheet (give --profile)"
+        headline += (
+            "; those runs were priced from their device's profile, this one from the spec sheet (give --profile)"
+        )
     return ErrorStatement("measured-device", worst, f"{rows} held-out runs ({source})", headline)
 
 

@@ -161,8 +161,7 @@ class Accelerator:
             return self
         peaks = {f: getattr(self, f) * factor for f in ("fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops",
                                                         "fp8_tflops")}  # fmt: skip
-        return replace(self, **peaks, power_limit_watts=float(watts))  # type: ignore[arg-type]
-
+        return replace(self, **peaks, power_limit_watts=float(watts))
 
     def peak_flops(self, dtype: Dtype | str) -> float:
         """Dense peak FLOP/s for ``dtype`` (0.0 when the accelerator lacks it)."""
@@ -192,7 +191,11 @@ def power_clock_factor(watts: float, tdp: float) -> float:
         ``watts`` not a finite number from ``POWER_FLOOR x tdp`` to ``tdp`` (one line naming ``--power-limit``).
     """
     low = POWER_FLOOR * tdp
-    if isinstance(watts, bool) or not isinstance(watts, int | float) or not (math.isfinite(watts) and low <= watts <= tdp):
+    if (
+        isinstance(watts, bool)
+        or not isinstance(watts, int | float)
+        or not (math.isfinite(watts) and low <= watts <= tdp)
+    ):
         raise InvalidDevicesError(
             f"--power-limit {watts!r}: must be from {low:g} W ({POWER_FLOOR:.0%} of the TDP) to the TDP {tdp:g} W"
         )
