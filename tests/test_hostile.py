@@ -440,6 +440,69 @@ def hostile_model_configs() -> dict[str, str | bytes]:
     return out
 
 
+#: ``predict --framework torchtitan`` on 8 GPUs (torchtitan 0.2.2's own flags after --).
+TITAN = ["predict", "--gpu", "H100", "--gpus", "8", "--framework", "torchtitan"]
+TITAN_JOB = ["--model.flavor", "8B", "--training.seq_len", "1024", "--training.local_batch_size", "1"]
+
+
+def _torchtitan_cases(tmp: Path, files: dict[str, Any]) -> list[dict]:
+    """torchtitan's job description (issue 44.2): unknown flags, contradictory degrees, a batch that does not
+    divide, hostile values, and job config TOMLs that are broken, mistyped, NaN, huge, 50 MB, a pipe, a directory."""
+    flags = [
+        ("unknown flag", ["--parallelism.bogus_degree", "2"]),
+        ("unknown section", ["--bogus.tensor_parallel_degree", "2"]),
+        ("degrees past the GPUs", ["--parallelism.data_parallel_shard_degree", "4", "--parallelism.tensor_parallel_degree", "4"]),
+        ("degrees not dividing the GPUs", ["--parallelism.tensor_parallel_degree", "3"]),
+        ("HSDP", ["--parallelism.data_parallel_shard_degree", "4", "--parallelism.data_parallel_replicate_degree", "2"]),
+        ("local batch not dividing", ["--training.global_batch_size", "12"]),
+        ("micro-batch not dividing", ["--parallelism.pipeline_parallel_degree", "2", "--training.local_batch_size", "3",
+                                      "--parallelism.pipeline_parallel_microbatch_size", "2"]),
+        ("unknown schedule", ["--parallelism.pipeline_parallel_degree", "2", "--parallelism.pipeline_parallel_schedule", "DualPipeV"]),
+        ("unknown flavor", ["--model.flavor", "3B"]),
+        ("degree 1e30", ["--parallelism.tensor_parallel_degree", "1" + "0" * 30]),
+        ("degree of 5000 digits", ["--parallelism.tensor_parallel_degree", "9" * 5000]),
+        ("negative degree", ["--parallelism.tensor_parallel_degree", "-8"]),
+        ("selective option of 5000 digits", ["--activation_checkpoint.selective_ac_option", "9" * 5000]),
+        ("memory budget mode", ["--activation_checkpoint.mode", "memory_budget"]),
+        ("bare value", ["8"]),
+    ]  # fmt: skip
+    cases = [{"name": f"predict torchtitan: {tag}", "argv": [*TITAN, "--", *TITAN_JOB, *extra]} for tag, extra in flags]
+    for tag, text in HOSTILE_TEXT.items():
+        cases.append(
+            {"name": f"predict torchtitan {tag}: flag name", "argv": [*TITAN, "--", *TITAN_JOB, "--" + text, "1"]}
+        )
+        cases.append(
+            {
+                "name": f"predict torchtitan {tag}: degree",
+                "argv": [*TITAN, "--", *TITAN_JOB, "--parallelism.tensor_parallel_degree", text],
+            }
+        )
+        cases.append({"name": f"predict torchtitan {tag}: flavor", "argv": [*TITAN, "--", "--model.flavor", text]})
+    good = '[model]\nflavor = "8B"\n[training]\nseq_len = 1024\nlocal_batch_size = 1\n'
+    configs = {
+        "t_syntax.toml": "[model\nflavor = 8B",
+        "t_type.toml": good + '[parallelism]\ntensor_parallel_degree = "two"\n',
+        "t_bool_degree.toml": good + "[parallelism]\ntensor_parallel_degree = true\n",
+        "t_nan.toml": good + "[parallelism]\ntensor_parallel_degree = nan\n",
+        "t_float.toml": good + "[parallelism]\ntensor_parallel_degree = 2.0\n",
+        "t_huge.toml": good + "[parallelism]\ntensor_parallel_degree = 9223372036854775807\n",
+        "t_unknown_field.toml": good + "[parallelism]\nbogus = 1\n",
+        "t_unknown_section.toml": good + "[bogus]\nx = 1\n",
+        "t_top_level_key.toml": "x = 1\n" + good,
+        "t_contradiction.toml": good + "[parallelism]\ndata_parallel_shard_degree = 8\ntensor_parallel_degree = 2\n",
+        "t_binary.toml": bytes(range(256)) * 64,
+        "t_deep.toml": "[model]\nconverters = " + "[" * 100_000 + "]" * 100_000 + "\n",
+        "t_2MB.toml": good + "# " + "x" * 2_000_000 + "\n",
+    }
+    files.update(configs)
+    paths = {name: str(tmp / name) for name in configs}
+    paths.update({"50 MB": str(tmp / "over_cap.json"), "pipe": str(tmp / "fifo.json"), "directory": str(tmp / "a_directory.json"),
+                  "missing": str(tmp / "missing.toml")})  # fmt: skip
+    for name, path in paths.items():
+        cases.append({"name": f"predict torchtitan --config {name}", "argv": [*TITAN, "--config", path]})
+    return cases
+
+
 def _model_config_cases(tmp: Path, files: dict[str, Any]) -> list[dict]:
     """``predict --model`` and ``plan --model`` on each of :func:`hostile_model_configs`, a 50 MB file, a pipe, a
     directory and hostile text as the argument itself."""
@@ -448,7 +511,7 @@ def _model_config_cases(tmp: Path, files: dict[str, Any]) -> list[dict]:
     paths = {name: str(tmp / name) for name in configs}
     paths.update({"50 MB": str(tmp / "over_cap.json"), "pipe": str(tmp / "fifo.json"), "directory": str(tmp / "a_directory.json")})  # fmt: skip
     paths.update({f"argument {tag}": text for tag, text in HOSTILE_TEXT.items()})
-    cases = []
+    cases = _torchtitan_cases(tmp, files)
     for name, path in paths.items():
         predict = ["predict", "--gpu", "H100", "--gpus", "8", "--model", path, "--", "--bf16"]
         plan = ["plan", "--model", path, "--gpu", "H100", "--gpus", "8", "--global-batch", "8"]

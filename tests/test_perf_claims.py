@@ -8,6 +8,7 @@ import pytest
 
 from placement.cli import main
 from placement.errors import PlacementError
+from placement.perf.calibration import load_calibration
 from placement.perf.claims import Claim, compare_claim
 from placement.perf.hardware import ACCELERATORS, Cluster
 from placement.perf.megatron import parse_megatron_args
@@ -39,6 +40,21 @@ def test_the_range_is_the_worst_case_of_both_bands():
 
 
 def test_compare_claim_uses_each_predictions_band():
+    """Inside the calibration runs (a published run's own layout) each prediction carries the calibration band."""
+    row = load_calibration()[-1]
+    pa = predict(row.model, row.cluster, row.layout)
+    pb = predict(row.model, row.cluster, row.layout.with_changes(micro_batch=1))
+    assert pa.error.kind == "calibrated"
+    claim = compare_claim(pa, pb)
+    assert claim.baseline_band == pa.band.max_abs_error and claim.verdict == "tie"
+    assert compare_claim(pa, pb, band=0.5).verdict == "tie"
+    with pytest.raises(PlacementError, match="--band"):
+        compare_claim(pa, pb, band=float("nan"))
+
+
+def test_an_extrapolated_speed_up_is_not_a_finding():
+    """Outside the calibration runs (bf16/fp16 GPT-3 with flash attention, asynchronous TP) no band applies: the
+    speed-up is reported with no range and no verdict of faster, unless the user states an error (--band)."""
     cluster = Cluster(ACCELERATORS["A100"], 1024)
     model, a, _ = parse_megatron_args(
         (GPT3 + " --tensor-model-parallel-size 8 --pipeline-model-parallel-size 8").split(), 1024
@@ -47,22 +63,31 @@ def test_compare_claim_uses_each_predictions_band():
         (GPT3 + " --tensor-model-parallel-size 8 --pipeline-model-parallel-size 16").split(), 1024
     )
     pa, pb = predict(model, cluster, a), predict(model, cluster, b)
+    assert pa.error.kind == "extrapolated" and pa.error.value is None
     claim = compare_claim(pa, pb)
-    assert claim.baseline_band == pa.band.max_abs_error
-    assert compare_claim(pa, pb, band=0.5).verdict == "tie"
-    with pytest.raises(PlacementError, match="--band"):
-        compare_claim(pa, pb, band=float("nan"))
+    assert claim.extrapolated and claim.low is None and claim.high is None
+    assert claim.verdict == "not a finding (extrapolated)" and "not a finding" in claim.text()
+    assert claim.as_dict()["speedup_low"] is None
+    assert Claim(3.0, 1.0, None, 0.05).verdict == "not a finding (extrapolated)"
+    assert compare_claim(pa, pb, band=0.05).verdict in ("faster", "slower", "tie")
 
 
 def test_plan_reports_a_layout_inside_the_band_as_a_tie(capsys):
+    # today's Megatron-LM plan (bf16, flash attention, overlaps) is outside the 2021 calibration runs: its
+    # speed-up over any layout is not a finding; with an error stated (--band) the optimum itself is a tie
     argv = ["plan", "--model", "gpt3-175b", "--gpu", "A100", "--gpus", "1024", "--global-batch", "1536", "--json"]
     assert main(argv) == 0
     plan = json.loads(capsys.readouterr().out)
-    flags = plan["megatron_args"]  # the optimum itself as the user's layout: a tie (speed-up 1)
+    assert plan["plan"]["prediction"]["calibration_band"] is None
+    assert plan["plan"]["prediction"]["error"]["kind"] == "extrapolated"
+    flags = plan["megatron_args"]  # the optimum itself as the user's layout: speed-up 1
     assert main([*argv, "--", *flags]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["comparison"]["verdict"] == "tie" and out["comparison"]["speedup"] == pytest.approx(1.0)
-    assert main([*argv[:-1], "--", *flags]) == 0
+    assert out["comparison"]["verdict"] == "not a finding (extrapolated)"
+    assert out["comparison"]["speedup"] == pytest.approx(1.0)
+    assert main([*argv, "--band", "0.057", "--", *flags]) == 0
+    assert json.loads(capsys.readouterr().out)["comparison"]["verdict"] == "tie"
+    assert main([*argv[:-1], "--band", "0.057", "--", *flags]) == 0
     assert "compared with your layout: a tie" in capsys.readouterr().out
     # shape flags alone change the model (48 layers on top of the preset) and compare nothing
     assert main([*argv, "--", "--num-layers", "48"]) == 0

@@ -5,6 +5,8 @@ import json
 import pytest
 
 from placement.cli import main
+from placement.perf.calibration import load_calibration
+from placement.perf.megatron import megatron_args
 
 GPT175 = (
     "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 2048 --vocab-size 51200 "
@@ -23,15 +25,33 @@ def test_json_keys(capsys):
     assert set(out["memory"]) >= {"weights", "gradients", "optimizer_state", "activations", "total"}
     assert out["memory"]["total"] == pytest.approx(sum(v for k, v in out["memory"].items() if k != "total"))
     assert out["fits"] is True and 0 < out["mfu"] < 1
-    assert out["calibration_band"]["rows"] == 10
+    # bf16 with today's kernels is outside the 2021 calibration runs: no band, an extrapolated error
+    assert out["calibration_band"] is None
+    assert out["error"]["kind"] == "extrapolated" and out["error"]["value"] is None
     assert "precision bf16 (calibration runs: fp16)" in out["outside_calibration"]
     assert out["iteration_seconds"] == pytest.approx(sum(out["time"].values()))
+
+
+def test_a_calibration_run_carries_the_band(capsys):
+    """A published run's own flags are inside the calibration runs: the band applies, in text and JSON."""
+    row = load_calibration()[-1]
+    argv = ["predict", "--gpu", "A100", "--gpus", str(row.cluster.gpus), "--", *megatron_args(row.model, row.layout)]
+    assert main([*argv[:5], "--json", *argv[5:]]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["calibration_band"]["rows"] == 10 and out["outside_calibration"] == []
+    assert out["error"] == {"kind": "calibrated", "value": out["calibration_band"]["max_abs_error"],
+                            "source": "10 measured runs (megatron_a100_2021.json)"}  # fmt: skip
+    assert main(argv) == 0
+    assert f"(calibration band ±{out['calibration_band']['max_abs_error']:.1%})" in capsys.readouterr().out
 
 
 def test_text_output(capsys):
     assert main(["predict", "--gpu", "H100", "--gpus", "1024", "--", *GPT175]) == 0
     text = capsys.readouterr().out
-    assert "iteration" in text and "calibration band ±" in text and "fits" in text
+    assert "iteration" in text and "fits" in text
+    # another GPU than the calibration runs': extrapolated, no band on the headline
+    assert "(extrapolated: no measured runs of this framework on this GPU)" in text
+    assert "calibration band ±" not in text
     # where the band does not reach: each property of the run that no calibration run shares, one per line
     assert "\noutside those runs in " in text and "\n  GPU H100 (calibration runs: A100)" in text
 

@@ -78,7 +78,8 @@ def _model_inputs() -> TransformerSpec:
 
 
 def _metrics(pred: Prediction) -> None:
-    band = f" ± {pred.band.max_abs_error:.0%}" if pred.band else ""
+    error = pred.error
+    band = f" ± {error.value:.0%}" if error.value is not None else " (extrapolated)"
     m = st.columns(4)
     m[0].metric("iteration", f"{pred.iteration_seconds:.3f} s{band}")
     m[1].metric("tokens/s", f"{pred.tokens_per_second:,.0f}")
@@ -88,12 +89,14 @@ def _metrics(pred: Prediction) -> None:
 
 def _calibration(pred: Prediction, key: str) -> None:
     """How far the model was from measured runs, and the run's properties outside them (where it extrapolates)."""
-    if not pred.band:
+    error = pred.error
+    band = error.band
+    if band is None:
+        st.caption(f"Model {pred.model_id}: {error.headline}.")
         return
-    band = pred.band
     text = (
-        f"Model {pred.model_id}: within ±{band.max_abs_error:.0%} (mean {band.mean_abs_error:.1%}) of the "
-        f"iteration time of {band.rows} measured runs ({band.source})."
+        f"Model {pred.model_id}: error {error.headline}. The calibration runs: within ±{band.max_abs_error:.0%} "
+        f"(mean {band.mean_abs_error:.1%}) of the iteration time of {band.rows} measured runs ({band.source})."
     )
     outside = pred.outside_calibration
     if not outside:

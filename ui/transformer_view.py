@@ -1,8 +1,9 @@
 """The transformer scenario's sections on the Meeting summary, Purchase, Tradeoffs, Uncertainty, Timeline and
 Plan view pages (the numbers: :mod:`placement.perf.meeting`, the same functions ``plan`` calls).
 
-Every time-derived number shows the calibration band's range; every section says which model produced it and
-lists the run's properties outside the calibration runs (:func:`calibration`).
+Every time-derived number shows the range of the error the measured runs justify (none when extrapolated); every
+section says which model produced it, states that error (:func:`placement.perf.error_statement.error_statement`)
+and lists the run's properties outside the calibration runs (:func:`calibration`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from placement.errors import PlacementError
-from placement.perf.coverage import calibration_lines, properties
+from placement.perf.coverage import properties
 from placement.perf.hardware import ACCELERATORS, GIB
 from placement.perf.launch import deepspeed_config, torchtitan_toml
 from placement.perf.layout import Recompute, stage_layers
@@ -36,17 +37,14 @@ def _table(rows: dict[str, str]) -> None:
 
 
 def calibration(answer: MeetingAnswer, key: str) -> None:
-    """The model, its calibration band and the run's properties outside the calibration runs."""
-    if not answer.feasible:
+    """The model, the error its numbers may be stated with, and the run's properties outside the calibration runs."""
+    if not answer.feasible or answer.error is None:
         return
     pred = answer.result.plan.prediction  # type: ignore[union-attr]
-    lines = calibration_lines(answer.band, answer.outside)
-    if not lines:
-        st.caption(f"Numbers of the transformer performance model {pred.model_id} (no calibration table installed).")
-        return
+    lines = answer.error.lines()
     st.caption(
-        f"Numbers of the transformer performance model {pred.model_id}; {lines[0]}. Memory is the model's own "
-        "(no band: it was not calibrated on measured memory)."
+        f"Numbers of the transformer performance model {pred.model_id}; {'; '.join(lines[:2])}. Memory is the "
+        "model's own (no band: it was not calibrated on measured memory)."
     )
     if answer.outside:
         with st.expander(f"{properties(len(answer.outside))} outside the calibration runs", key=key):
@@ -209,7 +207,8 @@ def uncertainty_section() -> None:
         return
     band = answer.band
     if band is None:
-        st.caption("No calibration table installed: no band.")
+        headline = answer.error.headline if answer.error is not None else "no error statement"
+        st.markdown(f"**Error: {headline}**: no range is carried to the numbers.")
     else:
         rows = {}
         for name, value, inverse, unit in (

@@ -5,6 +5,10 @@ the published runs, or what ``measure`` found on the user's device). The ratio o
 known only within ``[r (1 - e_b) / (1 + e_o), r (1 + e_b) / (1 - e_o)]`` (``r`` = baseline / optimum, ``e_b``
 and ``e_o`` the two bands; the worst case, as if the errors were unrelated). A ratio whose range holds 1 is a
 **tie**, not a speed-up; only a range entirely above 1 is reported as faster.
+
+A prediction outside the calibration runs has no band (:func:`placement.perf.error_statement.error_statement`:
+extrapolated): its speed-up is then **not a finding** - reported, with no range and no verdict of faster or
+slower, unless the user states the error to allow (``--band``).
 """
 
 from __future__ import annotations
@@ -22,8 +26,13 @@ class Claim:
 
     baseline_seconds: float
     optimum_seconds: float
-    baseline_band: float
-    optimum_band: float
+    baseline_band: float | None
+    optimum_band: float | None
+
+    @property
+    def extrapolated(self) -> bool:
+        """No error band applies to one of the two predictions: the speed-up is not a finding."""
+        return self.baseline_band is None or self.optimum_band is None
 
     @property
     def speedup(self) -> float:
@@ -31,18 +40,25 @@ class Claim:
         return self.baseline_seconds / self.optimum_seconds
 
     @property
-    def low(self) -> float:
-        """Smallest speed-up the bands allow."""
+    def low(self) -> float | None:
+        """Smallest speed-up the bands allow (None: extrapolated)."""
+        if self.baseline_band is None or self.optimum_band is None:
+            return None
         return self.speedup * (1.0 - self.baseline_band) / (1.0 + self.optimum_band)
 
     @property
-    def high(self) -> float:
-        """Largest speed-up the bands allow."""
+    def high(self) -> float | None:
+        """Largest speed-up the bands allow (None: extrapolated)."""
+        if self.baseline_band is None or self.optimum_band is None:
+            return None
         return self.speedup * (1.0 + self.baseline_band) / (1.0 - self.optimum_band)
 
     @property
     def verdict(self) -> str:
-        """``"faster"`` (the whole range above 1), ``"slower"`` (below 1) or ``"tie"``."""
+        """``"faster"`` (the whole range above 1), ``"slower"`` (below 1), ``"tie"``, or
+        ``"not a finding (extrapolated)"`` without a band."""
+        if self.low is None or self.high is None:
+            return "not a finding (extrapolated)"
         if self.low > 1.0:
             return "faster"
         if self.high < 1.0:
@@ -51,6 +67,11 @@ class Claim:
 
     def text(self) -> str:
         """One line for a person."""
+        if self.low is None or self.high is None:
+            return (
+                f"not a finding (extrapolated): the optimum is predicted {self.speedup:.2f}x the baseline's speed, "
+                "but no measured runs bound the model's error on these runs (give --band to compare within one)"
+            )
         bands = f"bands ±{self.baseline_band:.1%} and ±{self.optimum_band:.1%}"
         span = f"{self.low:.2f}x to {self.high:.2f}x"
         if self.verdict == "tie":
@@ -71,12 +92,11 @@ class Claim:
         }
 
 
-def prediction_band(pred: Prediction, band: float | None = None) -> float:
-    """The relative error to allow a prediction: ``band`` when given, else its calibration band."""
+def prediction_band(pred: Prediction, band: float | None = None) -> float | None:
+    """The relative error to allow a prediction: ``band`` when given, else the error its statement justifies
+    (:attr:`Prediction.error`: the calibration band inside the calibration runs; None when extrapolated)."""
     if band is None:
-        if pred.band is None:
-            raise PlacementError("no error band for this prediction (no calibration table): give one (--band)")
-        band = pred.band.max_abs_error
+        return pred.error.value
     if not (math.isfinite(band) and 0 <= band < 1):
         raise PlacementError(f"--band {band!r}: must be a relative error from 0 to below 1 (0.1 for ±10 %)")
     return band
@@ -90,13 +110,16 @@ def compare_claim(baseline: Prediction, optimum: Prediction, band: float | None 
     baseline, optimum : Prediction
         The user's layout and the planner's, predicted on the same cluster.
     band : float or None
-        Relative error of each prediction (default: each one's calibration band).
+        Relative error of each prediction (default: each one's stated error; none when extrapolated, and the
+        claim is then not a finding).
 
     Examples
     --------
     >>> from placement.perf.claims import Claim
     >>> Claim(1.03, 1.0, 0.057, 0.057).verdict, Claim(1.45, 1.0, 0.057, 0.057).verdict
     ('tie', 'faster')
+    >>> Claim(2.18, 1.0, None, None).verdict
+    'not a finding (extrapolated)'
     """
     return Claim(
         baseline.iteration_seconds,

@@ -16,11 +16,10 @@ import math
 from typing import Any
 
 from ..errors import PlacementError
-from .coverage import calibration_lines
-from .device_runs import eager_band_line
 from .eager import FRAMEWORK as EAGER
 from .eager import check_one_device, eager_predict
-from .hardware import GB, Accelerator, Cluster, accelerator
+from .error_statement import error_statement
+from .hardware import GB, Accelerator, Cluster, accelerator, power_note
 from .hf_config import model_from_argument
 from .megatron import parse_megatron_args
 from .params import DEFAULT_PARAMS, PerfParams
@@ -75,7 +74,9 @@ def register(commands: Any) -> None:
         description="Predict a Megatron-LM training run: give the cluster, then the launch flags after --.",
     )
     cmd.add_argument(
-        "--gpu", default=None, help="accelerator: A100, A100-40GB, H100, H100-PCIe, H200, B200, MI300X, L4, V100"
+        "--gpu",
+        default=None,
+        help="accelerator: A100, A100-40GB, A100-40GB-PCIe, H100, H100-PCIe, H100-NVL, H200, H200-NVL, B200, MI300X, L4, V100",
     )
     cmd.add_argument(
         "--profile", default=None, help="device profile from calibrate (measured rates; --gpu then gives the links)"
@@ -93,14 +94,28 @@ def register(commands: Any) -> None:
         "--framework",
         choices=FRAMEWORKS,
         default="megatron",
-        help="kernel physics: megatron (Megatron-LM with TransformerEngine, default) or torch-eager (plain PyTorch "
-        "eager on one GPU, what measure runs)",
+        help="megatron (Megatron-LM flags, its kernels with TransformerEngine; default), torch-eager (plain PyTorch "
+        "eager on one GPU, what measure runs) or torchtitan (torchtitan 0.2.2's flags and --config TOML, priced as "
+        "plan --framework torchtitan prices its layouts)",
+    )
+    cmd.add_argument(
+        "--power-limit",
+        type=_positive,
+        default=None,
+        help="board power limit in W (40 %% of the TDP to the TDP): dense peaks x (W/TDP)^(1/3), an assumption",
+    )
+    cmd.add_argument(
+        "--config", default=None, help="--framework torchtitan: a torchtitan job config TOML (flags after -- override)"
     )
     cmd.add_argument("--json", action="store_true", help="print one JSON object")
-    cmd.add_argument("megatron", nargs=argparse.REMAINDER, help="-- then Megatron-LM flags")
+    cmd.add_argument(
+        "megatron",
+        nargs=argparse.REMAINDER,
+        help="-- then Megatron-LM flags (torchtitan's own with --framework torchtitan)",
+    )
 
 
-FRAMEWORKS = ("megatron", EAGER)
+FRAMEWORKS = ("megatron", EAGER, "torchtitan")
 
 
 def _gib(value: float) -> str:
@@ -108,8 +123,8 @@ def _gib(value: float) -> str:
 
 
 def _text(model: TransformerSpec, pred: Prediction, notes: list[str]) -> str:
-    band = pred.band
-    band_text = f" (calibration band ±{band.max_abs_error:.1%})" if band else ""
+    error = pred.error
+    band_text = f" ({error.headline})"
     lines = [
         f"model {pred.model_id}",
         f"transformer {model.name}: {parameters_text(model)}",
@@ -124,7 +139,7 @@ def _text(model: TransformerSpec, pred: Prediction, notes: list[str]) -> str:
     lines.append("time by part (s):")
     lines += [f"  {k:16s} {v:.4g}" for k, v in pred.time.as_dict().items()]
     lines += [f"note: {n}" for n in [*notes, *pred.notes]]
-    lines += calibration_lines(pred.band, pred.outside_calibration)
+    lines += error.lines()
     return "\n".join(lines)
 
 
@@ -132,11 +147,18 @@ def _device(args: argparse.Namespace) -> tuple[Accelerator, PerfParams]:
     """The accelerator (catalogue, or measured by a profile) and the model's constants for it."""
     if args.gpu is None and args.profile is None:
         raise PlacementError("predict: give --gpu (a catalogue GPU) or --profile (a calibrated device)")
-    base = accelerator(args.gpu) if args.gpu is not None else None
     if args.profile is None:
-        return base, DEFAULT_PARAMS  # type: ignore[return-value]
+        return _limited(accelerator(args.gpu), args), DEFAULT_PARAMS
+    base = accelerator(args.gpu) if args.gpu is not None else None
     profile = load_profile(args.profile)
-    return accelerator_from_profile(profile, base or catalogue_match(profile.name)), profile_params(profile)
+    acc = accelerator_from_profile(profile, base or catalogue_match(profile.name))
+    return _limited(acc, args), profile_params(profile)
+
+
+def _limited(acc: Accelerator, args: argparse.Namespace) -> Accelerator:
+    """``acc`` under ``--power-limit`` when given (:meth:`Accelerator.with_power_limit`)."""
+    watts = getattr(args, "power_limit", None)
+    return acc if watts is None else acc.with_power_limit(watts)
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
@@ -145,6 +167,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if flags and flags[0] == "--":
         flags = flags[1:]
     acc, params = _device(args)
+    if args.config is not None and args.framework != "torchtitan":
+        raise PlacementError("--config: a torchtitan job config (give --framework torchtitan)")
     cluster = Cluster(
         acc,
         args.gpus,
@@ -153,10 +177,17 @@ def cmd_predict(args: argparse.Namespace) -> int:
         nic_bytes_per_s=None if args.nic_gbps is None else args.nic_gbps * GB,
     )
     base = None if args.model is None else model_from_argument(args.model)
-    model, layout, notes = parse_megatron_args(flags, gpus=args.gpus, model=base)
+    if args.framework == "torchtitan":
+        from .torchtitan_job import read_torchtitan_job
+
+        model, layout, notes = read_torchtitan_job(flags, args.config, args.gpus, base)
+    else:
+        model, layout, notes = parse_megatron_args(flags, gpus=args.gpus, model=base)
+    if acc.power_limit_watts is not None:
+        notes.append(power_note(acc))
     if args.framework == EAGER:
-        return _predict_eager(args, acc, params, model, layout)
-    pred = predict(model, cluster, layout, params, with_band=acc.measured is None)
+        return _predict_eager(args, acc, params, model, layout, notes)
+    pred = predict(model, cluster, layout, params, with_band=acc.measured is None, framework=args.framework)
     if acc.measured is not None:
         notes.append(
             f"priced from the profile of {acc.measured.name} measured {acc.measured.date}: the published runs' "
@@ -175,21 +206,23 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def _predict_eager(args: argparse.Namespace, acc: Accelerator, params: PerfParams, model: Any, layout: Any) -> int:
+def _predict_eager(
+    args: argparse.Namespace, acc: Accelerator, params: PerfParams, model: Any, layout: Any, notes: list[str]
+) -> int:
     """``predict --framework torch-eager``: one GPU, the eager kernels and the host that issues them."""
     check_one_device(layout)
     micro = layout.global_batch // layout.micro_batch
     pred = eager_predict(model, acc, layout.micro_batch, micro, params, model.parameters(), layout.dtype)
     tokens = layout.global_batch * model.seq_length / pred.iteration_seconds
     fits = pred.memory <= acc.memory_bytes
-    band = eager_band_line()
-    if acc.measured is None:
-        band += "; those runs were priced from their device's profile, this one from the spec sheet (give --profile)"
+    error = error_statement(framework=EAGER, accelerator=acc)
+    band = error.headline
     if args.json:
         out = {"framework": EAGER, "accelerator": acc.name, "iteration_seconds": pred.iteration_seconds,
                "gpu_busy_seconds": pred.gpu_seconds, "host_seconds": pred.host_seconds, "aten_ops": pred.aten_ops,
                "tokens_per_second": tokens, "memory": pred.memory, "memory_capacity": acc.memory_bytes,
-               "fits": fits, "band": band}  # fmt: skip
+               "fits": fits, "band": band, "calibration_band": None, "error": error.as_dict(),
+               "notes": notes}  # fmt: skip
         print(json.dumps(out, allow_nan=False))
         return 0
     lines = [
@@ -199,6 +232,7 @@ def _predict_eager(args: argparse.Namespace, acc: Accelerator, params: PerfParam
         f"tokens/s {tokens:,.0f}",
         f"peak memory {_gib(pred.memory)} of {_gib(acc.memory_bytes)}: " + ("fits" if fits else "DOES NOT FIT"),
         f"error: {band}",
+        *[f"note: {n}" for n in notes],
     ]
     print("\n".join(lines))
     return 0

@@ -44,6 +44,11 @@ def _split(layout: Layout) -> str:
     return "uneven (first/last)" if layout.uneven else "even"
 
 
+def _power(cluster: Cluster) -> str:
+    watts = cluster.accelerator.power_limit_watts
+    return "none" if watts is None else f"{watts:g} W"
+
+
 def _overlaps(layout: Layout) -> str:
     names = [
         name
@@ -61,6 +66,7 @@ def _overlaps(layout: Layout) -> str:
 #: The properties compared, in the order they are listed.
 FEATURES: tuple[Feature, ...] = (
     Feature("GPU", lambda m, c, lay: c.accelerator.name),
+    Feature("power limit", lambda m, c, lay: _power(c)),
     Feature("GPUs", lambda m, c, lay: c.gpus, ranged=True),
     Feature("GPUs per node", lambda m, c, lay: c.gpus_per_node),
     Feature("NVLink GB/s", lambda m, c, lay: c.intra_bytes_per_s / 1e9, ranged=True),
@@ -140,8 +146,16 @@ def _shown(value: object) -> str:
     return str(value)
 
 
+#: The frameworks of the calibration table's runs (Megatron-LM, Narayanan et al. 2021).
+CALIBRATED_FRAMEWORKS = ("megatron", "megatron-2021")
+
+
 def outside_calibration(
-    model: TransformerSpec, cluster: Cluster, layout: Layout, envelope: Envelope | None = None
+    model: TransformerSpec,
+    cluster: Cluster,
+    layout: Layout,
+    envelope: Envelope | None = None,
+    framework: str = "megatron",
 ) -> tuple[str, ...]:
     """Each property of the run that no measured run shares, in words (empty: the run is like the measured ones).
 
@@ -152,6 +166,9 @@ def outside_calibration(
     envelope : Envelope or None
         What the measured runs covered (default: :func:`calibration_envelope` of the installed table; when that
         is missing nothing is listed, as no band is shown either).
+    framework : str
+        The framework whose launch is predicted (``plan --framework``); the calibration runs are Megatron-LM's
+        (:data:`CALIBRATED_FRAMEWORKS`).
 
     Returns
     -------
@@ -163,6 +180,8 @@ def outside_calibration(
         return ()
     seen = dict(envelope.values)  # (once per call: ``Envelope.covered`` builds it per label)
     out = []
+    if framework not in CALIBRATED_FRAMEWORKS:
+        out.append(f"framework {framework} (calibration runs: Megatron-LM)")
     for feature in FEATURES:
         value = feature.read(model, cluster, layout)
         covered = seen[feature.label]

@@ -84,6 +84,12 @@ class Accelerator:
     measured : DeviceProfile or None
         Rates measured on the device (:func:`placement.perf.profiled.accelerator_from_profile`); the kernels
         price GEMMs, attention and streaming from them instead of the spec-sheet fractions.
+    tdp_watts : float or None
+        Board power of the vendor figures (W): the reference of :meth:`with_power_limit` (None: not stated).
+    power_limit_watts : float or None
+        A power limit below ``tdp_watts`` set by :meth:`with_power_limit` (the peaks are already scaled).
+    source : str
+        Where the figures come from (the vendor's datasheet).
     """
 
     name: str
@@ -105,6 +111,9 @@ class Accelerator:
     price_date: str = ""
     fraction_source: str = ""
     measured: DeviceProfile | None = None
+    tdp_watts: float | None = None
+    power_limit_watts: float | None = None
+    source: str = ""
 
     def __post_init__(self) -> None:
         for field_name in ("fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops"):
@@ -124,6 +133,35 @@ class Accelerator:
             raise InvalidDevicesError(f"accelerator {self.name}: usd_per_hour must be a finite number >= 0")
         if self.sm_count < 1:
             raise InvalidDevicesError(f"accelerator {self.name}: sm_count must be >= 1")
+        for field_name in ("tdp_watts", "power_limit_watts"):
+            value = getattr(self, field_name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise InvalidDevicesError(f"accelerator {self.name}: {field_name} must be a finite number > 0")
+
+    def with_power_limit(self, watts: float) -> Accelerator:
+        """This kind run under a power limit of ``watts`` (the documented model of :func:`power_clock_factor`).
+
+        The dense peaks scale by ``power_clock_factor(watts, tdp)``; HBM, NVLink, NIC and PCIe bandwidths do
+        not change. A limit at the TDP returns the kind unchanged.
+
+        Raises
+        ------
+        InvalidDevicesError
+            Without a TDP in the catalogue, for a profiled device (its rates were measured at its own power
+            setting), or for ``watts`` outside ``[POWER_FLOOR x TDP, TDP]`` (one line naming ``--power-limit``).
+        """
+        if self.measured is not None:
+            raise InvalidDevicesError(
+                f"--power-limit: {self.name} is priced from a measured profile (measured at its own power setting)"
+            )
+        if self.tdp_watts is None:
+            raise InvalidDevicesError(f"--power-limit: the catalogue states no TDP for {self.name}")
+        factor = power_clock_factor(watts, self.tdp_watts)
+        if factor == 1.0:
+            return self
+        peaks = {f: getattr(self, f) * factor for f in ("fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops",
+                                                        "fp8_tflops")}  # fmt: skip
+        return replace(self, **peaks, power_limit_watts=float(watts))
 
     def peak_flops(self, dtype: Dtype | str) -> float:
         """Dense peak FLOP/s for ``dtype`` (0.0 when the accelerator lacks it)."""
@@ -133,6 +171,48 @@ class Accelerator:
     def scale_up_bytes_per_s(self) -> float:
         """Bandwidth between GPUs of one node: NVLink (or Infinity Fabric), else PCIe."""
         return self.nvlink_bytes_per_s if self.nvlink_bytes_per_s > 0 else self.pcie_bytes_per_s
+
+
+#: The lowest power limit accepted, as a fraction of the TDP (below it the clock model is not a fair guess).
+POWER_FLOOR = 0.4
+
+
+def power_clock_factor(watts: float, tdp: float) -> float:
+    """The SM clock (and dense peak) factor of a power limit: ``min(1, (watts / tdp) ** (1/3))``.
+
+    A physical assumption, not measured on this project's devices: dynamic power grows about as the cube of
+    the clock (power ~ C V^2 f with the voltage following the clock), so a board held at ``watts`` runs its
+    streaming multiprocessors at ``(watts / tdp) ** (1/3)`` of the boost clock. Memory, NVLink and network
+    bandwidths are taken as unchanged (their clocks are not the SMs').
+
+    Raises
+    ------
+    InvalidDevicesError
+        ``watts`` not a finite number from ``POWER_FLOOR x tdp`` to ``tdp`` (one line naming ``--power-limit``).
+    """
+    low = POWER_FLOOR * tdp
+    if (
+        isinstance(watts, bool)
+        or not isinstance(watts, int | float)
+        or not (math.isfinite(watts) and low <= watts <= tdp)
+    ):
+        raise InvalidDevicesError(
+            f"--power-limit {watts!r}: must be from {low:g} W ({POWER_FLOOR:.0%} of the TDP) to the TDP {tdp:g} W"
+        )
+    return min(1.0, (watts / tdp) ** (1.0 / 3.0))
+
+
+def power_note(acc: Accelerator) -> str:
+    """One line on a power-limited accelerator: the factor, the assumption behind it and what does not change."""
+    watts, tdp = acc.power_limit_watts, acc.tdp_watts
+    if watts is None or tdp is None:
+        return f"{acc.name}: no power limit"
+    factor = power_clock_factor(watts, tdp)
+    return (
+        f"power limit {watts:g} W of the {acc.name}'s {tdp:g} W TDP: dense peaks x{factor:.3f} (SM clock taken as "
+        "(W / TDP)^(1/3), dynamic power ~ f^3: a physical assumption, not measured on this project's devices; "
+        "extrapolated); HBM, NVLink, network and PCIe bandwidths unchanged"
+    )
 
 
 #: The catalogue file (package data).
@@ -174,6 +254,8 @@ def _entry(entry: dict[str, Any], price_date: str) -> Accelerator:
         usd_per_hour=_number(entry, "usd_per_hour", where),
         price_date=price_date,
         fraction_source=str(entry.get("fraction_source", "")),
+        tdp_watts=None if entry.get("tdp_w") is None else _number(entry, "tdp_w", where),
+        source=str(entry.get("source", "")),
     )
 
 

@@ -7,8 +7,9 @@ is what ``python -m placement plan`` prints for it, computed by the same functio
 (:func:`~placement.perf.search.search` and :func:`~placement.perf.plan_cli.launch_configs`): the launchable
 layout proven optimal in the framework's space, time per step, tokens/s, the memory of the most loaded GPU by
 part (optimizer state included) and whether it fits, cost per hour and per run, and the launch command. Every
-time-derived number carries the model's calibration band and the list of the run's properties outside the
-measured runs (:mod:`placement.perf.coverage`); memory is the model's own (no band: it was not calibrated on
+time-derived number carries the error the measured runs justify (:mod:`placement.perf.error_statement`: the
+calibration band inside the calibration runs, none when extrapolated) and the list of the run's properties
+outside the measured runs (:mod:`placement.perf.coverage`); memory is the model's own (no band: it was not calibrated on
 measured memory).
 
 >>> s = TransformerScenario(model="llama3-8b", gpu="H100", gpus=64, global_batch=256, tokens=1e9, price_per_hour=2.0)
@@ -27,6 +28,7 @@ from typing import Any
 
 from ..errors import InvalidModelSpecError, InvalidScenarioError, PlacementError
 from .calibration import CalibrationBand
+from .error_statement import ErrorStatement
 from .hardware import ACCELERATORS, Accelerator, Cluster, accelerator
 from .plan_cli import describe_layout, launch_configs
 from .plan_run import CATALOGUE_CURRENCY, price_of
@@ -302,9 +304,15 @@ class MeetingAnswer:
         return self.capacity - self.memory["total"]
 
     @property
+    def error(self) -> ErrorStatement | None:
+        """What the model's error is known to be for the plan (:attr:`Prediction.error`; None without a plan)."""
+        return self._prediction().error if self.feasible else None
+
+    @property
     def band(self) -> CalibrationBand | None:
-        """How far the model was from the measured runs (iteration time)."""
-        return self._prediction().band if self.feasible else None
+        """The calibration band where it applies (the run inside the calibration runs), else None."""
+        error = self.error
+        return error.band if error is not None and error.applies else None
 
     @property
     def outside(self) -> tuple[str, ...]:
@@ -354,13 +362,10 @@ class MeetingAnswer:
         return ""
 
     def banded(self, value: float, inverse: bool = False) -> tuple[float, float] | None:
-        """The range of a time-derived ``value`` under the calibration band (``inverse`` for rates such as
-        tokens/s); None without a band."""
-        band = self.band
-        if band is None:
-            return None
-        low, high = 1.0 - band.max_abs_error, 1.0 + band.max_abs_error
-        return (value / high, value / low) if inverse else (value * low, value * high)
+        """The range of a time-derived ``value`` under the stated error (``inverse`` for rates such as tokens/s);
+        None where no error is stated (extrapolated)."""
+        error = self.error
+        return None if error is None else error.span(value, inverse)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready summary (the numbers a page and the CLI show)."""
@@ -381,6 +386,7 @@ class MeetingAnswer:
             cost_per_run=self.cost_per_run,
             launch_command=self.launch_command,
             calibration_band=None if band is None else band.max_abs_error,
+            error=self.error.as_dict() if self.error is not None else None,
             outside_calibration=list(self.outside),
         )
         return out
@@ -430,8 +436,8 @@ def format_tokens(tokens: float) -> str:
 def figures(answer: MeetingAnswer, currency: str = "USD") -> dict[str, str]:
     """The answer's numbers as the pages and the browser test show them (label -> text).
 
-    Time-derived figures (step time, tokens/s, run days, cost per run) end with the calibration band's range;
-    memory has none (the model's own). Without a layout: ``{"layout": "no layout fits: <reason>"}``.
+    Time-derived figures (step time, tokens/s, run days, cost per run) end with the stated error's range (the
+    calibration band inside the calibration runs; none when extrapolated); memory has none (the model's own). Without a layout: ``{"layout": "no layout fits: <reason>"}``.
     """
     s = answer.scenario
     out = {"GPUs": f"{s.gpus:,} x {s.gpu}"}

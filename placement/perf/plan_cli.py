@@ -26,8 +26,7 @@ from typing import Any
 from ..errors import PlacementError, quote
 from .claims import Claim, compare_claim
 from .cli import parameters_dict, parameters_text
-from .coverage import calibration_lines
-from .hardware import GB, GIB, Cluster, accelerator
+from .hardware import GB, GIB, Cluster, accelerator, power_note
 from .hf_config import model_from_argument
 from .launch import (
     check_deepspeed,
@@ -95,6 +94,12 @@ def add_plan_parser(commands: Any, count: Any) -> None:
     )
     cmd.add_argument("--band", type=float, default=None, help="relative error of each prediction for the comparison")
     cmd.add_argument(
+        "--power-limit",
+        type=float,
+        default=None,
+        help="board power limit in W (40 %% of the TDP to the TDP): dense peaks x (W/TDP)^(1/3), an assumption",
+    )
+    cmd.add_argument(
         "megatron",
         nargs=argparse.REMAINDER,
         help="-- then Megatron-LM flags: the model's shape, and a layout (parallel sizes) to compare the plan with",
@@ -130,6 +135,8 @@ def _cluster(args: argparse.Namespace) -> Cluster:
     acc = accelerator(args.gpu)
     if args.profile is not None:
         acc = accelerator_from_profile(load_profile(args.profile), acc)
+    if getattr(args, "power_limit", None) is not None:
+        acc = acc.with_power_limit(args.power_limit)
     price, prices = parse_prices(args.price)
     acc = replace(acc, price_per_hour=price_of(acc, price, prices, _currency(args)))
     nic = getattr(args, "nic_gbps", None)
@@ -248,9 +255,9 @@ def _text(
         return "\n".join(lines)
     plan, pred = result.plan, result.plan.prediction
     lines.append(f"optimal (proven in the model {pred.model_id}): {describe_layout(plan)}")
-    band = f" (calibration band +-{pred.band.max_abs_error:.0%})" if pred.band else ""
+    error = pred.error
     lines.append(
-        f"iteration {pred.iteration_seconds:.4g} s{band}, {pred.tokens_per_second:,.0f} tokens/s, "
+        f"iteration {pred.iteration_seconds:.4g} s ({error.headline}), {pred.tokens_per_second:,.0f} tokens/s, "
         f"{pred.tflops_per_gpu:.1f} TFLOP/s per GPU, MFU {pred.mfu:.1%}"
     )
     mem = pred.memory.as_dict()
@@ -259,7 +266,7 @@ def _text(
         + ", ".join(f"{k} {v / GIB:.2f} GiB" for k, v in mem.items())
         + f" of {pred.memory_capacity / GIB:.1f} GiB"
     )
-    lines += calibration_lines(pred.band, pred.outside_calibration)
+    lines += error.lines()
     lines += money_lines
     if "megatron_launch" in configs:
         what = "Megatron-LM launch command" + ("" if result.space.startswith("megatron") else " (same layout)")
@@ -335,6 +342,8 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.framework not in SPACES:
         raise PlacementError(f"--framework {args.framework!r}: must be one of {', '.join(SPACES)}")
     model, notes = _model(args)
+    if args.power_limit is not None and (":" in args.gpu or args.compare_gpus is not None):
+        raise PlacementError("--power-limit applies to one --gpu kind (not KIND:N,KIND:N nor --compare-gpus)")
     if ":" in args.gpu:
         if args.profile is not None or _layout_given(_flags(args)):
             raise PlacementError("--profile and a layout to compare apply to one GPU kind, not KIND:N,KIND:N")
@@ -359,6 +368,8 @@ def run_plan(args: argparse.Namespace) -> int:
     claim = _claim(args, model, cluster, params, result)
     if claim is not None:  # the parallel sizes after -- were read: the layout compared with the plan
         notes = [n for n in notes if not n.startswith("not read (the plan chooses the layout)")]
+    if cluster.accelerator.power_limit_watts is not None:
+        notes = [*notes, power_note(cluster.accelerator)]
     acc = cluster.accelerator
     source = price_source(acc, acc.price_per_hour, args.price is not None, currency)
     if args.json:
@@ -434,5 +445,5 @@ def _claim(
     if cluster.accelerator.measured is not None and args.band is None:
         raise PlacementError("with --profile give --band (the error measure found on this device): no table applies")
     _, layout, _ = parse_megatron_args(flags, gpus=cluster.gpus, model=model)
-    baseline = predict(model, cluster, layout, params)
+    baseline = predict(model, cluster, layout, params, framework=result.space)
     return compare_claim(baseline, result.plan.prediction, args.band)

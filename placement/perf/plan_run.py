@@ -140,8 +140,7 @@ def tokens_text(tokens: float) -> str:
 def run_lines(plan: Plan, model: TransformerSpec, tokens: float | None, currency: str, source: str) -> list[str]:
     """The plan's cost lines: per hour and per iteration, and with ``tokens`` the run's iterations, days and cost."""
     fig = run_figures(plan, model, tokens)
-    band = plan.prediction.band
-    within = f" (calibration band +-{band.max_abs_error:.0%})" if band else ""
+    within = f" ({plan.prediction.error.headline})"
     lines = [f"price: {source}"]
     if fig.cost_per_hour is not None:
         lines.append(

@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .calibration import CALIBRATION_FILE, CalibrationBand, CalibrationResult, load_calibration
 from .collectives import (
@@ -54,6 +55,9 @@ from .layout import Layout, Recompute, check_layout, stage_layers
 from .memory import MemoryBreakdown, memory_breakdown, stage_parameters
 from .params import DEFAULT_PARAMS, PerfParams
 from .transformer import TransformerSpec
+
+if TYPE_CHECKING:
+    from .error_statement import ErrorStatement
 
 #: Identifier of this model's equations and constants (changes whenever a prediction would change).
 MODEL_ID = "perf-v1"
@@ -110,10 +114,20 @@ class Prediction:
     band: CalibrationBand | None
     notes: tuple[str, ...] = ()
     outside_calibration: tuple[str, ...] = ()
+    framework: str = "megatron"
+
+    @property
+    def error(self) -> ErrorStatement:
+        """What the model's error is known to be for this run (:func:`~placement.perf.error_statement.error_statement`)."""
+        from .error_statement import error_statement
+
+        return error_statement(self)
 
     def as_dict(self) -> dict[str, object]:
-        """A JSON-ready dictionary (the CLI's ``--json`` object)."""
-        band = self.band
+        """A JSON-ready dictionary (the CLI's ``--json`` object): ``calibration_band`` only where it applies
+        (null for a run outside the calibration runs), and ``error`` (:meth:`ErrorStatement.as_dict`)."""
+        error = self.error
+        band = error.band if error.kind == "calibrated" else None
         return {
             "model_id": self.model_id,
             "iteration_seconds": self.iteration_seconds,
@@ -135,6 +149,7 @@ class Prediction:
                 "rows": band.rows,
                 "source": band.source,
             },
+            "error": error.as_dict(),
             "notes": list(self.notes),
             "outside_calibration": list(self.outside_calibration),
         }
@@ -366,6 +381,7 @@ def predict(
     *,
     check: bool = True,
     with_band: bool = True,
+    framework: str = "megatron",
 ) -> Prediction:
     """Predict one training iteration of ``model`` on ``cluster`` split as ``layout``.
 
@@ -381,6 +397,9 @@ def predict(
     with_band : bool
         Attach the calibration band (computed once per ``params`` from the published runs) and the run's
         properties outside those runs.
+    framework : str
+        The framework that launches the layout (a search space's name: ``megatron``, ``torchtitan``, ...): the
+        numbers do not depend on it, whether the calibration runs cover the run does.
 
     Returns
     -------
@@ -406,7 +425,7 @@ def predict(
     outside: tuple[str, ...] = ()
     if with_band:
         band = calibration_band(params)
-        outside = outside_calibration(model, cluster, layout) if band is not None else ()
+        outside = outside_calibration(model, cluster, layout, framework=framework) if band is not None else ()
     notes = []
     if layout.dtype is Dtype.FP8:
         notes.append("fp8: GEMMs at the fp8 peak, attention and weights in bf16; MFU against the fp8 peak")
@@ -428,6 +447,7 @@ def predict(
         band=band,
         notes=tuple(notes),
         outside_calibration=outside,
+        framework=framework,
     )
 
 

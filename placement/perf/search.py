@@ -426,7 +426,9 @@ def search(
         )
         return SearchResult(Status.INFEASIBLE, space.name, space.title, None, stats, seconds, reason)
     # the winner again, with the calibration band attached (the band does not change the numbers)
-    best = Plan(best.layout, predict(model, cluster, best.layout, params), best.gpus, best.price_per_hour)
+    best = Plan(
+        best.layout, predict(model, cluster, best.layout, params, framework=space.name), best.gpus, best.price_per_hour
+    )
     return SearchResult(Status.OPTIMAL, space.name, space.title, best, stats, seconds)
 
 
