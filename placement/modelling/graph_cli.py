@@ -116,7 +116,7 @@ def with_profile(kinds: dict[str, int], path: str | None) -> dict[KindLike, int]
         One line when the profile is unreadable or its device matches no kind of ``kinds``.
     """
     if path is None:
-        return dict(kinds)
+        return {name: count for name, count in kinds.items()}
     profile = load_profile(path)
     base = catalogue_match(profile.name)
     if base is None or base.name not in kinds:

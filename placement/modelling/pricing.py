@@ -248,7 +248,7 @@ def cost_source(graph: Graph) -> str:
 
 
 def devices_for(
-    kinds: Mapping[KindLike, int],
+    kinds: Mapping[str, int] | Mapping[KindLike, int],
     cpus: int = 0,
     reference: KindLike | None = None,
     *,
