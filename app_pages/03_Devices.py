@@ -1,4 +1,5 @@
-"""Devices page: catalogue GPUs, a measured device profile, CPU cores, memory, bandwidth, what-if speed; presets; inventory; latency multipliers.
+"""Devices page: catalogue GPUs, a measured device profile, CPU cores, memory, bandwidth, what-if speed; presets;
+inventory; latency multipliers.
 
 The current :class:`placement.Devices` lives in :mod:`ui.state`; the widgets here are
 re-initialised from it whenever it changes elsewhere (a preset, the inventory editor, a new

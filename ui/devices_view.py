@@ -1,4 +1,5 @@
-"""The Devices page's sections: catalogue GPUs, a measured device profile, memory model, inventory and currency, latency multipliers, summary.
+"""The Devices page's sections: catalogue GPUs, a measured device profile, memory model, inventory and currency,
+latency multipliers, summary.
 
 Each ``render_*`` draws its widgets and writes the shared state back (:mod:`ui.state`); the
 conversions are plain functions in :mod:`ui.devices_form`.
