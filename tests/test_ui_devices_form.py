@@ -143,6 +143,8 @@ def test_a_measured_kind_replaces_the_kind_it_was_measured_on_and_goes_back():
     note = form.profile_note(kind, "h100.json", True)
     assert "priced from the profile of NVIDIA H100 80GB HBM3 measured 2026-12-04T18:00:00Z (h100.json)" in note
     assert "calibration band (Megatron A100 runs) does not apply" in note and "\n" not in note
+    assert "records no kernels" in form.profile_note(kind, "h100.json", True, has_kernels=False)
+    assert "is not in the inventory" in form.profile_note(kind, "h100.json", False)
 
 
 @pytest.mark.parametrize(

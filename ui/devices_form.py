@@ -310,8 +310,12 @@ def without_measured_kind(devices: placement.Devices, kind: Accelerator) -> plac
     return devices.with_changes(accelerators=tuple(kinds))
 
 
-def profile_note(kind: Accelerator, file_name: str, in_inventory: bool) -> str:
-    """The line under the uploader: which kind the profile prices, from which file, and that no band applies."""
+def profile_note(kind: Accelerator, file_name: str, in_inventory: bool, has_kernels: bool = True) -> str:
+    """The line under the uploader: which kind the profile prices, from which file, and that no band applies.
+
+    ``has_kernels``: whether the loaded graph records kernels (a graph without, like the paper's, keeps its
+    own times and cannot be priced from a profile).
+    """
     profile = kind.measured
     if profile is None:
         return ""
@@ -319,6 +323,12 @@ def profile_note(kind: Accelerator, file_name: str, in_inventory: bool) -> str:
         return (
             f"{file_name} ({profile_source(profile)}) is kept, but its kind {kind.name} is not in the inventory: "
             "upload it again to put it back."
+        )
+    if not has_kernels:
+        return (
+            f"{kind.name} comes from {file_name} ({profile_source(profile)}), but the loaded graph records no "
+            "kernels (its times are the file's own): it runs the graph's reference times. A graph built or "
+            "imported by the app is priced from the profile."
         )
     return (
         f"{kind.name} is {profile_source(profile)} ({file_name}): the published calibration band (Megatron A100 "

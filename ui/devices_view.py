@@ -14,6 +14,7 @@ import streamlit as st
 
 import placement
 from placement import viz
+from placement.modelling.pricing import has_work
 from ui import devices_form as form
 from ui import live, state, worker
 
@@ -104,7 +105,10 @@ def render_profile(devices: placement.Devices) -> None:
         return
     kind, file_name = current
     col_note, col_remove = st.columns([5, 1.3], vertical_alignment="center")
-    col_note.caption(form.profile_note(kind, file_name, any(k.name == kind.name for k in devices.accelerators)))
+    in_inventory = any(k.name == kind.name for k in devices.accelerators)
+    problem = state.base_problem()
+    has_kernels = problem is not None and has_work(problem.graph)
+    col_note.caption(form.profile_note(kind, file_name, in_inventory, has_kernels))
     if col_remove.button("Remove profile", key="dev_profile_remove", width="stretch"):
         state.set_devices(form.without_measured_kind(devices, kind))
         state.set_profile(None)
