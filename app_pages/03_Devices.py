@@ -1,4 +1,5 @@
-"""Devices page: catalogue GPUs, CPU cores, memory, bandwidth, what-if speed; presets; inventory; latency multipliers.
+"""Devices page: catalogue GPUs, a measured device profile, CPU cores, memory, bandwidth, what-if speed; presets;
+inventory; latency multipliers.
 
 The current :class:`placement.Devices` lives in :mod:`ui.state`; the widgets here are
 re-initialised from it whenever it changes elsewhere (a preset, the inventory editor, a new
@@ -116,6 +117,7 @@ def main() -> None:
     summary = st.container()
     devices = state.current_devices()
     view.render_catalogue(devices)
+    view.render_profile(devices)
     shown = _sliders(devices)
     from_widgets = form.devices_from_widgets(devices, st.session_state, shown)
     if from_widgets != devices:

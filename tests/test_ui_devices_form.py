@@ -111,3 +111,51 @@ def test_a_catalogue_kind_comes_with_memory_link_and_price_and_keeps_an_edited_k
     recounted = form.with_catalogue_kind(edited, "H100", 16)  # an existing kind keeps what the user edited
     assert recounted.accelerators[0] == replace(edited.accelerators[0], count=16)
     assert recounted.accelerators[1:] == edited.accelerators[1:]
+
+
+def test_a_measured_kind_replaces_the_kind_it_was_measured_on_and_goes_back():
+    import json
+
+    from placement.modelling.pricing import devices_for
+    from placement.perf.hardware import ACCELERATORS
+    from placement.perf.profile import profile_from_dict
+    from placement.perf.profiled import measured_kind
+    from tests.test_perf_profile import _data
+
+    kind = form.read_profile("h100.json", json.dumps(_data()).encode())
+    assert kind == measured_kind(profile_from_dict(_data())) and kind.name == "H100 (measured 2026-12-04)"
+    catalogue = devices_for({"A100": 4, "H100": 8}, cpus=2).with_kind("H100", speed=1.5, price_per_hour=9.0)
+    measured = form.with_measured_kind(catalogue, kind, 3)
+    h100 = catalogue.accelerators[1]
+    assert measured.accelerators == (catalogue.accelerators[0], replace(h100, name=kind.name, memory=80e9))
+    assert measured.cpus == 2
+    again = form.with_measured_kind(measured, kind, 3, previous=kind.name)  # a new upload replaces the old one
+    assert again == measured
+    back = form.without_measured_kind(measured, kind)
+    assert back.accelerators == (catalogue.accelerators[0], replace(h100, memory=ACCELERATORS["H100"].memory_bytes))
+    # without the catalogue kind in the inventory it is added with the count and the catalogue's link and price
+    added = form.with_measured_kind(devices_for({"A100": 4}), kind, 3)
+    assert added.accelerators[1] == replace(devices_for({"A100": 4, kind: 3}).accelerators[1])
+    assert added.accelerators[1].price_per_hour == ACCELERATORS["H100"].usd_per_hour
+    assert form.without_measured_kind(added, kind).accelerators == added.accelerators[:1] + (
+        replace(added.accelerators[1], name="H100", memory=ACCELERATORS["H100"].memory_bytes),
+    )
+    note = form.profile_note(kind, "h100.json", True)
+    assert "priced from the profile of NVIDIA H100 80GB HBM3 measured 2026-12-04T18:00:00Z (h100.json)" in note
+    assert "calibration band (Megatron A100 runs) does not apply" in note and "\n" not in note
+    assert "records no kernels" in form.profile_note(kind, "h100.json", True, has_kernels=False)
+    assert "is not in the inventory" in form.profile_note(kind, "h100.json", False)
+
+
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        (b"{", "up.json: not valid JSON"),
+        (b'{"format": "placement-device-profile/1", "device": []}', "up.json: device: must be an object, got list"),
+        (b"x" * (2 * 1024 * 1024 + 1), "up.json: file is 2,097,153 bytes, over the 2,097,152-byte limit"),
+    ],
+)
+def test_a_bad_profile_is_one_line_naming_the_file_and_field(data, needle):
+    with pytest.raises(placement.InvalidDevicesError, match=needle.replace("[", r"\[")) as info:
+        form.read_profile("up.json", data)
+    assert "\n" not in str(info.value)

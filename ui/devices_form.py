@@ -6,6 +6,8 @@
 * :func:`catalogue_rows`, :func:`with_catalogue_kind` and :func:`only_catalogue_kind` put the hardware
   catalogue's GPUs (memory, link and price prefilled by :func:`placement.modelling.pricing.devices_for`) into
   the inventory.
+* :func:`read_profile`, :func:`with_measured_kind`, :func:`without_measured_kind` and :func:`profile_note` put a
+  device profile written by ``python -m placement calibrate`` into the inventory as a measured kind and take it out.
 * :func:`memory_model_from_widgets` builds the memory model; :func:`rule_rows` lists latency multipliers.
 """
 
@@ -22,7 +24,9 @@ import placement
 from placement.model import MAX_DEVICE_COUNT, Recompute, ScheduleKind
 from placement.modelling.pricing import devices_for
 from placement.patterns import compile_pattern
-from placement.perf.hardware import ACCELERATORS
+from placement.perf.hardware import ACCELERATORS, Accelerator
+from placement.perf.profile import MAX_PROFILE_BYTES, profile_from_bytes
+from placement.perf.profiled import catalogue_match, measured_kind, profile_source
 from placement.pipeline.registry import schedule_title
 from ui.widgets import stable_maximum
 
@@ -248,6 +252,88 @@ def with_catalogue_kind(devices: placement.Devices, name: str, count: int) -> pl
 def only_catalogue_kind(devices: placement.Devices, name: str, count: int) -> placement.Devices:
     """``devices`` with ``count`` cards of catalogue kind ``name`` as the only accelerators (CPU cores kept)."""
     return devices.with_changes(accelerators=(_catalogue_kind(name, int(count), placement.Devices()),))
+
+
+def read_profile(name: str, data: bytes) -> Accelerator:
+    """The measured device of an uploaded profile file (data, never code: JSON checked field by field).
+
+    Raises
+    ------
+    placement.InvalidDevicesError
+        One line naming the file and the field: over :data:`MAX_PROFILE_BYTES`, not JSON, NaN, a wrong type,
+        a value outside physical bounds (:func:`placement.perf.profile.profile_from_bytes`).
+    """
+    if len(data) > MAX_PROFILE_BYTES:
+        raise placement.InvalidDevicesError(
+            f"{name}: file is {len(data):,} bytes, over the {MAX_PROFILE_BYTES:,}-byte limit"
+        )
+    return measured_kind(profile_from_bytes(data, name))
+
+
+def _catalogue_name(kind: Accelerator) -> str | None:
+    base = catalogue_match(kind.measured.name) if kind.measured is not None else None
+    return base.name if base is not None else None
+
+
+def with_measured_kind(
+    devices: placement.Devices, kind: Accelerator, count: int, previous: str | None = None
+) -> placement.Devices:
+    """``devices`` with the measured device ``kind`` in the place of the kind it replaces.
+
+    It replaces the ``previous`` measured kind, else a kind of its own name, else the catalogue kind it was
+    measured on (``H100`` for an H100's profile): that kind's count, speed, link bandwidth and price stay, the
+    memory becomes the measured one. Otherwise it is added after the others with ``count`` cards and the
+    catalogue GPU's link and price.
+    """
+    kinds = list(devices.accelerators)
+    for name in (previous, kind.name, _catalogue_name(kind)):
+        for position, old in enumerate(kinds):
+            if name is not None and old.name == name:
+                kinds[position] = replace(old, name=kind.name, memory=kind.memory_bytes)
+                return devices.with_changes(accelerators=tuple(kinds))
+    names = [k.name for k in kinds if k.name in ACCELERATORS]
+    added = devices_for({kind: int(count)}, reference=names[0] if names else kind).accelerators[0]
+    return devices.with_changes(accelerators=(*kinds, added))
+
+
+def without_measured_kind(devices: placement.Devices, kind: Accelerator) -> placement.Devices:
+    """``devices`` with the measured ``kind`` back to the catalogue kind it was measured on (count, speed, link
+    and price kept, the catalogue's memory); dropped when there is no such kind or the inventory has it already."""
+    base = _catalogue_name(kind)
+    present = any(k.name == base for k in devices.accelerators)
+    kinds = []
+    for old in devices.accelerators:
+        if old.name != kind.name:
+            kinds.append(old)
+        elif base is not None and not present:
+            kinds.append(replace(old, name=base, memory=ACCELERATORS[base].memory_bytes))
+    return devices.with_changes(accelerators=tuple(kinds))
+
+
+def profile_note(kind: Accelerator, file_name: str, in_inventory: bool, has_kernels: bool = True) -> str:
+    """The line under the uploader: which kind the profile prices, from which file, and that no band applies.
+
+    ``has_kernels``: whether the loaded graph records kernels (a graph without, like the paper's, keeps its
+    own times and cannot be priced from a profile).
+    """
+    profile = kind.measured
+    if profile is None:
+        return ""
+    if not in_inventory:
+        return (
+            f"{file_name} ({profile_source(profile)}) is kept, but its kind {kind.name} is not in the inventory: "
+            "upload it again to put it back."
+        )
+    if not has_kernels:
+        return (
+            f"{kind.name} comes from {file_name} ({profile_source(profile)}), but the loaded graph records no "
+            "kernels (its times are the file's own): it runs the graph's reference times. A graph built or "
+            "imported by the app is priced from the profile."
+        )
+    return (
+        f"{kind.name} is {profile_source(profile)} ({file_name}): the published calibration band (Megatron A100 "
+        "runs) does not apply to it; `python -m placement measure` on that device gives its error."
+    )
 
 
 def rule_rows(

@@ -1,4 +1,5 @@
-"""The Devices page's sections: catalogue GPUs, memory model, inventory and currency, latency multipliers, summary.
+"""The Devices page's sections: catalogue GPUs, a measured device profile, memory model, inventory and currency,
+latency multipliers, summary.
 
 Each ``render_*`` draws its widgets and writes the shared state back (:mod:`ui.state`); the
 conversions are plain functions in :mod:`ui.devices_form`.
@@ -13,6 +14,7 @@ import streamlit as st
 
 import placement
 from placement import viz
+from placement.modelling.pricing import has_work
 from ui import devices_form as form
 from ui import live, state, worker
 
@@ -61,6 +63,56 @@ def render_catalogue(devices: placement.Devices) -> None:
         "The hardware catalogue (its table is under the inventory) gives each kind's memory, links and default "
         "price; the graph is re-priced for every catalogue kind in the inventory."
     )
+
+
+def render_profile(devices: placement.Devices) -> None:
+    """A device profile from ``python -m placement calibrate``: its measured device joins (or replaces) a kind.
+
+    A bad file is one line and changes nothing; "Remove profile" gives the kind back to the catalogue.
+    """
+    ss = st.session_state
+    st.subheader("Measured device profile")
+    uploaded = st.file_uploader(
+        f"Device profile from python -m placement calibrate (JSON, at most {form.MAX_PROFILE_BYTES // 2**20} MiB)",
+        type=["json"],
+        key="dev_profile_upload",
+        max_upload_size=max(1, form.MAX_PROFILE_BYTES // 2**20),
+        help="The measured device becomes a kind of the inventory, in the place of the catalogue kind it was "
+        "measured on: the graph is priced from its measured matrix, attention and memory rates.",
+    )
+    current = state.current_profile()
+    if uploaded is None:
+        ss["_dev_profile_seen"], ss["_dev_profile_error"] = None, None
+    elif ss.get("_dev_profile_seen") != (seen := (uploaded.file_id, uploaded.name, uploaded.size)):
+        ss["_dev_profile_seen"], ss["_dev_profile_error"] = seen, None
+        try:
+            kind = form.read_profile(uploaded.name, uploaded.getvalue())
+        except placement.PlacementError as exc:
+            ss["_dev_profile_error"] = str(exc).splitlines()[0]
+        else:
+            count = int(ss.get("dev_cat_count", 8))
+            changed = form.with_measured_kind(devices, kind, count, current[0].name if current else None)
+            state.set_profile(kind, uploaded.name)
+            state.set_devices(changed)
+            st.rerun()
+    if ss.get("_dev_profile_error"):
+        st.error(f"Profile not applied: {ss['_dev_profile_error']} (the inventory stays as it was)")
+    if current is None:
+        st.caption(
+            "A profile prices the kind it was measured on (an H100's prices the H100 row) from the rates measured "
+            "on that device instead of the spec sheet; a device the catalogue lacks is added as a kind of its own."
+        )
+        return
+    kind, file_name = current
+    col_note, col_remove = st.columns([5, 1.3], vertical_alignment="center")
+    in_inventory = any(k.name == kind.name for k in devices.accelerators)
+    problem = state.base_problem()
+    has_kernels = problem is not None and has_work(problem.graph)
+    col_note.caption(form.profile_note(kind, file_name, in_inventory, has_kernels))
+    if col_remove.button("Remove profile", key="dev_profile_remove", width="stretch"):
+        state.set_devices(form.without_measured_kind(devices, kind))
+        state.set_profile(None)
+        st.rerun()
 
 
 def render_memory_model() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 import placement
+from placement.perf.hardware import Accelerator
 from placement.solve import MemoryModel
 from ui import session_keys as keys
 from ui import worker
@@ -90,15 +91,40 @@ def current_graph() -> placement.Graph | None:
     return graph
 
 
-def priced_kinds(devices: placement.Devices) -> tuple[str, ...]:
-    """The inventory's kinds the hardware catalogue knows, in order: the graph is priced for them."""
+def priced_kinds(devices: placement.Devices) -> tuple[str | Accelerator, ...]:
+    """The inventory's kinds the graph is priced for, in order: the catalogue's by name, and the measured device
+    of the uploaded profile (:func:`current_profile`) as its accelerator."""
     from placement.perf.hardware import ACCELERATORS
 
-    return tuple(kind.name for kind in devices.accelerators if kind.name in ACCELERATORS)
+    profile = current_profile()
+    measured = profile[0] if profile is not None else None
+    kinds: list[str | Accelerator] = []
+    for kind in devices.accelerators:
+        if kind.name in ACCELERATORS:
+            kinds.append(kind.name)
+        elif measured is not None and kind.name == measured.name:
+            kinds.append(measured)
+    return tuple(kinds)
+
+
+def current_profile() -> tuple[Accelerator, str] | None:
+    """(the measured device, its file's name) of the profile uploaded on the Devices page, or None."""
+    return st.session_state.get(keys.PROFILE)
+
+
+def set_profile(kind: Accelerator | None, file_name: str = "") -> None:
+    """Keep an uploaded profile's measured device (:func:`placement.perf.profiled.measured_kind`); None removes it.
+
+    The graph is priced from it while its kind is in the inventory (:func:`priced_kinds`); a picked plan is dropped.
+    """
+    value = None if kind is None else (kind, str(file_name))
+    if value != st.session_state.get(keys.PROFILE):
+        st.session_state[keys.PROFILE] = value
+        st.session_state[keys.PLAN] = None
 
 
 def priced_graph() -> placement.Graph | None:
-    """The loaded graph re-priced for the current inventory's catalogue kinds (the first one the reference).
+    """The loaded graph re-priced for the current inventory's catalogue and measured kinds (the first the reference).
 
     :func:`placement.modelling.pricing.price_graph` (in a worker process, cached per graph and kinds);
     a graph without op work (the paper's profiled files) comes back unchanged.

@@ -33,6 +33,7 @@ MEMORY_MODEL = "_ui_memory_model"  # MemoryModel every page solves and reports w
 DEVICES_ORIGIN = "_ui_devices_origin"  # "file" (the loaded file's own devices) or "custom" (set by the user)
 KEPT_NOTE = "_ui_devices_kept_note"  # the graph name whose file devices were not applied (kept custom ones)
 CURRENCY = "_ui_currency"  # the currency label of every price and cost
+PROFILE = "_ui_device_profile"  # (measured Accelerator, file name) of the uploaded device profile, or None
 
 _ON_CHANGE = "_ui_hook_changed"  # callable() run after every change of the shared state (URL sync)
 _ON_UPLOAD = "_ui_hook_uploaded"  # callable(problem, name) run when a graph that is not a sample is loaded

@@ -5,7 +5,8 @@ Pages write ``from ui import state`` and ``state.current_problem()``; the work i
 * :mod:`ui.graph_state` - the graph (:func:`set_graph`, :func:`current_graph_name`, :func:`base_problem`),
   the devices (:func:`current_devices`, :func:`set_devices`), latency multipliers
   (:func:`latency_rules`, :func:`set_latency_rules`), the graph re-priced for the inventory's catalogue
-  kinds (:func:`priced_graph`, :func:`cost_source_text`), the memory model (:func:`current_memory_model`,
+  kinds and an uploaded device profile (:func:`priced_graph`, :func:`cost_source_text`, :func:`current_profile`,
+  :func:`set_profile`), the memory model (:func:`current_memory_model`,
   :func:`set_memory_model`: every solve of every page uses it), the currency, :func:`current_problem`;
 * :mod:`ui.plan_state` - the method, objective and time limit, a plan picked elsewhere
   (:func:`set_selected_plan`, :func:`selected_plan`, :func:`clear_selected_plan`, :func:`result_problem`)
@@ -56,6 +57,7 @@ from ui.graph_state import (
     current_graph_source,
     current_memory_model,
     current_problem,
+    current_profile,
     devices_origin,
     devices_origin_text,
     devices_version,
@@ -68,6 +70,7 @@ from ui.graph_state import (
     set_graph,
     set_latency_rules,
     set_memory_model,
+    set_profile,
     use_file_devices,
 )
 from ui.plan_metrics import BatchTiming, batch_timing, plan_cost
@@ -127,6 +130,7 @@ __all__ = [
     "current_method",
     "current_objective",
     "current_problem",
+    "current_profile",
     "current_result",
     "current_time_limit",
     "default_sample",
@@ -168,6 +172,7 @@ __all__ = [
     "set_graph",
     "set_latency_rules",
     "set_memory_model",
+    "set_profile",
     "set_method",
     "set_objective",
     "set_selected_plan",

@@ -405,8 +405,13 @@ def scaled_graph(graph: placement.Graph, rules: tuple[tuple[str, float], ...]) -
     return light(graph)
 
 
-def needs_pricing(graph: placement.Graph, kinds: tuple[str, ...]) -> bool:
-    """Whether ``graph`` must be priced again for the catalogue ``kinds`` (reference first).
+def _kind_names(kinds: tuple[Any, ...]) -> list[str]:
+    """Names of catalogue kinds (strings) and measured devices (accelerators)."""
+    return [str(getattr(kind, "name", kind)) for kind in kinds]
+
+
+def needs_pricing(graph: placement.Graph, kinds: tuple[Any, ...]) -> bool:
+    """Whether ``graph`` must be priced again for ``kinds`` (catalogue names or measured devices, reference first).
 
     Not when there are no catalogue kinds, nor when the graph is already priced on the same reference for
     every one of them (``extra["pricedKinds"]``, reference first: the Graph page prices every catalogue kind),
@@ -414,11 +419,12 @@ def needs_pricing(graph: placement.Graph, kinds: tuple[str, ...]) -> bool:
     without kernels (the paper's profiled files) is never priced (:func:`priced_graph` returns it unchanged).
     """
     priced = [str(kind) for kind in graph.extra.get("pricedKinds", ())]
-    return bool(kinds) and not (priced and priced[0] == kinds[0] and set(kinds) <= set(priced))
+    names = _kind_names(kinds)
+    return bool(names) and not (priced and priced[0] == names[0] and set(names) <= set(priced))
 
 
-def priced_graph(graph: placement.Graph, kinds: tuple[str, ...]) -> placement.Graph:
-    """``graph`` re-priced for the catalogue ``kinds`` (:func:`placement.modelling.pricing.price_graph`)
+def priced_graph(graph: placement.Graph, kinds: tuple[Any, ...]) -> placement.Graph:
+    """``graph`` re-priced for ``kinds`` (:func:`placement.modelling.pricing.price_graph`)
     when :func:`needs_pricing` says so, else ``graph`` itself."""
     from placement.modelling.pricing import price_graph  # noqa: PLC0415
 

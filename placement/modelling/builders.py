@@ -34,7 +34,7 @@ from ..perf.layer_cost import Op, embedding_ops, layer_ops, output_ops
 from ..perf.layout import Attention, Layout
 from ..perf.transformer import TransformerSpec
 from .coarsen import coarsen, name_prefix
-from .pricing import DTYPE_BYTES, devices_for, price_graph, work_edge, work_extra
+from .pricing import DTYPE_BYTES, KindLike, devices_for, price_graph, work_edge, work_extra
 from .training import training_graph
 
 GRANULARITIES = ("layer", "operator")
@@ -125,7 +125,9 @@ class _GraphBuilder:
         return Graph(tuple(self.nodes), tuple(edges), name=name)
 
 
-def _finish(graph: Graph, granularity: str, training: bool, kinds: Sequence[str], reference: str | None) -> Graph:
+def _finish(
+    graph: Graph, granularity: str, training: bool, kinds: Sequence[KindLike], reference: KindLike | None
+) -> Graph:
     if granularity not in GRANULARITIES:
         raise InvalidGraphError(f"granularity must be one of {GRANULARITIES} (got {granularity!r})")
     if granularity == "layer":
@@ -171,13 +173,13 @@ def _layer_weights(model: TransformerSpec, name: str) -> int:
 
 def transformer_graph(
     model: TransformerSpec,
-    kinds: Sequence[str] = DEFAULT_KINDS,
+    kinds: Sequence[KindLike] = DEFAULT_KINDS,
     *,
     micro_batch: int = 1,
     dtype: str = "bf16",
     granularity: str = "layer",
     training: bool = False,
-    reference: str | None = None,
+    reference: KindLike | None = None,
     attention: str = "flash",
 ) -> Graph:
     """The transformer's graph priced on catalogue ``kinds`` (operators ``layer<i>/<op>``; layers by prefix).
@@ -186,8 +188,8 @@ def transformer_graph(
     ----------
     model : TransformerSpec
         The model (its ``seq_length`` is the sequence of a sample).
-    kinds : sequence of str
-        Catalogue kinds to price (the first, or ``reference``, is ``accelerator_latency``).
+    kinds : sequence of str or Accelerator
+        Catalogue kinds to price, or measured devices (the first, or ``reference``, is ``accelerator_latency``).
     micro_batch : int
         Sequences per pipeline sample.
     dtype : str
@@ -245,10 +247,10 @@ def transformer_graph(
 
 def cnn_graph(
     config: CnnConfig,
-    kinds: Sequence[str] = DEFAULT_KINDS,
+    kinds: Sequence[KindLike] = DEFAULT_KINDS,
     granularity: str = "layer",
     training: bool = False,
-    reference: str | None = None,
+    reference: KindLike | None = None,
 ) -> Graph:
     """The ResNet-like CNN's graph priced on ``kinds`` (operators ``<block>/<op>``; blocks merge by prefix)."""
     b, e = config.batch, float(_dtype(config.dtype))

@@ -1,11 +1,13 @@
 """``python -m placement graph``: a transformer's graph priced by the performance model, in the paper's format.
 
 ``python -m placement graph --model PRESET|CONFIG.json --gpu KIND[:N,KIND:N...] [--seq-length S]
-[--micro-batch B] [--training] [--granularity layer|operator] [--dtype bf16] [--cpus L] -o graph.json``
-writes the graph (latencies in ms for the first kind, ``latencies`` per kind for the others, the CPU core's latency,
-edge costs over the first kind's link, the kernels of every node for re-pricing) with the inventory
+[--micro-batch B] [--training] [--granularity layer|operator] [--dtype bf16] [--cpus L] [--profile PROFILE.json]
+-o graph.json`` writes the graph (latencies in ms for the first kind, ``latencies`` per kind for the others, the CPU
+core's latency, edge costs over the first kind's link, the kernels of every node for re-pricing) with the inventory
 (``deviceKinds`` from the catalogue: memory, link bandwidth relative to the first kind, USD per hour), ready
-for ``solve``, ``compare`` and the app's upload. A kind without ``:N`` counts one device.
+for ``solve``, ``compare`` and the app's upload. A kind without ``:N`` counts one device. ``--profile`` (written by
+``calibrate``) prices the kind its device matches from the measured rates: that kind becomes
+``"KIND (measured DATE)"`` with the profile's memory, and the file's cost source names the profile.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from typing import Any
 
 from ..errors import InvalidDevicesError, PlacementError
 from ..io import graph_to_dict
-from ..perf.hardware import ACCELERATORS, accelerator
+from ..perf.hardware import ACCELERATORS, Accelerator, accelerator
 from ..perf.hf_config import model_from_argument
+from ..perf.profile import load_profile
+from ..perf.profiled import catalogue_match, measured_kind
 from ..perf.transformer import MAX_SIZE, TransformerSpec
 from .builders import GRANULARITIES, transformer_graph
-from .pricing import cost_source, devices_for
+from .pricing import KindLike, cost_source, devices_for
 
 HELP = "a transformer's graph priced by the performance model, in the paper's JSON format"
 
@@ -94,12 +98,43 @@ def register(commands: Any) -> None:
     cmd.add_argument("--granularity", choices=GRANULARITIES, default="layer", help="nodes per layer or operator")
     cmd.add_argument("--dtype", choices=("bf16", "fp16", "fp32", "fp8"), default="bf16", help="product type")
     cmd.add_argument("--cpus", type=_count, default=0, help="CPU cores in the inventory (default 0)")
+    cmd.add_argument(
+        "--profile",
+        default=None,
+        metavar="PROFILE.json",
+        help="device profile from calibrate: the --gpu kind its device matches is priced from the measured rates",
+    )
     cmd.add_argument("-o", dest="output", metavar="FILE", required=True, help="graph file to write ('-' for stdout)")
+
+
+def with_profile(kinds: dict[str, int], path: str | None) -> dict[KindLike, int]:
+    """``kinds`` with the kind the profile at ``path`` matches replaced by the measured device (same count).
+
+    Raises
+    ------
+    InvalidDevicesError
+        One line when the profile is unreadable or its device matches no kind of ``kinds``.
+    """
+    if path is None:
+        return {name: count for name, count in kinds.items()}
+    profile = load_profile(path)
+    base = catalogue_match(profile.name)
+    if base is None or base.name not in kinds:
+        matched = f"matches the catalogue's {base.name}" if base is not None else "matches no catalogue kind"
+        raise InvalidDevicesError(
+            f"--profile {path}: its device {profile.name!r} {matched}, not a kind named in --gpu ({', '.join(kinds)})"
+        )
+    measured = measured_kind(profile)
+    return {measured if name == base.name else name: count for name, count in kinds.items()}
+
+
+def _kind_name(kind: KindLike) -> str:
+    return kind.name if isinstance(kind, Accelerator) else kind
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
     """Run ``graph``; :class:`~placement.errors.PlacementError` propagates to the CLI's one-line handler."""
-    kinds = parse_gpus(args.gpu)
+    kinds = with_profile(parse_gpus(args.gpu), args.profile)
     model = resolve_model(args.model)
     if args.seq_length is not None:
         model = model.with_changes(seq_length=args.seq_length)
@@ -122,7 +157,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
         raise PlacementError(f"{args.output}: cannot write ({exc.strerror or type(exc).__name__})") from None
     total = sum(n.accelerator_latency for n in graph.nodes)
     sys.stdout.write(
-        f"{args.output}: {len(graph.nodes)} nodes, {total:,.4g} ms on one {next(iter(kinds))}; "
+        f"{args.output}: {len(graph.nodes)} nodes, {total:,.4g} ms on one {_kind_name(next(iter(kinds)))}; "
         f"costs: {cost_source(graph)}\n"
     )
     return 0

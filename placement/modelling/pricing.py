@@ -13,6 +13,10 @@ on any catalogue kind with the same formulas as :func:`placement.perf.predict`:
 * an edge's cost is its bytes over the reference kind's scale-up link (NVLink, else PCIe) at NCCL's
   achieved fraction.
 
+A kind may also be a measured device (:func:`placement.perf.profiled.measured_kind`, from a profile written by
+``python -m placement calibrate``): the same kernels then run on its measured rates and launch cost, and the
+cost source says which profile priced it.
+
 Times in **milliseconds** (the graph files' unit). A backward node (``is_backward``) is priced with its
 kernels' backward times. Graphs without kernels (the paper's profiled JSON graphs) keep their costs:
 :func:`price_graph` returns them unchanged and :func:`cost_source` says they are profiled.
@@ -30,6 +34,10 @@ from ..perf.collectives import Links
 from ..perf.hardware import Accelerator, Cluster, Dtype, accelerator, cpu_core
 from ..perf.kernels import Work
 from ..perf.params import DEFAULT_PARAMS, PerfParams
+from ..perf.profiled import profile_params, profile_source
+
+#: A kind to price: a catalogue name or alias, or an accelerator (a measured device).
+KindLike = str | Accelerator
 
 #: Milliseconds per second.
 MS_PER_SECOND = 1000.0
@@ -84,6 +92,15 @@ def has_work(graph: Graph) -> bool:
     return any("work" in node.extra for node in graph.nodes)
 
 
+def kind_params(acc: Accelerator, params: PerfParams = DEFAULT_PARAMS) -> PerfParams:
+    """The model's constants on ``acc``: a measured device's launch cost replaces the assumed one."""
+    return profile_params(acc.measured, params) if acc.measured is not None else params
+
+
+def _kind(kind: KindLike) -> Accelerator:
+    return kind if isinstance(kind, Accelerator) else accelerator(str(kind))
+
+
 def work_ms(works: Sequence[Work], acc: Accelerator, dtype: Dtype, backward: bool, params: PerfParams) -> float:
     """Milliseconds of ``works`` on ``acc`` (their backward times when ``backward``)."""
     total = 0.0
@@ -93,17 +110,17 @@ def work_ms(works: Sequence[Work], acc: Accelerator, dtype: Dtype, backward: boo
     return total * MS_PER_SECOND
 
 
-def _kinds(kinds: Sequence[str], reference: str | None) -> tuple[Accelerator, list[Accelerator]]:
-    if isinstance(kinds, str):
+def _kinds(kinds: Sequence[KindLike], reference: KindLike | None) -> tuple[Accelerator, list[Accelerator]]:
+    if isinstance(kinds, str | Accelerator):
         kinds = [kinds]
     accs: list[Accelerator] = []
     for name in kinds:
-        acc = accelerator(str(name))
+        acc = _kind(name)
         if acc not in accs:
             accs.append(acc)
     if not accs:
         raise InvalidDevicesError("price_graph: give at least one accelerator kind")
-    ref = accelerator(reference) if reference is not None else accs[0]
+    ref = _kind(reference) if reference is not None else accs[0]
     return ref, [a for a in accs if a.name != ref.name]
 
 
@@ -124,28 +141,29 @@ def _priced(node: Node, works: Sequence[Work], ref: Accelerator, others: list[Ac
     back = node.is_backward
     return replace(
         node,
-        accelerator_latency=work_ms(works, ref, dtype, back, params),
+        accelerator_latency=work_ms(works, ref, dtype, back, kind_params(ref, params)),
         cpu_latency=work_ms(works, cpu_core(), dtype, back, params),
-        kind_latency=tuple((a.name, work_ms(works, a, dtype, back, params)) for a in others),
+        kind_latency=tuple((a.name, work_ms(works, a, dtype, back, kind_params(a, params))) for a in others),
     )
 
 
 def price_graph(
-    graph: Graph, kinds: Sequence[str], reference: str | None = None, params: PerfParams = DEFAULT_PARAMS
+    graph: Graph, kinds: Sequence[KindLike], reference: KindLike | None = None, params: PerfParams = DEFAULT_PARAMS
 ) -> Graph:
-    """The graph priced on catalogue ``kinds`` (names or aliases: ``"H100"``, ``"a100-sxm"``).
+    """The graph priced on catalogue ``kinds`` (names or aliases: ``"H100"``, ``"a100-sxm"``) or measured devices.
 
     Parameters
     ----------
     graph : Graph
         A graph whose nodes record kernels (``extra["work"]``); others are returned unchanged.
-    kinds : sequence of str
-        Accelerator kinds to price.
-    reference : str or None
+    kinds : sequence of str or Accelerator
+        Accelerator kinds to price: catalogue names, or accelerators such as a measured device
+        (:func:`placement.perf.profiled.measured_kind`: priced from its profile's rates and launch cost).
+    reference : str, Accelerator or None
         The kind written as ``accelerator_latency`` and whose link prices the edges (default: the first of
         ``kinds``); the others become ``kind_latency``.
     params : PerfParams
-        The performance model's constants.
+        The performance model's constants (a measured kind's launch cost is its profile's).
 
     Returns
     -------
@@ -171,7 +189,7 @@ def price_graph(
     edges = [e if e.size is None else replace(e, cost=edge_ms(e.size, ref, params)) for e in graph.edges]
     extra = dict(graph.extra)
     extra["pricedKinds"] = [ref.name, *(a.name for a in others)]
-    extra[COST_SOURCE_KEY] = _perf_source(ref, params)
+    extra[COST_SOURCE_KEY] = _perf_source(ref, others, params)
     return Graph(tuple(nodes), tuple(edges), name=graph.name, extra=extra)
 
 
@@ -193,12 +211,28 @@ def price_backward(graph: Graph, params: PerfParams = DEFAULT_PARAMS) -> Graph:
     return Graph(tuple(nodes), graph.edges, name=graph.name, extra=dict(graph.extra))
 
 
-def _perf_source(ref: Accelerator, params: PerfParams) -> str:
+def _perf_source(ref: Accelerator, others: Sequence[Accelerator], params: PerfParams) -> str:
+    """The cost source: the catalogue kinds' calibration, and for each measured kind the profile that priced it."""
     from ..perf.predict import calibration_band
 
     band = calibration_band(params)
     band_text = f", band ±{band.max_abs_error:.1%}" if band is not None else ""
-    return f"perf model (kernel physics, calibrated on Megatron A100 runs{band_text}) on {ref.name}"
+    measured = [
+        f"{a.name} {profile_source(a.measured)} (the published calibration band does not apply to it)"
+        for a in (ref, *others)
+        if a.measured is not None
+    ]
+    catalogue = [a for a in (ref, *others) if a.measured is None]
+    if ref.measured is None:
+        return "; ".join(
+            [f"perf model (kernel physics, calibrated on Megatron A100 runs{band_text}) on {ref.name}", *measured]
+        )
+    spec = (
+        f"; the catalogue kinds from their spec sheets (calibrated on Megatron A100 runs{band_text})"
+        if catalogue
+        else ""
+    )
+    return f"perf model (kernel physics) on {measured[0]}{'; '.join(['', *measured[1:]])}{spec}"
 
 
 def cost_source(graph: Graph) -> str:
@@ -214,9 +248,9 @@ def cost_source(graph: Graph) -> str:
 
 
 def devices_for(
-    kinds: Mapping[str, int],
+    kinds: Mapping[str, int] | Mapping[KindLike, int],
     cpus: int = 0,
-    reference: str | None = None,
+    reference: KindLike | None = None,
     *,
     memory: Mapping[str, float] | None = None,
     overlap: bool = False,
@@ -225,8 +259,10 @@ def devices_for(
 
     Parameters
     ----------
-    kinds : mapping of str to int
-        Devices per catalogue kind (names or aliases; zero counts are kept as kinds with no devices).
+    kinds : mapping of str or Accelerator to int
+        Devices per catalogue kind (names or aliases; zero counts are kept as kinds with no devices) or per
+        measured device (:func:`placement.perf.profiled.measured_kind`: its name, measured memory, catalogue
+        links and price).
     cpus : int
         CPU cores (priced at the catalogue CPU core's price).
     reference : str or None
@@ -244,9 +280,9 @@ def devices_for(
     """
     if not kinds:
         raise InvalidDevicesError("devices_for: give at least one accelerator kind")
-    accs = [(accelerator(str(name)), count) for name, count in kinds.items()]
-    ref = accelerator(reference) if reference is not None else accs[0][0]
-    overrides = {accelerator(str(k)).name: v for k, v in (memory or {}).items()}
+    accs = [(_kind(name), count) for name, count in kinds.items()]
+    ref = _kind(reference) if reference is not None else accs[0][0]
+    overrides = {_kind(k).name: v for k, v in (memory or {}).items()}
     out = []
     for acc, count in accs:
         out.append(

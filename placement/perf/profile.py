@@ -351,8 +351,18 @@ def load_profile(path: str | Path) -> DeviceProfile:
     """
     from ..io import read_file_bytes  # noqa: PLC0415 - the package's one bounded file reader
 
-    data = read_file_bytes(path, InvalidDevicesError)
-    shown = label(str(path))
+    return profile_from_bytes(read_file_bytes(path, InvalidDevicesError), str(path))
+
+
+def profile_from_bytes(data: bytes, source: str = "profile") -> DeviceProfile:
+    """Validate a profile given as the bytes of its file (an upload); ``source`` names it in messages.
+
+    Raises
+    ------
+    InvalidDevicesError
+        One line naming ``source`` and the field, as :func:`load_profile`.
+    """
+    shown = label(source)
     if len(data) > MAX_PROFILE_BYTES:
         raise InvalidDevicesError(f"{shown}: file is {len(data):,} bytes, over the {MAX_PROFILE_BYTES:,}-byte limit")
     try:
@@ -363,7 +373,7 @@ def load_profile(path: str | Path) -> DeviceProfile:
         raise InvalidDevicesError(f"{shown}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except (ValueError, RecursionError) as exc:
         raise InvalidDevicesError(f"{shown}: not valid JSON ({label(str(exc))})") from None
-    return profile_from_dict(parsed, str(path))
+    return profile_from_dict(parsed, source)
 
 
 def save_profile(profile: DeviceProfile, path: str | Path) -> None:

@@ -3,10 +3,14 @@
 :func:`accelerator_from_profile` turns a :class:`~placement.perf.profile.DeviceProfile` into an
 :class:`~placement.perf.hardware.Accelerator` whose ``measured`` field the kernels price from;
 :func:`profile_params` gives the model's constants on it; :func:`catalogue_match` names the catalogue GPU a
-device name denotes (for its link bandwidths and its spec-sheet prediction).
+device name denotes (for its link bandwidths and its spec-sheet prediction). :func:`measured_kind` is the
+profiled device as an inventory kind of its own (``"H100 (measured 2026-12-04)"``) for graph pricing, and
+:func:`profile_source` the line saying where its times come from.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from .hardware import ACCELERATORS, GB, TFLOP, Accelerator
 from .params import DEFAULT_PARAMS, PerfParams
@@ -60,3 +64,21 @@ def catalogue_match(name: str) -> Accelerator | None:
 def profile_params(profile: DeviceProfile, base: PerfParams | None = None) -> PerfParams:
     """The model's constants on a profiled device: the measured launch cost replaces the assumed one."""
     return (base or DEFAULT_PARAMS).with_changes(kernel_launch_s=profile.launch_seconds)
+
+
+def measured_kind(profile: DeviceProfile) -> Accelerator:
+    """The profiled device as an inventory kind: its measured rates, the links and default price of the catalogue
+    GPU it matches (:func:`catalogue_match`), named ``"<catalogue kind> (measured <date>)"`` (the device's own
+    name when no catalogue GPU matches)."""
+    base = catalogue_match(profile.name)
+    acc = accelerator_from_profile(profile, base)
+    stem = base.name if base is not None else profile.name[:60]
+    name = f"{stem} (measured {profile.date[:10]})"
+    if base is None:
+        return replace(acc, name=name)
+    return replace(acc, name=name, usd_per_hour=base.usd_per_hour, price_date=base.price_date)
+
+
+def profile_source(profile: DeviceProfile) -> str:
+    """``"priced from the profile of <device> measured <date>"``: where a measured kind's times come from."""
+    return f"priced from the profile of {profile.name} measured {profile.date}"

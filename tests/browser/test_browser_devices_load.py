@@ -10,17 +10,43 @@ no error may appear, and the currency and pattern fields keep what the user type
 This test did not reproduce the original error on the development machine: with the fields' ``value=`` taken
 out again it passed too (also with three busy processes and 60 presses), so it guards the behaviour under load,
 not the exact remount the load test once hit.
+
+The second test uploads a device profile on the same page (issue 40): the measured device re-prices the graph.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from .helpers import open_page, set_number, slider_thumb, step_slider, wait_idle
+from placement import Problem, load_problem
+from placement.modelling.pricing import price_graph
+from placement.perf.profile import profile_from_dict
+from placement.perf.profiled import measured_kind
+from tests.test_perf_profile import _data
+from ui import devices_form as form
+
+from .helpers import (
+    engine_time,
+    go,
+    metric,
+    open_page,
+    set_number,
+    slider_thumb,
+    step_slider,
+    upload_file,
+    wait_for_text,
+    wait_idle,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+#: A graph that records its kernels (the browser's server opens the paper's BERT-24, which does not).
+LLAMA = ROOT / "sample_graphs" / "models" / "llama3_8b_training.json"
 
 pytestmark = pytest.mark.browser
 
@@ -73,5 +99,42 @@ def test_the_devices_page_under_load_keeps_its_fields(browser, app_url, artifact
         assert page.get_by_label("Currency", exact=True).input_value() == "EUR"
         assert page.get_by_label("Node name pattern", exact=True).input_value() == "attention"
         assert not page.locator('[data-testid="stException"]').count()
+    finally:
+        context.close()
+
+
+def test_a_device_profile_reprices_the_graph_on_the_devices_page(browser, app_url, artifacts_dir, tmp_path):
+    profile = tmp_path / "h100_profile.json"
+    profile.write_text(json.dumps(_data()), encoding="utf-8")
+    problem = load_problem(LLAMA)
+    kind = measured_kind(profile_from_dict(_data()))
+    devices = form.with_measured_kind(problem.devices, kind, 8)
+    expected = engine_time(Problem(price_graph(problem.graph, [kind, "A100"]), devices))
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = open_page(context)
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{app_url}/Graph")
+        page.get_by_role("heading", name="Graph").first.wait_for()
+        wait_idle(page)
+        graph_uploader = page.locator('[data-testid="stFileUploader"]', has_text="upload a graph")
+        upload_file(page, graph_uploader.locator('input[type="file"]'), LLAMA)
+        wait_idle(page, timeout=120)
+        go(page, "Devices", timeout=120)
+        before = engine_time(problem)
+        wait_for_text(metric(page, "Time per sample"), before, timeout=120)
+        uploader = page.locator('[data-testid="stFileUploader"]', has_text="Device profile")
+        upload_file(page, uploader.locator('input[type="file"]'), profile)
+        wait_idle(page, timeout=120)
+        wait_for_text(metric(page, "Time per sample"), expected, timeout=120)
+        assert expected != before
+        captions = "\n".join(page.locator('[data-testid="stCaptionContainer"]').all_inner_texts())
+        assert f"on {kind.name} priced from the profile of NVIDIA H100 80GB HBM3" in captions
+        assert "does not apply to it" in captions and "h100_profile.json" in captions
+        assert not page.locator('[data-testid="stAlertContentError"]').count()
+        assert not page.locator('[data-testid="stException"]').count()
+        page.screenshot(path=artifacts_dir / "devices_profile_summary.png")  # the re-priced summary on top
+        page.get_by_role("heading", name="Measured device profile").scroll_into_view_if_needed()
+        page.screenshot(path=artifacts_dir / "devices_profile.png")
     finally:
         context.close()
