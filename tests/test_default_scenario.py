@@ -34,7 +34,8 @@ def test_the_default_sample_is_a_priced_transformer_on_catalogue_gpus(shipped_de
     assert [(k.name, k.count) for k in problem.devices.accelerators] == [("H100", 8), ("A100", 4)]
     assert problem.devices.cpus == 32 and all(k.price_per_hour > 0 for k in problem.devices.accelerators)
     assert problem.graph.is_training and problem.graph.extra["tokensPerSample"] == 4096
-    assert cost_source(problem.graph).startswith("perf model") and cost_source(problem.graph).endswith("on H100")
+    assert cost_source(problem.graph).startswith("perf model (kernel physics) on H100;")
+    assert "H100: extrapolated" in cost_source(problem.graph)
     # The file is what the script writes: priced on the same kinds again, nothing changes.
     repriced = price_graph(problem.graph, ["H100", "A100"])
     assert [n.accelerator_latency for n in repriced.nodes] == pytest.approx(
@@ -78,7 +79,7 @@ def test_the_devices_page_reprices_the_graph_for_the_kinds_it_picks(shipped_defa
     expected = solve_dp(Problem(price_graph(file_problem.graph, ["A100"]), devices))
     assert metrics(at)["Time per sample"] == f"{expected.objective:.6g} ms"
     assert "12 x A100" in at.markdown[0].value
-    assert any("perf model" in c.value and c.value.rstrip(".").endswith("on A100") for c in at.caption)
+    assert any("perf model (kernel physics) on A100; error: calibrated" in c.value for c in at.caption)
     # The speed factor is a what-if on top of the A100's priced times.
     at.slider(key="dev_speed").set_value(2.0).run()
     faster = solve_dp(Problem(price_graph(file_problem.graph, ["A100"]), devices.with_kind("A100", speed=2.0)))

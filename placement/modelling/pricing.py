@@ -211,27 +211,39 @@ def price_backward(graph: Graph, params: PerfParams = DEFAULT_PARAMS) -> Graph:
     return Graph(tuple(nodes), graph.edges, name=graph.name, extra=dict(graph.extra))
 
 
-def _perf_source(ref: Accelerator, others: Sequence[Accelerator], params: PerfParams) -> str:
-    """The cost source: the catalogue kinds' calibration, and for each measured kind the profile that priced it."""
+#: The GPU kind of the calibration runs (Megatron-LM on A100, ``megatron_a100_2021.json``).
+CALIBRATION_KIND = "A100"
+
+
+def _catalogue_error(kinds: Sequence[Accelerator], params: PerfParams) -> str:
+    """How far the perf model was from measured runs on the catalogue ``kinds``: the calibration band only on the
+    calibration runs' GPU; elsewhere "extrapolated" (no measured runs on that kind)."""
     from ..perf.predict import calibration_band
 
     band = calibration_band(params)
-    band_text = f", band ±{band.max_abs_error:.1%}" if band is not None else ""
+    if band is None:
+        return "error: extrapolated (no calibration table installed)"
+    runs = f"Megatron A100 runs, band ±{band.max_abs_error:.1%} of their iteration times"
+    others = [a.name for a in kinds if a.name != CALIBRATION_KIND]
+    if not others:
+        return f"error: calibrated on {runs}"
+    where = f"{' and '.join(others)}: extrapolated, no measured runs on {'these kinds' if len(others) > 1 else 'it'}"
+    return f"error: {where} (calibrated on {runs})"
+
+
+def _perf_source(ref: Accelerator, others: Sequence[Accelerator], params: PerfParams) -> str:
+    """The cost source: the catalogue kinds' error (calibrated or extrapolated), and for each measured kind the
+    profile that priced it."""
     measured = [
         f"{a.name} {profile_source(a.measured)} (the published calibration band does not apply to it)"
         for a in (ref, *others)
         if a.measured is not None
     ]
     catalogue = [a for a in (ref, *others) if a.measured is None]
+    error = _catalogue_error(catalogue, params) if catalogue else ""
     if ref.measured is None:
-        return "; ".join(
-            [f"perf model (kernel physics, calibrated on Megatron A100 runs{band_text}) on {ref.name}", *measured]
-        )
-    spec = (
-        f"; the catalogue kinds from their spec sheets (calibrated on Megatron A100 runs{band_text})"
-        if catalogue
-        else ""
-    )
+        return "; ".join([f"perf model (kernel physics) on {ref.name}", error, *measured])
+    spec = f"; the catalogue kinds from their spec sheets ({error})" if catalogue else ""
     return f"perf model (kernel physics) on {measured[0]}{'; '.join(['', *measured[1:]])}{spec}"
 
 

@@ -305,5 +305,6 @@ def hetero_text(result: HeteroResult) -> str:
         lines.append(f"  --pipeline-model-parallel-layout {plan.megatron_layout}")
     lines.append(f"model {MODEL_ID} (the times above)")
     mixed = " + ".join(str(k) for k, _ in result.kinds)
+    lines.append("error: extrapolated: no measured runs of mixed GPU kinds in one pipeline")
     lines += calibration_lines(calibration_band(), (f"GPU kinds in one pipeline {mixed} (calibration runs: one kind)",))
     return "\n".join(lines)
