@@ -75,7 +75,8 @@ def test_home_describes_the_tool_the_graph_and_the_devices():
 def test_graph_page_loads_a_sample_and_shows_its_stats(label):
     at = start(page_file("Graph"))
     options = at.selectbox(key="graph_sample").options
-    assert len(options) == len([p for p in SAMPLES.rglob("*.json") if "expert-splits" not in p.parts])
+    graphs = [p for p in SAMPLES.rglob("*.json") if not {"expert-splits", "calibration", "piper"} & set(p.parts)]
+    assert len(options) == len(graphs)  # graphs only: no split files, device profiles or Piper inputs
     at.selectbox(key="graph_sample").set_value(label).run()
     assert not at.exception
     problem = load_problem(SAMPLES / f"{label}.json")

@@ -26,12 +26,17 @@ def default_sample() -> Path:
     return DEFAULT_SAMPLE
 
 
+#: Folders of ``sample_graphs/`` that hold no graphs of the paper's format.
+NOT_GRAPHS = ("expert-splits", "calibration", "piper")
+
+
 def sample_files() -> list[Path]:
-    """Every graph file under ``sample_graphs/`` (split files such as ``expert-splits/`` excluded)."""
+    """Every graph file under ``sample_graphs/`` (split files of ``expert-splits/``, the measured runs and
+    device profiles of ``calibration/`` and Piper's inputs of ``piper/``, read by the Parallel plan page, excluded)."""
     files = []
     for path in sorted(SAMPLES_DIR.rglob("*.json")):
         relative = path.relative_to(SAMPLES_DIR)
-        if relative.parts[0] == "expert-splits":
+        if relative.parts[0] in NOT_GRAPHS:
             continue
         files.append(path)
     return files
