@@ -143,6 +143,7 @@ def test_page_defaults_to_the_inventory_kinds_in_ms_with_the_devices_cross_refer
     import placement
     from placement import AcceleratorKind, Devices, Problem
     from placement.modelling.builders import build_transformer
+    from placement.modelling.pricing import price_graph
     from placement.multidim.convert import inventory_kinds, options_from_graph
     from placement.perf.transformer import TransformerSpec
 
@@ -165,7 +166,7 @@ def test_page_defaults_to_the_inventory_kinds_in_ms_with_the_devices_cross_refer
     assert at.number_input(key="md_memory_graph").value == 80.0
     assert at.number_input(key="md_memory_graph_1").value == 32.0
     # the engine on the same problem, independently built: both kinds, N = 512
-    problem = Problem(built.graph, inventory)
+    problem = Problem(price_graph(built.graph, ["A100", "V100"]), inventory)  # re-priced for the inventory's kinds
     bandwidth = at.number_input(key="md_bandwidth_graph").value * GiB
     model = options_from_graph(problem, bandwidth=bandwidth)
     kinds = inventory_kinds(problem, bandwidth)
