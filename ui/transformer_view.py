@@ -8,7 +8,9 @@ and lists the run's properties outside the calibration runs (:func:`calibration`
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -28,6 +30,21 @@ from ui import transformer
 
 #: What-ifs of the meeting: label -> change of the scenario.
 NODES_ADDED = 8
+
+#: Key of the container that holds a page's transformer section (its element carries the CSS class
+#: ``st-key-transformer_scenario``: the graph scenario's sections are the page's other elements).
+SECTION_KEY = "transformer_scenario"
+
+
+def _section(draw: Callable[[], None]) -> Callable[[], None]:
+    """``draw`` inside the page's transformer-scenario container (:data:`SECTION_KEY`)."""
+
+    @functools.wraps(draw)
+    def drawn() -> None:
+        with st.container(key=SECTION_KEY):
+            draw()
+
+    return drawn
 
 
 def _table(rows: dict[str, str]) -> None:
@@ -87,6 +104,7 @@ def _what_ifs(scenario: TransformerScenario) -> None:
         st.rerun()
 
 
+@_section
 def meeting_section() -> None:
     """Meeting summary: the editor, the plan's numbers, launch command, memory, what-ifs."""
     scenario = transformer.editor()
@@ -132,6 +150,7 @@ def _options_table(answers: list[MeetingAnswer], label) -> pd.DataFrame:  # noqa
     return pd.DataFrame(rows)
 
 
+@_section
 def purchase_section() -> None:
     """Purchase: what more nodes are worth, and GPU kinds side by side for the model and token budget."""
     answer = transformer.answer()
@@ -167,6 +186,7 @@ def purchase_section() -> None:
     st.divider()
 
 
+@_section
 def tradeoffs_section() -> None:
     """Tradeoffs: time per step and cost per run against the GPU count (the nodes of the inventory, halved to
     doubled)."""
@@ -196,6 +216,7 @@ def tradeoffs_section() -> None:
     st.divider()
 
 
+@_section
 def uncertainty_section() -> None:
     """Uncertainty: each time-derived number's range under the calibration band, and where the band is no
     evidence (the run's properties outside the calibration runs)."""
@@ -227,6 +248,7 @@ def uncertainty_section() -> None:
     st.divider()
 
 
+@_section
 def timeline_section() -> None:
     """Timeline: the plan's pipeline schedule of one step, and its Chrome/Perfetto trace download."""
     answer = transformer.answer()
@@ -266,6 +288,7 @@ def timeline_section() -> None:
     st.divider()
 
 
+@_section
 def plan_view_section() -> None:
     """Plan view: the layout, layers, memory and step of every pipeline rank, the launch command and configs."""
     answer = transformer.answer()

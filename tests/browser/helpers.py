@@ -577,3 +577,13 @@ CLIPPED_METRICS_JS = """() => Array.from(document.querySelectorAll(
     '[data-testid="stMetricValue"], [data-testid="stMetricValue"] *, [data-testid="stMetricLabel"] p'))
   .filter((el) => el.scrollWidth > el.clientWidth + 1 || getComputedStyle(el).textOverflow === 'ellipsis')
   .map((el) => el.innerText)"""
+
+
+#: The graph scenario's charts: every Plotly chart outside the transformer scenario's section
+#: (``ui.transformer_view.SECTION_KEY``), in page order.
+GRAPH_CHARTS = '[data-testid="stPlotlyChart"]:not(.st-key-transformer_scenario [data-testid="stPlotlyChart"])'
+
+
+def graph_charts(page):
+    """The page's charts of the graph scenario (the transformer scenario's section, drawn first, left out)."""
+    return page.locator(GRAPH_CHARTS)

@@ -18,7 +18,7 @@ from placement.pipeline.schedule import simulate
 from placement.viz import format_bytes
 
 from ..test_meeting_summary_page import scenario
-from .helpers import go, metric, rerun_after, set_number, upload_file, wait_for_text, wait_idle
+from .helpers import go, graph_charts, metric, rerun_after, set_number, upload_file, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -63,17 +63,20 @@ def test_meeting_summary_shows_the_devices_numbers_unclipped(page, app_url, arti
     wait_idle(page)
     wait_for_text(metric(page, "Time per sample"), expected, timeout=60)
     page.get_by_role("button", name="Download summary (Markdown)").wait_for()
-    page.locator('[data-testid="stPlotlyChart"]').nth(1).wait_for(timeout=30_000)
+    graph_charts(page).nth(1).wait_for(timeout=30_000)
     for label in HEADLINES:
         assert metric(page, label).inner_text().strip() == on_devices[label], label
     assert metric(page, "Peak memory").inner_text().strip() == peak
     assert page.get_by_text("see the Parallel plan page").count()  # 2 V100 sit idle
-    # Tokens per sample (an uploaded file has none): batch x sequence of the builder, 8 x 1024.
+    # Tokens per sample: the builder's (batch x sequence, 8 x 1024) from the file, then one typed by the user.
     settings = page.get_by_text("Settings: run size, tokens per sample, cards to compare")
     settings.click()
-    set_number(page, page.get_by_role("spinbutton", name="Tokens per sample"), "8192")
+    tokens = page.get_by_role("spinbutton", name="Tokens per sample")
+    assert tokens.input_value() == str(problem.graph.extra["tokensPerSample"]) == "8192"
     batch = simulate(problem, result.placement, 8, "1f1b").makespan
     wait_for_text(metric(page, "Tokens/s"), f"{8192 * 8 * 1000 / batch:,.0f}")
+    set_number(page, tokens, "4096")
+    wait_for_text(metric(page, "Tokens/s"), f"{4096 * 8 * 1000 / batch:,.0f}")
     settings.click()  # closed again for the screenshots
     for width, height in ((1400, 900), (1024, 768)):
         page.set_viewport_size({"width": width, "height": height})

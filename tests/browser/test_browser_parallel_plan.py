@@ -55,10 +55,10 @@ def test_parallel_plan_of_the_loaded_graph(page, app_url, artifacts_dir):
     """Source "the graph loaded in the app" (the default sample, paper format): the plan of its generated options."""
     from placement.io import load_problem
     from placement.multidim.convert import options_from_graph
-    from ui.state import DEFAULT_SAMPLE
+    from ui.samples import default_sample  # the paper's BERT-24 under the tests (tests/conftest.py)
 
     GiB = 2**30
-    loaded = load_problem(DEFAULT_SAMPLE)
+    loaded = load_problem(default_sample())
     base = options_from_graph(loaded)
     kind = base.kinds[0]
     # the page shows memory and bandwidth in GiB rounded to 3 decimals, and plans with the shown values

@@ -31,7 +31,8 @@ def edit_cell(page, row: int, column: str, text: str) -> None:
 
     The catalogue has a fixed number of rows, so the grid has no row-marker column: cell ids start at 0.
     """
-    canvas = page.locator('[data-testid="stDataFrame"]').first.locator('canvas[data-testid="data-grid-canvas"]')
+    grid = page.locator('[data-testid="stDataFrame"]', has_text="most to buy").first  # below the transformer's tables
+    canvas = grid.locator('canvas[data-testid="data-grid-canvas"]')
     target = canvas.locator(f'td[data-testid="glide-cell-{COLUMNS.index(column)}-{row}"]')
     target.wait_for(state="attached")
     canvas.scroll_into_view_if_needed()

@@ -15,7 +15,7 @@ from placement import load_problem, solve_dp
 from placement.pipeline.export import export_plan
 from placement.pipeline.schedule import simulate
 
-from .helpers import go, metric, wait_for_text, wait_idle
+from .helpers import go, graph_charts, metric, wait_for_text, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -44,7 +44,7 @@ def test_zbh1_and_the_schedules_side_by_side(page, app_url, artifacts_dir):
     zb = simulate(problem, placement, 8, "zbh1")
     wait_for_text(metric(page, "Makespan"), f"{zb.makespan:.6g} ms", timeout=60)
     assert metric(page, "Bubble").inner_text().strip() == f"{zb.bubble_fraction:.1%}"
-    gantt = page.locator('[data-testid="stPlotlyChart"]').first
+    gantt = graph_charts(page).first
     gantt.locator(".main-svg").first.wait_for()
     assert gantt.locator("text", has_text="weight gradient").count() >= 1  # the legend of the W units
     page.screenshot(path=artifacts_dir / "schedules_zbh1.png", full_page=True)

@@ -16,7 +16,7 @@ from placement.pipeline.memory import memory_profile
 from placement.pipeline.schedule import simulate
 from placement.viz import format_bytes
 
-from .helpers import go, wait_idle
+from .helpers import go, graph_charts, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -66,7 +66,7 @@ def test_switch_schedule_and_see_the_memory_chart(page, app_url, artifacts_dir):
     wait_for_metric(page, "Makespan", f"{one_f_one_b.makespan:.6g} ms", timeout=60)
     assert metric_text(page, "Period (steady state)") == f"{one_f_one_b.period:.6g} ms"
     page.get_by_role("heading", name="Memory over time").wait_for()
-    page.locator('[data-testid="stPlotlyChart"]').nth(1).wait_for(timeout=30_000)  # at least two charts
+    graph_charts(page).nth(1).wait_for(timeout=30_000)  # at least two charts
     page.screenshot(path=artifacts_dir / "timeline_1f1b.png", full_page=True)
 
     # Switch to GPipe: new makespan, the memory chart is redrawn with GPipe's higher peak.
@@ -78,7 +78,7 @@ def test_switch_schedule_and_see_the_memory_chart(page, app_url, artifacts_dir):
     message = page.locator('[data-testid="stAlert"]', has_text="Highest peak").first
     message.wait_for()
     assert f"{format_bytes(top.peak)} on {top.device}" in message.inner_text()
-    chart = page.locator('[data-testid="stPlotlyChart"]').nth(1)
+    chart = graph_charts(page).nth(1)
     chart.scroll_into_view_if_needed()
     chart.locator(".main-svg").first.wait_for()
     assert chart.locator("text", has_text="memory over time (gpipe").count() >= 1

@@ -16,7 +16,7 @@ import pytest
 
 from placement import Problem, load_problem, solve_dp
 
-from .helpers import wait_idle
+from .helpers import graph_charts, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -37,7 +37,7 @@ def test_tradeoffs_curve_click_picks_the_plan(page, app_url, artifacts_dir):
     page.get_by_role("heading", name="Tradeoffs").first.wait_for()
     wait_idle(page)
 
-    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart = graph_charts(page).first
     chart.wait_for()
     points = chart.locator(".scatterlayer .trace").first.locator("path.point")
     points.nth(count - 1).wait_for()
