@@ -96,6 +96,20 @@ def rss_mb(root: int) -> float:
     return total / 1e6
 
 
+def breakdown(root: int) -> str:
+    """Resident MB of the server process and of each of its descendants (the worker processes)."""
+    sizes = []
+    for pid in _tree(root):
+        try:
+            with open(f"/proc/{pid}/statm") as handle:
+                sizes.append(int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6)
+        except (OSError, ValueError, IndexError):
+            continue
+    if not sizes:
+        return "gone"
+    return f"server {sizes[0]:.0f} MB, workers " + ", ".join(f"{mb:.0f}" for mb in sizes[1:]) + " MB"
+
+
 class PeakWatch:
     """The tree's peak resident memory while in use (sampled every 0.5 s in a thread)."""
 
@@ -225,6 +239,7 @@ def main() -> None:
                 warm = run_round(browser, url, 1, server.pid, args.timeout)  # the first session warms the server
                 start_mb = rss_mb(server.pid)
                 print(f"warm-up session: {warm['statuses']}, {warm['p50']:.1f} s; server tree {start_mb:.0f} MB")
+                print(f"  at the start: {breakdown(server.pid)}")
                 print("| N | statuses | p50 s | p95 s | server CPU s/session | tree CPU s/session | peak MB | load |")
                 print("|---|---|---|---|---|---|---|---|")
                 for n in args.sessions:
@@ -252,6 +267,7 @@ def main() -> None:
                 f"server tree: {start_mb:.0f} MB at the start, {closed_mb:.0f} MB when the last page closed, "
                 f"{settled_mb:.0f} MB {args.settle:g} s later ({change:+.0%} of the start)"
             )
+            print(f"  {args.settle:g} s later: {breakdown(server.pid)}")
         finally:
             server.terminate()
             server.wait(timeout=120)
