@@ -227,23 +227,24 @@ def uncertainty_section() -> None:
     if not answer.feasible:
         return
     band = answer.band
+    rows = {}
+    for name, value, inverse, unit in (
+        ("time per step (s)", answer.step_seconds, False, "{:.3g}"),
+        ("tokens/s", answer.tokens_per_second, True, "{:,.0f}"),
+        ("days per run", answer.run_days, False, "{:,.1f}"),
+        ("USD per run", answer.cost_per_run, False, "{:,.0f}"),
+    ):
+        if value is None:
+            continue
+        span = answer.banded(value, inverse)  # None where the error is extrapolated
+        shown = f"band {unit.format(span[0])} to {unit.format(span[1])}" if span else "no measured range"
+        rows[name] = f"{unit.format(value)} ({shown})"
     if band is None:
         headline = answer.error.headline if answer.error is not None else "no error statement"
         st.markdown(f"**Error: {headline}**: no range is carried to the numbers.")
     else:
-        rows = {}
-        for name, value, inverse, unit in (
-            ("time per step (s)", answer.step_seconds, False, "{:.3g}"),
-            ("tokens/s", answer.tokens_per_second, True, "{:,.0f}"),
-            ("days per run", answer.run_days, False, "{:,.1f}"),
-            ("USD per run", answer.cost_per_run, False, "{:,.0f}"),
-        ):
-            if value is None:
-                continue
-            low, high = answer.banded(value, inverse) or (value, value)
-            rows[name] = f"{unit.format(value)} (band {unit.format(low)} to {unit.format(high)})"
         st.markdown(f"**Calibration band ±{band.max_abs_error:.1%}** of the step time, carried to every number:")
-        _table(rows)
+    _table(rows)
     calibration(answer, "tf_uncertainty_outside")
     st.divider()
 
