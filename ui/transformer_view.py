@@ -23,6 +23,7 @@ from placement.perf.layout import Recompute, stage_layers
 from placement.perf.meeting import MeetingAnswer, TransformerScenario, figures, format_tokens, kind_scenarios
 from placement.perf.memory import memory_breakdown
 from placement.perf.predict import stage_seconds
+from placement.perf.search import Plan
 from placement.perf.timeline import schedule_blocks
 from placement.perf.trace import chrome_trace_json, microbatches_drawn
 from placement.viz import perf as viz_perf
@@ -102,6 +103,18 @@ def _what_ifs(scenario: TransformerScenario) -> None:
     if c[2].button("Back to the meeting's question", key="tf_reset"):
         transformer.set_scenario(transformer.DEFAULT)
         st.rerun()
+
+
+def _shown_plan() -> tuple[MeetingAnswer, TransformerScenario, Plan] | None:
+    """The session's answer (its banner drawn), its scenario and plan; None when off or infeasible."""
+    answer = transformer.answer()
+    if answer is None:
+        return None
+    banner(answer)
+    plan = answer.result.plan
+    if not answer.feasible or plan is None:
+        return None
+    return answer, answer.scenario, plan
 
 
 @_section
@@ -252,14 +265,10 @@ def uncertainty_section() -> None:
 @_section
 def timeline_section() -> None:
     """Timeline: the plan's pipeline schedule of one step, and its Chrome/Perfetto trace download."""
-    answer = transformer.answer()
-    if answer is None:
+    shown = _shown_plan()
+    if shown is None:
         return
-    banner(answer)
-    if not answer.feasible:
-        return
-    scenario, plan = answer.scenario, answer.result.plan
-    assert plan is not None  # noqa: S101 - feasible
+    answer, scenario, plan = shown
     layout = plan.layout
     try:
         m = min(microbatches_drawn(layout.pipeline, layout.microbatches, layout.virtual_stages, layout.schedule), 64)
@@ -292,14 +301,10 @@ def timeline_section() -> None:
 @_section
 def plan_view_section() -> None:
     """Plan view: the layout, layers, memory and step of every pipeline rank, the launch command and configs."""
-    answer = transformer.answer()
-    if answer is None:
+    shown = _shown_plan()
+    if shown is None:
         return
-    banner(answer)
-    if not answer.feasible:
-        return
-    scenario, plan = answer.scenario, answer.result.plan
-    assert plan is not None  # noqa: S101 - feasible
+    answer, scenario, plan = shown
     st.markdown(f"**Layout**: {answer.layout_text}")
     layout = plan.layout
     steps = stage_seconds(scenario.spec, scenario.cluster, layout)
