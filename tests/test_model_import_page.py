@@ -183,7 +183,7 @@ def test_build_and_plan_transformer():
     expected = Problem(graph, devices_for({"A100": 3}, 0))
     assert problem.graph.nodes == expected.graph.nodes
     assert problem.devices == expected.devices
-    assert problem.graph.extra["costSource"].endswith("on A100")
+    assert problem.graph.extra["costSource"].startswith("perf model (kernel physics) on A100;")
     result = at.session_state["_test_result"]
     assert result.status == "optimal"
     assert evaluate(problem, result.placement).max_load == pytest.approx(solve_dp(expected).objective)

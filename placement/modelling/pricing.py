@@ -227,7 +227,8 @@ def _catalogue_error(kinds: Sequence[Accelerator], params: PerfParams) -> str:
     others = [a.name for a in kinds if a.name != CALIBRATION_KIND]
     if not others:
         return f"error: calibrated on {runs}"
-    where = f"{' and '.join(others)}: extrapolated, no measured runs on {'these kinds' if len(others) > 1 else 'it'}"
+    named = " and ".join(others) if len(others) <= 3 else f"the other {len(others)} kinds"
+    where = f"{named}: extrapolated, no measured runs on {'these kinds' if len(others) > 1 else 'it'}"
     return f"error: {where} (calibrated on {runs})"
 
 

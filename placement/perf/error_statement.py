@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import PlacementError
 from .calibration import CalibrationBand
@@ -28,13 +28,27 @@ from .coverage import calibration_lines, properties
 
 if TYPE_CHECKING:
     from .hardware import Accelerator
-    from .predict import Prediction
 
 #: The kinds of error statement (the ``kind`` of :meth:`ErrorStatement.as_dict`).
 KINDS = ("calibrated", "extrapolated", "measured-device")
 
 #: The framework of the measured device runs (:mod:`placement.perf.eager`'s name).
 EAGER = "torch-eager"
+
+
+class Predicted(Protocol):
+    """What :func:`error_statement` reads of a :class:`~placement.perf.predict.Prediction` (its band, its
+    properties outside the calibration runs, its framework); a protocol, so that this module does not import
+    ``predict``, which imports it."""
+
+    @property
+    def band(self) -> CalibrationBand | None: ...
+
+    @property
+    def outside_calibration(self) -> tuple[str, ...]: ...
+
+    @property
+    def framework(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -95,7 +109,7 @@ class ErrorStatement:
 
 
 def error_statement(
-    prediction: Prediction | None = None, *, framework: str | None = None, accelerator: Accelerator | None = None
+    prediction: Predicted | None = None, *, framework: str | None = None, accelerator: Accelerator | None = None
 ) -> ErrorStatement:
     """The error a prediction may be stated with (the rule of this module's docstring).
 
