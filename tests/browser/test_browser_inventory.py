@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from placement import AcceleratorKind, Problem, load_problem
 from ui.state import describe_devices
@@ -112,8 +113,14 @@ def test_editing_the_inventory_updates_the_time_per_sample(page, app_url, artifa
     page.screenshot(path=artifacts_dir / "inventory_02_count.png", full_page=True)
 
     # Add a second kind: 2 devices, twice as fast, 8 GiB each (one edit, one re-solve at a time).
-    page.locator('[data-testid="stDataFrame"]').first.hover()
-    page.get_by_role("button", name="Add row").click()
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.evaluate("el => el.scrollIntoView({block: 'center'})")  # the toolbar above the grid in view, not under it
+    grid.hover()
+    add = page.get_by_role("button", name="Add row")
+    try:
+        add.click(timeout=5000)
+    except PlaywrightTimeoutError:  # the grid's scroller lay over the toolbar: click the button itself
+        add.dispatch_event("click")
     wait_idle(page)
     # A new row counts once its required cells (name, count, speed, bandwidth) are filled: nothing is
     # assumed for the user; empty memory means unlimited and the page says so.
