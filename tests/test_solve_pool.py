@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import pytest
@@ -171,6 +172,13 @@ def _own_rss() -> int:
 _HELD: list[bytes] = []  # what _hold keeps, in the worker process
 
 
+def _fragment(megabytes: int) -> int:
+    """In a worker: allocate ``megabytes`` MB of small buffers and free all but every 500th (a fragmented heap)."""
+    buffers = [bytes(1000) for _ in range(megabytes * 1000)]
+    _HELD.extend(buffers[::500])
+    return os.getpid()
+
+
 @pytest.mark.slow
 def test_memory_is_given_back_after_a_large_job_and_when_idle():
     """Issue 45.2: a worker over its memory after a job is replaced at once; an idle grown one after a while."""
@@ -187,5 +195,19 @@ def test_memory_is_given_back_after_a_large_job_and_when_idle():
             time.sleep(0.2)
         assert pool.recycled == 2 and pool.call(os.getpid, (), {}) != held
         assert pool.call(_own_rss, (), {}) < pool.idle_rss  # the fresh worker holds its start's memory
+    finally:
+        pool.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim, /proc")
+def test_a_worker_gives_back_what_its_job_freed_without_being_replaced():
+    """Issue 45.2: the free pages a job leaves in the C heap go back to the system after the job."""
+    pool = solve_pool.SolvePool(1, warm_up=False, idle_s=3600.0, janitor_s=3600.0)
+    try:
+        base = pool.call(_own_rss, (), {})
+        pid = pool.call(_fragment, (200,), {})
+        after = pool.call(_own_rss, (), {})
+        assert pool.recycled == 0 and pool.call(os.getpid, (), {}) == pid
+        assert after - base < 60 << 20, (base >> 20, after >> 20)  # not the 200 MB the job touched
     finally:
         pool.close()

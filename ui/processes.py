@@ -1,8 +1,10 @@
 """What both worker pools share (:mod:`ui.worker`, :mod:`ui.solve_pool`): the one-line error, a bare ``__main__``,
-the workers' low priority (:func:`background`) and a long job's lower one (:func:`demoted_after`)."""
+the workers' low priority (:func:`background`), a long job's lower one (:func:`demoted_after`) and the heap given
+back to the system after a job (:func:`trim_heap`)."""
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import sys
@@ -22,6 +24,27 @@ def rss_bytes(pid: int) -> int | None:
             return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return None
+
+
+def trim_heap() -> bool:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim(0)``); False where there is none.
+
+    Freed memory stays resident in glibc's arenas: a large upload (tens of MB read, decoded and parsed) raises
+    the allocator's mmap threshold, so the next large buffers come from the heap, and what they leave behind is
+    kept by the process after every Python object is gone (measured: the server 255 -> 314 MB, the quick-jobs
+    workers 66 -> 88 MB, 60 s after a 42.7 MB refused upload, 2026-12-05). ``malloc_trim`` returns every free
+    page of every arena (``MADV_DONTNEED`` inside the heap too, glibc 2.8 and later); it takes milliseconds.
+    Called by the workers after each job and by the server when its pools are idle.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        trim = ctypes.CDLL(None).malloc_trim  # the process's own symbols: the C library it runs on
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return False
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    trim(0)
+    return True
 
 
 class WorkerError(PlacementError):

@@ -27,7 +27,9 @@ never queues another session's rule matching or upload parsing.
 * **Memory given back** (issue 45.2). A worker keeps what its largest job allocated (Python's and the
   allocator's arenas are seldom returned): one held 3.2 GB 13 minutes after a large upload. A worker whose
   resident memory is over :data:`RECYCLE_RSS_BYTES` after a job is replaced at once; one idle for
-  :data:`IDLE_RECYCLE_S` seconds and over :data:`IDLE_RSS_BYTES` is replaced by the pool's janitor thread.
+  :data:`IDLE_RECYCLE_S` seconds and over :data:`IDLE_RSS_BYTES` is replaced by the pool's janitor thread. After
+  each job a worker gives its free heap pages back (:func:`ui.processes.trim_heap`), and the janitor does the same
+  for the server process every :data:`IDLE_RECYCLE_S` seconds.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import Any
 
 import placement
 from placement.errors import PlacementError
-from ui.processes import WorkerError, background, demoted_after, plain_main, rss_bytes
+from ui.processes import WorkerError, background, demoted_after, plain_main, rss_bytes, trim_heap
 
 #: Environment variable: number of solve worker processes (default :func:`solver_count`).
 SOLVERS_ENV = "PLACEMENT_SOLVE_WORKERS"
@@ -138,6 +140,8 @@ def _serve(conn: Connection, nice: int, warm_up: bool) -> None:
             conn.send(answer)
         except Exception as exc:  # noqa: BLE001 - an answer that does not pickle
             conn.send(("raised", PlacementError(f"the solve's answer could not be sent back: {type(exc).__name__}")))
+        del job, fn, args, kwargs, answer  # the job's objects gone, its free pages go back to the system
+        trim_heap()
 
 
 # ----------------------------------------------------------------------------- in the server process
@@ -214,9 +218,17 @@ class SolvePool:
             self.cond.notify()
 
     def _janitor(self, every: float) -> None:
-        """Replace the workers idle for ``idle_s`` and over ``idle_rss`` bytes, until :meth:`close`."""
+        """Replace the workers idle for ``idle_s`` and over ``idle_rss`` bytes, until :meth:`close`.
+
+        Every ``idle_s`` it also gives this process's free heap pages back (:func:`ui.processes.trim_heap`): in a
+        server, what the sessions' threads freed (a large upload's buffers) stays resident otherwise.
+        """
+        trimmed = time.monotonic()
         while not self.closed.wait(every):
             now = time.monotonic()
+            if now - trimmed >= self.idle_s:
+                trim_heap()
+                trimmed = now
             with self.cond:
                 stale = [s for s in self.idle if now - s.idle_since >= self.idle_s and s.rss() > self.idle_rss]
                 for solver in stale:

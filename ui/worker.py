@@ -46,7 +46,7 @@ import streamlit as st
 
 import placement
 from placement.deadline import WorkClock, cpu_time_limits
-from ui.processes import WorkerError, background, demoted_after, plain_main, rss_bytes
+from ui.processes import WorkerError, background, demoted_after, plain_main, rss_bytes, trim_heap
 from ui.solve_pool import IDLE_RECYCLE_S, IDLE_RSS_BYTES, JANITOR_S, RECYCLE_RSS_BYTES, SolvePool, solver_count
 
 _T = TypeVar("_T")
@@ -100,9 +100,15 @@ def _nice_process() -> None:
 
 
 def _long_jobs_last(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
-    """``fn(*args, **kwargs)`` in a worker; past ``ui.processes.LONG_JOB_S`` it gives way to shorter jobs (``demoted_after``)."""
-    with demoted_after(BACKGROUND_NICE):
-        return fn(*args, **kwargs)
+    """``fn(*args, **kwargs)`` in a worker; past ``ui.processes.LONG_JOB_S`` it gives way to shorter jobs (``demoted_after``).
+
+    Once ``fn`` has returned, the pages its work freed go back to the system (:func:`ui.processes.trim_heap`).
+    """
+    try:
+        with demoted_after(BACKGROUND_NICE):
+            return fn(*args, **kwargs)
+    finally:
+        trim_heap()
 
 
 def run_yielding(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
