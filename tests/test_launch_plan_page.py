@@ -7,7 +7,7 @@ import pytest
 
 from placement.perf.hardware import ACCELERATORS, Cluster
 from placement.perf.launch import megatron_command
-from placement.perf.layout import Layout, Recompute, stage_layers
+from placement.perf.layout import Layout, Recompute, Schedule, stage_layers
 from placement.perf.pp_layout import pipeline_layout_string
 from placement.perf.predict import predict
 from placement.perf.search import search
@@ -82,7 +82,11 @@ def test_section_shows_the_optimum_and_a_pasted_layout():
     assert not at.exception and any("torchtitan" in s for s in _texts(at, "success"))
     commands = [c.value for c in at.code]
     assert not any("Error" in c for c in commands), commands  # ui/guard shows an escaped exception as code
-    assert any("Megatron-LM has no flag" in c for c in _texts(at, "caption"))  # ZBV: no Megatron-LM download
+    titan = search(model, cluster, 1024, "torchtitan").plan
+    if titan.layout.schedule is Schedule.ZBV:  # no Megatron-LM download
+        assert any("Megatron-LM has no flag" in c for c in _texts(at, "caption"))
+    else:  # the same layout as Megatron-LM flags too
+        assert any("--tensor-model-parallel-size" in c for c in commands)
     assert any(c.startswith("torchrun --nnodes=") and c.endswith("--job.config_file torchtitan.toml") for c in commands)
     assert any("torchtitan 0.2.2 JobConfig" in c and c.endswith(": ok") for c in _texts(at, "caption")), commands
 

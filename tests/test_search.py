@@ -120,6 +120,7 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                             global_batch=global_batch, sequence_parallel=sp, zero_stage=z, recompute=rec,
                             recompute_method=RecomputeMethod.BLOCK if k else RecomputeMethod.UNIFORM,
                             recompute_layers=k, dtype=dtype, attention=space.attention, tp_async_backward=space.tp_async,
+                            kernels=space.kernels,
                             overlap_grad_reduce=space.overlap and d * cp > 1,
                             overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
                             schedule=sched, first_stage_layers=first, last_stage_layers=last,

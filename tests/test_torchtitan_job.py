@@ -10,7 +10,7 @@ from placement.cli import main
 from placement.errors import PlacementError
 from placement.perf.hardware import Cluster, accelerator
 from placement.perf.launch import torchtitan_toml
-from placement.perf.layout import Layout, Recompute, RecomputeMethod, Schedule
+from placement.perf.layout import Kernels, Layout, Recompute, RecomputeMethod, Schedule
 from placement.perf.predict import predict
 from placement.perf.torchtitan_check import dataclass_fields, installed_job_config
 from placement.perf.torchtitan_job import FIELDS, READ, SECTIONS, read_torchtitan_job
@@ -29,6 +29,8 @@ def _toml_to_flags(text: str) -> list[str]:
     flags = []
     for section, body in tomllib.loads(text).items():
         for key, value in body.items():
+            if isinstance(value, list):  # torchtitan's command line takes a list comma-separated
+                value = ",".join(value)
             flags += [f"--{section}.{key}", str(value).lower() if isinstance(value, bool) else str(value)]
     return flags
 
@@ -61,13 +63,15 @@ def test_the_plans_toml_predicts_the_plans_numbers(capsys, tmp_path, model, gpu,
     "layout",
     [
         Layout(tensor=2, pipeline=2, data=2, virtual_stages=2, micro_batch=1, global_batch=16, sequence_parallel=True,
-               zero_stage=3, overlap_grad_reduce=True, overlap_param_gather=True, recompute=Recompute.SELECTIVE),
+               zero_stage=3, overlap_grad_reduce=True, overlap_param_gather=True, recompute=Recompute.SELECTIVE,
+               kernels=Kernels.COMPILED),
         Layout(tensor=1, pipeline=4, data=2, micro_batch=2, global_batch=32, zero_stage=3, overlap_grad_reduce=True,
                overlap_param_gather=True, recompute=Recompute.FULL, recompute_method=RecomputeMethod.BLOCK,
-               recompute_layers=8),
-        Layout(tensor=8, pipeline=1, data=1, global_batch=4, micro_batch=2, sequence_parallel=True, zero_stage=3),
+               recompute_layers=8, kernels=Kernels.COMPILED),
+        Layout(tensor=8, pipeline=1, data=1, global_batch=4, micro_batch=2, sequence_parallel=True, zero_stage=3,
+               kernels=Kernels.EAGER),
     ],
-    ids=["interleaved, selective", "1F1B, full", "TP only, accumulation"],
+    ids=["interleaved, selective", "1F1B, full", "TP only, accumulation, eager"],
 )  # fmt: skip
 def test_torchtitan_toml_round_trips_to_the_layout(tmp_path, layout):
     """Any torchtitan-space layout written as TOML reads back to the same prediction (interleaved, selective)."""
@@ -76,7 +80,7 @@ def test_torchtitan_toml_round_trips_to_the_layout(tmp_path, layout):
     path = tmp_path / "job.toml"
     path.write_text(torchtitan_toml(model, layout), encoding="utf-8")
     spec, read, _ = read_torchtitan_job([], str(path), layout.gpus)
-    assert spec == model
+    assert spec == model and read.kernels is layout.kernels
     want = predict(model, cluster, layout, framework="torchtitan")
     got = predict(spec, cluster, read, framework="torchtitan")
     assert got.iteration_seconds == pytest.approx(want.iteration_seconds, rel=1e-9)
@@ -112,8 +116,25 @@ def test_torchtitans_own_stage_split_and_schedules():
 def test_float8_and_compile_are_read_by_torchtitans_names():
     argv = ["--model.flavor", "70B", "--model.converters", "quantize.linear.float8", "--compile.enable"]
     _, layout, notes = read_torchtitan_job(argv, None, 8)
-    assert layout.dtype.value == "fp8"
-    assert any("float8" in n for n in notes) and any("torch.compile is not modelled" in n for n in notes)
+    assert layout.dtype.value == "fp8" and layout.kernels is Kernels.COMPILED
+    assert any("float8" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("argv", "kernels", "note"),
+    [
+        ([], Kernels.EAGER, None),  # torchtitan's default: compile off
+        (["--compile.enable"], Kernels.COMPILED, None),
+        (["--compile.enable", "--compile.components", "loss"], Kernels.EAGER, "without model"),
+        (["--compile.enable", "--compile.components", "model"], Kernels.COMPILED, "without loss"),
+        (["--compile.enable", "false", "--compile.components", "model,loss"], Kernels.EAGER, None),
+    ],
+)
+def test_compile_sets_the_layers_kernels(argv, kernels, note):
+    """Issue 44.1: torchtitan's kernels are eager unless torch.compile compiles the model."""
+    _, layout, notes = read_torchtitan_job(["--model.flavor", "8B", *argv], None, 8)
+    assert layout.kernels is kernels
+    assert note is None or any(note in n for n in notes), notes
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ..errors import PlacementError
 from .hardware import Dtype
-from .layout import Layout, Recompute, Schedule
+from .layout import Kernels, Layout, Recompute, Schedule
 from .megatron import megatron_args
 from .transformer import TransformerSpec
 
@@ -73,6 +73,8 @@ def _toml_value(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     return json.dumps(str(value))
 
 
@@ -82,7 +84,7 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
     The pipeline stages: ``pipeline_parallel_layers_per_stage`` layers each, with the first and last stages'
     "less layers" set to 0 (torchtitan's default of 1 counts the embedding and the head as a layer each, so
     ``L / (p v)`` layers per stage would make ``ceil((L + 2) / (L / (p v)))`` stages, more than ``p v``:
-    :func:`torchtitan_stage_count`).
+    :func:`torchtitan_stage_count`). ``[compile]`` is enabled unless the layout's kernels are eager.
 
     Raises
     ------
@@ -133,6 +135,8 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
         },
         "parallelism": parallel,
         "activation_checkpoint": {"mode": mode, **({"selective_ac_option": "op"} if mode == "selective" else {})},
+        # the layers' kernels: eager, or each block and the loss compiled (a fused layout runs compiled)
+        "compile": {"enable": layout.kernels is not Kernels.EAGER, "components": ["model", "loss"]},
     }
     lines = [f"# torchtitan {TORCHTITAN_VERSION} job config (--job.config_file)"]
     if model.name not in TORCHTITAN_MODELS:

@@ -16,9 +16,10 @@ from .collectives import (
     p2p_seconds,
     reduce_scatter_seconds,
 )
+from .framework_kernels import Op, torch_layer_ops, torch_output_ops
 from .hardware import Accelerator, Cluster, Dtype
 from .kernels import Work, gemm_seconds, usable_dtype
-from .layout import Attention, Layout, Recompute, RecomputeMethod
+from .layout import Attention, Kernels, Layout, Recompute, RecomputeMethod
 from .params import PerfParams
 from .transformer import TransformerSpec
 
@@ -58,15 +59,16 @@ class _LayerCost:
     head_bwd: float = 0.0
 
 
+#: The column-parallel products (Megatron-LM's and torchtitan's names): their weight gradients can hide the
+#: backward's tensor-parallel reduction of input gradients.
+COLUMN_PARALLEL = ("qkv", "fc1", "wq", "wk", "wv", "w1", "w3")
+
+
 def _exposed(comm: float, hiding: float, overlap: bool, params: PerfParams) -> float:
     """Communication left on the critical path when it may run under ``hiding`` seconds of compute."""
     if not overlap:
         return comm
     return max(0.0, comm - hiding) + params.tp_overlap_slowdown * min(comm, hiding)
-
-
-#: One operator of a layer: (name, operator type, its kernels).
-Op = tuple[str, str, tuple[Work, ...]]
 
 
 def _element_bytes(dtype: Dtype) -> float:
@@ -79,8 +81,11 @@ def layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
     Matrix products (QKV, attention projection, FFN or routed experts, router), core attention (fused, or two
     batched products around a materialised softmax) and the streaming kernels (two norms, two (dropout +)
     residual adds, the activation, rotary, MoE permutes; eight launches in all). :func:`_layer_cost` sums
-    them and the graph builder makes one node of each, so both give the same time.
+    them and the graph builder makes one node of each, so both give the same time. A layout with torchtitan's
+    kernels (``layout.kernels`` eager or compiled) gets :func:`~placement.perf.framework_kernels.torch_layer_ops`.
     """
+    if layout.kernels is not Kernels.FUSED:
+        return torch_layer_ops(model, layout)
     e = _element_bytes(layout.dtype)
     t, cp = layout.tensor, layout.context
     s, b, h, a, g, d, f = (model.seq_length, layout.micro_batch, model.hidden, model.heads, model.groups,
@@ -133,6 +138,8 @@ def layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
 
 def output_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
     """The final norm, the vocabulary-parallel output product and the cross-entropy of one micro-batch."""
+    if layout.kernels is not Kernels.FUSED:
+        return torch_output_ops(model, layout)
     e, t = _element_bytes(layout.dtype), layout.tensor
     T = layout.micro_batch * model.seq_length / layout.context
     vocab = model.padded_vocab(t) / t
@@ -183,7 +190,7 @@ def _layer_cost(
     wgrad_col = sum(
         gemm_seconds(w.k, w.n, w.m, acc, usable_dtype(acc, dt), params, w.batch, e)
         for name, w in linear
-        if name in ("qkv", "fc1")
+        if name in COLUMN_PARALLEL
     )
     attn_fwd, attn_bwd = ops_seconds([op for op in ops if op[0] == "attention"], acc, dt, params)
     # Tensor-parallel communication (exposed), per pass.

@@ -39,6 +39,18 @@ class Attention(_StrEnum):
     UNFUSED = "unfused"  #: two batched GEMMs around a materialised softmax (Megatron 2021)
 
 
+class Kernels(_StrEnum):
+    """The kernels a framework launches for a layer's streaming work (norms, rotary, activation, residual, loss).
+
+    The matrix products and the fused attention are the same in every framework; the rest differs by what is
+    fused (:mod:`placement.perf.framework_kernels`).
+    """
+
+    FUSED = "fused"  #: Megatron-LM with Transformer Engine: fused QKV and fc1, fused norms, rotary and activation
+    EAGER = "eager"  #: torchtitan's model in PyTorch eager: every elementwise operation its own kernel
+    COMPILED = "compiled"  #: torchtitan's model under torch.compile: each elementwise chain one Inductor kernel
+
+
 @dataclass(frozen=True)
 class Layout:
     """How one training iteration is split over the GPUs.
@@ -91,6 +103,8 @@ class Layout:
         Not with ``first_stage_layers`` / ``last_stage_layers``. A tuple the first/last counts (or the even
         split) can express is stored as them (``pipeline_layers`` stays ``None``), so a layout set here is one
         only the layout string can launch.
+    kernels : Kernels
+        The framework's kernels for the streaming work of a layer (default Megatron-LM's fused ones).
     """
 
     tensor: int = 1
@@ -119,6 +133,7 @@ class Layout:
     offload_optimizer: bool = False
     offload_params: bool = False
     pipeline_layers: tuple[int, ...] | None = None
+    kernels: Kernels = Kernels.FUSED
 
     def __post_init__(self) -> None:
         for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch"):
@@ -148,6 +163,7 @@ class Layout:
             ("dtype", Dtype),
             ("attention", Attention),
             ("schedule", Schedule),
+            ("kernels", Kernels),
         ):
             try:
                 object.__setattr__(self, name, kind(getattr(self, name)))

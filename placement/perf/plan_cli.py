@@ -232,6 +232,8 @@ def describe_layout(plan: Plan | Layout) -> str:
     parts += [f"SP {'on' if lay.sequence_parallel else 'off'}", f"ZeRO {lay.zero_stage}", f"recompute {rec}"]
     if lay.offload_optimizer:
         parts.append("offload optimizer" + (" and weights" if lay.offload_params else "") + " to CPU")
+    if lay.kernels.value != "fused":  # torchtitan's kernels (Megatron-LM's fused ones go unsaid)
+        parts.append(f"torchtitan {lay.kernels} kernels")
     return ", ".join(parts)
 
 

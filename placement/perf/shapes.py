@@ -100,6 +100,7 @@ def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) 
                         "zero_stage": z,
                         "dtype": dtype,
                         "attention": space.attention,
+                        "kernels": space.kernels,
                         "tp_async_backward": space.tp_async,
                         "overlap_grad_reduce": space.overlap and d * cp > 1,
                         "overlap_param_gather": space.overlap and z >= 1 and d * cp > 1,

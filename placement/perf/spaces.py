@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ..errors import PlacementError
-from .layout import Attention, Recompute
+from .layout import Attention, Kernels, Recompute
 
 
 class Framework(str, Enum):
@@ -73,6 +73,8 @@ class SearchSpace:
         Largest micro-batch size tried.
     attention : Attention
         Core attention kernel (fused flash attention in today's frameworks).
+    kernels : Kernels
+        The framework's kernels for a layer's streaming work (torchtitan: its model under torch.compile).
     overlap : bool
         Data-parallel gradient reduction (and parameter gathering with sharding) overlapped with compute.
     tp_async : bool
@@ -106,6 +108,7 @@ class SearchSpace:
     tensor_within_node: bool = True
     max_micro_batch: int = 16
     attention: Attention = Attention.FLASH
+    kernels: Kernels = Kernels.FUSED
     overlap: bool = True
     tp_async: bool = True
     uneven: bool = False
@@ -146,12 +149,13 @@ SPACES: dict[str, SearchSpace] = {
         Framework.TORCHTITAN,
         "torchtitan: FSDP2 (ZeRO-3) x TP (within a node) x PP x CP, schedules 1F1B / Interleaved1F1B "
         "(v > 1) / ZBVZeroBubble (v = 2), micro-batch 1..16, activation checkpointing none / selective / full; layers split "
-        "evenly",
+        "evenly; torchtitan's llama3 kernels under torch.compile",
         expert=True,
         schedules=("1f1b", "zbv"),
         sequence_parallel=(True,),
         shardings=(3,),
         partial_recompute=False,
+        kernels=Kernels.COMPILED,
     ),
     "deepspeed": SearchSpace(
         "deepspeed",

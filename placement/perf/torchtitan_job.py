@@ -11,9 +11,10 @@ that ``predict`` prices it with the same function ``plan --framework torchtitan`
 
 Read: ``[model]`` name, flavor, converters (``quantize.linear.float8``: fp8 GEMMs); ``[training]``
 local_batch_size, global_batch_size, seq_len, mixed_precision_param; ``[parallelism]`` the degrees, the
-schedule, the micro-batch size and the stage split; ``[activation_checkpoint]`` mode and selective_ac_option.
-Other fields of torchtitan's JobConfig are accepted and listed as not modelled (``compile.enable`` among them:
-the model prices fused kernels either way); a name that is not a JobConfig field, a value of the wrong type, a
+schedule, the micro-batch size and the stage split; ``[activation_checkpoint]`` mode and selective_ac_option;
+``[compile]`` enable and components (the layer's kernels: eager or compiled, :mod:`placement.perf.framework_kernels`).
+Other fields of torchtitan's JobConfig are accepted and listed as not modelled; a name that is not a JobConfig
+field, a value of the wrong type, a
 degree product that is not the GPU count or a batch that does not divide is one line naming the flag or field.
 """
 
@@ -27,7 +28,7 @@ from pathlib import Path
 from ..errors import InvalidLayoutError, label, quote
 from .hardware import Dtype
 from .launch import TORCHTITAN_MODELS, TORCHTITAN_SCHEDULES, TORCHTITAN_VERSION
-from .layout import Layout, Recompute, RecomputeMethod, Schedule, stage_layers
+from .layout import Kernels, Layout, Recompute, RecomputeMethod, Schedule, stage_layers
 from .transformer import MAX_SIZE, MODELS, TransformerSpec
 
 #: The largest job config read (a real one is a few KiB).
@@ -87,6 +88,7 @@ READ: dict[str, tuple[type, object]] = {
     "activation_checkpoint.mode": (str, "selective"),
     "activation_checkpoint.selective_ac_option": (str, "2"),
     "compile.enable": (bool, False),
+    "compile.components": (list, ["model", "loss"]),
 }
 
 #: The schedules torchtitan names, by the model's schedule (single-stage ones run one stage per rank).
@@ -492,7 +494,18 @@ def read_torchtitan_job(
         dtype=_dtype(values, notes), overlap_grad_reduce=data * cp > 1, overlap_param_gather=zero >= 1 and data * cp > 1,
         schedule=schedule, pipeline_layers=counts,
     )  # fmt: skip
-    layout = _recompute(values, spec, layout, notes)
-    if values["compile.enable"]:
-        notes.append("compile.enable: torch.compile is not modelled (the model prices fused kernels either way)")
+    layout = _recompute(values, spec, layout, notes).with_changes(kernels=_kernels(values, notes))
     return spec, layout, [*more, *batch_notes, *notes]
+
+
+def _kernels(values: Values, notes: list[str]) -> Kernels:
+    """torchtitan's kernels: compiled when ``compile.enable`` compiles the model, eager otherwise."""
+    listed = values["compile.components"]
+    components = [str(c) for c in listed] if isinstance(listed, list) else []
+    if not values["compile.enable"] or "model" not in components:
+        if values["compile.enable"]:
+            notes.append("compile.components without model: the layers are priced as eager kernels")
+        return Kernels.EAGER
+    if "loss" not in components:
+        notes.append("compile.components without loss: the loss is priced as compiled too")
+    return Kernels.COMPILED

@@ -1,0 +1,178 @@
+"""The kernels torchtitan's transformer launches per layer on one GPU, in PyTorch eager and under torch.compile.
+
+:func:`placement.perf.layer_cost.layer_ops` lists Megatron-LM's kernels (Transformer Engine's fusions: one QKV
+product, one fc1 product of width ``2f`` for SwiGLU, fused norms, rotary and activation). A layout whose
+:class:`~placement.perf.layout.Kernels` is ``eager`` or ``compiled`` gets the kernels of torchtitan 0.2.2's
+``llama3`` model instead (``torchtitan/models/llama3/model/model.py``; ``tests/test_framework_kernels.py``
+traces that module's aten operations and checks this list against them):
+
+* **Products**: ``wq``, ``wk``, ``wv`` (three GEMMs, not one), ``wo``; ``w1`` and ``w3`` (two GEMMs of width
+  ``f``), ``w2``. GEMMs are priced by shape as everywhere (:func:`placement.perf.kernels.gemm_seconds`), so three
+  narrow products cost what their shapes cost.
+* **Norms**: ``nn.RMSNorm``, one fused kernel forward and one backward on a GPU (``aten::_fused_rms_norm``,
+  PyTorch 2.8 and later).
+* **Rotary** (eager): ``xq.float()``, a complex multiply, ``type_as`` back, for q and for k: six kernels moving
+  ``2e + 16`` bytes per element (``e`` bytes per element of the activations), the same backward.
+* **Attention**: ``scaled_dot_product_attention`` with ``enable_gqa`` (no copies of K and V); the output's
+  ``transpose(1, 2).contiguous()`` copies nothing (the fused kernels write the output token-major).
+* **SwiGLU** (eager): ``silu`` and ``mul``, two kernels (backward: ``silu_backward`` and two products).
+* **Residual adds**: one kernel each; backward, the gradient of the residual stream is summed where it forks,
+  and the input gradients of the products one norm feeds (wq, wk, wv; w1, w3) are summed: three more adds.
+* **Loss**: ``cross_entropy(pred.float())``: an fp32 copy of the logits, ``log_softmax``, ``nll_loss``; backward
+  ``nll_loss_backward`` (zeros and a scatter), ``log_softmax_backward`` and the cast back.
+* **FSDP2** (ZeRO stage 3): per layer the all-gather's copy-out into the unsharded parameters (forward, and again
+  for the backward: parameters are resharded after the forward) and the gradients' copy-in for the
+  reduce-scatter, cast to fp32 when gradients are reduced in fp32 (torchtitan's default).
+
+Under **torch.compile** (torchtitan compiles each ``TransformerBlock`` and the loss) Inductor fuses each chain of
+elementwise operations into one kernel that reads its inputs and writes its outputs once: rotary of q and k in one
+kernel of ``2e`` bytes per element; ``silu(w1 x) * w3 x`` one kernel (``3e`` forward, ``5e`` backward); the first
+residual add with the norm that follows it, and the sums of input gradients with the norms' backward; the
+cross-entropy reading the bf16 logits once. The products, the attention and FSDP2's copies stay as in eager.
+
+Bytes are per GPU: ``T = b s / cp`` tokens, heads, FFN width and vocabulary split over the tensor-parallel ranks,
+norms and residual adds over the sequence-parallel ranks (torchtitan always shards the norms with TP).
+What is not here: the host's time to issue eager operations (:mod:`placement.perf.eager` prices it on one GPU),
+float8 scaling kernels, and the memory each list saves for the backward (:mod:`placement.perf.memory` models
+Megatron-LM's).
+"""
+
+from __future__ import annotations
+
+from .kernels import Work
+from .layout import Kernels, Layout
+from .memory import stage_parameters
+from .transformer import TransformerSpec
+
+#: One operator of a layer: (name, operator type, its kernels).
+Op = tuple[str, str, tuple[Work, ...]]
+
+#: The framework whose model these lists follow, and its release.
+SOURCE = "torchtitan 0.2.2 (models/llama3), PyTorch >= 2.8"
+
+
+def _element_bytes(layout: Layout) -> float:
+    return 4.0 if layout.dtype.value in ("fp32", "tf32") else 2.0
+
+
+def _stream(name: str, op_type: str, forward: float, backward: float, launches: int = 1) -> Op:
+    """A streaming operator moving ``forward`` bytes, and ``backward`` bytes in its backward pass."""
+    factor = backward / forward if forward > 0 else 0.0
+    return (name, op_type, (Work("stream", nbytes=forward, launches=launches, backward_factor=factor),))
+
+
+def torch_layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
+    """torchtitan's kernels of one transformer layer, one micro-batch, one GPU, in execution order.
+
+    ``layout.kernels`` says eager or compiled (module docstring); the names of the products follow torchtitan's
+    modules (``wq`` ... ``w3``). Not for ``Kernels.FUSED`` (Megatron-LM's list is
+    :func:`placement.perf.layer_cost.layer_ops`).
+    """
+    compiled = layout.kernels is Kernels.COMPILED
+    e = _element_bytes(layout)
+    t, cp = layout.tensor, layout.context
+    s, b, h, d = model.seq_length, layout.micro_batch, model.hidden, model.head_dim
+    tokens = b * s / cp
+    sharded = tokens / (t if layout.sequence_parallel else 1)  # tokens of a norm or residual add
+    q_width, kv_width, ffn = model.heads * d / t, model.groups * d / t, model.ffn / t
+    norm = "RMSNormalization" if model.norm.value == "rmsnorm" else "LayerNormalization"
+
+    def gemm(m: float, n: float, k: float, batch: float = 1.0) -> tuple[Work, ...]:
+        return (Work("gemm", m, n, k, batch, element_bytes=e),)
+
+    def norm_op(name: str, summed: int) -> Op:
+        """One fused kernel: reads x, writes y (+ fp32 statistics); backward reads x and dy, writes dx, after
+        ``summed`` adds of the input gradients of the products the norm feeds (their dgrads, on every token)."""
+        grads = summed * (e if compiled else 3 * e) * tokens * h  # compiled: the adds fused into the norm's backward
+        return _stream(name, norm, 2 * e * sharded * h + 4 * sharded, 3 * e * sharded * h + grads)
+
+    add = 3 * e * sharded * h  # read two, write one
+    ops: list[Op] = [
+        norm_op("attention_norm", 2),  # wq + wk + wv
+        ("wq", "MatMul", gemm(tokens, q_width, h)),
+        ("wk", "MatMul", gemm(tokens, kv_width, h)),
+        ("wv", "MatMul", gemm(tokens, kv_width, h)),
+    ]
+    if model.rope:
+        elements = tokens * (q_width + kv_width)
+        if compiled:
+            ops.append(_stream("rope", "RotaryEmbedding", 2 * e * elements, 2 * e * elements))
+        else:  # float(), complex mul, type_as; for q and for k
+            ops.append(_stream("rope", "RotaryEmbedding", (2 * e + 16) * elements, (2 * e + 16) * elements, 6))
+    heads = b * model.heads / t
+    ops += [
+        ("attention", "Attention", (Work("attention", s / cp, s, d, heads, element_bytes=e, causal=True),)),
+        ("wo", "MatMul", gemm(tokens, h, q_width)),
+    ]
+    summed = 1 if model.swiglu else 0  # w1 + w3
+    if compiled:  # the residual add fused with the norm after it: read x and the branch, write h and the norm
+        ops.append(
+            _stream("residual1_ffn_norm", norm, 4 * e * sharded * h, (5 * e * sharded + summed * e * tokens) * h)
+        )
+    else:
+        ops += [_stream("residual1", "Add", add, add), norm_op("ffn_norm", summed)]
+    ops += _feed_forward(model, layout, tokens, ffn, e, compiled)
+    ops.append(_stream("residual2", "Add", add, add))
+    if layout.zero_stage == 3:
+        ops.append(_fsdp_copies(model, layout, e))
+    return ops
+
+
+def _feed_forward(
+    model: TransformerSpec, layout: Layout, tokens: float, ffn: float, e: float, compiled: bool
+) -> list[Op]:
+    """The feed-forward block: w1, w3 (SwiGLU), the activation, w2; MoE experts as grouped products."""
+    h = model.hidden
+    if model.moe:
+        local = model.num_experts / layout.expert
+        rows = tokens * model.moe_topk * layout.expert / model.num_experts
+        topk = model.moe_topk
+        ops: list[Op] = [
+            ("router", "MatMul", (Work("gemm", tokens, model.num_experts, h, element_bytes=e),)),
+            _stream("permute", "Gather", 4 * e * tokens * topk * h, 4 * e * tokens * topk * h, 2),
+        ]
+        product = (Work("gemm", rows, ffn, h, local, element_bytes=e),)
+        down = (Work("gemm", rows, h, ffn, local, element_bytes=e),)
+    else:
+        ops, topk = [], 1
+        product = (Work("gemm", tokens, ffn, h, element_bytes=e),)
+        down = (Work("gemm", tokens, h, ffn, element_bytes=e),)
+    elements = tokens * ffn * topk
+    if model.swiglu:
+        ops += [("w1", "MatMul", product), ("w3", "MatMul", product)]
+        if compiled:
+            ops.append(_stream("swiglu", "Swiglu", 3 * e * elements, 5 * e * elements))
+        else:
+            ops += [
+                _stream("silu", "Silu", 2 * e * elements, 3 * e * elements),
+                _stream("mul", "Mul", 3 * e * elements, 6 * e * elements, 1),
+            ]
+    else:
+        ops += [("w1", "MatMul", product), _stream("gelu", "Gelu", 2 * e * elements, 3 * e * elements)]
+    ops.append(("w2", "MatMul", down))
+    return ops
+
+
+def _fsdp_copies(model: TransformerSpec, layout: Layout, e: float) -> Op:
+    """FSDP2's per-layer copies: all-gather copy-out (forward and backward), gradient copy-in (backward)."""
+    weights = sum(stage_parameters(model, layout, None, 1.0))  # one layer's parameters on one GPU
+    grad_in = (2.0 + 4.0) if layout.fp32_grads() else 2.0 * e
+    return _stream("fsdp_copies", "Copy", 2 * e * weights, (2 * e + grad_in) * weights)
+
+
+def torch_output_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
+    """The final norm, the output product and torchtitan's cross-entropy of one micro-batch (eager or compiled)."""
+    e, t = _element_bytes(layout), layout.tensor
+    tokens = layout.micro_batch * model.seq_length / layout.context
+    vocab = model.padded_vocab(t) / t
+    norm = "RMSNormalization" if model.norm.value == "rmsnorm" else "LayerNormalization"
+    logits = tokens * vocab
+    if layout.kernels is Kernels.COMPILED:  # read the logits once; backward reads them and writes the gradient
+        loss = _stream("loss", "SoftmaxCrossEntropyLoss", e * logits, 2 * e * logits, 2)
+    else:  # float(), log_softmax, nll_loss; zeros + scatter, log_softmax_backward, cast back
+        loss = _stream("loss", "SoftmaxCrossEntropyLoss", (e + 12) * logits, (20 + e) * logits, 3)
+    return [
+        _stream("final_norm", norm, 2 * e * tokens * model.hidden, 3 * e * tokens * model.hidden),
+        ("lm_head", "MatMul", (Work("gemm", tokens, vocab, model.hidden, element_bytes=e),)),
+        loss,
+    ]

@@ -1,0 +1,238 @@
+"""placement/perf/framework_kernels.py: torchtitan's kernels per layer, checked against its installed source.
+
+The block is torchtitan 0.2.2's own ``TransformerBlock`` (``models/llama3/model/model.py``), its classes and
+functions read from the installed source (the package itself imports tokenizers and more that the export extra
+does not install), run on the CPU in bf16 under a dispatch mode that records every aten operation that is not
+a view, and the module it ran in.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import math
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
+
+import pytest
+
+from placement.perf.framework_kernels import torch_layer_ops, torch_output_ops
+from placement.perf.hardware import Cluster, accelerator
+from placement.perf.layer_cost import layer_ops, output_ops
+from placement.perf.layout import Kernels, Layout
+from placement.perf.predict import predict
+from placement.perf.transformer import MODELS
+
+torch = pytest.importorskip("torch")
+
+#: aten operations that move no data (shape changes the dispatch mode does not flag as views).
+NO_DATA = {"_unsafe_view"}
+
+
+def _torchtitan_root() -> Path | None:
+    try:
+        spec = importlib.util.find_spec("torchtitan")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations)))
+    return root if (root / "models/llama3/model/model.py").is_file() else None
+
+
+ROOT = _torchtitan_root()
+needs_torchtitan = pytest.mark.skipif(ROOT is None, reason="torchtitan's source (the export extra)")
+
+
+def _definitions(path: Path, names: set[str]) -> str:
+    """The source of the module-level functions and classes ``names`` of ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    body = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name in names]
+    assert {n.name for n in body} == names, f"{path}: {names - {n.name for n in body}} not found"
+    return ast.unparse(ast.Module(body=body, type_ignores=[]))
+
+
+def _block(heads: int = 4, kv_heads: int = 2, dim: int = 64):
+    """torchtitan's TransformerBlock (its installed source), bf16, SDPA attention."""
+    from torch import nn
+    from torch.nn import functional
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    assert ROOT is not None
+    names: dict[str, object] = {
+        "torch": torch, "F": functional, "nn": nn, "math": math, "cast": cast, "sdpa_kernel": sdpa_kernel,
+        "SDPBackend": SDPBackend, "trunc_normal_": nn.init.trunc_normal_, "ClassVar": object,
+        # names of the annotations and of the attention types the SDPA block does not use
+        "AttentionMasksType": object, "BlockMask": object, "VarlenMetadata": object, "TransformerModelArgs": object,
+        "FlexAttentionWrapper": object, "VarlenAttentionWrapper": object,
+    }  # fmt: skip
+    exec(_definitions(ROOT / "models/attention.py", {"ScaledDotProductAttentionWrapper"}), names)  # noqa: S102
+    model_py = ROOT / "models/llama3/model/model.py"
+    wanted = {"reshape_for_broadcast", "apply_rotary_emb", "Attention", "FeedForward", "TransformerBlock"}
+    exec(_definitions(model_py, wanted), names)  # noqa: S102
+    args = SimpleNamespace(dim=dim, n_heads=heads, n_kv_heads=kv_heads, attn_type="sdpa", multiple_of=16,
+                           ffn_dim_multiplier=None, norm_eps=1e-5, depth_init=True, n_layers=1)  # fmt: skip
+    return names["TransformerBlock"](0, args).to(torch.bfloat16)  # type: ignore[operator]
+
+
+def _trace(block, seq: int = 8, batch: int = 2):
+    """[(module or '<backward>', aten operation, tensor shapes)] of one forward and backward of ``block``."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    stack: list[str] = []
+    for name, module in block.named_modules():
+        module.register_forward_pre_hook(lambda _m, _a, name=name: stack.append(name))
+        module.register_forward_hook(lambda _m, _a, _o: (stack.pop(), None)[1])
+    head_dim = block.attention.head_dim
+    freqs = torch.polar(
+        torch.ones(seq, head_dim // 2), torch.outer(torch.arange(seq).float(), torch.rand(head_dim // 2))
+    )
+    x = torch.randn(batch, seq, block.dim, dtype=torch.bfloat16, requires_grad=True)
+    ops: list[tuple[str, str, list[tuple[int, ...]]]] = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+            name = func.overloadpacket.__name__
+            if not func.is_view and name not in NO_DATA:
+                shapes = [tuple(a.shape) for a in args if isinstance(a, torch.Tensor)]
+                ops.append((stack[-1] if stack else "<backward>", name, shapes))
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        block(x, freqs, None).float().sum().backward()
+    return ops
+
+
+@pytest.fixture(scope="module")
+def traced():
+    if ROOT is None:
+        pytest.skip("torchtitan's source (the export extra)")
+    return _trace(_block())
+
+
+def _ours(kernels: Kernels = Kernels.EAGER):
+    model = MODELS["llama3-8b"]
+    return {name: (kind, works) for name, kind, works in torch_layer_ops(model, Layout(kernels=kernels))}
+
+
+def _forward(traced, module: str) -> Counter:
+    """The aten operations run directly in ``module`` (not in its children) in the forward pass."""
+    return Counter(op for where, op, _ in traced if where == module)
+
+
+@needs_torchtitan
+def test_the_products_are_torchtitans_linear_layers(traced):
+    """Seven products, by torchtitan's names (wq, wk, wv separate; w1 and w3 separate), each dgrad + wgrad."""
+    ran = {where.rsplit(".", 1)[-1] for where, op, _ in traced if op == "mm" and where != "<backward>"}
+    ours = {name for name, (kind, _) in _ours().items() if kind == "MatMul"}
+    assert ran == ours == {"wq", "wk", "wv", "wo", "w1", "w2", "w3"}
+    backward = sum(1 for where, op, _ in traced if where == "<backward>" and op == "mm")
+    assert backward == 2 * len(ours)
+
+
+@needs_torchtitan
+def test_rotary_is_six_kernels_and_the_attention_output_is_not_copied(traced):
+    """apply_rotary_emb: float(), a complex multiply, type_as, for q and k; contiguous() copies nothing."""
+    assert _forward(traced, "attention") == Counter({"_to_copy": 4, "mul": 2})
+    (work,) = _ours()["rope"][1]
+    assert work.launches == 6
+    assert "contiguous" not in _ours()
+
+
+@needs_torchtitan
+def test_attention_reads_the_key_value_heads_without_copies(traced):
+    """SDPA with enable_gqa: K and V enter with their 2 heads (no repeat_kv copies)."""
+    (attention,) = [shapes for where, op, shapes in traced if where == "attention.inner_attention"]
+    query, key, value = attention[:3]
+    assert query[1] == 4 and key[1] == value[1] == 2
+
+
+@needs_torchtitan
+def test_swiglu_and_residual_adds_are_separate_kernels_in_eager(traced):
+    assert _forward(traced, "feed_forward") == Counter({"silu": 1, "mul": 1})
+    assert _forward(traced, "") == Counter({"add": 2})  # the block's two residual adds
+    ours = _ours()
+    assert {"silu", "mul", "residual1", "residual2"} <= set(ours)
+    # backward: two residual forks and three sums of input gradients (wq + wk + wv: two, w1 + w3: one), besides
+    # the adds inside the two norms' backward (the CPU's decomposition of rms_norm; one fused kernel on a GPU)
+    adds = sum(1 for where, op, _ in traced if where == "<backward>" and op == "add")
+    assert adds - 2 * _norm_backward_adds() == 5
+
+
+def _norm_backward_adds() -> int:
+    """The adds of one nn.RMSNorm's backward on this machine (what the block's trace holds per norm)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    norm = torch.nn.RMSNorm(64, eps=1e-5).to(torch.bfloat16)
+    x = torch.randn(2, 8, 64, dtype=torch.bfloat16, requires_grad=True)
+    y = norm(x).float().sum()
+    ops: list[str] = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+            ops.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        y.backward()
+    return ops.count("add")
+
+
+@needs_torchtitan
+def test_the_norms_are_torchs_rms_norm_one_kernel_on_a_gpu(traced):
+    """nn.RMSNorm: aten::_fused_rms_norm, one CUDA kernel (on the CPU it decomposes, as the trace shows)."""
+    block = _block()
+    assert type(block.attention_norm) is torch.nn.RMSNorm and type(block.ffn_norm) is torch.nn.RMSNorm
+    assert hasattr(torch.ops.aten, "_fused_rms_norm")
+    assert "pow" in _forward(traced, "attention_norm")  # the CPU's decomposition, inside the norm only
+    ours = _ours()
+    assert ours["attention_norm"][1][0].launches == ours["ffn_norm"][1][0].launches == 1
+
+
+@needs_torchtitan
+def test_the_loss_copies_the_logits_to_fp32():
+    """torchtitan's cross_entropy_loss runs on ``pred.flatten(0, 1).float()``: the eager loss moves the fp32 copy."""
+    assert ROOT is not None
+    source = _definitions(ROOT / "components/loss.py", {"cross_entropy_loss"})
+    assert ".float()" in source
+    model, layout = MODELS["llama3-8b"], Layout(kernels=Kernels.EAGER)
+    (_, _, (eager,)), compiled = (
+        torch_output_ops(model, layout)[-1],
+        torch_output_ops(model, replace(layout, kernels=Kernels.COMPILED))[-1],
+    )
+    logits = model.seq_length * model.padded_vocab(1)
+    assert eager.nbytes == 14 * logits and compiled[2][0].nbytes == 2 * logits
+
+
+def test_fused_layouts_keep_megatrons_kernels():
+    model = MODELS["llama3-8b"]
+    assert [name for name, _, _ in layer_ops(model, Layout())][:2] == ["input_norm", "qkv"]
+    assert [name for name, _, _ in layer_ops(model, Layout(kernels=Kernels.EAGER))][:2] == ["attention_norm", "wq"]
+    assert output_ops(model, Layout(kernels=Kernels.COMPILED)) == torch_output_ops(
+        model, Layout(kernels=Kernels.COMPILED)
+    )
+
+
+def test_eager_moves_more_bytes_than_compiled_and_the_products_are_the_same():
+    eager, compiled = _ours(Kernels.EAGER), _ours(Kernels.COMPILED)
+    streamed = {k: sum(w.nbytes for _, works in ops.values() for w in works) for k, ops in
+                (("eager", eager), ("compiled", compiled))}  # fmt: skip
+    assert streamed["compiled"] < 0.6 * streamed["eager"]
+    products = {k: [(n, w) for n, (kind, w) in ops.items() if kind == "MatMul"] for k, ops in
+                (("eager", eager), ("compiled", compiled))}  # fmt: skip
+    assert products["eager"] == products["compiled"]
+
+
+def test_predicted_times_order_fused_compiled_eager_and_fsdp_adds_its_copies():
+    """Same layout, three frameworks' kernels: Megatron's fused kernels fastest, torchtitan eager slowest."""
+    model = MODELS["llama3-8b"].with_changes(seq_length=8192)
+    cluster = Cluster(accelerator("H100"), 8)
+    base = Layout(data=8, global_batch=8, zero_stage=3, overlap_grad_reduce=True, overlap_param_gather=True)
+    seconds = {k: predict(model, cluster, base.with_changes(kernels=k)).time.compute for k in Kernels}
+    assert seconds[Kernels.FUSED] < seconds[Kernels.COMPILED] < seconds[Kernels.EAGER]
+    names = [name for name, _, _ in torch_layer_ops(model, base.with_changes(kernels=Kernels.EAGER))]
+    assert names[-1] == "fsdp_copies"
+    assert "fsdp_copies" not in [name for name, _, _ in torch_layer_ops(model, Layout(kernels=Kernels.EAGER))]
