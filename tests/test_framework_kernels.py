@@ -19,7 +19,7 @@ from typing import cast
 
 import pytest
 
-from placement.perf.framework_kernels import torch_layer_ops, torch_output_ops
+from placement.perf.framework_kernels import selective_recomputed, torch_layer_ops, torch_output_ops
 from placement.perf.hardware import Cluster, accelerator
 from placement.perf.layer_cost import layer_ops, output_ops
 from placement.perf.layout import Kernels, Layout
@@ -92,18 +92,30 @@ def _trace(block, seq: int = 8, batch: int = 2):
     )
     x = torch.randn(batch, seq, block.dim, dtype=torch.bfloat16, requires_grad=True)
     ops: list[tuple[str, str, list[tuple[int, ...]]]] = []
+    calls.clear()
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
             name = func.overloadpacket.__name__
+            out = func(*args, **(kwargs or {}))
             if not func.is_view and name not in NO_DATA:
                 shapes = [tuple(a.shape) for a in args if isinstance(a, torch.Tensor)]
-                ops.append((stack[-1] if stack else "<backward>", name, shapes))
-            return func(*args, **(kwargs or {}))
+                where = stack[-1] if stack else "<backward>"
+                ops.append((where, name, shapes))
+                if where != "<backward>":
+                    first = out[0] if isinstance(out, tuple) else out
+                    outputs = [o for o in (out if isinstance(out, tuple) else (out,)) if isinstance(o, torch.Tensor)]
+                    nbytes = sum(o.numel() * o.element_size() for o in outputs[:2])  # sdpa: output and log-sum-exp
+                    calls.append((func, args, nbytes if isinstance(first, torch.Tensor) else 0))
+            return out
 
     with Record():
         block(x, freqs, None).float().sum().backward()
     return ops
+
+
+#: The forward operations of the last trace: (aten overload, arguments, bytes of its outputs).
+calls: list = []
 
 
 @pytest.fixture(scope="module")
@@ -236,3 +248,53 @@ def test_predicted_times_order_fused_compiled_eager_and_fsdp_adds_its_copies():
     names = [name for name, _, _ in torch_layer_ops(model, base.with_changes(kernels=Kernels.EAGER))]
     assert names[-1] == "fsdp_copies"
     assert "fsdp_copies" not in [name for name, _, _ in torch_layer_ops(model, Layout(kernels=Kernels.EAGER))]
+
+
+def _torchtitan_policy(extra_saved: set):
+    """torchtitan's per-op selective checkpointing policy (its installed source) with llama3's save list."""
+    from torch.utils.checkpoint import CheckpointPolicy
+
+    assert ROOT is not None
+    tree = ast.parse((ROOT / "distributed/activation_checkpoint.py").read_text(encoding="utf-8"))
+    (apply,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_apply_op_sac"]
+    (policy,) = [n for n in apply.body if isinstance(n, ast.FunctionDef) and n.name == "_get_custom_policy"]
+    parallelize = ast.parse((ROOT / "models/llama3/infra/parallelize.py").read_text(encoding="utf-8"))
+    (listed,) = [
+        n for n in parallelize.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "_op_sac_save_list"
+    ]
+    save_list = set(extra_saved)
+    for element in listed.value.elts:  # type: ignore[attr-defined]
+        try:
+            save_list.add(eval(ast.unparse(element), {"torch": torch}))  # noqa: S307 - torchtitan's own names
+        except (AttributeError, RuntimeError):  # an op this torch does not have (flex, varlen)
+            pass
+    names = {"torch": torch, "CheckpointPolicy": CheckpointPolicy, "op_sac_save_list": save_list,
+             "mm_recompute_shapes": set()}  # fmt: skip
+    exec(ast.unparse(policy), names)  # noqa: S102
+    from collections import defaultdict
+
+    return names["_get_custom_policy"](defaultdict(int)), CheckpointPolicy
+
+
+@needs_torchtitan
+def test_per_op_selective_checkpointing_saves_what_torchtitans_policy_saves(traced):
+    """Issue 44.1/44.5: the bytes a layer keeps under selective_ac_option "op" are the outputs torchtitan's own
+    policy marks MUST_SAVE on the traced block's forward (the CPU's flash attention counted as the GPU's), plus the
+    block's input."""
+    from placement.perf.framework_kernels import selective_saved_bytes
+
+    cpu_flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+    policy, decision = _torchtitan_policy({cpu_flash})
+    context = SimpleNamespace(is_recompute=False)
+    saved = 2 * 2 * 8 * 64  # the block's input: batch 2, sequence 8, dim 64, bf16
+    for func, args, nbytes in calls:
+        if policy(context, func, *args) is decision.MUST_SAVE:
+            saved += nbytes
+    ffn = 176  # FeedForward: int(2 * 4 * 64 / 3) rounded up to a multiple of 16
+    model = MODELS["llama3-8b"].with_changes(
+        layers=1, hidden=64, heads=4, query_groups=2, ffn_hidden=ffn, seq_length=8, vocab=128
+    )
+    layout = Layout(micro_batch=2, global_batch=2, recompute="selective", kernels=Kernels.EAGER)
+    assert selective_saved_bytes(model, layout) == pytest.approx(saved, rel=1e-9)
+    recomputed = [name for name, _, _ in selective_recomputed(torch_layer_ops(model, layout)) if name.startswith("w")]
+    assert recomputed == ["wk", "wo", "w3"]

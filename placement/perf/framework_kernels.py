@@ -32,16 +32,18 @@ cross-entropy reading the bf16 logits once. The products, the attention and FSDP
 
 Bytes are per GPU: ``T = b s / cp`` tokens, heads, FFN width and vocabulary split over the tensor-parallel ranks,
 norms and residual adds over the sequence-parallel ranks (torchtitan always shards the norms with TP).
+**Selective checkpointing** under these kernels is torchtitan's per-op policy (:func:`selective_recomputed`,
+:func:`selective_saved_bytes`), not Megatron-LM's core-attention recomputation.
+
 What is not here: the host's time to issue eager operations (:mod:`placement.perf.eager` prices it on one GPU),
-float8 scaling kernels, and the memory each list saves for the backward (:mod:`placement.perf.memory` models
-Megatron-LM's).
+float8 scaling kernels, and the activations kept without or with full checkpointing (:mod:`placement.perf.memory`
+keeps Megatron-LM's accounting for those).
 """
 
 from __future__ import annotations
 
 from .kernels import Work
 from .layout import Kernels, Layout
-from .memory import stage_parameters
 from .transformer import TransformerSpec
 
 #: One operator of a layer: (name, operator type, its kernels).
@@ -49,6 +51,24 @@ Op = tuple[str, str, tuple[Work, ...]]
 
 #: The framework whose model these lists follow, and its release.
 SOURCE = "torchtitan 0.2.2 (models/llama3), PyTorch >= 2.8"
+
+
+def selective_recomputed(ops: list[Op]) -> list[Op]:
+    """What torchtitan's per-op selective checkpointing (``selective_ac_option = "op"``) runs again in the backward.
+
+    Its policy (``distributed/activation_checkpoint.py``) saves the outputs of the attention and of every ``mm``
+    but each second one of a block (counted from 1 in execution order: wk, wo and w3 of a llama3 block are
+    recomputed), and recomputes everything else; FSDP2's copies are paid in the backward anyway.
+    """
+    out, products = [], 0
+    for op in ops:
+        if op[1] == "MatMul":
+            products += 1
+            if products % 2 == 0:
+                out.append(op)
+        elif op[1] not in ("Attention", "Copy"):
+            out.append(op)
+    return out
 
 
 def _element_bytes(layout: Layout) -> float:
@@ -155,7 +175,8 @@ def _feed_forward(
 
 def _fsdp_copies(model: TransformerSpec, layout: Layout, e: float) -> Op:
     """FSDP2's per-layer copies: all-gather copy-out (forward and backward), gradient copy-in (backward)."""
-    weights = sum(stage_parameters(model, layout, None, 1.0))  # one layer's parameters on one GPU
+    experts = model.num_experts * model.expert_parameters() / (layout.expert if model.moe else 1)
+    weights = (model.layer_parameters() - model.num_experts * model.expert_parameters() + experts) / layout.tensor
     grad_in = (2.0 + 4.0) if layout.fp32_grads() else 2.0 * e
     return _stream("fsdp_copies", "Copy", 2 * e * weights, (2 * e + grad_in) * weights)
 
@@ -176,3 +197,29 @@ def torch_output_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
         ("lm_head", "MatMul", (Work("gemm", tokens, vocab, model.hidden, element_bytes=e),)),
         loss,
     ]
+
+
+def selective_saved_bytes(model: TransformerSpec, layout: Layout) -> float:
+    """Bytes one layer keeps per micro-batch on one GPU under torchtitan's per-op selective checkpointing.
+
+    The block's input (the checkpoint's), the outputs of the products the policy saves (each odd one of the block:
+    wq, wv, w1, w2 of a llama3 block; a product's output is ``m x n`` of its GEMM), the attention's output and its
+    fp32 log-sum-exp per row and head, and with tensor parallelism the outputs of the two reduce-scatters (also
+    saved by the policy). Everything else is recomputed in the backward (:func:`selective_recomputed`).
+    """
+    e = _element_bytes(layout)
+    t = layout.tensor
+    tokens = layout.micro_batch * model.seq_length / layout.context
+    sharded = tokens / (t if layout.sequence_parallel else 1)
+    ops = torch_layer_ops(model, layout)
+    recomputed = {name for name, _, _ in selective_recomputed(ops)}
+    saved = e * sharded * model.hidden  # the block's input
+    for name, kind, works in ops:
+        if kind == "MatMul" and name not in recomputed:
+            saved += sum(e * w.m * w.n * w.batch for w in works)
+        elif kind == "Attention":
+            (work,) = works
+            saved += e * tokens * model.heads * model.head_dim / t + 4.0 * work.batch * work.m
+    if t > 1:
+        saved += 2 * e * sharded * model.hidden
+    return saved

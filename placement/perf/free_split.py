@@ -495,7 +495,7 @@ def free_bound(
         if cost is None:
             cost = _layer_cost(model, cluster, shape, params, Links.of(cluster, params))
         if shape.recompute is Recompute.SELECTIVE:
-            c += cost.attn_fwd
+            c += cost.selective
         elif shape.recompute_layers is None:
             c += cost.fwd + cost.tp_fwd + cost.cp_fwd + cost.ep_fwd
     offsets = [emb] + [0.0] * (p - 2) + [head]

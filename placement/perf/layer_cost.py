@@ -16,7 +16,7 @@ from .collectives import (
     p2p_seconds,
     reduce_scatter_seconds,
 )
-from .framework_kernels import Op, torch_layer_ops, torch_output_ops
+from .framework_kernels import Op, selective_recomputed, torch_layer_ops, torch_output_ops
 from .hardware import Accelerator, Cluster, Dtype
 from .kernels import Work, gemm_seconds, usable_dtype
 from .layout import Attention, Kernels, Layout, Recompute, RecomputeMethod
@@ -47,7 +47,7 @@ class _LayerCost:
 
     fwd: float  # compute of the forward pass (GEMMs, attention, streaming)
     bwd: float
-    attn_fwd: float  # core attention forward (what selective recomputation repeats)
+    attn_fwd: float  # core attention forward (what Megatron-LM's selective recomputation repeats)
     tp_fwd: float  # exposed tensor-parallel communication of one forward pass
     tp_bwd: float
     cp_fwd: float
@@ -57,6 +57,12 @@ class _LayerCost:
     embedding: float = 0.0  # forward + backward of the embedding (first pipeline rank), per micro-batch
     head_fwd: float = 0.0  # final norm, output GEMM and cross-entropy (last pipeline rank)
     head_bwd: float = 0.0
+    selective_fwd: float | None = None  # what selective recomputation repeats when not core attention (torchtitan)
+
+    @property
+    def selective(self) -> float:
+        """Seconds selective recomputation adds per layer: core attention (Megatron-LM) or torchtitan's per-op policy."""
+        return self.attn_fwd if self.selective_fwd is None else self.selective_fwd
 
 
 #: The column-parallel products (Megatron-LM's and torchtitan's names): their weight gradients can hide the
@@ -193,6 +199,7 @@ def _layer_cost(
         if name in COLUMN_PARALLEL
     )
     attn_fwd, attn_bwd = ops_seconds([op for op in ops if op[0] == "attention"], acc, dt, params)
+    selective = None if layout.kernels is Kernels.FUSED else ops_seconds(selective_recomputed(ops), acc, dt, params)[0]
     # Tensor-parallel communication (exposed), per pass.
     tp_group = megatron_group(GroupKind.TENSOR, cluster, t, cp, layout.data, layout.pipeline)
     act = T * h * e
@@ -229,7 +236,8 @@ def _layer_cost(
     # The ends of the pipeline, once per shape (a search asks for them on every first and last rank it tries).
     head_fwd, head_bwd = _output_layer_seconds(model, cluster, layout, params)
     embedding = _embedding_seconds(model, cluster, layout, params)
-    return _LayerCost(fwd, bwd, attn_fwd, tp_fwd, tp_bwd, cp_fwd, cp_bwd, ep_fwd, ep_bwd, embedding, head_fwd, head_bwd)
+    return _LayerCost(fwd, bwd, attn_fwd, tp_fwd, tp_bwd, cp_fwd, cp_bwd, ep_fwd, ep_bwd, embedding, head_fwd, head_bwd,
+                      selective)  # fmt: skip
 
 
 def _output_layer_seconds(

@@ -9,6 +9,9 @@ context rank, b: micro-batch, h: hidden, a: heads, t: tensor parallel size):
 * selective recomputation (core attention recomputed) drops the ``5as/(ht)`` term: ``34 sbh / t`` with SP;
 * full recomputation keeps the layer input only: ``2 sbh`` (``2 sbh / t`` with SP, whose input is split).
 
+Under torchtitan's kernels (``layout.kernels`` eager or compiled), selective recomputation is torchtitan's per-op
+policy instead: :func:`placement.perf.framework_kernels.selective_saved_bytes`.
+
 The same accounting, tensor by tensor, generalises them: grouped-query attention stores K and V at
 ``g/a`` of Q's size, SwiGLU stores ``6 sbf/t`` instead of GeLU's ``4 sbf/t``, no dropout drops the masks,
 and fused (flash) attention stores no ``s x s`` tensor (only its output and a 4-byte log-sum-exp per row
@@ -29,8 +32,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .framework_kernels import selective_saved_bytes
 from .hardware import Dtype
-from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, stage_layers
+from .layout import Attention, Kernels, Layout, Recompute, RecomputeMethod, Schedule, stage_layers
 from .params import DEFAULT_PARAMS, PerfParams
 from .transformer import TransformerSpec
 
@@ -89,6 +93,8 @@ def layer_activation_bytes(model: TransformerSpec, layout: Layout, recompute: Re
         Bytes; equals Korthikanti et al.'s formulas for a GPT layer with unfused attention.
     """
     recompute = layout.recompute if recompute is None else Recompute(recompute)
+    if recompute is Recompute.SELECTIVE and layout.kernels is not Kernels.FUSED:  # torchtitan's per-op policy
+        return selective_saved_bytes(model, layout)
     e = _act_bytes(layout)
     t = layout.tensor
     s = model.seq_length / layout.context
@@ -160,7 +166,11 @@ def layers_in_flight(model: TransformerSpec, layout: Layout, stage: int = 0, lay
 
 def recompute_working_bytes(model: TransformerSpec, layout: Layout) -> float:
     """Extra bytes while recomputed activations exist: one group of layers (full), one layer's ``s x s``
-    attention tensors (selective, unfused attention)."""
+    attention tensors (selective, unfused attention); under torchtitan's per-op policy, one layer's recomputed
+    tensors (what it does not save)."""
+    if layout.recompute is Recompute.SELECTIVE and layout.kernels is not Kernels.FUSED:
+        saved = layer_activation_bytes(model, layout, Recompute.SELECTIVE)
+        return max(0.0, layer_activation_bytes(model, layout, Recompute.NONE) - saved)
     if layout.recompute is Recompute.SELECTIVE:
         if layout.attention is not Attention.UNFUSED:
             return 0.0

@@ -351,7 +351,7 @@ def _recompute_bound(
 
     In :func:`placement.perf.predict.iteration_time` recomputation adds ``dR_i`` per micro-batch to rank i
     (full, block, k layers per chunk: ``min(n_i, k v)`` layer forwards with their exposed communication;
-    selective: ``n_i`` core-attention forwards). The critical step grows by at least ``min_i dR_i`` (times
+    selective: ``n_i`` times what the per-layer selective policy recomputes). The critical step grows by at least ``min_i dR_i`` (times
     ``m (1 + jitter sqrt(2 ln p))`` with the synchronisation term), the bubble does not shrink, and the exposed
     data-parallel reduction (and ZeRO-3 gathering, weight offload fetches) can hide at most ``dR`` of the
     heaviest rank per micro-batch (``m`` of them with ZeRO 3 or offloaded weights). The bound keeps a margin
@@ -360,7 +360,7 @@ def _recompute_bound(
     counts = stage_layers(model, layout)
     p, v, m = layout.pipeline, layout.virtual_stages, layout.microbatches
     if layout.recompute is Recompute.SELECTIVE:
-        per = [n * cost.attn_fwd for n in counts]
+        per = [n * cost.selective for n in counts]
     elif layout.recompute is Recompute.FULL and layout.recompute_method is RecomputeMethod.BLOCK:
         k = layout.recompute_layers if layout.recompute_layers is not None else max(counts)
         layer = cost.fwd + cost.tp_fwd + cost.cp_fwd + cost.ep_fwd

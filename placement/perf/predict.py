@@ -43,6 +43,7 @@ from .collectives import (
     strided_group,
 )
 from .coverage import outside_calibration
+from .framework_kernels import selective_recomputed
 from .hardware import Cluster, Dtype
 from .kernels import streaming_seconds
 from .layer_cost import (
@@ -50,8 +51,9 @@ from .layer_cost import (
     _LayerCost,
     _recompute_fraction,
     layer_forward_flops,
+    layer_ops,
 )
-from .layout import Layout, Recompute, check_layout, stage_layers
+from .layout import Kernels, Layout, Recompute, check_layout, stage_layers
 from .memory import MemoryBreakdown, memory_breakdown, stage_parameters
 from .params import DEFAULT_PARAMS, PerfParams
 from .transformer import TransformerSpec
@@ -182,8 +184,8 @@ def _stage_time(model: TransformerSpec, cluster: Cluster, layout: Layout, params
         fwd, bwd = fwd + cost.head_fwd, bwd + cost.head_bwd
     rec_frac = _recompute_fraction(model, layout, n)
     recompute = n * (rec_frac * (cost.fwd + cost.tp_fwd + cost.cp_fwd + cost.ep_fwd))
-    if layout.recompute is Recompute.SELECTIVE:
-        recompute = n * cost.attn_fwd
+    if layout.recompute is Recompute.SELECTIVE:  # core attention (Megatron-LM), or torchtitan's per-op policy
+        recompute = n * cost.selective
     p2p = 0.0
     if layout.pipeline > 1:
         e = 4.0 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2.0
@@ -368,8 +370,11 @@ def iteration_flops(model: TransformerSpec, layout: Layout) -> tuple[float, floa
         recompute_flops = recomputed / model.layers * layer
     elif layout.recompute is Recompute.FULL:
         recompute_flops = _recompute_fraction(model, layout) * layer
-    elif layout.recompute is Recompute.SELECTIVE:
+    elif layout.recompute is Recompute.SELECTIVE and layout.kernels is Kernels.FUSED:
         recompute_flops = core
+    elif layout.recompute is Recompute.SELECTIVE:  # torchtitan's per-op policy: every second product of a layer
+        per_gpu = sum(w.flops for op in selective_recomputed(layer_ops(model, layout)) for w in op[2])
+        recompute_flops = per_gpu * layout.tensor * layout.context / layout.micro_batch
     return model_flops, model_flops + layout.global_batch * model.layers * recompute_flops
 
 

@@ -413,11 +413,7 @@ def _recompute(values: Values, model: TransformerSpec, layout: Layout, notes: li
             f"--activation_checkpoint.mode {quote(mode)}: not modelled (none, selective, full; memory_budget needs the "
             "compiler's partitioner)"
         )
-    if option == "op":
-        notes.append(
-            "selective_ac_option op: priced as the model's selective recomputation (core attention), not "
-            "torchtitan's per-op policy"
-        )
+    if option == "op":  # torchtitan's per-op policy (placement.perf.framework_kernels.selective_recomputed)
         return layout.with_changes(recompute=Recompute.SELECTIVE)
     if not (option.isascii() and option.isdigit() and len(option) <= 9) or int(option) < 1:
         raise InvalidLayoutError(
