@@ -21,6 +21,10 @@ def _samples() -> dict:
     return {state.sample_label(p): p for p in samples}
 
 
+#: Session-state key of the graph uploader's generation (its key changes after a refused file).
+_UPLOAD_GENERATION = "_graph_upload_generation"
+
+
 def _load_selected_sample() -> None:
     by_label = _samples()
     label = st.session_state.get("graph_sample")
@@ -70,10 +74,13 @@ def _choose() -> None:
             "with its latency devices.",
         )
     with col_upload:
+        # A refused file is let go: the uploader gets a fresh key (generation), so the file is no longer any
+        # widget's and Streamlit frees its bytes after the run, instead of holding them for the session's life.
+        generation = st.session_state.get(_UPLOAD_GENERATION, 0)
         uploaded = st.file_uploader(
             f"...or upload a graph in the paper's JSON format (at most {placement.MAX_FILE_BYTES // 2**20} MB)",
             type=["json"],
-            key="graph_upload",
+            key="graph_upload" if generation == 0 else f"graph_upload_{generation}",
             max_upload_size=state.UPLOAD_LIMIT_MB,
         )
         if uploaded is not None:
@@ -88,9 +95,12 @@ def _choose() -> None:
                     )
                 else:
                     _read_upload(uploaded.getvalue(), uploaded.name)
-            error = st.session_state.get("_graph_upload_error")
-            if error:
-                st.error(f"{error} — the previous graph stays loaded.")
+                if st.session_state.get("_graph_upload_error"):
+                    st.session_state[_UPLOAD_GENERATION] = generation + 1
+                    st.rerun()  # the fresh uploader now; the refused file's bytes go with this run
+        error = st.session_state.get("_graph_upload_error")
+        if error:
+            st.error(f"{error} — the previous graph stays loaded.")
     with col_pick:
         if not state.current_graph_source().startswith("sample:"):
             # The loaded graph is an upload or an imported model: picking the sample shown needs a click.

@@ -7,7 +7,8 @@ Per round it prints: the status of every session, p50 / p95 seconds from opening
 seconds per session of the server process alone and of the server with its workers, and the peak resident
 memory of the server tree. After the last round it closes every page and prints the tree's memory at the start
 and 60 s later (``--settle``). ``--hostile`` adds a round that uploads a generated 200,000-node graph (42 MB,
-under the upload cap) on the Graph page and records the error shown and the tree's peak memory.
+under the upload cap) on the Graph page and records the error shown and the tree's peak memory. "The start" is the tree after the first session,
+once its resident memory holds still for 5 s (the workers warm up in the background).
 
 Usage: ``python scripts/bench_load.py [--sessions 1 5 10 20] [--settle 60] [--hostile]`` (Linux: reads /proc;
 needs Playwright and /usr/bin/chromium). It prints the machine's load average beside each round: on a shared
@@ -94,6 +95,20 @@ def rss_mb(root: int) -> float:
         except (OSError, ValueError, IndexError):
             pass
     return total / 1e6
+
+
+def quiet_rss_mb(root: int, window: float = 5.0, tolerance_mb: float = 2.0, limit: float = 90.0) -> float:
+    """The tree's resident MB once it changes by less than ``tolerance_mb`` over ``window`` s (at most ``limit`` s):
+    the solve workers warm up (imports, kernels) in the background after they start."""
+    deadline = time.monotonic() + limit
+    before = rss_mb(root)
+    while time.monotonic() < deadline:
+        time.sleep(window)
+        now = rss_mb(root)
+        if abs(now - before) < tolerance_mb:
+            return now
+        before = now
+    return before
 
 
 def breakdown(root: int) -> str:
@@ -237,7 +252,7 @@ def main() -> None:
             with sync_playwright() as play:
                 browser = play.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
                 warm = run_round(browser, url, 1, server.pid, args.timeout)  # the first session warms the server
-                start_mb = rss_mb(server.pid)
+                start_mb = quiet_rss_mb(server.pid)  # once the workers have finished warming up
                 print(f"warm-up session: {warm['statuses']}, {warm['p50']:.1f} s; server tree {start_mb:.0f} MB")
                 print(f"  at the start: {breakdown(server.pid)}")
                 print("| N | statuses | p50 s | p95 s | server CPU s/session | tree CPU s/session | peak MB | load |")

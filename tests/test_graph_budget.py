@@ -59,6 +59,15 @@ def test_a_200000_node_upload_is_refused_in_one_line_within_5_s():
     assert errors[0].startswith("huge.json: about 200,000 nodes") and "command line" in errors[0]
     assert took < 5.0, took
     assert (at.session_state["_ui_graph_name"], metrics(at)["Nodes"]) == before  # the previous graph stays
+    # the refused file is let go (a fresh uploader: Streamlit frees the bytes), its error stays shown; the next
+    # file goes to the fresh uploader
+    assert [u.key for u in at.file_uploader if u.key.startswith("graph_upload")] == ["graph_upload_1"]
+    assert not at.file_uploader(key="graph_upload_1").value
+    at.run()
+    assert [e.value for e in at.error] == errors
+    small = _chain(10)
+    at.file_uploader(key="graph_upload_1").set_value(("small.json", small, "application/json")).run()
+    assert not at.exception and not at.error and metrics(at)["Nodes"] == "10"
 
 
 @pytest.mark.slow

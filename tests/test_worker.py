@@ -227,8 +227,40 @@ def test_the_quick_jobs_pool_gives_memory_back(monkeypatch):
         deadline = time.monotonic() + 30
         while pool.recycled < 1 and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert pool.recycled == 1 and pool.executor is None
+        assert pool.recycled == 1
         assert pool.submit(os.getpid).result(120) != large
+    finally:
+        if pool.executor is not None:
+            pool.executor.shutdown(cancel_futures=True)
+        pool.manager.shutdown()
+
+
+@pytest.mark.slow
+def test_idle_grown_quick_workers_are_replaced_by_started_ones_once(monkeypatch):
+    """Issue 45.2: idle workers past QUICK_IDLE_RSS_BYTES are replaced by fresh, already started ones; fresh
+    workers are not replaced again while no job has run (no churn when a fresh worker is over the threshold)."""
+    monkeypatch.setattr(worker, "JANITOR_S", 0.2)
+    monkeypatch.setattr(worker, "IDLE_RECYCLE_S", 0.5)
+    monkeypatch.setattr(worker, "RECYCLE_RSS_BYTES", 1 << 40)
+    pool = worker._Pool(1)
+    try:
+        from ui.processes import rss_bytes
+
+        base = rss_bytes(pool.submit(os.getpid).result(120)) or 0
+        monkeypatch.setattr(worker, "QUICK_IDLE_RSS_BYTES", base + (60 << 20))
+        held = pool.submit(_hold, 120).result(120)
+        deadline = time.monotonic() + 30
+        while pool.recycled < 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert pool.recycled == 1
+        deadline = time.monotonic() + 30
+        while not getattr(pool.executor, "_processes", None) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        (fresh,) = list(pool.executor._processes)  # started at once, before any job asks
+        assert fresh != held
+        monkeypatch.setattr(worker, "QUICK_IDLE_RSS_BYTES", 1)  # every worker over it now
+        time.sleep(2.0)
+        assert pool.recycled == 1 and list(pool.executor._processes) == [fresh]
     finally:
         if pool.executor is not None:
             pool.executor.shutdown(cancel_futures=True)

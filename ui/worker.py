@@ -47,12 +47,17 @@ import streamlit as st
 import placement
 from placement.deadline import WorkClock, cpu_time_limits
 from ui.processes import WorkerError, background, demoted_after, plain_main, rss_bytes, trim_heap
-from ui.solve_pool import IDLE_RECYCLE_S, IDLE_RSS_BYTES, JANITOR_S, RECYCLE_RSS_BYTES, SolvePool, solver_count
+from ui.solve_pool import IDLE_RECYCLE_S, JANITOR_S, RECYCLE_RSS_BYTES, SolvePool, solver_count
 
 _T = TypeVar("_T")
 
 #: Environment variable: number of worker processes (0: run every job inline).
 WORKERS_ENV = "PLACEMENT_WORKERS"
+
+#: Resident memory past which the idle quick-jobs workers are replaced (on average): a fresh worker (65 MB,
+#: measured 2026-12-05: placement imported, no job yet) and a 20 % margin. Their jobs (parsing, scaling, layouts)
+#: import and cache more as they run (89 MB each after the load benchmark's rounds and a refused 42.7 MB upload).
+QUICK_IDLE_RSS_BYTES = 80 << 20
 
 #: Session-state keys of the session's lock and of its last job (a Future).
 _LOCK, _JOB = "_worker_lock", "_worker_job"
@@ -166,8 +171,9 @@ class _Pool:
 
     Memory given back (issue 45.2): when no job is in flight and the workers hold more than
     :data:`ui.solve_pool.RECYCLE_RSS_BYTES` each on average (after a large job), or more than
-    :data:`ui.solve_pool.IDLE_RSS_BYTES` after :data:`ui.solve_pool.IDLE_RECYCLE_S` seconds without a job,
-    the executor is shut down; the next job starts a fresh one.
+    :data:`QUICK_IDLE_RSS_BYTES` after :data:`ui.solve_pool.IDLE_RECYCLE_S` seconds without a job, the executor
+    is shut down and a fresh one started (:meth:`start_workers`). The first job starts every worker too, so the
+    pool's size does not grow under load after the first use.
     """
 
     def __init__(self, workers: int) -> None:
@@ -179,6 +185,7 @@ class _Pool:
         self.in_flight = 0
         self.last_done = time.monotonic()
         self.recycled = 0
+        self.jobs = 0  # jobs since the executor started (its no-op start-up jobs not counted)
         janitor = threading.Thread(target=self._janitor, name="placement-jobs-janitor", daemon=True)
         janitor.start()
 
@@ -187,15 +194,19 @@ class _Pool:
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_nice_process)
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+        return self._submit(True, fn, *args, **kwargs)
+
+    def _submit(self, counted: bool, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
         with self.lock, plain_main():  # submit starts the worker processes it needs
             if self.executor is None:
-                self.executor = self._executor()
+                self.executor, self.jobs = self._executor(), 0
             try:
                 future = self.executor.submit(fn, *args, **kwargs)
             except BrokenProcessPool:  # a worker died earlier: start a fresh pool
-                self.executor = self._executor()
+                self.executor, self.jobs = self._executor(), 0
                 future = self.executor.submit(fn, *args, **kwargs)
             self.in_flight += 1
+            self.jobs += counted
         future.add_done_callback(self._done)
         return future
 
@@ -205,8 +216,11 @@ class _Pool:
         return [rss_bytes(pid) or 0 for pid in list(processes)]
 
     def _recycle_if(self, per_worker: int) -> None:
-        """With the lock held: shut the idle executor down when its workers average over ``per_worker`` bytes."""
+        """With the lock held: shut the idle executor down when its workers average over ``per_worker`` bytes
+        (only after a real job: fresh workers over the threshold are not replaced again and again)."""
         sizes = self._rss()
+        if self.jobs == 0:
+            return
         if self.in_flight == 0 and self.executor is not None and sizes and sum(sizes) > per_worker * len(sizes):
             self.executor.shutdown(wait=False)
             self.executor = None
@@ -218,17 +232,29 @@ class _Pool:
             self.last_done = time.monotonic()
 
     def _janitor(self) -> None:
-        """Every :data:`JANITOR_S`: recycle the idle executor after a large job, or when idle and grown."""
+        """Every :data:`JANITOR_S`: recycle the idle executor after a large job, or when idle and grown; a recycled
+        executor's workers are started again at once (the next job finds them ready)."""
         while True:
             time.sleep(JANITOR_S)
             with self.lock:
                 idle = time.monotonic() - self.last_done >= IDLE_RECYCLE_S
-                self._recycle_if(IDLE_RSS_BYTES if idle else RECYCLE_RSS_BYTES)
+                recycled = self.recycled
+                self._recycle_if(QUICK_IDLE_RSS_BYTES if idle else RECYCLE_RSS_BYTES)
+                fresh = self.recycled != recycled
+            if fresh:
+                self.start_workers()
+
+    def start_workers(self) -> None:
+        """Start every worker process now (a no-op job each) instead of at the jobs that need them."""
+        for _ in range(self.workers):
+            self._submit(False, os.getpid)
 
 
 @st.cache_resource(show_spinner=False)
 def _pool(workers: int) -> _Pool:
-    return _Pool(workers)
+    pool = _Pool(workers)
+    pool.start_workers()  # all of them at once: the pool's size does not change under load
+    return pool
 
 
 class _Relay:
