@@ -74,8 +74,8 @@ def _choose() -> None:
             "with its latency devices.",
         )
     with col_upload:
-        # A refused file is let go: the uploader gets a fresh key (generation), so the file is no longer any
-        # widget's and Streamlit frees its bytes after the run, instead of holding them for the session's life.
+        # A refused file is let go: removed from Streamlit's upload store (which otherwise keeps it for the
+        # session's life and 120 s after its tab closes) and the uploader given a fresh key (generation).
         generation = st.session_state.get(_UPLOAD_GENERATION, 0)
         uploaded = st.file_uploader(
             f"...or upload a graph in the paper's JSON format (at most {placement.MAX_FILE_BYTES // 2**20} MB)",
@@ -96,8 +96,9 @@ def _choose() -> None:
                 else:
                     _read_upload(uploaded.getvalue(), uploaded.name)
                 if st.session_state.get("_graph_upload_error"):
+                    state.forget_upload(uploaded.file_id)  # its bytes leave the server's upload store now
                     st.session_state[_UPLOAD_GENERATION] = generation + 1
-                    st.rerun()  # the fresh uploader now; the refused file's bytes go with this run
+                    st.rerun()  # the fresh uploader, holding no file
         error = st.session_state.get("_graph_upload_error")
         if error:
             st.error(f"{error} — the previous graph stays loaded.")

@@ -101,7 +101,15 @@ from ui.samples import (
     sample_group,
     sample_label,
 )
-from ui.widgets import PERSIST, UPLOAD_LIMIT_MB, init_widget, mark_synced, stable_maximum, sync_widgets
+from ui.widgets import (
+    PERSIST,
+    UPLOAD_LIMIT_MB,
+    forget_upload,
+    init_widget,
+    mark_synced,
+    stable_maximum,
+    sync_widgets,
+)
 
 __all__ = [
     "BatchTiming",
@@ -115,6 +123,7 @@ __all__ = [
     "SAMPLES_DIR",
     "TIME_UNIT",
     "UPLOAD_LIMIT_MB",
+    "forget_upload",
     "base_problem",
     "batch_timing",
     "clear_caches",

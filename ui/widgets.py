@@ -63,3 +63,20 @@ def stable_maximum(value: float, floor: int = 16) -> int:
     """
     top = max(int(floor), 2 * int(math.ceil(value)))
     return 1 << (top - 1).bit_length()
+
+
+def forget_upload(file_id: str) -> bool:
+    """Drop an uploaded file's bytes from Streamlit's upload store now; False where there is nothing to drop.
+
+    The store keeps every file a session uploaded until the session ends (and ``server.disconnectedSessionTTL``,
+    120 s, after its tab closes): a refused 42.7 MB upload held its bytes in the server that long. Streamlit's
+    own chat input removes its files the same way (the in-memory store only).
+    """
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager  # noqa: PLC0415
+    from streamlit.runtime.scriptrunner import get_script_run_ctx  # noqa: PLC0415
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not isinstance(ctx.uploaded_file_mgr, MemoryUploadedFileManager):
+        return False
+    ctx.uploaded_file_mgr.remove_file(session_id=ctx.session_id, file_id=file_id)
+    return True
