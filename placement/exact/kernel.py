@@ -239,8 +239,11 @@ def compiled_entry(dispatcher, *args):
     Calling it skips numba's type dispatch, which types a named tuple of arrays in Python on every call: 12 us
     a call of :func:`lattice_dp` against 7 us for its entry point (bert_l-3 training, 2026-12-05), and the kernel is
     called once per level piece (1,015 calls on bert_l-3 training, 1,872 on Inception-v3 training). Every later
-    call must pass arguments of exactly these types (the entry point does not check them).
+    call must pass arguments of exactly these types (the entry point does not check them). A plain Python
+    function (numba's JIT disabled, or a test's wrapper around the kernel) is returned as it is.
     """
+    if not hasattr(dispatcher, "compile"):
+        return dispatcher
     return dispatcher.compile(tuple(dispatcher.typeof_pyval(arg) for arg in args))
 
 
