@@ -19,10 +19,12 @@ from typing import cast
 
 import pytest
 
-from placement.perf.framework_kernels import selective_recomputed, torch_layer_ops, torch_output_ops
-from placement.perf.hardware import Cluster, accelerator
+from placement.errors import PlacementError
+from placement.perf.framework_kernels import float8_products, selective_recomputed, torch_layer_ops, torch_output_ops
+from placement.perf.hardware import Cluster, Dtype, accelerator
+from placement.perf.kernels import Work
 from placement.perf.layer_cost import layer_ops, output_ops
-from placement.perf.layout import Kernels, Layout
+from placement.perf.layout import Float8Recipe, Float8Training, Kernels, Layout
 from placement.perf.predict import predict
 from placement.perf.transformer import MODELS
 
@@ -298,3 +300,156 @@ def test_per_op_selective_checkpointing_saves_what_torchtitans_policy_saves(trac
     assert selective_saved_bytes(model, layout) == pytest.approx(saved, rel=1e-9)
     recomputed = [name for name, _, _ in selective_recomputed(torch_layer_ops(model, layout)) if name.startswith("w")]
     assert recomputed == ["wk", "wo", "w3"]
+
+
+def _float8_layout(**changes) -> Layout:
+    return Layout(kernels=Kernels.COMPILED, float8=Float8Training(**changes))
+
+
+@needs_torchtitan
+@pytest.mark.parametrize(
+    ("ffn", "vocab", "filter_fqns"),
+    [(176, 128, []), (168, 100, []), (176, 128, ["output", "attention.wk"]), (176, 128, ["attention"])],
+)
+def test_float8_converts_the_linear_layers_torchtitans_filter_converts(ffn, vocab, filter_fqns):
+    """Issue 44.1/44.5: torchtitan's own ``module_filter_fn`` (its source) on the block's and the output's
+    ``nn.Linear`` modules picks the products :func:`float8_products` names: dimensions multiples of 16, minus the
+    filtered names (substrings of the module path)."""
+    from torch import nn
+
+    assert ROOT is not None
+    names: dict[str, object] = {"nn": nn}
+    exec(_definitions(ROOT / "components/quantization/utils.py", {"module_filter_fn"}), names)  # noqa: S102
+    keep = names["module_filter_fn"]
+    block = _block()
+    block.feed_forward.w1 = nn.Linear(64, ffn, bias=False)  # the FFN width the model gives (168: not a multiple of 16)
+    block.feed_forward.w3 = nn.Linear(64, ffn, bias=False)
+    block.feed_forward.w2 = nn.Linear(ffn, 64, bias=False)
+    modules = [(f"layers.0.{fqn}", module) for fqn, module in block.named_modules()]
+    modules.append(("output", nn.Linear(64, vocab, bias=False)))
+    theirs = {fqn.rsplit(".", 1)[-1] for fqn, module in modules if keep(module, fqn, filter_fqns)}  # type: ignore[operator]
+    model = MODELS["llama3-8b"].with_changes(
+        layers=1, hidden=64, heads=4, query_groups=2, ffn_hidden=ffn, seq_length=8, vocab=vocab
+    )
+    skip = [name for name in ("wq", "wk", "wv", "wo", "w1", "w2", "w3", "output") if
+            any(f in (name if name == "output" else ("attention." if name in "wq wk wv wo" else "feed_forward.") + name)
+                for f in filter_fqns)]  # fmt: skip
+    assert float8_products(model, _float8_layout(skip=tuple(skip))) == theirs
+
+
+@needs_torchtitan
+@pytest.mark.parametrize("recipe", [Float8Recipe.TENSORWISE, Float8Recipe.ROWWISE])
+def test_per_op_checkpointing_recomputes_every_float8_product(traced, recipe):
+    """Issue 44.1/44.5: a float8 product runs ``aten._scaled_mm``, which torchtitan's policy neither saves nor
+    counts in its every-second-mm parity; the tensorwise amaxes (``aten.max``) are saved, the rowwise ones
+    (``aten.amax``) are not. The block's forward with each product replaced so, under the policy read from
+    torchtitan's source, keeps exactly :func:`selective_saved_bytes`."""
+    from placement.perf.framework_kernels import selective_saved_bytes
+
+    cpu_flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+    policy, decision = _torchtitan_policy({cpu_flash})
+    context = SimpleNamespace(is_recompute=False)
+    amax = torch.ops.aten.max.default if recipe is Float8Recipe.TENSORWISE else torch.ops.aten.amax.default
+    saved = 2 * 2 * 8 * 64  # the block's input
+    for func, args, nbytes in calls:
+        steps = [(func, args, nbytes)]
+        if func == torch.ops.aten.mm.default:  # x and W: amax (a bf16 scalar), then the float8 product
+            steps = [(amax, args[:1], 2), (amax, args[1:2], 2), (torch.ops.aten._scaled_mm.default, args, nbytes)]
+        for op, op_args, op_bytes in steps:
+            if policy(context, op, *op_args) is decision.MUST_SAVE:
+                saved += op_bytes
+    model = MODELS["llama3-8b"].with_changes(
+        layers=1, hidden=64, heads=4, query_groups=2, ffn_hidden=176, seq_length=8, vocab=128
+    )
+    layout = Layout(micro_batch=2, global_batch=2, recompute="selective", kernels=Kernels.EAGER,
+                    float8=Float8Training(recipe))  # fmt: skip
+    assert selective_saved_bytes(model, layout) == pytest.approx(saved, rel=1e-9)
+    ops = torch_layer_ops(model, layout)
+    recomputed = {name for name, _, _ in selective_recomputed(ops)}
+    assert {"wq", "wk", "wv", "wo", "w1", "w2", "w3"} <= recomputed  # all of them, not every second one
+
+
+def test_float8_casts_are_the_documented_bytes():
+    """One product's casts: forward input and weight, backward the gradient twice, the weight and the input again;
+    the float8 all-gather drops the weight's casts for a transposed copy; gw_hp keeps the weight gradient in bf16."""
+    model = MODELS["llama3-8b"].with_changes(seq_length=4096)
+    m, n, k, e = 4096, model.heads * model.head_dim, model.hidden, 2.0
+
+    def parts(layout: Layout) -> dict[str, tuple[float, float, Work]]:
+        ops = {name: works[0] for name, _, works in torch_layer_ops(model, layout)}
+        amax = ops.get("wq_amax_tensorwise") or ops["wq_amax"]
+        return {"amax": (amax.nbytes, amax.nbytes * amax.backward_factor), "cast": (ops["wq_cast"].nbytes,
+                ops["wq_cast"].nbytes * ops["wq_cast"].backward_factor), "product": ops["wq"]}  # fmt: skip
+
+    x, w, g = m * k, n * k, m * n
+    plain = parts(_float8_layout())
+    assert plain["amax"] == pytest.approx((e * (x + w), e * (2 * g + w + x)))
+    assert plain["cast"] == pytest.approx(((e + 1) * (x + w), (e + 1) * (2 * g + w + x)))
+    assert (
+        plain["product"].dtype == "fp8" and plain["product"].element_bytes == 1 and plain["product"].wgrad_dtype is None
+    )
+    gathered = parts(_float8_layout(all_gather=True))
+    assert gathered["amax"] == pytest.approx((e * x, e * (2 * g + x)))
+    assert gathered["cast"] == pytest.approx(((e + 1) * x, (e + 1) * (2 * g + x) + 2 * w))
+    high = parts(_float8_layout(recipe=Float8Recipe.ROWWISE_GW_HP))
+    assert high["amax"] == pytest.approx((e * (x + w), e * (g + w)))
+    assert high["product"].wgrad_dtype == "bf16"
+
+
+def test_float8_prices_its_products_at_the_float8_peak_and_its_casts():
+    """Same torchtitan layout on 8 H100: float8 products are faster; the casts, gw_hp's bf16 weight gradient and the
+    bf16 output layer give some of it back; the float8 all-gather moves fewer bytes."""
+    model = MODELS["llama3-8b"].with_changes(seq_length=8192)
+    cluster = Cluster(accelerator("H100"), 8)
+    base = Layout(data=8, global_batch=8, zero_stage=3, overlap_grad_reduce=True, overlap_param_gather=True,
+                  kernels=Kernels.COMPILED)  # fmt: skip
+    run = {
+        name: predict(model, cluster, base.with_changes(float8=f8))
+        for name, f8 in (("bf16", None), ("tensorwise", Float8Training()),
+                         ("no output", Float8Training(skip=("output",))),
+                         ("gw_hp", Float8Training(Float8Recipe.ROWWISE_GW_HP)),
+                         ("gather", Float8Training(all_gather=True, precompute_scale=True)),
+                         ("gather, no precompute", Float8Training(all_gather=True)))
+    }  # fmt: skip
+    compute = {name: p.time.compute for name, p in run.items()}
+    assert compute["tensorwise"] < compute["no output"] < compute["bf16"]
+    assert compute["tensorwise"] < compute["gw_hp"] < compute["bf16"]
+    assert compute["gather"] < compute["tensorwise"]  # the weight's casts gone, a shard cast and a copy instead
+    dp = {name: p.time.dp_comm for name, p in run.items()}
+    assert (
+        dp["gather"] < dp["tensorwise"] and dp["gather"] < dp["gather, no precompute"]
+    )  # an amax reduction per weight
+    assert run["tensorwise"].mfu > run["bf16"].mfu  # MFU against the bf16 peak, the same FLOPs
+    assert "torchtitan float8 (tensorwise)" in run["tensorwise"].notes[-1]
+
+
+def test_float8_under_per_op_checkpointing_recomputes_more_and_keeps_less():
+    model = MODELS["llama3-8b"].with_changes(seq_length=8192)
+    cluster = Cluster(accelerator("H100"), 8)
+    base = Layout(data=8, global_batch=8, zero_stage=3, overlap_grad_reduce=True, overlap_param_gather=True,
+                  kernels=Kernels.COMPILED, recompute="selective")  # fmt: skip
+    bf16, f8 = predict(model, cluster, base), predict(model, cluster, base.with_changes(float8=Float8Training()))
+    assert f8.memory.activations < bf16.memory.activations
+    assert f8.time.recompute / f8.time.compute > bf16.time.recompute / bf16.time.compute
+
+
+def test_float8_layouts_are_torchtitans_only():
+    with pytest.raises(PlacementError, match="float8 linear layers are torchtitan's"):
+        Layout(float8=Float8Training())
+    with pytest.raises(PlacementError, match="tensorwise scaling only"):
+        Float8Training(Float8Recipe.ROWWISE, all_gather=True)
+    with pytest.raises(PlacementError, match="must be a tuple of"):
+        Float8Training(skip=("lm_head",))
+
+
+def test_a_work_with_a_bf16_weight_gradient_prices_it_in_bf16():
+    from placement.perf.kernels import gemm_seconds
+    from placement.perf.params import DEFAULT_PARAMS
+
+    acc = accelerator("H100")
+    work = Work("gemm", 4096, 4096, 4096, element_bytes=1.0, dtype="fp8", wgrad_dtype="bf16")
+    fwd, bwd = work.seconds(acc, Dtype.BF16, DEFAULT_PARAMS)
+    fp8, bf16 = (gemm_seconds(4096, 4096, 4096, acc, d, DEFAULT_PARAMS, 1.0, b) for d, b in
+                 ((Dtype.FP8, 1.0), (Dtype.BF16, 2.0)))  # fmt: skip
+    assert fwd == pytest.approx(fp8) and bwd == pytest.approx(fp8 + bf16)
+    assert Work.from_dict(work.as_dict()) == work

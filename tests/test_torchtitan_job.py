@@ -10,7 +10,7 @@ from placement.cli import main
 from placement.errors import PlacementError
 from placement.perf.hardware import Cluster, accelerator
 from placement.perf.launch import torchtitan_toml
-from placement.perf.layout import Kernels, Layout, Recompute, RecomputeMethod, Schedule
+from placement.perf.layout import Float8Recipe, Float8Training, Kernels, Layout, Recompute, RecomputeMethod, Schedule
 from placement.perf.predict import predict
 from placement.perf.torchtitan_check import dataclass_fields, installed_job_config
 from placement.perf.torchtitan_job import FIELDS, READ, SECTIONS, read_torchtitan_job
@@ -116,8 +116,82 @@ def test_torchtitans_own_stage_split_and_schedules():
 def test_float8_and_compile_are_read_by_torchtitans_names():
     argv = ["--model.flavor", "70B", "--model.converters", "quantize.linear.float8", "--compile.enable"]
     _, layout, notes = read_torchtitan_job(argv, None, 8)
-    assert layout.dtype.value == "fp8" and layout.kernels is Kernels.COMPILED
-    assert any("float8" in n for n in notes)
+    assert layout.dtype.value == "bf16" and layout.kernels is Kernels.COMPILED
+    assert layout.float8 == Float8Training(Float8Recipe.TENSORWISE)  # torchtitan's default config: tensorwise
+
+
+F8 = "--quantize.linear.float8."
+
+
+@pytest.mark.parametrize(
+    ("argv", "gpus", "want"),
+    [
+        ([F8 + "recipe_name", "rowwise"], 8, Float8Training(Float8Recipe.ROWWISE)),
+        ([F8 + "recipe_name", "rowwise_with_gw_hp"], 8, Float8Training(Float8Recipe.ROWWISE_GW_HP)),
+        ([F8 + "enable_fsdp_float8_all_gather", F8 + "precompute_float8_dynamic_scale_for_fsdp"], 8,
+         Float8Training(all_gather=True, precompute_scale=True)),
+        # no FSDP (one shard): torchtitan turns the float8 all-gather off
+        ([F8 + "enable_fsdp_float8_all_gather", "--parallelism.tensor_parallel_degree", "8"], 8, Float8Training()),
+        ([F8 + "filter_fqns", "output,attention.wk"], 8, Float8Training(skip=("wk", "output"))),
+        ([F8 + "filter_fqns", "attention"], 8, Float8Training(skip=("wq", "wk", "wv", "wo"))),  # substrings
+        ([F8 + "filter_fqns", "auto_filter_small_kn"], 8, Float8Training()),
+    ],
+)  # fmt: skip
+def test_the_float8_converters_fields_are_read(argv, gpus, want):
+    """Issue 44.1: torchtitan's [quantize.linear.float8] (Float8LinearConverter's reading of it)."""
+    base = ["--model.flavor", "8B", "--model.converters", "quantize.linear.float8", "--training.local_batch_size", "1"]
+    _, layout, notes = read_torchtitan_job([*base, *argv], None, gpus)
+    assert layout.float8 == want
+    assert ("auto_filter_small_kn" in " ".join(notes)) == ("auto_filter_small_kn" in argv)
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--model.converters", "float8"], "not a torchtitan 0.2.2 converter (its name is quantize.linear.float8)"),
+        ([F8 + "recipe_name", "rowwise", F8 + "enable_fsdp_float8_all_gather"], "torchtitan refuses them together"),
+        ([F8 + "recipe_name", "blockwise"], "must be one of tensorwise, rowwise, rowwise_with_gw_hp"),
+        ([F8 + "emulate"], "emulated in high precision"),
+        ([F8 + "filter_fqn", "output"], "not a field of torchtitan 0.2.2's [quantize.linear.float8]"),
+        ([F8 + "filter_fqns", "layers.1."], "skips attention.wq in some layers only"),
+        (["--training.mixed_precision_param", "float32"], "float8 products beside bf16 training"),
+    ],
+)
+def test_float8_mistakes_are_one_line(capsys, argv, words):
+    base = ["predict", "--framework", "torchtitan", "--gpu", "H100", "--gpus", "8", "--", "--model.flavor", "8B"]
+    converters = (
+        [] if argv[:2] == ["--model.converters", "float8"] else ["--model.converters", "quantize.linear.float8"]
+    )
+    assert main([*base, "--training.local_batch_size", "1", *converters, *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0], err
+
+
+def test_float8_needs_a_gpu_with_float8_products(capsys):
+    """torchtitan refuses float8 below SM 8.9: the A100 has no float8 peak."""
+    argv = ["--", "--model.flavor", "8B", "--model.converters", "quantize.linear.float8"]
+    assert main(["predict", "--framework", "torchtitan", "--gpu", "A100", "--gpus", "8", *argv]) == 2
+    assert "SM 8.9 or later" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "float8",
+    [Float8Training(all_gather=True, precompute_scale=True), Float8Training(Float8Recipe.ROWWISE, skip=("output",)),
+     Float8Training(Float8Recipe.ROWWISE_GW_HP, skip=("wq", "wk", "wv"))],
+)  # fmt: skip
+def test_float8_round_trips_through_the_toml(tmp_path, float8):
+    model = MODELS["llama3-8b"].with_changes(seq_length=2048)
+    layout = Layout(data=8, global_batch=8, zero_stage=3, overlap_grad_reduce=True, overlap_param_gather=True,
+                    kernels=Kernels.COMPILED, recompute=Recompute.SELECTIVE, float8=float8)  # fmt: skip
+    path = tmp_path / "job.toml"
+    path.write_text(torchtitan_toml(model, layout), encoding="utf-8")
+    _, read, _ = read_torchtitan_job([], str(path), 8)
+    assert read.float8 == float8
+    cluster = Cluster(accelerator("H100"), 8)
+    want = predict(model, cluster, layout, framework="torchtitan")
+    assert predict(model, cluster, read, framework="torchtitan").iteration_seconds == pytest.approx(
+        want.iteration_seconds, rel=1e-9
+    )
 
 
 @pytest.mark.parametrize(
@@ -169,6 +243,9 @@ def test_field_lists_are_torchtitans():
     assert set(sections) == set(SECTIONS)
     for section, names in FIELDS.items():
         assert set(names) == set(classes[sections[section].id]), section  # type: ignore[attr-defined]
-    for key in READ:
-        section, _, name = key.partition(".")
-        assert name in classes[sections[section].id], key  # type: ignore[attr-defined]
+    for key in READ:  # a dotted field through its nested dataclasses ([quantize.linear.float8] recipe_name)
+        *path, name = key.split(".")
+        owner = "JobConfig"
+        for part in path:
+            owner = classes[owner][part].id  # type: ignore[attr-defined]
+        assert name in classes[owner], key

@@ -45,7 +45,18 @@ from .hetero import HeteroPlan, HeteroResult, search_hetero
 from .hf_config import model_from_argument, spec_from_hf_config
 from .kernels import flash_attention_seconds, gemm_efficiency, gemm_seconds, streaming_seconds
 from .launch import deepspeed_config, megatron_command, torchtitan_toml
-from .layout import Attention, Layout, Recompute, RecomputeMethod, Schedule, check_layout, stage_layers
+from .layout import (
+    Attention,
+    Float8Recipe,
+    Float8Training,
+    Kernels,
+    Layout,
+    Recompute,
+    RecomputeMethod,
+    Schedule,
+    check_layout,
+    stage_layers,
+)
 from .megatron import megatron_args, parse_megatron_args, parse_megatron_command
 from .memory import (
     MemoryBreakdown,
@@ -106,6 +117,9 @@ __all__ = [
     "Group",
     "GroupKind",
     "Layout",
+    "Float8Recipe",
+    "Float8Training",
+    "Kernels",
     "Links",
     "MODELS",
     "MODEL_ID",

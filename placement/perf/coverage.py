@@ -72,6 +72,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("NVLink GB/s", lambda m, c, lay: c.intra_bytes_per_s / 1e9, ranged=True),
     Feature("network GB/s per GPU", lambda m, c, lay: c.inter_bytes_per_s / 1e9, ranged=True),
     Feature("precision", lambda m, c, lay: lay.dtype.value),
+    Feature("float8 linear layers", lambda m, c, lay: "none" if lay.float8 is None else lay.float8.recipe.value),
     Feature("gradient reduction", lambda m, c, lay: "fp32" if lay.fp32_grads() else "16-bit"),
     Feature("tensor parallel", lambda m, c, lay: lay.tensor, ranged=True),
     Feature("pipeline parallel", lambda m, c, lay: lay.pipeline, ranged=True),

@@ -43,7 +43,7 @@ keeps Megatron-LM's accounting for those).
 from __future__ import annotations
 
 from .kernels import Work
-from .layout import Kernels, Layout
+from .layout import Float8Recipe, Kernels, Layout
 from .transformer import TransformerSpec
 
 #: One operator of a layer: (name, operator type, its kernels).
@@ -58,17 +58,32 @@ def selective_recomputed(ops: list[Op]) -> list[Op]:
 
     Its policy (``distributed/activation_checkpoint.py``) saves the outputs of the attention and of every ``mm``
     but each second one of a block (counted from 1 in execution order: wk, wo and w3 of a llama3 block are
-    recomputed), and recomputes everything else; FSDP2's copies are paid in the backward anyway.
+    recomputed), and recomputes everything else; FSDP2's copies are paid in the backward anyway. A float8 product
+    runs ``aten._scaled_mm``, which the policy neither saves nor counts: it is recomputed, and the parity counts
+    the bf16 products only. The tensorwise amax reductions (``aten.max``) are saved, the rowwise ones
+    (``aten.amax``) recomputed.
     """
     out, products = [], 0
     for op in ops:
-        if op[1] == "MatMul":
+        if op[1] == "MatMul" and _is_float8(op):
+            out.append(op)
+        elif op[1] == "MatMul":
             products += 1
             if products % 2 == 0:
                 out.append(op)
+        elif op[1] == "ReduceMax" and op[0].endswith(_SAVED_AMAX):
+            continue
         elif op[1] not in ("Attention", "Copy"):
             out.append(op)
     return out
+
+
+#: The suffix of the tensorwise amax reductions, which torchtitan's policy saves (``aten.max``).
+_SAVED_AMAX = "_amax_tensorwise"
+
+
+def _is_float8(op: Op) -> bool:
+    return any(w.dtype == "fp8" for w in op[2])
 
 
 def _element_bytes(layout: Layout) -> float:
@@ -79,6 +94,60 @@ def _stream(name: str, op_type: str, forward: float, backward: float, launches: 
     """A streaming operator moving ``forward`` bytes, and ``backward`` bytes in its backward pass."""
     factor = backward / forward if forward > 0 else 0.0
     return (name, op_type, (Work("stream", nbytes=forward, launches=launches, backward_factor=factor),))
+
+
+def float8_products(model: TransformerSpec, layout: Layout) -> frozenset[str]:
+    """The products torchtitan's float8 converter makes ``Float8Linear`` (names of :data:`FLOAT8_PRODUCTS`).
+
+    torchtitan's ``module_filter_fn``: an ``nn.Linear`` whose weight's two dimensions (before any parallelism)
+    are multiples of 16, and that the filter does not skip. MoE experts are not ``nn.Linear``.
+    """
+    if layout.float8 is None:
+        return frozenset()
+    h, q, kv, f = model.hidden, model.heads * model.head_dim, model.groups * model.head_dim, model.ffn
+    shapes = {"wq": (q, h), "wk": (kv, h), "wv": (kv, h), "wo": (h, q), "output": (model.vocab, h)}
+    if not model.moe:
+        shapes.update({"w1": (f, h), "w2": (h, f)} | ({"w3": (f, h)} if model.swiglu else {}))
+    return frozenset(
+        name for name, (rows, cols) in shapes.items()
+        if rows % 16 == 0 and cols % 16 == 0 and name not in layout.float8.skip
+    )  # fmt: skip
+
+
+def float8_product(
+    name: str, m: float, n: float, k: float, layout: Layout, converted: frozenset[str], module: str | None = None
+) -> list[Op]:
+    """A linear layer's product ``(m, n, k)`` (torchtitan's module ``module``, default ``name``), in bf16, or in
+    float8 with torchao's casts before it.
+
+    A float8 product reads one byte per operand element. Every operand a float8 product takes is cast: its
+    absolute maximum (a reduction reading it) and a scaled conversion (reading it, writing one byte per element),
+    for each layout a product needs it in. Forward: the input and the weight (with the float8 all-gather the weight
+    arrives cast, with its scale). Backward: the output gradient for the input gradient's product and, unless
+    the recipe keeps the weight gradient in bf16, again for the weight gradient's with the input; the weight
+    again (with the float8 all-gather, a transposed copy of its float8 bytes). ``tests/test_framework_kernels.py``
+    checks which products and which policy; the casts' operations are this model's accounting (torchao is not
+    traced). Eager runs each amax as two kernels and each conversion as three; compiled, one each.
+    """
+    e = _element_bytes(layout)
+    if (module or name) not in converted or layout.float8 is None:
+        return [(name, "MatMul", (Work("gemm", m, n, k, element_bytes=e),))]
+    f8 = layout.float8
+    hp_wgrad = f8.recipe is Float8Recipe.ROWWISE_GW_HP
+    x, w, g = m * k, n * k, m * n  # elements of the input, the weight and the output gradient
+    w_forward = 0.0 if f8.all_gather else w
+    read_fwd = x + w_forward  # tensors cast in the forward
+    read_bwd = g * (1 if hp_wgrad else 2) + (0.0 if f8.all_gather else w) + (0.0 if hp_wgrad else x)
+    transposed = 2.0 * w if f8.all_gather else 0.0  # the gathered float8 weight in the dgrad's layout
+    eager = layout.kernels is Kernels.EAGER
+    tensors = 1 if f8.all_gather else 2
+    suffix = _SAVED_AMAX if f8.recipe is Float8Recipe.TENSORWISE else "_amax"
+    amax = _stream(name + suffix, "ReduceMax", e * read_fwd, e * read_bwd, tensors * (2 if eager else 1))
+    cast = _stream(
+        name + "_cast", "Cast", (e + 1) * read_fwd, (e + 1) * read_bwd + transposed, tensors * (3 if eager else 1)
+    )
+    work = Work("gemm", m, n, k, element_bytes=1.0, dtype="fp8", wgrad_dtype="bf16" if hp_wgrad else None)
+    return [amax, cast, (name, "MatMul", (work,))]
 
 
 def torch_layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
@@ -97,8 +166,10 @@ def torch_layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
     q_width, kv_width, ffn = model.heads * d / t, model.groups * d / t, model.ffn / t
     norm = "RMSNormalization" if model.norm.value == "rmsnorm" else "LayerNormalization"
 
-    def gemm(m: float, n: float, k: float, batch: float = 1.0) -> tuple[Work, ...]:
-        return (Work("gemm", m, n, k, batch, element_bytes=e),)
+    def product(name: str, m: float, n: float, k: float) -> list[Op]:
+        return float8_product(name, m, n, k, layout, converted)
+
+    converted = float8_products(model, layout)
 
     def norm_op(name: str, summed: int) -> Op:
         """One fused kernel: reads x, writes y (+ fp32 statistics); backward reads x and dy, writes dx, after
@@ -109,9 +180,9 @@ def torch_layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
     add = 3 * e * sharded * h  # read two, write one
     ops: list[Op] = [
         norm_op("attention_norm", 2),  # wq + wk + wv
-        ("wq", "MatMul", gemm(tokens, q_width, h)),
-        ("wk", "MatMul", gemm(tokens, kv_width, h)),
-        ("wv", "MatMul", gemm(tokens, kv_width, h)),
+        *product("wq", tokens, q_width, h),
+        *product("wk", tokens, kv_width, h),
+        *product("wv", tokens, kv_width, h),
     ]
     if model.rope:
         elements = tokens * (q_width + kv_width)
@@ -122,7 +193,7 @@ def torch_layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
     heads = b * model.heads / t
     ops += [
         ("attention", "Attention", (Work("attention", s / cp, s, d, heads, element_bytes=e, causal=True),)),
-        ("wo", "MatMul", gemm(tokens, h, q_width)),
+        *product("wo", tokens, h, q_width),
     ]
     summed = 1 if model.swiglu else 0  # w1 + w3
     if compiled:  # the residual add fused with the norm after it: read x and the branch, write h and the norm
@@ -131,7 +202,7 @@ def torch_layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
         )
     else:
         ops += [_stream("residual1", "Add", add, add), norm_op("ffn_norm", summed)]
-    ops += _feed_forward(model, layout, tokens, ffn, e, compiled)
+    ops += _feed_forward(model, layout, tokens, ffn, e, compiled, converted)
     ops.append(_stream("residual2", "Add", add, add))
     if layout.zero_stage == 3:
         ops.append(_fsdp_copies(model, layout, e))
@@ -139,9 +210,11 @@ def torch_layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
 
 
 def _feed_forward(
-    model: TransformerSpec, layout: Layout, tokens: float, ffn: float, e: float, compiled: bool
-) -> list[Op]:
-    """The feed-forward block: w1, w3 (SwiGLU), the activation, w2; MoE experts as grouped products."""
+    model: TransformerSpec, layout: Layout, tokens: float, ffn: float, e: float, compiled: bool,
+    converted: frozenset[str],
+) -> list[Op]:  # fmt: skip
+    """The feed-forward block: w1, w3 (SwiGLU), the activation, w2; MoE experts as grouped products (never float8:
+    torchtitan's experts are not ``nn.Linear``)."""
     h = model.hidden
     if model.moe:
         local = model.num_experts / layout.expert
@@ -151,15 +224,16 @@ def _feed_forward(
             ("router", "MatMul", (Work("gemm", tokens, model.num_experts, h, element_bytes=e),)),
             _stream("permute", "Gather", 4 * e * tokens * topk * h, 4 * e * tokens * topk * h, 2),
         ]
-        product = (Work("gemm", rows, ffn, h, local, element_bytes=e),)
-        down = (Work("gemm", rows, h, ffn, local, element_bytes=e),)
+        up: list[Op] = [("w1", "MatMul", (Work("gemm", rows, ffn, h, local, element_bytes=e),))]
+        gate: list[Op] = [("w3", "MatMul", up[0][2])]
+        down: list[Op] = [("w2", "MatMul", (Work("gemm", rows, h, ffn, local, element_bytes=e),))]
     else:
         ops, topk = [], 1
-        product = (Work("gemm", tokens, ffn, h, element_bytes=e),)
-        down = (Work("gemm", tokens, h, ffn, element_bytes=e),)
+        up, gate = (float8_product(name, tokens, ffn, h, layout, converted) for name in ("w1", "w3"))
+        down = float8_product("w2", tokens, h, ffn, layout, converted)
     elements = tokens * ffn * topk
     if model.swiglu:
-        ops += [("w1", "MatMul", product), ("w3", "MatMul", product)]
+        ops += [*up, *gate]
         if compiled:
             ops.append(_stream("swiglu", "Swiglu", 3 * e * elements, 5 * e * elements))
         else:
@@ -168,17 +242,37 @@ def _feed_forward(
                 _stream("mul", "Mul", 3 * e * elements, 6 * e * elements, 1),
             ]
     else:
-        ops += [("w1", "MatMul", product), _stream("gelu", "Gelu", 2 * e * elements, 3 * e * elements)]
-    ops.append(("w2", "MatMul", down))
-    return ops
+        ops += [*up, _stream("gelu", "Gelu", 2 * e * elements, 3 * e * elements)]
+    return ops + down
 
 
 def _fsdp_copies(model: TransformerSpec, layout: Layout, e: float) -> Op:
-    """FSDP2's per-layer copies: all-gather copy-out (forward and backward), gradient copy-in (backward)."""
+    """FSDP2's per-layer copies: all-gather copy-out (forward and backward), gradient copy-in (backward).
+
+    With the float8 all-gather the converted weights are copied out at one byte per element, and each gather
+    first casts the GPU's fp32 shard of them (read 4 bytes, write 1; and read 4 more for its amax unless the scale
+    is precomputed once per step).
+    """
     experts = model.num_experts * model.expert_parameters() / (layout.expert if model.moe else 1)
     weights = (model.layer_parameters() - model.num_experts * model.expert_parameters() + experts) / layout.tensor
     grad_in = (2.0 + 4.0) if layout.fp32_grads() else 2.0 * e
-    return _stream("fsdp_copies", "Copy", 2 * e * weights, (2 * e + grad_in) * weights)
+    low, _ = float8_gathered(model, layout)
+    shard_cast = 0.0
+    if low > 0 and layout.float8 is not None:
+        shard_cast = (5.0 + (0.0 if layout.float8.precompute_scale else 4.0)) * low / layout.data
+    copy_out = 2 * e * (weights - low) + 2 * low + shard_cast
+    return _stream("fsdp_copies", "Copy", copy_out, copy_out + grad_in * weights)
+
+
+def float8_gathered(model: TransformerSpec, layout: Layout) -> tuple[float, int]:
+    """(parameters on one GPU, weight tensors) of one layer that FSDP2 gathers in float8 (0 without the float8
+    all-gather)."""
+    if layout.float8 is None or not layout.float8.all_gather or layout.zero_stage != 3:
+        return 0.0, 0
+    h, q, kv, f = model.hidden, model.heads * model.head_dim, model.groups * model.head_dim, model.ffn
+    sizes = {"wq": q * h, "wk": kv * h, "wv": kv * h, "wo": q * h, "w1": f * h, "w2": f * h, "w3": f * h}
+    names = [name for name in float8_products(model, layout) if name in sizes]
+    return sum(sizes[name] for name in names) / layout.tensor, len(names)
 
 
 def torch_output_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
@@ -194,7 +288,7 @@ def torch_output_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
         loss = _stream("loss", "SoftmaxCrossEntropyLoss", (e + 12) * logits, (20 + e) * logits, 3)
     return [
         _stream("final_norm", norm, 2 * e * tokens * model.hidden, 3 * e * tokens * model.hidden),
-        ("lm_head", "MatMul", (Work("gemm", tokens, vocab, model.hidden, element_bytes=e),)),
+        *float8_product("lm_head", tokens, vocab, model.hidden, layout, float8_products(model, layout), "output"),
         loss,
     ]
 
@@ -220,6 +314,8 @@ def selective_saved_bytes(model: TransformerSpec, layout: Layout) -> float:
         elif kind == "Attention":
             (work,) = works
             saved += e * tokens * model.heads * model.head_dim / t + 4.0 * work.batch * work.m
+        elif kind == "ReduceMax" and name not in recomputed and layout.float8 is not None:  # tensorwise amaxes
+            saved += e * (1 if layout.float8.all_gather else 2)
     if t > 1:
         saved += 2 * e * sharded * model.hidden
     return saved

@@ -130,6 +130,9 @@ class Work:
         Streaming kernels: backward bytes over forward bytes (0: no backward kernel).
     dtype : str or None
         Type of the products (``"bf16"``, ``"fp32"``...); ``None``: the caller's.
+    wgrad_dtype : str or None
+        Type of the weight gradient's product when it differs (torchao's ``rowwise_with_gw_hp``: bf16 beside
+        float8 products); its operands are read at 2 bytes per element (4 in fp32).
     """
 
     kind: str
@@ -143,12 +146,15 @@ class Work:
     causal: bool = False
     backward_factor: float | None = None
     dtype: str | None = None
+    wgrad_dtype: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in WORK_KINDS:
             raise PlacementError(f"work kind {self.kind!r}: must be one of {', '.join(WORK_KINDS)}")
-        if self.dtype is not None and self.dtype not in {d.value for d in Dtype}:
-            raise PlacementError(f"work {self.kind}: dtype {self.dtype!r} must be one of {', '.join(Dtype)}")
+        for name in ("dtype", "wgrad_dtype"):
+            value = getattr(self, name)
+            if value is not None and value not in {d.value for d in Dtype}:
+                raise PlacementError(f"work {self.kind}: {name} {value!r} must be one of {', '.join(Dtype)}")
         if isinstance(self.launches, bool) or not isinstance(self.launches, int) or not 0 <= self.launches <= 10**6:
             raise PlacementError(f"work {self.kind}: launches must be an integer from 0 to 1000000")
         for name in ("m", "n", "k", "batch", "nbytes", "element_bytes"):
@@ -165,7 +171,14 @@ class Work:
         """(forward, backward) seconds on ``acc`` with products in ``dtype``."""
         dtype = usable_dtype(acc, Dtype(self.dtype) if self.dtype is not None else dtype)
         if self.kind == "gemm":
-            return training_gemm_seconds(self.m, self.n, self.k, acc, dtype, params, self.batch, self.element_bytes)
+            if self.wgrad_dtype is None:
+                return training_gemm_seconds(self.m, self.n, self.k, acc, dtype, params, self.batch, self.element_bytes)
+            m, n, k, batch = self.m, self.n, self.k, self.batch
+            wgrad = usable_dtype(acc, Dtype(self.wgrad_dtype))
+            wgrad_bytes = 4.0 if wgrad in (Dtype.FP32, Dtype.TF32) else 2.0
+            return gemm_seconds(m, n, k, acc, dtype, params, batch, self.element_bytes), gemm_seconds(
+                m, k, n, acc, dtype, params, batch, self.element_bytes
+            ) + gemm_seconds(k, n, m, acc, wgrad, params, batch, wgrad_bytes)
         if self.kind == "attention":
             return flash_attention_seconds(self.batch, self.m, self.n, self.k, self.causal, acc, dtype, params)
         factor = params.elementwise_bwd_factor if self.backward_factor is None else self.backward_factor

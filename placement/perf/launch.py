@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ..errors import PlacementError
 from .hardware import Dtype
-from .layout import Kernels, Layout, Recompute, Schedule
+from .layout import Float8Training, Kernels, Layout, Recompute, Schedule
 from .megatron import megatron_args
 from .transformer import TransformerSpec
 
@@ -138,6 +138,9 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
         # the layers' kernels: eager, or each block and the loss compiled (a fused layout runs compiled)
         "compile": {"enable": layout.kernels is not Kernels.EAGER, "components": ["model", "loss"]},
     }
+    if layout.float8 is not None:
+        sections["model"]["converters"] = ["quantize.linear.float8"]
+        sections["quantize.linear.float8"] = _float8_section(layout.float8)
     lines = [f"# torchtitan {TORCHTITAN_VERSION} job config (--job.config_file)"]
     if model.name not in TORCHTITAN_MODELS:
         lines.append(
@@ -148,6 +151,25 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
         lines += [f"{k} = {_toml_value(v)}" for k, v in body.items()]
         lines.append("")
     return "\n".join(lines)
+
+
+#: Where torchtitan's llama3 products sit: a block's module path, or the model's (``output``).
+TORCHTITAN_MODULE_PATHS = {
+    "wq": "attention.wq", "wk": "attention.wk", "wv": "attention.wv", "wo": "attention.wo",
+    "w1": "feed_forward.w1", "w2": "feed_forward.w2", "w3": "feed_forward.w3", "output": "output",
+}  # fmt: skip
+
+
+def _float8_section(f8: Float8Training) -> dict[str, object]:
+    """``[quantize.linear.float8]`` of a layout's float8 linear layers (torchtitan 0.2.2's names)."""
+    body: dict[str, object] = {}
+    if f8.all_gather:  # tensorwise by torchtitan's default config (a recipe name turns the all-gather off)
+        body["enable_fsdp_float8_all_gather"] = True
+        body["precompute_float8_dynamic_scale_for_fsdp"] = f8.precompute_scale
+    else:
+        body["recipe_name"] = str(f8.recipe)
+    body["filter_fqns"] = [TORCHTITAN_MODULE_PATHS[name] for name in f8.skip]
+    return body
 
 
 def torchtitan_command(layout: Layout, gpus_per_node: int = 8, config: str = "torchtitan.toml") -> list[str]:

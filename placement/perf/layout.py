@@ -51,6 +51,55 @@ class Kernels(_StrEnum):
     COMPILED = "compiled"  #: torchtitan's model under torch.compile: each elementwise chain one Inductor kernel
 
 
+class Float8Recipe(_StrEnum):
+    """torchao's float8 training recipe as torchtitan names it (``[quantize.linear.float8] recipe_name``)."""
+
+    TENSORWISE = "tensorwise"  #: one scale per tensor; all three products in float8 (torchtitan's default)
+    ROWWISE = "rowwise"  #: one scale per row of each operand along the contraction; all three in float8
+    ROWWISE_GW_HP = "rowwise_with_gw_hp"  #: rowwise, the weight gradient's product in bf16
+
+
+#: The products of a torchtitan llama3 block (their module names) and the output layer (``output``).
+FLOAT8_PRODUCTS = ("wq", "wk", "wv", "wo", "w1", "w2", "w3", "output")
+
+
+@dataclass(frozen=True)
+class Float8Training:
+    """torchtitan's float8 converter (``--model.converters quantize.linear.float8``): torchao's ``Float8Linear``.
+
+    Parameters
+    ----------
+    recipe : Float8Recipe
+        The scaling recipe.
+    all_gather : bool
+        FSDP2 gathers the converted weights in float8 (tensorwise only; ``enable_fsdp_float8_all_gather``).
+    precompute_scale : bool
+        The weights' scales computed once per step after the optimizer (with ``all_gather``), not at every
+        gather (``precompute_float8_dynamic_scale_for_fsdp``).
+    skip : tuple of str
+        Products left in bf16, from :data:`FLOAT8_PRODUCTS` (``filter_fqns`` read against the model's names).
+    """
+
+    recipe: Float8Recipe = Float8Recipe.TENSORWISE
+    all_gather: bool = False
+    precompute_scale: bool = False
+    skip: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "recipe", Float8Recipe(self.recipe))
+        except ValueError:
+            choices = ", ".join(r.value for r in Float8Recipe)
+            raise InvalidLayoutError(f"float8 recipe {self.recipe!r}: must be one of {choices}") from None
+        if not isinstance(self.skip, tuple) or any(name not in FLOAT8_PRODUCTS for name in self.skip):
+            raise InvalidLayoutError(f"float8 skip {self.skip!r}: must be a tuple of {', '.join(FLOAT8_PRODUCTS)}")
+        if self.all_gather and self.recipe is not Float8Recipe.TENSORWISE:
+            raise InvalidLayoutError(f"float8 all-gather with recipe {self.recipe}: torchtitan gathers in float8 "
+                                     "with tensorwise scaling only")  # fmt: skip
+        if self.precompute_scale and not self.all_gather:
+            raise InvalidLayoutError("float8 precompute_scale: only with the float8 all-gather")
+
+
 @dataclass(frozen=True)
 class Layout:
     """How one training iteration is split over the GPUs.
@@ -105,6 +154,9 @@ class Layout:
         only the layout string can launch.
     kernels : Kernels
         The framework's kernels for the streaming work of a layer (default Megatron-LM's fused ones).
+    float8 : Float8Training or None
+        torchtitan's float8 linear layers (eager or compiled kernels, bf16 training); Megatron-LM's fp8 is
+        ``dtype`` fp8 instead.
     """
 
     tensor: int = 1
@@ -134,6 +186,7 @@ class Layout:
     offload_params: bool = False
     pipeline_layers: tuple[int, ...] | None = None
     kernels: Kernels = Kernels.FUSED
+    float8: Float8Training | None = None
 
     def __post_init__(self) -> None:
         for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch"):
@@ -170,6 +223,13 @@ class Layout:
             except ValueError:
                 choices = ", ".join(k.value for k in kind)
                 raise InvalidLayoutError(f"layout {name} {getattr(self, name)!r}: must be one of {choices}") from None
+        if self.float8 is not None and not isinstance(self.float8, Float8Training):
+            raise InvalidLayoutError(f"layout float8 {self.float8!r}: must be a Float8Training or None")
+        if self.float8 is not None and (self.kernels is Kernels.FUSED or self.dtype is not Dtype.BF16):
+            raise InvalidLayoutError(
+                "float8 linear layers are torchtitan's (eager or compiled kernels, bf16 training); Megatron-LM's fp8 "
+                "is dtype fp8"
+            )
         if self.virtual_stages > 1 and self.schedule is Schedule.ONE_F_ONE_B:
             object.__setattr__(self, "schedule", Schedule.INTERLEAVED)
         if self.schedule is Schedule.INTERLEAVED and self.virtual_stages == 1:
@@ -321,6 +381,11 @@ def check_layout(model: TransformerSpec, cluster: Cluster, layout: Layout) -> No
     if model.ffn % t:
         raise InvalidLayoutError(f"--ffn-hidden-size {model.ffn} is not divisible by tensor parallel size {t}")
     counts = stage_layers(model, layout)  # raises when the layers cannot be split so
+    if layout.float8 is not None and cluster.accelerator.peak_flops(Dtype.FP8) <= 0:
+        raise InvalidLayoutError(
+            f"float8 linear layers need a GPU with float8 products (SM 8.9 or later); the {cluster.accelerator.name} "
+            "has none"
+        )
     if v > 1 and p == 1:
         raise InvalidLayoutError("the interleaved schedule (virtual stages > 1) needs pipeline parallel size > 1")
     if layout.global_batch % (layout.micro_batch * d):

@@ -43,7 +43,7 @@ from .collectives import (
     strided_group,
 )
 from .coverage import outside_calibration
-from .framework_kernels import selective_recomputed
+from .framework_kernels import float8_gathered, float8_products, selective_recomputed
 from .hardware import Cluster, Dtype
 from .kernels import streaming_seconds
 from .layer_cost import (
@@ -223,25 +223,50 @@ def _dp_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params
     groups = [(dense, megatron_group(GroupKind.DATA, cluster, t, cp, d, layout.pipeline))]
     if expert > 0:
         groups.append((expert, strided_group(max(1, d * cp // ep), t * ep, cluster.gpus_per_node)))
-    reduce = gather = 0.0
-    for count, group in groups:
+    low, tensors = _float8_gathered(model, layout, stage_index, layers)
+    reduce = gather = step_once = 0.0
+    for index, (count, group) in enumerate(groups):
         if group.size <= 1:
             continue
         if layout.zero_stage == 0:
             reduce += allreduce_seconds(count * e_g, group, links)
         else:
             reduce += reduce_scatter_seconds(count * e_g, group, links)
-            gather += allgather_seconds(count * e_w, group, links)
+            if index == 0 and low > 0 and layout.float8 is not None:  # the dense weights torchao gathers in float8
+                gather += allgather_seconds(count * e_w - low * (e_w - 1.0), group, links)
+                amax = allreduce_seconds(4.0 * tensors, group, links)  # the weights' scales, one reduction
+                if layout.float8.precompute_scale:
+                    step_once += amax
+                else:  # one reduction of one amax per weight at every gather
+                    gather += tensors * allreduce_seconds(4.0, group, links)
+            else:
+                gather += allgather_seconds(count * e_w, group, links)
     if layout.zero_stage == 3:  # weights gathered for forward and backward, gradients scattered, per micro-batch
         per_mb = 2 * gather + reduce
         exposed = max(0.0, per_mb - stage.total) * layout.microbatches
-        return exposed + params.grad_bucket_fraction * per_mb
+        return exposed + params.grad_bucket_fraction * per_mb + step_once
     bucket = params.grad_bucket_fraction
     if layout.overlap_grad_reduce:
         reduce = max(bucket * reduce, reduce - stage.bwd)
     if layout.overlap_param_gather:
         gather = max(bucket * gather, gather - stage.fwd)
     return reduce + gather
+
+
+def _float8_gathered(
+    model: TransformerSpec, layout: Layout, stage_index: int, layers: float | None
+) -> tuple[float, int]:
+    """(parameters, weight tensors) of one GPU of rank ``stage_index`` that FSDP2 gathers in float8."""
+    low, tensors = float8_gathered(model, layout)
+    if low == 0 or layout.float8 is None:
+        return 0.0, 0
+    if layers is None:
+        layers = stage_layers(model, layout)[stage_index] if layout.uneven else model.layers / layout.pipeline
+    low, count = low * layers, tensors * layers
+    if stage_index == layout.pipeline - 1 and "output" in float8_products(model, layout):
+        low += model.padded_vocab(layout.tensor) * model.hidden / layout.tensor
+        count += 1
+    return low, round(count)
 
 
 def iteration_time(
@@ -434,6 +459,12 @@ def predict(
     notes = []
     if layout.dtype is Dtype.FP8:
         notes.append("fp8: GEMMs at the fp8 peak, attention and weights in bf16; MFU against the fp8 peak")
+    if layout.float8 is not None:
+        f8, names = layout.float8, sorted(float8_products(model, layout))
+        notes.append(
+            f"torchtitan float8 ({f8.recipe}{', float8 all-gather' if f8.all_gather else ''}): products "
+            f"{', '.join(names) or 'none'} at the fp8 peak with torchao's casts; MFU against the bf16 peak"
+        )
     if not host_fits:
         notes.append(f"offloaded state {memory.host / 2**30:.1f} GiB exceeds the host memory per GPU")
     return Prediction(

@@ -9,7 +9,9 @@ the torchtitan search space of :mod:`placement.perf.spaces` (FSDP2 over the data
 sequence parallelism, PP with its schedule and torchtitan's own layer split, CP, activation checkpointing), so
 that ``predict`` prices it with the same function ``plan --framework torchtitan`` prices its layouts.
 
-Read: ``[model]`` name, flavor, converters (``quantize.linear.float8``: fp8 GEMMs); ``[training]``
+Read: ``[model]`` name, flavor, converters (``quantize.linear.float8``: torchao's float8 linear layers, with
+``[quantize.linear.float8]`` recipe_name, the float8 all-gather, its precomputed scales and filter_fqns);
+``[training]``
 local_batch_size, global_batch_size, seq_len, mixed_precision_param; ``[parallelism]`` the degrees, the
 schedule, the micro-batch size and the stage split; ``[activation_checkpoint]`` mode and selective_ac_option;
 ``[compile]`` enable and components (the layer's kernels: eager or compiled, :mod:`placement.perf.framework_kernels`).
@@ -27,8 +29,8 @@ from pathlib import Path
 
 from ..errors import InvalidLayoutError, label, quote
 from .hardware import Dtype
-from .launch import TORCHTITAN_MODELS, TORCHTITAN_SCHEDULES, TORCHTITAN_VERSION
-from .layout import Kernels, Layout, Recompute, RecomputeMethod, Schedule, stage_layers
+from .launch import TORCHTITAN_MODELS, TORCHTITAN_MODULE_PATHS, TORCHTITAN_SCHEDULES, TORCHTITAN_VERSION
+from .layout import Float8Recipe, Float8Training, Kernels, Layout, Recompute, RecomputeMethod, Schedule, stage_layers
 from .transformer import MAX_SIZE, MODELS, TransformerSpec
 
 #: The largest job config read (a real one is a few KiB).
@@ -89,6 +91,11 @@ READ: dict[str, tuple[type, object]] = {
     "activation_checkpoint.selective_ac_option": (str, "2"),
     "compile.enable": (bool, False),
     "compile.components": (list, ["model", "loss"]),
+    "quantize.linear.float8.recipe_name": (str, None),
+    "quantize.linear.float8.enable_fsdp_float8_all_gather": (bool, False),
+    "quantize.linear.float8.precompute_float8_dynamic_scale_for_fsdp": (bool, False),
+    "quantize.linear.float8.filter_fqns": (list, []),
+    "quantize.linear.float8.emulate": (bool, False),
 }
 
 #: The schedules torchtitan names, by the model's schedule (single-stage ones run one stage per rank).
@@ -153,6 +160,8 @@ def _check_name(key: str, from_file: bool, notes: list[str]) -> bool:
         )
     if parts[0] in FIELDS and parts[1] not in FIELDS[parts[0]]:
         raise InvalidLayoutError(f"{where}: not a field of torchtitan {TORCHTITAN_VERSION}'s [{parts[0]}]")
+    if key.startswith(FLOAT8 + ".") and key not in READ:
+        raise InvalidLayoutError(f"{where}: not a field of torchtitan {TORCHTITAN_VERSION}'s [{FLOAT8}]")
     if key in READ:
         return True
     if parts[0] != "job":  # the job's name, folders and description do not change its speed
@@ -430,18 +439,22 @@ def _recompute(values: Values, model: TransformerSpec, layout: Layout, notes: li
 
 
 def _dtype(values: Values, notes: list[str]) -> Dtype:
+    """The training type: bf16 (float8 products are :func:`_float8`'s), or fp32."""
     listed = values["model.converters"]
     converters = [str(c) for c in listed] if isinstance(listed, list) else []
-    if FLOAT8 in converters or "float8" in converters:
-        notes.append(
-            "float8 converter: GEMMs at the fp8 peak with the model's fp8 physics (TransformerEngine-style; "
-            "torchtitan's scaling recipes and its output-layer exclusion are not modelled)"
+    if "float8" in converters:
+        raise InvalidLayoutError(
+            f"--model.converters float8: not a torchtitan {TORCHTITAN_VERSION} converter (its name is {FLOAT8})"
         )
-        return Dtype.FP8
-    other = [c for c in converters if c not in (FLOAT8, "float8")]
+    other = [c for c in converters if c != FLOAT8]
     if other:
         notes.append("not modelled: --model.converters " + quote(",".join(other)))
     if values["training.mixed_precision_param"] == "float32":
+        if FLOAT8 in converters:
+            raise InvalidLayoutError(
+                f"--training.mixed_precision_param float32 with --model.converters {FLOAT8}: not modelled (float8 "
+                "products beside bf16 training)"
+            )
         notes.append("mixed_precision_param float32: fp32 training")
         return Dtype.FP32
     if values["training.mixed_precision_param"] != "bfloat16":
@@ -449,6 +462,51 @@ def _dtype(values: Values, notes: list[str]) -> Dtype:
             f"--training.mixed_precision_param {quote(values['training.mixed_precision_param'])}: must be bfloat16 or float32"
         )
     return Dtype.BF16
+
+
+def _float8(values: Values, model: TransformerSpec, fsdp: bool, notes: list[str]) -> Float8Training | None:
+    """torchtitan's float8 converter (``Float8LinearConverter``), or ``None`` without it."""
+    listed = values["model.converters"]
+    if not isinstance(listed, list) or FLOAT8 not in listed:
+        return None
+    prefix = f"--{FLOAT8}."
+    if values[FLOAT8 + ".emulate"]:
+        raise InvalidLayoutError(f"{prefix}emulate: float8 emulated in high precision (a test mode) is not modelled")
+    name = values[FLOAT8 + ".recipe_name"]
+    gather = bool(values[FLOAT8 + ".enable_fsdp_float8_all_gather"])
+    if name is not None and gather:
+        raise InvalidLayoutError(
+            f"{prefix}recipe_name {quote(name)} with {prefix}enable_fsdp_float8_all_gather: torchtitan refuses them "
+            "together (the float8 all-gather is tensorwise's)"
+        )
+    try:
+        recipe = Float8Recipe(name or "tensorwise")
+    except ValueError:
+        raise InvalidLayoutError(
+            f"{prefix}recipe_name {quote(name)}: must be one of {', '.join(r.value for r in Float8Recipe)}"
+        ) from None
+    gather = gather and fsdp  # torchtitan: only when the shard degree is above 1
+    precompute = gather and bool(values[FLOAT8 + ".precompute_float8_dynamic_scale_for_fsdp"])
+    listed_fqns = values[FLOAT8 + ".filter_fqns"]
+    patterns = [str(p) for p in listed_fqns] if isinstance(listed_fqns, list) else []
+    if "auto_filter_small_kn" in patterns:
+        notes.append("filter_fqns auto_filter_small_kn: torchao's size filter is not modelled (every product "
+                     "whose dimensions are multiples of 16 runs in float8)")  # fmt: skip
+        patterns.remove("auto_filter_small_kn")
+    skip = []
+    for product, path in TORCHTITAN_MODULE_PATHS.items():
+        if product == "output":
+            continue
+        hits = {any(p in f"layers.{i}.{path}" for p in patterns) for i in range(model.layers)}
+        if hits == {True, False}:
+            raise InvalidLayoutError(
+                f"{prefix}filter_fqns {quote(','.join(patterns))}: skips {path} in some layers only (not modelled)"
+            )
+        if hits == {True}:
+            skip.append(product)
+    if any(p in "output" for p in patterns):
+        skip.append("output")
+    return Float8Training(recipe=recipe, all_gather=gather, precompute_scale=precompute, skip=tuple(skip))
 
 
 def read_torchtitan_job(
@@ -490,7 +548,9 @@ def read_torchtitan_job(
         dtype=_dtype(values, notes), overlap_grad_reduce=data * cp > 1, overlap_param_gather=zero >= 1 and data * cp > 1,
         schedule=schedule, pipeline_layers=counts,
     )  # fmt: skip
-    layout = _recompute(values, spec, layout, notes).with_changes(kernels=_kernels(values, notes))
+    layout = _recompute(values, spec, layout, notes).with_changes(
+        kernels=_kernels(values, notes), float8=_float8(values, spec, data > 1 and zero == 3, notes)
+    )
     return spec, layout, [*more, *batch_notes, *notes]
 
 
