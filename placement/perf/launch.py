@@ -117,6 +117,8 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
         "context_parallel_degree": layout.context,
         "expert_parallel_degree": layout.expert,
     }
+    if layout.reshard_after_forward is not None:
+        parallel["fsdp_reshard_after_forward"] = "always" if layout.reshard_after_forward else "never"
     if layout.pipeline > 1:
         parallel["pipeline_parallel_layers_per_stage"] = model.layers // (layout.pipeline * layout.virtual_stages)
         parallel["pipeline_parallel_first_stage_less_layers"] = 0

@@ -157,6 +157,10 @@ class Layout:
     float8 : Float8Training or None
         torchtitan's float8 linear layers (eager or compiled kernels, bf16 training); Megatron-LM's fp8 is
         ``dtype`` fp8 instead.
+    reshard_after_forward : bool or None
+        torchtitan's FSDP2 (ZeRO-3 with eager or compiled kernels) frees the gathered weights after each forward
+        (``fsdp_reshard_after_forward`` always) or keeps them to the backward (never); ``None``: torchtitan's
+        default, keep them under pipelining only. See :meth:`fsdp_keeps_gathered`.
     """
 
     tensor: int = 1
@@ -187,6 +191,7 @@ class Layout:
     pipeline_layers: tuple[int, ...] | None = None
     kernels: Kernels = Kernels.FUSED
     float8: Float8Training | None = None
+    reshard_after_forward: bool | None = None
 
     def __post_init__(self) -> None:
         for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch"):
@@ -223,6 +228,9 @@ class Layout:
             except ValueError:
                 choices = ", ".join(k.value for k in kind)
                 raise InvalidLayoutError(f"layout {name} {getattr(self, name)!r}: must be one of {choices}") from None
+        if self.reshard_after_forward is not None and not isinstance(self.reshard_after_forward, bool):
+            raise InvalidLayoutError(f"layout reshard_after_forward {self.reshard_after_forward!r}: must be true, false "
+                                     "or None")  # fmt: skip
         if self.float8 is not None and not isinstance(self.float8, Float8Training):
             raise InvalidLayoutError(f"layout float8 {self.float8!r}: must be a Float8Training or None")
         if self.float8 is not None and (self.kernels is Kernels.FUSED or self.dtype is not Dtype.BF16):
@@ -280,6 +288,35 @@ class Layout:
         if self.grad_reduce_fp32 is not None:
             return self.grad_reduce_fp32
         return self.dtype in (Dtype.BF16, Dtype.FP8, Dtype.FP32, Dtype.TF32)
+
+    @property
+    def torchtitan_fsdp(self) -> bool:
+        """Whether FSDP2 runs as torchtitan drives it (ZeRO-3 under torchtitan's eager or compiled kernels)."""
+        return self.zero_stage == 3 and self.kernels is not Kernels.FUSED
+
+    @property
+    def fsdp_keeps_gathered(self) -> bool:
+        """Whether torchtitan's FSDP2 keeps a stage's gathered weights from the first forward to the step's end.
+
+        Under pipelining PyTorch's schedules turn off resharding after each micro-batch's backward
+        (``set_reshard_after_backward(False)``), so with no resharding after the forward (torchtitan's default
+        under pipelining) the weights are gathered once per step; without pipelining they are resharded after
+        each backward, and ``never`` saves the backward's gather only.
+        """
+        if not self.torchtitan_fsdp:
+            return False
+        reshard = self.pipeline == 1 if self.reshard_after_forward is None else self.reshard_after_forward
+        return not reshard
+
+    @property
+    def fsdp_accumulates_unsharded(self) -> bool:
+        """Whether torchtitan's FSDP2 sums the micro-batches' gradients unsharded and reduce-scatters once per step.
+
+        Under pipelining PyTorch's schedules turn gradient synchronisation off for every micro-batch
+        (``set_requires_gradient_sync(False)``) and reduce once after the last (``perform_reduce_grad``); FSDP2
+        accumulates the unsharded gradient in the reduce type (fp32 by torchtitan's default).
+        """
+        return self.torchtitan_fsdp and self.pipeline > 1
 
     @property
     def uneven(self) -> bool:

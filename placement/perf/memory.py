@@ -275,14 +275,19 @@ def static_parts(
         return nbytes * (dense / shard + expert / expert_shard) if on else nbytes * (dense + expert)
 
     weights = 0.0 if layout.offload_params else sharded(weight_bytes, z >= 3)
-    if z >= 3:  # FSDP gathers one layer's weights at a time (and prefetches the next)
+    gradients = sharded(grad_bytes, z >= 2)
+    if layout.fsdp_keeps_gathered:  # torchtitan's FSDP2: the stage's gathered weights kept to the step's end
+        weights += weight_bytes * (dense + expert)
+    elif z >= 3:  # FSDP gathers one layer's weights at a time (and prefetches the next)
         if layers is None:
             uneven = layout.uneven and stage is not None
             layers = model.layers / layout.pipeline if not uneven else rank_layers(model, layout, stage)  # type: ignore[arg-type]
         layer_dense = (dense + expert) / max(1.0, layers)
         weights += 2 * weight_bytes * layer_dense
+    if layout.fsdp_accumulates_unsharded:  # the micro-batches' gradients summed unsharded, in the reduce type
+        gradients = grad_bytes * (dense + expert)
     optimizer = 0.0 if layout.offload_optimizer else sharded(optim_bytes, z >= 1)
-    return weights, sharded(grad_bytes, z >= 2), optimizer
+    return weights, gradients, optimizer
 
 
 def host_bytes(model: TransformerSpec, layout: Layout, stage: int | None) -> float:

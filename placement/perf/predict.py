@@ -242,9 +242,18 @@ def _dp_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params
             else:
                 gather += allgather_seconds(count * e_w, group, links)
     if layout.zero_stage == 3:  # weights gathered for forward and backward, gradients scattered, per micro-batch
-        per_mb = 2 * gather + reduce
-        exposed = max(0.0, per_mb - stage.total) * layout.microbatches
-        return exposed + params.grad_bucket_fraction * per_mb + step_once
+        # torchtitan's FSDP2 under pipelining: one gather per step when the weights stay gathered, one reduction
+        # after the last micro-batch (Layout.fsdp_keeps_gathered, Layout.fsdp_accumulates_unsharded)
+        per_step = 0.0
+        if layout.fsdp_accumulates_unsharded:
+            per_step, reduce = per_step + reduce, 0.0
+        if layout.fsdp_keeps_gathered and layout.pipeline > 1:
+            per_step, gather_passes = per_step + gather, 0
+        else:
+            gather_passes = 1 if layout.fsdp_keeps_gathered else 2
+        per_mb = gather_passes * gather + reduce
+        exposed = max(0.0, per_mb - stage.total) * layout.microbatches + max(0.0, per_step - stage.total)
+        return exposed + params.grad_bucket_fraction * (per_mb + per_step) + step_once
     bucket = params.grad_bucket_fraction
     if layout.overlap_grad_reduce:
         reduce = max(bucket * reduce, reduce - stage.bwd)

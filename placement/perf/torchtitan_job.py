@@ -83,6 +83,7 @@ READ: dict[str, tuple[type, object]] = {
     "parallelism.context_parallel_degree": (int, 1),
     "parallelism.expert_parallel_degree": (int, 1),
     "parallelism.pipeline_parallel_schedule": (str, "1F1B"),
+    "parallelism.fsdp_reshard_after_forward": (str, "default"),
     "parallelism.pipeline_parallel_microbatch_size": (int, 1),
     "parallelism.pipeline_parallel_layers_per_stage": (int, None),
     "parallelism.pipeline_parallel_first_stage_less_layers": (int, 1),
@@ -549,9 +550,23 @@ def read_torchtitan_job(
         schedule=schedule, pipeline_layers=counts,
     )  # fmt: skip
     layout = _recompute(values, spec, layout, notes).with_changes(
-        kernels=_kernels(values, notes), float8=_float8(values, spec, data > 1 and zero == 3, notes)
+        kernels=_kernels(values, notes),
+        float8=_float8(values, spec, data > 1 and zero == 3, notes),
+        reshard_after_forward=_reshard(values),
     )
     return spec, layout, [*more, *batch_notes, *notes]
+
+
+def _reshard(values: Values) -> bool | None:
+    """``fsdp_reshard_after_forward``: default (``None``: torchtitan keeps the weights under pipelining only),
+    always or never."""
+    policy = values["parallelism.fsdp_reshard_after_forward"]
+    choices = {"default": None, "always": True, "never": False}
+    if policy not in choices:
+        raise InvalidLayoutError(
+            f"--parallelism.fsdp_reshard_after_forward {quote(policy)}: must be default, always or never"
+        )
+    return choices[str(policy)]
 
 
 def _kernels(values: Values, notes: list[str]) -> Kernels:
