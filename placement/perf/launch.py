@@ -117,6 +117,8 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
         "context_parallel_degree": layout.context,
         "expert_parallel_degree": layout.expert,
     }
+    if layout.tp_comm_overlap and layout.tensor > 1:
+        parallel["enable_async_tensor_parallel"] = True
     if layout.reshard_after_forward is not None:
         parallel["fsdp_reshard_after_forward"] = "always" if layout.reshard_after_forward else "never"
     if layout.pipeline > 1:

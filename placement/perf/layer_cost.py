@@ -211,7 +211,10 @@ def _layer_cost(
     else:
         comm = 0.0
     tp_fwd = _exposed(comm, gemm_fwd, layout.tp_comm_overlap, params)
-    if layout.tp_comm_overlap:
+    if t > 1 and layout.kernels is not Kernels.FUSED and layout.sequence_parallel:
+        gather, scatter = allgather_seconds(act, tp_group, links), reduce_scatter_seconds(act, tp_group, links)
+        tp_fwd, tp_bwd = _torchtitan_tp(model, ops, layout, acc, params, gather, scatter)
+    elif layout.tp_comm_overlap:
         tp_bwd = _exposed(comm, gemm_bwd, True, params)
     elif layout.tp_async_backward:
         # The column-parallel layers' input-gradient all-reduce (reduce-scatter with SP) runs under their
@@ -238,6 +241,48 @@ def _layer_cost(
     embedding = _embedding_seconds(model, cluster, layout, params)
     return _LayerCost(fwd, bwd, attn_fwd, tp_fwd, tp_bwd, cp_fwd, cp_bwd, ep_fwd, ep_bwd, embedding, head_fwd, head_bwd,
                       selective)  # fmt: skip
+
+
+def _torchtitan_tp(
+    model: TransformerSpec, ops: list[Op], layout: Layout, acc: Accelerator, params: PerfParams, gather: float,
+    scatter: float,
+) -> tuple[float, float]:  # fmt: skip
+    """Exposed tensor-parallel communication (forward, backward) of one torchtitan layer with sequence parallelism.
+
+    DTensor's collectives wait where their result is used, and Inductor does not reorder them by default: all
+    of it is exposed. With async TP (``layout.tp_comm_overlap``; torchtitan's ``enable_async_tensor_parallel``)
+    Inductor's ``micro_pipeline_tp`` pass fuses an all-gather with every product that consumes it and a
+    reduce-scatter with the one product that produces it, and runs each fused pair in ``t`` chunks of ``m / t``
+    rows, fetching (or sending) one chunk while computing another: ``max(g', c + g'/t)`` for the
+    collective's ``c`` and the chunked products' ``g'``, of which the products' unchunked ``g`` is already in
+    the layer's compute. Forward: the all-gathers before wq/wk/wv and w1/w3, the reduce-scatters after wo and
+    w2. Backward: the all-gathers of the output gradients of wo and w2 with their input-gradient products; the
+    reduce-scatters of the summed input gradients of wq+wk+wv and w1+w3 stay exposed (a sum, not one product).
+    """
+    if not layout.tp_comm_overlap:
+        return 2 * (gather + scatter), 2 * (gather + scatter)
+    t = layout.tensor
+    products = {name: works[0] for name, kind, works in ops if kind == "MatMul" and works[0].kind == "gemm"}
+
+    def fused(comm: float, names: tuple[str, ...], backward: bool) -> float:
+        names = tuple(n for n in names if n in products)
+        if not names or model.moe and names[0] in ("w1", "w2", "w3"):
+            return comm
+        whole = chunked = 0.0
+        for name in names:
+            w = products[name]
+            dtype = usable_dtype(acc, Dtype(w.dtype) if w.dtype is not None else layout.dtype)
+            n, k = (w.k, w.n) if backward else (w.n, w.k)  # the input gradient's product is (m, k, n)
+            whole += gemm_seconds(w.m, n, k, acc, dtype, params, w.batch, w.element_bytes)
+            chunked += t * gemm_seconds(w.m / t, n, k, acc, dtype, params, w.batch, w.element_bytes)
+        return max(chunked, comm + chunked / t) - whole
+
+    up = ("w1", "w3") if model.swiglu else ("w1",)
+    fwd = fused(gather, ("wq", "wk", "wv"), False) + fused(scatter, ("wo",), False)
+    fwd += fused(gather, up, False) + fused(scatter, ("w2",), False)
+    bwd = fused(gather, ("wo",), True) + fused(gather, ("w2",), True) + scatter  # wq + wk + wv: a sum
+    bwd += scatter if len(up) > 1 else fused(scatter, up, True)
+    return fwd, bwd
 
 
 def _output_layer_seconds(

@@ -84,6 +84,7 @@ READ: dict[str, tuple[type, object]] = {
     "parallelism.expert_parallel_degree": (int, 1),
     "parallelism.pipeline_parallel_schedule": (str, "1F1B"),
     "parallelism.fsdp_reshard_after_forward": (str, "default"),
+    "parallelism.enable_async_tensor_parallel": (bool, False),
     "parallelism.pipeline_parallel_microbatch_size": (int, 1),
     "parallelism.pipeline_parallel_layers_per_stage": (int, None),
     "parallelism.pipeline_parallel_first_stage_less_layers": (int, 1),
@@ -549,12 +550,26 @@ def read_torchtitan_job(
         dtype=_dtype(values, notes), overlap_grad_reduce=data * cp > 1, overlap_param_gather=zero >= 1 and data * cp > 1,
         schedule=schedule, pipeline_layers=counts,
     )  # fmt: skip
+    kernels = _kernels(values, notes)
     layout = _recompute(values, spec, layout, notes).with_changes(
-        kernels=_kernels(values, notes),
+        kernels=kernels,
         float8=_float8(values, spec, data > 1 and zero == 3, notes),
         reshard_after_forward=_reshard(values),
+        tp_comm_overlap=_async_tp(values, kernels, t),
     )
     return spec, layout, [*more, *batch_notes, *notes]
+
+
+def _async_tp(values: Values, kernels: Kernels, tensor: int) -> bool:
+    """``enable_async_tensor_parallel``: torchtitan refuses it unless the model is compiled."""
+    if not values["parallelism.enable_async_tensor_parallel"]:
+        return False
+    if kernels is not Kernels.COMPILED:
+        raise InvalidLayoutError(
+            "--parallelism.enable_async_tensor_parallel: torchtitan requires --compile.enable with model in "
+            "--compile.components"
+        )
+    return tensor > 1
 
 
 def _reshard(values: Values) -> bool | None:
