@@ -453,3 +453,33 @@ def test_a_work_with_a_bf16_weight_gradient_prices_it_in_bf16():
                  ((Dtype.FP8, 1.0), (Dtype.BF16, 2.0)))  # fmt: skip
     assert fwd == pytest.approx(fp8) and bwd == pytest.approx(fp8 + bf16)
     assert Work.from_dict(work.as_dict()) == work
+
+
+def test_a_small_eager_layer_waits_on_the_host_that_issues_it():
+    """Eager: each aten operation costs the host HOST_OP_TRIVIAL_OPS launches; a layer of short kernels runs at the
+    host's pace, a long one at the GPU's; compiled layers are not charged so."""
+    from placement.perf.collectives import Links
+    from placement.perf.eager import HOST_OP_TRIVIAL_OPS
+    from placement.perf.layer_cost import _layer_cost, host_seconds, ops_seconds
+    from placement.perf.params import DEFAULT_PARAMS
+
+    cluster = Cluster(accelerator("H100"), 8)
+    links = Links.of(cluster, DEFAULT_PARAMS)
+    for seq, bound in ((64, "host"), (8192, "gpu")):
+        model = MODELS["llama3-8b"].with_changes(seq_length=seq)
+        layout = Layout(tensor=8, global_batch=1, sequence_parallel=True, kernels=Kernels.EAGER)
+        ops = torch_layer_ops(model, layout)
+        gpu, host = (
+            ops_seconds(ops, cluster.accelerator, layout.dtype, DEFAULT_PARAMS),
+            host_seconds(ops, DEFAULT_PARAMS),
+        )
+        cost = _layer_cost(model, cluster, layout, DEFAULT_PARAMS, links)
+        assert (cost.fwd, cost.bwd) == (max(gpu[0], host[0]), max(gpu[1], host[1]))
+        assert (host[0] > gpu[0]) == (bound == "host")
+        compiled = _layer_cost(model, cluster, layout.with_changes(kernels=Kernels.COMPILED), DEFAULT_PARAMS, links)
+        assert compiled.fwd == ops_seconds(
+            torch_layer_ops(model, layout.with_changes(kernels=Kernels.COMPILED)), cluster.accelerator,
+            layout.dtype, DEFAULT_PARAMS,
+        )[0]  # fmt: skip
+    launches = sum(w.launches if w.kind == "stream" else 1 for _, _, works in ops for w in works)
+    assert host[0] == pytest.approx(launches * HOST_OP_TRIVIAL_OPS * DEFAULT_PARAMS.kernel_launch_s)

@@ -16,6 +16,7 @@ from .collectives import (
     p2p_seconds,
     reduce_scatter_seconds,
 )
+from .eager import HOST_OP_TRIVIAL_OPS
 from .framework_kernels import Op, selective_recomputed, torch_layer_ops, torch_output_ops
 from .hardware import Accelerator, Cluster, Dtype
 from .kernels import Work, gemm_seconds, usable_dtype
@@ -179,6 +180,27 @@ def ops_seconds(ops: list[Op], acc: Accelerator, dtype: Dtype, params: PerfParam
     return fwd, bwd
 
 
+def host_seconds(ops: list[Op], params: PerfParams) -> tuple[float, float]:
+    """(forward, backward) seconds the host takes to issue ``ops`` in PyTorch eager.
+
+    One aten operation per kernel (a product: one forward, two backward; attention: one each way; a streaming
+    kernel: its launches, backward too unless it has no backward), each
+    :data:`~placement.perf.eager.HOST_OP_TRIVIAL_OPS` times the launch cost (as :mod:`placement.perf.eager`
+    measures it). A layer's time is the larger of its kernels' and its host's: with identical layers the host
+    runs ahead of the GPU or the GPU waits on it, layer after layer.
+    """
+    fwd = bwd = 0
+    for _, _, works in ops:
+        for work in works:
+            if work.kind == "stream":
+                fwd += work.launches
+                bwd += work.launches if work.backward_factor != 0 else 0
+            else:
+                fwd, bwd = fwd + 1, bwd + (2 if work.kind == "gemm" else 1)
+    per_op = HOST_OP_TRIVIAL_OPS * params.kernel_launch_s
+    return fwd * per_op, bwd * per_op
+
+
 def _layer_cost(
     model: TransformerSpec, cluster: Cluster, layout: Layout, params: PerfParams, links: Links
 ) -> _LayerCost:
@@ -190,6 +212,9 @@ def _layer_cost(
     sp = t if layout.sequence_parallel else 1
     ops = layer_ops(model, layout)
     fwd, bwd = ops_seconds(ops, acc, dt, params)
+    if layout.kernels is Kernels.EAGER:  # the host issues each eager operation: a small layer can wait on it
+        host_fwd, host_bwd = host_seconds(ops, params)
+        fwd, bwd = max(fwd, host_fwd), max(bwd, host_bwd)
     linear = [(name, works[0]) for name, op, works in ops if op == "MatMul"]
     gemm_fwd, gemm_bwd = ops_seconds([("", "", (w,)) for _, w in linear], acc, dt, params)
     # weight-gradient GEMMs of the column-parallel layers (QKV, fc1): (k, n, m)
