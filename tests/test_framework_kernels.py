@@ -483,3 +483,19 @@ def test_a_small_eager_layer_waits_on_the_host_that_issues_it():
         )[0]  # fmt: skip
     launches = sum(w.launches if w.kind == "stream" else 1 for _, _, works in ops for w in works)
     assert host[0] == pytest.approx(launches * HOST_OP_TRIVIAL_OPS * DEFAULT_PARAMS.kernel_launch_s)
+
+
+def test_the_float8_all_gather_holds_the_gathered_weights_at_one_byte():
+    """FSDP2's gathered copies of the converted weights (two layers in flight, or a pipeline stage's whole set
+    kept gathered) take one byte per element instead of two."""
+    from placement.perf.framework_kernels import float8_gathered
+    from placement.perf.memory import static_parts
+
+    model = MODELS["llama3-8b"].with_changes(seq_length=4096)
+    for pipeline, kept_layers in ((1, 2), (4, 8)):
+        base = Layout(pipeline=pipeline, data=8, global_batch=32, zero_stage=3, kernels=Kernels.COMPILED)
+        gathered = base.with_changes(float8=Float8Training(all_gather=True))
+        low, tensors = float8_gathered(model, gathered)
+        assert tensors == 7 and low == pytest.approx(model.layer_parameters() - 2 * model.norm_parameters())
+        plain, fp8 = static_parts(model, base, 1, 8)[0], static_parts(model, gathered, 1, 8)[0]
+        assert plain - fp8 == pytest.approx(kept_layers * low)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .framework_kernels import selective_saved_bytes
+from .framework_kernels import float8_gathered, selective_saved_bytes
 from .hardware import Dtype
 from .layout import Attention, Kernels, Layout, Recompute, RecomputeMethod, Schedule, stage_layers
 from .params import DEFAULT_PARAMS, PerfParams
@@ -276,14 +276,16 @@ def static_parts(
 
     weights = 0.0 if layout.offload_params else sharded(weight_bytes, z >= 3)
     gradients = sharded(grad_bytes, z >= 2)
-    if layout.fsdp_keeps_gathered:  # torchtitan's FSDP2: the stage's gathered weights kept to the step's end
-        weights += weight_bytes * (dense + expert)
-    elif z >= 3:  # FSDP gathers one layer's weights at a time (and prefetches the next)
+    if z >= 3:
         if layers is None:
             uneven = layout.uneven and stage is not None
             layers = model.layers / layout.pipeline if not uneven else rank_layers(model, layout, stage)  # type: ignore[arg-type]
-        layer_dense = (dense + expert) / max(1.0, layers)
-        weights += 2 * weight_bytes * layer_dense
+        low, _ = float8_gathered(model, layout)  # a layer's weights gathered at one byte (float8 all-gather)
+        if layout.fsdp_keeps_gathered:  # torchtitan's FSDP2: the stage's gathered weights kept to the step's end
+            weights += weight_bytes * (dense + expert) - (weight_bytes - 1) * low * layers
+        else:  # FSDP gathers one layer's weights at a time (and prefetches the next)
+            layer_dense = (dense + expert) / max(1.0, layers)
+            weights += 2 * (weight_bytes * layer_dense - (weight_bytes - 1) * low)
     if layout.fsdp_accumulates_unsharded:  # the micro-batches' gradients summed unsharded, in the reduce type
         gradients = grad_bytes * (dense + expert)
     optimizer = 0.0 if layout.offload_optimizer else sharded(optim_bytes, z >= 1)
