@@ -132,3 +132,34 @@ def test_the_policy_round_trips_through_the_toml(tmp_path, value):
     path.write_text(torchtitan_toml(model, layout), encoding="utf-8")
     _, read, _ = read_torchtitan_job([], str(path), 8)
     assert read.reshard_after_forward is value
+
+
+def test_fsdp2_exposes_what_each_layers_predecessor_does_not_cover():
+    """Layer-by-layer prefetch: the first gather of a pass, each later layer's gather (with its reduce-scatter in
+    a backward) beyond its predecessor's compute, the last reduce-scatter; under pipelining the step's one
+    reduction whole."""
+    from placement.perf.predict import _fsdp2_seconds, _StageTime
+
+    def stage(fwd: float, bwd: float) -> _StageTime:
+        return _StageTime(compute=fwd + bwd, recompute=0.0, tp=0.0, cp=0.0, ep=0.0, p2p=0.0, fwd=fwd, bwd=bwd)
+
+    plain = Layout(data=8, global_batch=16, zero_stage=3, kernels=Kernels.COMPILED)  # 2 micro-batches
+    n, gather, reduce = 4, 4.0, 8.0  # per layer: gather 1, reduce-scatter 2
+    hidden = _fsdp2_seconds(plain, stage(40.0, 80.0), n, gather, reduce)  # layers of 10 / 20 s hide everything
+    assert hidden == pytest.approx(2 * (1.0 + (1.0 + 2.0)))  # per micro-batch: first gathers, last scatter
+    short = _fsdp2_seconds(plain, stage(2.0, 4.0), n, gather, reduce)  # 0.5 s / 1 s layers
+    assert short == pytest.approx(2 * ((1 + 3 * 0.5) + (1 + 3 * (1 + 2 - 1) + 2)))
+    piped = plain.with_changes(pipeline=2, global_batch=16)
+    assert piped.fsdp_keeps_gathered and piped.fsdp_accumulates_unsharded
+    # one forward gathers (the first micro-batch); backwards gather nothing; the step's reduction after all
+    assert _fsdp2_seconds(piped, stage(2.0, 4.0), n, gather, reduce) == pytest.approx((1 + 3 * 0.5) + reduce)
+
+
+def test_small_per_gpu_work_exposes_more_of_fsdp2():
+    cluster = Cluster(accelerator("H100"), 64)
+    layout = Layout(data=64, global_batch=64, zero_stage=3, kernels=Kernels.COMPILED)
+    exposed = {
+        seq: predict(MODELS["llama3-8b"].with_changes(seq_length=seq), cluster, layout).time.dp_comm
+        for seq in (512, 8192)
+    }
+    assert exposed[512] > exposed[8192]

@@ -241,25 +241,43 @@ def _dp_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params
                     gather += tensors * allreduce_seconds(4.0, group, links)
             else:
                 gather += allgather_seconds(count * e_w, group, links)
+    if layout.torchtitan_fsdp:
+        if layers is None:
+            layers = stage_layers(model, layout)[stage_index] if layout.uneven else model.layers / layout.pipeline
+        return _fsdp2_seconds(layout, stage, layers, gather, reduce) + step_once
     if layout.zero_stage == 3:  # weights gathered for forward and backward, gradients scattered, per micro-batch
-        # torchtitan's FSDP2 under pipelining: one gather per step when the weights stay gathered, one reduction
-        # after the last micro-batch (Layout.fsdp_keeps_gathered, Layout.fsdp_accumulates_unsharded)
-        per_step = 0.0
-        if layout.fsdp_accumulates_unsharded:
-            per_step, reduce = per_step + reduce, 0.0
-        if layout.fsdp_keeps_gathered and layout.pipeline > 1:
-            per_step, gather_passes = per_step + gather, 0
-        else:
-            gather_passes = 1 if layout.fsdp_keeps_gathered else 2
-        per_mb = gather_passes * gather + reduce
-        exposed = max(0.0, per_mb - stage.total) * layout.microbatches + max(0.0, per_step - stage.total)
-        return exposed + params.grad_bucket_fraction * (per_mb + per_step) + step_once
+        per_mb = 2 * gather + reduce
+        exposed = max(0.0, per_mb - stage.total) * layout.microbatches
+        return exposed + params.grad_bucket_fraction * per_mb
     bucket = params.grad_bucket_fraction
     if layout.overlap_grad_reduce:
         reduce = max(bucket * reduce, reduce - stage.bwd)
     if layout.overlap_param_gather:
         gather = max(bucket * gather, gather - stage.fwd)
     return reduce + gather
+
+
+def _fsdp2_seconds(layout: Layout, stage: _StageTime, layers: float, gather: float, reduce: float) -> float:
+    """Exposed seconds of torchtitan's FSDP2 on a rank of ``layers`` layers whose weights take ``gather`` seconds
+    to all-gather and whose gradients ``reduce`` seconds to reduce-scatter, layer by layer with prefetch.
+
+    Each layer's gather runs while the layer before it computes (FSDP2 issues it ahead), so a forward exposes the
+    first layer's gather and, per later layer, what of its gather its predecessor's compute does not cover; a
+    backward that gathers again (weights resharded after the forward) the same with each layer's reduce-scatter
+    sharing the link, plus the last layer's reduce-scatter. Under pipelining (``Layout.fsdp_accumulates_unsharded``)
+    the reduction runs once after the last micro-batch, after all the rank's compute: exposed whole; with the
+    weights kept gathered (``Layout.fsdp_keeps_gathered``) the forward gathers in the first micro-batch only.
+    """
+    n = max(1.0, layers)
+    ag, rs = gather / n, reduce / n
+    cf, cb = stage.fwd / n, stage.bwd / n
+    forward = ag + (n - 1) * max(0.0, ag - cf)
+    tail, rs_mb = (reduce, 0.0) if layout.fsdp_accumulates_unsharded else (0.0, rs)
+    ag_b = 0.0 if layout.fsdp_keeps_gathered else ag
+    backward = ag_b + (n - 1) * max(0.0, ag_b + rs_mb - cb) + rs_mb
+    m = layout.microbatches
+    forwards = 1 if layout.fsdp_keeps_gathered and layout.pipeline > 1 else m
+    return forwards * forward + m * backward + tail
 
 
 def _float8_gathered(
