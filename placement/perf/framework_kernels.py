@@ -35,8 +35,12 @@ norms and residual adds over the sequence-parallel ranks (torchtitan always shar
 **Selective checkpointing** under these kernels is torchtitan's per-op policy (:func:`selective_recomputed`,
 :func:`selective_saved_bytes`), not Megatron-LM's core-attention recomputation.
 
-What is not here: the host's time to issue eager operations (:mod:`placement.perf.eager` prices it on one GPU),
-float8 scaling kernels, and the activations kept without or with full checkpointing (:mod:`placement.perf.memory`
+**float8** (``layout.float8``, torchtitan's converter): the converted products (:func:`float8_products`) run at
+the float8 peak with torchao's casts before them (:func:`float8_product`); FSDP2's float8 all-gather
+(:func:`float8_gathered`).
+
+What is not here: the host's time to issue eager operations (:func:`placement.perf.layer_cost.host_seconds`
+charges it per layer), and the activations kept without or with full checkpointing (:mod:`placement.perf.memory`
 keeps Megatron-LM's accounting for those).
 """
 
