@@ -453,7 +453,7 @@ def _torchtitan_cases(tmp: Path, files: dict[str, Any]) -> list[dict]:
         ("unknown section", ["--bogus.tensor_parallel_degree", "2"]),
         ("degrees past the GPUs", ["--parallelism.data_parallel_shard_degree", "4", "--parallelism.tensor_parallel_degree", "4"]),
         ("degrees not dividing the GPUs", ["--parallelism.tensor_parallel_degree", "3"]),
-        ("HSDP", ["--parallelism.data_parallel_shard_degree", "4", "--parallelism.data_parallel_replicate_degree", "2"]),
+        ("replicas not dividing the GPUs", ["--parallelism.data_parallel_replicate_degree", "3"]),
         ("local batch not dividing", ["--training.global_batch_size", "12"]),
         ("micro-batch not dividing", ["--parallelism.pipeline_parallel_degree", "2", "--training.local_batch_size", "3",
                                       "--parallelism.pipeline_parallel_microbatch_size", "2"]),

@@ -82,6 +82,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("expert parallel", lambda m, c, lay: lay.expert),
     Feature("sequence parallel", lambda m, c, lay: lay.sequence_parallel),
     Feature("ZeRO stage (distributed optimizer / FSDP)", lambda m, c, lay: lay.zero_stage),
+    Feature("HSDP replicas of the FSDP shard group", lambda m, c, lay: lay.replicate),
     Feature("optimizer state offloaded to CPU", lambda m, c, lay: lay.offload_optimizer),
     Feature("parameters offloaded to CPU", lambda m, c, lay: lay.offload_params),
     Feature("recomputation", lambda m, c, lay: lay.recompute.value),

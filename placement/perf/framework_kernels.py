@@ -46,6 +46,8 @@ keeps Megatron-LM's accounting for those).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .kernels import Work
 from .layout import Float8Recipe, Kernels, Layout
 from .transformer import TransformerSpec
@@ -161,6 +163,25 @@ def torch_layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
     modules (``wq`` ... ``w3``). Not for ``Kernels.FUSED`` (Megatron-LM's list is
     :func:`placement.perf.layer_cost.layer_ops`).
     """
+    return list(_layer_ops(model, kernel_fields(layout)))
+
+
+def kernel_fields(layout: Layout) -> Layout:
+    """The layout with only the fields a layer's kernel list reads, the rest at their defaults.
+
+    Layouts that differ only in recomputation, pipelining or batch share one list (:func:`torch_layer_ops`
+    computes it once for them); the result is valid wherever ``layout`` is.
+    """
+    return Layout(
+        tensor=layout.tensor, context=layout.context, data=layout.data, expert=layout.expert,
+        micro_batch=layout.micro_batch, sequence_parallel=layout.sequence_parallel, zero_stage=layout.zero_stage,
+        dtype=layout.dtype, kernels=layout.kernels, float8=layout.float8, grad_reduce_fp32=layout.grad_reduce_fp32,
+        replicate=layout.replicate,
+    )  # fmt: skip
+
+
+@lru_cache(maxsize=1024)
+def _layer_ops(model: TransformerSpec, layout: Layout) -> tuple[Op, ...]:
     compiled = layout.kernels is Kernels.COMPILED
     e = _element_bytes(layout)
     t, cp = layout.tensor, layout.context
@@ -210,7 +231,7 @@ def torch_layer_ops(model: TransformerSpec, layout: Layout) -> list[Op]:
     ops.append(_stream("residual2", "Add", add, add))
     if layout.zero_stage == 3:
         ops.append(_fsdp_copies(model, layout, e))
-    return ops
+    return tuple(ops)
 
 
 def _feed_forward(
@@ -263,7 +284,9 @@ def _fsdp_copies(model: TransformerSpec, layout: Layout, e: float) -> Op:
     low, _ = float8_gathered(model, layout)
     shard_cast = 0.0
     if low > 0 and layout.float8 is not None:
-        shard_cast = (5.0 + (0.0 if layout.float8.precompute_scale else 4.0)) * low / layout.data
+        shard_cast = (
+            (5.0 + (0.0 if layout.float8.precompute_scale else 4.0)) * low / (layout.fsdp_shard * layout.context)
+        )
     copy_out = 2 * e * (weights - low) + 2 * low + shard_cast
     return _stream("fsdp_copies", "Copy", copy_out, copy_out + grad_in * weights)
 

@@ -108,8 +108,8 @@ def torchtitan_toml(model: TransformerSpec, layout: Layout) -> str:
         )
     local = layout.global_batch // layout.data
     parallel: dict[str, object] = {
-        "data_parallel_replicate_degree": 1 if layout.zero_stage == 3 else layout.data,
-        "data_parallel_shard_degree": layout.data if layout.zero_stage == 3 else 1,
+        "data_parallel_replicate_degree": layout.replicate if layout.zero_stage == 3 else layout.data,
+        "data_parallel_shard_degree": layout.fsdp_shard if layout.zero_stage == 3 else 1,
         "tensor_parallel_degree": layout.tensor,
         "pipeline_parallel_degree": layout.pipeline,
         "pipeline_parallel_schedule": TORCHTITAN_SCHEDULES[layout.schedule],
@@ -254,6 +254,10 @@ def deepspeed_config(model: TransformerSpec, layout: Layout) -> dict[str, object
     """
     if layout.context > 1 or layout.expert > 1:
         raise PlacementError("deepspeed: context / expert parallelism are not in DeepSpeed's pipeline engine")
+    if layout.replicate > 1:
+        raise PlacementError(
+            "deepspeed: HSDP replicas (replicate > 1) are torchtitan's FSDP2; not written for DeepSpeed"
+        )
     if layout.virtual_stages > 1:
         raise PlacementError("deepspeed: the pipeline engine runs one stage per GPU (no interleaving)")
     if layout.pipeline > 1 and layout.zero_stage > 1:

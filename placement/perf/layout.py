@@ -161,6 +161,12 @@ class Layout:
         torchtitan's FSDP2 (ZeRO-3 with eager or compiled kernels) frees the gathered weights after each forward
         (``fsdp_reshard_after_forward`` always) or keeps them to the backward (never); ``None``: torchtitan's
         default, keep them under pipelining only. See :meth:`fsdp_keeps_gathered`.
+    replicate : int
+        HSDP (ZeRO stage 3 only): the data-parallel group is ``replicate`` replicas of FSDP shard groups of
+        ``data / replicate`` ranks each (torchtitan's ``data_parallel_replicate_degree`` beside a
+        ``data_parallel_shard_degree`` > 1). Weights, gradients and optimizer state are sharded over one shard
+        group (times the context group); each reduced gradient shard is all-reduced across the replicas. 1: one
+        shard group over the whole data-parallel group (FSDP).
     """
 
     tensor: int = 1
@@ -192,9 +198,10 @@ class Layout:
     kernels: Kernels = Kernels.FUSED
     float8: Float8Training | None = None
     reshard_after_forward: bool | None = None
+    replicate: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch"):
+        for name in ("tensor", "pipeline", "data", "context", "expert", "virtual_stages", "micro_batch", "replicate"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIZE:
                 raise InvalidLayoutError(f"layout {name}: must be an integer from 1 to {MAX_SIZE}, got {value!r}")
@@ -228,6 +235,8 @@ class Layout:
             except ValueError:
                 choices = ", ".join(k.value for k in kind)
                 raise InvalidLayoutError(f"layout {name} {getattr(self, name)!r}: must be one of {choices}") from None
+        if self.replicate > 1:
+            self._check_replicas()
         if self.reshard_after_forward is not None and not isinstance(self.reshard_after_forward, bool):
             raise InvalidLayoutError(f"layout reshard_after_forward {self.reshard_after_forward!r}: must be true, false "
                                      "or None")  # fmt: skip
@@ -246,6 +255,22 @@ class Layout:
             raise InvalidLayoutError("schedule zbv (zero-bubble V) runs exactly 2 virtual stages per rank")
         if self.virtual_stages > 1 and self.schedule not in (Schedule.INTERLEAVED, Schedule.ZBV):
             raise InvalidLayoutError(f"virtual_stages > 1 needs the interleaved schedule, not {self.schedule}")
+
+    def _check_replicas(self) -> None:
+        """HSDP's rules: ZeRO stage 3, shard groups of at least two ranks, no expert parallelism."""
+        r, d = self.replicate, self.data
+        if self.zero_stage != 3:
+            raise InvalidLayoutError(
+                f"layout replicate {r}: HSDP replicates FSDP shard groups (ZeRO stage 3), not ZeRO stage {self.zero_stage}"
+            )
+        if d % r or d == r:
+            raise InvalidLayoutError(
+                f"layout replicate {r}: must divide data {d} and leave shard groups of at least 2 ranks (replicas of "
+                "single ranks are plain data parallelism, ZeRO stage 0)"
+            )
+        if self.expert > 1:
+            raise InvalidLayoutError(f"layout replicate {r} with expert parallel {self.expert}: HSDP with expert "
+                                     "parallelism is not modelled")  # fmt: skip
 
     def _normalise_free_split(self) -> None:
         """Validate ``pipeline_layers`` and store a split the first/last flags express as them."""
@@ -277,6 +302,14 @@ class Layout:
     def distributed_optimizer(self) -> bool:
         """Optimizer state sharded over the data-parallel group (ZeRO stage >= 1)."""
         return self.zero_stage >= 1
+
+    @property
+    def fsdp_shard(self) -> int:
+        """Data-parallel ranks one shard group spans: ``data / replicate`` (HSDP), else ``data``.
+
+        Sharded state (ZeRO >= 1) is split over ``fsdp_shard * context`` ranks.
+        """
+        return self.data // self.replicate
 
     @property
     def microbatches(self) -> int:

@@ -371,6 +371,9 @@ def megatron_args(model: TransformerSpec, layout: Layout, pipeline_layout: bool 
 
     if layout.schedule in (Schedule.GPIPE, Schedule.ZB_H1, Schedule.ZBV):
         raise InvalidLayoutError(f"schedule {layout.schedule}: Megatron-LM has no flag for it (1f1b, interleaved)")
+    if layout.replicate > 1:
+        raise InvalidLayoutError(f"layout replicate {layout.replicate}: HSDP is written for torchtitan's FSDP2 only, "
+                                 "not as Megatron-LM flags")  # fmt: skip
     out = model_flags(model)
     out += [
         "--micro-batch-size", str(layout.micro_batch), "--global-batch-size", str(layout.global_batch),

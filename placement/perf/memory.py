@@ -264,7 +264,7 @@ def static_parts(
     ``stage=None`` is a middle rank (no embedding, no output layer) of ``layers`` layers (default ``L / p``).
     """
     dense, expert = stage_parameters(model, layout, stage, layers)
-    shard = layout.data * layout.context
+    shard = layout.fsdp_shard * layout.context  # the ranks one shard group spans (HSDP: one replica's)
     expert_shard = max(1, shard // layout.expert)
     weight_bytes = 4 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2
     grad_bytes = 4 if layout.fp32_grads() else 2
@@ -301,7 +301,7 @@ def host_bytes(model: TransformerSpec, layout: Layout, stage: int | None) -> flo
     if not (layout.offload_optimizer or layout.offload_params):
         return 0.0
     dense, expert = stage_parameters(model, layout, stage)
-    shard = layout.data * layout.context
+    shard = layout.fsdp_shard * layout.context
     owned = dense / shard + expert / max(1, shard // layout.expert)
     weight_bytes = 4 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2
     optim_bytes = 8 if weight_bytes == 4 else 12

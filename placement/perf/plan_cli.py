@@ -230,6 +230,8 @@ def describe_layout(plan: Plan | Layout) -> str:
     elif lay.uneven:
         parts.append(f"layers first/last rank {lay.first_stage_layers}/{lay.last_stage_layers}")
     parts += [f"SP {'on' if lay.sequence_parallel else 'off'}", f"ZeRO {lay.zero_stage}", f"recompute {rec}"]
+    if lay.replicate > 1:
+        parts.append(f"HSDP {lay.replicate} replicas of {lay.fsdp_shard}")
     if lay.offload_optimizer:
         parts.append("offload optimizer" + (" and weights" if lay.offload_params else "") + " to CPU")
     if lay.kernels.value != "fused":  # torchtitan's kernels (Megatron-LM's fused ones go unsaid)

@@ -220,11 +220,12 @@ def _dp_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params
     t, cp, d, ep = layout.tensor, layout.context, layout.data, layout.expert
     e_w = 4.0 if layout.dtype in (Dtype.FP32, Dtype.TF32) else 2.0
     e_g = 4.0 if layout.fp32_grads() else 2.0
-    groups = [(dense, megatron_group(GroupKind.DATA, cluster, t, cp, d, layout.pipeline))]
+    shard = layout.fsdp_shard  # HSDP: gathers and reduce-scatters within one replica's shard group
+    groups = [(dense, megatron_group(GroupKind.DATA, cluster, t, cp, shard, layout.pipeline))]
     if expert > 0:
         groups.append((expert, strided_group(max(1, d * cp // ep), t * ep, cluster.gpus_per_node)))
     low, tensors = _float8_gathered(model, layout, stage_index, layers)
-    reduce = gather = step_once = 0.0
+    reduce = gather = step_once = across = 0.0
     for index, (count, group) in enumerate(groups):
         if group.size <= 1:
             continue
@@ -232,6 +233,9 @@ def _dp_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params
             reduce += allreduce_seconds(count * e_g, group, links)
         else:
             reduce += reduce_scatter_seconds(count * e_g, group, links)
+            if index == 0 and layout.replicate > 1:  # HSDP: each reduced shard all-reduced across the replicas
+                replicas = strided_group(layout.replicate, t * cp * shard, cluster.gpus_per_node)
+                across = allreduce_seconds(count * e_g / (shard * cp), replicas, links)
             if index == 0 and low > 0 and layout.float8 is not None:  # the dense weights torchao gathers in float8
                 gather += allgather_seconds(count * e_w - low * (e_w - 1.0), group, links)
                 amax = allreduce_seconds(4.0 * tensors, group, links)  # the weights' scales, one reduction
@@ -244,9 +248,9 @@ def _dp_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params
     if layout.torchtitan_fsdp:
         if layers is None:
             layers = stage_layers(model, layout)[stage_index] if layout.uneven else model.layers / layout.pipeline
-        return _fsdp2_seconds(layout, stage, layers, gather, reduce) + step_once
+        return _fsdp2_seconds(layout, stage, layers, gather, reduce, across) + step_once
     if layout.zero_stage == 3:  # weights gathered for forward and backward, gradients scattered, per micro-batch
-        per_mb = 2 * gather + reduce
+        per_mb = 2 * gather + reduce + across
         exposed = max(0.0, per_mb - stage.total) * layout.microbatches
         return exposed + params.grad_bucket_fraction * per_mb
     bucket = params.grad_bucket_fraction
@@ -257,24 +261,33 @@ def _dp_seconds(model: TransformerSpec, cluster: Cluster, layout: Layout, params
     return reduce + gather
 
 
-def _fsdp2_seconds(layout: Layout, stage: _StageTime, layers: float, gather: float, reduce: float) -> float:
+def _fsdp2_seconds(
+    layout: Layout, stage: _StageTime, layers: float, gather: float, reduce: float, across: float = 0.0
+) -> float:
     """Exposed seconds of torchtitan's FSDP2 on a rank of ``layers`` layers whose weights take ``gather`` seconds
-    to all-gather and whose gradients ``reduce`` seconds to reduce-scatter, layer by layer with prefetch.
+    to all-gather and whose gradients ``reduce`` seconds to reduce-scatter (and, HSDP, ``across`` seconds to
+    all-reduce the reduced shards across the replicas), layer by layer with prefetch.
 
     Each layer's gather runs while the layer before it computes (FSDP2 issues it ahead), so a forward exposes the
     first layer's gather and, per later layer, what of its gather its predecessor's compute does not cover; a
     backward that gathers again (weights resharded after the forward) the same with each layer's reduce-scatter
-    sharing the link, plus the last layer's reduce-scatter. Under pipelining (``Layout.fsdp_accumulates_unsharded``)
-    the reduction runs once after the last micro-batch, after all the rank's compute: exposed whole; with the
-    weights kept gathered (``Layout.fsdp_keeps_gathered``) the forward gathers in the first micro-batch only.
+    sharing the link, plus the last layer's reduce-scatter. HSDP's all-reduce of a layer runs on its own stream
+    after that layer's reduce-scatter (``foreach_reduce``), beside the next layer's gather and reduce-scatter:
+    a layer waits for the longer of the two, and the last layer exposes both. Under pipelining
+    (``Layout.fsdp_accumulates_unsharded``) the reduction runs once after the last micro-batch, after all the
+    rank's compute: exposed whole (the two streams pipelined over the layers); with the weights kept gathered
+    (``Layout.fsdp_keeps_gathered``) the forward gathers in the first micro-batch only.
     """
     n = max(1.0, layers)
-    ag, rs = gather / n, reduce / n
+    ag, rs, ar = gather / n, reduce / n, across / n
     cf, cb = stage.fwd / n, stage.bwd / n
     forward = ag + (n - 1) * max(0.0, ag - cf)
-    tail, rs_mb = (reduce, 0.0) if layout.fsdp_accumulates_unsharded else (0.0, rs)
+    if layout.fsdp_accumulates_unsharded:
+        tail, rs_mb, ar_mb = max(reduce, across) + min(rs, ar), 0.0, 0.0
+    else:
+        tail, rs_mb, ar_mb = 0.0, rs, ar
     ag_b = 0.0 if layout.fsdp_keeps_gathered else ag
-    backward = ag_b + (n - 1) * max(0.0, ag_b + rs_mb - cb) + rs_mb
+    backward = ag_b + (n - 1) * max(0.0, max(ag_b + rs_mb, ar_mb) - cb) + rs_mb + ar_mb
     m = layout.microbatches
     forwards = 1 if layout.fsdp_keeps_gathered and layout.pipeline > 1 else m
     return forwards * forward + m * backward + tail
@@ -368,7 +381,7 @@ def _tail_seconds(
         dp += allreduce_seconds(nbytes, strided_group(2, layout.gpus // p * (p - 1), cluster.gpus_per_node), links)
     dense, expert = heavy_params
     if layout.zero_stage >= 1:  # the distributed optimizer updates its shard only
-        shard = layout.data * layout.context
+        shard = layout.fsdp_shard * layout.context
         dense, expert = dense / shard, expert / max(1, shard // layout.expert)
     optimizer = streaming_seconds((dense + expert) * params.optimizer_bytes_per_param, cluster.accelerator, params, 20)
     offload = 0.0

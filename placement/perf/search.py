@@ -101,7 +101,17 @@ class SearchStats:
 
 
 #: What the static memory (GPU and host) depends on.
-_FAMILY = ("tensor", "pipeline", "data", "context", "expert", "zero_stage", "offload_optimizer", "offload_params")
+_FAMILY = (
+    "tensor",
+    "pipeline",
+    "data",
+    "context",
+    "expert",
+    "zero_stage",
+    "replicate",
+    "offload_optimizer",
+    "offload_params",
+)
 _COUNTERS = ("shapes", "memory_checks", "predictions", "pruned_by_memory", "pruned_by_bound", "splits")
 
 

@@ -72,10 +72,10 @@ def shape_specs(
                     if b > space.max_micro_batch:
                         break
                     m = global_batch // (d * b)
-                    yield from _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dt)
+                    yield from _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dt, cluster)
 
 
-def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) -> Iterator[dict[str, object]]:  # noqa: ANN001
+def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype, cluster) -> Iterator[dict[str, object]]:  # noqa: ANN001
     sps = space.sequence_parallel if t > 1 else (False,)
     shardings = [z for z in space.shardings if not (p > 1 and space.name == "deepspeed" and z > 1)]
     for schedule, v in _schedules(space, model, p, m):
@@ -86,7 +86,7 @@ def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) 
             if (d * cp) % ep:
                 continue
             for sp in sps:
-                for z, off in _offloads(space, p, shardings):
+                for z, off, r in _shardings(space, p, d, ep, shardings, (t * cp, cluster.gpus_per_node)):
                     yield {
                         "tensor": t,
                         "pipeline": p,
@@ -98,6 +98,7 @@ def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) 
                         "global_batch": global_batch,
                         "sequence_parallel": sp,
                         "zero_stage": z,
+                        "replicate": r,
                         "dtype": dtype,
                         "attention": space.attention,
                         "kernels": space.kernels,
@@ -110,6 +111,28 @@ def _shape_knobs(space, model, t, p, d, cp, b, m, global_batch, experts, dtype) 
                         "offload_optimizer": off != "none",
                         "offload_params": off == "optimizer+params",
                     }
+
+
+def _shardings(
+    space: SearchSpace, p: int, d: int, ep: int, shardings: list[int], node: tuple[int, int]
+) -> Iterator[tuple[int, str, int]]:
+    """(ZeRO stage, offload choice, HSDP replicas).
+
+    With ``space.replicas`` and ZeRO 3 (no expert parallelism): FSDP over the whole data-parallel group first,
+    then HSDP with shard groups of 1, 2, 4 and 8 whole nodes where that leaves r > 1 replicas (``node`` = (GPUs of
+    one data-parallel rank, t * cp; GPUs per node)). Whole nodes because HSDP's point is to keep the gathers inside
+    the NVLink domain (or a few nodes where one node's shard does not fit); a ring's time across nodes barely
+    depends on their count.
+    """
+    rank_gpus, per_node = node
+    for z, off in _offloads(space, p, shardings):
+        yield z, off, 1
+        if not (space.replicas and z == 3 and ep == 1) or per_node % rank_gpus:
+            continue
+        for nodes in (1, 2, 4, 8):
+            shard = nodes * per_node // rank_gpus
+            if shard >= 2 and d % shard == 0 and d // shard > 1:
+                yield z, off, d // shard
 
 
 def _offloads(space: SearchSpace, p: int, shardings: list[int]) -> Iterator[tuple[int, str]]:

@@ -92,6 +92,10 @@ class SearchSpace:
         interleaved, every count a multiple of v) with recomputation none, selective or full of every layer
         (:mod:`placement.perf.free_split`), and with block recomputation of k layers per chunk where the space has
         ``partial_recompute`` (:mod:`placement.perf.partial_split`).
+    replicas : bool
+        HSDP: with ZeRO 3, the data-parallel group also split into r replicas of FSDP shard groups of d / r
+        ranks (every divisor r with shard groups of at least two ranks; torchtitan's
+        ``data_parallel_replicate_degree``).
     """
 
     name: str
@@ -114,6 +118,7 @@ class SearchSpace:
     uneven: bool = False
     offload: tuple[str, ...] = ("none",)
     free_layouts: bool = False
+    replicas: bool = False
 
     def __post_init__(self) -> None:
         where = f"search space {self.name!r}"
@@ -147,7 +152,7 @@ SPACES: dict[str, SearchSpace] = {
     "torchtitan": SearchSpace(
         "torchtitan",
         Framework.TORCHTITAN,
-        "torchtitan: FSDP2 (ZeRO-3) x TP (within a node) x PP x CP, schedules 1F1B / Interleaved1F1B "
+        "torchtitan: FSDP2 (ZeRO-3, or HSDP: r replicas of shard groups) x TP (within a node) x PP x CP, schedules 1F1B / Interleaved1F1B "
         "(v > 1) / ZBVZeroBubble (v = 2), micro-batch 1..16, activation checkpointing none / selective / full; layers split "
         "evenly; torchtitan's llama3 kernels under torch.compile",
         expert=True,
@@ -156,6 +161,7 @@ SPACES: dict[str, SearchSpace] = {
         shardings=(3,),
         partial_recompute=False,
         kernels=Kernels.COMPILED,
+        replicas=True,
     ),
     "deepspeed": SearchSpace(
         "deepspeed",

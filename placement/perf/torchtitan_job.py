@@ -297,8 +297,9 @@ def _model(values: Values, base: TransformerSpec | None, notes: list[str]) -> Tr
     return MODELS[preset].with_changes(seq_length=seq)
 
 
-def _data(values: Values, gpus: int) -> tuple[int, int]:
-    """(data-parallel size, ZeRO stage): FSDP2 over the shard ranks (3), or plain replication (0)."""
+def _data(values: Values, gpus: int) -> tuple[int, int, int]:
+    """(data-parallel size, ZeRO stage, replicas): FSDP2 over the shard ranks (3; HSDP: ``replicas`` copies of
+    the shard group), or plain replication (0)."""
     degree = {k: _int(values, f"parallelism.{k}") for k in (
         "data_parallel_replicate_degree", "data_parallel_shard_degree", "tensor_parallel_degree",
         "pipeline_parallel_degree", "context_parallel_degree")}  # fmt: skip
@@ -316,12 +317,9 @@ def _data(values: Values, gpus: int) -> tuple[int, int]:
             f"not --gpus {gpus}"
         )
     replicate = degree["data_parallel_replicate_degree"]
-    if replicate > 1 and shard > 1:
-        raise InvalidLayoutError(
-            f"--parallelism.data_parallel_replicate_degree {replicate} with data_parallel_shard_degree {shard}: HSDP "
-            "is not modelled (give one of them)"
-        )
-    return (replicate, 0) if replicate > 1 else (shard, 3)
+    if replicate > 1 and shard > 1:  # HSDP: FSDP2 over each replica's shard group, gradients all-reduced across
+        return replicate * shard, 3, replicate
+    return (replicate, 0, 1) if replicate > 1 else (shard, 3, 1)
 
 
 def _stage_counts(layers: int, stages: int, first: int, last: int) -> list[int]:
@@ -432,7 +430,7 @@ def _recompute(values: Values, model: TransformerSpec, layout: Layout, notes: li
         )
     k = chunk // int(option)
     notes.append(
-        f"selective_ac_option {option} (every {option}th layer checkpointed): priced as full recomputation of {k} "
+        f"selective_ac_option {option} (one layer in {option} checkpointed): priced as full recomputation of {k} "
         f"of the {chunk} layers of each stage chunk"
     )
     if k == 0:
@@ -538,7 +536,7 @@ def read_torchtitan_job(
     """
     values, notes = read_values(argv, config)
     spec = _model(values, model, notes)
-    data, zero = _data(values, gpus)
+    data, zero, replicas = _data(values, gpus)
     t = _int(values, "parallelism.tensor_parallel_degree")
     p = _int(values, "parallelism.pipeline_parallel_degree")
     cp = _int(values, "parallelism.context_parallel_degree")
@@ -556,6 +554,7 @@ def read_torchtitan_job(
         float8=_float8(values, spec, data > 1 and zero == 3, notes),
         reshard_after_forward=_reshard(values),
         tp_comm_overlap=_async_tp(values, kernels, t),
+        replicate=replicas,
     )
     return spec, layout, [*more, *batch_notes, *notes]
 
