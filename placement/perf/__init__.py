@@ -37,6 +37,7 @@ from .collectives import (
 from .coverage import Envelope, calibration_envelope, outside_calibration
 from .device_runs import DeviceRunRow, device_run_rows
 from .eager import EagerPrediction, eager_predict
+from .eager_memory import EagerMemory, eager_memory_parts
 
 # The launchable-layout search on this model (after the model's own names: it imports them).
 from .free_split import best_free_split
@@ -102,8 +103,10 @@ __all__ = [
     "Claim",
     "DeviceProfile",
     "DeviceRunRow",
+    "EagerMemory",
     "EagerPrediction",
     "device_run_rows",
+    "eager_memory_parts",
     "eager_predict",
     "accelerator_from_profile",
     "compare_claim",

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from ..errors import PlacementError
 from . import kernels
+from .eager_memory import eager_memory, parameter_tensors
 from .hardware import Accelerator, Dtype
 from .layout import Layout
 from .params import PerfParams
@@ -254,26 +255,6 @@ def _replay(sequence: list[Op], host_per_op: float, serial: bool = False) -> tup
     return max(gpu, host), busy, host
 
 
-def _parameter_tensors(model: TransformerSpec) -> int:
-    per_layer = 4 + (2 * model.num_experts + 1 if model.moe else 2) + (4 if model.bias else 0)
-    return 3 + model.layers * per_layer
-
-
-def eager_memory(model: TransformerSpec, micro_batch: int, parameters: float) -> float:
-    """Peak allocated bytes: fp32 weights, gradients and AdamW moments, one micro-batch's saved activations,
-    the bf16 weight copies autograd keeps for the backward, and the fp32 logits of the loss."""
-    s, h, a, d, f, V = (model.seq_length, model.hidden, model.heads, model.head_dim, model.ffn,
-                        model.padded_vocab(1))  # fmt: skip
-    T = micro_batch * s
-    k = model.moe_topk if model.moe else 1
-    norms = 2 * (8.0 if model.norm is Norm.RMSNORM else 4.0) * T * h
-    layer = norms + 2 * 2.0 * T * h + 8.0 * T * a * d + 2.0 * T * a * d + (8.0 if model.swiglu else 4.0) * T * f * k
-    if model.moe:
-        layer += 4.0 * T * model.num_experts + 6.0 * T * k * h
-    logits = (2.0 + 4.0 + 4.0 + 4.0) * T * V
-    return 16.0 * parameters + 2.0 * parameters + model.layers * layer + logits + 8.0 * T * h
-
-
 def eager_predict(
     model: TransformerSpec, acc: Accelerator, micro_batch: int, micro_batches: int, params: PerfParams,
     parameters: float, dtype: Dtype = Dtype.BF16, serial: bool = False,
@@ -295,7 +276,8 @@ def eager_predict(
     dtype : Dtype
         Autocast's data type (fp32: no casts are priced, still the same kernels).
     serial : bool
-        The device is the CPU that issues the operations (no overlap of host and kernels).
+        The device is the CPU that issues the operations (no overlap of host and kernels; the memory's dropout
+        masks in the input's type).
 
     Returns
     -------
@@ -305,9 +287,9 @@ def eager_predict(
     fwd, bwd = layer_ops(p, model, micro_batch)
     hf, hb = _head_ops(p, model, micro_batch)
     one = hf[:1] + fwd * model.layers + hf[1:] + hb[:-1] + bwd * model.layers + hb[-1:]
-    grad_accumulate = [p.stream(12.0 * parameters / max(1, _parameter_tensors(model)))] * _parameter_tensors(model)
+    grad_accumulate = [p.stream(12.0 * parameters / max(1, parameter_tensors(model)))] * parameter_tensors(model)
     sequence = one + (one + grad_accumulate) * (micro_batches - 1)
-    sequence += _optimizer_ops(p, parameters, _parameter_tensors(model))
+    sequence += _optimizer_ops(p, parameters, parameter_tensors(model))
     total, busy, host = _replay(sequence, HOST_OP_TRIVIAL_OPS * params.kernel_launch_s, serial)
-    return EagerPrediction(total, busy, host, eager_memory(model, micro_batch, parameters),
-                           sum(op.ops for op in sequence))  # fmt: skip
+    memory = eager_memory(model, micro_batch, micro_batches, dtype, cpu=serial)
+    return EagerPrediction(total, busy, host, memory, sum(op.ops for op in sequence))
