@@ -24,6 +24,8 @@ CASES = {
     "gpt, GQA, learned positions, fp32": (
         [*NO_DROPOUT, "--group-query-attention", "--num-query-groups", "2"], Dtype.FP32),
     "llama, no GQA, dropout, bf16": ([*LLAMA], Dtype.BF16),
+    "llama MoE, 4 experts top 2, bf16": ([*LLAMA, *NO_DROPOUT, "--num-experts", "4", "--moe-router-topk", "2"], Dtype.BF16),
+    "gpt MoE, 4 experts top 1, fp32": ([*NO_DROPOUT, "--num-experts", "4", "--moe-router-topk", "1"], Dtype.FP32),
 }  # fmt: skip
 
 

@@ -19,7 +19,9 @@ holds, at the peak of its first backward:
     GQA: ``e (a + 2g) d``), the output (``e a d``) and the fp32 log-sum-exp (``4 a``); the rotary tables
     (``cos``, ``sin``; cast per call under autocast, four per layer; one fp32 pair otherwise);
   - the MLP: GELU its input and output (``2 e f``), SwiGLU the fused gate-and-up output, the SiLU output and
-    the product (``4 e f``);
+    the product (``4 e f``); a routed MLP the router's input, fp32 softmax and top-k indices, and per routed row
+    the expert's input and intermediates, its output, the routing weight, the fp32 weighted output and the
+    row and slot indices;
   - dropout masks where the spec has dropout (the input's type on a CPU, one byte on a GPU);
   - the token ids (``8 b (s + 1)`` bytes: inputs and labels are views of one tensor) and the positions' ids, the
     final norm, the output layer's input (``e h``), the labels' copy and the fp32 log-softmax (``4 V``);
@@ -28,8 +30,8 @@ holds, at the peak of its first backward:
   none) and the logits' gradient in fp32 (``(e + 4 + 4) V`` per token under autocast, ``8 V`` in fp32).
 
 Each part except the transient loss is checked against a CPU run of the torch model by
-``tests/test_eager_memory.py`` (saved tensors by storage, the optimizer's state, the gradients). Mixture-of-
-experts layers' routing tensors are approximated (``4 E + 6 k h`` per token), not checked.
+``tests/test_eager_memory.py`` (saved tensors by storage, the optimizer's state, the gradients), mixture-of-experts
+layers included (their routed rows sum to ``k`` per token whatever the routing).
 """
 
 from __future__ import annotations
@@ -100,9 +102,12 @@ def layer_saved_bytes(model: TransformerSpec, e: float, mask: float) -> float:
     if gqa:
         attention += 2 * e * a * d  # k and v repeated to a heads
     mlp = e * h + (4.0 if model.swiglu else 2.0) * e * f
-    if model.moe:
+    if model.moe:  # the router's input, its fp32 softmax and top-k indices; then per routed row (k per token):
+        # the expert's input and intermediates, its output and routing weight (the product, fp32: the residual
+        # stream's type), the product, and the row and slot indices (one int64 pair)
         k = model.moe_topk
-        mlp = (4.0 if model.swiglu else 2.0) * e * f * k + 4.0 * model.num_experts + 6.0 * k * h
+        row = (2 * e + 4.0) * h + (4.0 if model.swiglu else 2.0) * e * f + 4.0 + 16.0
+        mlp = e * h + 4.0 * model.num_experts + 8.0 * k + k * row
     masks = 2 * mask * h if model.dropout else 0.0
     return 2 * _norm_bytes(model) + attention + mlp + masks
 
