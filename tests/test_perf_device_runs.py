@@ -12,6 +12,7 @@ from placement.errors import InvalidDevicesError
 from placement.perf import kernels
 from placement.perf.device_runs import RUN_FILES, RUNS_DIR, device_run_rows
 from placement.perf.eager import HOST_OP_TRIVIAL_OPS, _Pricer, _replay, layer_ops
+from placement.perf.eager_memory import EagerMemory
 from placement.perf.hardware import Dtype
 from placement.perf.megatron import parse_megatron_args
 from placement.perf.profile import load_profile
@@ -121,6 +122,12 @@ def test_predict_torch_eager_reaches_the_shipped_run(capsys):
     assert out["iteration_seconds"] == pytest.approx(row.predicted_seconds)
     assert out["host_seconds"] > out["gpu_busy_seconds"]  # micro-batch 1: host-bound
     assert "held-out" in out["band"]
+    parts = EagerMemory(**out["memory_parts"])  # the peak is the parts' (one micro-batch here: before the gradients)
+    assert out["memory"] == pytest.approx(parts.peak(1)) and parts.peak(1) < parts.total
+    assert out["memory"] == pytest.approx(row.predicted_memory)
+    assert main(argv[: -len(run["flags"]) - 2] + ["--", *run["flags"]]) == 0
+    text = capsys.readouterr().out
+    assert "by part: weights" in text and "saved activations" in text and "the gradients come after the loss" in text
 
 
 def test_predict_torch_eager_refuses_parallel_layouts(capsys):

@@ -11,6 +11,7 @@ GB/s (gigabytes per second), per GPU and direction.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 from typing import Any
@@ -206,6 +207,18 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eager_parts_lines(parts: Any, micro_batches: int) -> list[str]:
+    """The eager loop's memory by part, one line (none without parts)."""
+    if parts is None:
+        return []
+    when = "all held at the loss" if micro_batches > 1 else "one micro-batch: the gradients come after the loss"
+    return [
+        f"  by part: weights {_gib(parts.weights)}, gradients {_gib(parts.gradients)}, AdamW state "
+        f"{_gib(parts.optimizer)}, 16-bit weight copies {_gib(parts.weight_copies)}, saved activations "
+        f"{_gib(parts.activations)}, loss {_gib(parts.loss)} ({when})"
+    ]
+
+
 def _predict_eager(
     args: argparse.Namespace, acc: Accelerator, params: PerfParams, model: Any, layout: Any, notes: list[str]
 ) -> int:
@@ -222,6 +235,7 @@ def _predict_eager(
                "gpu_busy_seconds": pred.gpu_seconds, "host_seconds": pred.host_seconds, "aten_ops": pred.aten_ops,
                "tokens_per_second": tokens, "memory": pred.memory, "memory_capacity": acc.memory_bytes,
                "fits": fits, "band": band, "calibration_band": None, "error": error.as_dict(),
+               "memory_parts": None if pred.memory_parts is None else dataclasses.asdict(pred.memory_parts),
                "notes": notes}  # fmt: skip
         print(json.dumps(out, allow_nan=False))
         return 0
@@ -231,6 +245,7 @@ def _predict_eager(
         f"{pred.host_seconds:.4g} s, {pred.aten_ops:,} aten operations)",
         f"tokens/s {tokens:,.0f}",
         f"peak memory {_gib(pred.memory)} of {_gib(acc.memory_bytes)}: " + ("fits" if fits else "DOES NOT FIT"),
+        *_eager_parts_lines(pred.memory_parts, micro),
         f"error: {band}",
         *[f"note: {n}" for n in notes],
     ]

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from ..errors import PlacementError
 from . import kernels
-from .eager_memory import eager_memory, parameter_tensors
+from .eager_memory import EagerMemory, eager_memory_parts, parameter_tensors
 from .hardware import Accelerator, Dtype
 from .layout import Layout
 from .params import PerfParams
@@ -78,6 +78,7 @@ class EagerPrediction:
     host_seconds: float
     memory: float
     aten_ops: int
+    memory_parts: EagerMemory | None = None  #: the memory by part (``memory`` is its peak)
 
 
 def check_one_device(layout: Layout) -> None:
@@ -291,5 +292,5 @@ def eager_predict(
     sequence = one + (one + grad_accumulate) * (micro_batches - 1)
     sequence += _optimizer_ops(p, parameters, parameter_tensors(model))
     total, busy, host = _replay(sequence, HOST_OP_TRIVIAL_OPS * params.kernel_launch_s, serial)
-    memory = eager_memory(model, micro_batch, micro_batches, dtype, cpu=serial)
-    return EagerPrediction(total, busy, host, memory, sum(op.ops for op in sequence))
+    parts = eager_memory_parts(model, micro_batch, dtype, cpu=serial)
+    return EagerPrediction(total, busy, host, parts.peak(micro_batches), sum(op.ops for op in sequence), parts)
