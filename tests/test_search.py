@@ -41,9 +41,15 @@ def _cluster(gpus: int, memory_gib: float, per_node: int = 4, kind: str = "A100"
     return Cluster(acc, gpus, per_node)
 
 
-def _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k, off=False) -> bool:  # noqa: ANN001
+def _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k, off=False, d=1, r=1) -> bool:  # noqa: ANN001
     if t > cluster.gpus_per_node and space.tensor_within_node:
         return False
+    if r > 1:  # HSDP: the space's shard groups are 1, 2, 4 or 8 whole nodes (ZeRO 3, no experts)
+        shard_gpus = d // r * t * cp
+        if not space.replicas or z != 3 or ep > 1 or shard_gpus % cluster.gpus_per_node:
+            return False
+        if shard_gpus // cluster.gpus_per_node not in (1, 2, 4, 8) or cluster.gpus_per_node % (t * cp):
+            return False
     if cp > 1 and not space.context or ep > 1 and not (space.expert and model.moe) or v > 1 and not space.virtual:
         return False
     if b > space.max_micro_batch or z not in space.shardings or rec not in space.recompute:
@@ -82,9 +88,10 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
             continue
         d = n // (t * p * cp)
         offloads = [(False, False), (True, False), (True, True)] if space.name == "deepspeed" else [(False, False)]
-        for ep, v, b, sp, z, (off_opt, off_par) in itertools.product(
+        replicas = [r for r in range(1, d + 1) if d % r == 0]
+        for ep, v, b, sp, z, (off_opt, off_par), r in itertools.product(
             range(1, max(model.num_experts, 1) + 1), range(1, model.layers + 1), range(1, 17), (False, True),
-            (0, 1, 2, 3), offloads,
+            (0, 1, 2, 3), offloads, replicas,
         ):  # fmt: skip
             # cheap necessary conditions first (check_layout below is the judge)
             uneven = space.uneven and p > 1  # (with v > 1 check_layout demands multiples of v)
@@ -112,7 +119,7 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                 if free:  # free splits: recompute none, selective or full of k layers per chunk (the space's k)
                     ks = range(1, max(free) // v + 1) if rec is Recompute.FULL else (None,)
                 for k in ks:
-                    if not _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k, off_opt):
+                    if not _space_admits(space, model, cluster, t, p, cp, ep, v, b, sp, z, rec, k, off_opt, d, r):
                         continue
                     try:
                         layout = Layout(
@@ -124,7 +131,7 @@ def brute_force(space_name: str, model: TransformerSpec, cluster: Cluster, globa
                             overlap_grad_reduce=space.overlap and d * cp > 1,
                             overlap_param_gather=space.overlap and z >= 1 and d * cp > 1,
                             schedule=sched, first_stage_layers=first, last_stage_layers=last,
-                            offload_optimizer=off_opt, offload_params=off_par, pipeline_layers=free,
+                            offload_optimizer=off_opt, offload_params=off_par, pipeline_layers=free, replicate=r,
                         )  # fmt: skip
                         check_layout(model, cluster, layout)
                     except PlacementError:
@@ -186,6 +193,8 @@ CASES = [
     ("torchtitan", SMALL, 8, 5.0, 4, 16),
     ("torchtitan", MID, 8, 6.5, 4, 16),
     ("torchtitan", MID, 8, 5.0, 2, 32),  # zero-bubble V
+    ("torchtitan", SMALL, 8, 6.0, 2, 8),  # HSDP: 2 replicas of t = 2 x 4 shards (2 nodes each)
+    ("torchtitan", MID, 8, 8.0, 2, 8),  # HSDP: 2 replicas of 4 shards
     ("deepspeed", SMALL_GQA, 4, 3.6, 4, 8),
     ("deepspeed", MID, 8, 5.5, 4, 32),
     ("deepspeed", SMALL, 2, 3.5, 4, 8),  # optimizer and weights offloaded
@@ -223,6 +232,7 @@ def test_cases_exercise_the_space():
     assert any(lay.free_split and (lay.recompute_layers or 99) < max(lay.pipeline_layers) for lay in lays)  # (v = 1)
     assert any(lay.offload_params for lay in lays)
     assert any(lay.schedule is Schedule.ZBV for lay in lays)
+    assert any(lay.replicate > 1 for lay in lays)
     assert any(
         lay.offload_optimizer and not lay.offload_params for lay in lays
     )  # an uneven layer split (7 layers over 2 ranks)
