@@ -169,7 +169,8 @@ SPACES: dict[str, SearchSpace] = {
         "DeepSpeed: ZeRO 0-3 x pipeline engine (1F1B, ZeRO <= 1 with pipelines) x Megatron-style t "
         "(within a node), micro-batch 1..16, activation checkpointing none / full; ZeRO-Offload of the "
         "optimizer state (ZeRO >= 1) and the weights (ZeRO 3) to CPU memory without pipelining (host "
-        "memory and PCIe bandwidth from the cluster)",
+        "memory and PCIe bandwidth from the cluster); layers priced with Megatron-LM's fused kernels (DeepSpeed "
+        "runs the user's model code, whose own kernels are not modelled)",
         offload=("none", "optimizer", "optimizer+params"),
         context=False,
         expert=False,
