@@ -27,10 +27,17 @@ this checkout (or of ``--ref``) through ``PYTHONPATH``.
 (the first solve also loads the few kernels the warm-up's small lattices do not use, ~15 ms, and on
 this shared machine single runs vary by 15 %); ``process s`` then covers all N solves.
 
+``--processes N`` runs each graph in N child processes per checkout, taking turns with ``--ref``'s (this,
+before, this, before, ...), and shows the median of the processes' solve s (each its own median of ``--repeat``
+solves) with their range; with ``--ref`` it ends with the ratio of the two medians per graph. On this machine
+one process's median moves by up to 25 % from the next one's (the same checkout, the same graph: Inception-v3
+training 1.58-2.35 s over six processes), far more than the solves inside one process, so a side-by-side
+comparison needs several processes per checkout.
+
 ``--timeout S`` stops a child after S seconds (default 600) and prints "timed out" for it,
 so one slow graph (the Inception-v3 training graph) does not hold up the table.
 
-Usage: python scripts/bench_dp.py [--all-pairs] [--ref DIR] [--repeat N] [--timeout S] [GRAPH ...]
+Usage: python scripts/bench_dp.py [--all-pairs] [--ref DIR] [--repeat N] [--processes N] [--timeout S] [GRAPH ...]
 """
 
 from __future__ import annotations
@@ -94,6 +101,9 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=1, help="solves per graph in its process, median shown (default 1: the first)"
     )
+    parser.add_argument(
+        "--processes", type=int, default=1, help="child processes per graph and checkout, interleaved (default 1)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -112,38 +122,66 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     trees = [("", ROOT)] + ([("before ", Path(args.ref).resolve())] if args.ref else [])
+    ratios: list[tuple[str, float, float]] = []
     for path in graphs:
         command = [sys.executable, __file__, "--child", str(path), "--repeat", str(args.repeat)] + (
             ["--all-pairs"] if args.all_pairs else []
         )
         shown = path.resolve()
         name = str(shown.relative_to(SAMPLES)) if shown.is_relative_to(SAMPLES) else str(shown)
-        for label, tree in trees:
-            env = dict(os.environ, PYTHONPATH=str(tree))
-            title = f"{label}{name}"[:44]
-            try:
-                done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree, timeout=args.timeout)
-            except subprocess.TimeoutExpired:
-                print(f"{title:44} timed out after {args.timeout:.0f} s", flush=True)
-                continue
-            if done.returncode != 0:
-                print(
-                    f"{title:44} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
-                )
-                continue
-            row = json.loads(done.stdout.strip().splitlines()[-1])
-            all_pairs = f"{row['all_pairs']:,}" if "all_pairs" in row else "-"
-            print(
-                f"{title:44} {row['nodes']:>6} {row['ideals']:>8,} {row['pairs']:>15,} {all_pairs:>13} "
-                f"{row['seconds']:>8.3f} {row['cpu']:>8.3f} {row['process_seconds']:>9.2f} {row['peak_mb']:>8.0f}  "
-                f"{row['objective']:.10g} ({row['status']})",
-                flush=True,
-            )
+        runs: dict[str, list[dict]] = {label: [] for label, _ in trees}
+        for _ in range(max(1, args.processes)):  # the checkouts take turns, so a slow spell hits both
+            for label, tree in trees:
+                row = _run_child(command, tree, f"{label}{name}"[:44], args.timeout)
+                if row is not None:
+                    runs[label].append(row)
+        medians = {label: _print_row(f"{label}{name}"[:44], rows) for label, rows in runs.items() if rows}
+        if args.ref and len(medians) == 2:
+            ratios.append((name, medians[""], medians["before "]))
     print(
         f"\nmachine: {resource.getpagesize()} B pages; python {sys.version.split()[0]}; "
         "times are wall-clock on this machine, "
         + ("single run" if args.repeat <= 1 else f"median of {args.repeat} solves in one process")
+        + (f"; median of {args.processes} processes per checkout, interleaved" if args.processes > 1 else "")
     )
+    if ratios:
+        print(f"\n{'graph':44} {'this s':>8} {'before s':>8} {'this / before':>13}")
+        for name, this, before in ratios:
+            print(f"{name[:44]:44} {this:>8.3f} {before:>8.3f} {this / before:>13.3f}")
+
+
+def _run_child(command: list[str], tree: Path, title: str, timeout: float) -> dict | None:
+    """One child process's row (None, after printing why, when it timed out or failed)."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"{title:44} timed out after {timeout:.0f} s", flush=True)
+        return None
+    if done.returncode != 0:
+        print(f"{title:44} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _print_row(title: str, rows: list[dict]) -> float:
+    """Print the row of one graph and checkout (medians over its processes); returns the median solve s."""
+    row = rows[0]
+    seconds = statistics.median(r["seconds"] for r in rows)
+    cpu = statistics.median(r["cpu"] for r in rows)
+    process = statistics.median(r["process_seconds"] for r in rows)
+    peak = max(r["peak_mb"] for r in rows)
+    all_pairs = f"{row['all_pairs']:,}" if "all_pairs" in row else "-"
+    spread = (
+        f"  [{min(r['seconds'] for r in rows):.3f}-{max(r['seconds'] for r in rows):.3f} s]" if len(rows) > 1 else ""
+    )
+    print(
+        f"{title:44} {row['nodes']:>6} {row['ideals']:>8,} {row['pairs']:>15,} {all_pairs:>13} "
+        f"{seconds:>8.3f} {cpu:>8.3f} {process:>9.2f} {peak:>8.0f}  "
+        f"{row['objective']:.10g} ({row['status']}){spread}",
+        flush=True,
+    )
+    return seconds
 
 
 if __name__ == "__main__":

@@ -69,3 +69,35 @@ def test_parent_codes_round_trip_below_inherit():
                 code = parent_code(device_type, mode, n_types)
                 assert code < INHERIT
                 assert decode_parent(code, n_types) == (device_type, mode)
+
+
+def test_compiled_entry_is_resolved_once_per_argument_types_and_keeps_no_arrays():
+    """The entry point is found again by the arguments' type fingerprints; the cache's key lets the arrays go."""
+    import gc
+    import weakref
+
+    import numpy as np
+    from numba import njit
+
+    from placement.exact import kernel
+
+    @njit(nogil=True)
+    def total(values, scale):
+        return values.sum() * scale
+
+    typed = []
+    typeof = total.typeof_pyval
+    total.typeof_pyval = lambda value: (typed.append(value), typeof(value))[1]
+    first = np.arange(5.0)
+    entry = kernel.compiled_entry(total, first, 2.0)
+    assert entry(first, 2.0) == 20.0 and len(typed) == 2
+    again = kernel.compiled_entry(total, np.ones(3), 1.0)
+    assert again is entry and len(typed) == 2  # same types: the cached entry, nothing typed in Python
+    other = kernel.compiled_entry(total, np.arange(3), 1.0)  # int64 values: another entry
+    assert other is not entry and other(np.arange(3), 1.0) == 3.0
+    watched = weakref.ref(first)
+    del first
+    typed.clear()
+    gc.collect()
+    assert watched() is None  # the cache does not hold the first call's array
+    assert kernel.compiled_entry(abs, -1) is abs  # a plain function as it is
