@@ -165,10 +165,3 @@ def parameter_tensors(model: TransformerSpec) -> int:
     experts = model.num_experts * 2 * linear + 1 if model.moe else 2 * linear
     per_layer = 2 * norm + 2 * linear + experts
     return 1 + (0 if model.rope else 1) + model.layers * per_layer + norm + (0 if model.tied_embeddings else 1)
-
-
-def eager_memory(
-    model: TransformerSpec, micro_batch: int, micro_batches: int, dtype: Dtype = Dtype.BF16, cpu: bool = False
-) -> float:
-    """Peak bytes of ``measure``'s eager training loop (:meth:`EagerMemory.peak` of :func:`eager_memory_parts`)."""
-    return eager_memory_parts(model, micro_batch, dtype, cpu).peak(micro_batches)

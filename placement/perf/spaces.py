@@ -93,9 +93,9 @@ class SearchSpace:
         (:mod:`placement.perf.free_split`), and with block recomputation of k layers per chunk where the space has
         ``partial_recompute`` (:mod:`placement.perf.partial_split`).
     replicas : bool
-        HSDP: with ZeRO 3, the data-parallel group also split into r replicas of FSDP shard groups of d / r
-        ranks (every divisor r with shard groups of at least two ranks; torchtitan's
-        ``data_parallel_replicate_degree``).
+        HSDP: with ZeRO 3 (no expert parallelism), the data-parallel group also split into r > 1 replicas of FSDP
+        shard groups of d / r ranks spanning 1, 2, 4 or 8 whole nodes (torchtitan's
+        ``data_parallel_replicate_degree``; :func:`placement.perf.shapes._shardings`).
     """
 
     name: str
@@ -152,7 +152,7 @@ SPACES: dict[str, SearchSpace] = {
     "torchtitan": SearchSpace(
         "torchtitan",
         Framework.TORCHTITAN,
-        "torchtitan: FSDP2 (ZeRO-3, or HSDP: r replicas of shard groups) x TP (within a node) x PP x CP, schedules 1F1B / Interleaved1F1B "
+        "torchtitan: FSDP2 (ZeRO-3, or HSDP: replicas of shard groups of 1, 2, 4 or 8 nodes) x TP (within a node) x PP x CP, schedules 1F1B / Interleaved1F1B "
         "(v > 1) / ZBVZeroBubble (v = 2), micro-batch 1..16, activation checkpointing none / selective / full; layers split "
         "evenly; torchtitan's llama3 kernels under torch.compile",
         expert=True,
